@@ -1,0 +1,325 @@
+//! The agent: a conversation driven on its own tokio task.
+//!
+//! It works as a queue pair: `Op`s go in through a bounded channel,
+//! `AgentEvent`s come out (and go to the session journal). `turn` runs the
+//! loop of one user turn (request, stream, dispatch the tool calls, repeat
+//! until the model answers in text or the iteration limit is hit);
+//! `dispatch` runs each call through the pipeline of DESIGN.md; `approval`
+//! routes `Op::Decide` answers to the calls waiting for them; `prompt`
+//! builds the system prompt. While a turn runs, the task still reads ops, so
+//! an interrupt or an approval decision is handled at once.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::policy::{AfterHook, Approver, AuthorizationManager, Guardrails, Workspace};
+use crate::protocol::{AgentEvent, ApprovalMode, Op, Usage};
+use crate::provider::{Message, Provider, ToolSchema};
+use crate::session::Journal;
+use crate::tools::ToolRegistry;
+
+mod approval;
+mod dispatch;
+pub mod prompt;
+mod turn;
+
+pub use approval::PendingApprovals;
+
+/// Default limit on tool rounds per turn (seed 000).
+pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = 20;
+/// How many ops may wait before a sender waits.
+const OP_QUEUE: usize = 64;
+
+/// Settings of one agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub session_id: String,
+    pub model: String,
+    pub approval: ApprovalMode,
+    /// Tool rounds per turn; clamped to at least 1.
+    pub max_tool_iterations: u32,
+    pub system_prompt: String,
+    pub grant_ttl: Duration,
+    pub shell_max_timeout_secs: u64,
+    /// Outer limit on any one tool call (tools may have tighter ones).
+    pub tool_timeout: Duration,
+}
+
+impl AgentConfig {
+    pub fn new(model: impl Into<String>, system_prompt: impl Into<String>) -> Self {
+        Self {
+            session_id: uuid::Uuid::now_v7().to_string(),
+            model: model.into(),
+            approval: ApprovalMode::Ask,
+            max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
+            system_prompt: system_prompt.into(),
+            grant_ttl: crate::policy::grants::DEFAULT_GRANT_TTL,
+            shell_max_timeout_secs: crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS,
+            tool_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The front end's side of the queue pair.
+pub struct AgentHandle {
+    pub ops: mpsc::Sender<Op>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: JoinHandle<()>,
+}
+
+/// Sends events to the front end and the journal.
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    tx: mpsc::UnboundedSender<AgentEvent>,
+    journal: Option<Arc<Mutex<Journal>>>,
+}
+
+impl Emitter {
+    pub(crate) fn emit(&self, event: AgentEvent) {
+        if let Some(j) = &self.journal {
+            j.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .record(&event);
+        }
+        // A front end that went away is not the agent's problem.
+        let _ = self.tx.send(event);
+    }
+}
+
+/// State shared by the turn and its concurrent tool calls.
+pub(crate) struct Shared {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) schemas: Vec<ToolSchema>,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) guardrails: Guardrails,
+    pub(crate) authz: AuthorizationManager,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) hooks: Vec<Arc<dyn AfterHook>>,
+    pub(crate) emitter: Emitter,
+    pub(crate) system_prompt: String,
+    pub(crate) max_tool_iterations: u32,
+    pub(crate) tool_timeout: Duration,
+    model: Mutex<String>,
+    mode: Mutex<ApprovalMode>,
+}
+
+impl Shared {
+    pub(crate) fn model(&self) -> String {
+        self.model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn mode(&self) -> ApprovalMode {
+        *self
+            .mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_model(&self, model: String) {
+        *self
+            .model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = model;
+    }
+
+    fn set_mode(&self, mode: ApprovalMode) {
+        *self
+            .mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = mode;
+    }
+}
+
+/// One conversation's history and totals.
+#[derive(Debug, Default)]
+pub(crate) struct Conversation {
+    pub(crate) messages: Vec<Message>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
+}
+
+/// An agent, ready to spawn.
+pub struct Agent {
+    config: AgentConfig,
+    provider: Arc<dyn Provider>,
+    registry: Arc<ToolRegistry>,
+    workspace: Arc<Workspace>,
+    approver: Option<Arc<dyn Approver>>,
+    hooks: Vec<Arc<dyn AfterHook>>,
+    journal: Option<Journal>,
+}
+
+impl Agent {
+    pub fn new(
+        config: AgentConfig,
+        provider: Arc<dyn Provider>,
+        registry: Arc<ToolRegistry>,
+        workspace: Arc<Workspace>,
+    ) -> Self {
+        Self {
+            config,
+            provider,
+            registry,
+            workspace,
+            approver: None,
+            hooks: Vec::new(),
+            journal: None,
+        }
+    }
+
+    /// Decides approvals with `approver` (headless mode). Without one, each
+    /// approval is an `approval_requested` event answered by `Op::Decide`.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    #[must_use]
+    pub fn with_hook(mut self, hook: Arc<dyn AfterHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    #[must_use]
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Starts the agent task.
+    pub fn spawn(self) -> AgentHandle {
+        let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
+        let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+        let pending = Arc::new(PendingApprovals::default());
+        let approver = self
+            .approver
+            .unwrap_or_else(|| Arc::new(approval::ChannelApprover::new(pending.clone())));
+        let emitter = Emitter {
+            tx: ev_tx,
+            journal: self.journal.map(|j| Arc::new(Mutex::new(j))),
+        };
+        let cfg = self.config;
+        let shared = Arc::new(Shared {
+            schemas: self.registry.schemas(),
+            provider: self.provider,
+            registry: self.registry,
+            guardrails: Guardrails::new(self.workspace.clone(), cfg.shell_max_timeout_secs),
+            workspace: self.workspace,
+            authz: AuthorizationManager::new(cfg.grant_ttl),
+            approver,
+            hooks: self.hooks,
+            emitter,
+            system_prompt: cfg.system_prompt.clone(),
+            max_tool_iterations: cfg.max_tool_iterations.max(1),
+            tool_timeout: cfg.tool_timeout,
+            model: Mutex::new(cfg.model.clone()),
+            mode: Mutex::new(cfg.approval),
+        });
+        shared.emitter.emit(AgentEvent::SessionStarted {
+            session_id: cfg.session_id.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            provider: shared.provider.name().to_string(),
+            model: cfg.model.clone(),
+            workspace: shared.workspace.root().to_path_buf(),
+            approval: cfg.approval,
+            tools: shared.registry.names(),
+        });
+        let task = tokio::spawn(run(shared, pending, op_rx));
+        AgentHandle {
+            ops: op_tx,
+            events: ev_rx,
+            task,
+        }
+    }
+}
+
+/// The agent task: waits for input, runs turns, and keeps reading ops
+/// while a turn runs.
+async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc::Receiver<Op>) {
+    let mut conversation = Conversation::default();
+    let mut queued: VecDeque<String> = VecDeque::new();
+    let mut ops_open = true;
+    loop {
+        let prompt = match queued.pop_front() {
+            Some(p) => p,
+            None => {
+                let Some(op) = ops.recv().await else {
+                    return;
+                };
+                match op {
+                    Op::UserInput { text } => text,
+                    Op::Shutdown => return,
+                    other => {
+                        idle_op(&shared, &mut conversation, other);
+                        continue;
+                    }
+                }
+            }
+        };
+        let cancel = CancellationToken::new();
+        let mut clear_after = false;
+        let mut shutdown = false;
+        {
+            let turn = turn::run_turn(&shared, &mut conversation, prompt, cancel.clone());
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    () = &mut turn => break,
+                    op = ops.recv(), if ops_open => match op {
+                        // The front end went away: nobody can see this turn.
+                        None => {
+                            ops_open = false;
+                            shutdown = true;
+                            cancel.cancel();
+                        }
+                        Some(Op::Shutdown) => {
+                            shutdown = true;
+                            cancel.cancel();
+                        }
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
+                        Some(Op::UserInput { text }) => queued.push_back(text),
+                        Some(Op::SetApprovalMode { mode }) => shared.set_mode(mode),
+                        Some(Op::SetModel { model }) => shared.set_model(model),
+                        Some(Op::Clear) => {
+                            clear_after = true;
+                            cancel.cancel();
+                        }
+                    },
+                }
+            }
+        }
+        if clear_after {
+            idle_op(&shared, &mut conversation, Op::Clear);
+        }
+        if shutdown {
+            return;
+        }
+    }
+}
+
+/// Ops that arrive while no turn runs.
+fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
+    match op {
+        Op::SetApprovalMode { mode } => shared.set_mode(mode),
+        Op::SetModel { model } => shared.set_model(model),
+        Op::Clear => {
+            *conversation = Conversation::default();
+            shared.authz.clear();
+        }
+        Op::Decide { call_id, .. } => {
+            tracing::debug!(%call_id, "decision for a call that is not waiting; ignored");
+        }
+        Op::Interrupt | Op::UserInput { .. } | Op::Shutdown => {}
+    }
+}

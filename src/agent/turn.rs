@@ -1,0 +1,160 @@
+//! One user turn: request, stream, dispatch the tool calls, feed the
+//! results back, until the model answers in text or the limit of tool
+//! rounds is reached (then the turn fails with `max tool iterations (N)
+//! exceeded`, and the calls of the refused round get error results so the
+//! history stays well-formed). An interrupt ends the turn at once; calls
+//! that did not finish get `cancelled` results.
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Conversation, Emitter, Shared, dispatch};
+use crate::protocol::{AgentEvent, ErrorKind, Usage};
+use crate::provider::{
+    ChatRequest, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
+};
+
+/// Forwards streamed text as `assistant_delta` events.
+struct TurnObserver<'a> {
+    emitter: &'a Emitter,
+    turn_id: u64,
+}
+
+impl StreamObserver for TurnObserver<'_> {
+    fn text_delta(&mut self, text: &str) {
+        self.emitter.emit(AgentEvent::AssistantDelta {
+            turn_id: self.turn_id,
+            text: text.to_string(),
+        });
+    }
+
+    fn retrying(&mut self, notice: &RetryNotice) {
+        self.emitter.emit(AgentEvent::ProviderRetry {
+            turn_id: self.turn_id,
+            attempt: notice.attempt,
+            max_retries: notice.max_retries,
+            delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
+            reason: notice.reason.clone(),
+        });
+    }
+}
+
+pub(crate) async fn run_turn(
+    shared: &Shared,
+    conv: &mut Conversation,
+    prompt: String,
+    cancel: CancellationToken,
+) {
+    conv.turns += 1;
+    let turn_id = conv.turns;
+    let emitter = &shared.emitter;
+    let fail = |kind: ErrorKind, message: String| {
+        emitter.emit(AgentEvent::Error {
+            turn_id: Some(turn_id),
+            kind,
+            message,
+        });
+    };
+    emitter.emit(AgentEvent::TurnStarted {
+        turn_id,
+        prompt: prompt.clone(),
+    });
+    conv.messages.push(Message::User(prompt));
+    let mut iterations = 0u32;
+    let mut turn_usage = Usage::default();
+    loop {
+        let model = shared.model();
+        let request = ChatRequest {
+            model: &model,
+            system: &shared.system_prompt,
+            messages: &conv.messages,
+            tools: &shared.schemas,
+        };
+        let mut observer = TurnObserver { emitter, turn_id };
+        let completion = match shared
+            .provider
+            .complete(request, &mut observer, &cancel)
+            .await
+        {
+            Ok(c) => c,
+            Err(ProviderError::Cancelled) => {
+                return fail(ErrorKind::Interrupted, "turn interrupted".into());
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "provider request failed");
+                return fail(ErrorKind::Provider, format!("provider error: {e}"));
+            }
+        };
+        turn_usage.add(completion.usage);
+        conv.usage.add(completion.usage);
+        emitter.emit(AgentEvent::UsageUpdated {
+            turn_id,
+            last: completion.usage,
+            total: conv.usage,
+        });
+        if !completion.text.is_empty() {
+            emitter.emit(AgentEvent::AssistantMessage {
+                turn_id,
+                text: completion.text.clone(),
+            });
+        }
+        if completion.tool_calls.is_empty() {
+            conv.messages.push(Message::Assistant {
+                text: completion.text.clone(),
+                tool_calls: Vec::new(),
+            });
+            emitter.emit(AgentEvent::TurnCompleted {
+                turn_id,
+                text: completion.text,
+                iterations,
+                usage: turn_usage,
+            });
+            return;
+        }
+        let calls = completion.tool_calls;
+        if iterations >= shared.max_tool_iterations {
+            let message = format!(
+                "max tool iterations ({}) exceeded",
+                shared.max_tool_iterations
+            );
+            let refused = calls
+                .iter()
+                .map(|c| ToolOutput {
+                    call_id: c.id.clone(),
+                    content: serde_json::json!({ "error": format!("not run: {message}") })
+                        .to_string(),
+                    is_error: true,
+                })
+                .collect();
+            conv.messages.push(Message::Assistant {
+                text: completion.text,
+                tool_calls: calls,
+            });
+            conv.messages.push(Message::ToolResults(refused));
+            tracing::warn!(%message, "turn stopped");
+            return fail(ErrorKind::MaxIterations, message);
+        }
+        iterations += 1;
+        tracing::debug!(
+            iteration = iterations,
+            calls = calls.len(),
+            "executing tool calls"
+        );
+        let results = dispatch::run_calls(shared, turn_id, &calls, &cancel).await;
+        let outputs = results
+            .iter()
+            .map(|r| ToolOutput {
+                call_id: r.call_id.clone(),
+                content: r.model_text(),
+                is_error: r.is_error(),
+            })
+            .collect();
+        conv.messages.push(Message::Assistant {
+            text: completion.text,
+            tool_calls: calls,
+        });
+        conv.messages.push(Message::ToolResults(outputs));
+        if cancel.is_cancelled() {
+            return fail(ErrorKind::Interrupted, "turn interrupted".into());
+        }
+    }
+}

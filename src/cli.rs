@@ -1,0 +1,150 @@
+//! The command line: `lathe` (the terminal UI) and `lathe exec` (headless),
+//! sharing the provider, model, workspace and approval flags. Parsed with
+//! clap; a usage error exits with status 2.
+
+use std::path::PathBuf;
+
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::Overrides;
+use crate::protocol::ApprovalMode;
+use crate::provider::ProviderKind;
+
+/// Lathe: pair-program with an LLM in your terminal.
+#[derive(Debug, Parser)]
+#[command(name = "lathe", version, about, long_about = None)]
+#[command(after_help = "Run `lathe exec --help` for the headless mode. \
+Configuration: $LATHE_HOME/config.toml (or the platform config dir), then .lathe/config.toml in the workspace, \
+then LATHE_* environment variables, then flags. Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one prompt headless: the final answer goes to stdout, progress to stderr.
+    Exec(ExecArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Print every event as one JSON object per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+}
+
+/// Flags shared by every mode; they may come before or after the subcommand.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CommonArgs {
+    /// Wire format of the model server.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub provider: Option<ProviderKind>,
+    /// Server URL; OpenAI-style URLs include /v1 (http://127.0.0.1:8080/v1), Anthropic ones do not.
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model name, as the server knows it.
+    #[arg(long, short = 'm', global = true, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Workspace directory (default: the current directory).
+    #[arg(long, short = 'C', global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// What may run without asking.
+    #[arg(long, short = 'a', global = true, value_name = "MODE")]
+    pub approval: Option<ApprovalMode>,
+    /// Tool rounds per turn before the turn fails (at least 1).
+    #[arg(long, global = true, value_name = "N")]
+    pub max_tool_iterations: Option<u32>,
+}
+
+impl CommonArgs {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            workspace: self.workspace.clone(),
+            approval: self.approval,
+            max_tool_iterations: self.max_tool_iterations,
+        }
+    }
+}
+
+impl ValueEnum for ApprovalMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ApprovalMode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            ApprovalMode::ReadOnly => "reads only; no edits, no commands",
+            ApprovalMode::Ask => "ask before edits and commands (headless: deny them)",
+            ApprovalMode::AutoEdit => "edit files freely; ask before commands",
+            ApprovalMode::FullAuto => "edit and run commands without asking",
+        };
+        Some(PossibleValue::new(self.as_str()).help(help))
+    }
+}
+
+impl ValueEnum for ProviderKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[ProviderKind::OpenAi, ProviderKind::Anthropic]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            ProviderKind::OpenAi => "OpenAI Chat Completions and compatible servers",
+            ProviderKind::Anthropic => "Anthropic Messages",
+        };
+        Some(PossibleValue::new(self.as_str()).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn shared_flags_work_before_and_after_exec() {
+        let cli = Cli::try_parse_from([
+            "lathe",
+            "--model",
+            "m1",
+            "exec",
+            "--json",
+            "-a",
+            "full-auto",
+            "-C",
+            "/tmp",
+            "do it",
+        ])
+        .unwrap();
+        assert_eq!(cli.common.model.as_deref(), Some("m1"));
+        assert_eq!(cli.common.approval, Some(ApprovalMode::FullAuto));
+        let Some(Command::Exec(exec)) = cli.command else {
+            panic!("expected exec")
+        };
+        assert!(exec.json);
+        assert_eq!(exec.prompt.as_deref(), Some("do it"));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors() {
+        let err = Cli::try_parse_from(["lathe", "exec", "--approval", "yolo", "x"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let err = Cli::try_parse_from(["lathe", "exec", "--provider", "gemini", "x"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+    }
+}

@@ -1,0 +1,342 @@
+//! Configuration, in two phases: `file::ConfigFile` (every field optional)
+//! from each layer, merged, then validated into a [`Config`].
+//!
+//! Layers, later ones winning key by key: the user's `config.toml` (see
+//! `paths`), the workspace's `.lathe/config.toml`, the environment, and the
+//! command-line flags. A workspace config comes with the repository, so it
+//! is trusted less: it may not set a `base_url` or an `api_key` (a cloned
+//! repository could send your key elsewhere) and may only make the approval
+//! mode stricter. What it tried is reported as a warning and ignored.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::protocol::ApprovalMode;
+use crate::provider::{ProviderKind, ProviderSettings, RetryPolicy};
+use crate::secret::Secret;
+use crate::tools::BuiltinSettings;
+
+pub mod file;
+pub mod paths;
+
+pub use file::ConfigFile;
+pub use paths::Paths;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}", file_error(path, *line, key.as_deref(), message))]
+    File {
+        path: PathBuf,
+        line: Option<usize>,
+        key: Option<String>,
+        message: String,
+    },
+    #[error("cannot read config file {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("environment variable {var}: {message}")]
+    Env { var: String, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn file_error(path: &Path, line: Option<usize>, key: Option<&str>, message: &str) -> String {
+    let mut out = format!("config error in {}", path.display());
+    if let Some(line) = line {
+        out.push_str(&format!(", line {line}"));
+    }
+    if let Some(key) = key {
+        out.push_str(&format!(", key `{key}`"));
+    }
+    out.push_str(": ");
+    out.push_str(message.trim());
+    out
+}
+
+/// What the command line asked for; `None` leaves the decision to the
+/// other layers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub provider: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub workspace: Option<PathBuf>,
+    pub approval: Option<ApprovalMode>,
+    pub max_tool_iterations: Option<u32>,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub provider: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    pub approval: ApprovalMode,
+    pub max_tool_iterations: u32,
+    pub workspace: PathBuf,
+    pub theme: String,
+    pub shell_timeout_secs: u64,
+    pub retry: RetryPolicy,
+    pub max_output_tokens: u32,
+    pub connect_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub grant_ttl: Duration,
+    pub paths: Paths,
+    /// Config files that were read, in layer order.
+    pub sources: Vec<PathBuf>,
+    /// Things the person should know (ignored workspace settings).
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Loads every layer. `env` reads an environment variable (injected so
+    /// tests need not touch the process environment).
+    pub fn load(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let paths = Paths::discover(env("LATHE_HOME").as_deref())?;
+        let workspace = resolve_workspace(overrides.workspace.as_deref())?;
+        let mut sources = Vec::new();
+        let mut warnings = Vec::new();
+
+        let mut merged = read_layer(&paths.config_file, &mut sources)?.unwrap_or_default();
+        let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
+        let ws_file = workspace.join(".lathe").join("config.toml");
+        if let Some(ws) = read_layer(&ws_file, &mut sources)? {
+            merged.merge(restrict_workspace_layer(
+                ws,
+                &ws_file,
+                user_approval,
+                &mut warnings,
+            ));
+        }
+        merged.merge(env_layer(env)?);
+
+        let provider = overrides
+            .provider
+            .or(merged.provider)
+            .unwrap_or(ProviderKind::OpenAi);
+        let section = match provider {
+            ProviderKind::OpenAi => merged.openai.clone(),
+            ProviderKind::Anthropic => merged.anthropic.clone(),
+        }
+        .unwrap_or_default();
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| env("LATHE_BASE_URL"))
+            .or_else(|| env(base_url_env(provider)))
+            .or(section.base_url)
+            .unwrap_or_else(|| provider.default_base_url().to_string());
+        let base_url = validate_base_url(&base_url)?;
+        let api_key = env(provider.key_env())
+            .and_then(Secret::new)
+            .or_else(|| section.api_key.and_then(Secret::new));
+        if api_key.is_none() && base_url.trim_end_matches('/') == provider.default_base_url() {
+            return Err(ConfigError::Invalid(format!(
+                "{} is not set. Export your API key (export {}=...), put `api_key` under [{}] in {}, \
+                 or point --base-url at a server that needs no key",
+                provider.key_env(),
+                provider.key_env(),
+                provider.as_str(),
+                paths.config_file.display()
+            )));
+        }
+        let model = overrides
+            .model
+            .clone()
+            .or(merged.model)
+            .or(section.model)
+            .unwrap_or_else(|| provider.default_model().to_string());
+        let network = merged.network.unwrap_or_default();
+        let defaults = RetryPolicy::default();
+        let retry = RetryPolicy {
+            max_retries: network.max_retries.unwrap_or(defaults.max_retries),
+            base_delay: network
+                .retry_base_ms
+                .map_or(defaults.base_delay, Duration::from_millis),
+            ..defaults
+        };
+        let shell_timeout_secs = merged
+            .shell
+            .and_then(|s| s.timeout_secs)
+            .unwrap_or(crate::tools::builtin::DEFAULT_SHELL_TIMEOUT_SECS)
+            .clamp(1, crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS);
+        Ok(Self {
+            provider,
+            model,
+            base_url,
+            api_key,
+            approval: overrides
+                .approval
+                .or(merged.approval)
+                .unwrap_or(ApprovalMode::Ask),
+            max_tool_iterations: overrides
+                .max_tool_iterations
+                .or(merged.max_tool_iterations)
+                .unwrap_or(crate::agent::DEFAULT_MAX_TOOL_ITERATIONS)
+                .max(1),
+            workspace,
+            theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
+            shell_timeout_secs,
+            retry,
+            max_output_tokens: section.max_tokens.unwrap_or(8192).max(1),
+            connect_timeout: Duration::from_secs(network.connect_timeout_secs.unwrap_or(10).max(1)),
+            idle_timeout: Duration::from_secs(network.idle_timeout_secs.unwrap_or(300).max(1)),
+            grant_ttl: Duration::from_secs(
+                merged
+                    .approvals
+                    .and_then(|a| a.grant_ttl_secs)
+                    .unwrap_or(300),
+            ),
+            paths,
+            sources,
+            warnings,
+        })
+    }
+
+    pub fn provider_settings(&self) -> ProviderSettings {
+        ProviderSettings {
+            kind: self.provider,
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            retry: self.retry,
+            max_output_tokens: self.max_output_tokens,
+            connect_timeout: self.connect_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+
+    pub fn builtin_settings(&self) -> BuiltinSettings {
+        BuiltinSettings {
+            shell_timeout_secs: self.shell_timeout_secs,
+            ..BuiltinSettings::default()
+        }
+    }
+
+    /// Values to redact from tool results.
+    pub fn secrets(&self) -> Vec<String> {
+        self.api_key
+            .iter()
+            .map(|k| k.expose().to_string())
+            .collect()
+    }
+}
+
+fn base_url_env(provider: ProviderKind) -> &'static str {
+    match provider {
+        ProviderKind::OpenAi => "OPENAI_BASE_URL",
+        ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+    }
+}
+
+fn validate_base_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ConfigError::Invalid(format!("base URL `{url}` is not a valid URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ConfigError::Invalid(format!(
+            "base URL `{url}` must start with http:// or https://"
+        )));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, ConfigError> {
+    let dir = match flag {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| ConfigError::Invalid(format!("cannot read the current directory: {e}")))?,
+    };
+    let canonical = dir
+        .canonicalize()
+        .map_err(|e| ConfigError::Invalid(format!("workspace {}: {e}", dir.display())))?;
+    if !canonical.is_dir() {
+        return Err(ConfigError::Invalid(format!(
+            "workspace {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+fn read_layer(path: &Path, sources: &mut Vec<PathBuf>) -> Result<Option<ConfigFile>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            });
+        }
+    };
+    sources.push(path.to_path_buf());
+    ConfigFile::parse(path, &text).map(Some)
+}
+
+/// Drops what a workspace config may not set, with a warning for each.
+fn restrict_workspace_layer(
+    mut ws: ConfigFile,
+    path: &Path,
+    user_approval: ApprovalMode,
+    warnings: &mut Vec<String>,
+) -> ConfigFile {
+    let shown = path.display();
+    for (name, section) in [("openai", &mut ws.openai), ("anthropic", &mut ws.anthropic)] {
+        if let Some(s) = section.as_mut() {
+            if s.base_url.take().is_some() {
+                warnings.push(format!(
+                    "{shown}: ignored [{name}].base_url; a workspace config may not redirect API requests"
+                ));
+            }
+            if s.api_key.take().is_some() {
+                warnings.push(format!(
+                    "{shown}: ignored [{name}].api_key; keep keys in your user config or the environment"
+                ));
+            }
+        }
+    }
+    if let Some(mode) = ws.approval
+        && mode.rank() > user_approval.rank()
+    {
+        warnings.push(format!(
+            "{shown}: ignored approval = \"{mode}\"; a workspace config may only make approvals stricter than \"{user_approval}\""
+        ));
+        ws.approval = None;
+    }
+    ws
+}
+
+/// The environment layer: LATHE_PROVIDER, LATHE_MODEL, LATHE_APPROVAL,
+/// LATHE_MAX_TOOL_ITERATIONS.
+fn env_layer(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, ConfigError> {
+    let bad = |var: &str, message: String| ConfigError::Env {
+        var: var.to_string(),
+        message,
+    };
+    let mut layer = ConfigFile::default();
+    if let Some(v) = env("LATHE_PROVIDER").filter(|v| !v.trim().is_empty()) {
+        layer.provider = Some(v.parse().map_err(|m| bad("LATHE_PROVIDER", m))?);
+    }
+    if let Some(v) = env("LATHE_MODEL").filter(|v| !v.trim().is_empty()) {
+        layer.model = Some(v.trim().to_string());
+    }
+    if let Some(v) = env("LATHE_APPROVAL").filter(|v| !v.trim().is_empty()) {
+        layer.approval = Some(v.parse().map_err(|m| bad("LATHE_APPROVAL", m))?);
+    }
+    if let Some(v) = env("LATHE_MAX_TOOL_ITERATIONS").filter(|v| !v.trim().is_empty()) {
+        layer.max_tool_iterations = Some(v.trim().parse().map_err(|e| {
+            bad(
+                "LATHE_MAX_TOOL_ITERATIONS",
+                format!("`{v}` is not a whole number: {e}"),
+            )
+        })?);
+    }
+    Ok(layer)
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,209 @@
+//! The config file as written: every field optional, unknown keys refused.
+//! Parsing reports the file, the line and the dotted key of a mistake.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::ConfigError;
+use crate::protocol::ApprovalMode;
+use crate::provider::ProviderKind;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub approval: Option<ApprovalMode>,
+    pub max_tool_iterations: Option<u32>,
+    pub theme: Option<String>,
+    pub openai: Option<ProviderSection>,
+    pub anthropic: Option<ProviderSection>,
+    pub shell: Option<ShellSection>,
+    pub network: Option<NetworkSection>,
+    pub approvals: Option<ApprovalsSection>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    /// Cap on output tokens per response (Anthropic requires one).
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSection {
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    pub max_retries: Option<u32>,
+    pub retry_base_ms: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsSection {
+    pub grant_ttl_secs: Option<u64>,
+}
+
+impl ConfigFile {
+    /// Parses `text`, read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let error = |line, key: Option<String>, message: String| ConfigError::File {
+            path: path.to_path_buf(),
+            line,
+            key,
+            message,
+        };
+        let de = toml::Deserializer::parse(text)
+            .map_err(|e| error(line_of(text, e.span()), None, e.message().to_string()))?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            let key = (key != ".").then_some(key);
+            error(
+                line_of(text, inner.span()),
+                key,
+                inner.message().to_string(),
+            )
+        })
+    }
+
+    /// Overlays `other` on `self`: every key `other` sets wins.
+    pub fn merge(&mut self, other: ConfigFile) {
+        fn section<T>(mine: &mut Option<T>, theirs: Option<T>, merge: impl FnOnce(&mut T, T)) {
+            match (mine.as_mut(), theirs) {
+                (Some(m), Some(t)) => merge(m, t),
+                (None, Some(t)) => *mine = Some(t),
+                (_, None) => {}
+            }
+        }
+        macro_rules! take {
+            ($dst:expr, $src:expr, $($f:ident),+) => { $( if $src.$f.is_some() { $dst.$f = $src.$f; } )+ };
+        }
+        take!(
+            self,
+            other,
+            provider,
+            model,
+            approval,
+            max_tool_iterations,
+            theme
+        );
+        section(&mut self.openai, other.openai, |m, t| {
+            take!(m, t, base_url, api_key, model, max_tokens);
+        });
+        section(&mut self.anthropic, other.anthropic, |m, t| {
+            take!(m, t, base_url, api_key, model, max_tokens);
+        });
+        section(&mut self.shell, other.shell, |m, t| {
+            take!(m, t, timeout_secs)
+        });
+        section(&mut self.network, other.network, |m, t| {
+            take!(
+                m,
+                t,
+                max_retries,
+                retry_base_ms,
+                connect_timeout_secs,
+                idle_timeout_secs
+            );
+        });
+        section(&mut self.approvals, other.approvals, |m, t| {
+            take!(m, t, grant_ttl_secs)
+        });
+    }
+}
+
+/// The 1-based line of byte offset `span.start` in `text`.
+fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> Option<usize> {
+    let start = span?.start.min(text.len());
+    Some(
+        text.as_bytes()[..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+        ConfigFile::parse(Path::new("/home/u/.config/lathe/config.toml"), text)
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let c = parse(
+            r#"
+provider = "anthropic"
+model = "claude-x"
+approval = "auto-edit"
+max_tool_iterations = 7
+[anthropic]
+max_tokens = 4096
+[shell]
+timeout_secs = 60
+[network]
+max_retries = 2
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.provider, Some(ProviderKind::Anthropic));
+        assert_eq!(c.approval, Some(ApprovalMode::AutoEdit));
+        assert_eq!(c.anthropic.unwrap().max_tokens, Some(4096));
+        assert_eq!(c.network.unwrap().max_retries, Some(2));
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_file_line_and_key() {
+        let err = parse("model = \"m\"\n\n[shell]\ntimeout_secs = \"long\"\n").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("/home/u/.config/lathe/config.toml"), "{text}");
+        assert!(text.contains("line 4"), "{text}");
+        assert!(text.contains("`shell.timeout_secs`"), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_key_and_a_bad_enum_are_named() {
+        let text = parse("modle = \"x\"\n").unwrap_err().to_string();
+        assert!(text.contains("line 1") && text.contains("modle"), "{text}");
+        let text = parse("approval = \"sometimes\"\n").unwrap_err().to_string();
+        assert!(
+            text.contains("`approval`") && text.contains("sometimes"),
+            "{text}"
+        );
+        assert!(text.contains("full-auto"), "{text}");
+    }
+
+    #[test]
+    fn a_syntax_error_names_the_line() {
+        let text = parse("model = \"x\"\nprovider = \n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("line 2"), "{text}");
+    }
+
+    #[test]
+    fn later_layers_win_key_by_key() {
+        let mut base =
+            parse("model = \"a\"\n[openai]\nbase_url = \"u1\"\nmodel = \"m1\"\n").unwrap();
+        base.merge(parse("[openai]\nmodel = \"m2\"\n").unwrap());
+        let openai = base.openai.unwrap();
+        assert_eq!(openai.base_url.as_deref(), Some("u1"));
+        assert_eq!(openai.model.as_deref(), Some("m2"));
+        assert_eq!(base.model.as_deref(), Some("a"));
+    }
+}

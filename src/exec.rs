@@ -1,0 +1,396 @@
+//! `lathe exec`: one prompt, headless, for scripts and CI.
+//!
+//! Wires the agent with the headless approver (in `ask` mode, calls that
+//! need approval are denied and the model is told why), prints events as
+//! they come, and maps the turn's end to an exit status: 0 when the turn
+//! completes, 1 when it fails, 130 when interrupted (Ctrl-C or SIGTERM).
+//! With `--json`, every event is one JSON line on stdout; without it, the
+//! final answer goes to stdout and progress to stderr.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::agent::{Agent, AgentConfig, prompt};
+use crate::config::Config;
+use crate::policy::{HeadlessApprover, Redactor, Workspace};
+use crate::protocol::{AgentEvent, ErrorKind, Op, ToolStatus};
+use crate::session::Journal;
+use crate::tools::ToolRegistry;
+
+/// Exit status of a completed turn.
+pub const EXIT_OK: i32 = 0;
+/// Exit status of a failed turn.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit status of bad usage or configuration.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status after an interrupt (128 + SIGINT).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("workspace {path}: {source}")]
+    Workspace {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Setup(String),
+}
+
+pub struct ExecOptions {
+    pub json: bool,
+    pub prompt: String,
+}
+
+/// Runs one turn; returns the exit status.
+pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, ExecError> {
+    let workspace =
+        Arc::new(
+            Workspace::new(&config.workspace).map_err(|source| ExecError::Workspace {
+                path: config.workspace.display().to_string(),
+                source,
+            })?,
+        );
+    let registry = ToolRegistry::with_defaults(&config.builtin_settings())
+        .map_err(|e| ExecError::Setup(e.to_string()))?;
+    let provider = crate::provider::build(config.provider_settings())
+        .map_err(|e| ExecError::Setup(e.to_string()))?;
+    let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace.root()));
+    agent_config.approval = config.approval;
+    agent_config.max_tool_iterations = config.max_tool_iterations;
+    agent_config.grant_ttl = config.grant_ttl;
+    let mut agent = Agent::new(
+        agent_config.clone(),
+        provider,
+        Arc::new(registry),
+        workspace,
+    )
+    .with_approver(Arc::new(HeadlessApprover))
+    .with_hook(Arc::new(Redactor::new(config.secrets())));
+    match Journal::create(&config.paths.sessions_dir, &agent_config.session_id) {
+        Ok(j) => agent = agent.with_journal(j),
+        Err(e) => {
+            tracing::warn!(error = %e, "session journal unavailable");
+            eprintln!("lathe: warning: session journal unavailable: {e}");
+        }
+    }
+    let mut handle = agent.spawn();
+    if handle
+        .ops
+        .send(Op::UserInput { text: opts.prompt })
+        .await
+        .is_err()
+    {
+        return Err(ExecError::Setup(
+            "the agent stopped before it started".into(),
+        ));
+    }
+    let mut printer = Printer::new(opts.json);
+    let mut interrupts = Interrupts::new();
+    let code = loop {
+        tokio::select! {
+            ev = handle.events.recv() => {
+                let Some(ev) = ev else { break EXIT_FAILED };
+                printer.print(&ev);
+                if let Some(code) = exit_code(&ev) {
+                    break code;
+                }
+            }
+            () = interrupts.next() => {
+                if interrupts.count > 1 {
+                    eprintln!("lathe: interrupted twice; exiting now");
+                    break EXIT_INTERRUPTED;
+                }
+                eprintln!("lathe: interrupting (press Ctrl-C again to exit at once)");
+                let _ = handle.ops.send(Op::Interrupt).await;
+            }
+        }
+    };
+    let _ = handle.ops.send(Op::Shutdown).await;
+    drop(handle.ops);
+    // Give the agent a moment to finish killing tools and writing the journal.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), handle.task).await;
+    Ok(code)
+}
+
+/// The exit status an event implies, if it ends the turn.
+fn exit_code(ev: &AgentEvent) -> Option<i32> {
+    match ev {
+        AgentEvent::TurnCompleted { .. } => Some(EXIT_OK),
+        AgentEvent::Error {
+            turn_id: Some(_),
+            kind,
+            ..
+        } => Some(if *kind == ErrorKind::Interrupted {
+            EXIT_INTERRUPTED
+        } else {
+            EXIT_FAILED
+        }),
+        _ => None,
+    }
+}
+
+/// Ctrl-C and SIGTERM, counted.
+struct Interrupts {
+    count: u32,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    fn new() -> Self {
+        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        Self { count: 0, term }
+    }
+
+    async fn next(&mut self) {
+        let term = async {
+            match self.term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => {
+                if r.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            () = term => {}
+        }
+        self.count += 1;
+    }
+}
+
+/// Prints events: JSON lines, or text for people.
+struct Printer {
+    json: bool,
+    color: bool,
+    /// Assistant text not yet known to be final.
+    pending: Option<String>,
+}
+
+impl Printer {
+    fn new(json: bool) -> Self {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Self {
+            json,
+            color,
+            pending: None,
+        }
+    }
+
+    fn print(&mut self, ev: &AgentEvent) {
+        if self.json {
+            if let Ok(line) = serde_json::to_string(ev) {
+                let mut out = std::io::stdout().lock();
+                // A closed stdout (`| head`) must not kill the run.
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        match ev {
+            AgentEvent::AssistantMessage { text, .. } => self.pending = Some(text.clone()),
+            AgentEvent::TurnCompleted { text, .. } => {
+                self.pending = None;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", text.trim_end());
+                let _ = out.flush();
+            }
+            other => {
+                if let Some(text) = self.pending.take()
+                    && matches!(other, AgentEvent::ToolCallStarted { .. })
+                {
+                    self.err(&format!("{}\n", text.trim_end()));
+                }
+                if let Some(line) = human_line(other) {
+                    let line = if self.color {
+                        colorize(other, &line)
+                    } else {
+                        line
+                    };
+                    self.err(&line);
+                }
+            }
+        }
+    }
+
+    fn err(&self, text: &str) {
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(text.as_bytes());
+        let _ = e.flush();
+    }
+}
+
+fn colorize(ev: &AgentEvent, line: &str) -> String {
+    let code = match ev {
+        AgentEvent::ToolCallFinished { status, .. } => match status {
+            ToolStatus::Ok => "32",
+            ToolStatus::Error => "31",
+            ToolStatus::Denied => "33",
+        },
+        AgentEvent::Error { .. } => "1;31",
+        AgentEvent::ToolCallStarted { .. } => "1",
+        _ => "2",
+    };
+    format!("\x1b[{code}m{}\x1b[0m\n", line.trim_end_matches('\n'))
+}
+
+/// The key argument of a call: its path or command.
+fn key_argument(args: &Value) -> String {
+    let text = ["command", "path"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(Value::as_str))
+        .map_or_else(|| args.to_string(), str::to_string);
+    let one_line = text.replace('\n', " ⏎ ");
+    crate::provider::http::shorten(&one_line, 120)
+}
+
+fn human_line(ev: &AgentEvent) -> Option<String> {
+    Some(match ev {
+        AgentEvent::SessionStarted {
+            version,
+            provider,
+            model,
+            workspace,
+            approval,
+            ..
+        } => format!(
+            "lathe {version} · {provider} {model} · {} · approval {approval}\n",
+            workspace.display()
+        ),
+        AgentEvent::ToolCallStarted {
+            tool, arguments, ..
+        } => format!("▸ {tool} {}\n", key_argument(arguments)),
+        AgentEvent::ToolProgress { text, .. } => text
+            .lines()
+            .map(|l| format!("  │ {l}\n"))
+            .collect::<String>(),
+        AgentEvent::ToolCallFinished {
+            status,
+            content,
+            metadata,
+            ..
+        } => {
+            let detail = match status {
+                ToolStatus::Ok => {
+                    let mut d = format!(
+                        "ok · {} ms · {} bytes",
+                        metadata.duration_ms, metadata.bytes
+                    );
+                    if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
+                        d = format!("exit {code} · {d}");
+                    }
+                    if metadata.truncated {
+                        d.push_str(" · truncated");
+                    }
+                    d
+                }
+                ToolStatus::Error | ToolStatus::Denied => {
+                    let word = if *status == ToolStatus::Error {
+                        "error"
+                    } else {
+                        "denied"
+                    };
+                    let msg = content
+                        .get("error")
+                        .and_then(Value::as_str)
+                        .unwrap_or("failed");
+                    format!("{word}: {}", crate::provider::http::shorten(msg, 300))
+                }
+            };
+            let mark = match status {
+                ToolStatus::Ok => "✓",
+                ToolStatus::Error => "✗",
+                ToolStatus::Denied => "⊘",
+            };
+            format!("  {mark} {detail}\n")
+        }
+        AgentEvent::ProviderRetry {
+            attempt,
+            max_retries,
+            delay_ms,
+            reason,
+            ..
+        } => format!(
+            "  ↻ retry {attempt}/{max_retries} in {:.1} s: {reason}\n",
+            *delay_ms as f64 / 1000.0
+        ),
+        AgentEvent::Error { message, .. } => format!("error: {message}\n"),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::ResultMetadata;
+
+    #[test]
+    fn human_lines_show_the_key_argument_and_the_outcome() {
+        let started = AgentEvent::ToolCallStarted {
+            turn_id: 1,
+            call_id: "c".into(),
+            tool: "exec_shell".into(),
+            arguments: json!({"command": "cargo test\n--all"}),
+            effect: None,
+        };
+        assert_eq!(
+            human_line(&started).unwrap(),
+            "▸ exec_shell cargo test ⏎ --all\n"
+        );
+        let done = AgentEvent::ToolCallFinished {
+            call_id: "c".into(),
+            tool: "exec_shell".into(),
+            status: ToolStatus::Ok,
+            content: json!({"exit_code": 0}),
+            metadata: ResultMetadata {
+                bytes: 10,
+                duration_ms: 5,
+                ..ResultMetadata::default()
+            },
+        };
+        assert_eq!(
+            human_line(&done).unwrap(),
+            "  ✓ exit 0 · ok · 5 ms · 10 bytes\n"
+        );
+        let denied = AgentEvent::ToolCallFinished {
+            call_id: "c".into(),
+            tool: "write_file".into(),
+            status: ToolStatus::Denied,
+            content: json!({"error": "permission denied: no"}),
+            metadata: ResultMetadata::default(),
+        };
+        assert_eq!(
+            human_line(&denied).unwrap(),
+            "  ⊘ denied: permission denied: no\n"
+        );
+    }
+
+    #[test]
+    fn turn_ends_map_to_exit_codes() {
+        let err = |kind| AgentEvent::Error {
+            turn_id: Some(1),
+            kind,
+            message: String::new(),
+        };
+        assert_eq!(exit_code(&err(ErrorKind::MaxIterations)), Some(EXIT_FAILED));
+        assert_eq!(
+            exit_code(&err(ErrorKind::Interrupted)),
+            Some(EXIT_INTERRUPTED)
+        );
+        let done = AgentEvent::TurnCompleted {
+            turn_id: 1,
+            text: String::new(),
+            iterations: 0,
+            usage: crate::protocol::Usage::default(),
+        };
+        assert_eq!(exit_code(&done), Some(EXIT_OK));
+    }
+}

@@ -1,0 +1,110 @@
+//! The `lathe` binary: parses the command line, loads the configuration,
+//! sets up logging (a daily file under the data directory, filtered by
+//! `RUST_LOG` or `LATHE_LOG`; never stdout), and hands over to a front end.
+//! `anyhow` lives only here, at the edge.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use lathe::cli::{Cli, Command, ExecArgs};
+use lathe::config::Config;
+use lathe::exec::{self, EXIT_USAGE, ExecOptions};
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("lathe: {e:#}");
+            EXIT_USAGE
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    let Some(Command::Exec(args)) = cli.command else {
+        eprintln!(
+            "lathe: the interactive terminal UI is not in this build yet; \
+             run `lathe exec PROMPT` (see `lathe exec --help`)"
+        );
+        return Ok(EXIT_USAGE);
+    };
+    let prompt = read_prompt(&args)?;
+    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    for warning in &config.warnings {
+        eprintln!("lathe: warning: {warning}");
+    }
+    let _log_guard = init_logging(&config.paths.logs_dir);
+    tracing::info!(
+        provider = %config.provider,
+        model = %config.model,
+        base_url = %config.base_url,
+        approval = %config.approval,
+        workspace = %config.workspace.display(),
+        "lathe exec starting"
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let opts = ExecOptions {
+        json: args.json,
+        prompt,
+    };
+    Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
+    match args.prompt.as_deref() {
+        Some("-") => {}
+        Some(p) => return non_empty(p.to_string()),
+        None if !std::io::stdin().is_terminal() => {}
+        None => {
+            anyhow::bail!("a prompt is required: lathe exec \"what to do\" (or `-` to read stdin)")
+        }
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("cannot read the prompt from stdin")?;
+    non_empty(text)
+}
+
+fn non_empty(prompt: String) -> anyhow::Result<String> {
+    anyhow::ensure!(!prompt.trim().is_empty(), "the prompt is empty");
+    Ok(prompt)
+}
+
+/// Logs to `<logs_dir>/lathe.log.YYYY-MM-DD`. Without a writable directory
+/// Lathe runs without a log rather than failing.
+fn init_logging(logs_dir: &Path) -> Option<WorkerGuard> {
+    if let Err(e) = std::fs::create_dir_all(logs_dir) {
+        eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display());
+        return None;
+    }
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("lathe.log")
+        .max_log_files(14)
+        .build(logs_dir)
+        .map_err(|e| eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display()))
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = std::env::var("LATHE_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("lathe=info,warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .init();
+    Some(guard)
+}

@@ -1,0 +1,395 @@
+//! The only contract between Lathe's core and its front ends.
+//!
+//! `Op` goes into the agent task (user input, interrupt, approval decisions,
+//! shutdown); `AgentEvent` comes out. One event type serves three consumers:
+//! the TUI, the headless printer (`lathe exec --json` writes each event as one
+//! JSON line) and the session journal. Nothing here knows about terminals,
+//! HTTP or the file system.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How much the agent may do without asking (DESIGN.md, "Approval modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    ReadOnly,
+    Ask,
+    AutoEdit,
+    FullAuto,
+}
+
+impl ApprovalMode {
+    pub const ALL: [ApprovalMode; 4] = [
+        ApprovalMode::ReadOnly,
+        ApprovalMode::Ask,
+        ApprovalMode::AutoEdit,
+        ApprovalMode::FullAuto,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::ReadOnly => "read-only",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AutoEdit => "auto-edit",
+            ApprovalMode::FullAuto => "full-auto",
+        }
+    }
+
+    /// Rank by permissiveness: `read-only` < `ask` < `auto-edit` < `full-auto`.
+    pub fn rank(self) -> u8 {
+        match self {
+            ApprovalMode::ReadOnly => 0,
+            ApprovalMode::Ask => 1,
+            ApprovalMode::AutoEdit => 2,
+            ApprovalMode::FullAuto => 3,
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str() == wanted)
+            .ok_or_else(|| {
+                format!(
+                    "unknown approval mode `{s}` (expected one of: read-only, ask, auto-edit, full-auto)"
+                )
+            })
+    }
+}
+
+/// What a tool does to the world; with the approval mode it decides whether
+/// a call needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    Read,
+    Write,
+    Exec,
+    Network,
+    External,
+}
+
+/// A person's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this one call.
+    ApproveOnce,
+    /// Run it, and grant the same operation for the rest of the conversation.
+    ApproveForConversation,
+    /// Do not run it; `message`, when given, tells the model what to do instead.
+    Deny { message: Option<String> },
+}
+
+/// Input to the agent task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a turn with this prompt (queued if a turn is running).
+    UserInput { text: String },
+    /// Cancel the running turn and its running tools.
+    Interrupt,
+    /// Answer an `approval_requested` event.
+    Decide {
+        call_id: String,
+        decision: ApprovalDecision,
+    },
+    /// Change the approval mode for the following calls.
+    SetApprovalMode { mode: ApprovalMode },
+    /// Change the model for the following requests.
+    SetModel { model: String },
+    /// Forget the conversation and every grant.
+    Clear,
+    /// Stop the agent task.
+    Shutdown,
+}
+
+/// Token counts as reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// The outcome of one tool call as the model and the person see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Denied,
+}
+
+/// Facts about a tool result, beside its content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultMetadata {
+    /// Size of the full serialized result before truncation.
+    pub bytes: usize,
+    /// Whether what the model sees was cut (by the pipeline or by the tool).
+    pub truncated: bool,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+}
+
+/// One normalized tool result: the same shape for every tool, built-in or MCP.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub status: ToolStatus,
+    pub content: Value,
+    pub metadata: ResultMetadata,
+}
+
+impl ToolResult {
+    /// The text the model receives: the content serialized as JSON.
+    pub fn model_text(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.status != ToolStatus::Ok
+    }
+}
+
+/// What the guardrail stage decided about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardrailOutcome {
+    Allow,
+    Modify,
+    Deny,
+}
+
+/// How an approval was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionSource {
+    /// A person answered the dialog.
+    User,
+    /// An earlier grant covered the call.
+    Grant,
+    /// The approval mode decided without a person (headless `ask`).
+    Policy,
+}
+
+/// Why a turn ended without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Provider,
+    MaxIterations,
+    Interrupted,
+    Internal,
+}
+
+/// Output of the agent task. Serialized as one JSON object with a `type` tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    SessionStarted {
+        session_id: String,
+        version: String,
+        provider: String,
+        model: String,
+        workspace: PathBuf,
+        approval: ApprovalMode,
+        tools: Vec<String>,
+    },
+    TurnStarted {
+        turn_id: u64,
+        prompt: String,
+    },
+    AssistantDelta {
+        turn_id: u64,
+        text: String,
+    },
+    AssistantMessage {
+        turn_id: u64,
+        text: String,
+    },
+    /// The provider call failed in a way worth retrying; streamed text since
+    /// the last `assistant_message` is discarded.
+    ProviderRetry {
+        turn_id: u64,
+        attempt: u32,
+        max_retries: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    UsageUpdated {
+        turn_id: u64,
+        /// This response.
+        last: Usage,
+        /// The whole conversation.
+        total: Usage,
+    },
+    ToolCallStarted {
+        turn_id: u64,
+        call_id: String,
+        /// The resolved tool name, or the requested one when it resolves to nothing.
+        tool: String,
+        /// The arguments as parsed, or the raw string when they are not JSON.
+        arguments: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        effect: Option<Effect>,
+    },
+    ToolProgress {
+        call_id: String,
+        tool: String,
+        stream: String,
+        text: String,
+    },
+    GuardrailVerdict {
+        call_id: String,
+        tool: String,
+        verdict: GuardrailOutcome,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    ApprovalRequested {
+        call_id: String,
+        tool: String,
+        arguments: Value,
+        effect: Effect,
+        /// The operation scope a conversation grant would cover (path, program).
+        scope: String,
+        reason: String,
+    },
+    ApprovalDecided {
+        call_id: String,
+        tool: String,
+        decision: ApprovalDecision,
+        source: DecisionSource,
+    },
+    ToolCallFinished {
+        call_id: String,
+        tool: String,
+        status: ToolStatus,
+        content: Value,
+        metadata: ResultMetadata,
+    },
+    TurnCompleted {
+        turn_id: u64,
+        text: String,
+        iterations: u32,
+        usage: Usage,
+    },
+    Error {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn_id: Option<u64>,
+        kind: ErrorKind,
+        message: String,
+    },
+}
+
+impl AgentEvent {
+    /// The event's `type` tag, as it appears in JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::SessionStarted { .. } => "session_started",
+            AgentEvent::TurnStarted { .. } => "turn_started",
+            AgentEvent::AssistantDelta { .. } => "assistant_delta",
+            AgentEvent::AssistantMessage { .. } => "assistant_message",
+            AgentEvent::ProviderRetry { .. } => "provider_retry",
+            AgentEvent::UsageUpdated { .. } => "usage_updated",
+            AgentEvent::ToolCallStarted { .. } => "tool_call_started",
+            AgentEvent::ToolProgress { .. } => "tool_progress",
+            AgentEvent::GuardrailVerdict { .. } => "guardrail_verdict",
+            AgentEvent::ApprovalRequested { .. } => "approval_requested",
+            AgentEvent::ApprovalDecided { .. } => "approval_decided",
+            AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
+            AgentEvent::TurnCompleted { .. } => "turn_completed",
+            AgentEvent::Error { .. } => "error",
+        }
+    }
+
+    /// Whether this event ends a turn.
+    pub fn ends_turn(&self) -> bool {
+        matches!(
+            self,
+            AgentEvent::TurnCompleted { .. }
+                | AgentEvent::Error {
+                    turn_id: Some(_),
+                    ..
+                }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_mode_round_trips_through_text() {
+        for mode in ApprovalMode::ALL {
+            assert_eq!(mode.as_str().parse::<ApprovalMode>(), Ok(mode));
+        }
+        assert_eq!(
+            "Full_Auto".parse::<ApprovalMode>(),
+            Ok(ApprovalMode::FullAuto)
+        );
+        let err = "sometimes".parse::<ApprovalMode>().unwrap_err();
+        assert!(
+            err.contains("read-only, ask, auto-edit, full-auto"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn events_serialize_with_a_snake_case_type_tag() {
+        let ev = AgentEvent::ToolCallFinished {
+            call_id: "c1".into(),
+            tool: "read_file".into(),
+            status: ToolStatus::Ok,
+            content: serde_json::json!({"content": "x"}),
+            metadata: ResultMetadata::default(),
+        };
+        let v = serde_json::to_value(&ev).unwrap();
+        assert_eq!(v["type"], "tool_call_finished");
+        assert_eq!(v["call_id"], "c1");
+        assert_eq!(v["status"], "ok");
+        assert_eq!(ev.kind(), "tool_call_finished");
+        let back: AgentEvent = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ev);
+    }
+
+    #[test]
+    fn decisions_serialize_with_a_decision_tag() {
+        let d = ApprovalDecision::Deny {
+            message: Some("use git mv".into()),
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["message"], "use git mv");
+    }
+}

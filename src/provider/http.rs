@@ -1,0 +1,374 @@
+//! The HTTP side shared by both providers: one `reqwest` client, the retry
+//! loop, and the streaming read that feeds SSE events to a wire decoder.
+//!
+//! Retries (4 by default) cover connect errors, 408/409/429/5xx, errors a
+//! server reports mid-stream as transient, and a stream that ends before
+//! its end marker. The delay doubles from `base_delay` with jitter, capped at
+//! `max_delay`; a `Retry-After` (or `retry-after-ms`) header wins when the
+//! server sends one. The request body is serialized once and reused. The
+//! final error quotes what the server said.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{SseEvent, SseParser};
+use super::{
+    ChatRequest, Completion, ProviderError, ProviderSettings, RetryNotice, StreamObserver,
+};
+
+/// How persistently to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    /// A `Retry-After` longer than this is not waited for; the error is final.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (0-based): exponential, with
+    /// "equal jitter" (between half and all of the exponential step).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt.min(20)))
+            .min(self.max_delay);
+        let half = exp / 2;
+        half + half.mul_f64(fastrand::f64())
+    }
+}
+
+/// Turns SSE events into a completion; one per attempt.
+pub(crate) trait StreamDecoder: Send {
+    /// Handles one event; `Ok(true)` once the end marker has arrived.
+    fn event(&mut self, ev: &SseEvent, obs: &mut dyn StreamObserver)
+    -> Result<bool, ProviderError>;
+    /// Ends the response; `saw_end` tells whether the end marker arrived.
+    fn finish(self: Box<Self>, saw_end: bool) -> Result<Completion, ProviderError>;
+}
+
+/// A wire format: where to post, with which headers and body, and how to
+/// decode the stream.
+pub(crate) trait Wire: Send + Sync {
+    fn url(&self) -> &str;
+    fn headers(&self) -> &HeaderMap;
+    fn body(&self, req: &ChatRequest<'_>) -> Vec<u8>;
+    fn decoder(&self) -> Box<dyn StreamDecoder>;
+}
+
+pub(crate) struct HttpDriver {
+    client: reqwest::Client,
+    retry: RetryPolicy,
+}
+
+impl HttpDriver {
+    pub(crate) fn new(settings: &ProviderSettings) -> Result<Self, ProviderError> {
+        // reqwest is built without a default crypto provider; ring is ours.
+        // Installing twice is harmless (the second call reports the first).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(settings.connect_timeout)
+            .read_timeout(settings.idle_timeout)
+            .build()
+            .map_err(|e| ProviderError::Connect {
+                url: settings.base_url.clone(),
+                detail: format!("could not build the HTTP client: {}", chain(&e)),
+            })?;
+        Ok(Self {
+            client,
+            retry: settings.retry,
+        })
+    }
+
+    pub(crate) async fn run(
+        &self,
+        wire: &dyn Wire,
+        req: ChatRequest<'_>,
+        obs: &mut dyn StreamObserver,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = Bytes::from(wire.body(&req));
+        let mut attempt = 0u32;
+        loop {
+            let result = tokio::select! {
+                r = self.attempt(wire, body.clone(), obs) => r,
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            };
+            let err = match result {
+                Ok(c) => return Ok(c),
+                Err(e) => e,
+            };
+            let delay = match self.delay_for(&err, attempt) {
+                Some(d) => d,
+                None if attempt == 0 => return Err(err),
+                None => {
+                    return Err(ProviderError::Exhausted {
+                        attempts: attempt + 1,
+                        last: Box::new(err),
+                    });
+                }
+            };
+            attempt += 1;
+            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %err, "provider request failed; retrying");
+            obs.retrying(&RetryNotice {
+                attempt,
+                max_retries: self.retry.max_retries,
+                delay,
+                reason: err.to_string(),
+            });
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            }
+        }
+    }
+
+    /// The delay before the next attempt, or `None` if there is none.
+    fn delay_for(&self, err: &ProviderError, attempt: u32) -> Option<Duration> {
+        if !err.is_retryable() || attempt >= self.retry.max_retries {
+            return None;
+        }
+        if let ProviderError::Http {
+            retry_after: Some(after),
+            ..
+        } = err
+        {
+            return (*after <= self.retry.max_retry_after).then_some(*after);
+        }
+        Some(self.retry.backoff(attempt))
+    }
+
+    async fn attempt(
+        &self,
+        wire: &dyn Wire,
+        body: Bytes,
+        obs: &mut dyn StreamObserver,
+    ) -> Result<Completion, ProviderError> {
+        let url = wire.url();
+        let resp = self
+            .client
+            .post(url)
+            .headers(wire.headers().clone())
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| ProviderError::Connect {
+                url: url.to_string(),
+                detail: chain(&e),
+            })?;
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after(resp.headers());
+            let text = resp.text().await.unwrap_or_default();
+            return Err(ProviderError::Http {
+                status: status.as_u16(),
+                url: url.to_string(),
+                message: server_message(status, &text),
+                retry_after,
+            });
+        }
+        let mut decoder = wire.decoder();
+        let mut parser = SseParser::new();
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ProviderError::Incomplete(chain(&e)))?;
+            for ev in parser.feed(&chunk) {
+                if decoder.event(&ev, obs)? {
+                    return decoder.finish(true);
+                }
+            }
+        }
+        if let Some(ev) = parser.finish()
+            && decoder.event(&ev, obs)?
+        {
+            return decoder.finish(true);
+        }
+        decoder.finish(false)
+    }
+}
+
+/// An error with its sources, which is where reqwest puts the useful part.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let v = text("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// The message a server put in an error body (OpenAI, Anthropic, Ollama
+/// shapes), else the body itself, shortened.
+pub(crate) fn server_message(status: reqwest::StatusCode, body: &str) -> String {
+    let reason = status.canonical_reason().unwrap_or("");
+    let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        let err = v.get("error")?;
+        match err {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => {
+                let msg = o.get("message").and_then(Value::as_str)?;
+                Some(match o.get("type").and_then(Value::as_str) {
+                    Some(t) => format!("{t}: {msg}"),
+                    None => msg.to_string(),
+                })
+            }
+            _ => None,
+        }
+    });
+    let detail = from_json.unwrap_or_else(|| shorten(body.trim(), 500));
+    match (reason.is_empty(), detail.is_empty()) {
+        (_, true) => reason.to_string(),
+        (true, false) => detail,
+        (false, false) => format!("{reason}: {detail}"),
+    }
+}
+
+/// The first `max` bytes of `s` (on a character boundary), marked when cut.
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// A header value that never shows up in debug output or logs.
+pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {
+    let mut v = HeaderValue::from_str(value).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_exponentially_with_jitter_and_a_cap() {
+        let p = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(1),
+            ..RetryPolicy::default()
+        };
+        for _ in 0..50 {
+            let d0 = p.backoff(0);
+            assert!(d0 >= Duration::from_millis(50) && d0 <= Duration::from_millis(100));
+            let d2 = p.backoff(2);
+            assert!(d2 >= Duration::from_millis(200) && d2 <= Duration::from_millis(400));
+            assert!(p.backoff(30) <= Duration::from_secs(1));
+        }
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn server_messages_are_quoted() {
+        use reqwest::StatusCode;
+        let openai =
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        assert_eq!(
+            server_message(StatusCode::UNAUTHORIZED, openai),
+            "Unauthorized: invalid_request_error: Incorrect API key provided"
+        );
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            server_message(StatusCode::from_u16(529).unwrap(), anthropic),
+            "overloaded_error: Overloaded"
+        );
+        assert_eq!(
+            server_message(StatusCode::NOT_FOUND, r#"{"error":"model 'x' not found"}"#),
+            "Not Found: model 'x' not found"
+        );
+        assert_eq!(
+            server_message(StatusCode::BAD_GATEWAY, "<html>bad gateway</html>"),
+            "Bad Gateway: <html>bad gateway</html>"
+        );
+        assert_eq!(
+            server_message(StatusCode::SERVICE_UNAVAILABLE, ""),
+            "Service Unavailable"
+        );
+    }
+
+    #[test]
+    fn retryable_errors_are_the_transient_ones() {
+        let http = |status| ProviderError::Http {
+            status,
+            url: String::new(),
+            message: String::new(),
+            retry_after: None,
+        };
+        assert!(http(429).is_retryable() && http(500).is_retryable() && http(503).is_retryable());
+        assert!(
+            !http(400).is_retryable() && !http(401).is_retryable() && !http(404).is_retryable()
+        );
+        assert!(ProviderError::Incomplete(String::new()).is_retryable());
+        assert!(!ProviderError::Malformed(String::new()).is_retryable());
+    }
+}

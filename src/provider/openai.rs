@@ -1,0 +1,394 @@
+//! The OpenAI Chat Completions wire format, streaming.
+//!
+//! Requests go to `{base_url}/chat/completions` with `stream: true` and
+//! `stream_options.include_usage`. Text arrives as `delta.content`; tool
+//! calls as `delta.tool_calls[]` entries keyed by `index`, whose `arguments`
+//! arrive in pieces and are appended. Tool results go back as `tool` role
+//! messages with their `tool_call_id`. The end marker is `data: [DONE]`; a
+//! stream that closes cleanly after a `finish_reason` is accepted too, since
+//! some compatible servers never send the marker.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
+use super::sse::SseEvent;
+use super::{
+    ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings, StreamObserver,
+    ToolCall,
+};
+use crate::protocol::Usage;
+
+pub struct OpenAi {
+    driver: HttpDriver,
+    url: String,
+    headers: HeaderMap,
+}
+
+impl OpenAi {
+    pub fn new(settings: ProviderSettings) -> Result<Self, ProviderError> {
+        let base = settings.base_url.trim_end_matches('/');
+        let url = if base.ends_with("/chat/completions") {
+            base.to_string()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Some(key) = &settings.api_key {
+            let value = sensitive(&format!("Bearer {}", key.expose())).ok_or_else(|| {
+                ProviderError::Malformed(
+                    "the API key contains characters a header cannot carry".into(),
+                )
+            })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(Self {
+            driver: HttpDriver::new(&settings)?,
+            url,
+            headers,
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAi {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    async fn complete(
+        &self,
+        request: ChatRequest<'_>,
+        observer: &mut dyn StreamObserver,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        self.driver.run(self, request, observer, cancel).await
+    }
+}
+
+impl Wire for OpenAi {
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
+        serde_json::to_vec(&request_body(req)).unwrap_or_default()
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::<Decoder>::default()
+    }
+}
+
+/// The JSON body of a streaming Chat Completions request.
+pub fn request_body(req: &ChatRequest<'_>) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in req.messages {
+        match m {
+            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant { text, tool_calls } => {
+                let mut msg = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    if text.is_empty() {
+                        msg["content"] = Value::Null;
+                    }
+                    msg["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                }
+                messages.push(msg);
+            }
+            Message::ToolResults(results) => {
+                for r in results {
+                    messages.push(json!({
+                        "role": "tool",
+                        "tool_call_id": r.call_id,
+                        "content": r.content,
+                    }));
+                }
+            }
+        }
+    }
+    let mut body = json!({
+        "model": req.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+struct Decoder {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    usage: Usage,
+    finish_reason: Option<String>,
+}
+
+impl StreamDecoder for Decoder {
+    fn event(
+        &mut self,
+        ev: &SseEvent,
+        obs: &mut dyn StreamObserver,
+    ) -> Result<bool, ProviderError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            ProviderError::Malformed(format!(
+                "unparseable stream chunk ({e}): {}",
+                shorten(data, 200)
+            ))
+        })?;
+        if let Some(err) = chunk.get("error") {
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| err.to_string(), str::to_string);
+            let code = err.get("code").and_then(Value::as_str).unwrap_or("");
+            let retryable = matches!(code, "server_error" | "rate_limit_exceeded" | "overloaded");
+            return Err(ProviderError::Stream { message, retryable });
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Usage {
+                input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+                output_tokens: u
+                    .get("completion_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            };
+        }
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        for choice in choices.into_iter().flatten() {
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_string());
+            }
+            let Some(delta) = choice.get("delta") else {
+                continue;
+            };
+            if let Some(text) = delta.get("content").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                self.text.push_str(text);
+                obs.text_delta(text);
+            }
+            let calls = delta.get("tool_calls").and_then(Value::as_array);
+            for (pos, tc) in calls.into_iter().flatten().enumerate() {
+                let index = tc
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(pos as u64);
+                let entry = self.calls.entry(index).or_default();
+                if let Some(id) = tc.get("id").and_then(Value::as_str)
+                    && entry.id.is_empty()
+                {
+                    entry.id = id.to_string();
+                }
+                if let Some(f) = tc.get("function") {
+                    if let Some(name) = f.get("name").and_then(Value::as_str)
+                        && !entry.name.ends_with(name)
+                    {
+                        entry.name.push_str(name);
+                    }
+                    if let Some(args) = f.get("arguments").and_then(Value::as_str) {
+                        entry.arguments.push_str(args);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(self: Box<Self>, saw_end: bool) -> Result<Completion, ProviderError> {
+        if !saw_end && self.finish_reason.is_none() {
+            return Err(ProviderError::Incomplete(
+                "no `data: [DONE]` and no finish_reason".into(),
+            ));
+        }
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .filter(|(_, c)| !c.name.is_empty())
+            .map(|(index, c)| ToolCall {
+                id: if c.id.is_empty() {
+                    format!("call_{index}_{:08x}", fastrand::u32(..))
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: if c.arguments.trim().is_empty() {
+                    "{}".to_string()
+                } else {
+                    c.arguments
+                },
+            })
+            .collect();
+        Ok(Completion {
+            text: self.text,
+            tool_calls,
+            usage: self.usage,
+            stop_reason: self.finish_reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{NoopObserver, ToolOutput, ToolSchema};
+
+    fn feed(events: &[&str]) -> Result<Completion, ProviderError> {
+        let mut d: Box<dyn StreamDecoder> = Box::<Decoder>::default();
+        let mut end = false;
+        for e in events {
+            let ev = SseEvent {
+                event: String::new(),
+                data: (*e).to_string(),
+            };
+            if d.event(&ev, &mut NoopObserver)? {
+                end = true;
+                break;
+            }
+        }
+        d.finish(end)
+    }
+
+    #[test]
+    fn text_and_parallel_tool_calls_assemble_from_deltas() {
+        let c = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"look."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list_directory","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\":\".\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7,"total_tokens":19}}"#,
+            "[DONE]",
+        ])
+        .unwrap();
+        assert_eq!(c.text, "Let me look.");
+        assert_eq!(c.tool_calls.len(), 2);
+        assert_eq!(c.tool_calls[0].id, "call_a");
+        assert_eq!(c.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(c.tool_calls[1].name, "list_directory");
+        assert_eq!(c.tool_calls[1].arguments, r#"{"path":"."}"#);
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 7
+            }
+        );
+        assert_eq!(c.stop_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn a_cut_stream_is_incomplete_and_a_finished_one_without_done_is_fine() {
+        let cut = feed(&[r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#]);
+        assert!(matches!(cut, Err(ProviderError::Incomplete(_))));
+        let ok =
+            feed(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#]);
+        assert_eq!(ok.unwrap().text, "Hi");
+    }
+
+    #[test]
+    fn garbage_and_in_stream_errors_are_reported() {
+        assert!(matches!(
+            feed(&["{not json"]),
+            Err(ProviderError::Malformed(_))
+        ));
+        let e = feed(&[r#"{"error":{"message":"boom","code":"server_error"}}"#]).unwrap_err();
+        assert!(e.is_retryable());
+        assert!(e.to_string().contains("boom"));
+    }
+
+    #[test]
+    fn request_body_uses_the_native_shapes() {
+        let messages = vec![
+            Message::User("hi".into()),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                }],
+            },
+            Message::ToolResults(vec![ToolOutput {
+                call_id: "c1".into(),
+                content: r#"{"content":"x"}"#.into(),
+                is_error: false,
+            }]),
+        ];
+        let tools = vec![ToolSchema {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let body = request_body(&ChatRequest {
+            model: "m",
+            system: "sys",
+            messages: &messages,
+            tools: &tools,
+        });
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            r#"{"path":"a"}"#
+        );
+        assert_eq!(body["messages"][3]["role"], "tool");
+        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+    }
+}

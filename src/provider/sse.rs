@@ -1,0 +1,198 @@
+//! A Server-Sent Events parser (the WHATWG event-stream format), fed with
+//! byte chunks as they arrive from the network.
+//!
+//! Lines may end in LF, CR or CRLF, even when a CRLF pair is split across
+//! chunks; a line split across chunks is completed, never rescanned, so the
+//! cost is linear in the stream size. Comments (`:`) are skipped, `data`
+//! lines are joined with newlines, and an event is dispatched at a blank
+//! line. At the end of the stream a pending event is dispatched too (some
+//! servers omit the last blank line).
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The `event:` field, empty when the server sent none.
+    pub event: String,
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already scanned for a line end.
+    scanned: usize,
+    /// The previous chunk ended in CR; a leading LF belongs to it.
+    skip_lf: bool,
+    /// Whether the byte-order mark check has happened.
+    started: bool,
+    event: String,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one chunk; returns the events it completes.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        let mut chunk = chunk;
+        if self.skip_lf {
+            self.skip_lf = false;
+            if let Some(rest) = chunk.strip_prefix(b"\n") {
+                chunk = rest;
+            }
+        }
+        self.buf.extend_from_slice(chunk);
+        if !self.started && self.buf.len() >= 3 {
+            self.started = true;
+            if self.buf.starts_with(b"\xEF\xBB\xBF") {
+                self.buf.drain(..3);
+                self.scanned = 0;
+            }
+        }
+        let mut out = Vec::new();
+        let mut line_start = 0;
+        let mut i = self.scanned;
+        while i < self.buf.len() {
+            let b = self.buf[i];
+            if b == b'\n' || b == b'\r' {
+                let line = String::from_utf8_lossy(&self.buf[line_start..i]).into_owned();
+                self.line(&line, &mut out);
+                i += 1;
+                if b == b'\r' {
+                    if i == self.buf.len() {
+                        self.skip_lf = true;
+                    } else if self.buf[i] == b'\n' {
+                        i += 1;
+                    }
+                }
+                line_start = i;
+            } else {
+                i += 1;
+            }
+        }
+        self.buf.drain(..line_start);
+        self.scanned = self.buf.len();
+        out
+    }
+
+    /// Ends the stream: a last unterminated line and a pending event are
+    /// dispatched.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let mut out = Vec::new();
+        if !self.buf.is_empty() {
+            let line = String::from_utf8_lossy(&self.buf).into_owned();
+            self.buf.clear();
+            self.scanned = 0;
+            self.line(&line, &mut out);
+        }
+        self.line("", &mut out);
+        out.pop()
+    }
+
+    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if self.has_data {
+                if self.data.ends_with('\n') {
+                    self.data.pop();
+                }
+                out.push(SseEvent {
+                    event: std::mem::take(&mut self.event),
+                    data: std::mem::take(&mut self.data),
+                });
+            }
+            self.event.clear();
+            self.data.clear();
+            self.has_data = false;
+            return;
+        }
+        if line.starts_with(':') {
+            return;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+                self.has_data = true;
+            }
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+            }
+            // `id` and `retry` matter only to reconnecting browsers.
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut p = SseParser::new();
+        let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| p.feed(c)).collect();
+        out.extend(p.finish());
+        out
+    }
+
+    fn ev(event: &str, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.into(),
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn parses_events_data_and_comments() {
+        let got = all(&[b": keep-alive\n\nevent: ping\ndata: {}\n\ndata: a\ndata: b\n\n"]);
+        assert_eq!(got, vec![ev("ping", "{}"), ev("", "a\nb")]);
+    }
+
+    #[test]
+    fn handles_any_chunking_and_line_endings() {
+        let text = b"data: hello\r\n\r\ndata:world\r\rdata: x\n\n";
+        let expected = vec![ev("", "hello"), ev("", "world"), ev("", "x")];
+        for split in 0..text.len() {
+            let (a, b) = text.split_at(split);
+            assert_eq!(all(&[a, b]), expected, "split at {split}");
+        }
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(all(&bytes), expected);
+    }
+
+    #[test]
+    fn multibyte_characters_split_across_chunks_survive() {
+        let text = "data: héllo 😀\n\n".as_bytes();
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(all(&bytes), vec![ev("", "héllo 😀")]);
+    }
+
+    #[test]
+    fn a_pending_event_is_dispatched_at_the_end() {
+        assert_eq!(all(&[b"data: [DONE]"]), vec![ev("", "[DONE]")]);
+        assert_eq!(all(&[b"data: [DONE]\n"]), vec![ev("", "[DONE]")]);
+    }
+
+    #[test]
+    fn a_leading_bom_is_ignored() {
+        assert_eq!(all(&[b"\xEF\xBB\xBFdata: x\n\n"]), vec![ev("", "x")]);
+    }
+
+    #[test]
+    fn a_long_line_in_many_chunks_is_not_rescanned() {
+        let mut p = SseParser::new();
+        p.feed(b"data: ");
+        for _ in 0..10_000 {
+            assert!(p.feed(b"xxxxxxxxxx").is_empty());
+        }
+        let out = p.feed(b"\n\n");
+        assert_eq!(out[0].data.len(), 100_000);
+    }
+}

@@ -1,0 +1,56 @@
+//! The built-in tools: `read_file`, `write_file`, `edit_file`,
+//! `list_directory` and `exec_shell`. File tools resolve every path through
+//! the workspace (containment is checked again here, after the guardrail,
+//! because the tool is what touches the disk); writes are atomic.
+
+use std::sync::Arc;
+
+use super::spec::Tool;
+
+mod atomic;
+mod edit_file;
+mod exec_shell;
+mod list_directory;
+mod read_file;
+mod write_file;
+
+pub use edit_file::EditFile;
+pub use exec_shell::ExecShell;
+pub use list_directory::ListDirectory;
+pub use read_file::ReadFile;
+pub use write_file::WriteFile;
+
+/// Default `exec_shell` timeout (seed 002).
+pub const DEFAULT_SHELL_TIMEOUT_SECS: u64 = 30;
+/// Longest `exec_shell` timeout a call may ask for (seed 002).
+pub const MAX_SHELL_TIMEOUT_SECS: u64 = 300;
+
+/// Settings the built-in tools take from configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltinSettings {
+    pub shell_timeout_secs: u64,
+    pub shell_max_timeout_secs: u64,
+    /// Environment variables the shell's children never see (API keys).
+    pub shell_env_remove: Vec<String>,
+}
+
+impl Default for BuiltinSettings {
+    fn default() -> Self {
+        Self {
+            shell_timeout_secs: DEFAULT_SHELL_TIMEOUT_SECS,
+            shell_max_timeout_secs: MAX_SHELL_TIMEOUT_SECS,
+            shell_env_remove: vec!["OPENAI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
+        }
+    }
+}
+
+/// Every built-in tool, configured.
+pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(ListDirectory),
+        Arc::new(ExecShell::new(settings)),
+    ]
+}

@@ -1,0 +1,171 @@
+//! `edit_file`: replace exactly one occurrence of a text in a workspace
+//! file. Zero or several occurrences are `InvalidArgs` naming the count, so
+//! the model can add context. A file with CRLF line endings is matched with
+//! the model's LF text converted to CRLF. The write is atomic.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use crate::protocol::Effect;
+use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
+
+pub struct EditFile;
+
+#[async_trait]
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Replace one exact occurrence of `old_text` with `new_text` in a workspace file. \
+         `old_text` must match exactly once, including whitespace and indentation; add \
+         surrounding lines to make it unique."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace"},
+                "old_text": {"type": "string", "description": "Exact text to find; must occur exactly once"},
+                "new_text": {"type": "string", "description": "Replacement text"}
+            },
+            "required": ["path", "old_text", "new_text"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn targets(&self, args: &Value) -> Targets {
+        Targets {
+            paths: args
+                .get("path")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .into_iter()
+                .collect(),
+            command: None,
+        }
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let old = str_arg(&args, "old_text")?.to_string();
+        let new = str_arg(&args, "new_text")?.to_string();
+        if old.is_empty() {
+            return Err(ToolError::InvalidArgs(
+                "old_text is empty; use write_file to create or replace a whole file".into(),
+            ));
+        }
+        let resolved = ctx
+            .workspace
+            .resolve_existing(path)
+            .map_err(ToolError::from_path)?;
+        let shown = ctx.workspace.display_relative(&resolved);
+        tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ToolError::ExecutionFailed(format!(
+                    "{shown} is not valid UTF-8 text; edit_file edits text files only"
+                ))
+            })?;
+            let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
+            write_atomic(&resolved, updated.as_bytes())
+                .map_err(|e| ToolError::from_io(&shown, &e))?;
+            Ok(json!({
+                "message": format!("edited {shown} at line {line}"),
+                "path": shown,
+                "line": line,
+                "replacements": 1,
+            }))
+        })
+        .await
+        .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))?
+    }
+}
+
+/// Replaces the single occurrence of `old` in `text`; returns the new text
+/// and the 1-based line where the edit starts.
+pub(crate) fn apply_edit(
+    text: &str,
+    old: &str,
+    new: &str,
+    shown: &str,
+) -> Result<(String, usize), ToolError> {
+    let attempt = |old: &str, new: &str| -> Result<Option<(String, usize)>, ToolError> {
+        let mut found = text.match_indices(old);
+        let Some((at, _)) = found.next() else {
+            return Ok(None);
+        };
+        let more = found.count();
+        if more > 0 {
+            return Err(ToolError::InvalidArgs(format!(
+                "old_text occurs {} times in {shown}; it must occur exactly once. \
+                 Include more surrounding lines to make it unique.",
+                more + 1
+            )));
+        }
+        let line = text[..at].matches('\n').count() + 1;
+        let mut out = String::with_capacity(text.len() + new.len());
+        out.push_str(&text[..at]);
+        out.push_str(new);
+        out.push_str(&text[at + old.len()..]);
+        Ok(Some((out, line)))
+    };
+    if let Some(done) = attempt(old, new)? {
+        return Ok(done);
+    }
+    if text.contains("\r\n") && old.contains('\n') && !old.contains("\r\n") {
+        let crlf = |s: &str| s.replace('\n', "\r\n");
+        if let Some(done) = attempt(&crlf(old), &crlf(new))? {
+            return Ok(done);
+        }
+    }
+    let hint = if text.contains(old.trim()) && !old.trim().is_empty() {
+        " It does occur when leading and trailing whitespace are ignored: copy the text \
+         exactly, including indentation and line breaks."
+    } else {
+        " Read the file again and copy the text exactly."
+    };
+    Err(ToolError::InvalidArgs(format!(
+        "old_text occurs 0 times in {shown}; it must occur exactly once.{hint}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_single_occurrence_and_reports_its_line() {
+        let (out, line) = apply_edit("a\nb\nc\n", "b\n", "B\nB2\n", "f").unwrap();
+        assert_eq!(out, "a\nB\nB2\nc\n");
+        assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn zero_and_several_occurrences_name_the_count() {
+        let err = apply_edit("x x x", "x", "y", "f").unwrap_err();
+        assert_eq!(err.kind(), "invalid_args");
+        assert!(err.to_string().contains("occurs 3 times"), "{err}");
+        let err = apply_edit("abc", "zzz", "y", "f").unwrap_err();
+        assert!(err.to_string().contains("occurs 0 times"), "{err}");
+    }
+
+    #[test]
+    fn whitespace_mismatches_get_a_hint() {
+        let err = apply_edit("    let x = 1;\n", "let x = 1; ", "", "f").unwrap_err();
+        assert!(err.to_string().contains("whitespace"), "{err}");
+    }
+
+    #[test]
+    fn crlf_files_match_lf_text() {
+        let (out, _) = apply_edit("a\r\nb\r\nc\r\n", "a\nb\n", "a\nB\n", "f").unwrap();
+        assert_eq!(out, "a\r\nB\r\nc\r\n");
+    }
+}

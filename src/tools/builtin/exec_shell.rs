@@ -1,0 +1,513 @@
+//! `exec_shell`: run `sh -c COMMAND` in the workspace.
+//!
+//! The command runs in its own process group with stdin closed and the API
+//! key variables removed from its environment. Output lines stream out as
+//! progress (batched every 50 ms, so a chatty command cannot flood the UI);
+//! each stream keeps its first and last 12 KiB, so memory stays bounded
+//! whatever the command prints. On timeout (default 30 s, at most 300 s),
+//! on interrupt, or if the call is dropped, the whole process group is
+//! killed. A non-zero exit is a result, not an error: the model sees
+//! `exit_code`, `stdout`, `stderr` and `duration_ms`.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::BuiltinSettings;
+use crate::protocol::Effect;
+use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg, u64_arg};
+
+const HEAD_BYTES: usize = 12 * 1024;
+const TAIL_BYTES: usize = 12 * 1024;
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+/// Longest progress text in one event; older lines of a burst are skipped.
+const PROGRESS_MAX: usize = 16 * 1024;
+/// How long to wait for the pipes to close after the shell exits (a
+/// background process may hold them open).
+const EXIT_GRACE: Duration = Duration::from_millis(300);
+
+pub struct ExecShell {
+    default_timeout: u64,
+    max_timeout: u64,
+    env_remove: Vec<String>,
+}
+
+impl ExecShell {
+    pub fn new(settings: &BuiltinSettings) -> Self {
+        Self {
+            default_timeout: settings.shell_timeout_secs.max(1),
+            max_timeout: settings.shell_max_timeout_secs.max(1),
+            env_remove: settings.shell_env_remove.clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ExecShell {
+    fn name(&self) -> &str {
+        "exec_shell"
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command (`sh -c`) in the workspace directory and return exit_code, \
+         stdout, stderr and duration_ms. stdin is closed; use non-interactive flags. \
+         The command is killed after `timeout` seconds."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command to run"},
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": format!(
+                        "Timeout in seconds (default {}, max {})",
+                        self.default_timeout, self.max_timeout
+                    )
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Exec
+    }
+
+    fn targets(&self, args: &Value) -> Targets {
+        Targets {
+            paths: Vec::new(),
+            command: args
+                .get("command")
+                .and_then(Value::as_str)
+                .map(String::from),
+        }
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let command = str_arg(&args, "command")?;
+        if command.trim().is_empty() {
+            return Err(ToolError::InvalidArgs("command is empty".into()));
+        }
+        let timeout = u64_arg(&args, "timeout")?
+            .unwrap_or(self.default_timeout)
+            .clamp(1, self.max_timeout);
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(ctx.workspace.root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for var in &self.env_remove {
+            cmd.env_remove(var);
+        }
+        let started = Instant::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| ToolError::ExecutionFailed(format!("could not start sh: {e}")))?;
+        Run::new(child, ctx, timeout, started).finish().await
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+enum End {
+    Exited(std::process::ExitStatus),
+    /// The shell exited but something it started kept the pipes open.
+    ExitedPipesOpen(std::process::ExitStatus),
+    Timeout,
+    Cancelled,
+}
+
+/// Kills the process group when dropped, unless disarmed.
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // ESRCH (already gone) is fine.
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+struct Run<'a> {
+    child: tokio::process::Child,
+    ctx: &'a ToolContext,
+    timeout: u64,
+    started: Instant,
+    guard: GroupGuard,
+    readers: Vec<JoinHandle<()>>,
+    rx: mpsc::Receiver<(Stream, Vec<u8>)>,
+    out: Capture,
+    err: Capture,
+    out_lines: LineBuf,
+    err_lines: LineBuf,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        mut child: tokio::process::Child,
+        ctx: &'a ToolContext,
+        timeout: u64,
+        started: Instant,
+    ) -> Self {
+        let guard = GroupGuard(
+            child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .map(Pid::from_raw),
+        );
+        let (tx, rx) = mpsc::channel(64);
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(tokio::spawn(pump(out, Stream::Stdout, tx.clone())));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(tokio::spawn(pump(err, Stream::Stderr, tx)));
+        }
+        Self {
+            child,
+            ctx,
+            timeout,
+            started,
+            guard,
+            readers,
+            rx,
+            out: Capture::default(),
+            err: Capture::default(),
+            out_lines: LineBuf::default(),
+            err_lines: LineBuf::default(),
+        }
+    }
+
+    async fn finish(mut self) -> Result<Value, ToolError> {
+        let end = self.wait().await;
+        for r in &self.readers {
+            r.abort();
+        }
+        self.flush_progress(/*all*/ true);
+        let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match end {
+            End::Exited(status) | End::ExitedPipesOpen(status) => {
+                let pipes_open = matches!(end, End::ExitedPipesOpen(_));
+                // A clean exit leaves background processes it started alone.
+                self.guard.0 = None;
+                Ok(self.result(status, duration_ms, pipes_open))
+            }
+            End::Timeout => {
+                self.kill_and_reap().await;
+                Err(ToolError::Timeout {
+                    secs: self.timeout,
+                    detail: format!(
+                        "command timed out after {}s and its process group was killed{}",
+                        self.timeout,
+                        self.last_lines()
+                    ),
+                })
+            }
+            End::Cancelled => {
+                self.kill_and_reap().await;
+                Err(ToolError::Cancelled(format!(
+                    "interrupted by the user after {duration_ms} ms; the command's process group was killed"
+                )))
+            }
+        }
+    }
+
+    async fn wait(&mut self) -> End {
+        let deadline = tokio::time::sleep(Duration::from_secs(self.timeout));
+        tokio::pin!(deadline);
+        let mut tick = tokio::time::interval(PROGRESS_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut status = None;
+        let mut streams_open = true;
+        // Armed when the shell exits; until then it never fires.
+        let grace = tokio::time::sleep(Duration::from_secs(10 * 365 * 24 * 3600));
+        tokio::pin!(grace);
+        loop {
+            if let (Some(s), false) = (status, streams_open) {
+                return End::Exited(s);
+            }
+            tokio::select! {
+                biased;
+                () = self.ctx.cancel.cancelled() => return End::Cancelled,
+                () = &mut deadline => return End::Timeout,
+                msg = self.rx.recv(), if streams_open => match msg {
+                    Some((stream, data)) => self.take(stream, &data),
+                    None => streams_open = false,
+                },
+                st = self.child.wait(), if status.is_none() => match st {
+                    Ok(s) => {
+                        status = Some(s);
+                        grace.as_mut().reset(tokio::time::Instant::now() + EXIT_GRACE);
+                    }
+                    // Waiting failed: treat as gone, with an unknown code.
+                    Err(_) => return End::Exited(std::process::ExitStatus::default()),
+                },
+                () = &mut grace, if status.is_some() => {
+                    if let Some(s) = status {
+                        return End::ExitedPipesOpen(s);
+                    }
+                }
+                _ = tick.tick() => self.flush_progress(/*all*/ false),
+            }
+        }
+    }
+
+    fn take(&mut self, stream: Stream, data: &[u8]) {
+        match stream {
+            Stream::Stdout => {
+                self.out.push(data);
+                self.out_lines.push(data);
+            }
+            Stream::Stderr => {
+                self.err.push(data);
+                self.err_lines.push(data);
+            }
+        }
+    }
+
+    fn flush_progress(&mut self, all: bool) {
+        for (stream, lines) in [
+            (Stream::Stdout, &mut self.out_lines),
+            (Stream::Stderr, &mut self.err_lines),
+        ] {
+            if let Some(text) = lines.take(all) {
+                self.ctx.progress.emit(stream.name(), text);
+            }
+        }
+    }
+
+    async fn kill_and_reap(&mut self) {
+        self.guard.kill();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+    }
+
+    fn last_lines(&self) -> String {
+        let (out, _) = self.out.render();
+        let (err, _) = self.err.render();
+        let tail: Vec<&str> = out.lines().chain(err.lines()).collect();
+        if tail.is_empty() {
+            return String::new();
+        }
+        let start = tail.len().saturating_sub(20);
+        format!("; last output:\n{}", tail[start..].join("\n"))
+    }
+
+    fn result(
+        &self,
+        status: std::process::ExitStatus,
+        duration_ms: u64,
+        pipes_open: bool,
+    ) -> Value {
+        use std::os::unix::process::ExitStatusExt;
+        let (stdout, out_cut) = self.out.render();
+        let (stderr, err_cut) = self.err.render();
+        let mut v = json!({
+            "exit_code": status.code().unwrap_or(-1),
+            "stdout": stdout,
+            "stderr": stderr,
+            "duration_ms": duration_ms,
+        });
+        if let Some(sig) = status.signal() {
+            v["signal"] = json!(sig);
+        }
+        if out_cut || err_cut {
+            v["truncated"] = json!(true);
+        }
+        if pipes_open {
+            v["note"] = json!(
+                "the shell exited but a background process kept its output open; \
+                 later output was not captured"
+            );
+        }
+        v
+    }
+}
+
+async fn pump(mut r: impl AsyncRead + Unpin, stream: Stream, tx: mpsc::Sender<(Stream, Vec<u8>)>) {
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if tx.send((stream, buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The first and last bytes of a stream, and how much there was.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: usize,
+}
+
+impl Capture {
+    fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len();
+        if self.head.len() < HEAD_BYTES {
+            let take = (HEAD_BYTES - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        self.tail.extend(data);
+        if self.tail.len() > TAIL_BYTES {
+            let excess = self.tail.len() - TAIL_BYTES;
+            self.tail.drain(..excess);
+        }
+    }
+
+    /// The captured text, and whether the middle was dropped. Cuts fall on
+    /// UTF-8 character boundaries.
+    fn render(&self) -> (String, bool) {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        if self.total == self.head.len() + tail.len() {
+            let mut all = self.head.clone();
+            all.extend_from_slice(&tail);
+            return (String::from_utf8_lossy(&all).into_owned(), false);
+        }
+        let head = whole_chars_prefix(&self.head);
+        let tail = whole_chars_suffix(&tail);
+        let omitted = self.total - head.len() - tail.len();
+        let text = format!(
+            "{}\n…[{omitted} bytes omitted]…\n{}",
+            String::from_utf8_lossy(head),
+            String::from_utf8_lossy(tail)
+        );
+        (text, true)
+    }
+}
+
+fn whole_chars_prefix(b: &[u8]) -> &[u8] {
+    match std::str::from_utf8(b) {
+        Err(e) if e.error_len().is_none() => &b[..e.valid_up_to()],
+        _ => b,
+    }
+}
+
+fn whole_chars_suffix(b: &[u8]) -> &[u8] {
+    let skip = b.iter().take(3).take_while(|&&c| c & 0xC0 == 0x80).count();
+    &b[skip..]
+}
+
+/// Output waiting to be sent as progress, released a whole line at a time.
+#[derive(Default)]
+struct LineBuf {
+    pending: Vec<u8>,
+}
+
+impl LineBuf {
+    fn push(&mut self, data: &[u8]) {
+        self.pending.extend_from_slice(data);
+        if self.pending.len() > PROGRESS_MAX * 4 {
+            // A burst faster than we flush: keep only the newest part.
+            let cut = self.pending.len() - PROGRESS_MAX;
+            self.pending.drain(..cut);
+        }
+    }
+
+    /// Complete lines (or everything, at the end), without the final newline.
+    fn take(&mut self, all: bool) -> Option<String> {
+        let end = if all {
+            self.pending.len()
+        } else {
+            self.pending.iter().rposition(|&b| b == b'\n')? + 1
+        };
+        if end == 0 {
+            return None;
+        }
+        let chunk: Vec<u8> = self.pending.drain(..end).collect();
+        let mut start = 0;
+        if chunk.len() > PROGRESS_MAX {
+            start = chunk.len() - PROGRESS_MAX;
+            start += chunk[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+        }
+        let text = String::from_utf8_lossy(&chunk[start..]);
+        let text = text.trim_end_matches(['\n', '\r']);
+        (!text.is_empty()).then(|| text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail_of_long_output() {
+        let mut c = Capture::default();
+        for i in 0..10_000 {
+            c.push(format!("line {i}\n").as_bytes());
+        }
+        let (text, cut) = c.render();
+        assert!(cut);
+        assert!(text.starts_with("line 0\n"));
+        assert!(text.ends_with("line 9999\n"));
+        assert!(text.contains("bytes omitted"));
+        assert!(text.len() < HEAD_BYTES + TAIL_BYTES + 100);
+    }
+
+    #[test]
+    fn capture_cuts_on_character_boundaries() {
+        let mut c = Capture::default();
+        c.push(b"a");
+        c.push("é".repeat(HEAD_BYTES * 2).as_bytes());
+        let (text, cut) = c.render();
+        assert!(cut);
+        assert!(!text.contains('\u{FFFD}'));
+    }
+
+    #[test]
+    fn line_buffer_releases_whole_lines() {
+        let mut l = LineBuf::default();
+        l.push(b"a\nb");
+        assert_eq!(l.take(false).as_deref(), Some("a"));
+        assert_eq!(l.take(false), None);
+        l.push(b"c\n");
+        assert_eq!(l.take(false).as_deref(), Some("bc"));
+        l.push(b"tail");
+        assert_eq!(l.take(true).as_deref(), Some("tail"));
+    }
+}

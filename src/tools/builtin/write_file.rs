@@ -1,0 +1,81 @@
+//! `write_file`: create or replace a file in the workspace, atomically,
+//! creating missing parent directories and keeping an existing file's mode.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use crate::protocol::Effect;
+use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
+
+pub struct WriteFile;
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Create or overwrite a file in the workspace with the given content. Missing \
+         parent directories are created. Prefer edit_file for changing part of a file."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace"},
+                "content": {"type": "string", "description": "The complete new content of the file"}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn targets(&self, args: &Value) -> Targets {
+        Targets {
+            paths: args
+                .get("path")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .into_iter()
+                .collect(),
+            command: None,
+        }
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let content = str_arg(&args, "content")?.to_string();
+        let resolved = ctx
+            .workspace
+            .resolve_for_write(path)
+            .map_err(ToolError::from_path)?;
+        let shown = ctx.workspace.display_relative(&resolved);
+        let bytes = content.len();
+        let target = resolved.clone();
+        let shown_for_task = shown.clone();
+        let created = tokio::task::spawn_blocking(move || {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| ToolError::from_io(&shown_for_task, &e))?;
+            }
+            write_atomic(&target, content.as_bytes())
+                .map_err(|e| ToolError::from_io(&shown_for_task, &e))
+        })
+        .await
+        .map_err(|e| ToolError::Internal(format!("write_file task failed: {e}")))??;
+        let verb = if created { "created" } else { "overwrote" };
+        Ok(json!({
+            "message": format!("{verb} {shown} ({bytes} bytes)"),
+            "path": shown,
+            "bytes": bytes,
+            "created": created,
+        }))
+    }
+}
