@@ -1,0 +1,1195 @@
+//! The agent loop end to end, through the library: real providers talk
+//! HTTP + SSE to the scripted mock LLM, tools touch a real temporary
+//! workspace, and every path of the pipeline is driven from the model's side.
+
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lathe::agent::{Agent, AgentConfig, AgentHandle};
+use lathe::policy::{HeadlessApprover, Redactor, Workspace};
+use lathe::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
+    ToolStatus,
+};
+use lathe::provider::{self, ProviderKind, ProviderSettings, RetryPolicy};
+use lathe::session::Journal;
+use lathe::tools::{BuiltinSettings, ToolRegistry};
+use mock_llm::{MockLlm, Reply, Step, tool_results};
+use serde_json::{Value, json};
+
+const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
+const KEY: &str = "test-key-0123456789abcdef";
+
+fn settings(kind: ProviderKind, mock: &MockLlm) -> ProviderSettings {
+    let url = match kind {
+        ProviderKind::OpenAi => mock.openai_url(),
+        ProviderKind::Anthropic => mock.anthropic_url(),
+    };
+    let mut s = ProviderSettings::new(kind, url);
+    s.api_key = lathe::secret::Secret::new(KEY);
+    s.retry = RetryPolicy {
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+        ..RetryPolicy::default()
+    };
+    s
+}
+
+struct Setup {
+    kind: ProviderKind,
+    mode: ApprovalMode,
+    max_iterations: u32,
+    interactive: bool,
+    registry: Option<ToolRegistry>,
+    journal_dir: Option<std::path::PathBuf>,
+}
+
+impl Setup {
+    fn new(kind: ProviderKind) -> Self {
+        Self {
+            kind,
+            mode: ApprovalMode::FullAuto,
+            max_iterations: 20,
+            interactive: false,
+            registry: None,
+            journal_dir: None,
+        }
+    }
+
+    fn mode(mut self, mode: ApprovalMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    fn spawn(self, mock: &MockLlm, ws: &Path) -> AgentHandle {
+        let workspace = Arc::new(Workspace::new(ws).unwrap());
+        let registry = self
+            .registry
+            .unwrap_or_else(|| ToolRegistry::with_defaults(&BuiltinSettings::default()).unwrap());
+        let mut cfg = AgentConfig::new("mock-model", "You are a test.");
+        cfg.approval = self.mode;
+        cfg.max_tool_iterations = self.max_iterations;
+        let provider = provider::build(settings(self.kind, mock)).unwrap();
+        let mut agent = Agent::new(cfg.clone(), provider, Arc::new(registry), workspace)
+            .with_hook(Arc::new(Redactor::new([KEY.to_string()])));
+        if !self.interactive {
+            agent = agent.with_approver(Arc::new(HeadlessApprover));
+        }
+        if let Some(dir) = self.journal_dir {
+            agent = agent.with_journal(Journal::create(&dir, &cfg.session_id).unwrap());
+        }
+        agent.spawn()
+    }
+}
+
+/// Sends `prompt` and collects events up to the end of the turn.
+async fn turn(handle: &mut AgentHandle, prompt: &str) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::UserInput {
+            text: prompt.into(),
+        })
+        .await
+        .unwrap();
+    collect_turn(handle).await
+}
+
+async fn collect_turn(handle: &mut AgentHandle) -> Vec<AgentEvent> {
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let ev = tokio::time::timeout_at(deadline, handle.events.recv())
+            .await
+            .expect("turn did not end in time")
+            .expect("agent stopped");
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            return events;
+        }
+    }
+}
+
+async fn run(
+    setup: Setup,
+    steps: Vec<Step>,
+    ws: &Path,
+    prompt: &str,
+) -> (Vec<AgentEvent>, MockLlm) {
+    let mock = MockLlm::start(steps).await;
+    let mut handle = setup.spawn(&mock, ws);
+    let events = turn(&mut handle, prompt).await;
+    (events, mock)
+}
+
+fn finished(
+    events: &[AgentEvent],
+) -> Vec<(String, ToolStatus, Value, lathe::protocol::ResultMetadata)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallFinished {
+                tool,
+                status,
+                content,
+                metadata,
+                ..
+            } => Some((tool.clone(), *status, content.clone(), metadata.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn final_text(events: &[AgentEvent]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::TurnCompleted { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+}
+
+fn turn_error(events: &[AgentEvent]) -> Option<(ErrorKind, String)> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::Error { kind, message, .. } => Some((*kind, message.clone())),
+        _ => None,
+    })
+}
+
+fn error_text(content: &Value) -> String {
+    content["error"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn text_streams_as_deltas_and_completes_with_both_providers() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![Step::Reply(Reply::text("Hello from the mock model."))],
+            ws.path(),
+            "hi",
+        )
+        .await;
+        let deltas: String = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::AssistantDelta { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, "Hello from the mock model.", "{kind}");
+        assert!(
+            events
+                .iter()
+                .filter(|e| matches!(e, AgentEvent::AssistantDelta { .. }))
+                .count()
+                > 2
+        );
+        assert_eq!(
+            final_text(&events).as_deref(),
+            Some("Hello from the mock model.")
+        );
+        let usage = events.iter().find_map(|e| match e {
+            AgentEvent::TurnCompleted { usage, .. } => Some(*usage),
+            _ => None,
+        });
+        assert_eq!(usage.unwrap().input_tokens, 11, "{kind}");
+        assert_eq!(usage.unwrap().output_tokens, 5, "{kind}");
+
+        let req = &mock.requests()[0];
+        assert_eq!(req.body["model"], "mock-model");
+        assert_eq!(req.body["stream"], true);
+        match kind {
+            ProviderKind::OpenAi => {
+                assert_eq!(req.path, "/v1/chat/completions");
+                assert_eq!(req.headers["authorization"], format!("Bearer {KEY}"));
+                assert_eq!(req.body["stream_options"]["include_usage"], true);
+                assert_eq!(req.body["messages"][0]["role"], "system");
+                let names: Vec<&str> = req.body["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap())
+                    .collect();
+                assert_eq!(
+                    names,
+                    [
+                        "edit_file",
+                        "exec_shell",
+                        "list_directory",
+                        "read_file",
+                        "write_file"
+                    ]
+                );
+            }
+            ProviderKind::Anthropic => {
+                assert_eq!(req.path, "/v1/messages");
+                assert_eq!(req.headers["x-api-key"], KEY);
+                assert_eq!(req.headers["anthropic-version"], "2023-06-01");
+                assert!(req.body["max_tokens"].as_u64().unwrap() > 0);
+                assert_eq!(req.body["system"][0]["text"], "You are a test.");
+                assert_eq!(req.body["tools"][0]["name"], "edit_file");
+                assert!(req.body["tools"][0]["input_schema"].is_object());
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_an_error_the_model_recovers_from() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![
+                Step::Reply(Reply::tools().call("c1", "grep_everything", json!({}))),
+                Step::Reply(Reply::text("Sorry, that tool does not exist.")),
+            ],
+            ws.path(),
+            "search",
+        )
+        .await;
+        let f = finished(&events);
+        assert_eq!(f[0].1, ToolStatus::Error);
+        assert_eq!(f[0].3.error_kind.as_deref(), Some("not_found"));
+        assert!(error_text(&f[0].2).contains("grep_everything"));
+        assert!(error_text(&f[0].2).contains("read_file"), "lists the tools");
+        assert!(final_text(&events).is_some());
+        let results = tool_results(&mock.requests()[1]);
+        assert_eq!(results[0].0, "c1");
+        assert!(
+            results[0].1["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("tool not found")
+        );
+        if kind == ProviderKind::Anthropic {
+            assert!(results[0].2, "is_error is set");
+        }
+    }
+}
+
+#[tokio::test]
+async fn prefixed_and_dotted_names_resolve() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha").unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call("c1", "functions.read_file", json!({"path": "a.txt"}))),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "read",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f[0].0, "read_file");
+    assert_eq!(f[0].1, ToolStatus::Ok);
+    assert_eq!(f[0].2["content"], "alpha");
+}
+
+#[tokio::test]
+async fn malformed_json_and_schema_violations_are_invalid_args() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![
+                Step::Reply(
+                    Reply::tools()
+                        .call_raw("c1", "read_file", r#"{"path": "a.txt""#)
+                        .call("c2", "read_file", json!({"path": 42}))
+                        .call("c3", "write_file", json!({"path": "x.txt"}))
+                        .call(
+                            "c4",
+                            "exec_shell",
+                            json!({"command": "ls", "timeout": "soon"}),
+                        ),
+                ),
+                Step::Reply(Reply::text("fixed")),
+            ],
+            ws.path(),
+            "go",
+        )
+        .await;
+        let f = finished(&events);
+        for (_, status, content, meta) in &f {
+            assert_eq!(*status, ToolStatus::Error, "{content}");
+            assert_eq!(
+                meta.error_kind.as_deref(),
+                Some("invalid_args"),
+                "{content}"
+            );
+        }
+        assert!(error_text(&f[0].2).contains("not valid JSON"), "{}", f[0].2);
+        assert!(error_text(&f[1].2).contains("field `path`"), "{}", f[1].2);
+        assert!(
+            error_text(&f[2].2).contains("missing required field `content`"),
+            "{}",
+            f[2].2
+        );
+        assert!(
+            error_text(&f[3].2).contains("field `timeout`"),
+            "{}",
+            f[3].2
+        );
+        // The raw text of malformed arguments is shown as it came.
+        assert!(events.iter().any(|e| matches!(e,
+            AgentEvent::ToolCallStarted { arguments: Value::String(s), .. } if s.contains("a.txt"))));
+        assert_eq!(tool_results(&mock.requests()[1]).len(), 4);
+        assert!(!ws.path().join("x.txt").exists());
+    }
+}
+
+#[tokio::test]
+async fn path_escapes_are_denied_by_the_guardrail() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOP SECRET").unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
+    let abs = outside.path().join("secret.txt").display().to_string();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call("c1", "read_file", json!({"path": "../../../../etc/passwd"}))
+                    .call("c2", "read_file", json!({"path": abs}))
+                    .call("c3", "read_file", json!({"path": "link/secret.txt"}))
+                    .call(
+                        "c4",
+                        "write_file",
+                        json!({"path": "link/new.txt", "content": "x"}),
+                    )
+                    .call("c5", "list_directory", json!({"path": "link"}))
+                    .call(
+                        "c6",
+                        "edit_file",
+                        json!({"path": "../x", "old_text": "a", "new_text": "b"}),
+                    ),
+            ),
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "escape",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f.len(), 6);
+    for (tool, status, content, meta) in &f {
+        assert_eq!(*status, ToolStatus::Denied, "{tool}: {content}");
+        assert_eq!(
+            meta.error_kind.as_deref(),
+            Some("invalid_path"),
+            "{tool}: {content}"
+        );
+        assert!(
+            error_text(content).contains("outside the workspace"),
+            "{content}"
+        );
+        assert!(!content.to_string().contains("TOP SECRET"));
+    }
+    let denials = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                AgentEvent::GuardrailVerdict {
+                    verdict: GuardrailOutcome::Deny,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(denials, 6);
+    assert!(!outside.path().join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn denylisted_commands_are_denied_even_in_full_auto() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::Anthropic),
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "exec_shell",
+                json!({"command": "sudo rm -rf /"}),
+            )),
+            Step::Reply(Reply::text("I will not do that.")),
+        ],
+        ws.path(),
+        "wipe",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Denied);
+    assert_eq!(f[0].3.error_kind.as_deref(), Some("permission_denied"));
+    assert!(error_text(&f[0].2).contains("denylist"), "{}", f[0].2);
+}
+
+#[tokio::test]
+async fn a_shell_timeout_kills_the_whole_process_group() {
+    let ws = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "exec_shell",
+                json!({"command": "sleep 60 & echo $! > bg.pid; echo started; wait", "timeout": 1}),
+            )),
+            Step::Reply(Reply::text("it timed out")),
+        ],
+        ws.path(),
+        "run",
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Error);
+    assert_eq!(f[0].3.error_kind.as_deref(), Some("timeout"));
+    let msg = error_text(&f[0].2);
+    assert!(
+        msg.contains("timed out after 1s") && msg.contains("started"),
+        "{msg}"
+    );
+    let pid = std::fs::read_to_string(ws.path().join("bg.pid")).unwrap();
+    let proc_path = format!("/proc/{}", pid.trim());
+    // SIGKILL is delivered at once, but teardown takes a moment: wait for the
+    // process to vanish or turn into a zombie.
+    let alive = || {
+        std::fs::read_to_string(format!("{proc_path}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "background process {pid} survived the timeout");
+}
+
+#[tokio::test]
+async fn shell_output_streams_as_progress_and_comes_back_whole() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "exec_shell",
+                json!({"command": "echo one; echo two >&2; echo three; exit 3"}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "run",
+    )
+    .await;
+    let progress: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolProgress { stream, text, .. } => Some((stream.clone(), text.clone())),
+            _ => None,
+        })
+        .collect();
+    let out: String = progress
+        .iter()
+        .filter(|p| p.0 == "stdout")
+        .map(|p| p.1.clone() + "\n")
+        .collect();
+    assert_eq!(out, "one\nthree\n");
+    assert!(progress.iter().any(|p| p.0 == "stderr" && p.1 == "two"));
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Ok);
+    assert_eq!(f[0].2["exit_code"], 3);
+    assert_eq!(f[0].2["stdout"], "one\nthree\n");
+    assert_eq!(f[0].2["stderr"], "two\n");
+    assert!(f[0].2["duration_ms"].is_u64());
+}
+
+#[tokio::test]
+async fn the_iteration_limit_ends_the_turn_with_an_error() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let looping = || Step::Reply(Reply::tools().call("c", "list_directory", json!({})));
+        let setup = Setup {
+            max_iterations: 2,
+            ..Setup::new(kind)
+        };
+        let mock = MockLlm::start(vec![looping(), looping(), looping()]).await;
+        let mut handle = setup.spawn(&mock, ws.path());
+        let events = turn(&mut handle, "loop").await;
+        let (err_kind, message) = turn_error(&events).unwrap();
+        assert_eq!(err_kind, ErrorKind::MaxIterations);
+        assert_eq!(message, "max tool iterations (2) exceeded");
+        assert_eq!(finished(&events).len(), 2, "two rounds ran");
+        assert_eq!(mock.requests().len(), 3);
+        // The conversation stays well-formed: a next turn works.
+        mock.push(Step::Reply(Reply::text("fine")));
+        let events = turn(&mut handle, "stop looping").await;
+        assert_eq!(final_text(&events).as_deref(), Some("fine"));
+        let last = mock.requests().pop().unwrap();
+        let refused = tool_results(&{
+            let mut r = last.clone();
+            // Look at the refused round: the results right after the third assistant message.
+            let msgs = r.body["messages"].as_array().unwrap().clone();
+            let cut = msgs
+                .iter()
+                .rposition(|m| m["role"] == "user" && m["content"] == "stop looping")
+                .unwrap();
+            r.body["messages"] = Value::Array(msgs[..cut].to_vec());
+            r
+        });
+        assert!(
+            refused[0].1["error"]
+                .as_str()
+                .unwrap()
+                .contains("max tool iterations")
+        );
+    }
+}
+
+#[tokio::test]
+async fn retries_recover_from_429_5xx_cut_and_aborted_streams() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![
+                Step::Status {
+                    status: 429,
+                    message: "slow down".into(),
+                    retry_after: Some("0".into()),
+                },
+                Step::Status {
+                    status: 503,
+                    message: "overloaded".into(),
+                    retry_after: None,
+                },
+                Step::Cut(Reply::text("partial answer that never ends")),
+                Step::Abort(Reply::text("broken connection")),
+                Step::Reply(Reply::text("finally")),
+            ],
+            ws.path(),
+            "hi",
+        )
+        .await;
+        assert_eq!(final_text(&events).as_deref(), Some("finally"), "{kind}");
+        assert_eq!(mock.requests().len(), 5);
+        let retries: Vec<(u32, u64, String)> = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ProviderRetry {
+                    attempt,
+                    delay_ms,
+                    reason,
+                    ..
+                } => Some((*attempt, *delay_ms, reason.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries.len(), 4, "{retries:?}");
+        assert_eq!(retries[0].1, 0, "Retry-After: 0 is honoured");
+        assert!(retries[0].2.contains("429") && retries[0].2.contains("slow down"));
+        assert!(retries[1].2.contains("503"));
+        assert!(
+            retries[2].2.contains("ended before its end marker"),
+            "{}",
+            retries[2].2
+        );
+        assert_eq!(retries[3].0, 4);
+    }
+}
+
+#[tokio::test]
+async fn retry_after_delays_are_honoured() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Status {
+                status: 429,
+                message: "rate limited".into(),
+                retry_after: Some("1".into()),
+            },
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "hi",
+    )
+    .await;
+    let delay = events.iter().find_map(|e| match e {
+        AgentEvent::ProviderRetry { delay_ms, .. } => Some(*delay_ms),
+        _ => None,
+    });
+    assert_eq!(delay, Some(1000));
+    assert_eq!(final_text(&events).as_deref(), Some("ok"));
+}
+
+#[tokio::test]
+async fn giving_up_quotes_the_server_and_client_errors_are_not_retried() {
+    let ws = tempfile::tempdir().unwrap();
+    let boom = || Step::Status {
+        status: 500,
+        message: "database on fire".into(),
+        retry_after: None,
+    };
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![boom(), boom(), boom(), boom(), boom()],
+        ws.path(),
+        "hi",
+    )
+    .await;
+    let (kind, message) = turn_error(&events).unwrap();
+    assert_eq!(kind, ErrorKind::Provider);
+    assert!(
+        message.contains("HTTP 500") && message.contains("database on fire"),
+        "{message}"
+    );
+    assert!(message.contains("gave up after 5 attempts"), "{message}");
+    assert_eq!(mock.requests().len(), 5);
+
+    let (events, mock) = run(
+        Setup::new(ProviderKind::Anthropic),
+        vec![Step::Status {
+            status: 401,
+            message: "invalid x-api-key".into(),
+            retry_after: None,
+        }],
+        ws.path(),
+        "hi",
+    )
+    .await;
+    let (_, message) = turn_error(&events).unwrap();
+    assert!(
+        message.contains("HTTP 401") && message.contains("invalid x-api-key"),
+        "{message}"
+    );
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn malformed_stream_chunks_fail_the_turn_clearly() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![Step::Raw("data: {\"choices\": [oops\n\n".into())],
+        ws.path(),
+        "hi",
+    )
+    .await;
+    let (kind, message) = turn_error(&events).unwrap();
+    assert_eq!(kind, ErrorKind::Provider);
+    assert!(
+        message.contains("malformed response") && message.contains("oops"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_300_kb_file_is_truncated_to_what_the_model_may_see() {
+    let ws = tempfile::tempdir().unwrap();
+    let big: String = (0..30_000).map(|i| format!("line {i:>9}\n")).collect();
+    assert!(big.len() > 300_000);
+    std::fs::write(ws.path().join("big.txt"), &big).unwrap();
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call("c1", "read_file", json!({"path": "big.txt"}))),
+            Step::Reply(Reply::tools().call("c2", "exec_shell", json!({"command": "cat big.txt"}))),
+            Step::Reply(Reply::text("big")),
+        ],
+        ws.path(),
+        "read it",
+    )
+    .await;
+    let f = finished(&events);
+    for (tool, status, content, meta) in &f {
+        assert_eq!(*status, ToolStatus::Ok, "{tool}");
+        assert!(meta.truncated, "{tool}");
+        assert!(content.to_string().len() <= 65_536, "{tool}");
+    }
+    assert!(
+        f[0].2["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("line         0\n")
+    );
+    assert!(f[0].2["next_offset"].as_u64().unwrap() > 1000);
+    assert!(f[1].2["stdout"].as_str().unwrap().contains("bytes omitted"));
+    assert!(
+        f[1].2["stdout"]
+            .as_str()
+            .unwrap()
+            .ends_with("line     29999\n")
+    );
+    for req in &mock.requests()[1..] {
+        for (_, content, _) in tool_results(req) {
+            assert!(content.to_string().len() <= 65_536);
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_parallel_calls_are_answered_in_order() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        for (name, body) in [("a.txt", "AAA"), ("b.txt", "BBB"), ("c.txt", "CCC")] {
+            std::fs::write(ws.path().join(name), body).unwrap();
+        }
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![
+                Step::Reply(
+                    Reply::tools()
+                        .say("Reading three files.")
+                        .call("call_a", "read_file", json!({"path": "a.txt"}))
+                        .call("call_b", "read_file", json!({"path": "b.txt"}))
+                        .call("call_c", "read_file", json!({"path": "c.txt"})),
+                ),
+                Step::Reply(Reply::text("AAA BBB CCC")),
+            ],
+            ws.path(),
+            "read all",
+        )
+        .await;
+        let results = tool_results(&mock.requests()[1]);
+        let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(ids, ["call_a", "call_b", "call_c"], "{kind}");
+        let bodies: Vec<&str> = results
+            .iter()
+            .map(|r| r.1["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(bodies, ["AAA", "BBB", "CCC"]);
+        // The assistant message that asked goes back with its text and calls.
+        let msgs = mock.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let assistant = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+        assert!(assistant.to_string().contains("Reading three files."));
+        assert_eq!(final_text(&events).as_deref(), Some("AAA BBB CCC"));
+    }
+}
+
+/// A read-only tool that completes only when three calls run at once.
+struct Rendezvous(Arc<tokio::sync::Barrier>);
+
+#[async_trait::async_trait]
+impl lathe::tools::Tool for Rendezvous {
+    fn name(&self) -> &str {
+        "rendezvous"
+    }
+    fn description(&self) -> &str {
+        "waits for two other calls"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+    }
+    fn effect(&self) -> lathe::protocol::Effect {
+        lathe::protocol::Effect::Read
+    }
+    async fn execute(
+        &self,
+        args: Value,
+        _ctx: &lathe::tools::ToolContext,
+    ) -> Result<Value, lathe::tools::ToolError> {
+        tokio::time::timeout(Duration::from_secs(5), self.0.wait())
+            .await
+            .map_err(|_| lathe::tools::ToolError::ExecutionFailed("ran alone".into()))?;
+        Ok(args)
+    }
+}
+
+#[tokio::test]
+async fn consecutive_read_only_calls_run_concurrently() {
+    let ws = tempfile::tempdir().unwrap();
+    let registry = ToolRegistry::builder()
+        .tool(Arc::new(Rendezvous(Arc::new(tokio::sync::Barrier::new(3)))))
+        .build()
+        .unwrap();
+    let setup = Setup {
+        registry: Some(registry),
+        ..Setup::new(ProviderKind::OpenAi)
+    };
+    let (events, _mock) = run(
+        setup,
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call("r1", "rendezvous", json!({"n": 1}))
+                    .call("r2", "rendezvous", json!({"n": 2}))
+                    .call("r3", "rendezvous", json!({"n": 3})),
+            ),
+            Step::Reply(Reply::text("met")),
+        ],
+        ws.path(),
+        "meet",
+    )
+    .await;
+    let f = finished(&events);
+    assert!(f.iter().all(|r| r.1 == ToolStatus::Ok), "{f:?}");
+}
+
+#[tokio::test]
+async fn headless_ask_denies_writes_and_tells_the_model_why() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        let (events, mock) = run(
+            Setup::new(kind).mode(ApprovalMode::Ask),
+            vec![
+                Step::Reply(
+                    Reply::tools()
+                        .call(
+                            "w",
+                            "write_file",
+                            json!({"path": "new.txt", "content": "hi"}),
+                        )
+                        .call("x", "exec_shell", json!({"command": "touch made.txt"})),
+                ),
+                Step::Reply(Reply::text("I could not write the file.")),
+            ],
+            ws.path(),
+            "write",
+        )
+        .await;
+        assert!(!ws.path().join("new.txt").exists());
+        assert!(!ws.path().join("made.txt").exists());
+        let f = finished(&events);
+        assert_eq!(f[0].1, ToolStatus::Denied);
+        assert_eq!(f[1].1, ToolStatus::Denied);
+        let asked = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
+            .count();
+        assert_eq!(asked, 2);
+        assert!(events.iter().any(|e| matches!(
+            e,
+            AgentEvent::ApprovalDecided {
+                source: DecisionSource::Policy,
+                decision: ApprovalDecision::Deny { .. },
+                ..
+            }
+        )));
+        let results = tool_results(&mock.requests()[1]);
+        let told = results[0].1["error"].as_str().unwrap();
+        assert!(
+            told.contains("headless") && told.contains("--approval"),
+            "{told}"
+        );
+        assert_eq!(
+            final_text(&events).as_deref(),
+            Some("I could not write the file.")
+        );
+    }
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_writes_and_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::ReadOnly),
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call(
+                        "w",
+                        "write_file",
+                        json!({"path": "new.txt", "content": "hi"}),
+                    )
+                    .call("l", "list_directory", json!({})),
+            ),
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "write",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Denied);
+    assert!(error_text(&f[0].2).contains("read-only"));
+    assert_eq!(f[1].1, ToolStatus::Ok);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
+    );
+}
+
+#[tokio::test]
+async fn auto_edit_writes_and_edits_files_atomically() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("main.rs"),
+        "fn main() {\n    println!(\"old\");\n}\n",
+    )
+    .unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::Anthropic).mode(ApprovalMode::AutoEdit),
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call(
+                        "w",
+                        "write_file",
+                        json!({"path": "src/deep/new.txt", "content": "fresh\n"}),
+                    )
+                    .call(
+                        "e",
+                        "edit_file",
+                        json!({"path": "main.rs", "old_text": "\"old\"", "new_text": "\"new\""}),
+                    )
+                    .call(
+                        "e2",
+                        "edit_file",
+                        json!({"path": "main.rs", "old_text": "missing", "new_text": "x"}),
+                    )
+                    .call("x", "exec_shell", json!({"command": "echo should not run"})),
+            ),
+            Step::Reply(Reply::text("edited")),
+        ],
+        ws.path(),
+        "edit",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("src/deep/new.txt")).unwrap(),
+        "fresh\n"
+    );
+    assert!(
+        std::fs::read_to_string(ws.path().join("main.rs"))
+            .unwrap()
+            .contains("\"new\"")
+    );
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Ok);
+    assert_eq!(f[0].2["created"], true);
+    assert_eq!(f[1].1, ToolStatus::Ok);
+    assert_eq!(f[1].2["line"], 2);
+    assert_eq!(f[2].1, ToolStatus::Error);
+    assert!(error_text(&f[2].2).contains("occurs 0 times"));
+    assert_eq!(
+        f[3].1,
+        ToolStatus::Denied,
+        "auto-edit still asks for commands"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[tokio::test]
+async fn interactive_approvals_are_a_round_trip_with_grants() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "echo one"}))),
+        Step::Reply(Reply::tools().call("c2", "exec_shell", json!({"command": "echo two"}))),
+        Step::Reply(Reply::tools().call(
+            "c3",
+            "write_file",
+            json!({"path": "n.txt", "content": "x"}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let setup = Setup {
+        interactive: true,
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::ApprovalRequested { call_id, scope, .. } = &ev {
+            let decision = match call_id.as_str() {
+                "c1" => {
+                    assert_eq!(scope, "echo");
+                    ApprovalDecision::ApproveForConversation
+                }
+                "c3" => ApprovalDecision::Deny {
+                    message: Some("write it under docs/ instead".into()),
+                },
+                other => panic!("unexpected approval request for {other}"),
+            };
+            handle
+                .ops
+                .send(Op::Decide {
+                    call_id: call_id.clone(),
+                    decision,
+                })
+                .await
+                .unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Ok);
+    assert_eq!(
+        f[1].1,
+        ToolStatus::Ok,
+        "the conversation grant covered `echo`"
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::ApprovalDecided { call_id, source: DecisionSource::Grant, .. } if call_id == "c2")));
+    assert_eq!(f[2].1, ToolStatus::Denied);
+    let told = tool_results(&mock.requests()[3]);
+    assert!(
+        told[0].1["error"]
+            .as_str()
+            .unwrap()
+            .contains("write it under docs/ instead")
+    );
+    assert!(!ws.path().join("n.txt").exists());
+}
+
+#[tokio::test]
+async fn an_interrupt_cancels_the_stream_and_running_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    // Interrupt during a stream that never ends.
+    let mock = MockLlm::start(vec![Step::Hang(Reply::text("thinking forever"))]).await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::UserInput { text: "hi".into() })
+        .await
+        .unwrap();
+    loop {
+        if let AgentEvent::AssistantDelta { .. } = handle.events.recv().await.unwrap() {
+            break;
+        }
+    }
+    handle.ops.send(Op::Interrupt).await.unwrap();
+    let events = collect_turn(&mut handle).await;
+    assert_eq!(turn_error(&events).unwrap().0, ErrorKind::Interrupted);
+
+    // Interrupt a running shell command.
+    mock.push(Step::Reply(Reply::tools().call(
+        "s",
+        "exec_shell",
+        json!({"command": "echo begin; sleep 30", "timeout": 60}),
+    )));
+    handle
+        .ops
+        .send(Op::UserInput { text: "run".into() })
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(&ev, AgentEvent::ToolProgress { text, .. } if text.contains("begin")) {
+            handle.ops.send(Op::Interrupt).await.unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Error);
+    assert_eq!(f[0].3.error_kind.as_deref(), Some("cancelled"));
+    assert_eq!(turn_error(&events).unwrap().0, ErrorKind::Interrupted);
+}
+
+#[tokio::test]
+async fn secrets_are_redacted_from_tool_results() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join(".env"),
+        format!("OPENAI_API_KEY={KEY}\nAWS=AKIAABCDEFGHIJKLMNOP\n"),
+    )
+    .unwrap();
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call("c1", "read_file", json!({"path": ".env"}))),
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "read",
+    )
+    .await;
+    let f = finished(&events);
+    let content = f[0].2["content"].as_str().unwrap();
+    assert!(
+        !content.contains(KEY) && !content.contains("AKIAABCDEFGHIJKLMNOP"),
+        "{content}"
+    );
+    assert!(content.contains("[REDACTED]"));
+    assert!(
+        !mock.requests()[1]
+            .body
+            .to_string()
+            .contains("AKIAABCDEFGHIJKLMNOP")
+    );
+}
+
+#[tokio::test]
+async fn the_session_journal_records_the_turn() {
+    let ws = tempfile::tempdir().unwrap();
+    let journal = tempfile::tempdir().unwrap();
+    let setup = Setup {
+        journal_dir: Some(journal.path().to_path_buf()),
+        ..Setup::new(ProviderKind::OpenAi)
+    };
+    let (_events, _mock) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call("c1", "list_directory", json!({}))),
+            Step::Reply(Reply::text("listed")),
+        ],
+        ws.path(),
+        "list",
+    )
+    .await;
+    let file = std::fs::read_dir(journal.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let lines: Vec<Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    for t in [
+        "session_started",
+        "turn_started",
+        "tool_call_started",
+        "tool_call_finished",
+        "turn_completed",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    assert!(!types.contains(&"assistant_delta"));
+}
