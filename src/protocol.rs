@@ -287,6 +287,8 @@ pub enum AgentEvent {
     ApprovalDecided {
         call_id: String,
         tool: String,
+        /// Flattened: `"decision": "deny", "message": "…"`.
+        #[serde(flatten)]
         decision: ApprovalDecision,
         source: DecisionSource,
     },
@@ -381,6 +383,24 @@ mod tests {
         assert_eq!(ev.kind(), "tool_call_finished");
         let back: AgentEvent = serde_json::from_value(v).unwrap();
         assert_eq!(back, ev);
+    }
+
+    #[test]
+    fn approval_decided_carries_a_flat_decision() {
+        let ev = AgentEvent::ApprovalDecided {
+            call_id: "c".into(),
+            tool: "write_file".into(),
+            decision: ApprovalDecision::Deny {
+                message: Some("no".into()),
+            },
+            source: DecisionSource::User,
+        };
+        let v = serde_json::to_value(&ev).unwrap();
+        assert_eq!(v["type"], "approval_decided");
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["message"], "no");
+        assert_eq!(v["source"], "user");
+        assert_eq!(serde_json::from_value::<AgentEvent>(v).unwrap(), ev);
     }
 
     #[test]

@@ -1,0 +1,565 @@
+//! The real `lathe` binary, run the way a user or a CI script runs it,
+//! against the scripted mock LLM: flags, `--json` events, exit codes,
+//! configuration errors, approval modes, and secrets that must never leak.
+
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mock_llm::{MockLlm, Reply, Step, tool_results};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+const SECRET: &str = "sk-lathe-test-SECRET-0123456789abcdef";
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+}
+
+impl Env {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("LATHE_HOME", self.home.path())
+            .current_dir(self.ws.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    async fn run(&self, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Run {
+        let mut child = self.command(args, env).spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(stdin.as_bytes()).await.unwrap();
+        drop(input);
+        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("lathe did not exit in time")
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `lathe exec` against the mock's OpenAI endpoint.
+    async fn exec(&self, mock: &MockLlm, extra: &[&str], prompt: &str) -> Run {
+        let url = mock.openai_url();
+        let mut args = vec!["exec", "--base-url", url.as_str(), "--model", "mock-model"];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.run(&args, &[("OPENAI_API_KEY", SECRET)], "").await
+    }
+}
+
+fn all_files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(all_files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn help_and_version_work() {
+    let env = Env::new();
+    let help = env.run(&["--help"], &[], "").await;
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.contains("exec") && help.stdout.contains("--approval"));
+    let help = env.run(&["exec", "--help"], &[], "").await;
+    assert_eq!(help.code, 0);
+    for flag in [
+        "--json",
+        "--provider",
+        "--base-url",
+        "--model",
+        "--workspace",
+        "--approval",
+        "--max-tool-iterations",
+    ] {
+        assert!(
+            help.stdout.contains(flag),
+            "{flag} missing from exec --help"
+        );
+    }
+    let version = env.run(&["--version"], &[], "").await;
+    assert_eq!(version.code, 0);
+    assert_eq!(
+        version.stdout.trim(),
+        format!("lathe {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[tokio::test]
+async fn usage_and_config_errors_exit_2_with_a_clear_message() {
+    let env = Env::new();
+    let r = env.run(&["exec", "hello"], &[], "").await;
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("OPENAI_API_KEY is not set"),
+        "{}",
+        r.stderr
+    );
+
+    let r = env
+        .run(&["exec", "--approval", "yolo", "hello"], &[], "")
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("yolo"), "{}", r.stderr);
+
+    let r = env
+        .run(
+            &["exec", "--base-url", "http://127.0.0.1:9/v1", "-"],
+            &[],
+            "  \n",
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("prompt is empty"), "{}", r.stderr);
+
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(&cfg, "model = \"m\"\n\n[shell]\ntimeout_secs = \"long\"\n").unwrap();
+    let r = env
+        .run(
+            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(&cfg.display().to_string()),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("line 4") && r.stderr.contains("shell.timeout_secs"),
+        "{}",
+        r.stderr
+    );
+
+    std::fs::write(&cfg, "approval = \"ask\"\nmodle = \"typo\"\n").unwrap();
+    let r = env
+        .run(
+            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("line 2") && r.stderr.contains("modle"),
+        "{}",
+        r.stderr
+    );
+
+    std::fs::remove_file(&cfg).unwrap();
+    let r = env
+        .run(
+            &[
+                "exec",
+                "-C",
+                "/nonexistent/dir",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "hi",
+            ],
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("/nonexistent/dir"), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn json_mode_streams_every_event_of_a_real_session() {
+    let env = Env::new();
+    std::fs::create_dir(env.ws.path().join("src")).unwrap();
+    std::fs::write(
+        env.ws.path().join("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    41\n}\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .say("Let me look around.")
+                .call("c1", "list_directory", json!({"path": "src"}))
+                .call("c2", "read_file", json!({"path": "src/lib.rs"})),
+        ),
+        Step::Reply(Reply::tools().call(
+            "c3",
+            "edit_file",
+            json!({"path": "src/lib.rs", "old_text": "    41\n", "new_text": "    42\n"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "c4",
+            "exec_shell",
+            json!({"command": "grep -n 42 src/lib.rs"}),
+        )),
+        Step::Reply(Reply::text("The answer is now 42.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--approval", "full-auto"],
+            "fix the answer",
+        )
+        .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.path().join("src/lib.rs")).unwrap(),
+        "pub fn answer() -> u32 {\n    42\n}\n"
+    );
+    let events = r.events();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for t in [
+        "session_started",
+        "turn_started",
+        "assistant_delta",
+        "assistant_message",
+        "tool_call_started",
+        "tool_progress",
+        "guardrail_verdict",
+        "tool_call_finished",
+        "turn_completed",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    assert_eq!(types.first(), Some(&"session_started"));
+    assert_eq!(types.last(), Some(&"turn_completed"));
+    for e in &events {
+        if e["type"].as_str().unwrap().starts_with("tool_") || e["type"] == "guardrail_verdict" {
+            assert!(e["call_id"].is_string() && e["tool"].is_string(), "{e}");
+        }
+    }
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_finished")
+        .collect();
+    assert_eq!(finished.len(), 4);
+    assert!(finished.iter().all(|e| e["status"] == "ok"), "{finished:?}");
+    assert_eq!(finished[3]["content"]["stdout"], "2:    42\n");
+    assert!(finished[0]["metadata"]["duration_ms"].is_u64());
+    assert_eq!(events.last().unwrap()["text"], "The answer is now 42.");
+    // The session journal and the log were written under LATHE_HOME.
+    let sessions: Vec<_> = all_files_under(&env.home.path().join("sessions"));
+    assert_eq!(sessions.len(), 1);
+    assert!(
+        std::fs::read_to_string(&sessions[0])
+            .unwrap()
+            .contains("\"turn_completed\"")
+    );
+    assert!(!all_files_under(&env.home.path().join("logs")).is_empty());
+}
+
+#[tokio::test]
+async fn plain_mode_prints_the_answer_on_stdout_and_progress_on_stderr() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().say("Reading the notes.").call(
+            "c1",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        )),
+        Step::Reply(Reply::text("The note says: remember the milk.")),
+    ])
+    .await;
+    let r = env.exec(&mock, &[], "what does the note say?").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "The note says: remember the milk.\n");
+    assert!(r.stderr.contains("▸ read_file notes.txt"), "{}", r.stderr);
+    assert!(r.stderr.contains("✓ ok"), "{}", r.stderr);
+    assert!(r.stderr.contains("Reading the notes."), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn the_prompt_can_come_from_stdin() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("got it"))]).await;
+    let url = mock.openai_url();
+    let r = env
+        .run(
+            &["exec", "--base-url", &url, "-"],
+            &[("OPENAI_API_KEY", SECRET)],
+            "a prompt\nover two lines\n",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = &mock.requests()[0].body;
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(user["content"], "a prompt\nover two lines\n");
+}
+
+#[tokio::test]
+async fn anthropic_works_through_the_binary() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("toolu_1", "list_directory", json!({}))),
+        Step::Reply(Reply::text("Empty workspace.")),
+    ])
+    .await;
+    let url = mock.anthropic_url();
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--provider",
+                "anthropic",
+                "--base-url",
+                &url,
+                "--json",
+                "look",
+            ],
+            &[("ANTHROPIC_API_KEY", SECRET)],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs[0].path, "/v1/messages");
+    assert_eq!(reqs[0].headers["x-api-key"], SECRET);
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results[0].0, "toolu_1");
+    assert!(results[0].1["entries"].is_array());
+    assert_eq!(r.events().last().unwrap()["text"], "Empty workspace.");
+}
+
+#[tokio::test]
+async fn failed_turns_exit_1() {
+    let env = Env::new();
+    let looping = || Step::Reply(Reply::tools().call("c", "list_directory", json!({})));
+    let mock = MockLlm::start(vec![looping(), looping(), looping()]).await;
+    let r = env
+        .exec(&mock, &["--max-tool-iterations", "1"], "loop")
+        .await;
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("max tool iterations (1) exceeded"),
+        "{}",
+        r.stderr
+    );
+
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[network]\nretry_base_ms = 1\n",
+    )
+    .unwrap();
+    let boom = || Step::Status {
+        status: 502,
+        message: "upstream exploded".into(),
+        retry_after: None,
+    };
+    let mock = MockLlm::start(vec![boom(), boom(), boom(), boom(), boom()]).await;
+    let r = env.exec(&mock, &["--json"], "hi").await;
+    assert_eq!(r.code, 1);
+    let last = r.events().pop().unwrap();
+    assert_eq!(last["type"], "error");
+    assert_eq!(last["kind"], "provider");
+    let msg = last["message"].as_str().unwrap();
+    assert!(
+        msg.contains("HTTP 502") && msg.contains("upstream exploded"),
+        "{msg}"
+    );
+    let retries = r
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "provider_retry")
+        .count();
+    assert_eq!(retries, 4);
+
+    // A server that is not there at all.
+    let r = env
+        .run(
+            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[("OPENAI_API_KEY", SECRET)],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("could not reach http://127.0.0.1:9/v1/chat/completions"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[tokio::test]
+async fn headless_ask_denies_changes_and_the_model_is_told() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        )),
+        Step::Reply(Reply::text("I was not allowed to write a.txt.")),
+    ])
+    .await;
+    let r = env.exec(&mock, &["--json"], "write a.txt").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!env.ws.path().join("a.txt").exists());
+    let events = r.events();
+    let requested = events
+        .iter()
+        .find(|e| e["type"] == "approval_requested")
+        .unwrap();
+    assert_eq!(requested["tool"], "write_file");
+    assert_eq!(requested["scope"], "a.txt");
+    let decided = events
+        .iter()
+        .find(|e| e["type"] == "approval_decided")
+        .unwrap();
+    assert_eq!(decided["decision"], "deny");
+    assert_eq!(decided["source"], "policy");
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["status"], "denied");
+    let told = tool_results(&mock.requests()[1]);
+    assert!(
+        told[0].1["error"]
+            .as_str()
+            .unwrap()
+            .contains("--approval auto-edit")
+    );
+}
+
+#[tokio::test]
+async fn api_keys_never_reach_output_files_or_child_processes() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("leak.txt"), format!("key={SECRET}\n")).unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "c1",
+                    "exec_shell",
+                    json!({"command": "env; echo \"[$OPENAI_API_KEY]\""}),
+                )
+                .call("c2", "read_file", json!({"path": "leak.txt"})),
+        ),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--json",
+                "--approval",
+                "full-auto",
+                "--base-url",
+                &mock.openai_url(),
+                "go",
+            ],
+            &[("OPENAI_API_KEY", SECRET), ("RUST_LOG", "trace")],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        mock.requests()[0].headers["authorization"],
+        format!("Bearer {SECRET}")
+    );
+    let shell = r
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert!(
+        shell["content"]["stdout"].as_str().unwrap().contains("[]"),
+        "the child saw no key"
+    );
+    assert!(!r.stdout.contains(SECRET), "stdout leaks the key");
+    assert!(!r.stderr.contains(SECRET), "stderr leaks the key");
+    assert!(
+        !mock.requests()[1].body.to_string().contains(SECRET),
+        "the model saw the key"
+    );
+    for file in all_files_under(env.home.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains(SECRET), "{} leaks the key", file.display());
+    }
+}
+
+#[tokio::test]
+async fn sigint_interrupts_the_turn_and_exits_130() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![Step::Hang(Reply::text("this answer never ends"))]).await;
+    let url = mock.openai_url();
+    let child = env
+        .command(
+            &["exec", "--json", "--base-url", &url, "hi"],
+            &[("OPENAI_API_KEY", SECRET)],
+        )
+        .spawn()
+        .unwrap();
+    // Wait until the stream is running.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while mock.requests().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id().unwrap()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "error");
+    assert_eq!(last["kind"], "interrupted");
+}
