@@ -1,6 +1,7 @@
 //! The agent loop end to end, through the library: real providers talk
 //! HTTP + SSE to the scripted mock LLM, tools touch a real temporary
 //! workspace, and every path of the pipeline is driven from the model's side.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/mock_llm.rs"]
 mod mock_llm;

@@ -1,6 +1,7 @@
 //! The real `lathe` binary, run the way a user or a CI script runs it,
 //! against the scripted mock LLM: flags, `--json` events, exit codes,
 //! configuration errors, approval modes, and secrets that must never leak.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/mock_llm.rs"]
 mod mock_llm;
