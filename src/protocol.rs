@@ -169,10 +169,7 @@ pub struct ToolResult {
 impl ToolResult {
     /// The text the model receives: the content serialized as JSON.
     pub fn model_text(&self) -> String {
-        match &self.content {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
+        self.content.to_string()
     }
 
     pub fn is_error(&self) -> bool {

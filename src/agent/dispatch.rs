@@ -23,8 +23,8 @@ use crate::protocol::{
     AgentEvent, ApprovalDecision, DecisionSource, Effect, GuardrailOutcome, ResultMetadata,
     ToolResult, ToolStatus,
 };
-use crate::provider::ToolCall;
-use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate};
+use crate::provider::{ToolCall, ToolOutput};
+use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate_sized};
 use crate::tools::{ProgressSink, RegisteredTool, Targets, ToolContext, ToolError};
 
 /// How a call ended before normalization.
@@ -40,7 +40,7 @@ pub(crate) async fn run_calls(
     turn_id: u64,
     calls: &[ToolCall],
     cancel: &CancellationToken,
-) -> Vec<ToolResult> {
+) -> Vec<ToolOutput> {
     let mut results = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
@@ -75,7 +75,7 @@ async fn dispatch_one(
     turn_id: u64,
     call: &ToolCall,
     cancel: &CancellationToken,
-) -> ToolResult {
+) -> ToolOutput {
     let started = Instant::now();
     // 1. resolve
     let resolved = shared.registry.resolve(&call.name);
@@ -97,18 +97,23 @@ async fn dispatch_one(
         (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
         (Ok(tool), Ok(args)) => run_stages(shared, call, tool, args, cancel).await,
     };
-    let result = normalize(&call.id, outcome, started);
+    let (result, text) = normalize(&call.id, outcome, started);
     if let Some(kind) = &result.metadata.error_kind {
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
+    let output = ToolOutput {
+        call_id: result.call_id,
+        content: text,
+        is_error: result.status != ToolStatus::Ok,
+    };
     shared.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
         status: result.status,
-        content: result.content.clone(),
-        metadata: result.metadata.clone(),
+        content: result.content,
+        metadata: result.metadata,
     });
-    result
+    output
 }
 
 fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
@@ -346,8 +351,10 @@ async fn execute(
     }
 }
 
-/// Stage 8: one result shape, cut to what the model may see.
-fn normalize(call_id: &str, outcome: Outcome, started: Instant) -> ToolResult {
+/// Stage 8: one result shape, cut to what the model may see; also returns
+/// the text the model receives. The result is serialized once (twice when
+/// it has to be cut).
+fn normalize(call_id: &str, outcome: Outcome, started: Instant) -> (ToolResult, String) {
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (status, mut value, note, error_kind) = match outcome {
         Outcome::Ran { value, note } => (ToolStatus::Ok, value, note, None),
@@ -373,8 +380,12 @@ fn normalize(call_id: &str, outcome: Outcome, started: Instant) -> ToolResult {
             None => value = json!({ "result": value, "guardrail_note": note }),
         }
     }
-    let cut = truncate(value, MAX_TOOL_RESULT_BYTES);
-    ToolResult {
+    let mut text = serde_json::to_string(&value).unwrap_or_default();
+    let cut = truncate_sized(value, text.len(), MAX_TOOL_RESULT_BYTES);
+    if cut.truncated {
+        text = serde_json::to_string(&cut.value).unwrap_or_default();
+    }
+    let result = ToolResult {
         call_id: call_id.to_string(),
         status,
         content: cut.value,
@@ -385,5 +396,6 @@ fn normalize(call_id: &str, outcome: Outcome, started: Instant) -> ToolResult {
             mime: None,
             error_kind,
         },
-    }
+    };
+    (result, text)
 }

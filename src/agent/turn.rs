@@ -139,15 +139,7 @@ pub(crate) async fn run_turn(
             calls = calls.len(),
             "executing tool calls"
         );
-        let results = dispatch::run_calls(shared, turn_id, &calls, &cancel).await;
-        let outputs = results
-            .iter()
-            .map(|r| ToolOutput {
-                call_id: r.call_id.clone(),
-                content: r.model_text(),
-                is_error: r.is_error(),
-            })
-            .collect();
+        let outputs = dispatch::run_calls(shared, turn_id, &calls, &cancel).await;
         conv.messages.push(Message::Assistant {
             text: completion.text,
             tool_calls: calls,

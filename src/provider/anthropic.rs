@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
@@ -100,72 +102,151 @@ impl Wire for Anthropic {
     }
 }
 
-/// The JSON body of a streaming Messages request.
-pub fn request_body(req: &ChatRequest<'_>, max_tokens: u32) -> Value {
+/// The body of a streaming Messages request, borrowing the conversation.
+pub fn request_body<'a>(req: &ChatRequest<'a>, max_tokens: u32) -> Body<'a> {
     let mut messages = Vec::with_capacity(req.messages.len());
     for m in req.messages {
         match m {
-            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::User(text) => messages.push(Msg {
+                role: "user",
+                content: Content::Text(text),
+            }),
             Message::Assistant { text, tool_calls } => {
-                let mut content = Vec::new();
+                let mut blocks = Vec::with_capacity(tool_calls.len() + 1);
                 if !text.is_empty() {
-                    content.push(json!({"type": "text", "text": text}));
+                    blocks.push(Part::Text { text });
                 }
-                for c in tool_calls {
-                    // `input` must be an object; malformed arguments (already
-                    // reported to the model as an error) go back as `{}`.
-                    let input = serde_json::from_str::<Value>(&c.arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
-                    content.push(
-                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
-                    );
-                }
-                if !content.is_empty() {
-                    messages.push(json!({"role": "assistant", "content": content}));
+                blocks.extend(tool_calls.iter().map(|c| Part::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input: object_input(&c.arguments),
+                }));
+                if !blocks.is_empty() {
+                    messages.push(Msg {
+                        role: "assistant",
+                        content: Content::Blocks(blocks),
+                    });
                 }
             }
-            Message::ToolResults(results) => {
-                let content: Vec<Value> = results
-                    .iter()
-                    .map(|r| {
-                        let mut block = json!({
-                            "type": "tool_result",
-                            "tool_use_id": r.call_id,
-                            "content": r.content,
-                        });
-                        if r.is_error {
-                            block["is_error"] = json!(true);
-                        }
-                        block
-                    })
-                    .collect();
-                messages.push(json!({"role": "user", "content": content}));
-            }
+            Message::ToolResults(results) => messages.push(Msg {
+                role: "user",
+                content: Content::Blocks(
+                    results
+                        .iter()
+                        .map(|r| Part::ToolResult {
+                            tool_use_id: &r.call_id,
+                            content: &r.content,
+                            is_error: r.is_error,
+                        })
+                        .collect(),
+                ),
+            }),
         }
     }
-    let mut body = json!({
-        "model": req.model,
-        "max_tokens": max_tokens,
-        "messages": messages,
-        "stream": true,
-    });
-    if !req.system.is_empty() {
-        body["system"] = json!([{
-            "type": "text",
-            "text": req.system,
-            "cache_control": {"type": "ephemeral"},
-        }]);
-    }
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    Body {
+        model: req.model,
+        max_tokens,
+        messages,
+        stream: true,
+        system: (!req.system.is_empty()).then(|| {
+            [SystemBlock {
+                kind: "text",
+                text: req.system,
+                cache_control: CacheControl { kind: "ephemeral" },
+            }]
+        }),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+            .map(|t| ToolDef {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+            })
+            .collect(),
     }
-    body
+}
+
+/// `input` must be a JSON object; the model's text is passed through as it
+/// is when it is one, and malformed arguments (already reported to the
+/// model as an error) go back as `{}`.
+fn object_input(arguments: &str) -> Input<'_> {
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => Input::Raw(raw),
+        _ => Input::Empty(serde_json::Map::new()),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    Raw(&'a RawValue),
+    Empty(serde_json::Map<String, Value>),
+}
+
+#[derive(Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    messages: Vec<Msg<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<[SystemBlock<'a>; 1]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDef<'a>>,
+}
+
+#[derive(Serialize)]
+struct Msg<'a> {
+    role: &'static str,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Blocks(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+#[derive(Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct ToolDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
 }
 
 enum Block {
@@ -345,6 +426,8 @@ impl StreamDecoder for Decoder {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::provider::{NoopObserver, ToolOutput};
 
@@ -425,7 +508,7 @@ mod tests {
                 is_error: true,
             }]),
         ];
-        let body = request_body(
+        let body = serde_json::to_value(request_body(
             &ChatRequest {
                 model: "claude",
                 system: "sys",
@@ -433,7 +516,8 @@ mod tests {
                 tools: &[],
             },
             1024,
-        );
+        ))
+        .unwrap();
         assert_eq!(body["max_tokens"], 1024);
         assert_eq!(body["system"][0]["text"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");

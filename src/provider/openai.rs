@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
@@ -90,68 +91,125 @@ impl Wire for OpenAi {
     }
 }
 
-/// The JSON body of a streaming Chat Completions request.
-pub fn request_body(req: &ChatRequest<'_>) -> Value {
+/// The body of a streaming Chat Completions request. It borrows the
+/// conversation, so building it copies nothing; serializing it is the only
+/// pass over the history.
+pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
-        messages.push(json!({"role": "system", "content": req.system}));
+        messages.push(Msg::System {
+            content: req.system,
+        });
     }
     for m in req.messages {
         match m {
-            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
-            Message::Assistant { text, tool_calls } => {
-                let mut msg = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    if text.is_empty() {
-                        msg["content"] = Value::Null;
-                    }
-                    msg["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
-                            })
-                        })
-                        .collect();
-                }
-                messages.push(msg);
-            }
+            Message::User(text) => messages.push(Msg::User { content: text }),
+            Message::Assistant { text, tool_calls } => messages.push(Msg::Assistant {
+                content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| CallDef {
+                        id: &c.id,
+                        kind: "function",
+                        function: FnCall {
+                            name: &c.name,
+                            arguments: &c.arguments,
+                        },
+                    })
+                    .collect(),
+            }),
             Message::ToolResults(results) => {
-                for r in results {
-                    messages.push(json!({
-                        "role": "tool",
-                        "tool_call_id": r.call_id,
-                        "content": r.content,
-                    }));
-                }
+                messages.extend(results.iter().map(|r| Msg::Tool {
+                    tool_call_id: &r.call_id,
+                    content: &r.content,
+                }));
             }
         }
     }
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    Body {
+        model: req.model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: req
             .tools
             .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    }
-                })
+            .map(|t| ToolDef {
+                kind: "function",
+                function: FnDef {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
             })
-            .collect();
+            .collect(),
     }
-    body
+}
+
+#[derive(Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Msg<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDef<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum Msg<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        /// `null` when the message is only tool calls.
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<CallDef<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct CallDef<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FnCall<'a>,
+}
+
+#[derive(Serialize)]
+struct FnCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct ToolDef<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FnDef<'a>,
+}
+
+#[derive(Serialize)]
+struct FnDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
 
 #[derive(Default)]
@@ -282,6 +340,8 @@ impl StreamDecoder for Decoder {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::provider::{NoopObserver, ToolOutput, ToolSchema};
 
@@ -374,12 +434,13 @@ mod tests {
             description: "d".into(),
             parameters: json!({"type": "object"}),
         }];
-        let body = request_body(&ChatRequest {
+        let body = serde_json::to_value(request_body(&ChatRequest {
             model: "m",
             system: "sys",
             messages: &messages,
             tools: &tools,
-        });
+        }))
+        .unwrap();
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(body["messages"][2]["content"], Value::Null);

@@ -45,6 +45,11 @@ pub fn json_len(v: &Value) -> usize {
 /// Truncates `value` so that it serializes to at most `limit` bytes.
 pub fn truncate(value: Value, limit: usize) -> Truncated {
     let original_bytes = json_len(&value);
+    truncate_sized(value, original_bytes, limit)
+}
+
+/// Like [`truncate`], for a value whose serialized size is already known.
+pub fn truncate_sized(value: Value, original_bytes: usize, limit: usize) -> Truncated {
     if original_bytes <= limit {
         return Truncated {
             value,

@@ -112,6 +112,10 @@ pub struct Recorded {
 struct Script {
     steps: VecDeque<Step>,
     requests: Vec<Recorded>,
+    /// Replay the script forever instead of running out (benchmarks).
+    cycle: bool,
+    /// Keep no request records (benchmarks).
+    forget: bool,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -124,10 +128,26 @@ pub struct MockLlm {
 
 impl MockLlm {
     pub async fn start(steps: Vec<Step>) -> Self {
-        let script: Shared = Arc::new(Mutex::new(Script {
+        Self::serve(Script {
             steps: steps.into(),
-            requests: Vec::new(),
-        }));
+            ..Script::default()
+        })
+        .await
+    }
+
+    /// A server that replays `steps` in a loop and records nothing.
+    pub async fn cycling(steps: Vec<Step>) -> Self {
+        Self::serve(Script {
+            steps: steps.into(),
+            cycle: true,
+            forget: true,
+            ..Script::default()
+        })
+        .await
+    }
+
+    async fn serve(script: Script) -> Self {
+        let script: Shared = Arc::new(Mutex::new(script));
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
@@ -178,15 +198,23 @@ async fn handle(
     let anthropic = uri.path().ends_with("/messages");
     let step = {
         let mut s = script.lock().unwrap();
-        s.requests.push(Recorded {
-            path: uri.path().to_string(),
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
-                .collect(),
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        });
-        s.steps.pop_front()
+        if !s.forget {
+            s.requests.push(Recorded {
+                path: uri.path().to_string(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+                    .collect(),
+                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            });
+        }
+        let step = s.steps.pop_front();
+        if s.cycle
+            && let Some(step) = &step
+        {
+            s.steps.push_back(step.clone());
+        }
+        step
     };
     let Some(step) = step else {
         return error_response(500, "mock script exhausted", None);
