@@ -148,13 +148,11 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, max_tokens: u32) -> Body<'a> {
         max_tokens,
         messages,
         stream: true,
-        system: (!req.system.is_empty()).then(|| {
-            [SystemBlock {
-                kind: "text",
-                text: req.system,
-                cache_control: CacheControl { kind: "ephemeral" },
-            }]
-        }),
+        system: (!req.system.is_empty()).then_some([SystemBlock {
+            kind: "text",
+            text: req.system,
+            cache_control: CacheControl { kind: "ephemeral" },
+        }]),
         tools: req
             .tools
             .iter()
