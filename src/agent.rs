@@ -30,8 +30,7 @@ mod turn;
 
 pub use approval::PendingApprovals;
 
-/// Default limit on tool rounds per turn (seed 000).
-pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = 20;
+pub use crate::config::defaults::MAX_TOOL_ITERATIONS as DEFAULT_MAX_TOOL_ITERATIONS;
 /// How many ops may wait before a sender waits.
 const OP_QUEUE: usize = 64;
 

@@ -14,10 +14,21 @@ use std::time::Duration;
 use crate::protocol::ApprovalMode;
 use crate::provider::{ProviderKind, ProviderSettings, RetryPolicy};
 use crate::secret::Secret;
-use crate::tools::BuiltinSettings;
 
 pub mod file;
 pub mod paths;
+
+/// Defaults every layer starts from. The modules that use these values
+/// (the agent, the shell tool) take them from here.
+pub mod defaults {
+    /// Tool rounds per turn (seed 000).
+    pub const MAX_TOOL_ITERATIONS: u32 = 20;
+    /// `exec_shell` timeout, and the longest a call may ask for (seed 002).
+    pub const SHELL_TIMEOUT_SECS: u64 = 30;
+    pub const SHELL_MAX_TIMEOUT_SECS: u64 = 300;
+    /// How long a "for this conversation" approval lasts.
+    pub const GRANT_TTL_SECS: u64 = 300;
+}
 
 pub use file::ConfigFile;
 pub use paths::Paths;
@@ -161,8 +172,8 @@ impl Config {
         let shell_timeout_secs = merged
             .shell
             .and_then(|s| s.timeout_secs)
-            .unwrap_or(crate::tools::builtin::DEFAULT_SHELL_TIMEOUT_SECS)
-            .clamp(1, crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS);
+            .unwrap_or(defaults::SHELL_TIMEOUT_SECS)
+            .clamp(1, defaults::SHELL_MAX_TIMEOUT_SECS);
         Ok(Self {
             provider,
             model,
@@ -175,7 +186,7 @@ impl Config {
             max_tool_iterations: overrides
                 .max_tool_iterations
                 .or(merged.max_tool_iterations)
-                .unwrap_or(crate::agent::DEFAULT_MAX_TOOL_ITERATIONS)
+                .unwrap_or(defaults::MAX_TOOL_ITERATIONS)
                 .max(1),
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
@@ -188,7 +199,7 @@ impl Config {
                 merged
                     .approvals
                     .and_then(|a| a.grant_ttl_secs)
-                    .unwrap_or(300),
+                    .unwrap_or(defaults::GRANT_TTL_SECS),
             ),
             paths,
             sources,
@@ -205,13 +216,6 @@ impl Config {
             max_output_tokens: self.max_output_tokens,
             connect_timeout: self.connect_timeout,
             idle_timeout: self.idle_timeout,
-        }
-    }
-
-    pub fn builtin_settings(&self) -> BuiltinSettings {
-        BuiltinSettings {
-            shell_timeout_secs: self.shell_timeout_secs,
-            ..BuiltinSettings::default()
         }
     }
 

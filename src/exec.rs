@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::policy::{HeadlessApprover, Redactor, Workspace};
 use crate::protocol::{AgentEvent, ErrorKind, Op, ToolStatus};
 use crate::session::Journal;
-use crate::tools::ToolRegistry;
+use crate::tools::{BuiltinSettings, ToolRegistry};
 
 /// Exit status of a completed turn.
 pub const EXIT_OK: i32 = 0;
@@ -53,8 +53,12 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, ExecError> {
                 source,
             })?,
         );
-    let registry = ToolRegistry::with_defaults(&config.builtin_settings())
-        .map_err(|e| ExecError::Setup(e.to_string()))?;
+    let settings = BuiltinSettings {
+        shell_timeout_secs: config.shell_timeout_secs,
+        ..BuiltinSettings::default()
+    };
+    let registry =
+        ToolRegistry::with_defaults(&settings).map_err(|e| ExecError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
         .map_err(|e| ExecError::Setup(e.to_string()))?;
     let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace.root()));

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-pub const DEFAULT_GRANT_TTL: Duration = Duration::from_secs(300);
+pub const DEFAULT_GRANT_TTL: Duration =
+    Duration::from_secs(crate::config::defaults::GRANT_TTL_SECS);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GrantKind {

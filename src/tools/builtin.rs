@@ -20,10 +20,10 @@ pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
 pub use write_file::WriteFile;
 
-/// Default `exec_shell` timeout (seed 002).
-pub const DEFAULT_SHELL_TIMEOUT_SECS: u64 = 30;
-/// Longest `exec_shell` timeout a call may ask for (seed 002).
-pub const MAX_SHELL_TIMEOUT_SECS: u64 = 300;
+pub use crate::config::defaults::{
+    SHELL_MAX_TIMEOUT_SECS as MAX_SHELL_TIMEOUT_SECS,
+    SHELL_TIMEOUT_SECS as DEFAULT_SHELL_TIMEOUT_SECS,
+};
 
 /// Settings the built-in tools take from configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
