@@ -1194,3 +1194,26 @@ async fn the_session_journal_records_the_turn() {
     }
     assert!(!types.contains(&"assistant_delta"));
 }
+
+#[tokio::test]
+async fn servers_that_refuse_stream_options_still_work() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Status {
+                status: 400,
+                message: "Unrecognized request argument supplied: stream_options".into(),
+                retry_after: None,
+            },
+            Step::Reply(Reply::text("hello")),
+        ],
+        ws.path(),
+        "hi",
+    )
+    .await;
+    assert_eq!(final_text(&events).as_deref(), Some("hello"));
+    let reqs = mock.requests();
+    assert!(reqs[0].body.get("stream_options").is_some());
+    assert!(reqs[1].body.get("stream_options").is_none());
+}

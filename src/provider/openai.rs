@@ -9,6 +9,7 @@
 //! some compatible servers never send the marker.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -28,6 +29,8 @@ pub struct OpenAi {
     driver: HttpDriver,
     url: String,
     headers: HeaderMap,
+    /// Cleared for good when the server rejects `stream_options`.
+    include_usage: AtomicBool,
 }
 
 impl OpenAi {
@@ -53,6 +56,7 @@ impl OpenAi {
             driver: HttpDriver::new(&settings)?,
             url,
             headers,
+            include_usage: AtomicBool::new(true),
         })
     }
 }
@@ -69,7 +73,20 @@ impl Provider for OpenAi {
         observer: &mut dyn StreamObserver,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        self.driver.run(self, request, observer, cancel).await
+        match self.driver.run(self, request, observer, cancel).await {
+            // A few strict servers refuse `stream_options`; go on without usage.
+            Err(ProviderError::Http {
+                status: 400 | 422,
+                message,
+                ..
+            }) if message.contains("stream_options")
+                && self.include_usage.swap(false, Ordering::Relaxed) =>
+            {
+                tracing::warn!(%message, "server rejected stream_options; retrying without usage reporting");
+                self.driver.run(self, request, observer, cancel).await
+            }
+            other => other,
+        }
     }
 }
 
@@ -83,7 +100,11 @@ impl Wire for OpenAi {
     }
 
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
-        serde_json::to_vec(&request_body(req)).unwrap_or_default()
+        let mut body = request_body(req);
+        if !self.include_usage.load(Ordering::Relaxed) {
+            body.stream_options = None;
+        }
+        serde_json::to_vec(&body).unwrap_or_default()
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -130,9 +151,9 @@ pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
         model: req.model,
         messages,
         stream: true,
-        stream_options: StreamOptions {
+        stream_options: Some(StreamOptions {
             include_usage: true,
-        },
+        }),
         tools: req
             .tools
             .iter()
@@ -153,7 +174,8 @@ pub struct Body<'a> {
     model: &'a str,
     messages: Vec<Msg<'a>>,
     stream: bool,
-    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDef<'a>>,
 }
