@@ -7,6 +7,7 @@
 //! With `--json`, every event is one JSON line on stdout; without it, the
 //! final answer goes to stdout and progress to stderr.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
@@ -15,7 +16,9 @@ use serde_json::Value;
 use crate::agent::{Agent, AgentConfig, prompt};
 use crate::config::Config;
 use crate::policy::{HeadlessApprover, Redactor, Workspace};
-use crate::protocol::{AgentEvent, ErrorKind, Op, ToolStatus};
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, DecisionSource, Effect, ErrorKind, Op, ToolStatus,
+};
 use crate::session::Journal;
 use crate::tools::{BuiltinSettings, ToolRegistry};
 
@@ -112,6 +115,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, ExecError> {
             }
         }
     };
+    printer.finish();
     let _ = handle.ops.send(Op::Shutdown).await;
     drop(handle.ops);
     // Give the agent a moment to finish killing tools and writing the journal.
@@ -175,6 +179,10 @@ struct Printer {
     color: bool,
     /// Assistant text not yet known to be final.
     pending: Option<String>,
+    /// Effects of calls waiting for approval, by call id.
+    asked: HashMap<String, Effect>,
+    /// Effects of the calls the approval mode denied.
+    denied: Vec<Effect>,
 }
 
 impl Printer {
@@ -184,7 +192,25 @@ impl Printer {
             json,
             color,
             pending: None,
+            asked: HashMap::new(),
+            denied: Vec::new(),
         }
+    }
+
+    /// After the turn: say how to allow what headless mode had to deny.
+    fn finish(&self) {
+        if self.json || self.denied.is_empty() {
+            return;
+        }
+        let hint = if self.denied.iter().all(|e| *e == Effect::Write) {
+            "--approval auto-edit (file edits) or --approval full-auto (edits and commands)"
+        } else {
+            "--approval full-auto"
+        };
+        self.err(&format!(
+            "lathe: {} call(s) needed approval, and headless `ask` mode denied them; to allow them, rerun with {hint}\n",
+            self.denied.len()
+        ));
     }
 
     fn print(&mut self, ev: &AgentEvent) {
@@ -196,6 +222,24 @@ impl Printer {
                 let _ = out.flush();
             }
             return;
+        }
+        match ev {
+            AgentEvent::ApprovalRequested {
+                call_id, effect, ..
+            } => {
+                self.asked.insert(call_id.clone(), *effect);
+            }
+            AgentEvent::ApprovalDecided {
+                call_id,
+                decision: ApprovalDecision::Deny { .. },
+                source: DecisionSource::Policy,
+                ..
+            } => {
+                if let Some(effect) = self.asked.remove(call_id) {
+                    self.denied.push(effect);
+                }
+            }
+            _ => {}
         }
         match ev {
             AgentEvent::AssistantMessage { text, .. } => self.pending = Some(text.clone()),
@@ -244,8 +288,27 @@ fn colorize(ev: &AgentEvent, line: &str) -> String {
     format!("\x1b[{code}m{}\x1b[0m\n", line.trim_end_matches('\n'))
 }
 
+fn human_bytes(n: usize) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+fn human_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
 /// The key argument of a call: its path or command.
 fn key_argument(args: &Value) -> String {
+    if args.as_object().is_some_and(serde_json::Map::is_empty) {
+        return String::new();
+    }
     let text = ["command", "path"]
         .iter()
         .find_map(|k| args.get(k).and_then(Value::as_str))
@@ -269,12 +332,13 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         ),
         AgentEvent::ToolCallStarted {
             tool, arguments, ..
-        } => format!("▸ {tool} {}\n", key_argument(arguments)),
+        } => format!("▸ {tool} {}\n", key_argument(arguments)).replace(" \n", "\n"),
         AgentEvent::ToolProgress { text, .. } => text
             .lines()
             .map(|l| format!("  │ {l}\n"))
             .collect::<String>(),
         AgentEvent::ToolCallFinished {
+            tool,
             status,
             content,
             metadata,
@@ -283,8 +347,9 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             let detail = match status {
                 ToolStatus::Ok => {
                     let mut d = format!(
-                        "ok · {} ms · {} bytes",
-                        metadata.duration_ms, metadata.bytes
+                        "ok · {} · {}",
+                        human_duration(metadata.duration_ms),
+                        human_bytes(metadata.bytes)
                     );
                     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
                         d = format!("exit {code} · {d}");
@@ -312,7 +377,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                 ToolStatus::Error => "✗",
                 ToolStatus::Denied => "⊘",
             };
-            format!("  {mark} {detail}\n")
+            format!("  {mark} {tool} {detail}\n")
         }
         AgentEvent::ProviderRetry {
             attempt,
@@ -362,7 +427,7 @@ mod tests {
         };
         assert_eq!(
             human_line(&done).unwrap(),
-            "  ✓ exit 0 · ok · 5 ms · 10 bytes\n"
+            "  ✓ exec_shell exit 0 · ok · 5 ms · 10 B\n"
         );
         let denied = AgentEvent::ToolCallFinished {
             call_id: "c".into(),

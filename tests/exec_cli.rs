@@ -313,7 +313,7 @@ async fn plain_mode_prints_the_answer_on_stdout_and_progress_on_stderr() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "The note says: remember the milk.\n");
     assert!(r.stderr.contains("▸ read_file notes.txt"), "{}", r.stderr);
-    assert!(r.stderr.contains("✓ ok"), "{}", r.stderr);
+    assert!(r.stderr.contains("✓ read_file ok"), "{}", r.stderr);
     assert!(r.stderr.contains("Reading the notes."), "{}", r.stderr);
 }
 

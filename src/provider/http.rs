@@ -205,19 +205,26 @@ impl HttpDriver {
     }
 }
 
-/// An error with its sources, which is where reqwest puts the useful part.
+/// An error with its sources, which is where reqwest puts the useful part
+/// ("tcp connect error: Connection refused"); the wrappers that only repeat
+/// the URL are left out.
 fn chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = Some(err);
+    while let Some(e) = current {
+        let text = e.to_string();
+        let wrapper =
+            text.starts_with("error sending request") || text.starts_with("client error (");
+        if !wrapper && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
         }
-        source = s.source();
+        current = e.source();
     }
-    out
+    if parts.is_empty() {
+        err.to_string()
+    } else {
+        parts.join(": ")
+    }
 }
 
 /// `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date.
