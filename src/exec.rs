@@ -438,8 +438,10 @@ mod tests {
         };
         assert_eq!(
             human_line(&denied).unwrap(),
-            "  ⊘ denied: permission denied: no\n"
+            "  ⊘ write_file denied: permission denied: no\n"
         );
+        assert_eq!(human_bytes(2048), "2.0 KiB");
+        assert_eq!(human_duration(1500), "1.5 s");
     }
 
     #[test]
