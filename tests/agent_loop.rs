@@ -1217,3 +1217,46 @@ async fn servers_that_refuse_stream_options_still_work() {
     assert!(reqs[0].body.get("stream_options").is_some());
     assert!(reqs[1].body.get("stream_options").is_none());
 }
+
+#[tokio::test]
+async fn binary_files_are_refused_and_listings_are_sorted() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("image.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("b.txt"), "bb").unwrap();
+    std::fs::create_dir(ws.path().join("a_dir")).unwrap();
+    std::fs::write(ws.path().join("C.md"), "c").unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call("c1", "read_file", json!({"path": "image.png"}))
+                    .call("c2", "list_directory", json!({"path": "."}))
+                    .call("c3", "read_file", json!({"path": "missing.txt"}))
+                    .call("c4", "read_file", json!({"path": "a_dir"})),
+            ),
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "look",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Error);
+    assert!(error_text(&f[0].2).contains("binary file"), "{}", f[0].2);
+    let names: Vec<&str> = f[1].2["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["C.md", "a_dir", "b.txt", "image.png"]);
+    assert_eq!(f[1].2["entries"][1]["is_dir"], true);
+    assert_eq!(f[1].2["entries"][2]["size"], 2);
+    assert_eq!(f[2].3.error_kind.as_deref(), Some("file_not_found"));
+    assert!(error_text(&f[3].2).contains("is a directory"), "{}", f[3].2);
+}

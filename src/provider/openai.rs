@@ -249,6 +249,27 @@ struct Decoder {
     finish_reason: Option<String>,
 }
 
+impl Decoder {
+    /// Which call a `tool_calls` delta belongs to. Servers that omit
+    /// `index` (some send each call whole) are keyed by id: a new id is a
+    /// new call, no id continues the last one.
+    fn call_index(&self, index: Option<u64>, id: Option<&str>) -> u64 {
+        if let Some(i) = index {
+            return i;
+        }
+        let last = self.calls.keys().next_back().copied();
+        match (id, last) {
+            (Some(id), _) => self
+                .calls
+                .iter()
+                .find(|(_, c)| c.id == id)
+                .map_or_else(|| last.map_or(0, |l| l + 1), |(i, _)| *i),
+            (None, Some(l)) => l,
+            (None, None) => 0,
+        }
+    }
+}
+
 impl StreamDecoder for Decoder {
     fn event(
         &mut self,
@@ -301,13 +322,14 @@ impl StreamDecoder for Decoder {
                 obs.text_delta(text);
             }
             let calls = delta.get("tool_calls").and_then(Value::as_array);
-            for (pos, tc) in calls.into_iter().flatten().enumerate() {
-                let index = tc
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(pos as u64);
+            for tc in calls.into_iter().flatten() {
+                let id = tc
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty());
+                let index = self.call_index(tc.get("index").and_then(Value::as_u64), id);
                 let entry = self.calls.entry(index).or_default();
-                if let Some(id) = tc.get("id").and_then(Value::as_str)
+                if let Some(id) = id
                     && entry.id.is_empty()
                 {
                     entry.id = id.to_string();
@@ -411,6 +433,21 @@ mod tests {
             }
         );
         assert_eq!(c.stop_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn calls_without_an_index_are_keyed_by_id() {
+        let c = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"a","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"th\":\"y\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ])
+        .unwrap();
+        assert_eq!(c.tool_calls.len(), 2);
+        assert_eq!(c.tool_calls[0].arguments, r#"{"path":"x"}"#);
+        assert_eq!(c.tool_calls[1].id, "b");
+        assert_eq!(c.tool_calls[1].arguments, r#"{"path":"y"}"#);
     }
 
     #[test]
