@@ -145,6 +145,26 @@ fn finished(
         .collect()
 }
 
+/// The outcome of one call (concurrent calls finish in any order).
+fn result_of(
+    events: &[AgentEvent],
+    id: &str,
+) -> (ToolStatus, Value, lathe::protocol::ResultMetadata) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                content,
+                metadata,
+                ..
+            } if call_id == id => Some((*status, content.clone(), metadata.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
 fn final_text(events: &[AgentEvent]) -> Option<String> {
     events.iter().find_map(|e| match e {
         AgentEvent::TurnCompleted { text, .. } => Some(text.clone()),
@@ -1245,18 +1265,23 @@ async fn binary_files_are_refused_and_listings_are_sorted() {
         "look",
     )
     .await;
-    let f = finished(&events);
-    assert_eq!(f[0].1, ToolStatus::Error);
-    assert!(error_text(&f[0].2).contains("binary file"), "{}", f[0].2);
-    let names: Vec<&str> = f[1].2["entries"]
+    let (status, content, _) = result_of(&events, "c1");
+    assert_eq!(status, ToolStatus::Error);
+    assert!(error_text(&content).contains("binary file"), "{content}");
+    let (_, listing, _) = result_of(&events, "c2");
+    let names: Vec<&str> = listing["entries"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| e["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["C.md", "a_dir", "b.txt", "image.png"]);
-    assert_eq!(f[1].2["entries"][1]["is_dir"], true);
-    assert_eq!(f[1].2["entries"][2]["size"], 2);
-    assert_eq!(f[2].3.error_kind.as_deref(), Some("file_not_found"));
-    assert!(error_text(&f[3].2).contains("is a directory"), "{}", f[3].2);
+    assert_eq!(listing["entries"][1]["is_dir"], true);
+    assert_eq!(listing["entries"][2]["size"], 2);
+    assert_eq!(
+        result_of(&events, "c3").2.error_kind.as_deref(),
+        Some("file_not_found")
+    );
+    let (_, dir, _) = result_of(&events, "c4");
+    assert!(error_text(&dir).contains("is a directory"), "{dir}");
 }
