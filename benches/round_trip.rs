@@ -89,6 +89,15 @@ async fn one_turn(b: &mut Bench) -> Duration {
     took
 }
 
+/// Total time of `iters` turns.
+async fn turns_taking(bench: &mut Bench, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        total += one_turn(bench).await;
+    }
+    total
+}
+
 fn turns(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut group = c.benchmark_group("turn");
@@ -137,15 +146,7 @@ fn turns(c: &mut Criterion) {
     for (name, kind, steps, bytes) in cases {
         let mut bench = rt.block_on(setup(kind, steps, bytes));
         group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        total += one_turn(&mut bench).await;
-                    }
-                    total
-                })
-            });
+            b.iter_custom(|iters| rt.block_on(turns_taking(&mut bench, iters)));
         });
     }
     group.finish();
@@ -165,15 +166,7 @@ fn streaming(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(sse.len() as u64));
         let mut bench = rt.block_on(setup(ProviderKind::OpenAi, vec![step], 0));
         group.bench_with_input(BenchmarkId::new("text", format!("{kb}KiB")), &kb, |b, _| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        total += one_turn(&mut bench).await;
-                    }
-                    total
-                })
-            });
+            b.iter_custom(|iters| rt.block_on(turns_taking(&mut bench, iters)));
         });
     }
     group.finish();

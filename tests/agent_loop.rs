@@ -127,6 +127,24 @@ async fn run(
     (events, mock)
 }
 
+/// One call, then a closing text answer; returns the call's outcome too.
+async fn run_one(
+    setup: Setup,
+    ws: &Path,
+    tool: &str,
+    args: Value,
+) -> (
+    (ToolStatus, Value, lathe::protocol::ResultMetadata),
+    Vec<AgentEvent>,
+) {
+    let steps = vec![
+        Step::Reply(Reply::tools().call("c1", tool, args)),
+        Step::Reply(Reply::text("done")),
+    ];
+    let (events, _mock) = run(setup, steps, ws, "go").await;
+    (result_of(&events, "c1"), events)
+}
+
 fn finished(
     events: &[AgentEvent],
 ) -> Vec<(String, ToolStatus, Value, lathe::protocol::ResultMetadata)> {
@@ -433,49 +451,35 @@ async fn path_escapes_are_denied_by_the_guardrail() {
 #[tokio::test]
 async fn denylisted_commands_are_denied_even_in_full_auto() {
     let ws = tempfile::tempdir().unwrap();
-    let (events, _mock) = run(
+    let args = json!({"command": "sudo rm -rf /"});
+    let ((status, content, meta), _) = run_one(
         Setup::new(ProviderKind::Anthropic),
-        vec![
-            Step::Reply(Reply::tools().call(
-                "c1",
-                "exec_shell",
-                json!({"command": "sudo rm -rf /"}),
-            )),
-            Step::Reply(Reply::text("I will not do that.")),
-        ],
         ws.path(),
-        "wipe",
+        "exec_shell",
+        args,
     )
     .await;
-    let f = finished(&events);
-    assert_eq!(f[0].1, ToolStatus::Denied);
-    assert_eq!(f[0].3.error_kind.as_deref(), Some("permission_denied"));
-    assert!(error_text(&f[0].2).contains("denylist"), "{}", f[0].2);
+    assert_eq!(status, ToolStatus::Denied);
+    assert_eq!(meta.error_kind.as_deref(), Some("permission_denied"));
+    assert!(error_text(&content).contains("denylist"), "{content}");
 }
 
 #[tokio::test]
 async fn a_shell_timeout_kills_the_whole_process_group() {
     let ws = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    let (events, _mock) = run(
+    let args = json!({"command": "sleep 60 & echo $! > bg.pid; echo started; wait", "timeout": 1});
+    let ((status, content, meta), _) = run_one(
         Setup::new(ProviderKind::OpenAi),
-        vec![
-            Step::Reply(Reply::tools().call(
-                "c1",
-                "exec_shell",
-                json!({"command": "sleep 60 & echo $! > bg.pid; echo started; wait", "timeout": 1}),
-            )),
-            Step::Reply(Reply::text("it timed out")),
-        ],
         ws.path(),
-        "run",
+        "exec_shell",
+        args,
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(20));
-    let f = finished(&events);
-    assert_eq!(f[0].1, ToolStatus::Error);
-    assert_eq!(f[0].3.error_kind.as_deref(), Some("timeout"));
-    let msg = error_text(&f[0].2);
+    assert_eq!(status, ToolStatus::Error);
+    assert_eq!(meta.error_kind.as_deref(), Some("timeout"));
+    let msg = error_text(&content);
     assert!(
         msg.contains("timed out after 1s") && msg.contains("started"),
         "{msg}"
@@ -499,18 +503,12 @@ async fn a_shell_timeout_kills_the_whole_process_group() {
 #[tokio::test]
 async fn shell_output_streams_as_progress_and_comes_back_whole() {
     let ws = tempfile::tempdir().unwrap();
-    let (events, _mock) = run(
+    let args = json!({"command": "echo one; echo two >&2; echo three; exit 3"});
+    let ((status, content, _), events) = run_one(
         Setup::new(ProviderKind::OpenAi),
-        vec![
-            Step::Reply(Reply::tools().call(
-                "c1",
-                "exec_shell",
-                json!({"command": "echo one; echo two >&2; echo three; exit 3"}),
-            )),
-            Step::Reply(Reply::text("done")),
-        ],
         ws.path(),
-        "run",
+        "exec_shell",
+        args,
     )
     .await;
     let progress: Vec<(String, String)> = events
@@ -527,12 +525,11 @@ async fn shell_output_streams_as_progress_and_comes_back_whole() {
         .collect();
     assert_eq!(out, "one\nthree\n");
     assert!(progress.iter().any(|p| p.0 == "stderr" && p.1 == "two"));
-    let f = finished(&events);
-    assert_eq!(f[0].1, ToolStatus::Ok);
-    assert_eq!(f[0].2["exit_code"], 3);
-    assert_eq!(f[0].2["stdout"], "one\nthree\n");
-    assert_eq!(f[0].2["stderr"], "two\n");
-    assert!(f[0].2["duration_ms"].is_u64());
+    assert_eq!(status, ToolStatus::Ok);
+    assert_eq!(content["exit_code"], 3);
+    assert_eq!(content["stdout"], "one\nthree\n");
+    assert_eq!(content["stderr"], "two\n");
+    assert!(content["duration_ms"].is_u64());
 }
 
 #[tokio::test]

@@ -28,6 +28,14 @@ struct Run {
 }
 
 impl Run {
+    /// The first `--json` event of this type.
+    fn first(&self, kind: &str) -> Value {
+        self.events()
+            .into_iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event in {}", self.stdout))
+    }
+
     fn events(&self) -> Vec<Value> {
         self.stdout
             .lines()
@@ -449,24 +457,13 @@ async fn headless_ask_denies_changes_and_the_model_is_told() {
     let r = env.exec(&mock, &["--json"], "write a.txt").await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!env.ws.path().join("a.txt").exists());
-    let events = r.events();
-    let requested = events
-        .iter()
-        .find(|e| e["type"] == "approval_requested")
-        .unwrap();
+    let requested = r.first("approval_requested");
     assert_eq!(requested["tool"], "write_file");
     assert_eq!(requested["scope"], "a.txt");
-    let decided = events
-        .iter()
-        .find(|e| e["type"] == "approval_decided")
-        .unwrap();
+    let decided = r.first("approval_decided");
     assert_eq!(decided["decision"], "deny");
     assert_eq!(decided["source"], "policy");
-    let finished = events
-        .iter()
-        .find(|e| e["type"] == "tool_call_finished")
-        .unwrap();
-    assert_eq!(finished["status"], "denied");
+    assert_eq!(r.first("tool_call_finished")["status"], "denied");
     let told = tool_results(&mock.requests()[1]);
     assert!(
         told[0].1["error"]
@@ -513,11 +510,7 @@ async fn api_keys_never_reach_output_files_or_child_processes() {
         mock.requests()[0].headers["authorization"],
         format!("Bearer {SECRET}")
     );
-    let shell = r
-        .events()
-        .into_iter()
-        .find(|e| e["type"] == "tool_call_finished")
-        .unwrap();
+    let shell = r.first("tool_call_finished");
     assert!(
         shell["content"]["stdout"].as_str().unwrap().contains("[]"),
         "the child saw no key"
