@@ -1282,3 +1282,36 @@ async fn binary_files_are_refused_and_listings_are_sorted() {
     let (_, dir, _) = result_of(&events, "c4");
     assert!(error_text(&dir).contains("is a directory"), "{dir}");
 }
+
+#[tokio::test]
+async fn servers_that_answer_without_streaming_still_work() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha").unwrap();
+    let openai = Step::Json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\":\"a.txt\"}"}}]}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+    }));
+    let anthropic = Step::Json(json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.txt"}}],
+        "usage": {"input_tokens": 5, "output_tokens": 2}
+    }));
+    for (kind, step) in [
+        (ProviderKind::OpenAi, openai),
+        (ProviderKind::Anthropic, anthropic),
+    ] {
+        let (events, _mock) = run(
+            Setup::new(kind),
+            vec![step, Step::Reply(Reply::text("alpha it is"))],
+            ws.path(),
+            "read",
+        )
+        .await;
+        assert_eq!(result_of(&events, "c1").1["content"], "alpha", "{kind}");
+        assert_eq!(final_text(&events).as_deref(), Some("alpha it is"));
+    }
+}

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
@@ -99,6 +99,38 @@ impl Wire for Anthropic {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::<Decoder>::default()
+    }
+
+    /// A whole message, replayed as the events that would have streamed it.
+    fn events_of_full_response(&self, body: Value) -> Vec<SseEvent> {
+        let ev = |v: Value| SseEvent {
+            event: String::new(),
+            data: v.to_string(),
+        };
+        if body.get("type").and_then(Value::as_str) == Some("error") {
+            return vec![ev(body)];
+        }
+        let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+        let mut out = vec![ev(
+            json!({"type": "message_start", "message": {"usage": usage}}),
+        )];
+        let blocks = body
+            .get("content")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (index, block) in blocks.into_iter().enumerate() {
+            out.push(ev(
+                json!({"type": "content_block_start", "index": index, "content_block": block}),
+            ));
+        }
+        out.push(ev(json!({
+            "type": "message_delta",
+            "delta": {"stop_reason": body.get("stop_reason")},
+            "usage": usage,
+        })));
+        out.push(ev(json!({"type": "message_stop"})));
+        out
     }
 }
 
@@ -424,8 +456,6 @@ impl StreamDecoder for Decoder {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::provider::{NoopObserver, ToolOutput};
 
@@ -472,6 +502,39 @@ mod tests {
             }
         );
         assert_eq!(c.stop_reason.as_deref(), Some("tool_use"));
+    }
+
+    #[test]
+    fn a_non_streamed_message_is_understood() {
+        let body = json!({
+            "type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [
+                {"type": "text", "text": "Let me read it."},
+                {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}
+            ],
+            "usage": {"input_tokens": 9, "output_tokens": 4}
+        });
+        let wire = Anthropic::new(ProviderSettings::new(
+            crate::provider::ProviderKind::Anthropic,
+            "http://x",
+        ))
+        .unwrap();
+        let mut d = wire.decoder();
+        let mut end = false;
+        for ev in wire.events_of_full_response(body) {
+            end = d.event(&ev, &mut NoopObserver).unwrap();
+        }
+        assert!(end);
+        let c = d.finish(true).unwrap();
+        assert_eq!(c.text, "Let me read it.");
+        assert_eq!(c.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 9,
+                output_tokens: 4
+            }
+        );
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub(crate) trait Wire: Send + Sync {
     fn headers(&self) -> &HeaderMap;
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8>;
     fn decoder(&self) -> Box<dyn StreamDecoder>;
+    /// The events a stream would have carried, for a server that answered
+    /// with one JSON body instead of streaming.
+    fn events_of_full_response(&self, body: Value) -> Vec<SseEvent>;
 }
 
 pub(crate) struct HttpDriver {
@@ -186,6 +189,29 @@ impl HttpDriver {
             });
         }
         let mut decoder = wire.decoder();
+        let is_json = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("application/json"));
+        if is_json {
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| ProviderError::Incomplete(chain(&e)))?;
+            let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                ProviderError::Malformed(format!(
+                    "unparseable JSON response ({e}): {}",
+                    shorten(&String::from_utf8_lossy(&bytes), 200)
+                ))
+            })?;
+            for ev in wire.events_of_full_response(body) {
+                if decoder.event(&ev, obs)? {
+                    return decoder.finish(true);
+                }
+            }
+            return decoder.finish(true);
+        }
         let mut parser = SseParser::new();
         let mut stream = resp.bytes_stream();
         while let Some(chunk) = stream.next().await {

@@ -110,6 +110,22 @@ impl Wire for OpenAi {
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::<Decoder>::default()
     }
+
+    /// A whole completion reads like one chunk whose `delta` is the message.
+    fn events_of_full_response(&self, mut body: Value) -> Vec<SseEvent> {
+        if let Some(choices) = body.get_mut("choices").and_then(Value::as_array_mut) {
+            for choice in choices {
+                if let Some(message) = choice.get_mut("message").map(Value::take) {
+                    choice["delta"] = message;
+                }
+            }
+        }
+        let data = |d: String| SseEvent {
+            event: String::new(),
+            data: d,
+        };
+        vec![data(body.to_string()), data("[DONE]".into())]
+    }
 }
 
 /// The body of a streaming Chat Completions request. It borrows the
@@ -433,6 +449,32 @@ mod tests {
             }
         );
         assert_eq!(c.stop_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn a_non_streamed_completion_is_understood() {
+        let body = serde_json::json!({
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": "Reading.",
+                "tool_calls": [{"id": "c1", "type": "function",
+                    "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 4}
+        });
+        let wire = OpenAi::new(ProviderSettings::new(
+            crate::provider::ProviderKind::OpenAi,
+            "http://x/v1",
+        ))
+        .unwrap();
+        let mut d = wire.decoder();
+        let mut end = false;
+        for ev in wire.events_of_full_response(body) {
+            end = d.event(&ev, &mut NoopObserver).unwrap();
+        }
+        assert!(end);
+        let c = d.finish(true).unwrap();
+        assert_eq!(c.text, "Reading.");
+        assert_eq!(c.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(c.usage.output_tokens, 4);
     }
 
     #[test]

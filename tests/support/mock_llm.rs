@@ -98,6 +98,8 @@ pub enum Step {
     Hang(Reply),
     /// A raw SSE body.
     Raw(String),
+    /// A 200 with one JSON body, as from a server that does not stream.
+    Json(Value),
 }
 
 /// A request the server received.
@@ -254,6 +256,11 @@ async fn handle(
             sse(hanging.boxed())
         }
         Step::Raw(text) => sse(stream::iter([Ok(text)]).boxed()),
+        Step::Json(v) => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(Body::from(v.to_string()))
+            .unwrap(),
     }
 }
 
