@@ -28,3 +28,4 @@ pub mod provider;
 pub mod secret;
 pub mod session;
 pub mod tools;
+pub mod tui;

@@ -1,0 +1,195 @@
+//! Wrapping styled lines to a width, by display columns (unicode-width).
+//!
+//! Prose wraps at word boundaries, with a hanging indent for continuation
+//! lines (list items, quotes); a word longer than the width is split.
+//! Code wraps at the column. Styles survive the cut.
+
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// A logical line before wrapping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logical {
+    pub line: Line<'static>,
+    /// Prepended to every continuation line (e.g. the indent of a list item).
+    pub hang: Line<'static>,
+    /// Wrap at the column instead of at words.
+    pub hard: bool,
+}
+
+impl Logical {
+    pub fn prose(line: Line<'static>) -> Self {
+        Self {
+            line,
+            hang: Line::default(),
+            hard: false,
+        }
+    }
+
+    pub fn code(line: Line<'static>) -> Self {
+        Self {
+            line,
+            hang: Line::default(),
+            hard: true,
+        }
+    }
+}
+
+fn width_of(line: &Line<'_>) -> usize {
+    line.spans
+        .iter()
+        .flat_map(|s| s.content.chars())
+        .map(|c| c.width().unwrap_or(0))
+        .sum()
+}
+
+/// Wraps `logical` to `width` columns.
+pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
+    let width = width.max(1);
+    let hang_width = width_of(&logical.hang);
+    // One styled character at a time; fine for the lengths chat text has.
+    let chars: Vec<(char, ratatui::style::Style)> = logical
+        .line
+        .spans
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .collect();
+    if chars.is_empty() {
+        out.push(Line::from(logical.line.spans.clone()).style(logical.line.style));
+        return;
+    }
+    let mut start = 0;
+    let mut first = true;
+    while start < chars.len() {
+        let avail = if first {
+            width
+        } else {
+            width.saturating_sub(hang_width).max(1)
+        };
+        let mut cols = 0;
+        let mut end = start;
+        let mut last_space = None;
+        while end < chars.len() {
+            let w = chars[end].0.width().unwrap_or(0);
+            if cols + w > avail {
+                break;
+            }
+            if chars[end].0 == ' ' {
+                last_space = Some(end);
+            }
+            cols += w;
+            end += 1;
+        }
+        if end == start {
+            // A character wider than the line: take it anyway.
+            end = start + 1;
+        } else if end < chars.len()
+            && !logical.hard
+            && chars[end].0 != ' '
+            && let Some(sp) = last_space.filter(|&sp| sp > start)
+        {
+            end = sp + 1;
+        }
+        let mut spans = Vec::new();
+        if !first {
+            spans.extend(logical.hang.spans.iter().cloned());
+        }
+        let mut piece = &chars[start..end];
+        if !logical.hard && end < chars.len() {
+            // Drop the trailing space the line broke at.
+            while let Some(((' ', _), rest)) = piece.split_last() {
+                piece = rest;
+            }
+        }
+        push_runs(piece, &mut spans);
+        out.push(Line::from(spans).style(logical.line.style));
+        start = end;
+        if !logical.hard {
+            // Spaces at the break do not start the next line.
+            while start < chars.len() && chars[start].0 == ' ' {
+                start += 1;
+            }
+        }
+        first = false;
+    }
+}
+
+fn push_runs(piece: &[(char, ratatui::style::Style)], spans: &mut Vec<Span<'static>>) {
+    let mut run = String::new();
+    let mut style = None;
+    for &(c, s) in piece {
+        if style != Some(s) {
+            if let Some(st) = style {
+                spans.push(Span::styled(std::mem::take(&mut run), st));
+            }
+            style = Some(s);
+        }
+        run.push(c);
+    }
+    if let Some(st) = style {
+        spans.push(Span::styled(run, st));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::{Style, Stylize};
+
+    use super::*;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn prose_wraps_at_words() {
+        let mut out = Vec::new();
+        wrap(
+            &Logical::prose(Line::from("the quick brown fox jumps")),
+            10,
+            &mut out,
+        );
+        assert_eq!(texts(&out), ["the quick", "brown fox", "jumps"]);
+    }
+
+    #[test]
+    fn long_words_are_split_and_code_wraps_at_the_column() {
+        let mut out = Vec::new();
+        wrap(&Logical::prose(Line::from("abcdefghijkl xy")), 5, &mut out);
+        assert_eq!(texts(&out), ["abcde", "fghij", "kl xy"]);
+        let mut out = Vec::new();
+        wrap(&Logical::code(Line::from("let x = 1; let y")), 8, &mut out);
+        assert_eq!(texts(&out), ["let x = ", "1; let y"]);
+    }
+
+    #[test]
+    fn hanging_indents_and_styles_survive() {
+        let mut out = Vec::new();
+        let line = Line::from(vec![Span::raw("• "), Span::raw("one two "), "three".bold()]);
+        let logical = Logical {
+            line,
+            hang: Line::from("  "),
+            hard: false,
+        };
+        wrap(&logical, 9, &mut out);
+        assert_eq!(texts(&out), ["• one two", "  three"]);
+        assert_eq!(out[1].spans.last().unwrap().style, Style::default().bold());
+    }
+
+    #[test]
+    fn wide_characters_count_double() {
+        let mut out = Vec::new();
+        wrap(&Logical::code(Line::from("漢字漢字")), 5, &mut out);
+        assert_eq!(texts(&out), ["漢字", "漢字"]);
+    }
+
+    #[test]
+    fn empty_lines_stay() {
+        let mut out = Vec::new();
+        wrap(&Logical::prose(Line::default()), 10, &mut out);
+        assert_eq!(out.len(), 1);
+    }
+}
