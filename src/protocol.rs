@@ -280,6 +280,9 @@ pub enum AgentEvent {
         /// The operation scope a conversation grant would cover (path, program).
         scope: String,
         reason: String,
+        /// For file changes: the unified diff the call would apply.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     ApprovalDecided {
         call_id: String,

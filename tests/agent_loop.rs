@@ -1315,3 +1315,47 @@ async fn servers_that_answer_without_streaming_still_work() {
         assert_eq!(final_text(&events).as_deref(), Some("alpha it is"));
     }
 }
+
+#[tokio::test]
+async fn approval_requests_carry_a_diff_and_doomed_edits_are_not_asked() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("lib.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask),
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call("e1", "edit_file", json!({"path": "lib.rs", "old_text": "fn b() {}", "new_text": "fn b() { todo() }"}))
+                    .call("e2", "edit_file", json!({"path": "lib.rs", "old_text": "fn zzz", "new_text": "x"}))
+                    .call("w1", "write_file", json!({"path": "new.md", "content": "# New\n"})),
+            ),
+            Step::Reply(Reply::text("asked")),
+        ],
+        ws.path(),
+        "edit",
+    )
+    .await;
+    let diffs: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested { call_id, diff, .. } => {
+                Some((call_id.clone(), diff.clone().unwrap()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(diffs.len(), 2, "the doomed edit was not asked about");
+    assert!(
+        diffs[0].1.contains("-fn b() {}\n+fn b() { todo() }\n"),
+        "{}",
+        diffs[0].1
+    );
+    assert!(
+        diffs[1].1.starts_with("--- /dev/null\n+++ b/new.md"),
+        "{}",
+        diffs[1].1
+    );
+    let (status, content, _) = result_of(&events, "e2");
+    assert_eq!(status, ToolStatus::Error);
+    assert!(error_text(&content).contains("occurs 0 times"));
+}

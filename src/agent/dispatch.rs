@@ -148,8 +148,8 @@ async fn run_stages(
         Err(e) => return Outcome::Denied(e),
     };
     // 5. authorize
-    if let Err(e) = authorize(shared, call, tool, &args, &targets, cancel).await {
-        return Outcome::Denied(e);
+    if let Err(outcome) = authorize(shared, call, tool, &args, &targets, cancel).await {
+        return outcome;
     }
     // 6. execute
     let mut value = match execute(shared, call, tool, args, cancel).await {
@@ -229,11 +229,13 @@ async fn authorize(
     args: &Value,
     targets: &Targets,
     cancel: &CancellationToken,
-) -> Result<(), ToolError> {
+) -> Result<(), Outcome> {
     let effect = tool.tool.effect();
     let reason = match requirement(shared.mode(), effect) {
         Requirement::Auto => return Ok(()),
-        Requirement::Refuse { reason } => return Err(ToolError::PermissionDenied(reason)),
+        Requirement::Refuse { reason } => {
+            return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
+        }
         Requirement::Ask { reason } => reason,
     };
     let name = tool.name();
@@ -253,6 +255,12 @@ async fn authorize(
         );
         return Ok(());
     }
+    // A call that would fail anyway (an edit whose text is not there) fails
+    // now, without bothering the person.
+    let diff = tool
+        .tool
+        .preview(args, &shared.workspace)
+        .map_err(Outcome::Failed)?;
     let request = ApprovalRequest {
         call_id: call.id.clone(),
         tool: name.to_string(),
@@ -260,6 +268,7 @@ async fn authorize(
         effect,
         scope: scope.clone(),
         reason,
+        diff,
     };
     shared.emitter.emit(AgentEvent::ApprovalRequested {
         call_id: request.call_id.clone(),
@@ -268,6 +277,7 @@ async fn authorize(
         effect,
         scope: scope.clone(),
         reason: request.reason.clone(),
+        diff: request.diff.clone(),
     });
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
@@ -284,7 +294,7 @@ async fn authorize(
                 (_, Some(m)) => m,
                 (_, None) => "approval was not given".to_string(),
             };
-            return Err(ToolError::PermissionDenied(text));
+            return Err(Outcome::Denied(ToolError::PermissionDenied(text)));
         }
     };
     shared.authz.grant(name, &scope, kind);

@@ -59,6 +59,8 @@ pub struct ApprovalRequest {
     pub effect: Effect,
     pub scope: String,
     pub reason: String,
+    /// For file changes: the unified diff the call would apply.
+    pub diff: Option<String>,
 }
 
 /// Decides calls that need approval.
@@ -137,6 +139,7 @@ mod tests {
             effect: Effect::Write,
             scope: "a.txt".into(),
             reason: "approval mode ask: file changes need approval".into(),
+            diff: None,
         };
         let d = HeadlessApprover
             .decide(&req, &CancellationToken::new())

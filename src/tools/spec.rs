@@ -172,6 +172,12 @@ pub trait Tool: Send + Sync {
     fn targets(&self, _args: &Value) -> Targets {
         Targets::default()
     }
+    /// What a call would change, as a unified diff, for the person asked
+    /// to approve it. An error means the call would fail anyway; it is
+    /// reported without asking.
+    fn preview(&self, _args: &Value, _workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        Ok(None)
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
 }
 

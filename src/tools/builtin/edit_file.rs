@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::atomic::write_atomic;
+use crate::policy::Workspace;
 use crate::protocol::Effect;
+use crate::tools::preview::unified_diff;
 use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
 
 pub struct EditFile;
@@ -53,6 +55,22 @@ impl Tool for EditFile {
         }
     }
 
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        let path = str_arg(args, "path")?;
+        let resolved = workspace
+            .resolve_existing(path)
+            .map_err(ToolError::from_path)?;
+        let shown = workspace.display_relative(&resolved);
+        let text = read_text(&resolved, &shown)?;
+        let (updated, _) = apply_edit(
+            &text,
+            str_arg(args, "old_text")?,
+            str_arg(args, "new_text")?,
+            &shown,
+        )?;
+        Ok(Some(unified_diff(&shown, Some(&text), &updated)))
+    }
+
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
         let old = str_arg(&args, "old_text")?.to_string();
@@ -68,12 +86,7 @@ impl Tool for EditFile {
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
         tokio::task::spawn_blocking(move || {
-            let bytes = std::fs::read(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                ToolError::ExecutionFailed(format!(
-                    "{shown} is not valid UTF-8 text; edit_file edits text files only"
-                ))
-            })?;
+            let text = read_text(&resolved, &shown)?;
             let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
             write_atomic(&resolved, updated.as_bytes())
                 .map_err(|e| ToolError::from_io(&shown, &e))?;
@@ -87,6 +100,15 @@ impl Tool for EditFile {
         .await
         .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))?
     }
+}
+
+fn read_text(path: &std::path::Path, shown: &str) -> Result<String, ToolError> {
+    let bytes = std::fs::read(path).map_err(|e| ToolError::from_io(shown, &e))?;
+    String::from_utf8(bytes).map_err(|_| {
+        ToolError::ExecutionFailed(format!(
+            "{shown} is not valid UTF-8 text; edit_file edits text files only"
+        ))
+    })
 }
 
 /// Replaces the single occurrence of `old` in `text`; returns the new text

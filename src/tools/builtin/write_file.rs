@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::atomic::write_atomic;
+use crate::policy::Workspace;
 use crate::protocol::Effect;
+use crate::tools::preview::unified_diff;
 use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
 
 pub struct WriteFile;
@@ -47,6 +49,22 @@ impl Tool for WriteFile {
                 .collect(),
             command: None,
         }
+    }
+
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        let path = str_arg(args, "path")?;
+        let content = str_arg(args, "content")?;
+        let resolved = workspace
+            .resolve_for_write(path)
+            .map_err(ToolError::from_path)?;
+        if resolved.is_dir() {
+            return Err(ToolError::InvalidArgs(format!("{path} is a directory")));
+        }
+        let shown = workspace.display_relative(&resolved);
+        let old = std::fs::read(&resolved)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        Ok(Some(unified_diff(&shown, old.as_deref(), content)))
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
