@@ -1,0 +1,5 @@
+//! The UI's components: the transcript and its cells, the composer, the
+//! approval dialog with its diff view, the tool-call log, the status bar.
+
+pub mod cells;
+pub mod transcript;

@@ -1,0 +1,383 @@
+//! The cells of the transcript and how each becomes lines at a width:
+//! user messages, assistant messages (Markdown), tool calls (name, key
+//! argument, spinner and elapsed time while running, the last lines of
+//! streamed output, then status, duration and a short result), and notices
+//! (errors, retries, command feedback).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::protocol::{ResultMetadata, ToolStatus};
+use crate::tui::highlight::Highlighter;
+use crate::tui::markdown;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{Logical, wrap};
+
+/// Lines of streamed output a running tool cell shows.
+const TAIL_LINES: usize = 5;
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolState {
+    Running,
+    AwaitingApproval,
+    Done {
+        status: ToolStatus,
+        metadata: ResultMetadata,
+        summary: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCell {
+    pub call_id: String,
+    pub tool: String,
+    pub key_arg: String,
+    /// Milliseconds since the call started, refreshed while it runs.
+    pub elapsed_ms: u64,
+    pub state: ToolState,
+    pub tail: VecDeque<String>,
+    /// A guardrail note (the arguments were changed).
+    pub note: Option<String>,
+}
+
+impl ToolCell {
+    pub fn new(call_id: &str, tool: &str, arguments: &Value) -> Self {
+        Self {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            key_arg: key_argument(arguments),
+            elapsed_ms: 0,
+            state: ToolState::Running,
+            tail: VecDeque::new(),
+            note: None,
+        }
+    }
+
+    /// Adds streamed output; only the last lines are kept.
+    pub fn push_output(&mut self, text: &str) {
+        for line in text.lines() {
+            if self.tail.len() == TAIL_LINES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(line.replace('\t', "    "));
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        !matches!(self.state, ToolState::Done { .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    User(String),
+    Assistant(String),
+    Tool(Box<ToolCell>),
+    Notice(NoticeKind, String),
+}
+
+/// The key argument of a call, on one line: its command or path.
+pub fn key_argument(args: &Value) -> String {
+    let text = ["command", "path"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(Value::as_str))
+        .map(str::to_string)
+        .unwrap_or_else(|| match args {
+            Value::Object(m) if m.is_empty() => String::new(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    let one_line = text.replace('\n', " ⏎ ");
+    shorten(&one_line, 160)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// A short description of a finished call's result.
+pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
+    if status != ToolStatus::Ok {
+        let msg = content
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("failed");
+        return shorten(msg.lines().next().unwrap_or(msg), 200);
+    }
+    if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
+        return format!("exit {code}");
+    }
+    if let Some(entries) = content.get("entries").and_then(Value::as_array) {
+        return format!("{} entries", entries.len());
+    }
+    if tool == "read_file"
+        && let (Some(start), Some(end)) = (
+            content.get("start_line").and_then(Value::as_u64),
+            content.get("end_line").and_then(Value::as_u64),
+        )
+    {
+        let total = content
+            .get("total_lines")
+            .and_then(Value::as_u64)
+            .unwrap_or(end);
+        return format!("lines {start}-{end} of {total}");
+    }
+    if let Some(msg) = content.get("message").and_then(Value::as_str) {
+        return shorten(msg, 200);
+    }
+    String::new()
+}
+
+pub fn human_bytes(n: usize) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+pub fn human_duration(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => {
+            let d = Duration::from_millis(ms);
+            format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+        }
+    }
+}
+
+/// Renders a cell to lines of at most `width` columns.
+pub fn render(cell: &Cell, width: u16, theme: &Theme, hl: &Highlighter) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(4));
+    let mut logical = Vec::new();
+    match cell {
+        Cell::User(text) => {
+            let prefix = Span::styled("› ", theme.bold(theme.colors.user));
+            for (i, line) in text.lines().enumerate() {
+                let lead = if i == 0 {
+                    prefix.clone()
+                } else {
+                    Span::raw("  ")
+                };
+                logical.push(Logical {
+                    line: Line::from(vec![lead, Span::styled(line.to_string(), theme.text())]),
+                    hang: Line::from("  "),
+                    hard: false,
+                });
+            }
+            if logical.is_empty() {
+                logical.push(Logical::prose(Line::from(prefix)));
+            }
+        }
+        Cell::Assistant(text) => {
+            for mut l in markdown::render(text, theme, hl) {
+                l.line.spans.insert(0, Span::raw("  "));
+                l.hang.spans.insert(0, Span::raw("  "));
+                logical.push(l);
+            }
+        }
+        Cell::Tool(t) => tool_lines(t, theme, &mut logical),
+        Cell::Notice(kind, text) => {
+            let (mark, style) = match kind {
+                NoticeKind::Info => ("• ", theme.muted()),
+                NoticeKind::Warning => ("! ", theme.fg(theme.colors.warning)),
+                NoticeKind::Error => ("✗ ", theme.bold(theme.colors.error)),
+            };
+            for (i, line) in text.lines().enumerate() {
+                let lead = if i == 0 { mark } else { "  " };
+                logical.push(Logical {
+                    line: Line::from(vec![
+                        Span::styled(lead, style),
+                        Span::styled(line.to_string(), style),
+                    ]),
+                    hang: Line::from("  "),
+                    hard: false,
+                });
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(logical.len() + 1);
+    for l in &logical {
+        wrap(l, width, &mut out);
+    }
+    out.push(Line::default());
+    out
+}
+
+fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
+    let (mark, mark_style, detail) = match &t.state {
+        ToolState::Running => {
+            let frame = SPINNER[(t.elapsed_ms / 100) as usize % SPINNER.len()];
+            (frame, theme.accent(), human_duration(t.elapsed_ms))
+        }
+        ToolState::AwaitingApproval => (
+            "?",
+            theme.bold(theme.colors.warning),
+            "waiting for approval".to_string(),
+        ),
+        ToolState::Done {
+            status,
+            metadata,
+            summary,
+        } => {
+            let (mark, color) = match status {
+                ToolStatus::Ok => ("✓", theme.colors.ok),
+                ToolStatus::Error => ("✗", theme.colors.error),
+                ToolStatus::Denied => ("⊘", theme.colors.denied),
+            };
+            let mut d = human_duration(metadata.duration_ms);
+            if *status == ToolStatus::Ok {
+                d.push_str(&format!(" · {}", human_bytes(metadata.bytes)));
+                if metadata.truncated {
+                    d.push_str(" · truncated");
+                }
+            }
+            if !summary.is_empty() {
+                let word = match status {
+                    ToolStatus::Denied => "denied: ",
+                    _ => "",
+                };
+                d.push_str(&format!(" · {word}{summary}"));
+            }
+            (mark, theme.bold(color), d)
+        }
+    };
+    let mut spans = vec![
+        Span::styled(format!("{mark} "), mark_style),
+        Span::styled(t.tool.clone(), theme.text().add_modifier(Modifier::BOLD)),
+    ];
+    if !t.key_arg.is_empty() {
+        spans.push(Span::styled(format!(" {}", t.key_arg), theme.accent()));
+    }
+    spans.push(Span::styled(format!(" · {detail}"), theme.muted()));
+    out.push(Logical {
+        line: Line::from(spans),
+        hang: Line::from("  "),
+        hard: false,
+    });
+    if let Some(note) = &t.note {
+        out.push(Logical {
+            line: Line::from(Span::styled(
+                format!("  ↳ {note}"),
+                theme.fg(theme.colors.warning),
+            )),
+            hang: Line::from("    "),
+            hard: false,
+        });
+    }
+    for line in &t.tail {
+        out.push(Logical {
+            line: Line::from(vec![
+                Span::styled("  │ ", theme.border()),
+                Span::styled(line.clone(), Style::default().fg(theme.colors.muted)),
+            ]),
+            hang: Line::from(vec![Span::styled("  │ ", theme.border())]),
+            hard: true,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn tool_cells_show_progress_then_the_outcome() {
+        let theme = Theme::plain();
+        let hl = Highlighter::new(None);
+        let mut t = ToolCell::new("c1", "exec_shell", &json!({"command": "cargo test"}));
+        t.elapsed_ms = 1200;
+        for i in 0..8 {
+            t.push_output(&format!("line {i}"));
+        }
+        let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
+        assert_eq!(lines[0], "⠹ exec_shell cargo test · 1.2 s");
+        assert_eq!(lines[1], "  │ line 3");
+        assert_eq!(lines.len(), 1 + 5 + 1);
+        t.state = ToolState::Done {
+            status: ToolStatus::Ok,
+            metadata: ResultMetadata {
+                bytes: 2048,
+                duration_ms: 1500,
+                ..ResultMetadata::default()
+            },
+            summary: "exit 0".into(),
+        };
+        let lines = text(&render(&Cell::Tool(Box::new(t)), 60, &theme, &hl));
+        assert_eq!(
+            lines[0],
+            "✓ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 0"
+        );
+    }
+
+    #[test]
+    fn summaries_fit_each_tool() {
+        assert_eq!(
+            summarize("exec_shell", ToolStatus::Ok, &json!({"exit_code": 2})),
+            "exit 2"
+        );
+        assert_eq!(
+            summarize(
+                "read_file",
+                ToolStatus::Ok,
+                &json!({"start_line": 1, "end_line": 40, "total_lines": 90})
+            ),
+            "lines 1-40 of 90"
+        );
+        assert_eq!(
+            summarize(
+                "list_directory",
+                ToolStatus::Ok,
+                &json!({"entries": [1, 2]})
+            ),
+            "2 entries"
+        );
+        assert_eq!(
+            summarize(
+                "x",
+                ToolStatus::Error,
+                &json!({"error": "timeout: slow\nmore"})
+            ),
+            "timeout: slow"
+        );
+    }
+
+    #[test]
+    fn key_arguments_are_one_short_line() {
+        assert_eq!(key_argument(&json!({"command": "a\nb"})), "a ⏎ b");
+        assert_eq!(key_argument(&json!({})), "");
+        assert_eq!(
+            key_argument(&json!({"path": "x".repeat(300)}))
+                .chars()
+                .count(),
+            160
+        );
+    }
+}

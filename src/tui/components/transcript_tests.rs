@@ -1,0 +1,122 @@
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::*;
+use crate::protocol::{ResultMetadata, ToolStatus};
+use crate::tui::components::cells::{NoticeKind, ToolState};
+
+fn draw(t: &mut Transcript, width: u16, height: u16) -> String {
+    let theme = Theme::plain();
+    let hl = Highlighter::new(None);
+    t.prepare(width, height, &theme, &hl);
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    term.draw(|f| f.render_widget(&*t, f.area())).unwrap();
+    term.backend().to_string()
+}
+
+fn done(status: ToolStatus, summary: &str, ms: u64) -> ToolState {
+    ToolState::Done {
+        status,
+        metadata: ResultMetadata {
+            bytes: 1536,
+            duration_ms: ms,
+            ..ResultMetadata::default()
+        },
+        summary: summary.into(),
+    }
+}
+
+fn conversation() -> Transcript {
+    let mut t = Transcript::new();
+    t.push(Cell::User("fix the failing test in src/lib.rs".into()));
+    t.push(Cell::Assistant("I'll read the file first.".into()));
+    let mut read = ToolCell::new("c1", "read_file", &json!({"path": "src/lib.rs"}));
+    read.state = done(ToolStatus::Ok, "lines 1-40 of 40", 3);
+    t.push(Cell::Tool(Box::new(read)));
+    let mut edit = ToolCell::new("c2", "edit_file", &json!({"path": "src/lib.rs"}));
+    edit.state = done(
+        ToolStatus::Error,
+        "invalid arguments: old_text occurs 0 times in src/lib.rs",
+        1,
+    );
+    t.push(Cell::Tool(Box::new(edit)));
+    let mut write = ToolCell::new("c3", "write_file", &json!({"path": "notes.txt"}));
+    write.state = done(ToolStatus::Denied, "the user denied this call", 0);
+    t.push(Cell::Tool(Box::new(write)));
+    let mut run = ToolCell::new("c4", "exec_shell", &json!({"command": "cargo test"}));
+    run.elapsed_ms = 2300;
+    run.push_output("running 3 tests\ntest a ... ok\ntest b ... ok");
+    t.push(Cell::Tool(Box::new(run)));
+    t
+}
+
+#[test]
+fn tool_cells_running_done_failed_denied() {
+    let mut t = conversation();
+    assert_snapshot!("transcript_tools_wide", draw(&mut t, 80, 16));
+    assert_snapshot!("transcript_tools_narrow", draw(&mut t, 40, 24));
+}
+
+#[test]
+fn a_streaming_message_renders_markdown_as_it_grows() {
+    let mut t = Transcript::new();
+    t.push(Cell::User("explain".into()));
+    t.append_assistant("## Plan\n\n1. Read `main.rs`\n2. Fix the **bug**\n\n```rust\nfn main() {\n    println!(\"hi\");");
+    assert_snapshot!("transcript_streaming", draw(&mut t, 50, 14));
+    t.append_assistant("\n}\n```\nDone.");
+    let text = draw(&mut t, 50, 14);
+    assert!(text.contains("Done."), "{text}");
+}
+
+#[test]
+fn notices_show_errors_and_warnings() {
+    let mut t = Transcript::new();
+    t.push(Cell::Notice(
+        NoticeKind::Warning,
+        "retry 1/4 in 0.5 s: HTTP 503".into(),
+    ));
+    t.push(Cell::Notice(
+        NoticeKind::Error,
+        "provider error: HTTP 401 Unauthorized".into(),
+    ));
+    assert_snapshot!("transcript_notices", draw(&mut t, 60, 5));
+}
+
+#[test]
+fn the_view_follows_the_bottom_until_scrolled_up() {
+    let mut t = Transcript::new();
+    for i in 0..50 {
+        t.push(Cell::User(format!("message {i}")));
+    }
+    let screen = draw(&mut t, 30, 6);
+    assert!(screen.contains("message 49"), "{screen}");
+    t.scroll_up(10);
+    let before = draw(&mut t, 30, 6);
+    assert!(!t.is_following());
+    t.push(Cell::User("new one".into()));
+    let after = draw(&mut t, 30, 6);
+    assert_eq!(before, after, "scrolled-up view stays put");
+    t.scroll_to_bottom();
+    assert!(draw(&mut t, 30, 6).contains("new one"));
+    t.scroll_to_top();
+    assert!(draw(&mut t, 30, 6).contains("message 0"));
+}
+
+#[test]
+fn resizing_rewraps_and_long_transcripts_stay_consistent() {
+    let mut t = Transcript::new();
+    for i in 0..10_000 {
+        t.push(Cell::Assistant(format!(
+            "answer number {i} with some words to wrap around"
+        )));
+    }
+    draw(&mut t, 100, 20);
+    let wide = t.total_lines();
+    let screen = draw(&mut t, 20, 20);
+    assert!(t.total_lines() > wide, "narrower means more lines");
+    assert!(screen.contains("9999"), "{screen}");
+    t.scroll_to_top();
+    assert!(draw(&mut t, 20, 20).contains("answer number 0"));
+}
