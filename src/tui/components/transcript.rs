@@ -119,14 +119,14 @@ impl Transcript {
         // finished ones to keep ticks cheap on long transcripts.
         let mut seen_done = 0;
         for i in (0..self.entries.len()).rev() {
-            if let Cell::Tool(t) = &mut self.entries[i].cell {
-                if t.is_running() {
-                    f(t);
-                    self.entries[i].laid_out_at = None;
-                    self.dirty_from = self.dirty_from.min(i);
-                    seen_done = 0;
-                    continue;
-                }
+            if let Cell::Tool(t) = &mut self.entries[i].cell
+                && t.is_running()
+            {
+                f(t);
+                self.entries[i].laid_out_at = None;
+                self.dirty_from = self.dirty_from.min(i);
+                seen_done = 0;
+                continue;
             }
             seen_done += 1;
             if seen_done > 64 {
