@@ -2,4 +2,5 @@
 //! approval dialog with its diff view, the tool-call log, the status bar.
 
 pub mod cells;
+pub mod composer;
 pub mod transcript;

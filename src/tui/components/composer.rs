@@ -1,0 +1,348 @@
+//! The composer: where the person writes.
+//!
+//! A multi-line editor (ratatui-textarea): Enter sends; Shift+Enter,
+//! Alt+Enter or Ctrl+J insert a newline; bracketed paste keeps multi-line
+//! text intact; Up on the first line and Down on the last walk the history
+//! (the draft is kept); the usual editing keys work (Ctrl-A/E line start and
+//! end, Ctrl-W word back, Ctrl-U to line start, Alt-B/F and Ctrl-←/→ by
+//! word). A line starting with `/` opens the slash-command popup: Up/Down
+//! choose, Tab completes, Enter runs.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use crate::protocol::ApprovalMode;
+use crate::tui::theme::Theme;
+
+/// Most lines the composer grows to before it scrolls.
+const MAX_VISIBLE_LINES: u16 = 8;
+
+/// The slash commands, with their help.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "keys and commands"),
+    (
+        "/clear",
+        "start over: forget the conversation and its approvals",
+    ),
+    ("/model", "/model NAME: switch the model"),
+    (
+        "/approvals",
+        "/approvals MODE: read-only, ask, auto-edit or full-auto",
+    ),
+    ("/log", "open the tool-call log (Ctrl-T)"),
+    ("/quit", "exit Lathe"),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    Help,
+    Clear,
+    Model(Option<String>),
+    Approvals(Option<ApprovalMode>),
+    Log,
+    Quit,
+}
+
+/// What a key did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComposerAction {
+    None,
+    Submit(String),
+    Command(SlashCommand),
+    /// A command that could not be understood, with why.
+    Invalid(String),
+}
+
+/// Parses a line starting with `/`; `None` when it is not a command at all
+/// (a message that merely starts with a path, like `/etc/hosts is wrong`).
+pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
+    let text = text.trim();
+    let (name, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let name = name.strip_prefix('/')?;
+    if name.contains('/') {
+        return None;
+    }
+    let arg = rest.trim();
+    let arg = (!arg.is_empty()).then(|| arg.to_string());
+    Some(match name {
+        "help" | "?" => Ok(SlashCommand::Help),
+        "clear" | "new" => Ok(SlashCommand::Clear),
+        "model" => Ok(SlashCommand::Model(arg)),
+        "approvals" | "approval" => match arg {
+            None => Ok(SlashCommand::Approvals(None)),
+            Some(a) => a.parse().map(|m| SlashCommand::Approvals(Some(m))),
+        },
+        "log" => Ok(SlashCommand::Log),
+        "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
+        other => Err(format!(
+            "unknown command /{other}; try /help (start the line with a space to send it as a message)"
+        )),
+    })
+}
+
+pub struct Composer {
+    textarea: TextArea<'static>,
+    history: Vec<String>,
+    /// Where in the history Up/Down are, and the draft they left.
+    browsing: Option<(usize, String)>,
+    popup_selected: usize,
+    busy_hint: bool,
+}
+
+impl Composer {
+    pub fn new(theme: &Theme) -> Self {
+        let mut textarea = TextArea::default();
+        textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        textarea.set_cursor_line_style(ratatui::style::Style::default());
+        textarea.set_placeholder_text("Ask Lathe to read, change or run code…  (/ for commands)");
+        textarea.set_placeholder_style(theme.muted());
+        textarea.set_style(theme.text());
+        Self {
+            textarea,
+            history: Vec::new(),
+            browsing: None,
+            popup_selected: 0,
+            busy_hint: false,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.textarea.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.textarea.select_all();
+        self.textarea.cut();
+        self.textarea.insert_str(text);
+        self.popup_selected = 0;
+    }
+
+    /// Shows that a turn is running (Enter still queues a message).
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy_hint = busy;
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        self.textarea.insert_str(text);
+    }
+
+    /// Commands matching what is typed, while the popup is open.
+    pub fn popup(&self) -> Vec<(&'static str, &'static str)> {
+        let lines = self.textarea.lines();
+        let Some(first) = lines.first() else {
+            return Vec::new();
+        };
+        if lines.len() > 1 || !first.starts_with('/') || first.contains(char::is_whitespace) {
+            return Vec::new();
+        }
+        COMMANDS
+            .iter()
+            .copied()
+            .filter(|(c, _)| c.starts_with(first.as_str()))
+            .collect()
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+        let popup = self.popup();
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if !popup.is_empty() {
+            let sel = self.popup_selected.min(popup.len() - 1);
+            match key.code {
+                KeyCode::Up => {
+                    self.popup_selected = sel.checked_sub(1).unwrap_or(popup.len() - 1);
+                    return ComposerAction::None;
+                }
+                KeyCode::Down => {
+                    self.popup_selected = (sel + 1) % popup.len();
+                    return ComposerAction::None;
+                }
+                KeyCode::Tab => {
+                    self.set_text(&format!("{} ", popup[sel].0));
+                    return ComposerAction::None;
+                }
+                KeyCode::Enter if !shift && !alt => {
+                    let cmd = popup[sel].0;
+                    let takes_arg = matches!(cmd, "/model" | "/approvals");
+                    if takes_arg {
+                        self.set_text(&format!("{cmd} "));
+                        return ComposerAction::None;
+                    }
+                    self.set_text(cmd);
+                    return self.submit();
+                }
+                _ => {}
+            }
+        }
+        match key.code {
+            KeyCode::Enter if shift || alt => self.textarea.insert_newline(),
+            KeyCode::Char('j') if ctrl => self.textarea.insert_newline(),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Char('u') if ctrl => {
+                self.textarea.delete_line_by_head();
+            }
+            KeyCode::Left if ctrl => self.textarea.move_cursor(CursorMove::WordBack),
+            KeyCode::Right if ctrl => self.textarea.move_cursor(CursorMove::WordForward),
+            KeyCode::Up if !ctrl && !alt && self.textarea.cursor().0 == 0 => self.history_prev(),
+            KeyCode::Down
+                if !ctrl && !alt && self.textarea.cursor().0 + 1 >= self.textarea.lines().len() =>
+            {
+                self.history_next();
+            }
+            _ => {
+                self.textarea.input(key);
+                self.popup_selected = 0;
+            }
+        }
+        ComposerAction::None
+    }
+
+    fn submit(&mut self) -> ComposerAction {
+        let text = self.text();
+        if text.trim().is_empty() {
+            return ComposerAction::None;
+        }
+        self.browsing = None;
+        if self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+        }
+        self.clear();
+        if text.starts_with('/') {
+            match parse_command(&text) {
+                Some(Ok(cmd)) => return ComposerAction::Command(cmd),
+                Some(Err(why)) => return ComposerAction::Invalid(why),
+                None => {}
+            }
+        }
+        ComposerAction::Submit(text.trim_start_matches(' ').to_string())
+    }
+
+    fn history_prev(&mut self) {
+        if self.history.is_empty() {
+            return;
+        }
+        let (pos, draft) = match self.browsing.take() {
+            Some((0, d)) => (0, d),
+            Some((p, d)) => (p - 1, d),
+            None => (self.history.len() - 1, self.text()),
+        };
+        let text = self.history[pos].clone();
+        self.set_text(&text);
+        self.textarea.move_cursor(CursorMove::Top);
+        self.browsing = Some((pos, draft));
+    }
+
+    fn history_next(&mut self) {
+        let Some((pos, draft)) = self.browsing.take() else {
+            return;
+        };
+        if pos + 1 < self.history.len() {
+            let text = self.history[pos + 1].clone();
+            self.set_text(&text);
+            self.browsing = Some((pos + 1, draft));
+        } else {
+            self.set_text(&draft);
+        }
+    }
+
+    /// Rows the composer wants at `width` (borders included).
+    pub fn height(&self, width: u16) -> u16 {
+        let inner = usize::from(width.saturating_sub(2).max(1));
+        let rows: usize = self
+            .textarea
+            .lines()
+            .iter()
+            .map(|l| {
+                unicode_width::UnicodeWidthStr::width(l.as_str())
+                    .div_ceil(inner)
+                    .max(1)
+            })
+            .sum();
+        u16::try_from(rows)
+            .unwrap_or(u16::MAX)
+            .clamp(1, MAX_VISIBLE_LINES)
+            + 2
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        let title = if self.busy_hint {
+            " working… (Enter queues, Ctrl-C interrupts) "
+        } else {
+            " message "
+        };
+        let border = if focused {
+            theme.accent()
+        } else {
+            theme.border()
+        };
+        let mut ta = self.textarea.clone();
+        ta.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(border)
+                .title(Span::styled(title, theme.muted())),
+        );
+        if !focused {
+            ta.set_cursor_style(ratatui::style::Style::default());
+        }
+        ta.render(area, buf);
+        self.render_popup(area, buf, theme);
+    }
+
+    fn render_popup(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
+        let items = self.popup();
+        if items.is_empty() {
+            return;
+        }
+        let h = u16::try_from(items.len()).unwrap_or(0) + 2;
+        let y = composer.y.saturating_sub(h);
+        let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
+        if area.height < 3 {
+            return;
+        }
+        Clear.render(area, buf);
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border())
+            .title(Span::styled(" commands ", theme.muted()))
+            .render(area, buf);
+        let sel = self.popup_selected.min(items.len() - 1);
+        for (i, (cmd, help)) in items.iter().enumerate() {
+            let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
+            if row >= area.bottom() - 1 {
+                break;
+            }
+            let style = if i == sel {
+                theme.selected()
+            } else {
+                theme.text()
+            };
+            let line = Line::from(vec![
+                Span::styled(
+                    format!(" {cmd:<11}"),
+                    style.add_modifier(ratatui::style::Modifier::BOLD),
+                ),
+                Span::styled(format!(" {help}"), style),
+            ]);
+            buf.set_line(area.x + 1, row, &line, area.width - 2);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "composer_tests.rs"]
+mod tests;

@@ -1,0 +1,167 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn with(code: KeyCode, m: KeyModifiers) -> KeyEvent {
+    KeyEvent::new(code, m)
+}
+
+fn typed(c: &mut Composer, text: &str) {
+    for ch in text.chars() {
+        c.handle_key(key(KeyCode::Char(ch)));
+    }
+}
+
+fn composer() -> Composer {
+    Composer::new(&Theme::plain())
+}
+
+#[test]
+fn enter_sends_and_alt_or_shift_enter_insert_newlines() {
+    let mut c = composer();
+    typed(&mut c, "first");
+    assert_eq!(
+        c.handle_key(with(KeyCode::Enter, KeyModifiers::ALT)),
+        ComposerAction::None
+    );
+    typed(&mut c, "second");
+    c.handle_key(with(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut c, "third");
+    c.handle_key(with(KeyCode::Char('j'), KeyModifiers::CONTROL));
+    typed(&mut c, "fourth");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Submit("first\nsecond\nthird\nfourth".into())
+    );
+    assert!(c.is_empty());
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::None,
+        "empty input sends nothing"
+    );
+}
+
+#[test]
+fn pasted_multi_line_text_stays_whole() {
+    let mut c = composer();
+    c.paste("line one\r\nline two\n");
+    typed(&mut c, "end");
+    assert_eq!(c.text(), "line one\nline two\nend");
+}
+
+#[test]
+fn editing_keys_work() {
+    let mut c = composer();
+    typed(&mut c, "hello brave world");
+    c.handle_key(with(KeyCode::Char('w'), KeyModifiers::CONTROL));
+    assert_eq!(c.text(), "hello brave ");
+    c.handle_key(with(KeyCode::Char('a'), KeyModifiers::CONTROL));
+    typed(&mut c, ">");
+    assert_eq!(c.text(), ">hello brave ");
+    c.handle_key(with(KeyCode::Char('e'), KeyModifiers::CONTROL));
+    c.handle_key(with(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(c.text(), "");
+    typed(&mut c, "one two");
+    c.handle_key(with(KeyCode::Left, KeyModifiers::CONTROL));
+    typed(&mut c, "X");
+    assert_eq!(c.text(), "one Xtwo");
+}
+
+#[test]
+fn up_and_down_walk_the_history_and_keep_the_draft() {
+    let mut c = composer();
+    typed(&mut c, "one");
+    c.handle_key(key(KeyCode::Enter));
+    typed(&mut c, "two");
+    c.handle_key(key(KeyCode::Enter));
+    typed(&mut c, "draft");
+    c.handle_key(key(KeyCode::Up));
+    assert_eq!(c.text(), "two");
+    c.handle_key(key(KeyCode::Up));
+    assert_eq!(c.text(), "one");
+    c.handle_key(key(KeyCode::Up));
+    assert_eq!(c.text(), "one");
+    c.handle_key(key(KeyCode::Down));
+    assert_eq!(c.text(), "two");
+    c.handle_key(key(KeyCode::Down));
+    assert_eq!(c.text(), "draft");
+}
+
+#[test]
+fn slash_commands_complete_and_run() {
+    let mut c = composer();
+    typed(&mut c, "/");
+    assert_eq!(c.popup().len(), COMMANDS.len());
+    typed(&mut c, "q");
+    assert_eq!(c.popup(), [("/quit", "exit Lathe")]);
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Command(SlashCommand::Quit)
+    );
+
+    typed(&mut c, "/mo");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "/model ");
+    assert!(c.popup().is_empty());
+    typed(&mut c, "gpt-5");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Command(SlashCommand::Model(Some("gpt-5".into())))
+    );
+
+    typed(&mut c, "/");
+    c.handle_key(key(KeyCode::Down));
+    c.handle_key(key(KeyCode::Enter));
+    assert_eq!(c.text(), "", "/clear runs at once");
+}
+
+#[test]
+fn commands_parse_and_paths_are_messages() {
+    assert_eq!(
+        parse_command("/approvals full-auto"),
+        Some(Ok(SlashCommand::Approvals(Some(ApprovalMode::FullAuto))))
+    );
+    assert!(matches!(parse_command("/approvals yolo"), Some(Err(_))));
+    assert_eq!(parse_command("/etc/hosts is wrong"), None);
+    assert!(matches!(parse_command("/frobnicate"), Some(Err(e)) if e.contains("/help")));
+    let mut c = composer();
+    typed(&mut c, "/etc/hosts is wrong");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Submit("/etc/hosts is wrong".into())
+    );
+}
+
+#[test]
+fn the_popup_renders_above_the_composer() {
+    let mut c = composer();
+    typed(&mut c, "/");
+    c.handle_key(key(KeyCode::Down));
+    let theme = Theme::plain();
+    let mut term = Terminal::new(TestBackend::new(60, 12)).unwrap();
+    term.draw(|f| {
+        let area = f.area();
+        let h = c.height(area.width);
+        let rect = Rect::new(0, area.height - h, area.width, h);
+        c.render(rect, f.buffer_mut(), &theme, true);
+    })
+    .unwrap();
+    assert_snapshot!("composer_popup", term.backend().to_string());
+}
+
+#[test]
+fn the_composer_grows_with_its_text() {
+    let mut c = composer();
+    assert_eq!(c.height(40), 3);
+    c.paste("a\nb\nc");
+    assert_eq!(c.height(40), 5);
+    c.paste(&"x\n".repeat(30));
+    assert_eq!(c.height(40), 10);
+}
