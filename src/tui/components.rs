@@ -3,4 +3,5 @@
 
 pub mod cells;
 pub mod composer;
+pub mod diff_view;
 pub mod transcript;
