@@ -426,8 +426,8 @@ mod tests {
     #[test]
     fn changed_words_are_marked() {
         let (o, n) = word_changes("let x = 1;", "let x = 2;");
-        assert_eq!(o, [8..10]);
-        assert_eq!(n, [8..10]);
+        assert_eq!(o, vec![(8..10)]);
+        assert_eq!(n, vec![(8..10)]);
         let (o, _) = word_changes("abc", "xyz");
         assert!(o.is_empty(), "whole-line changes get no word marks");
         let theme = Theme::dark();
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn restyling_splits_spans_at_byte_ranges() {
         let spans = vec![Span::raw("héllo "), Span::raw("world")];
-        let out = restyle_ranges(spans, &[4..9], Style::default().bold());
+        let out = restyle_ranges(spans, &[(4..9)], Style::default().bold());
         let parts: Vec<&str> = out.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(parts, ["hél", "lo ", "wo", "rld"]);
     }
