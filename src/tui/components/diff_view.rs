@@ -464,7 +464,11 @@ mod tests {
     #[test]
     fn restyling_splits_spans_at_byte_ranges() {
         let spans = vec![Span::raw("héllo "), Span::raw("world")];
-        let out = restyle_ranges(spans, &[(4..9)], Style::default().bold());
+        let out = restyle_ranges(
+            spans,
+            &[Range { start: 4, end: 9 }],
+            Style::default().bold(),
+        );
         let parts: Vec<&str> = out.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(parts, ["hél", "lo ", "wo", "rld"]);
     }
