@@ -1,6 +1,7 @@
 //! The UI's components: the transcript and its cells, the composer, the
 //! approval dialog with its diff view, the tool-call log, the status bar.
 
+pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod diff_view;
