@@ -5,4 +5,5 @@ pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod diff_view;
+pub mod tool_log;
 pub mod transcript;

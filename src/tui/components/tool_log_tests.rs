@@ -1,0 +1,169 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::*;
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn started(id: &str, tool: &str, args: Value) -> AgentEvent {
+    AgentEvent::ToolCallStarted {
+        turn_id: 1,
+        call_id: id.into(),
+        tool: tool.into(),
+        arguments: args,
+        effect: None,
+    }
+}
+
+fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -> AgentEvent {
+    AgentEvent::ToolCallFinished {
+        call_id: id.into(),
+        tool: tool.into(),
+        status,
+        content,
+        metadata: ResultMetadata {
+            bytes: 2300,
+            duration_ms: ms,
+            truncated: status == ToolStatus::Ok && ms > 100,
+            mime: None,
+            error_kind: (status != ToolStatus::Ok).then(|| "permission_denied".into()),
+        },
+    }
+}
+
+fn guard(id: &str, verdict: GuardrailOutcome) -> AgentEvent {
+    AgentEvent::GuardrailVerdict {
+        call_id: id.into(),
+        tool: String::new(),
+        verdict,
+        reason: None,
+    }
+}
+
+fn log() -> ToolLog {
+    let t0 = Instant::now();
+    let mut l = ToolLog::new(t0);
+    let at = |ms| t0 + Duration::from_millis(ms);
+    l.on_event(
+        &started("c1", "read_file", json!({"path": "src/lib.rs"})),
+        at(1200),
+    );
+    l.on_event(&guard("c1", GuardrailOutcome::Allow), at(1200));
+    l.on_event(
+        &finished(
+            "c1",
+            "read_file",
+            ToolStatus::Ok,
+            json!({"content": "fn a() {}\nfn b() {}"}),
+            4,
+        ),
+        at(1210),
+    );
+    l.on_event(
+        &started("c2", "exec_shell", json!({"command": "cargo test"})),
+        at(2500),
+    );
+    l.on_event(&guard("c2", GuardrailOutcome::Allow), at(2500));
+    l.on_event(
+        &AgentEvent::ApprovalRequested {
+            call_id: "c2".into(),
+            tool: "exec_shell".into(),
+            arguments: json!({}),
+            effect: crate::protocol::Effect::Exec,
+            scope: "cargo".into(),
+            reason: String::new(),
+            diff: None,
+        },
+        at(2500),
+    );
+    l.on_event(
+        &AgentEvent::ApprovalDecided {
+            call_id: "c2".into(),
+            tool: "exec_shell".into(),
+            decision: ApprovalDecision::ApproveOnce,
+            source: DecisionSource::User,
+        },
+        at(3000),
+    );
+    l.on_event(
+        &finished(
+            "c2",
+            "exec_shell",
+            ToolStatus::Ok,
+            json!({"exit_code": 0, "stdout": "ok\n"}),
+            1500,
+        ),
+        at(4500),
+    );
+    l.on_event(
+        &started("c3", "read_file", json!({"path": "../etc/passwd"})),
+        at(5000),
+    );
+    l.on_event(&guard("c3", GuardrailOutcome::Deny), at(5000));
+    l.on_event(
+        &finished(
+            "c3",
+            "read_file",
+            ToolStatus::Denied,
+            json!({"error": "invalid path: outside"}),
+            0,
+        ),
+        at(5000),
+    );
+    l.on_event(
+        &started("c4", "exec_shell", json!({"command": "sleep 5"})),
+        at(6000),
+    );
+    l
+}
+
+fn draw(l: &ToolLog, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| l.render(f.area(), f.buffer_mut(), &Theme::plain()))
+        .unwrap();
+    term.backend().to_string()
+}
+
+#[test]
+fn the_list_shows_every_call_with_its_verdict_and_status() {
+    let l = log();
+    assert_eq!(l.len(), 4);
+    assert_snapshot!("tool_log_list", draw(&l, 110, 9));
+}
+
+#[test]
+fn enter_opens_the_full_arguments_and_result() {
+    let mut l = log();
+    l.handle_key(key(KeyCode::Up));
+    l.handle_key(key(KeyCode::Up));
+    l.handle_key(key(KeyCode::Up));
+    l.handle_key(key(KeyCode::Enter));
+    assert_snapshot!("tool_log_detail", draw(&l, 70, 18));
+    l.handle_key(key(KeyCode::Esc));
+    assert!(draw(&l, 110, 9).contains("Enter details"));
+    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::Close);
+}
+
+#[test]
+fn slash_filters_by_tool_or_status() {
+    let mut l = log();
+    l.handle_key(key(KeyCode::Char('/')));
+    for c in "denied".chars() {
+        l.handle_key(key(KeyCode::Char(c)));
+    }
+    l.handle_key(key(KeyCode::Enter));
+    let screen = draw(&l, 110, 9);
+    assert!(screen.contains("1 of 4, filter: denied"), "{screen}");
+    assert!(
+        screen.contains("../etc/passwd") && !screen.contains("cargo test"),
+        "{screen}"
+    );
+    // Esc clears the filter first, then closes.
+    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::None);
+    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::Close);
+}
