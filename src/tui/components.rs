@@ -5,5 +5,6 @@ pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod diff_view;
+pub mod status_bar;
 pub mod tool_log;
 pub mod transcript;
