@@ -13,14 +13,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::{Agent, AgentConfig, prompt};
 use crate::config::Config;
-use crate::policy::{HeadlessApprover, Redactor, Workspace};
+use crate::launch::{LaunchError, spawn_agent};
+use crate::policy::HeadlessApprover;
 use crate::protocol::{
     AgentEvent, ApprovalDecision, DecisionSource, Effect, ErrorKind, Op, ToolStatus,
 };
-use crate::session::Journal;
-use crate::tools::{BuiltinSettings, ToolRegistry};
 
 /// Exit status of a completed turn.
 pub const EXIT_OK: i32 = 0;
@@ -31,66 +29,25 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit status after an interrupt (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-#[derive(Debug, thiserror::Error)]
-pub enum ExecError {
-    #[error("workspace {path}: {source}")]
-    Workspace {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Setup(String),
-}
-
 pub struct ExecOptions {
     pub json: bool,
     pub prompt: String,
 }
 
 /// Runs one turn; returns the exit status.
-pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, ExecError> {
-    let workspace =
-        Arc::new(
-            Workspace::new(&config.workspace).map_err(|source| ExecError::Workspace {
-                path: config.workspace.display().to_string(),
-                source,
-            })?,
-        );
-    let settings = BuiltinSettings {
-        shell_timeout_secs: config.shell_timeout_secs,
-        ..BuiltinSettings::default()
-    };
-    let registry =
-        ToolRegistry::with_defaults(&settings).map_err(|e| ExecError::Setup(e.to_string()))?;
-    let provider = crate::provider::build(config.provider_settings())
-        .map_err(|e| ExecError::Setup(e.to_string()))?;
-    let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace.root()));
-    agent_config.approval = config.approval;
-    agent_config.max_tool_iterations = config.max_tool_iterations;
-    agent_config.grant_ttl = config.grant_ttl;
-    let mut agent = Agent::new(
-        agent_config.clone(),
-        provider,
-        Arc::new(registry),
-        workspace,
-    )
-    .with_approver(Arc::new(HeadlessApprover))
-    .with_hook(Arc::new(Redactor::new(config.secrets())));
-    match Journal::create(&config.paths.sessions_dir, &agent_config.session_id) {
-        Ok(j) => agent = agent.with_journal(j),
-        Err(e) => {
-            tracing::warn!(error = %e, "session journal unavailable");
-            eprintln!("lathe: warning: session journal unavailable: {e}");
-        }
+pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError> {
+    let launched = spawn_agent(config, Some(Arc::new(HeadlessApprover)))?;
+    for w in &launched.warnings {
+        eprintln!("lathe: warning: {w}");
     }
-    let mut handle = agent.spawn();
+    let mut handle = launched.handle;
     if handle
         .ops
         .send(Op::UserInput { text: opts.prompt })
         .await
         .is_err()
     {
-        return Err(ExecError::Setup(
+        return Err(LaunchError::Setup(
             "the agent stopped before it started".into(),
         ));
     }

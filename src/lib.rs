@@ -6,7 +6,7 @@
 //! below it):
 //!
 //! ```text
-//! 4  exec (headless front end)                       [tui: the next milestone]
+//! 4  exec (headless front end), tui (the terminal UI), launch (their wiring)
 //! 3  agent: turn (the loop), dispatch (the pipeline), approval, prompt
 //! 2  tools: registry, validate, truncate, builtin/   session: journal
 //! 1  policy: workspace, shell_rules, guardrails, authorizer, grants, hooks
@@ -22,6 +22,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod launch;
 pub mod policy;
 pub mod protocol;
 pub mod provider;

@@ -3,6 +3,7 @@
 //! Only this module imports ratatui or crossterm. It talks to the core
 //! through `protocol` alone: `Op`s out, `AgentEvent`s in.
 
+pub mod app;
 pub mod components;
 pub mod highlight;
 pub mod markdown;

@@ -1,0 +1,519 @@
+//! The app's state and its reactions: agent events update the transcript,
+//! the approval queue and the tool-call log; keys go to the top overlay
+//! first (approval dialog, then log), then to global keys, then to the
+//! composer. Nothing here blocks or draws by itself: `take_ops` hands the
+//! event loop the ops to send, `is_dirty` says a frame is wanted, and
+//! `draw` lays out and renders one.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::components::approval::{ApprovalAction, ApprovalOverlay, PendingApproval};
+use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
+use super::components::composer::{Composer, ComposerAction, SlashCommand};
+use super::components::diff_view::DiffView;
+use super::components::status_bar::{self, StatusInfo};
+use super::components::tool_log::{LogAction, ToolLog};
+use super::components::transcript::Transcript;
+use super::highlight::Highlighter;
+use super::theme::Theme;
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalMode, ErrorKind, GuardrailOutcome, Op, Usage,
+};
+
+/// How long "press Ctrl-C again" stays armed.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Animation rate while something runs (spinners, elapsed times).
+const TICK: Duration = Duration::from_millis(100);
+const MOUSE_LINES: usize = 3;
+
+const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
+Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-C interrupt (twice on an empty prompt to quit).
+Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
+(read-only, ask, auto-edit, full-auto) · /log · /quit.
+Approval dialog: y approve once · a approve for this conversation · n or Esc deny · e deny and say what to do instead.";
+
+/// Facts the app starts with.
+pub struct AppInit {
+    pub model: String,
+    pub workspace: PathBuf,
+    pub approval: ApprovalMode,
+    pub theme: Theme,
+    pub notices: Vec<String>,
+}
+
+pub struct App {
+    theme: Theme,
+    hl: Highlighter,
+    transcript: Transcript,
+    composer: Composer,
+    approvals: ApprovalOverlay,
+    log: ToolLog,
+    log_open: bool,
+    model: String,
+    workspace: PathBuf,
+    approval: ApprovalMode,
+    usage: Usage,
+    turn_started: Option<Instant>,
+    tool_started: HashMap<String, Instant>,
+    flash: Option<(String, Instant)>,
+    quit_armed: Option<Instant>,
+    should_quit: bool,
+    ops: Vec<Op>,
+    dirty: bool,
+    now: Instant,
+}
+
+impl App {
+    pub fn new(init: AppInit, now: Instant) -> Self {
+        let hl = Highlighter::new(init.theme.syntax_theme.as_deref());
+        let mut transcript = Transcript::new();
+        transcript.push(Cell::Notice(
+            NoticeKind::Info,
+            format!(
+                "Lathe {} · {} · {} · approval {}. Ask for a change; /help for keys and commands.",
+                env!("CARGO_PKG_VERSION"),
+                init.model,
+                init.workspace.display(),
+                init.approval
+            ),
+        ));
+        for n in init.notices {
+            transcript.push(Cell::Notice(NoticeKind::Warning, n));
+        }
+        Self {
+            composer: Composer::new(&init.theme),
+            theme: init.theme,
+            hl,
+            transcript,
+            approvals: ApprovalOverlay::new(),
+            log: ToolLog::new(now),
+            log_open: false,
+            model: init.model,
+            workspace: init.workspace,
+            approval: init.approval,
+            usage: Usage::default(),
+            turn_started: None,
+            tool_started: HashMap::new(),
+            flash: None,
+            quit_armed: None,
+            should_quit: false,
+            ops: Vec::new(),
+            dirty: true,
+            now,
+        }
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.ops)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.turn_started.is_some()
+    }
+
+    /// When the app next needs a tick without any input: while something
+    /// animates, when the approval dialog arms, when a message expires.
+    pub fn next_tick(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        if self.turn_started.is_some() || !self.tool_started.is_empty() {
+            consider(self.now + TICK);
+        }
+        if let Some(armed) = self.approvals.armed_at()
+            && armed > self.now
+        {
+            consider(armed);
+        }
+        if let Some((_, until)) = &self.flash {
+            consider(*until);
+        }
+        next
+    }
+
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        let started = &self.tool_started;
+        self.transcript.for_each_running(|t| {
+            if let Some(s) = started.get(&t.call_id) {
+                t.elapsed_ms = u64::try_from(now.saturating_duration_since(*s).as_millis())
+                    .unwrap_or(u64::MAX);
+            }
+        });
+        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
+            self.flash = None;
+        }
+        self.dirty = true;
+    }
+
+    fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.transcript.push(Cell::Notice(kind, text.into()));
+    }
+
+    fn flash(&mut self, text: &str, now: Instant) {
+        self.flash = Some((text.to_string(), now + QUIT_WINDOW));
+    }
+
+    /// Reacts to one agent event.
+    pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
+        self.now = now;
+        self.dirty = true;
+        self.log.on_event(&ev, now);
+        match ev {
+            AgentEvent::SessionStarted { model, .. } => self.model = model,
+            AgentEvent::TurnStarted { .. } => {
+                self.turn_started = Some(now);
+                self.composer.set_busy(true);
+            }
+            AgentEvent::AssistantDelta { text, .. } => self.transcript.append_assistant(&text),
+            AgentEvent::AssistantMessage { text, .. } => {
+                if !self.transcript.set_last_assistant(&text) {
+                    self.transcript.push(Cell::Assistant(text));
+                }
+            }
+            AgentEvent::ProviderRetry {
+                attempt,
+                max_retries,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.transcript.discard_partial_assistant();
+                self.notice(
+                    NoticeKind::Warning,
+                    format!(
+                        "retry {attempt}/{max_retries} in {:.1} s: {reason}",
+                        delay_ms as f64 / 1000.0
+                    ),
+                );
+            }
+            AgentEvent::UsageUpdated { total, .. } => self.usage = total,
+            AgentEvent::ToolCallStarted {
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => {
+                self.tool_started.insert(call_id.clone(), now);
+                self.transcript.push(Cell::Tool(Box::new(ToolCell::new(
+                    &call_id, &tool, &arguments,
+                ))));
+            }
+            AgentEvent::ToolProgress { call_id, text, .. } => {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.push_output(&text);
+                }
+            }
+            AgentEvent::GuardrailVerdict {
+                call_id,
+                verdict: GuardrailOutcome::Modify,
+                reason,
+                ..
+            } => {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.note = reason;
+                }
+            }
+            AgentEvent::GuardrailVerdict { .. } => {}
+            AgentEvent::ApprovalRequested {
+                call_id,
+                tool,
+                arguments,
+                effect,
+                scope,
+                reason,
+                diff,
+            } => {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.state = ToolState::AwaitingApproval;
+                }
+                self.approvals.push(
+                    PendingApproval {
+                        call_id,
+                        tool,
+                        arguments,
+                        effect,
+                        scope,
+                        reason,
+                        diff: diff.as_deref().map(DiffView::parse),
+                    },
+                    now,
+                );
+            }
+            AgentEvent::ApprovalDecided {
+                call_id, decision, ..
+            } => {
+                self.approvals.remove(&call_id, now);
+                if !matches!(decision, ApprovalDecision::Deny { .. })
+                    && let Some(t) = self.transcript.tool_mut(&call_id)
+                {
+                    t.state = ToolState::Running;
+                }
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                tool,
+                status,
+                content,
+                metadata,
+            } => {
+                self.tool_started.remove(&call_id);
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.elapsed_ms = metadata.duration_ms;
+                    t.state = ToolState::Done {
+                        status,
+                        summary: summarize(&tool, status, &content),
+                        metadata,
+                    };
+                }
+            }
+            AgentEvent::TurnCompleted { .. } => self.end_turn(),
+            AgentEvent::Error {
+                kind,
+                message,
+                turn_id,
+            } => {
+                if turn_id.is_some() {
+                    self.end_turn();
+                }
+                match kind {
+                    ErrorKind::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
+                    _ => self.notice(NoticeKind::Error, message),
+                }
+            }
+        }
+    }
+
+    fn end_turn(&mut self) {
+        self.turn_started = None;
+        self.tool_started.clear();
+        self.approvals.clear();
+        self.composer.set_busy(false);
+    }
+
+    pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
+        self.now = now;
+        match ev {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
+            Event::Paste(text) => {
+                if self.approvals.is_active() || self.log_open {
+                    return;
+                }
+                self.composer.paste(&text);
+                self.dirty = true;
+            }
+            Event::Mouse(m) => self.on_mouse(m),
+            Event::Resize(..) | Event::FocusGained => self.dirty = true,
+            _ => {}
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(MOUSE_LINES),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(MOUSE_LINES),
+            _ => return,
+        }
+        self.dirty = true;
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.on_ctrl_c(now);
+        }
+        self.quit_armed = None;
+        if self.approvals.is_active() {
+            if let ApprovalAction::Decide { call_id, decision } =
+                self.approvals.handle_key(key, now)
+            {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.state = ToolState::Running;
+                }
+                self.ops.push(Op::Decide { call_id, decision });
+            }
+            return;
+        }
+        if self.log_open {
+            let close = (ctrl && key.code == KeyCode::Char('t'))
+                || self.log.handle_key(key) == LogAction::Close;
+            if close {
+                self.log_open = false;
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::Char('t') if ctrl => self.open_log(),
+            KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
+            KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
+            KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
+            KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
+            _ => {
+                let action = self.composer.handle_key(key);
+                self.on_composer(action, now);
+            }
+        }
+    }
+
+    fn open_log(&mut self) {
+        self.log.open();
+        self.log_open = true;
+    }
+
+    fn on_ctrl_c(&mut self, now: Instant) {
+        if self.is_running() {
+            self.ops.push(Op::Interrupt);
+            self.flash("interrupting…", now);
+            return;
+        }
+        if self.log_open {
+            self.log_open = false;
+            return;
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            return;
+        }
+        if self
+            .quit_armed
+            .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
+        {
+            self.should_quit = true;
+            return;
+        }
+        self.quit_armed = Some(now);
+        self.flash("press Ctrl-C again to quit", now);
+    }
+
+    fn on_composer(&mut self, action: ComposerAction, now: Instant) {
+        match action {
+            ComposerAction::None => {}
+            ComposerAction::Submit(text) => {
+                self.transcript.push(Cell::User(text.clone()));
+                self.transcript.scroll_to_bottom();
+                if self.is_running() {
+                    self.flash("queued: it will be sent when this turn ends", now);
+                }
+                self.ops.push(Op::UserInput { text });
+            }
+            ComposerAction::Invalid(why) => self.notice(NoticeKind::Warning, why),
+            ComposerAction::Command(cmd) => self.on_command(cmd),
+        }
+    }
+
+    fn on_command(&mut self, cmd: SlashCommand) {
+        match cmd {
+            SlashCommand::Help => self.notice(NoticeKind::Info, HELP),
+            SlashCommand::Clear => {
+                self.transcript.clear();
+                self.approvals.clear();
+                self.usage = Usage::default();
+                self.ops.push(Op::Clear);
+                self.notice(
+                    NoticeKind::Info,
+                    "new conversation: history and approvals cleared",
+                );
+            }
+            SlashCommand::Model(Some(m)) => {
+                self.notice(NoticeKind::Info, format!("model: {m} (was {})", self.model));
+                self.ops.push(Op::SetModel { model: m.clone() });
+                self.model = m;
+            }
+            SlashCommand::Model(None) => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("model: {} (change it with /model NAME)", self.model),
+                );
+            }
+            SlashCommand::Approvals(Some(mode)) => {
+                self.approval = mode;
+                self.ops.push(Op::SetApprovalMode { mode });
+                self.notice(NoticeKind::Info, format!("approval mode: {mode}"));
+            }
+            SlashCommand::Approvals(None) => self.notice(
+                NoticeKind::Info,
+                format!(
+                    "approval mode: {} (choose with /approvals read-only|ask|auto-edit|full-auto)",
+                    self.approval
+                ),
+            ),
+            SlashCommand::Log => self.open_log(),
+            SlashCommand::Quit => self.should_quit = true,
+        }
+    }
+
+    /// Lays out and renders one frame.
+    pub fn draw(&mut self, frame: &mut Frame<'_>) {
+        self.dirty = false;
+        let area = frame.area();
+        let composer_h = self
+            .composer
+            .height(area.width)
+            .min(area.height.saturating_sub(2));
+        let [main, composer_area, status_area] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(composer_h),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        self.transcript
+            .prepare(main.width, main.height, &self.theme, &self.hl);
+        let buf = frame.buffer_mut();
+        ratatui::widgets::Widget::render(&self.transcript, main, buf);
+        if !self.transcript.is_following() {
+            let hint = " ↓ more below (End) ";
+            let x = main
+                .right()
+                .saturating_sub(u16::try_from(hint.len()).unwrap_or(0) + 1);
+            buf.set_string(
+                x,
+                main.bottom().saturating_sub(1),
+                hint,
+                self.theme.accent(),
+            );
+        }
+        let focused = !self.approvals.is_active() && !self.log_open;
+        self.composer
+            .render(composer_area, buf, &self.theme, focused);
+        let running_ms = self
+            .turn_started
+            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
+        let info = StatusInfo {
+            model: &self.model,
+            workspace: &self.workspace,
+            approval: self.approval,
+            running_ms,
+            usage: self.usage,
+            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+        };
+        status_bar::render(&info, status_area, buf, &self.theme);
+        let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+        if self.log_open {
+            self.log.render(overlay, buf, &self.theme);
+        }
+        if self.approvals.is_active() {
+            self.approvals
+                .render(main, buf, &self.theme, &self.hl, self.now);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,262 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::*;
+use crate::protocol::{Effect, ResultMetadata, ToolStatus};
+use crate::tools::preview::unified_diff;
+
+fn app() -> (App, Instant) {
+    let t0 = Instant::now();
+    let init = AppInit {
+        model: "mock-model".into(),
+        workspace: PathBuf::from("/work/project"),
+        approval: ApprovalMode::Ask,
+        theme: Theme::plain(),
+        notices: vec![],
+    };
+    (App::new(init, t0), t0)
+}
+
+fn key(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn type_text(a: &mut App, text: &str, now: Instant) {
+    for ch in text.chars() {
+        a.on_terminal_event(key(KeyCode::Char(ch)), now);
+    }
+}
+
+fn screen(a: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| a.draw(f)).unwrap();
+    term.backend().to_string()
+}
+
+fn started(id: &str, tool: &str, args: serde_json::Value) -> AgentEvent {
+    AgentEvent::ToolCallStarted {
+        turn_id: 1,
+        call_id: id.into(),
+        tool: tool.into(),
+        arguments: args,
+        effect: None,
+    }
+}
+
+#[test]
+fn sending_a_prompt_and_interrupting_it() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "hello", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::UserInput {
+            text: "hello".into()
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 1,
+            prompt: "hello".into(),
+        },
+        t0,
+    );
+    assert!(a.is_running());
+    assert!(a.next_tick().is_some(), "a running turn animates");
+    a.on_terminal_event(ctrl('c'), t0);
+    assert_eq!(a.take_ops(), [Op::Interrupt]);
+    a.on_agent_event(
+        AgentEvent::Error {
+            turn_id: Some(1),
+            kind: ErrorKind::Interrupted,
+            message: "turn interrupted".into(),
+        },
+        t0,
+    );
+    assert!(!a.is_running());
+    assert_eq!(
+        a.next_tick().map(|_| ()),
+        Some(()),
+        "the flash message still expires"
+    );
+}
+
+#[test]
+fn ctrl_c_twice_on_an_idle_prompt_quits() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "draft", t0);
+    a.on_terminal_event(ctrl('c'), t0);
+    assert!(!a.should_quit(), "the first Ctrl-C clears the draft");
+    a.on_terminal_event(ctrl('c'), t0);
+    assert!(!a.should_quit());
+    assert!(screen(&mut a, 80, 10).contains("press Ctrl-C again to quit"));
+    a.on_terminal_event(ctrl('c'), t0 + Duration::from_millis(500));
+    assert!(a.should_quit());
+}
+
+#[test]
+fn slash_quit_and_clear() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "/clear", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_ops(), [Op::Clear]);
+    type_text(&mut a, "/approvals auto-edit", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::SetApprovalMode {
+            mode: ApprovalMode::AutoEdit
+        }]
+    );
+    type_text(&mut a, "/quit", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.should_quit());
+}
+
+#[test]
+fn an_approval_round_trip_keeps_the_draft() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 1,
+            prompt: "fix".into(),
+        },
+        t0,
+    );
+    type_text(&mut a, "my next idea", t0);
+    a.on_agent_event(
+        started(
+            "c1",
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        ),
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::ApprovalRequested {
+            call_id: "c1".into(),
+            tool: "write_file".into(),
+            arguments: json!({"path": "notes.md", "content": "# Notes\n"}),
+            effect: Effect::Write,
+            scope: "notes.md".into(),
+            reason: "approval mode ask: file changes need approval".into(),
+            diff: Some(unified_diff("notes.md", None, "# Notes\n")),
+        },
+        t0,
+    );
+    // Too early: ignored.
+    a.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
+    assert!(a.take_ops().is_empty());
+    assert_snapshot!("app_approval_dialog", screen(&mut a, 72, 20));
+    let t1 = t0 + Duration::from_millis(400);
+    a.on_terminal_event(key(KeyCode::Char('y')), t1);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
+    a.on_terminal_event(key(KeyCode::Enter), t1);
+    assert_eq!(
+        a.take_ops(),
+        [Op::UserInput {
+            text: "my next idea".into()
+        }],
+        "the draft survived"
+    );
+}
+
+#[test]
+fn streaming_tools_and_the_log_view() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 1,
+            prompt: "run the tests".into(),
+        },
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::AssistantDelta {
+            turn_id: 1,
+            text: "Running the **tests**".into(),
+        },
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::AssistantDelta {
+            turn_id: 1,
+            text: " now.".into(),
+        },
+        t0,
+    );
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "cargo test"})),
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::ToolProgress {
+            call_id: "c1".into(),
+            tool: "exec_shell".into(),
+            stream: "stdout".into(),
+            text: "running 2 tests\ntest a ... ok".into(),
+        },
+        t0,
+    );
+    a.tick(t0 + Duration::from_millis(1500));
+    assert_snapshot!("app_streaming_tool", screen(&mut a, 60, 14));
+    a.on_agent_event(
+        AgentEvent::ToolCallFinished {
+            call_id: "c1".into(),
+            tool: "exec_shell".into(),
+            status: ToolStatus::Ok,
+            content: json!({"exit_code": 0, "stdout": "ok", "stderr": "", "duration_ms": 1800}),
+            metadata: ResultMetadata {
+                bytes: 60,
+                duration_ms: 1800,
+                ..ResultMetadata::default()
+            },
+        },
+        t0 + Duration::from_millis(1800),
+    );
+    a.on_terminal_event(ctrl('t'), t0);
+    let log = screen(&mut a, 100, 10);
+    assert!(
+        log.contains("Tool calls (1)") && log.contains("cargo test"),
+        "{log}"
+    );
+    a.on_terminal_event(key(KeyCode::Esc), t0);
+    assert!(!screen(&mut a, 100, 10).contains("Tool calls (1)"));
+}
+
+#[test]
+fn a_retry_discards_the_partial_answer() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::AssistantDelta {
+            turn_id: 1,
+            text: "half an ans".into(),
+        },
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::ProviderRetry {
+            turn_id: 1,
+            attempt: 1,
+            max_retries: 4,
+            delay_ms: 500,
+            reason: "HTTP 503".into(),
+        },
+        t0,
+    );
+    let s = screen(&mut a, 70, 8);
+    assert!(!s.contains("half an ans") && s.contains("retry 1/4"), "{s}");
+}
