@@ -29,11 +29,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     let Some(Command::Exec(args)) = cli.command else {
-        eprintln!(
-            "lathe: the interactive terminal UI is not in this build yet; \
-             run `lathe exec PROMPT` (see `lathe exec --help`)"
-        );
-        return Ok(EXIT_USAGE);
+        return run_tui(&cli);
     };
     let prompt = read_prompt(&args)?;
     let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
@@ -58,6 +54,35 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         prompt,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+/// `lathe` with no subcommand: the terminal UI. Exits 0 when the person quits.
+fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
+    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    let _log_guard = init_logging(&config.paths.logs_dir);
+    tracing::info!(
+        provider = %config.provider,
+        model = %config.model,
+        approval = %config.approval,
+        workspace = %config.workspace.display(),
+        "lathe starting"
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match runtime.block_on(lathe::tui::run(&config)) {
+        Ok(()) => Ok(0),
+        Err(lathe::tui::TuiError::NotATerminal) => {
+            eprintln!("lathe: {}", lathe::tui::TuiError::NotATerminal);
+            Ok(EXIT_USAGE)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "the terminal UI failed");
+            eprintln!("lathe: {e}");
+            Ok(1)
+        }
+    }
 }
 
 fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {

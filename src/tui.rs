@@ -1,11 +1,62 @@
 //! The terminal UI: a full-screen ratatui + crossterm app over the agent.
 //!
-//! Only this module imports ratatui or crossterm. It talks to the core
-//! through `protocol` alone: `Op`s out, `AgentEvent`s in.
+//! `run` takes over the terminal, starts the agent on its own task, and
+//! drives `app::App` from `event_loop`. Only this module imports ratatui or
+//! crossterm; it talks to the core through `protocol` alone (`Op`s out,
+//! `AgentEvent`s in), plus `launch` to start it.
+
+use std::io::IsTerminal;
+
+use crate::config::Config;
+use crate::launch::{LaunchError, spawn_agent};
 
 pub mod app;
 pub mod components;
+pub mod event_loop;
 pub mod highlight;
 pub mod markdown;
+pub mod terminal;
 pub mod theme;
 pub mod wrap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("the terminal UI needs a terminal; for scripts and pipes use `lathe exec PROMPT`")]
+    NotATerminal,
+    #[error(transparent)]
+    Theme(#[from] theme::ThemeError),
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs the UI until the person quits.
+pub async fn run(config: &Config) -> Result<(), TuiError> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    highlight::warm_up();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let user_themes = config.paths.config_file.parent().map(|d| d.join("themes"));
+    let theme = theme::Theme::load(&config.theme, user_themes.as_deref(), no_color)?;
+    let launched = spawn_agent(config, None)?;
+    let mut notices = config.warnings.clone();
+    notices.extend(launched.warnings);
+    let mut app = app::App::new(
+        app::AppInit {
+            model: config.model.clone(),
+            workspace: config.workspace.clone(),
+            approval: config.approval,
+            theme,
+            notices,
+        },
+        std::time::Instant::now(),
+    );
+    let mut agent = launched.handle;
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let result = event_loop::run(&mut app, &mut agent, &mut guard.terminal).await;
+    drop(guard);
+    event_loop::shutdown(agent).await;
+    Ok(result?)
+}

@@ -76,7 +76,10 @@ async fn dispatch_one(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let started = Instant::now();
+    // `duration_ms` counts from here, or from the start of execution when
+    // the call got that far (time spent waiting for approval is not the
+    // tool's).
+    let mut started = Instant::now();
     // 1. resolve
     let resolved = shared.registry.resolve(&call.name);
     let tool_name = resolved
@@ -95,7 +98,7 @@ async fn dispatch_one(
     });
     let outcome = match (resolved, parsed) {
         (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
-        (Ok(tool), Ok(args)) => run_stages(shared, call, tool, args, cancel).await,
+        (Ok(tool), Ok(args)) => run_stages(shared, call, tool, args, cancel, &mut started).await,
     };
     let (result, text) = normalize(&call.id, outcome, started);
     if let Some(kind) = &result.metadata.error_kind {
@@ -136,6 +139,7 @@ async fn run_stages(
     tool: &RegisteredTool,
     args: Value,
     cancel: &CancellationToken,
+    started: &mut Instant,
 ) -> Outcome {
     // 3. validate
     if let Err(e) = tool.validate(&args) {
@@ -152,6 +156,7 @@ async fn run_stages(
         return outcome;
     }
     // 6. execute
+    *started = Instant::now();
     let mut value = match execute(shared, call, tool, args, cancel).await {
         Ok(v) => v,
         Err(e) => return Outcome::Failed(e),

@@ -259,10 +259,13 @@ impl App {
                 call_id, decision, ..
             } => {
                 self.approvals.remove(&call_id, now);
-                if !matches!(decision, ApprovalDecision::Deny { .. })
-                    && let Some(t) = self.transcript.tool_mut(&call_id)
-                {
-                    t.state = ToolState::Running;
+                if !matches!(decision, ApprovalDecision::Deny { .. }) {
+                    // The clock of a call starts again when it may run.
+                    self.tool_started.insert(call_id.clone(), now);
+                    if let Some(t) = self.transcript.tool_mut(&call_id) {
+                        t.state = ToolState::Running;
+                        t.elapsed_ms = 0;
+                    }
                 }
             }
             AgentEvent::ToolCallFinished {

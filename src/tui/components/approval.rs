@@ -269,7 +269,14 @@ impl ApprovalOverlay {
             return;
         };
         let w = area.width.saturating_sub(4).max(20).min(area.width);
-        let h = area.height.saturating_sub(2).max(8).min(area.height);
+        // As tall as the content needs (borders, body, rule, keys), within the area.
+        let wanted =
+            u16::try_from(self.body(req, theme, hl, w.saturating_sub(4)).len()).unwrap_or(u16::MAX);
+        let h = wanted
+            .saturating_add(4)
+            .max(10)
+            .min(area.height.saturating_sub(2).max(8))
+            .min(area.height);
         let modal = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + (area.height - h) / 2,

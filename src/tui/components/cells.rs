@@ -125,7 +125,8 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         return format!("exit {code}");
     }
     if let Some(entries) = content.get("entries").and_then(Value::as_array) {
-        return format!("{} entries", entries.len());
+        let n = entries.len();
+        return format!("{n} {}", if n == 1 { "entry" } else { "entries" });
     }
     if tool == "read_file"
         && let (Some(start), Some(end)) = (

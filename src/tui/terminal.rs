@@ -1,0 +1,107 @@
+//! Taking over the terminal and always giving it back.
+//!
+//! `TerminalGuard::enter` switches to raw mode and the alternate screen,
+//! turns on bracketed paste and mouse reporting (wheel scrolling; hold
+//! Shift to select text), and asks for disambiguated keys where the
+//! terminal supports them (so Shift+Enter can be told from Enter). The
+//! guard restores everything when dropped, and a panic hook does the same
+//! before the panic message prints, so the shell is never left broken.
+
+use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+pub struct TerminalGuard {
+    pub terminal: Tui,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<Self> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        if let Err(e) = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        ) {
+            restore();
+            return Err(e);
+        }
+        if supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED_KEYS.store(true, Ordering::SeqCst);
+        }
+        let mut terminal = match Terminal::new(CrosstermBackend::new(out)) {
+            Ok(t) => t,
+            Err(e) => {
+                restore();
+                return Err(e);
+            }
+        };
+        terminal.hide_cursor()?;
+        terminal.clear()?;
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Puts the terminal back the way the shell expects it. Safe to call twice.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
