@@ -1,0 +1,243 @@
+//! The real `lathe` binary in a real terminal: tmux runs it against the
+//! scripted mock LLM, keys go in with `send-keys`, and the screen comes back
+//! with `capture-pane`. Each test waits for what should appear (polling the
+//! pane, with a deadline), never for a fixed time.
+//!
+//! These tests need tmux. Without it they are skipped with a message,
+//! unless `LATHE_REQUIRE_TMUX=1` (as `.ci/run` sets) makes that a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mock_llm::{MockLlm, Reply, Step, tool_results};
+use serde_json::json;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn have_tmux() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("LATHE_REQUIRE_TMUX").is_none(),
+            "tmux is required (LATHE_REQUIRE_TMUX is set) but not installed"
+        );
+        eprintln!("tmux not found: skipping the terminal end-to-end test");
+    }
+    ok
+}
+
+/// One tmux server (own socket) running lathe in one pane.
+struct Pane {
+    socket: String,
+    home: tempfile::TempDir,
+}
+
+impl Pane {
+    fn start(mock: &MockLlm, ws: &Path, extra_args: &str) -> Self {
+        let socket = format!(
+            "lathe-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let home = tempfile::tempdir().unwrap();
+        let cmd = format!(
+            "cd '{ws}' && env -u NO_COLOR HOME='{home}' LATHE_HOME='{home}' OPENAI_API_KEY=sk-test-key-0123456789 \
+             '{bin}' --base-url '{url}' --model mock-model {extra_args}; echo \"EXIT=$?\"; sleep 600",
+            ws = ws.display(),
+            home = home.path().display(),
+            bin = env!("CARGO_BIN_EXE_lathe"),
+            url = mock.openai_url(),
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "110",
+                "-y",
+                "34",
+                &cmd,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        Self { socket, home }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    fn text(&self, text: &str) {
+        self.tmux(&["send-keys", "-l", text]);
+    }
+
+    /// Waits until the screen shows `needle`; returns the screen.
+    async fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?}; the screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("hello.py"), "print('helo')\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().say("I'll fix the typo.").call(
+            "c1",
+            "edit_file",
+            json!({"path": "hello.py", "old_text": "print('helo')", "new_text": "print('hello')"}),
+        )),
+        Step::Reply(Reply::text("Fixed: **hello.py** now prints `hello`.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("fix the typo in hello.py");
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("Approve edit_file?").await;
+    assert!(dialog.contains("- print('helo')"), "{dialog}");
+    assert!(dialog.contains("+ print('hello')"), "{dialog}");
+    // Enter never approves.
+    pane.keys(&["Enter"]);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(pane.screen().contains("Approve edit_file?"));
+    pane.keys(&["y"]);
+    let done = pane.wait_for("now prints hello").await;
+    assert!(done.contains("✓ edit_file hello.py"), "{done}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("hello.py")).unwrap(),
+        "print('hello')\n"
+    );
+
+    pane.keys(&["C-t"]);
+    let log = pane.wait_for("Tool calls (1)").await;
+    assert!(
+        log.contains("edit_file") && log.contains("approved once"),
+        "{log}"
+    );
+    pane.keys(&["Enter"]);
+    pane.wait_for("\"old_text\"").await;
+    pane.keys(&["Escape"]);
+    pane.keys(&["Escape"]);
+    pane.wait_for("message").await;
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    let end = pane.wait_for("EXIT=").await;
+    assert!(end.contains("EXIT=0"), "{end}");
+    // The session journal recorded the decision.
+    let sessions = std::fs::read_dir(pane.home.path().join("sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_with_a_message_reaches_the_model() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "rm -rf build"}))),
+        Step::Reply(Reply::text("Understood, I will use make clean.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("clean the build");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve exec_shell?").await;
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    pane.keys(&["e"]);
+    pane.wait_for("instead:").await;
+    pane.text("use make clean");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("I will use make clean").await;
+    assert!(screen.contains("⊘ exec_shell rm -rf build"), "{screen}");
+    let told = tool_results(&mock.requests()[1]);
+    let msg = told[0].1["error"].as_str().unwrap().to_string();
+    assert!(msg.contains("use make clean"), "{msg}");
+    // Ctrl-C twice on an idle prompt quits with status 0.
+    pane.keys(&["C-c"]);
+    pane.wait_for("again to quit").await;
+    pane.keys(&["C-c"]);
+    let end = pane.wait_for("EXIT=").await;
+    assert!(end.contains("EXIT=0"), "{end}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_output_streams_live_and_ctrl_c_interrupts_it() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::tools().call(
+        "c1",
+        "exec_shell",
+        json!({"command": "for i in 1 2 3; do echo step $i; sleep 0.2; done; sleep 30"}),
+    ))])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.text("run it");
+    pane.keys(&["Enter"]);
+    let live = pane.wait_for("│ step 3").await;
+    assert!(live.contains("exec_shell"), "{live}");
+    pane.keys(&["C-c"]);
+    let stopped = pane.wait_for("interrupted").await;
+    assert!(stopped.contains("✗ exec_shell"), "{stopped}");
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
+}
