@@ -1359,3 +1359,73 @@ async fn approval_requests_carry_a_diff_and_doomed_edits_are_not_asked() {
     assert_eq!(status, ToolStatus::Error);
     assert!(error_text(&content).contains("occurs 0 times"));
 }
+
+#[tokio::test]
+async fn clear_forgets_the_conversation_and_its_grants() {
+    let ws = tempfile::tempdir().unwrap();
+    let call =
+        || Step::Reply(Reply::tools().call("c", "exec_shell", json!({"command": "echo hi"})));
+    let mock = MockLlm::start(vec![call(), Step::Reply(Reply::text("ran"))]).await;
+    let setup = Setup {
+        interactive: true,
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    let mut approve_all = async |handle: &mut AgentHandle, prompt: &str| -> Vec<AgentEvent> {
+        handle
+            .ops
+            .send(Op::UserInput {
+                text: prompt.into(),
+            })
+            .await
+            .unwrap();
+        let mut events = Vec::new();
+        loop {
+            let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
+                let decision = ApprovalDecision::ApproveForConversation;
+                handle
+                    .ops
+                    .send(Op::Decide {
+                        call_id: call_id.clone(),
+                        decision,
+                    })
+                    .await
+                    .unwrap();
+            }
+            let end = ev.ends_turn();
+            events.push(ev);
+            if end {
+                return events;
+            }
+        }
+    };
+    let asked = |events: &[AgentEvent]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
+            .count()
+    };
+    let first = approve_all(&mut handle, "one").await;
+    assert_eq!(asked(&first), 1);
+    mock.push(call());
+    mock.push(Step::Reply(Reply::text("ran again")));
+    let second = approve_all(&mut handle, "two").await;
+    assert_eq!(asked(&second), 0, "the conversation grant covered it");
+    handle.ops.send(Op::Clear).await.unwrap();
+    mock.push(call());
+    mock.push(Step::Reply(Reply::text("asked again")));
+    let third = approve_all(&mut handle, "three").await;
+    assert_eq!(asked(&third), 1, "/clear dropped the grant");
+    let last = mock.requests().pop().unwrap();
+    let users = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(users, 1, "/clear dropped the history");
+}
