@@ -1371,7 +1371,7 @@ async fn clear_forgets_the_conversation_and_its_grants() {
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask)
     };
     let mut handle = setup.spawn(&mock, ws.path());
-    let mut approve_all = async |handle: &mut AgentHandle, prompt: &str| -> Vec<AgentEvent> {
+    let approve_all = async |handle: &mut AgentHandle, prompt: &str| -> Vec<AgentEvent> {
         handle
             .ops
             .send(Op::UserInput {
