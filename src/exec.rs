@@ -245,35 +245,6 @@ fn colorize(ev: &AgentEvent, line: &str) -> String {
     format!("\x1b[{code}m{}\x1b[0m\n", line.trim_end_matches('\n'))
 }
 
-fn human_bytes(n: usize) -> String {
-    match n {
-        0..1024 => format!("{n} B"),
-        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-    }
-}
-
-fn human_duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    }
-}
-
-/// The key argument of a call: its path or command.
-fn key_argument(args: &Value) -> String {
-    if args.as_object().is_some_and(serde_json::Map::is_empty) {
-        return String::new();
-    }
-    let text = ["command", "path"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(Value::as_str))
-        .map_or_else(|| args.to_string(), str::to_string);
-    let one_line = text.replace('\n', " ⏎ ");
-    crate::provider::http::shorten(&one_line, 120)
-}
-
 fn human_line(ev: &AgentEvent) -> Option<String> {
     Some(match ev {
         AgentEvent::SessionStarted {
@@ -289,7 +260,11 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         ),
         AgentEvent::ToolCallStarted {
             tool, arguments, ..
-        } => format!("▸ {tool} {}\n", key_argument(arguments)).replace(" \n", "\n"),
+        } => format!(
+            "▸ {tool} {}\n",
+            crate::humanize::key_argument(arguments, 120)
+        )
+        .replace(" \n", "\n"),
         AgentEvent::ToolProgress { text, .. } => text
             .lines()
             .map(|l| format!("  │ {l}\n"))
@@ -305,8 +280,8 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                 ToolStatus::Ok => {
                     let mut d = format!(
                         "ok · {} · {}",
-                        human_duration(metadata.duration_ms),
-                        human_bytes(metadata.bytes)
+                        crate::humanize::duration_ms(metadata.duration_ms),
+                        crate::humanize::bytes(metadata.bytes)
                     );
                     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
                         d = format!("exit {code} · {d}");
@@ -397,8 +372,6 @@ mod tests {
             human_line(&denied).unwrap(),
             "  ⊘ write_file denied: permission denied: no\n"
         );
-        assert_eq!(human_bytes(2048), "2.0 KiB");
-        assert_eq!(human_duration(1500), "1.5 s");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod humanize;
 pub mod launch;
 pub mod policy;
 pub mod protocol;

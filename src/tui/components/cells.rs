@@ -5,13 +5,19 @@
 //! (errors, retries, command feedback).
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
+use crate::humanize::shorten_chars as shorten;
+pub use crate::humanize::{bytes as human_bytes, duration_ms as human_duration};
 use crate::protocol::{ResultMetadata, ToolStatus};
+
+/// The key argument of a call, on one line.
+pub fn key_argument(args: &Value) -> String {
+    crate::humanize::key_argument(args, 160)
+}
 use crate::tui::highlight::Highlighter;
 use crate::tui::markdown;
 use crate::tui::theme::Theme;
@@ -89,29 +95,6 @@ pub enum Cell {
     Notice(NoticeKind, String),
 }
 
-/// The key argument of a call, on one line: its command or path.
-pub fn key_argument(args: &Value) -> String {
-    let text = ["command", "path"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(Value::as_str))
-        .map(str::to_string)
-        .unwrap_or_else(|| match args {
-            Value::Object(m) if m.is_empty() => String::new(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        });
-    let one_line = text.replace('\n', " ⏎ ");
-    shorten(&one_line, 160)
-}
-
-fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{cut}…")
-}
-
 /// A short description of a finished call's result.
 pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
     if status != ToolStatus::Ok {
@@ -144,25 +127,6 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         return shorten(msg, 200);
     }
     String::new()
-}
-
-pub fn human_bytes(n: usize) -> String {
-    match n {
-        0..1024 => format!("{n} B"),
-        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-    }
-}
-
-pub fn human_duration(ms: u64) -> String {
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        _ => {
-            let d = Duration::from_millis(ms);
-            format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
-        }
-    }
 }
 
 /// Renders a cell to lines of at most `width` columns.

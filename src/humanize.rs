@@ -1,0 +1,73 @@
+//! Short, human forms of sizes, durations and tool arguments, shared by
+//! both front ends (the headless printer and the terminal UI).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// `512 B`, `2.0 KiB`, `3.1 MiB`.
+pub fn bytes(n: usize) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// `12 ms`, `1.5 s`, `2m05s`.
+pub fn duration_ms(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => {
+            let d = Duration::from_millis(ms);
+            format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+        }
+    }
+}
+
+/// At most `max` characters of `s`, with `…` when cut.
+pub fn shorten_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// The key argument of a tool call on one line: its command or path, else
+/// the arguments as JSON (nothing for `{}`).
+pub fn key_argument(args: &Value, max: usize) -> String {
+    let text = ["command", "path"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(Value::as_str))
+        .map(str::to_string)
+        .unwrap_or_else(|| match args {
+            Value::Object(m) if m.is_empty() => String::new(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    shorten_chars(&text.replace('\n', " ⏎ "), max)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn forms_are_short() {
+        assert_eq!(bytes(2048), "2.0 KiB");
+        assert_eq!(duration_ms(1500), "1.5 s");
+        assert_eq!(duration_ms(125_000), "2m05s");
+        assert_eq!(key_argument(&json!({"command": "a\nb"}), 80), "a ⏎ b");
+        assert_eq!(key_argument(&json!({}), 80), "");
+        assert_eq!(
+            key_argument(&json!({"path": "x".repeat(300)}), 160)
+                .chars()
+                .count(),
+            160
+        );
+    }
+}
