@@ -73,8 +73,8 @@ fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
         .context("cannot start the async runtime")?;
     match runtime.block_on(lathe::tui::run(&config)) {
         Ok(()) => Ok(0),
-        Err(lathe::tui::TuiError::NotATerminal) => {
-            eprintln!("lathe: {}", lathe::tui::TuiError::NotATerminal);
+        Err(e @ (lathe::tui::TuiError::NotATerminal | lathe::tui::TuiError::Theme(_))) => {
+            eprintln!("lathe: {e}");
             Ok(EXIT_USAGE)
         }
         Err(e) => {
