@@ -80,7 +80,12 @@ pub(crate) struct Emitter {
 
 impl Emitter {
     pub(crate) fn emit(&self, event: AgentEvent) {
-        if let Some(j) = &self.journal {
+        // Deltas are not journaled (the message repeats them): skip the lock.
+        if let Some(j) = self
+            .journal
+            .as_ref()
+            .filter(|_| !matches!(event, AgentEvent::AssistantDelta { .. }))
+        {
             j.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .record(&event);
