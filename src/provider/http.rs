@@ -86,15 +86,18 @@ impl HttpDriver {
         // reqwest is built without a default crypto provider; ring is ours.
         // Installing twice is harmless (the second call reports the first).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(settings.connect_timeout)
-            .read_timeout(settings.idle_timeout)
-            .build()
-            .map_err(|e| ProviderError::Connect {
-                url: settings.base_url.clone(),
-                detail: format!("could not build the HTTP client: {}", chain(&e)),
-            })?;
+            .read_timeout(settings.idle_timeout);
+        if is_loopback(&settings.base_url) {
+            // A proxy from HTTP(S)_PROXY cannot reach this machine's servers.
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| ProviderError::Connect {
+            url: settings.base_url.clone(),
+            detail: format!("could not build the HTTP client: {}", chain(&e)),
+        })?;
         Ok(Self {
             client,
             retry: settings.retry,
@@ -231,6 +234,18 @@ impl HttpDriver {
     }
 }
 
+/// Whether `url` points at this machine (a local model server).
+fn is_loopback(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = u.host_str().unwrap_or("").trim_matches(['[', ']']);
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// An error with its sources, which is where reqwest puts the useful part
 /// ("tcp connect error: Connection refused"); the wrappers that only repeat
 /// the URL are left out.
@@ -326,6 +341,14 @@ pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_urls_are_recognised() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback("http://localhost:11434/v1"));
+        assert!(is_loopback("http://[::1]:8000"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+    }
 
     #[test]
     fn backoff_grows_exponentially_with_jitter_and_a_cap() {
