@@ -38,6 +38,7 @@ fn app_with(messages: usize) -> App {
             approval: ApprovalMode::Ask,
             theme,
             notices: vec![],
+            trust: None,
         },
         t0,
     );
@@ -175,7 +176,7 @@ fn startup(c: &mut Criterion) {
             let config =
                 Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone())).unwrap();
             let theme = Theme::load(&config.theme, None, false).unwrap();
-            let launched = lathe::launch::spawn_agent(&config, None).unwrap();
+            let launched = lathe::launch::spawn_agent(&config, None, false).unwrap();
             let mut app = App::new(
                 AppInit {
                     model: config.model.clone(),
@@ -183,6 +184,7 @@ fn startup(c: &mut Criterion) {
                     approval: config.approval,
                     theme,
                     notices: vec![],
+                    trust: None,
                 },
                 Instant::now(),
             );

@@ -17,8 +17,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::policy::{AfterHook, Approver, AuthorizationManager, Guardrails, Workspace};
-use crate::protocol::{AgentEvent, ApprovalMode, Op, Usage};
+use crate::policy::{
+    AfterHook, Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
+    Workspace,
+};
+use crate::protocol::{AgentEvent, ApprovalMode, Op, RuleLists, Usage};
 use crate::provider::{Message, Provider, ToolSchema};
 use crate::session::Journal;
 use crate::tools::ToolRegistry;
@@ -47,6 +50,15 @@ pub struct AgentConfig {
     pub shell_max_timeout_secs: u64,
     /// Outer limit on any one tool call (tools may have tighter ones).
     pub tool_timeout: Duration,
+    /// The `[permissions]` rules, user's then workspace's.
+    pub rules: Rules,
+    /// Hooks that run.
+    pub hooks: HookSet,
+    /// The workspace's hooks, waiting for the person's trust
+    /// (`Op::TrustWorkspaceHooks`).
+    pub pending_hooks: HookSet,
+    /// Environment variables hooks never see (API keys).
+    pub hook_env_remove: Vec<String>,
 }
 
 impl AgentConfig {
@@ -60,6 +72,10 @@ impl AgentConfig {
             grant_ttl: crate::policy::grants::DEFAULT_GRANT_TTL,
             shell_max_timeout_secs: crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS,
             tool_timeout: Duration::from_secs(600),
+            rules: Rules::default(),
+            hooks: HookSet::default(),
+            pending_hooks: HookSet::default(),
+            hook_env_remove: Vec::new(),
         }
     }
 }
@@ -109,6 +125,12 @@ pub(crate) struct Shared {
     pub(crate) system_prompt: String,
     pub(crate) max_tool_iterations: u32,
     pub(crate) tool_timeout: Duration,
+    pub(crate) session_id: String,
+    /// Redacts what hooks are shown and what errors say.
+    pub(crate) redactor: Redactor,
+    pub(crate) hook_env_remove: Vec<String>,
+    user_hooks: Mutex<HookSet>,
+    pending_hooks: Mutex<HookSet>,
     model: Mutex<String>,
     mode: Mutex<ApprovalMode>,
 }
@@ -141,6 +163,82 @@ impl Shared {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = mode;
     }
+
+    fn hooks(&self) -> std::sync::MutexGuard<'_, HookSet> {
+        self.user_hooks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The before hooks that match `tool`, in order.
+    pub(crate) fn before_hooks(&self, tool: &str) -> Vec<HookSpec> {
+        self.hooks()
+            .before
+            .iter()
+            .filter(|h| h.matches(tool))
+            .cloned()
+            .collect()
+    }
+
+    /// The after hooks that match `tool`, in order.
+    pub(crate) fn after_hooks(&self, tool: &str) -> Vec<HookSpec> {
+        self.hooks()
+            .after
+            .iter()
+            .filter(|h| h.matches(tool))
+            .cloned()
+            .collect()
+    }
+
+    /// The workspace's hooks start running.
+    fn trust_workspace_hooks(&self) {
+        let pending = std::mem::take(
+            &mut *self
+                .pending_hooks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        self.hooks().extend(pending);
+    }
+
+    /// The `permissions` event: mode, rules, live grants, hooks.
+    fn permissions(&self) -> AgentEvent {
+        let rules = self.guardrails.rules();
+        let texts = |list: &[crate::policy::Rule]| {
+            list.iter()
+                .map(|r| match r.origin {
+                    crate::policy::RuleOrigin::User => r.text.clone(),
+                    crate::policy::RuleOrigin::Workspace => format!("{} (workspace)", r.text),
+                })
+                .collect()
+        };
+        AgentEvent::Permissions {
+            approval: self.mode(),
+            rules: RuleLists {
+                allow: texts(&rules.allow),
+                ask: texts(&rules.ask),
+                deny: texts(&rules.deny),
+            },
+            grants: self.authz.list(),
+            hooks: self.hooks().describe(),
+        }
+    }
+
+    /// Ops answered the same way whether or not a turn runs.
+    fn common_op(&self, op: &Op) -> bool {
+        match op {
+            Op::SetApprovalMode { mode } => self.set_mode(*mode),
+            Op::SetModel { model } => self.set_model(model.clone()),
+            Op::ListPermissions => self.emitter.emit(self.permissions()),
+            Op::RevokeGrant { id } => {
+                self.authz.revoke(*id);
+                self.emitter.emit(self.permissions());
+            }
+            Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// One conversation's history and totals.
@@ -159,6 +257,7 @@ pub struct Agent {
     workspace: Arc<Workspace>,
     approver: Option<Arc<dyn Approver>>,
     hooks: Vec<Arc<dyn AfterHook>>,
+    redactor: Redactor,
     journal: Option<Journal>,
 }
 
@@ -176,6 +275,7 @@ impl Agent {
             workspace,
             approver: None,
             hooks: Vec::new(),
+            redactor: Redactor::default(),
             journal: None,
         }
     }
@@ -191,6 +291,15 @@ impl Agent {
     #[must_use]
     pub fn with_hook(mut self, hook: Arc<dyn AfterHook>) -> Self {
         self.hooks.push(hook);
+        self
+    }
+
+    /// Redacts secrets from results (as an after-hook), from what user
+    /// hooks are shown and from error texts.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.hooks.push(Arc::new(redactor.clone()));
+        self.redactor = redactor;
         self
     }
 
@@ -217,7 +326,11 @@ impl Agent {
             schemas: self.registry.schemas(),
             provider: self.provider,
             registry: self.registry,
-            guardrails: Guardrails::new(self.workspace.clone(), cfg.shell_max_timeout_secs),
+            guardrails: Guardrails::new(
+                self.workspace.clone(),
+                Arc::new(cfg.rules.clone()),
+                cfg.shell_max_timeout_secs,
+            ),
             workspace: self.workspace,
             authz: AuthorizationManager::new(cfg.grant_ttl),
             approver,
@@ -226,6 +339,11 @@ impl Agent {
             system_prompt: cfg.system_prompt.clone(),
             max_tool_iterations: cfg.max_tool_iterations.max(1),
             tool_timeout: cfg.tool_timeout,
+            session_id: cfg.session_id.clone(),
+            redactor: self.redactor,
+            hook_env_remove: cfg.hook_env_remove.clone(),
+            user_hooks: Mutex::new(cfg.hooks.clone()),
+            pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
             model: Mutex::new(cfg.model.clone()),
             mode: Mutex::new(cfg.approval),
         });
@@ -293,11 +411,12 @@ async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc:
                         Some(Op::Interrupt) => cancel.cancel(),
                         Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
                         Some(Op::UserInput { text }) => queued.push_back(text),
-                        Some(Op::SetApprovalMode { mode }) => shared.set_mode(mode),
-                        Some(Op::SetModel { model }) => shared.set_model(model),
                         Some(Op::Clear) => {
                             clear_after = true;
                             cancel.cancel();
+                        }
+                        Some(other) => {
+                            shared.common_op(&other);
                         }
                     },
                 }
@@ -314,9 +433,10 @@ async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc:
 
 /// Ops that arrive while no turn runs.
 fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
+    if shared.common_op(&op) {
+        return;
+    }
     match op {
-        Op::SetApprovalMode { mode } => shared.set_mode(mode),
-        Op::SetModel { model } => shared.set_model(model),
         Op::Clear => {
             *conversation = Conversation::default();
             shared.authz.clear();
@@ -324,6 +444,6 @@ fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
         Op::Decide { call_id, .. } => {
             tracing::debug!(%call_id, "decision for a call that is not waiting; ignored");
         }
-        Op::Interrupt | Op::UserInput { .. } | Op::Shutdown => {}
+        _ => {}
     }
 }

@@ -35,6 +35,10 @@ pub struct ExecArgs {
     /// Print every event as one JSON object per line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Run the hooks of the workspace's .lathe/config.toml for this run,
+    /// even if you never trusted them.
+    #[arg(long)]
+    pub trust_workspace_hooks: bool,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

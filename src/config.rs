@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::policy::{HookSet, HookSpec, RuleOrigin, Rules};
 use crate::protocol::ApprovalMode;
 use crate::provider::{ProviderKind, ProviderSettings, RetryPolicy};
 use crate::secret::Secret;
@@ -26,8 +27,12 @@ pub mod defaults {
     /// `exec_shell` timeout, and the longest a call may ask for (seed 002).
     pub const SHELL_TIMEOUT_SECS: u64 = 30;
     pub const SHELL_MAX_TIMEOUT_SECS: u64 = 300;
-    /// How long a "for this conversation" approval lasts.
+    /// How long a "for this conversation" approval lasts, and the most
+    /// it may be configured to last.
     pub const GRANT_TTL_SECS: u64 = 300;
+    pub const MAX_GRANT_TTL_SECS: u64 = 24 * 60 * 60;
+    /// How long a user hook may run.
+    pub const HOOK_TIMEOUT_SECS: u64 = 10;
 }
 
 pub use file::ConfigFile;
@@ -92,6 +97,13 @@ pub struct Config {
     pub connect_timeout: Duration,
     pub idle_timeout: Duration,
     pub grant_ttl: Duration,
+    /// `[permissions]` of the user config, then the workspace's ask and
+    /// deny rules (its allow rules are ignored).
+    pub rules: Rules,
+    /// The user's hooks.
+    pub hooks: HookSet,
+    /// The workspace's hooks; they run only once the person trusts them.
+    pub workspace_hooks: HookSet,
     pub paths: Paths,
     /// Config files that were read, in layer order.
     pub sources: Vec<PathBuf>,
@@ -111,10 +123,40 @@ impl Config {
         let mut sources = Vec::new();
         let mut warnings = Vec::new();
 
-        let mut merged = read_layer(&paths.config_file, &mut sources)?.unwrap_or_default();
+        let (mut merged, user_text) =
+            read_layer(&paths.config_file, &mut sources)?.unwrap_or_default();
+        let mut rules = policy_rules(
+            merged.permissions.take(),
+            &paths.config_file,
+            &user_text,
+            RuleOrigin::User,
+        )?;
+        let hooks = hook_set(
+            merged.hooks.take(),
+            &paths.config_file,
+            &user_text,
+            RuleOrigin::User,
+        )?;
+        let mut workspace_hooks = HookSet::default();
         let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
         let ws_file = workspace.join(".lathe").join("config.toml");
-        if let Some(ws) = read_layer(&ws_file, &mut sources)? {
+        if let Some((mut ws, ws_text)) = read_layer(&ws_file, &mut sources)? {
+            let mut perms = ws.permissions.take();
+            if let Some(p) = perms.as_mut() {
+                for rule in std::mem::take(&mut p.allow) {
+                    warnings.push(format!(
+                        "{}: ignored allow rule `{rule}`; a workspace config may only add ask and deny rules",
+                        ws_file.display()
+                    ));
+                }
+            }
+            rules.extend(policy_rules(
+                perms,
+                &ws_file,
+                &ws_text,
+                RuleOrigin::Workspace,
+            )?);
+            workspace_hooks = hook_set(ws.hooks.take(), &ws_file, &ws_text, RuleOrigin::Workspace)?;
             merged.merge(restrict_workspace_layer(
                 ws,
                 &ws_file,
@@ -199,8 +241,12 @@ impl Config {
                 merged
                     .approvals
                     .and_then(|a| a.grant_ttl_secs)
-                    .unwrap_or(defaults::GRANT_TTL_SECS),
+                    .unwrap_or(defaults::GRANT_TTL_SECS)
+                    .clamp(1, defaults::MAX_GRANT_TTL_SECS),
             ),
+            rules,
+            hooks,
+            workspace_hooks,
             paths,
             sources,
             warnings,
@@ -265,7 +311,81 @@ fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, ConfigError> {
     Ok(canonical)
 }
 
-fn read_layer(path: &Path, sources: &mut Vec<PathBuf>) -> Result<Option<ConfigFile>, ConfigError> {
+/// The 1-based line of the first occurrence of `needle` in `text`.
+fn line_containing(text: &str, needle: &str) -> Option<usize> {
+    let at = text.find(needle)?;
+    Some(text[..at].matches('\n').count() + 1)
+}
+
+/// Parses one file's `[permissions]`, naming the file, line and key of a
+/// rule that does not parse.
+fn policy_rules(
+    section: Option<file::PermissionsSection>,
+    path: &Path,
+    text: &str,
+    origin: RuleOrigin,
+) -> Result<Rules, ConfigError> {
+    let Some(p) = section else {
+        return Ok(Rules::default());
+    };
+    for (key, list) in [("allow", &p.allow), ("ask", &p.ask), ("deny", &p.deny)] {
+        for rule in list {
+            if let Err(message) = crate::policy::Rule::parse(rule, origin) {
+                return Err(ConfigError::File {
+                    path: path.to_path_buf(),
+                    line: line_containing(text, rule),
+                    key: Some(format!("permissions.{key}")),
+                    message,
+                });
+            }
+        }
+    }
+    Rules::parse(&p.allow, &p.ask, &p.deny, origin).map_err(ConfigError::Invalid)
+}
+
+fn hook_set(
+    section: Option<file::HooksSection>,
+    path: &Path,
+    text: &str,
+    origin: RuleOrigin,
+) -> Result<HookSet, ConfigError> {
+    let Some(h) = section else {
+        return Ok(HookSet::default());
+    };
+    let specs = |key: &str, entries: Vec<file::HookEntry>| {
+        entries
+            .into_iter()
+            .map(|e| {
+                if e.command.trim().is_empty() {
+                    return Err(ConfigError::File {
+                        path: path.to_path_buf(),
+                        line: line_containing(text, key),
+                        key: Some(format!("hooks.{key}.command")),
+                        message: "the command is empty".into(),
+                    });
+                }
+                Ok(HookSpec {
+                    matcher: e.matcher.unwrap_or_else(|| "*".into()),
+                    command: e.command,
+                    timeout_secs: e
+                        .timeout_secs
+                        .unwrap_or(defaults::HOOK_TIMEOUT_SECS)
+                        .clamp(1, 600),
+                    origin,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok(HookSet {
+        before: specs("before_tool_call", h.before_tool_call)?,
+        after: specs("after_tool_call", h.after_tool_call)?,
+    })
+}
+
+fn read_layer(
+    path: &Path,
+    sources: &mut Vec<PathBuf>,
+) -> Result<Option<(ConfigFile, String)>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -277,7 +397,7 @@ fn read_layer(path: &Path, sources: &mut Vec<PathBuf>) -> Result<Option<ConfigFi
         }
     };
     sources.push(path.to_path_buf());
-    ConfigFile::parse(path, &text).map(Some)
+    ConfigFile::parse(path, &text).map(|c| Some((c, text)))
 }
 
 /// Drops what a workspace config may not set, with a warning for each.

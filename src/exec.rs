@@ -32,13 +32,26 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 pub struct ExecOptions {
     pub json: bool,
     pub prompt: String,
+    /// Run the workspace's hooks even if the person never trusted them.
+    pub trust_workspace_hooks: bool,
 }
 
 /// Runs one turn; returns the exit status.
 pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError> {
-    let launched = spawn_agent(config, Some(Arc::new(HeadlessApprover)))?;
+    let launched = spawn_agent(
+        config,
+        Some(Arc::new(HeadlessApprover)),
+        opts.trust_workspace_hooks,
+    )?;
     for w in &launched.warnings {
         eprintln!("lathe: warning: {w}");
+    }
+    if !launched.untrusted_hooks.is_empty() {
+        eprintln!(
+            "lathe: warning: the workspace's hooks do not run until you trust them \
+             (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
+            launched.untrusted_hooks.join("; ")
+        );
     }
     let mut handle = launched.handle;
     if handle

@@ -26,6 +26,17 @@ pub fn duration_ms(ms: u64) -> String {
     }
 }
 
+/// A lifetime in whole units: `45 s`, `5 min`, `1 h 30 min`, `24 h`.
+pub fn lifetime(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 if secs.is_multiple_of(60) => format!("{} min", secs / 60),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        _ if secs.is_multiple_of(3600) => format!("{} h", secs / 3600),
+        _ => format!("{} h {} min", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn shorten_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     let opts = ExecOptions {
         json: args.json,
         prompt,
+        trust_workspace_hooks: args.trust_workspace_hooks,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
 }

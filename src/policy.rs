@@ -1,21 +1,34 @@
 //! Policy: what a tool call may do, decided before it runs and checked after.
 //!
-//! `workspace` keeps paths inside the workspace; `shell_rules` holds the
-//! command denylist; `guardrails` turns both into a verdict per call;
-//! `authorizer` maps the approval mode and a tool's effect to a requirement
-//! and defines the `Approver` seam; `grants` holds one conversation's
-//! approvals; `hooks` runs after a call (secret redaction). Policy knows
-//! nothing of terminals and nothing of tool implementations.
+//! A call is judged on its typed `operation`s (a shell line as parsed by
+//! `shell`, a file, a host, an MCP tool), never on argument strings.
+//! `workspace` keeps paths inside the workspace; `denylist` refuses what no
+//! mode allows; `rules` holds the `[permissions]` allow/ask/deny lists;
+//! `guardrails` turns the denylist and deny rules into a verdict per call;
+//! `read_only` names the commands that never need asking; `authorizer`
+//! applies ask/allow rules and the approval-mode table per operation and
+//! defines the `Approver` seam; `grants` holds one conversation's grants,
+//! keyed by operation; `user_hooks` runs the configured before/after
+//! programs; `hooks` holds the built-in after-hooks (secret redaction).
+//! Policy knows nothing of terminals and nothing of tool implementations.
 
 pub mod authorizer;
+pub mod denylist;
 pub mod grants;
 pub mod guardrails;
 pub mod hooks;
-pub mod shell_rules;
+pub mod operation;
+pub mod read_only;
+pub mod rules;
+pub mod shell;
+pub mod user_hooks;
 pub mod workspace;
 
-pub use authorizer::{ApprovalRequest, Approver, HeadlessApprover, Requirement};
-pub use grants::{AuthorizationManager, GrantKind};
-pub use guardrails::{CallFacts, GuardError, Guardrails, Verdict};
+pub use authorizer::{ApprovalRequest, Approver, Assessment, Assessor, HeadlessApprover, Need};
+pub use grants::{AuthorizationManager, GrantInfo, GrantKey};
+pub use guardrails::{GuardError, Guardrails, Verdict};
 pub use hooks::{AfterHook, HookOutcome, Redactor};
+pub use operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
+pub use rules::{Rule, RuleKind, RuleOrigin, Rules};
+pub use user_hooks::{HookSet, HookSpec};
 pub use workspace::{PathError, Workspace};

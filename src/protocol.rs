@@ -13,6 +13,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::policy::grants::GrantInfo;
+use crate::policy::operation::Operation;
+
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -116,6 +119,13 @@ pub enum Op {
     SetModel { model: String },
     /// Forget the conversation and every grant.
     Clear,
+    /// Report the mode, the permission rules and the live grants
+    /// (answered with a `permissions` event).
+    ListPermissions,
+    /// Revoke one conversation grant (answered with a `permissions` event).
+    RevokeGrant { id: u64 },
+    /// The person trusts the workspace's hooks: run them from now on.
+    TrustWorkspaceHooks,
     /// Stop the agent task.
     Shutdown,
 }
@@ -184,6 +194,30 @@ pub enum GuardrailOutcome {
     Allow,
     Modify,
     Deny,
+}
+
+/// One part of a call that needs approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalNeed {
+    /// What it does: "run `rm -v x`", "write src/a.rs".
+    pub what: String,
+    pub reason: String,
+}
+
+/// What "approve for this conversation" would grant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantOffer {
+    /// Each operation the grant covers, as the person should read it.
+    pub covers: Vec<String>,
+    pub ttl_secs: u64,
+}
+
+/// The permission rules in force, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleLists {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
 }
 
 /// How an approval was settled.
@@ -271,15 +305,25 @@ pub enum AgentEvent {
         verdict: GuardrailOutcome,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// What the call will do, as the guardrail judged it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        operations: Vec<Operation>,
     },
     ApprovalRequested {
         call_id: String,
         tool: String,
         arguments: Value,
         effect: Effect,
-        /// The operation scope a conversation grant would cover (path, program).
-        scope: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        operations: Vec<Operation>,
+        /// The parts that need approval (a chain's other parts are covered).
+        needs: Vec<ApprovalNeed>,
+        /// Every reason, in one sentence.
         reason: String,
+        /// What "approve for this conversation" grants; absent when no
+        /// grant may cover this call (a complex line, a protected file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<GrantOffer>,
         /// For file changes: the unified diff the call would apply.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
@@ -298,6 +342,14 @@ pub enum AgentEvent {
         status: ToolStatus,
         content: Value,
         metadata: ResultMetadata,
+    },
+    /// The answer to `Op::ListPermissions` and `Op::RevokeGrant`.
+    Permissions {
+        approval: ApprovalMode,
+        rules: RuleLists,
+        grants: Vec<GrantInfo>,
+        /// The hooks that run, as `event match: command`.
+        hooks: Vec<String>,
     },
     TurnCompleted {
         turn_id: u64,
@@ -329,6 +381,7 @@ impl AgentEvent {
             AgentEvent::ApprovalRequested { .. } => "approval_requested",
             AgentEvent::ApprovalDecided { .. } => "approval_decided",
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
+            AgentEvent::Permissions { .. } => "permissions",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::Error { .. } => "error",
         }

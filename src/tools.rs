@@ -16,5 +16,5 @@ pub mod validate;
 
 pub use builtin::BuiltinSettings;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
-pub use spec::{Progress, ProgressSink, Targets, Tool, ToolContext, ToolError};
+pub use spec::{Progress, ProgressSink, Tool, ToolContext, ToolError, file_operation};
 pub use truncate::{MAX_TOOL_RESULT_BYTES, truncate};

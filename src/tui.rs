@@ -40,9 +40,16 @@ pub async fn run(config: &Config) -> Result<(), TuiError> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user_themes = config.paths.config_file.parent().map(|d| d.join("themes"));
     let theme = theme::Theme::load(&config.theme, user_themes.as_deref(), no_color)?;
-    let launched = spawn_agent(config, None)?;
+    let launched = spawn_agent(config, None, false)?;
     let mut notices = config.warnings.clone();
     notices.extend(launched.warnings);
+    let trust = (!launched.untrusted_hooks.is_empty()).then(|| {
+        let config = config.clone();
+        app::TrustPrompt {
+            hooks: launched.untrusted_hooks.clone(),
+            remember: Box::new(move || crate::launch::remember_workspace_hooks(&config)),
+        }
+    });
     let mut app = app::App::new(
         app::AppInit {
             model: config.model.clone(),
@@ -50,6 +57,7 @@ pub async fn run(config: &Config) -> Result<(), TuiError> {
             approval: config.approval,
             theme,
             notices,
+            trust,
         },
         std::time::Instant::now(),
     );

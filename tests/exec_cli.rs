@@ -459,7 +459,9 @@ async fn headless_ask_denies_changes_and_the_model_is_told() {
     assert!(!env.ws.path().join("a.txt").exists());
     let requested = r.first("approval_requested");
     assert_eq!(requested["tool"], "write_file");
-    assert_eq!(requested["scope"], "a.txt");
+    assert_eq!(requested["needs"][0]["what"], "write a.txt");
+    assert_eq!(requested["grant"]["covers"][0], "writes to a.txt");
+    assert_eq!(requested["operations"][0]["kind"], "file");
     let decided = r.first("approval_decided");
     assert_eq!(decided["decision"], "deny");
     assert_eq!(decided["source"], "policy");

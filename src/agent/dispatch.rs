@@ -1,9 +1,13 @@
 //! The tool-call pipeline (DESIGN.md): every call, built-in or MCP,
 //! sequential or parallel, passes resolve ▸ parse ▸ validate ▸ guardrail ▸
 //! authorize ▸ execute ▸ after-hooks ▸ normalize, in that order, and every
-//! stage's outcome is an event. Failures are data: each becomes a
+//! stage's outcome is an event. The guardrail and authorize stages judge
+//! the call's typed operations (`policy::operation`); before-hooks run in
+//! the guardrail stage and may change the arguments, which are then
+//! validated and judged again. Failures are data: each becomes a
 //! `ToolResult` the model sees. Consecutive read-only calls run
-//! concurrently; results keep the order the model asked for.
+//! concurrently; results keep the order the model asked for. Once the turn
+//! is interrupted no further call starts.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
@@ -14,18 +18,18 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use crate::policy::authorizer::requirement;
-use crate::policy::shell_rules::program_name;
+use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
 use crate::policy::{
-    ApprovalRequest, CallFacts, GrantKind, GuardError, HookOutcome, Requirement, Verdict,
+    ApprovalRequest, Assessment, Assessor, GrantKey, GuardError, HookOutcome, Need, Operation,
+    Verdict,
 };
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, DecisionSource, Effect, GuardrailOutcome, ResultMetadata,
-    ToolResult, ToolStatus,
+    AgentEvent, ApprovalDecision, ApprovalNeed, DecisionSource, Effect, GrantOffer,
+    GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
 };
 use crate::provider::{ToolCall, ToolOutput};
 use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate_sized};
-use crate::tools::{ProgressSink, RegisteredTool, Targets, ToolContext, ToolError};
+use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError};
 
 /// How a call ended before normalization.
 enum Outcome {
@@ -96,11 +100,19 @@ async fn dispatch_one(
             .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
         effect: resolved.as_ref().ok().map(|t| t.tool.effect()),
     });
-    let outcome = match (resolved, parsed) {
-        (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
-        (Ok(tool), Ok(args)) => run_stages(shared, call, tool, args, cancel, &mut started).await,
+    let outcome = if cancel.is_cancelled() {
+        Outcome::Failed(ToolError::Cancelled(
+            "not run: the user interrupted the turn before this call started".into(),
+        ))
+    } else {
+        match (resolved, parsed) {
+            (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
+            (Ok(tool), Ok(args)) => {
+                run_stages(shared, call, tool, args, cancel, &mut started).await
+            }
+        }
     };
-    let (result, text) = normalize(&call.id, outcome, started);
+    let (result, text) = normalize(shared, &call.id, outcome, started);
     if let Some(kind) = &result.metadata.error_kind {
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
@@ -145,106 +157,189 @@ async fn run_stages(
     if let Err(e) = tool.validate(&args) {
         return Outcome::Failed(e);
     }
-    // 4. guardrail
-    let targets = tool.tool.targets(&args);
-    let (args, note) = match guardrail(shared, call, tool, &args, &targets) {
-        Ok(modified) => modified.unwrap_or((args, None)),
-        Err(e) => return Outcome::Denied(e),
+    // 4. guardrail, then before-hooks
+    let (args, ops, note) = match guard(shared, call, tool, args, cancel).await {
+        Ok(judged) => judged,
+        Err(outcome) => return outcome,
     };
     // 5. authorize
-    if let Err(outcome) = authorize(shared, call, tool, &args, &targets, cancel).await {
+    if let Err(outcome) = authorize(shared, call, tool, &args, &ops, cancel).await {
         return outcome;
+    }
+    if cancel.is_cancelled() {
+        return Outcome::Failed(ToolError::Cancelled(
+            "not run: the user interrupted the turn before it started".into(),
+        ));
     }
     // 6. execute
     *started = Instant::now();
-    let mut value = match execute(shared, call, tool, args, cancel).await {
-        Ok(v) => v,
-        Err(e) => return Outcome::Failed(e),
-    };
+    let result = execute(shared, call, tool, args.clone(), cancel).await;
     // 7. after-hooks
-    for hook in &shared.hooks {
-        if let HookOutcome::Reject { reason } = hook.after_tool_call(tool.name(), &mut value) {
-            return Outcome::Failed(ToolError::PermissionDenied(format!(
-                "the result was withheld by the `{}` hook: {reason}",
-                hook.name()
-            )));
-        }
-    }
-    Outcome::Ran { value, note }
+    after_hooks(shared, call, tool, &args, &ops, result, note).await
 }
 
-type Modified = Option<(Value, Option<String>)>;
+/// What a call looks like to a hook, secrets redacted.
+fn hook_input(
+    shared: &Shared,
+    event: &str,
+    call: &ToolCall,
+    tool: &str,
+    args: &Value,
+    ops: &[Operation],
+) -> Value {
+    let mut input = json!({
+        "hook_event_name": event,
+        "session_id": shared.session_id,
+        "cwd": shared.workspace.root(),
+        "approval_mode": shared.mode(),
+        "tool_name": tool,
+        "tool_use_id": call.id,
+        "tool_input": args,
+        "operations": ops,
+    });
+    shared.redactor.redact_value(&mut input);
+    input
+}
 
-fn guardrail(
+fn hook_runner(shared: &Shared) -> HookRunner<'_> {
+    HookRunner {
+        workspace: shared.workspace.root(),
+        env_remove: &shared.hook_env_remove,
+    }
+}
+
+type Judged = (Value, Vec<Operation>, Option<String>);
+
+/// Stage 4: what the call will do, judged by the guardrail (denylist,
+/// deny rules, caps) and then by the before-hooks, which may change the
+/// arguments (judged again) or deny.
+async fn guard(
     shared: &Shared,
     call: &ToolCall,
     tool: &RegisteredTool,
-    args: &Value,
-    targets: &Targets,
-) -> Result<Modified, ToolError> {
-    let verdict = shared.guardrails.check(&CallFacts {
-        tool: tool.name(),
-        args,
-        paths: targets.paths.clone(),
-        command: targets.command.clone(),
-    });
-    let (outcome, reason, result) = match verdict {
-        Verdict::Allow => (GuardrailOutcome::Allow, None, Ok(None)),
-        Verdict::Modify { args, note } => (
-            GuardrailOutcome::Modify,
-            Some(note.clone()),
-            Ok(Some((args, Some(note)))),
-        ),
-        Verdict::Deny(e) => {
-            let err = match &e {
-                GuardError::Path(p) => ToolError::from_path(p.clone()),
-                GuardError::Denylisted { .. } => ToolError::PermissionDenied(e.to_string()),
-            };
-            (GuardrailOutcome::Deny, Some(err.to_string()), Err(err))
-        }
+    mut args: Value,
+    cancel: &CancellationToken,
+) -> Result<Judged, Outcome> {
+    let name = tool.name();
+    let verdict = |outcome, reason: Option<String>, ops: &[Operation]| {
+        shared.emitter.emit(AgentEvent::GuardrailVerdict {
+            call_id: call.id.clone(),
+            tool: name.to_string(),
+            verdict: outcome,
+            reason,
+            operations: ops.to_vec(),
+        });
     };
-    shared.emitter.emit(AgentEvent::GuardrailVerdict {
-        call_id: call.id.clone(),
-        tool: tool.name().to_string(),
-        verdict: outcome,
-        reason,
-    });
-    result
+    let deny = |e: ToolError, ops: &[Operation]| {
+        verdict(GuardrailOutcome::Deny, Some(e.to_string()), ops);
+        Outcome::Denied(e)
+    };
+    let mut notes: Vec<String> = Vec::new();
+    let mut ops = tool
+        .tool
+        .operations(&args, &shared.workspace)
+        .map_err(|e| deny(e, &[]))?;
+    match shared.guardrails.check(name, &args, &ops) {
+        Verdict::Allow => {}
+        Verdict::Modify {
+            args: changed,
+            note,
+        } => {
+            args = changed;
+            notes.push(note);
+        }
+        Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
+    }
+    for hook in shared.before_hooks(name) {
+        let input = hook_input(shared, "before_tool_call", call, name, &args, &ops);
+        match hook_runner(shared).before(&hook, &input).await {
+            BeforeOutcome::Allow => {}
+            BeforeOutcome::Deny(reason) => {
+                let e = GuardError::Hook {
+                    hook: hook.command.clone(),
+                    reason,
+                };
+                return Err(deny(guard_error(e), &ops));
+            }
+            BeforeOutcome::Modify(changed) => {
+                if let Err(e) = tool.validate(&changed) {
+                    let e = ToolError::PermissionDenied(format!(
+                        "the before hook `{}` changed the arguments into ones the tool refuses: {e}",
+                        hook.command
+                    ));
+                    return Err(deny(e, &ops));
+                }
+                ops = tool
+                    .tool
+                    .operations(&changed, &shared.workspace)
+                    .map_err(|e| deny(e, &ops))?;
+                match shared.guardrails.check(name, &changed, &ops) {
+                    Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
+                    Verdict::Modify { args: capped, note } => {
+                        args = capped;
+                        notes.push(note);
+                    }
+                    Verdict::Allow => args = changed,
+                }
+                notes.push(format!(
+                    "the before hook `{}` changed the arguments",
+                    hook.command
+                ));
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err(Outcome::Failed(ToolError::Cancelled(
+                "not run: the user interrupted the turn".into(),
+            )));
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    let outcome = if note.is_some() {
+        GuardrailOutcome::Modify
+    } else {
+        GuardrailOutcome::Allow
+    };
+    verdict(outcome, note.clone(), &ops);
+    Ok((args, ops, note))
 }
 
-/// The operation a grant covers: the path for file tools, the program for
-/// shell commands, the tool itself otherwise.
-fn scope(shared: &Shared, targets: &Targets) -> String {
-    if let Some(cmd) = &targets.command {
-        return program_name(cmd);
-    }
-    match targets.paths.first() {
-        Some(p) => shared
-            .workspace
-            .check(p)
-            .map_or_else(|_| p.clone(), |abs| shared.workspace.display_relative(&abs)),
-        None => "*".to_string(),
-    }
+fn guard_error(e: GuardError) -> ToolError {
+    let hint = match &e {
+        GuardError::Denylisted(_) => {
+            " Do not retry it in another form; find another way or ask the user."
+        }
+        GuardError::Rule { .. } => {
+            " The user's permission rules forbid it; do not retry it in another form."
+        }
+        GuardError::Hook { .. } => "",
+    };
+    ToolError::PermissionDenied(format!("{e}.{hint}"))
 }
 
+/// Stage 5: rules and the approval mode per operation, grants, then the
+/// approver for what is left.
 async fn authorize(
     shared: &Shared,
     call: &ToolCall,
     tool: &RegisteredTool,
     args: &Value,
-    targets: &Targets,
+    ops: &[Operation],
     cancel: &CancellationToken,
 ) -> Result<(), Outcome> {
+    let name = tool.name();
     let effect = tool.tool.effect();
-    let reason = match requirement(shared.mode(), effect) {
-        Requirement::Auto => return Ok(()),
-        Requirement::Refuse { reason } => {
+    let assessor = Assessor {
+        mode: shared.mode(),
+        rules: shared.guardrails.rules(),
+        workspace: &shared.workspace,
+    };
+    let needs = match assessor.assess(name, effect, ops) {
+        Assessment::Auto => return Ok(()),
+        Assessment::Refuse(reason) => {
             return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
         }
-        Requirement::Ask { reason } => reason,
+        Assessment::Ask(needs) => needs,
     };
-    let name = tool.name();
-    let scope = scope(shared, targets);
     let decided = |decision: ApprovalDecision, source| {
         shared.emitter.emit(AgentEvent::ApprovalDecided {
             call_id: call.id.clone(),
@@ -253,7 +348,9 @@ async fn authorize(
             source,
         });
     };
-    if shared.authz.authorize(name, &scope) {
+    let covered = |n: &Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
+    let uncovered: Vec<Need> = needs.into_iter().filter(|n| !covered(n)).collect();
+    if uncovered.is_empty() {
         decided(
             ApprovalDecision::ApproveForConversation,
             DecisionSource::Grant,
@@ -266,13 +363,15 @@ async fn authorize(
         .tool
         .preview(args, &shared.workspace)
         .map_err(Outcome::Failed)?;
+    let grant: Option<Vec<GrantKey>> = uncovered.iter().map(|n| n.grant.clone()).collect();
     let request = ApprovalRequest {
         call_id: call.id.clone(),
         tool: name.to_string(),
         arguments: args.clone(),
         effect,
-        scope: scope.clone(),
-        reason,
+        operations: ops.to_vec(),
+        needs: uncovered,
+        grant,
         diff,
     };
     shared.emitter.emit(AgentEvent::ApprovalRequested {
@@ -280,16 +379,34 @@ async fn authorize(
         tool: request.tool.clone(),
         arguments: request.arguments.clone(),
         effect,
-        scope: scope.clone(),
-        reason: request.reason.clone(),
+        operations: request.operations.clone(),
+        needs: request
+            .needs
+            .iter()
+            .map(|n| ApprovalNeed {
+                what: n.what.clone(),
+                reason: n.reason.clone(),
+            })
+            .collect(),
+        reason: request.reason(),
+        grant: request.grant.as_ref().map(|keys| GrantOffer {
+            covers: keys.iter().map(GrantKey::describe).collect(),
+            ttl_secs: shared.authz.ttl().as_secs(),
+        }),
         diff: request.diff.clone(),
     });
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
     decided(decision.clone(), source);
-    let kind = match decision {
-        ApprovalDecision::ApproveOnce => GrantKind::Once,
-        ApprovalDecision::ApproveForConversation => GrantKind::Conversation,
+    match decision {
+        ApprovalDecision::ApproveOnce => Ok(()),
+        ApprovalDecision::ApproveForConversation => {
+            // A call no grant may cover is approved this once.
+            if let Some(keys) = &request.grant {
+                shared.authz.grant(keys);
+            }
+            Ok(())
+        }
         ApprovalDecision::Deny { message } => {
             let text = match (source, message) {
                 (DecisionSource::User, Some(m)) => {
@@ -299,13 +416,9 @@ async fn authorize(
                 (_, Some(m)) => m,
                 (_, None) => "approval was not given".to_string(),
             };
-            return Err(Outcome::Denied(ToolError::PermissionDenied(text)));
+            Err(Outcome::Denied(ToolError::PermissionDenied(text)))
         }
-    };
-    shared.authz.grant(name, &scope, kind);
-    // Use the grant just given (a `once` grant is spent here).
-    shared.authz.authorize(name, &scope);
-    Ok(())
+    }
 }
 
 async fn execute(
@@ -366,22 +479,86 @@ async fn execute(
     }
 }
 
+/// Stage 7: the user's after-hooks see the result, error or not, and may
+/// replace or withhold it; then the built-in hooks (redaction).
+async fn after_hooks(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    args: &Value,
+    ops: &[Operation],
+    result: Result<Value, ToolError>,
+    note: Option<String>,
+) -> Outcome {
+    let name = tool.name();
+    let mut result = result;
+    for hook in shared.after_hooks(name) {
+        let mut input = hook_input(shared, "after_tool_call", call, name, args, ops);
+        let (response, status) = match &result {
+            Ok(v) => (v.clone(), "ok"),
+            Err(e) => (json!({ "error": e.model_message() }), "error"),
+        };
+        let mut response = response;
+        shared.redactor.redact_value(&mut response);
+        input["tool_response"] = response;
+        input["status"] = Value::from(status);
+        match hook_runner(shared).after(&hook, &input).await {
+            AfterOutcome::Keep => {}
+            AfterOutcome::Replace(v) => match &result {
+                Ok(_) => result = Ok(v),
+                Err(_) => {
+                    tracing::debug!(hook = %hook.command, "an after hook cannot turn an error into a result; ignored")
+                }
+            },
+            AfterOutcome::Withhold(reason) => {
+                result = Err(ToolError::PermissionDenied(format!(
+                    "the result was withheld by the after hook `{}`: {reason}",
+                    hook.command
+                )));
+            }
+        }
+    }
+    let mut value = match result {
+        Ok(v) => v,
+        Err(e) => return Outcome::Failed(e),
+    };
+    for hook in &shared.hooks {
+        if let HookOutcome::Reject { reason } = hook.after_tool_call(name, &mut value) {
+            return Outcome::Failed(ToolError::PermissionDenied(format!(
+                "the result was withheld by the `{}` hook: {reason}",
+                hook.name()
+            )));
+        }
+    }
+    Outcome::Ran { value, note }
+}
+
 /// Stage 8: one result shape, cut to what the model may see; also returns
-/// the text the model receives. The result is serialized once (twice when
-/// it has to be cut).
-fn normalize(call_id: &str, outcome: Outcome, started: Instant) -> (ToolResult, String) {
+/// the text the model receives. Error texts are redacted like results.
+/// The result is serialized once (twice when it has to be cut).
+fn normalize(
+    shared: &Shared,
+    call_id: &str,
+    outcome: Outcome,
+    started: Instant,
+) -> (ToolResult, String) {
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let error = |e: &ToolError| {
+        let mut v = json!({ "error": e.model_message() });
+        shared.redactor.redact_value(&mut v);
+        v
+    };
     let (status, mut value, note, error_kind) = match outcome {
         Outcome::Ran { value, note } => (ToolStatus::Ok, value, note, None),
         Outcome::Failed(e) => (
             ToolStatus::Error,
-            json!({ "error": e.model_message() }),
+            error(&e),
             None,
             Some(e.kind().to_string()),
         ),
         Outcome::Denied(e) => (
             ToolStatus::Denied,
-            json!({ "error": e.model_message() }),
+            error(&e),
             None,
             Some(e.kind().to_string()),
         ),

@@ -22,6 +22,40 @@ pub struct ConfigFile {
     pub shell: Option<ShellSection>,
     pub network: Option<NetworkSection>,
     pub approvals: Option<ApprovalsSection>,
+    pub permissions: Option<PermissionsSection>,
+    pub hooks: Option<HooksSection>,
+}
+
+/// `[permissions]`: `tool(pattern)` rules.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// `[[hooks.before_tool_call]]` and `[[hooks.after_tool_call]]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksSection {
+    #[serde(default)]
+    pub before_tool_call: Vec<HookEntry>,
+    #[serde(default)]
+    pub after_tool_call: Vec<HookEntry>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookEntry {
+    /// Tool names separated by `|`, globs allowed; every tool by default.
+    #[serde(rename = "match")]
+    pub matcher: Option<String>,
+    pub command: String,
+    pub timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -120,6 +154,16 @@ impl ConfigFile {
         });
         section(&mut self.approvals, other.approvals, |m, t| {
             take!(m, t, grant_ttl_secs)
+        });
+        // Rules and hooks add up across layers.
+        section(&mut self.permissions, other.permissions, |m, t| {
+            m.allow.extend(t.allow);
+            m.ask.extend(t.ask);
+            m.deny.extend(t.deny);
+        });
+        section(&mut self.hooks, other.hooks, |m, t| {
+            m.before_tool_call.extend(t.before_tool_call);
+            m.after_tool_call.extend(t.after_tool_call);
         });
     }
 }

@@ -10,6 +10,8 @@ use super::ConfigError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
     pub config_file: PathBuf,
+    /// Lathe's own data (sessions, logs, which workspaces' hooks are trusted).
+    pub data_dir: PathBuf,
     pub sessions_dir: PathBuf,
     pub logs_dir: PathBuf,
 }
@@ -28,6 +30,7 @@ impl Paths {
         })?;
         Ok(Self {
             config_file: dirs.config_dir().join("config.toml"),
+            data_dir: dirs.data_dir().to_path_buf(),
             sessions_dir: dirs.data_dir().join("sessions"),
             logs_dir: dirs.data_dir().join("logs"),
         })
@@ -37,6 +40,7 @@ impl Paths {
     pub fn under(home: &std::path::Path) -> Self {
         Self {
             config_file: home.join("config.toml"),
+            data_dir: home.to_path_buf(),
             sessions_dir: home.join("sessions"),
             logs_dir: home.join("logs"),
         }

@@ -1,52 +1,321 @@
-//! The authorize stage's rules: the approval-mode table of DESIGN.md, and the
-//! `Approver` trait, the one seam between policy and people.
+//! The authorize stage: permission rules, then the approval-mode table of
+//! DESIGN.md, decide per operation whether a call may run, must be
+//! approved, or is refused in this mode; and the `Approver` trait, the one
+//! seam between policy and people.
 //!
-//! The TUI implements `Approver` with a modal dialog (through the agent's
-//! channel approver); headless `lathe exec` uses [`HeadlessApprover`], which
-//! has no person to ask and denies, telling the model why.
+//! Per operation: an ask rule always asks; an allow rule runs (not for a
+//! complex line, a protected file or a path outside the workspace, which
+//! always ask); then the table: reads and the built-in read-only commands
+//! run, writes ask in `ask`, commands ask in `ask` and `auto-edit`, and so
+//! on. What needs approval is a list of [`Need`]s, each with the grant that
+//! would cover it when one may (never for a complex line). The TUI
+//! implements `Approver` with a modal dialog; headless `lathe exec` uses
+//! [`HeadlessApprover`], which has no person to ask and denies.
 
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::grants::GrantKey;
+use super::operation::{Access, ExecOp, FileOp, Operation};
+use super::read_only::is_read_only;
+use super::rules::{RuleKind, Rules, Subject};
+use super::workspace::Workspace;
 use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
 
-/// Whether a call may run as it is.
+/// One part of a call that needs approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Requirement {
-    /// Run without asking.
-    Auto,
-    /// Run only if a grant covers it or a person approves.
-    Ask { reason: String },
-    /// Never run in this mode.
-    Refuse { reason: String },
+pub struct Need {
+    /// What it does: "run `rm -v $f`", "write src/a.rs".
+    pub what: String,
+    /// Why it asks.
+    pub reason: String,
+    /// The grant that would cover it, when a conversation grant may.
+    pub grant: Option<GrantKey>,
 }
 
-/// The approval-mode table (DESIGN.md). Calls outside the workspace never
-/// reach this stage: the guardrail refuses them in every mode.
-pub fn requirement(mode: ApprovalMode, effect: Effect) -> Requirement {
-    use ApprovalMode::{Ask, AutoEdit, FullAuto, ReadOnly};
-    match (effect, mode) {
-        (Effect::Read, _) => Requirement::Auto,
-        (Effect::Write, ReadOnly) => Requirement::Refuse {
-            reason: "approval mode read-only does not allow file changes".into(),
-        },
-        (Effect::Write, Ask) => Requirement::Ask {
-            reason: "approval mode ask: file changes need approval".into(),
-        },
-        (Effect::Write, AutoEdit | FullAuto) => Requirement::Auto,
-        (Effect::Exec, ReadOnly) => Requirement::Refuse {
-            reason: "approval mode read-only does not allow running commands".into(),
-        },
-        (Effect::Exec, Ask | AutoEdit) => Requirement::Ask {
-            reason: format!("approval mode {mode}: running commands needs approval"),
-        },
-        (Effect::Network | Effect::External, FullAuto) | (Effect::Exec, FullAuto) => {
-            Requirement::Auto
+/// What the authorize stage decided about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assessment {
+    /// Nothing needs approval.
+    Auto,
+    /// Never in this mode.
+    Refuse(String),
+    /// These parts need approval (or a grant).
+    Ask(Vec<Need>),
+}
+
+/// Files that can run code later or change Lathe's own settings: writes to
+/// them always ask, and no grant covers them.
+pub fn is_protected(path: &str) -> bool {
+    let mut parts = path.split('/');
+    let first = parts.next().unwrap_or_default();
+    matches!(first, ".lathe" | ".mcp.json" | ".envrc") || path.split('/').any(|p| p == ".git")
+}
+
+/// The inputs of one assessment.
+pub struct Assessor<'a> {
+    pub mode: ApprovalMode,
+    pub rules: &'a Rules,
+    pub workspace: &'a Workspace,
+}
+
+impl Assessor<'_> {
+    /// Decides a call of `tool` (whose coarse effect is `effect`) that
+    /// will do `ops`.
+    pub fn assess(&self, tool: &str, effect: Effect, ops: &[Operation]) -> Assessment {
+        let mut needs = Vec::new();
+        let outcome = if ops.is_empty() {
+            self.call(tool, effect, &mut needs)
+        } else {
+            ops.iter()
+                .try_for_each(|op| self.operation(tool, op, &mut needs))
+        };
+        match outcome {
+            Err(reason) => Assessment::Refuse(reason),
+            Ok(()) if needs.is_empty() => Assessment::Auto,
+            Ok(()) => Assessment::Ask(needs),
         }
-        (Effect::Network | Effect::External, _) => Requirement::Ask {
-            reason: format!("approval mode {mode}: network and external tools need approval"),
-        },
+    }
+
+    fn rule(&self, kind: RuleKind, tool: &str, subject: Subject<'_>) -> Option<String> {
+        self.rules
+            .first(kind, tool, subject)
+            .map(|r| r.text.clone())
+    }
+
+    fn operation(&self, tool: &str, op: &Operation, needs: &mut Vec<Need>) -> Result<(), String> {
+        match op {
+            Operation::Exec(e) => self.exec(tool, e, needs),
+            Operation::File(f) => self.file(tool, f, needs),
+            Operation::Net { host } => self.remote(
+                tool,
+                Subject::Host(host),
+                format!("connect to {host}"),
+                GrantKey::Net { host: host.clone() },
+                needs,
+            ),
+            Operation::External { server, tool: t } => self.remote(
+                tool,
+                Subject::Call,
+                format!("call {t} on MCP server {server}"),
+                GrantKey::External {
+                    server: server.clone(),
+                    tool: t.clone(),
+                },
+                needs,
+            ),
+        }
+    }
+
+    fn exec(&self, tool: &str, e: &ExecOp, needs: &mut Vec<Need>) -> Result<(), String> {
+        let mode = self.mode;
+        let complex = e.is_complex();
+        for c in &e.commands {
+            let what = format!("run `{}`", c.display());
+            if let Some(rule) = self.rule(RuleKind::Ask, tool, Subject::Command(c)) {
+                needs.push(Need {
+                    what,
+                    reason: format!("the rule `{rule}` asks every time"),
+                    grant: None,
+                });
+                continue;
+            }
+            if !complex
+                && self
+                    .rule(RuleKind::Allow, tool, Subject::Command(c))
+                    .is_some()
+            {
+                continue;
+            }
+            if is_read_only(c, self.workspace) {
+                continue;
+            }
+            match mode {
+                ApprovalMode::FullAuto => {}
+                ApprovalMode::ReadOnly => {
+                    return Err(format!(
+                        "approval mode read-only allows only read-only commands; `{}` is not one",
+                        c.display()
+                    ));
+                }
+                ApprovalMode::Ask | ApprovalMode::AutoEdit => needs.push(Need {
+                    what,
+                    reason: format!(
+                        "approval mode {mode}: commands that may change things need approval"
+                    ),
+                    grant: if complex { None } else { GrantKey::command(c) },
+                }),
+            }
+        }
+        for f in &e.files {
+            self.file(tool, f, needs)?;
+        }
+        if complex {
+            let why = e.complex.join("; ");
+            match mode {
+                ApprovalMode::FullAuto => {}
+                ApprovalMode::ReadOnly => {
+                    return Err(format!(
+                        "approval mode read-only does not run lines Lathe cannot fully analyse (this line {why})"
+                    ));
+                }
+                ApprovalMode::Ask | ApprovalMode::AutoEdit => needs.push(Need {
+                    what: "run the line as a whole".into(),
+                    reason: format!(
+                        "the line {why}, so Lathe cannot tell everything it will run; it is approved one call at a time"
+                    ),
+                    grant: None,
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    fn file(&self, tool: &str, f: &FileOp, needs: &mut Vec<Need>) -> Result<(), String> {
+        let what = f.to_string();
+        if let Some(rule) = self.rule(RuleKind::Ask, tool, Subject::File(f)) {
+            needs.push(Need {
+                what,
+                reason: format!("the rule `{rule}` asks every time"),
+                grant: None,
+            });
+            return Ok(());
+        }
+        let write = f.access == Access::Write;
+        let read_only = self.mode == ApprovalMode::ReadOnly;
+        if f.outside {
+            if write && read_only {
+                return Err(format!(
+                    "approval mode read-only does not allow writing {}",
+                    f.path
+                ));
+            }
+            needs.push(Need {
+                what,
+                reason: "it is outside the workspace".into(),
+                grant: None,
+            });
+            return Ok(());
+        }
+        if write && is_protected(&f.path) {
+            if read_only {
+                return Err(format!(
+                    "approval mode read-only does not allow writing {}",
+                    f.path
+                ));
+            }
+            needs.push(Need {
+                what,
+                reason: format!(
+                    "{} is protected: a change to it can run code later or change Lathe's settings",
+                    f.path
+                ),
+                grant: None,
+            });
+            return Ok(());
+        }
+        if !write || self.rule(RuleKind::Allow, tool, Subject::File(f)).is_some() {
+            return Ok(());
+        }
+        match self.mode {
+            ApprovalMode::ReadOnly => Err(format!(
+                "approval mode read-only does not allow file changes ({})",
+                f.path
+            )),
+            ApprovalMode::Ask => {
+                needs.push(Need {
+                    what,
+                    reason: "approval mode ask: file changes need approval".into(),
+                    grant: Some(GrantKey::FileWrite {
+                        path: f.path.clone(),
+                    }),
+                });
+                Ok(())
+            }
+            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => Ok(()),
+        }
+    }
+
+    fn remote(
+        &self,
+        tool: &str,
+        subject: Subject<'_>,
+        what: String,
+        key: GrantKey,
+        needs: &mut Vec<Need>,
+    ) -> Result<(), String> {
+        if let Some(rule) = self
+            .rule(RuleKind::Ask, tool, subject)
+            .or_else(|| self.rule(RuleKind::Ask, tool, Subject::Call))
+        {
+            needs.push(Need {
+                what,
+                reason: format!("the rule `{rule}` asks every time"),
+                grant: None,
+            });
+            return Ok(());
+        }
+        if self.rule(RuleKind::Allow, tool, subject).is_some()
+            || self.rule(RuleKind::Allow, tool, Subject::Call).is_some()
+            || self.mode == ApprovalMode::FullAuto
+        {
+            return Ok(());
+        }
+        needs.push(Need {
+            what,
+            reason: format!(
+                "approval mode {}: network and external tools need approval",
+                self.mode
+            ),
+            grant: Some(key),
+        });
+        Ok(())
+    }
+
+    /// A tool that describes no operation: its effect decides.
+    fn call(&self, tool: &str, effect: Effect, needs: &mut Vec<Need>) -> Result<(), String> {
+        use ApprovalMode::{Ask, AutoEdit, FullAuto, ReadOnly};
+        if let Some(rule) = self.rule(RuleKind::Ask, tool, Subject::Call) {
+            needs.push(Need {
+                what: format!("call {tool}"),
+                reason: format!("the rule `{rule}` asks every time"),
+                grant: None,
+            });
+            return Ok(());
+        }
+        if self.rule(RuleKind::Allow, tool, Subject::Call).is_some() {
+            return Ok(());
+        }
+        let mode = self.mode;
+        let ask = |reason: String, needs: &mut Vec<Need>| {
+            needs.push(Need {
+                what: format!("call {tool}"),
+                reason,
+                grant: Some(GrantKey::Tool {
+                    name: tool.to_string(),
+                }),
+            });
+            Ok(())
+        };
+        match (effect, mode) {
+            (Effect::Read, _) | (Effect::Write, AutoEdit | FullAuto) | (_, FullAuto) => Ok(()),
+            (Effect::Write | Effect::Exec, ReadOnly) => {
+                Err(format!("approval mode read-only does not allow {tool}"))
+            }
+            (Effect::Write, Ask) => ask(
+                "approval mode ask: file changes need approval".into(),
+                needs,
+            ),
+            (Effect::Exec, Ask | AutoEdit) => ask(
+                format!("approval mode {mode}: running commands needs approval"),
+                needs,
+            ),
+            (Effect::Network | Effect::External, _) => ask(
+                format!("approval mode {mode}: network and external tools need approval"),
+                needs,
+            ),
+        }
     }
 }
 
@@ -57,10 +326,23 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub effect: Effect,
-    pub scope: String,
-    pub reason: String,
+    pub operations: Vec<Operation>,
+    /// The parts that need approval.
+    pub needs: Vec<Need>,
+    /// What `approve for this conversation` would grant; `None` when a
+    /// conversation grant may not cover this call.
+    pub grant: Option<Vec<GrantKey>>,
     /// For file changes: the unified diff the call would apply.
     pub diff: Option<String>,
+}
+
+impl ApprovalRequest {
+    /// The reasons, for people and the model.
+    pub fn reason(&self) -> String {
+        let mut reasons: Vec<&str> = self.needs.iter().map(|n| n.reason.as_str()).collect();
+        reasons.dedup();
+        reasons.join("; ")
+    }
 }
 
 /// Decides calls that need approval.
@@ -97,59 +379,21 @@ impl Approver for HeadlessApprover {
     ) -> ApprovalDecision {
         let hint = match request.effect {
             Effect::Write => "--approval auto-edit or --approval full-auto",
-            _ => "--approval full-auto",
+            _ => "--approval full-auto, or an allow rule in [permissions] of the config",
         };
+        let parts: Vec<&str> = request.needs.iter().map(|n| n.what.as_str()).collect();
         ApprovalDecision::Deny {
             message: Some(format!(
-                "{}; lathe is running headless, so there is no one to approve `{}`. \
+                "{} needs approval ({}: {}); lathe is running headless, so there is no one to approve it. \
                  Do not retry it: continue without it, or tell the user to rerun with {hint}.",
-                request.reason, request.tool
+                request.tool,
+                parts.join(", "),
+                request.reason(),
             )),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_matches_the_design() {
-        use ApprovalMode::*;
-        use Effect::*;
-        let auto = |m, e| requirement(m, e) == Requirement::Auto;
-        let ask = |m, e| matches!(requirement(m, e), Requirement::Ask { .. });
-        let refuse = |m, e| matches!(requirement(m, e), Requirement::Refuse { .. });
-        for m in ApprovalMode::ALL {
-            assert!(auto(m, Read));
-        }
-        assert!(refuse(ReadOnly, Write) && refuse(ReadOnly, Exec) && ask(ReadOnly, Network));
-        assert!(ask(Ask, Write) && ask(Ask, Exec) && ask(Ask, Network));
-        assert!(auto(AutoEdit, Write) && ask(AutoEdit, Exec) && ask(AutoEdit, Network));
-        assert!(auto(FullAuto, Write) && auto(FullAuto, Exec) && auto(FullAuto, Network));
-        assert!(auto(FullAuto, External) && ask(AutoEdit, External));
-    }
-
-    #[tokio::test]
-    async fn headless_denies_and_says_how_to_allow() {
-        let req = ApprovalRequest {
-            call_id: "c".into(),
-            tool: "write_file".into(),
-            arguments: Value::Null,
-            effect: Effect::Write,
-            scope: "a.txt".into(),
-            reason: "approval mode ask: file changes need approval".into(),
-            diff: None,
-        };
-        let d = HeadlessApprover
-            .decide(&req, &CancellationToken::new())
-            .await;
-        let ApprovalDecision::Deny { message: Some(m) } = d else {
-            panic!("expected a denial with a message")
-        };
-        assert!(
-            m.contains("headless") && m.contains("--approval auto-edit"),
-            "{m}"
-        );
-    }
-}
+#[path = "authorizer_tests.rs"]
+mod tests;

@@ -1,37 +1,124 @@
-//! `AuthorizationManager`: the grants of one conversation.
+//! `AuthorizationManager`: the conversation grants of one conversation.
 //!
-//! A grant is keyed by tool and operation scope (for `exec_shell` the
-//! program name, e.g. `cargo`; for file tools the path). A `once` grant is
-//! used up by the one call it was given for; a conversation grant lasts until
-//! it expires (300 s by default). Both expire, and `clear` drops them all.
-//! Each conversation owns its own manager, so grants never leak between
-//! conversations. Time is tokio's, so tests can pause it.
+//! A grant covers exactly one operation, keyed as data ([`GrantKey`]): a
+//! program resolved to an executable file (path and identity) with its
+//! subcommand, a file to write, a host, an MCP tool. `git status` granted
+//! does not cover `git push`, `./git status`, nor `/usr/bin/git status`
+//! after the file was replaced. A line needs every one of its operations
+//! covered, and a complex line is never covered (the authorizer never
+//! offers a grant for it). Grants expire (300 s by default, never more
+//! than 24 h); `clear` drops them all. Each conversation owns its own
+//! manager. Time is tokio's, so tests can pause it.
 
-use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+
+use super::operation::{FileStamp, Program, SimpleCommand};
 
 pub const DEFAULT_GRANT_TTL: Duration =
     Duration::from_secs(crate::config::defaults::GRANT_TTL_SECS);
+/// The longest a grant may last, whatever the configuration says.
+pub const MAX_GRANT_TTL: Duration =
+    Duration::from_secs(crate::config::defaults::MAX_GRANT_TTL_SECS);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GrantKind {
-    Once,
-    Conversation,
+/// The program part of a command grant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProgramId {
+    /// An executable file and its identity.
+    File(PathBuf, Option<FileStamp>),
+    Builtin(String),
+    /// A program not found when approved (it may be created later); it is
+    /// a different program once it exists.
+    Missing(String),
 }
 
-#[derive(Debug, Clone, Copy)]
+/// One operation a grant covers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GrantKey {
+    Command {
+        program: ProgramId,
+        subcommand: Option<String>,
+        /// As the person saw it: `git status`.
+        shown: String,
+    },
+    FileWrite {
+        path: String,
+    },
+    Net {
+        host: String,
+    },
+    External {
+        server: String,
+        tool: String,
+    },
+    /// A tool that describes no finer operation.
+    Tool {
+        name: String,
+    },
+}
+
+impl GrantKey {
+    /// The grant for running `c` (its program and subcommand); `None` for a
+    /// program computed at run time.
+    pub fn command(c: &SimpleCommand) -> Option<Self> {
+        let program = match &c.program {
+            Program::Path { path, stamp } => ProgramId::File(path.clone(), *stamp),
+            Program::Builtin { name } => ProgramId::Builtin(name.clone()),
+            Program::NotFound { name } => ProgramId::Missing(name.clone()),
+            Program::Dynamic => return None,
+        };
+        Some(Self::Command {
+            program,
+            subcommand: c.subcommand.clone(),
+            shown: c.scope(),
+        })
+    }
+
+    /// What the grant covers, for the dialog and `/permissions`.
+    pub fn describe(&self) -> String {
+        match self {
+            GrantKey::Command { program, shown, .. } => match program {
+                ProgramId::File(p, _) => format!("`{shown}` ({})", p.display()),
+                ProgramId::Builtin(_) => format!("`{shown}` (shell builtin)"),
+                ProgramId::Missing(_) => format!("`{shown}` (not found yet)"),
+            },
+            GrantKey::FileWrite { path } => format!("writes to {path}"),
+            GrantKey::Net { host } => format!("requests to {host}"),
+            GrantKey::External { server, tool } => format!("{tool} on MCP server {server}"),
+            GrantKey::Tool { name } => format!("every {name} call"),
+        }
+    }
+}
+
+/// A live grant, for display.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantInfo {
+    pub id: u64,
+    pub covers: String,
+    pub expires_in_secs: u64,
+}
+
+#[derive(Debug)]
 struct Grant {
-    kind: GrantKind,
+    id: u64,
+    key: GrantKey,
     expires_at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    grants: Vec<Grant>,
+    next_id: u64,
 }
 
 #[derive(Debug)]
 pub struct AuthorizationManager {
     ttl: Duration,
-    grants: Mutex<HashMap<(String, String), Grant>>,
+    state: Mutex<State>,
 }
 
 impl Default for AuthorizationManager {
@@ -41,10 +128,11 @@ impl Default for AuthorizationManager {
 }
 
 impl AuthorizationManager {
+    /// A manager whose grants last `ttl` (between 1 s and 24 h).
     pub fn new(ttl: Duration) -> Self {
         Self {
-            ttl,
-            grants: Mutex::new(HashMap::new()),
+            ttl: ttl.clamp(Duration::from_secs(1), MAX_GRANT_TTL),
+            state: Mutex::new(State::default()),
         }
     }
 
@@ -52,52 +140,73 @@ impl AuthorizationManager {
         self.ttl
     }
 
-    /// Records a grant for `tool` on `scope`.
-    pub fn grant(&self, tool: &str, scope: &str, kind: GrantKind) {
-        let grant = Grant {
-            kind,
-            expires_at: Instant::now() + self.ttl,
-        };
-        self.lock()
-            .insert((tool.to_string(), scope.to_string()), grant);
+    /// Grants each of `keys` for the conversation.
+    pub fn grant(&self, keys: &[GrantKey]) {
+        let expires_at = Instant::now() + self.ttl;
+        let mut state = self.lock();
+        for key in keys {
+            state.grants.retain(|g| g.key != *key);
+            state.next_id += 1;
+            let id = state.next_id;
+            state.grants.push(Grant {
+                id,
+                key: key.clone(),
+                expires_at,
+            });
+        }
     }
 
-    /// Whether a live grant covers `tool` on `scope`; a `once` grant is used up.
-    pub fn authorize(&self, tool: &str, scope: &str) -> bool {
-        let mut grants = self.lock();
-        let key = (tool.to_string(), scope.to_string());
-        let Some(grant) = grants.get(&key).copied() else {
-            return false;
-        };
-        if Instant::now() >= grant.expires_at {
-            grants.remove(&key);
-            return false;
-        }
-        if grant.kind == GrantKind::Once {
-            grants.remove(&key);
-        }
-        true
+    /// Whether a live grant covers `key`.
+    pub fn covers(&self, key: &GrantKey) -> bool {
+        let now = Instant::now();
+        let mut state = self.lock();
+        state.grants.retain(|g| g.expires_at > now);
+        state.grants.iter().any(|g| g.key == *key)
+    }
+
+    /// Live grants, soonest to expire first.
+    pub fn list(&self) -> Vec<GrantInfo> {
+        let now = Instant::now();
+        let mut state = self.lock();
+        state.grants.retain(|g| g.expires_at > now);
+        let mut out: Vec<GrantInfo> = state
+            .grants
+            .iter()
+            .map(|g| GrantInfo {
+                id: g.id,
+                covers: g.key.describe(),
+                expires_in_secs: g.expires_at.saturating_duration_since(now).as_secs(),
+            })
+            .collect();
+        out.sort_by_key(|g| g.expires_in_secs);
+        out
+    }
+
+    /// Revokes one grant; whether it existed.
+    pub fn revoke(&self, id: u64) -> bool {
+        let mut state = self.lock();
+        let before = state.grants.len();
+        state.grants.retain(|g| g.id != id);
+        state.grants.len() != before
     }
 
     /// Drops every grant (`/clear`, a new conversation).
     pub fn clear(&self) {
-        self.lock().clear();
+        self.lock().grants.clear();
     }
 
-    /// Live grants, for display.
+    /// Live grants.
     pub fn len(&self) -> usize {
-        let now = Instant::now();
-        self.lock().values().filter(|g| g.expires_at > now).count()
+        self.list().len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Grant>> {
-        // A panic while holding this lock cannot leave the map inconsistent
-        // (every update is a single insert or remove), so poison is ignored.
-        self.grants
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // Every update is a single push or retain: poison leaves it whole.
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -107,50 +216,64 @@ impl AuthorizationManager {
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
-    async fn once_grants_are_used_up_by_one_call() {
-        let m = AuthorizationManager::default();
-        m.grant("write_file", "a.txt", GrantKind::Once);
-        assert!(m.authorize("write_file", "a.txt"));
-        assert!(!m.authorize("write_file", "a.txt"));
+    fn cmd(path: &str, sub: Option<&str>) -> GrantKey {
+        GrantKey::Command {
+            program: ProgramId::File(PathBuf::from(path), None),
+            subcommand: sub.map(String::from),
+            shown: "x".into(),
+        }
     }
 
     #[tokio::test(start_paused = true)]
-    async fn conversation_grants_last_until_they_expire() {
+    async fn grants_last_until_they_expire() {
         let m = AuthorizationManager::new(Duration::from_secs(300));
-        m.grant("exec_shell", "cargo", GrantKind::Conversation);
-        assert!(m.authorize("exec_shell", "cargo"));
+        let k = cmd("/usr/bin/cargo", Some("test"));
+        m.grant(std::slice::from_ref(&k));
+        assert!(m.covers(&k));
         tokio::time::advance(Duration::from_secs(299)).await;
-        assert!(m.authorize("exec_shell", "cargo"));
+        assert!(m.covers(&k));
+        assert_eq!(m.list()[0].expires_in_secs, 1);
         tokio::time::advance(Duration::from_secs(2)).await;
-        assert!(!m.authorize("exec_shell", "cargo"));
+        assert!(!m.covers(&k));
         assert!(m.is_empty());
     }
 
     #[tokio::test(start_paused = true)]
-    async fn once_grants_expire_too() {
-        let m = AuthorizationManager::new(Duration::from_secs(10));
-        m.grant("write_file", "a.txt", GrantKind::Once);
-        tokio::time::advance(Duration::from_secs(11)).await;
-        assert!(!m.authorize("write_file", "a.txt"));
+    async fn grants_cover_exactly_their_operation() {
+        let m = AuthorizationManager::default();
+        m.grant(&[cmd("/usr/bin/git", Some("status"))]);
+        assert!(!m.covers(&cmd("/usr/bin/git", Some("push"))));
+        assert!(!m.covers(&cmd("/tmp/git", Some("status"))));
+        assert!(!m.covers(&cmd("/usr/bin/git", None)));
+        assert!(!m.covers(&GrantKey::FileWrite { path: "git".into() }));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn grants_are_keyed_by_tool_and_scope() {
-        let m = AuthorizationManager::default();
-        m.grant("exec_shell", "cargo", GrantKind::Conversation);
-        assert!(!m.authorize("exec_shell", "rm"));
-        assert!(!m.authorize("write_file", "cargo"));
+    async fn lifetimes_are_capped_and_grants_revocable() {
+        let m = AuthorizationManager::new(Duration::from_secs(u64::MAX));
+        assert_eq!(m.ttl(), MAX_GRANT_TTL);
+        let a = GrantKey::FileWrite { path: "a".into() };
+        let b = GrantKey::FileWrite { path: "b".into() };
+        m.grant(&[a.clone(), b.clone()]);
+        let id = m
+            .list()
+            .into_iter()
+            .find(|g| g.covers.contains(" a"))
+            .unwrap()
+            .id;
+        assert!(m.revoke(id));
+        assert!(!m.covers(&a) && m.covers(&b));
+        assert!(!m.revoke(id));
     }
 
     #[tokio::test(start_paused = true)]
     async fn conversations_are_isolated_and_clear_drops_everything() {
         let a = AuthorizationManager::default();
         let b = AuthorizationManager::default();
-        a.grant("exec_shell", "cargo", GrantKind::Conversation);
-        assert!(!b.authorize("exec_shell", "cargo"));
-        assert_eq!(a.len(), 1);
+        let k = cmd("/usr/bin/cargo", Some("build"));
+        a.grant(std::slice::from_ref(&k));
+        assert!(!b.covers(&k));
         a.clear();
-        assert!(!a.authorize("exec_shell", "cargo"));
+        assert!(!a.covers(&k));
     }
 }

@@ -1,40 +1,43 @@
-//! The `before_tool_call` guardrail stage: workspace containment for every
-//! path a call names, the shell denylist, and the shell timeout cap.
+//! The `before_tool_call` guardrail stage, on a call's typed operations:
+//! the denylist (per simple command of a shell line), the user's and the
+//! workspace's deny rules, and the shell timeout cap. Workspace
+//! containment of file tools happens when a tool describes its operations
+//! (a path that escapes is refused there). Before-hooks run after this
+//! stage, in `agent::dispatch`, and may also modify or deny.
 //!
 //! A verdict is `Allow`, `Modify` (the arguments were rewritten and the
-//! model is told why) or `Deny` (the call never runs). Guardrail denials hold
-//! in every approval mode. The guardrail sees a call only through
-//! [`CallFacts`]; it knows nothing of tool implementations.
+//! model is told why) or `Deny` (the call never runs). Guardrail denials
+//! hold in every approval mode, and no grant or allow rule lifts them.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::shell_rules;
-use super::workspace::{PathError, Workspace};
-
-/// What the guardrail needs to know about one call.
-#[derive(Debug, Clone)]
-pub struct CallFacts<'a> {
-    pub tool: &'a str,
-    pub args: &'a Value,
-    /// Every file-system path the call names.
-    pub paths: Vec<String>,
-    /// The shell command the call runs, if any; such calls take an optional
-    /// `timeout` argument in seconds.
-    pub command: Option<String>,
-}
+use super::denylist::{self, Denial};
+use super::operation::Operation;
+use super::rules::{RuleKind, RuleOrigin, Rules, Subject};
+use super::workspace::Workspace;
 
 /// Why the guardrail refused a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GuardError {
-    #[error("{0}")]
-    Path(PathError),
-    #[error("command matches the denylist pattern `{pattern}` ({reason})")]
-    Denylisted {
-        pattern: &'static str,
-        reason: &'static str,
+    #[error("refused in every approval mode: {0}")]
+    Denylisted(Denial),
+    #[error("denied by {} rule `{rule}` ({what})", origin_word(*origin))]
+    Rule {
+        rule: String,
+        origin: RuleOrigin,
+        what: String,
     },
+    #[error("denied by the before hook `{hook}`: {reason}")]
+    Hook { hook: String, reason: String },
+}
+
+fn origin_word(origin: RuleOrigin) -> &'static str {
+    match origin {
+        RuleOrigin::User => "your",
+        RuleOrigin::Workspace => "the workspace's",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,33 +51,70 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Guardrails {
     workspace: Arc<Workspace>,
+    rules: Arc<Rules>,
     shell_max_timeout_secs: u64,
 }
 
 impl Guardrails {
-    pub fn new(workspace: Arc<Workspace>, shell_max_timeout_secs: u64) -> Self {
+    pub fn new(workspace: Arc<Workspace>, rules: Arc<Rules>, shell_max_timeout_secs: u64) -> Self {
         Self {
             workspace,
+            rules,
             shell_max_timeout_secs,
         }
     }
 
-    pub fn check(&self, call: &CallFacts<'_>) -> Verdict {
-        for path in &call.paths {
-            if let Err(e) = self.workspace.check(path) {
-                return Verdict::Deny(GuardError::Path(e));
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Judges a call of `tool` with `args` that will do `ops`.
+    pub fn check(&self, tool: &str, args: &Value, ops: &[Operation]) -> Verdict {
+        if let Some(e) = self.deny(tool, ops) {
+            return Verdict::Deny(e);
+        }
+        if ops.iter().any(|op| matches!(op, Operation::Exec(_))) {
+            return self.cap_timeout(args);
+        }
+        Verdict::Allow
+    }
+
+    fn deny(&self, tool: &str, ops: &[Operation]) -> Option<GuardError> {
+        let rule = |subject: Subject<'_>, what: String| {
+            self.rules
+                .first(RuleKind::Deny, tool, subject)
+                .map(|r| GuardError::Rule {
+                    rule: r.text.clone(),
+                    origin: r.origin,
+                    what,
+                })
+        };
+        if let Some(e) = rule(Subject::Call, format!("every {tool} call")) {
+            return Some(e);
+        }
+        for op in ops {
+            let found = match op {
+                Operation::Exec(e) => denylist::check(e, &self.workspace)
+                    .map(GuardError::Denylisted)
+                    .or_else(|| {
+                        e.commands.iter().find_map(|c| {
+                            rule(Subject::Command(c), format!("matched `{}`", c.display()))
+                        })
+                    })
+                    .or_else(|| {
+                        e.files
+                            .iter()
+                            .find_map(|f| rule(Subject::File(f), format!("matched {f}")))
+                    }),
+                Operation::File(f) => rule(Subject::File(f), format!("matched {f}")),
+                Operation::Net { host } => rule(Subject::Host(host), format!("matched {host}")),
+                Operation::External { .. } => None,
+            };
+            if found.is_some() {
+                return found;
             }
         }
-        let Some(command) = &call.command else {
-            return Verdict::Allow;
-        };
-        if let Some(d) = shell_rules::denied(command) {
-            return Verdict::Deny(GuardError::Denylisted {
-                pattern: d.pattern,
-                reason: d.reason,
-            });
-        }
-        self.cap_timeout(call.args)
+        None
     }
 
     fn cap_timeout(&self, args: &Value) -> Verdict {
@@ -98,48 +138,36 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::policy::operation::{Access, FileOp};
+    use crate::policy::shell::analyze;
 
-    fn rails() -> (tempfile::TempDir, Guardrails) {
+    fn rails(deny: &[&str]) -> (tempfile::TempDir, Guardrails) {
         let d = tempfile::tempdir().unwrap();
         let ws = Arc::new(Workspace::new(d.path()).unwrap());
-        (d, Guardrails::new(ws, 300))
+        let deny: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
+        let rules = Rules::parse(&[], &[], &deny, RuleOrigin::User).unwrap();
+        (d, Guardrails::new(ws, Arc::new(rules), 300))
     }
 
-    #[test]
-    fn paths_outside_the_workspace_are_denied() {
-        let (_d, g) = rails();
-        let args = json!({"path": "../x"});
-        let v = g.check(&CallFacts {
-            tool: "read_file",
-            args: &args,
-            paths: vec!["../x".into()],
-            command: None,
-        });
-        assert!(matches!(v, Verdict::Deny(GuardError::Path(_))), "{v:?}");
+    fn exec(g: &Guardrails, line: &str) -> Vec<Operation> {
+        vec![Operation::Exec(analyze(line, &g.workspace))]
     }
 
     #[test]
     fn denylisted_commands_are_denied_and_long_timeouts_clamped() {
-        let (_d, g) = rails();
-        let args = json!({"command": "sudo ls"});
-        let facts = CallFacts {
-            tool: "exec_shell",
-            args: &args,
-            paths: vec![],
-            command: Some("sudo ls".into()),
-        };
-        assert!(matches!(
-            g.check(&facts),
-            Verdict::Deny(GuardError::Denylisted { .. })
-        ));
-
-        let args = json!({"command": "ls", "timeout": 900});
-        let facts = CallFacts {
-            command: Some("ls".into()),
-            args: &args,
-            ..facts
-        };
-        match g.check(&facts) {
+        let (_d, g) = rails(&[]);
+        let ops = exec(&g, "echo ok && su''do ls");
+        let v = g.check("exec_shell", &json!({"command": "x"}), &ops);
+        assert!(
+            matches!(v, Verdict::Deny(GuardError::Denylisted(_))),
+            "{v:?}"
+        );
+        let ops = exec(&g, "ls");
+        match g.check(
+            "exec_shell",
+            &json!({"command": "ls", "timeout": 900}),
+            &ops,
+        ) {
             Verdict::Modify { args, note } => {
                 assert_eq!(args["timeout"], 300);
                 assert!(note.contains("clamped to 300s"), "{note}");
@@ -149,15 +177,40 @@ mod tests {
     }
 
     #[test]
+    fn deny_rules_name_the_rule_and_what_matched() {
+        let (_d, g) = rails(&["exec_shell(git push*)", "read_file(.env)"]);
+        let ops = exec(&g, "git add . && git push --force");
+        let Verdict::Deny(e) = g.check("exec_shell", &json!({}), &ops) else {
+            panic!("expected a denial")
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("git push*") && text.contains("git push --force"),
+            "{text}"
+        );
+        let read = vec![Operation::File(FileOp {
+            path: ".env".into(),
+            access: Access::Read,
+            outside: false,
+        })];
+        assert!(matches!(
+            g.check("read_file", &json!({}), &read),
+            Verdict::Deny(_)
+        ));
+        let ops = exec(&g, "cat < .env");
+        assert!(matches!(
+            g.check("exec_shell", &json!({}), &ops),
+            Verdict::Deny(_)
+        ));
+    }
+
+    #[test]
     fn ordinary_calls_are_allowed() {
-        let (_d, g) = rails();
-        let args = json!({"command": "ls", "timeout": 5});
-        let v = g.check(&CallFacts {
-            tool: "exec_shell",
-            args: &args,
-            paths: vec!["src/new.rs".into()],
-            command: Some("ls".into()),
-        });
-        assert_eq!(v, Verdict::Allow);
+        let (_d, g) = rails(&["exec_shell(rm -rf *)"]);
+        let ops = exec(&g, "grep -rn shutdown src/ && cargo test graceful_shutdown");
+        assert_eq!(
+            g.check("exec_shell", &json!({"timeout": 5}), &ops),
+            Verdict::Allow
+        );
     }
 }

@@ -75,7 +75,8 @@ impl Redactor {
         out
     }
 
-    fn redact_value(&self, value: &mut Value) {
+    /// Redacts every string in `value`, in place.
+    pub fn redact_value(&self, value: &mut Value) {
         match value {
             Value::String(s) => {
                 if let Some(r) = self.redact_str(s) {

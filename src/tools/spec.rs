@@ -2,10 +2,10 @@
 //! error a call can end in.
 //!
 //! A tool knows nothing of approvals or of the model: it declares its name,
-//! description, JSON-Schema parameters and effect, names the paths and
-//! command a call touches (so the guardrail can check them), and executes
-//! with a context carrying the workspace, a cancellation token and a
-//! progress sink.
+//! description, JSON-Schema parameters and effect, describes what a call
+//! will do as typed operations (so guardrails, rules, grants and the
+//! dialog can judge it), and executes with a context carrying the
+//! workspace, a cancellation token and a progress sink.
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::policy::operation::{Access, FileOp, Operation};
 use crate::policy::{PathError, Workspace};
 use crate::protocol::Effect;
 
@@ -89,12 +90,19 @@ impl ToolError {
     }
 }
 
-/// The paths and command one call touches, for the guardrail and for grant
-/// scopes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Targets {
-    pub paths: Vec<String>,
-    pub command: Option<String>,
+/// The file operation on `path`, resolved inside `workspace`; a path that
+/// escapes it is refused here, before anything runs.
+pub fn file_operation(
+    workspace: &Workspace,
+    path: &str,
+    access: Access,
+) -> Result<Operation, ToolError> {
+    let abs = workspace.check(path).map_err(ToolError::from_path)?;
+    Ok(Operation::File(FileOp {
+        path: workspace.display_relative(&abs),
+        access,
+        outside: false,
+    }))
 }
 
 /// One progress update from a running tool (a line of shell output, an MCP
@@ -168,9 +176,15 @@ pub trait Tool: Send + Sync {
     /// A JSON-Schema object describing the arguments.
     fn parameters(&self) -> Value;
     fn effect(&self) -> Effect;
-    /// The paths and command a call with these (validated) arguments touches.
-    fn targets(&self, _args: &Value) -> Targets {
-        Targets::default()
+    /// What a call with these (validated) arguments will do. An error
+    /// refuses the call (a path outside the workspace). No operations
+    /// means the tool's effect alone decides.
+    fn operations(
+        &self,
+        _args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        Ok(Vec::new())
     }
     /// What a call would change, as a unified diff, for the person asked
     /// to approve it. An error means the call would fail anyway; it is

@@ -19,6 +19,7 @@ use super::components::approval::{ApprovalAction, ApprovalOverlay, PendingApprov
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::DiffView;
+use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
 use super::components::status_bar::{self, StatusInfo};
 use super::components::tool_log::{LogAction, ToolLog};
 use super::components::transcript::Transcript;
@@ -37,8 +38,8 @@ const MOUSE_LINES: usize = 3;
 const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
 Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
-(read-only, ask, auto-edit, full-auto) · /log · /quit.
-Approval dialog: y approve once · a approve for this conversation · n or Esc deny · e deny and say what to do instead.";
+(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /quit.
+Approval dialog: y approve once · a approve for this conversation (when offered) · n or Esc deny · e deny and say what to do instead.";
 
 /// Facts the app starts with.
 pub struct AppInit {
@@ -47,6 +48,16 @@ pub struct AppInit {
     pub approval: ApprovalMode,
     pub theme: Theme,
     pub notices: Vec<String>,
+    /// The workspace's hooks, waiting for the person's trust.
+    pub trust: Option<TrustPrompt>,
+}
+
+/// The question whether to run the hooks a workspace config defines.
+pub struct TrustPrompt {
+    /// The hooks, one line each.
+    pub hooks: Vec<String>,
+    /// Remembers the trust for this workspace (its hooks as they are).
+    pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
 
 pub struct App {
@@ -57,6 +68,8 @@ pub struct App {
     approvals: ApprovalOverlay,
     log: ToolLog,
     log_open: bool,
+    permissions: Option<PermissionsView>,
+    trust: Option<(TrustPrompt, Instant)>,
     model: String,
     workspace: PathBuf,
     approval: ApprovalMode,
@@ -96,6 +109,8 @@ impl App {
             approvals: ApprovalOverlay::new(),
             log: ToolLog::new(now),
             log_open: false,
+            permissions: None,
+            trust: init.trust.map(|t| (t, now)),
             model: init.model,
             workspace: init.workspace,
             approval: init.approval,
@@ -235,9 +250,11 @@ impl App {
                 tool,
                 arguments,
                 effect,
-                scope,
+                needs,
                 reason,
+                grant,
                 diff,
+                ..
             } => {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.state = ToolState::AwaitingApproval;
@@ -248,8 +265,9 @@ impl App {
                         tool,
                         arguments,
                         effect,
-                        scope,
+                        needs,
                         reason,
+                        grant,
                         diff: diff.as_deref().map(DiffView::parse),
                     },
                     now,
@@ -285,6 +303,25 @@ impl App {
                     };
                 }
             }
+            AgentEvent::Permissions {
+                approval,
+                rules,
+                grants,
+                hooks,
+            } => {
+                self.approval = approval;
+                if let Some(view) = &mut self.permissions {
+                    view.set(
+                        PermissionsData {
+                            approval,
+                            rules,
+                            grants,
+                            hooks,
+                        },
+                        now,
+                    );
+                }
+            }
             AgentEvent::TurnCompleted { .. } => self.end_turn(),
             AgentEvent::Error {
                 kind,
@@ -314,7 +351,11 @@ impl App {
         match ev {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
             Event::Paste(text) => {
-                if self.approvals.is_active() || self.log_open {
+                if self.approvals.is_active()
+                    || self.log_open
+                    || self.permissions.is_some()
+                    || self.trust.is_some()
+                {
                     return;
                 }
                 self.composer.paste(&text);
@@ -342,6 +383,9 @@ impl App {
             return self.on_ctrl_c(now);
         }
         self.quit_armed = None;
+        if self.trust.is_some() {
+            return self.on_trust_key(key, now);
+        }
         if self.approvals.is_active() {
             if let ApprovalAction::Decide { call_id, decision } =
                 self.approvals.handle_key(key, now)
@@ -350,6 +394,14 @@ impl App {
                     t.state = ToolState::Running;
                 }
                 self.ops.push(Op::Decide { call_id, decision });
+            }
+            return;
+        }
+        if let Some(view) = &mut self.permissions {
+            match view.handle_key(key) {
+                PermissionsAction::None => {}
+                PermissionsAction::Close => self.permissions = None,
+                PermissionsAction::Revoke(id) => self.ops.push(Op::RevokeGrant { id }),
             }
             return;
         }
@@ -374,6 +426,42 @@ impl App {
         }
     }
 
+    /// `y` trusts the workspace's hooks (and remembers it), `n` or Esc
+    /// leaves them off for this session. Keys are ignored for a moment
+    /// after the question shows, as in the approval dialog.
+    fn on_trust_key(&mut self, key: KeyEvent, now: Instant) {
+        let Some((_, shown)) = &self.trust else {
+            return;
+        };
+        if now < *shown + super::components::approval::ARMING_DELAY {
+            return;
+        }
+        match key.code {
+            KeyCode::Char('y' | 'Y')
+                if key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT =>
+            {
+                if let Some((mut prompt, _)) = self.trust.take() {
+                    self.ops.push(Op::TrustWorkspaceHooks);
+                    match (prompt.remember)() {
+                        Ok(()) => self.notice(NoticeKind::Info, "workspace hooks trusted; they run from now on"),
+                        Err(e) => self.notice(
+                            NoticeKind::Warning,
+                            format!("workspace hooks run this session, but the trust could not be saved: {e}"),
+                        ),
+                    }
+                }
+            }
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => {
+                self.trust = None;
+                self.notice(
+                    NoticeKind::Info,
+                    "workspace hooks stay off this session; you will be asked again next time",
+                );
+            }
+            _ => {}
+        }
+    }
+
     fn open_log(&mut self) {
         self.log.open();
         self.log_open = true;
@@ -385,8 +473,9 @@ impl App {
             self.flash("interrupting…", now);
             return;
         }
-        if self.log_open {
+        if self.log_open || self.permissions.is_some() {
             self.log_open = false;
+            self.permissions = None;
             return;
         }
         if !self.composer.is_empty() {
@@ -457,6 +546,10 @@ impl App {
                 ),
             ),
             SlashCommand::Log => self.open_log(),
+            SlashCommand::Permissions => {
+                self.permissions = Some(PermissionsView::new());
+                self.ops.push(Op::ListPermissions);
+            }
             SlashCommand::Quit => self.should_quit = true,
         }
     }
@@ -491,7 +584,10 @@ impl App {
                 self.theme.accent(),
             );
         }
-        let focused = !self.approvals.is_active() && !self.log_open;
+        let focused = !self.approvals.is_active()
+            && !self.log_open
+            && self.permissions.is_none()
+            && self.trust.is_none();
         self.composer
             .render(composer_area, buf, &self.theme, focused);
         let running_ms = self
@@ -510,10 +606,68 @@ impl App {
         if self.log_open {
             self.log.render(overlay, buf, &self.theme);
         }
+        if let Some(view) = &self.permissions {
+            view.render(overlay, buf, &self.theme, self.now);
+        }
         if self.approvals.is_active() {
             self.approvals
                 .render(main, buf, &self.theme, &self.hl, self.now);
         }
+        if let Some((prompt, _)) = &self.trust {
+            render_trust(prompt, main, buf, &self.theme);
+        }
+    }
+}
+
+/// The trust question, as a modal over the transcript.
+fn render_trust(
+    prompt: &TrustPrompt,
+    area: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    use ratatui::text::{Line, Span};
+    use ratatui::widgets::{Block, Borders, Clear, Widget};
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
+    let h = u16::try_from(prompt.hooks.len() + 6)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let modal = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    Clear.render(modal, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.bold(theme.colors.warning))
+        .title(Span::styled(
+            " Run this workspace's hooks? ",
+            theme.bold(theme.colors.warning),
+        ));
+    let inner = block.inner(modal);
+    block.render(modal, buf);
+    let mut lines = vec![Line::from(Span::styled(
+        ".lathe/config.toml asks Lathe to run these programs around tool calls:",
+        theme.text(),
+    ))];
+    lines.extend(
+        prompt
+            .hooks
+            .iter()
+            .map(|h| Line::from(Span::styled(format!("  {h}"), theme.accent()))),
+    );
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("y", theme.bold(theme.colors.accent)),
+        Span::styled(" trust them for this workspace  ", theme.muted()),
+        Span::styled("n", theme.bold(theme.colors.accent)),
+        Span::styled(" not now", theme.muted()),
+    ]));
+    for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
+        let y = inner.y + u16::try_from(i).unwrap_or(0);
+        buf.set_line(inner.x + 1, y, line, inner.width.saturating_sub(2));
     }
 }
 

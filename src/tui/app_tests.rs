@@ -16,6 +16,7 @@ fn app() -> (App, Instant) {
         approval: ApprovalMode::Ask,
         theme: Theme::plain(),
         notices: vec![],
+        trust: None,
     };
     (App::new(init, t0), t0)
 }
@@ -145,8 +146,16 @@ fn an_approval_round_trip_keeps_the_draft() {
             tool: "write_file".into(),
             arguments: json!({"path": "notes.md", "content": "# Notes\n"}),
             effect: Effect::Write,
-            scope: "notes.md".into(),
+            operations: vec![],
+            needs: vec![crate::protocol::ApprovalNeed {
+                what: "write notes.md".into(),
+                reason: "approval mode ask: file changes need approval".into(),
+            }],
             reason: "approval mode ask: file changes need approval".into(),
+            grant: Some(crate::protocol::GrantOffer {
+                covers: vec!["writes to notes.md".into()],
+                ttl_secs: 300,
+            }),
             diff: Some(unified_diff("notes.md", None, "# Notes\n")),
         },
         t0,

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 
 use super::atomic::write_atomic;
 use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
 use crate::tools::preview::unified_diff;
-use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 pub struct EditFile;
 
@@ -43,16 +44,12 @@ impl Tool for EditFile {
         Effect::Write
     }
 
-    fn targets(&self, args: &Value) -> Targets {
-        Targets {
-            paths: args
-                .get("path")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .into_iter()
-                .collect(),
-            command: None,
-        }
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            str_arg(args, "path")?,
+            Access::Write,
+        )?])
     }
 
     fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
@@ -85,9 +82,15 @@ impl Tool for EditFile {
             .resolve_existing(path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
+        let cancel = ctx.cancel.clone();
         tokio::task::spawn_blocking(move || {
             let text = read_text(&resolved, &shown)?;
             let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
+            if cancel.is_cancelled() {
+                return Err(ToolError::Cancelled(format!(
+                    "interrupted before writing {shown}; nothing was written"
+                )));
+            }
             write_atomic(&resolved, updated.as_bytes())
                 .map_err(|e| ToolError::from_io(&shown, &e))?;
             Ok(json!({

@@ -1,7 +1,10 @@
-//! `exec_shell`: run `sh -c COMMAND` in the workspace.
+//! `exec_shell`: run `bash -c COMMAND` (`sh -c` where there is no bash) in
+//! the workspace. Bash is what `policy::shell` parses, so what was checked
+//! and approved is what runs.
 //!
-//! The command runs in its own process group with stdin closed and the API
-//! key variables removed from its environment. Output lines stream out as
+//! The command runs in its own process group with stdin closed, and the
+//! API key variables and the variables that make bash run a file first
+//! (`BASH_ENV`, `ENV`) removed from its environment. Output lines stream out as
 //! progress (batched every 50 ms, so a chatty command cannot flood the UI);
 //! each stream keeps its first and last 12 KiB, so memory stays bounded
 //! whatever the command prints. On timeout (default 30 s, at most 300 s),
@@ -23,8 +26,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::BuiltinSettings;
+use crate::policy::Workspace;
+use crate::policy::operation::Operation;
+use crate::policy::shell;
 use crate::protocol::Effect;
-use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg, u64_arg};
+use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
 
 const HEAD_BYTES: usize = 12 * 1024;
 const TAIL_BYTES: usize = 12 * 1024;
@@ -58,7 +64,7 @@ impl Tool for ExecShell {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (`sh -c`) in the workspace directory and return exit_code, \
+        "Run a shell command (`bash -c`) in the workspace directory and return exit_code, \
          stdout, stderr and duration_ms. stdin is closed; use non-interactive flags. \
          The command is killed after `timeout` seconds."
     }
@@ -86,14 +92,9 @@ impl Tool for ExecShell {
         Effect::Exec
     }
 
-    fn targets(&self, args: &Value) -> Targets {
-        Targets {
-            paths: Vec::new(),
-            command: args
-                .get("command")
-                .and_then(Value::as_str)
-                .map(String::from),
-        }
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let command = str_arg(args, "command")?;
+        Ok(vec![Operation::Exec(shell::analyze(command, workspace))])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -104,7 +105,7 @@ impl Tool for ExecShell {
         let timeout = u64_arg(&args, "timeout")?
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
-        let mut cmd = Command::new("sh");
+        let mut cmd = Command::new(shell_program());
         cmd.arg("-c")
             .arg(command)
             .current_dir(ctx.workspace.root())
@@ -113,15 +114,30 @@ impl Tool for ExecShell {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        for var in &self.env_remove {
+        for var in self
+            .env_remove
+            .iter()
+            .map(String::as_str)
+            .chain(["BASH_ENV", "ENV"])
+        {
             cmd.env_remove(var);
         }
         let started = Instant::now();
         let child = cmd
             .spawn()
-            .map_err(|e| ToolError::ExecutionFailed(format!("could not start sh: {e}")))?;
+            .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
         Run::new(child, ctx, timeout, started).finish().await
     }
+}
+
+/// `bash` when it is on `PATH`, else `sh`.
+fn shell_program() -> &'static str {
+    static SHELL: std::sync::LazyLock<&'static str> = std::sync::LazyLock::new(|| {
+        let found = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file()));
+        if found { "bash" } else { "sh" }
+    });
+    *SHELL
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

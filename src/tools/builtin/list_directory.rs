@@ -5,8 +5,10 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
-use crate::tools::spec::{Targets, Tool, ToolContext, ToolError};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// At most this many entries are returned; the rest are counted.
 const MAX_ENTRIES: usize = 1000;
@@ -38,11 +40,12 @@ impl Tool for ListDirectory {
         Effect::Read
     }
 
-    fn targets(&self, args: &Value) -> Targets {
-        Targets {
-            paths: vec![dir_arg(args).to_string()],
-            command: None,
-        }
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            dir_arg(args),
+            Access::Read,
+        )?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {

@@ -14,8 +14,10 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
-use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg, u64_arg};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
 use crate::tools::truncate::escaped_str_len;
 
 /// Escaped bytes of file content one result may carry (the rest of the
@@ -54,16 +56,12 @@ impl Tool for ReadFile {
         Effect::Read
     }
 
-    fn targets(&self, args: &Value) -> Targets {
-        Targets {
-            paths: args
-                .get("path")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .into_iter()
-                .collect(),
-            command: None,
-        }
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            str_arg(args, "path")?,
+            Access::Read,
+        )?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {

@@ -6,9 +6,10 @@ use serde_json::{Value, json};
 
 use super::atomic::write_atomic;
 use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
 use crate::tools::preview::unified_diff;
-use crate::tools::spec::{Targets, Tool, ToolContext, ToolError, str_arg};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 pub struct WriteFile;
 
@@ -39,16 +40,12 @@ impl Tool for WriteFile {
         Effect::Write
     }
 
-    fn targets(&self, args: &Value) -> Targets {
-        Targets {
-            paths: args
-                .get("path")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .into_iter()
-                .collect(),
-            command: None,
-        }
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            str_arg(args, "path")?,
+            Access::Write,
+        )?])
     }
 
     fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
@@ -78,7 +75,13 @@ impl Tool for WriteFile {
         let bytes = content.len();
         let target = resolved.clone();
         let shown_for_task = shown.clone();
+        let cancel = ctx.cancel.clone();
         let created = tokio::task::spawn_blocking(move || {
+            if cancel.is_cancelled() {
+                return Err(ToolError::Cancelled(format!(
+                    "interrupted before writing {shown_for_task}; nothing was written"
+                )));
+            }
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| ToolError::from_io(&shown_for_task, &e))?;

@@ -1,11 +1,13 @@
 //! The approval dialog: a modal over the transcript for each call that
 //! needs approval.
 //!
-//! It shows the tool, its key argument, why approval is needed, what a
-//! conversation grant would cover, and for file changes the diff (else the
-//! arguments), scrollable. Keys: `y` approve once, `a` approve for the rest
-//! of the conversation, `n` or Esc deny, `e` deny and tell the model what to
-//! do instead. It cannot be hit by accident: keys are ignored for 300 ms
+//! It shows the tool, its key argument, which parts of the call need
+//! approval and why (in a chain, only the parts no rule, grant or the
+//! read-only set covers), exactly what a conversation grant would cover
+//! and for how long (or why no grant is offered), and for file changes the
+//! diff (else the command or arguments), scrollable. Keys: `y` approve
+//! once, `a` approve for the conversation (only when a grant is offered),
+//! `n` or Esc deny, `e` deny and tell the model what to do instead. It cannot be hit by accident: keys are ignored for 300 ms
 //! after a request shows, and Enter and Space never approve. More requests
 //! queue behind the one shown; the title says how many remain. The composer
 //! underneath keeps its draft.
@@ -24,7 +26,8 @@ use serde_json::Value;
 
 use super::cells::key_argument;
 use super::diff_view::DiffView;
-use crate::protocol::{ApprovalDecision, Effect};
+use crate::humanize;
+use crate::protocol::{ApprovalDecision, ApprovalNeed, Effect, GrantOffer};
 use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Logical, wrap};
@@ -38,8 +41,9 @@ pub struct PendingApproval {
     pub tool: String,
     pub arguments: Value,
     pub effect: Effect,
-    pub scope: String,
+    pub needs: Vec<ApprovalNeed>,
     pub reason: String,
+    pub grant: Option<GrantOffer>,
     pub diff: Option<DiffView>,
 }
 
@@ -134,7 +138,7 @@ impl ApprovalOverlay {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('y' | 'Y') if !ctrl => self.decide(ApprovalDecision::ApproveOnce, now),
-            KeyCode::Char('a' | 'A') if !ctrl => {
+            KeyCode::Char('a' | 'A') if !ctrl && front.grant.is_some() => {
                 self.decide(ApprovalDecision::ApproveForConversation, now)
             }
             KeyCode::Char('n' | 'N') | KeyCode::Esc => {
@@ -213,20 +217,39 @@ impl ApprovalOverlay {
             ],
             &mut lines,
         );
+        if let [only] = req.needs.as_slice() {
+            para(
+                vec![
+                    Span::styled("needs approval: ", theme.muted()),
+                    Span::styled(only.what.clone(), theme.text()),
+                ],
+                &mut lines,
+            );
+        } else {
+            para(
+                vec![Span::styled("needs approval:", theme.muted())],
+                &mut lines,
+            );
+            for n in &req.needs {
+                para(
+                    vec![Span::styled(format!("  • {}", n.what), theme.text())],
+                    &mut lines,
+                );
+            }
+        }
         para(
             vec![Span::styled(format!("why: {}", req.reason), theme.muted())],
             &mut lines,
         );
-        para(
-            vec![Span::styled(
-                format!(
-                    "`a` approves {} on `{}` for this conversation",
-                    req.tool, req.scope
-                ),
-                theme.muted(),
-            )],
-            &mut lines,
-        );
+        let grant = match &req.grant {
+            Some(g) => format!(
+                "`a` approves {} for this conversation ({})",
+                g.covers.join(", "),
+                humanize::lifetime(g.ttl_secs)
+            ),
+            None => "no conversation grant can cover this call: approve it once, or deny".into(),
+        };
+        para(vec![Span::styled(grant, theme.muted())], &mut lines);
         lines.push(Line::default());
         match &req.diff {
             Some(diff) => {
@@ -373,13 +396,24 @@ impl ApprovalOverlay {
                 ("↑↓", ""),
             ],
         ];
-        let fits = |f: &[(&str, &str); 5]| {
+        let grantable = req.grant.is_some();
+        let offered = |f: &[(&'static str, &'static str); 5]| -> Vec<(&'static str, &'static str)> {
+            f.iter()
+                .copied()
+                .filter(|(k, _)| grantable || *k != "a")
+                .collect()
+        };
+        let fits = |f: &[(&str, &str)]| {
             f.iter()
                 .map(|(k, w)| k.chars().count() + w.len() + 3)
                 .sum::<usize>()
                 <= usize::from(footer.width)
         };
-        let labels = FOOTERS.iter().find(|f| fits(f)).unwrap_or(&FOOTERS[2]);
+        let labels = FOOTERS
+            .iter()
+            .map(offered)
+            .find(|f| fits(f))
+            .unwrap_or_else(|| offered(&FOOTERS[2]));
         let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
         buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
         buf.set_line(

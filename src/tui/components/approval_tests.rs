@@ -19,8 +19,15 @@ fn edit(id: &str) -> PendingApproval {
         tool: "edit_file".into(),
         arguments: json!({"path": "src/main.rs", "old_text": "helo", "new_text": "hello"}),
         effect: Effect::Write,
-        scope: "src/main.rs".into(),
+        needs: vec![ApprovalNeed {
+            what: "write src/main.rs".into(),
+            reason: "approval mode ask: file changes need approval".into(),
+        }],
         reason: "approval mode ask: file changes need approval".into(),
+        grant: Some(GrantOffer {
+            covers: vec!["writes to src/main.rs".into()],
+            ttl_secs: 300,
+        }),
         diff: Some(DiffView::parse(&unified_diff(
             "src/main.rs",
             Some(old),
@@ -35,8 +42,15 @@ fn shell(id: &str) -> PendingApproval {
         tool: "exec_shell".into(),
         arguments: json!({"command": "cargo test --all"}),
         effect: Effect::Exec,
-        scope: "cargo".into(),
-        reason: "approval mode ask: running commands needs approval".into(),
+        needs: vec![ApprovalNeed {
+            what: "run `cargo test --all`".into(),
+            reason: "approval mode ask: commands that may change things need approval".into(),
+        }],
+        reason: "approval mode ask: commands that may change things need approval".into(),
+        grant: Some(GrantOffer {
+            covers: vec!["`cargo test` (/usr/bin/cargo)".into()],
+            ttl_secs: 300,
+        }),
         diff: None,
     }
 }

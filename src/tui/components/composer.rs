@@ -34,6 +34,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/approvals MODE: read-only, ask, auto-edit or full-auto",
     ),
     ("/log", "open the tool-call log (Ctrl-T)"),
+    (
+        "/permissions",
+        "the approval mode, permission rules and live grants (revoke them here)",
+    ),
     ("/quit", "exit Lathe"),
 ];
 
@@ -44,6 +48,7 @@ pub enum SlashCommand {
     Model(Option<String>),
     Approvals(Option<ApprovalMode>),
     Log,
+    Permissions,
     Quit,
 }
 
@@ -77,6 +82,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
             Some(a) => a.parse().map(|m| SlashCommand::Approvals(Some(m))),
         },
         "log" => Ok(SlashCommand::Log),
+        "permissions" | "perms" => Ok(SlashCommand::Permissions),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"
@@ -321,6 +327,7 @@ impl Composer {
             .title(Span::styled(" commands ", theme.muted()))
             .render(area, buf);
         let sel = self.popup_selected.min(items.len() - 1);
+        let name_width = items.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
         for (i, (cmd, help)) in items.iter().enumerate() {
             let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
             if row >= area.bottom() - 1 {
@@ -333,7 +340,7 @@ impl Composer {
             };
             let line = Line::from(vec![
                 Span::styled(
-                    format!(" {cmd:<11}"),
+                    format!(" {cmd:<name_width$}"),
                     style.add_modifier(ratatui::style::Modifier::BOLD),
                 ),
                 Span::styled(format!(" {help}"), style),

@@ -42,6 +42,7 @@ fn guard(id: &str, verdict: GuardrailOutcome) -> AgentEvent {
         tool: String::new(),
         verdict,
         reason: None,
+        operations: vec![],
     }
 }
 
@@ -75,8 +76,10 @@ fn log() -> ToolLog {
             tool: "exec_shell".into(),
             arguments: json!({}),
             effect: crate::protocol::Effect::Exec,
-            scope: "cargo".into(),
+            operations: vec![],
+            needs: vec![],
             reason: String::new(),
+            grant: None,
             diff: None,
         },
         at(2500),

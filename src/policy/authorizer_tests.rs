@@ -1,0 +1,170 @@
+use super::*;
+use crate::policy::operation::FileOp;
+use crate::policy::rules::RuleOrigin;
+use crate::policy::shell::analyze;
+
+fn setup() -> (tempfile::TempDir, Workspace) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("src")).unwrap();
+    let w = Workspace::new(d.path()).unwrap();
+    (d, w)
+}
+
+fn assess_line(mode: ApprovalMode, rules: &Rules, w: &Workspace, line: &str) -> Assessment {
+    let ops = vec![Operation::Exec(analyze(line, w))];
+    Assessor {
+        mode,
+        rules,
+        workspace: w,
+    }
+    .assess("exec_shell", Effect::Exec, &ops)
+}
+
+fn write(path: &str) -> Vec<Operation> {
+    vec![Operation::File(FileOp {
+        path: path.into(),
+        access: Access::Write,
+        outside: false,
+    })]
+}
+
+#[test]
+fn the_table_matches_the_design() {
+    use ApprovalMode::*;
+    let (_d, w) = setup();
+    let rules = Rules::default();
+    let a = |m, ops: &[Operation], e| {
+        Assessor {
+            mode: m,
+            rules: &rules,
+            workspace: &w,
+        }
+        .assess("write_file", e, ops)
+    };
+    let w_ops = write("src/a.rs");
+    assert!(matches!(
+        a(ReadOnly, &w_ops, Effect::Write),
+        Assessment::Refuse(_)
+    ));
+    assert!(matches!(a(Ask, &w_ops, Effect::Write), Assessment::Ask(_)));
+    assert_eq!(a(AutoEdit, &w_ops, Effect::Write), Assessment::Auto);
+    assert_eq!(a(FullAuto, &w_ops, Effect::Write), Assessment::Auto);
+    for m in ApprovalMode::ALL {
+        assert_eq!(
+            assess_line(m, &rules, &w, "ls -la && git status"),
+            Assessment::Auto,
+            "{m}"
+        );
+    }
+    assert!(matches!(
+        assess_line(ReadOnly, &rules, &w, "cargo build"),
+        Assessment::Refuse(_)
+    ));
+    assert!(matches!(
+        assess_line(Ask, &rules, &w, "cargo build"),
+        Assessment::Ask(_)
+    ));
+    assert!(matches!(
+        assess_line(AutoEdit, &rules, &w, "cargo build"),
+        Assessment::Ask(_)
+    ));
+    assert_eq!(
+        assess_line(FullAuto, &rules, &w, "cargo build"),
+        Assessment::Auto
+    );
+    let net = vec![Operation::Net {
+        host: "example.com".into(),
+    }];
+    assert!(matches!(
+        a(ReadOnly, &net, Effect::Network),
+        Assessment::Ask(_)
+    ));
+    assert_eq!(a(FullAuto, &net, Effect::Network), Assessment::Auto);
+}
+
+#[test]
+fn only_the_uncovered_part_of_a_chain_asks() {
+    let (_d, w) = setup();
+    let Assessment::Ask(needs) = assess_line(
+        ApprovalMode::Ask,
+        &Rules::default(),
+        &w,
+        "git status && rm -v x",
+    ) else {
+        panic!("expected a question");
+    };
+    assert_eq!(needs.len(), 1);
+    assert_eq!(needs[0].what, "run `rm -v x`");
+    assert!(needs[0].grant.is_some());
+}
+
+#[test]
+fn complex_lines_are_never_grantable_and_protected_files_always_ask() {
+    let (_d, w) = setup();
+    let rules = Rules::parse(
+        &["exec_shell(echo*)".into(), "write_file".into()],
+        &[],
+        &[],
+        RuleOrigin::User,
+    )
+    .unwrap();
+    let Assessment::Ask(needs) = assess_line(ApprovalMode::Ask, &rules, &w, "echo $(touch x)")
+    else {
+        panic!("a complex line asks even when its commands are allowed");
+    };
+    assert!(needs.iter().all(|n| n.grant.is_none()), "{needs:?}");
+    for mode in [ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+        let a = Assessor {
+            mode,
+            rules: &rules,
+            workspace: &w,
+        };
+        for path in [
+            ".git/config",
+            "sub/.git/hooks/pre-commit",
+            ".lathe/config.toml",
+            ".mcp.json",
+        ] {
+            let Assessment::Ask(needs) = a.assess("write_file", Effect::Write, &write(path)) else {
+                panic!("{path} should ask in {mode}");
+            };
+            assert!(needs[0].grant.is_none());
+        }
+    }
+}
+
+#[test]
+fn rules_beat_the_table() {
+    let (_d, w) = setup();
+    let rules = Rules::parse(
+        &["exec_shell(cargo test*)".into()],
+        &["exec_shell(git status*)".into()],
+        &[],
+        RuleOrigin::User,
+    )
+    .unwrap();
+    assert_eq!(
+        assess_line(ApprovalMode::Ask, &rules, &w, "cargo test --all"),
+        Assessment::Auto
+    );
+    assert!(matches!(
+        assess_line(ApprovalMode::FullAuto, &rules, &w, "git status"),
+        Assessment::Ask(_)
+    ));
+    assert!(matches!(
+        assess_line(ApprovalMode::Ask, &rules, &w, "cargo test; cargo publish"),
+        Assessment::Ask(_)
+    ));
+}
+
+#[test]
+fn writes_outside_the_workspace_always_ask() {
+    let (_d, w) = setup();
+    let rules = Rules::parse(&["exec_shell".into()], &[], &[], RuleOrigin::User).unwrap();
+    let Assessment::Ask(needs) =
+        assess_line(ApprovalMode::FullAuto, &rules, &w, "echo hi > /tmp/x")
+    else {
+        panic!("a write outside the workspace asks in every mode");
+    };
+    assert!(needs[0].what.contains("/tmp/x") && needs[0].grant.is_none());
+}

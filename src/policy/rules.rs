@@ -1,0 +1,341 @@
+//! Permission rules: the `[permissions]` lists of the config files.
+//!
+//! A rule is `tool` (every call of that tool) or `tool(pattern)`. For
+//! `exec_shell` the pattern is matched against each simple command of a
+//! line (`git status*`), with `*` matching anything; for file tools it is a
+//! glob of workspace-relative paths (`src/**`, `**/*.pem`, via `globset`),
+//! and a path rule of `read_file` covers every read of that path,
+//! whichever tool does it (`cat` in a shell line too), as a rule of
+//! `write_file` or `edit_file` covers every write. For network tools it is
+//! a glob of host names.
+//!
+//! Deny beats ask beats allow. Deny and ask rules match loosely: the
+//! command as written, its program by basename, its flags combined and
+//! sorted (`rm -r -f x` as `rm -fr x`), its wrappers too. Allow rules match
+//! strictly: the program named bare, both as written and with flags
+//! combined, so `-r` hidden after an operand is not allowed by `rm -f *`.
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+use super::operation::{Access, FileOp, SimpleCommand, Word};
+
+/// The tool whose patterns are shell commands.
+pub const SHELL_TOOL: &str = "exec_shell";
+
+/// Where a rule comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleOrigin {
+    User,
+    Workspace,
+}
+
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The rule as written.
+    pub text: String,
+    pub tool: String,
+    pub origin: RuleOrigin,
+    pattern: Option<Pattern>,
+}
+
+#[derive(Debug, Clone)]
+struct Pattern {
+    shell: GlobMatcher,
+    shell_canonical: GlobMatcher,
+    path: GlobMatcher,
+    absolute: bool,
+}
+
+/// What one rule is tested against.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// The call as a whole (bare rules only).
+    Call,
+    Command(&'a SimpleCommand),
+    File(&'a FileOp),
+    Host(&'a str),
+}
+
+impl Rule {
+    /// Parses `tool` or `tool(pattern)`.
+    pub fn parse(text: &str, origin: RuleOrigin) -> Result<Self, String> {
+        let trimmed = text.trim();
+        let (tool, pattern) = match trimmed.split_once('(') {
+            None => (trimmed, None),
+            Some((tool, rest)) => {
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    format!(
+                        "rule `{text}`: a pattern must end with `)`, as in exec_shell(git status*)"
+                    )
+                })?;
+                let inner = inner.trim();
+                if inner.is_empty() {
+                    return Err(format!(
+                        "rule `{text}`: the pattern is empty; write `{}` alone to match every call",
+                        tool.trim()
+                    ));
+                }
+                (tool.trim(), Some(inner))
+            }
+        };
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(format!(
+                "rule `{text}`: `{tool}` is not a tool name (letters, digits, `_`, `-`, `.`)"
+            ));
+        }
+        let pattern = pattern
+            .map(|p| Pattern::compile(p).map_err(|e| format!("rule `{text}`: {e}")))
+            .transpose()?;
+        Ok(Self {
+            text: trimmed.to_string(),
+            tool: tool.replace('.', "__"),
+            origin,
+            pattern,
+        })
+    }
+
+    fn matches(&self, tool: &str, subject: Subject<'_>, kind: RuleKind) -> bool {
+        let Some(p) = &self.pattern else {
+            return self.tool == tool;
+        };
+        match subject {
+            Subject::Call => false,
+            Subject::Command(c) => self.tool == tool && p.matches_command(c, kind),
+            Subject::File(f) => {
+                let same_access = match f.access {
+                    Access::Read => matches!(self.tool.as_str(), "read_file" | "list_directory"),
+                    Access::Write => matches!(self.tool.as_str(), "write_file" | "edit_file"),
+                };
+                (self.tool == tool || same_access) && p.matches_path(f)
+            }
+            Subject::Host(h) => self.tool == tool && p.path.is_match(h),
+        }
+    }
+}
+
+impl Pattern {
+    fn compile(raw: &str) -> Result<Self, String> {
+        let shell = shell_glob(raw)?;
+        let shell_canonical = shell_glob(&canonical(
+            &raw.split_whitespace()
+                .map(Word::literal)
+                .collect::<Vec<_>>(),
+        ))?;
+        let path_raw = raw.strip_prefix("./").unwrap_or(raw);
+        let (path_raw, absolute) = match path_raw.strip_prefix("~/") {
+            Some(rest) => match std::env::var_os("HOME") {
+                Some(h) => (format!("{}/{rest}", h.to_string_lossy()), true),
+                None => (path_raw.to_string(), false),
+            },
+            None => (path_raw.to_string(), path_raw.starts_with('/')),
+        };
+        let path = GlobBuilder::new(&path_raw)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid path pattern: {e}"))?
+            .compile_matcher();
+        Ok(Self {
+            shell,
+            shell_canonical,
+            path,
+            absolute,
+        })
+    }
+
+    fn matches_path(&self, f: &FileOp) -> bool {
+        // Relative patterns name workspace paths; absolute ones the rest.
+        if f.outside != self.absolute {
+            return false;
+        }
+        self.path.is_match(&f.path)
+    }
+
+    fn matches_command(&self, c: &SimpleCommand, kind: RuleKind) -> bool {
+        let text = c.text();
+        let canon = canonical(&c.argv);
+        if kind == RuleKind::Allow {
+            // Strict: a bare program name, as written and canonical.
+            return !c.name().contains('/')
+                && self.shell.is_match(&text)
+                && self.shell_canonical.is_match(&canon);
+        }
+        let mut by_base = c.argv.clone();
+        if let Some(first) = by_base.first_mut() {
+            first.text = c.basename().to_string();
+        }
+        let mut with_wrappers = c.wrappers.clone();
+        with_wrappers.extend(c.argv.iter().cloned());
+        let forms = [
+            text,
+            canon,
+            join(&by_base),
+            canonical(&by_base),
+            join(&with_wrappers),
+        ];
+        forms
+            .iter()
+            .any(|f| self.shell.is_match(f) || self.shell_canonical.is_match(f))
+    }
+}
+
+/// A shell pattern: `*` and `?` are wildcards, everything else literal.
+fn shell_glob(raw: &str) -> Result<GlobMatcher, String> {
+    let mut escaped = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        match c {
+            '[' | ']' | '{' | '}' | '\\' => {
+                escaped.push('[');
+                escaped.push(c);
+                escaped.push(']');
+            }
+            _ => escaped.push(c),
+        }
+    }
+    GlobBuilder::new(&escaped)
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("invalid command pattern: {e}"))
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The command with its single-letter flags gathered, sorted and put
+/// first (after a subcommand, if any), and common long flags folded into
+/// letters: `rm x --recursive -f` → `rm -fr x`.
+pub fn canonical(argv: &[Word]) -> String {
+    let Some((program, args)) = argv.split_first() else {
+        return String::new();
+    };
+    let base = super::operation::basename(&program.text);
+    let mut head = vec![program.text.clone()];
+    let mut rest = args;
+    if let Some((sub, after)) = args.split_first()
+        && !sub.text.starts_with('-')
+        && super::shell::has_subcommands(base)
+    {
+        head.push(sub.text.clone());
+        rest = after;
+    }
+    let mut letters: Vec<char> = Vec::new();
+    let mut longs: Vec<String> = Vec::new();
+    let mut operands: Vec<String> = Vec::new();
+    let mut done = false;
+    for a in rest {
+        let t = a.text.as_str();
+        if done || a.dynamic {
+            operands.push(t.to_string());
+        } else if t == "--" {
+            done = true;
+        } else if let Some(long) = t.strip_prefix("--") {
+            match long_letter(long) {
+                Some(c) => letters.push(c),
+                None => longs.push(t.to_string()),
+            }
+        } else if t.len() > 1
+            && t.starts_with('-')
+            && t[1..].chars().all(|c| c.is_ascii_alphabetic())
+        {
+            letters.extend(t[1..].chars().map(|c| if c == 'R' { 'r' } else { c }));
+        } else {
+            operands.push(t.to_string());
+        }
+    }
+    letters.sort_unstable();
+    letters.dedup();
+    let mut out = head;
+    if !letters.is_empty() {
+        out.push(format!("-{}", letters.into_iter().collect::<String>()));
+    }
+    longs.sort();
+    out.extend(longs);
+    out.extend(operands);
+    out.join(" ")
+}
+
+fn long_letter(long: &str) -> Option<char> {
+    Some(match long {
+        "recursive" => 'r',
+        "force" => 'f',
+        "verbose" => 'v',
+        "interactive" => 'i',
+        "dir" => 'd',
+        _ => return None,
+    })
+}
+
+/// The three lists, user rules first.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    pub allow: Vec<Rule>,
+    pub ask: Vec<Rule>,
+    pub deny: Vec<Rule>,
+}
+
+impl Rules {
+    /// Parses the lists of one config file.
+    pub fn parse(
+        allow: &[String],
+        ask: &[String],
+        deny: &[String],
+        origin: RuleOrigin,
+    ) -> Result<Self, String> {
+        let parse = |list: &[String]| {
+            list.iter()
+                .map(|r| Rule::parse(r, origin))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Self {
+            allow: parse(allow)?,
+            ask: parse(ask)?,
+            deny: parse(deny)?,
+        })
+    }
+
+    /// Adds `other`'s rules after these.
+    pub fn extend(&mut self, other: Rules) {
+        self.allow.extend(other.allow);
+        self.ask.extend(other.ask);
+        self.deny.extend(other.deny);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
+    }
+
+    /// The first rule of `kind` that matches.
+    pub fn first(&self, kind: RuleKind, tool: &str, subject: Subject<'_>) -> Option<&Rule> {
+        let list = match kind {
+            RuleKind::Allow => &self.allow,
+            RuleKind::Ask => &self.ask,
+            RuleKind::Deny => &self.deny,
+        };
+        list.iter().find(|r| r.matches(tool, subject, kind))
+    }
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

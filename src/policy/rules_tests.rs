@@ -1,0 +1,133 @@
+use super::*;
+use crate::policy::shell::analyze;
+use crate::policy::workspace::Workspace;
+
+fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> Rules {
+    let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Rules::parse(&v(allow), &v(ask), &v(deny), RuleOrigin::User).unwrap()
+}
+
+fn first_command_matches(r: &Rules, kind: RuleKind, line: &str) -> bool {
+    let d = tempfile::tempdir().unwrap();
+    let w = Workspace::new(d.path()).unwrap();
+    let op = analyze(line, &w);
+    op.commands
+        .iter()
+        .any(|c| r.first(kind, SHELL_TOOL, Subject::Command(c)).is_some())
+}
+
+#[test]
+fn rules_parse_and_name_their_mistakes() {
+    assert!(Rule::parse("exec_shell(git status*)", RuleOrigin::User).is_ok());
+    assert!(Rule::parse("read_file", RuleOrigin::User).is_ok());
+    let e = Rule::parse("exec_shell(git status*", RuleOrigin::User).unwrap_err();
+    assert!(e.contains("must end with `)`"), "{e}");
+    let e = Rule::parse("exec_shell()", RuleOrigin::User).unwrap_err();
+    assert!(e.contains("empty"), "{e}");
+    let e = Rule::parse("exec shell(x)", RuleOrigin::User).unwrap_err();
+    assert!(e.contains("not a tool name"), "{e}");
+    assert!(Rule::parse("read_file(src/[)", RuleOrigin::User).is_err());
+}
+
+#[test]
+fn deny_rules_see_through_flag_spellings_paths_and_wrappers() {
+    let r = rules(&[], &[], &["exec_shell(rm -rf *)"]);
+    for line in [
+        "rm -rf target",
+        "rm -fr target",
+        "rm -r -f target",
+        "rm --recursive --force target",
+        "rm target -rf",
+        "/bin/rm -rf target",
+        "timeout 5 rm -rf target",
+        "echo hi && rm -Rf target",
+        "r\\m -rf target",
+    ] {
+        assert!(first_command_matches(&r, RuleKind::Deny, line), "{line}");
+    }
+    assert!(!first_command_matches(&r, RuleKind::Deny, "rm target"));
+}
+
+#[test]
+fn allow_rules_match_strictly() {
+    let r = rules(
+        &["exec_shell(git status*)", "exec_shell(rm -f *.o)"],
+        &[],
+        &[],
+    );
+    assert!(first_command_matches(
+        &r,
+        RuleKind::Allow,
+        "git status --short"
+    ));
+    assert!(!first_command_matches(
+        &r,
+        RuleKind::Allow,
+        "/tmp/git status"
+    ));
+    assert!(first_command_matches(&r, RuleKind::Allow, "rm -f a.o"));
+    assert!(!first_command_matches(
+        &r,
+        RuleKind::Allow,
+        "rm -f x -r y.o"
+    ));
+}
+
+#[test]
+fn path_rules_cover_every_tool_with_the_same_access() {
+    let r = rules(
+        &["read_file(src/**)"],
+        &[],
+        &["read_file(.env)", "read_file(**/*.pem)"],
+    );
+    let f = |path: &str, access| FileOp {
+        path: path.into(),
+        access,
+        outside: false,
+    };
+    let env = f(".env", Access::Read);
+    assert!(
+        r.first(RuleKind::Deny, "read_file", Subject::File(&env))
+            .is_some()
+    );
+    assert!(
+        r.first(RuleKind::Deny, SHELL_TOOL, Subject::File(&env))
+            .is_some()
+    );
+    let pem = f("keys/deep/a.pem", Access::Read);
+    assert!(
+        r.first(RuleKind::Deny, "read_file", Subject::File(&pem))
+            .is_some()
+    );
+    let src = f("src/a/b.rs", Access::Read);
+    assert!(
+        r.first(RuleKind::Allow, "read_file", Subject::File(&src))
+            .is_some()
+    );
+    let write = f(".env", Access::Write);
+    assert!(
+        r.first(RuleKind::Deny, "write_file", Subject::File(&write))
+            .is_none()
+    );
+}
+
+#[test]
+fn bare_rules_match_every_call_of_their_tool() {
+    let r = rules(&[], &["write_file"], &[]);
+    assert!(
+        r.first(RuleKind::Ask, "write_file", Subject::Call)
+            .is_some()
+    );
+    assert!(r.first(RuleKind::Ask, "edit_file", Subject::Call).is_none());
+}
+
+#[test]
+fn canonical_forms_gather_flags() {
+    let w = |s: &str| s.split(' ').map(Word::literal).collect::<Vec<_>>();
+    assert_eq!(canonical(&w("rm x --recursive -f")), "rm -fr x");
+    assert_eq!(
+        canonical(&w("git push --force origin")),
+        "git push -f origin"
+    );
+    assert_eq!(canonical(&w("head -n 5 f")), "head -n 5 f");
+}

@@ -1,0 +1,101 @@
+//! Shell lines as data: [`analyze`] parses a line with tree-sitter-bash and
+//! returns the [`ExecOp`] it stands for: every simple command it can run
+//! (argv after quote removal, the resolved program, its subcommand, its
+//! redirections, the wrappers it hides behind), the files its redirections
+//! touch, and, when some part cannot be known before it runs, why.
+//!
+//! The walk is an allow-list: statement kinds it understands are analysed,
+//! anything else marks the line `complex`. Command substitution, process
+//! substitution, `eval`, `source`, `sh -c`, a program name computed at run
+//! time, `git -c`/aliases and shell functions make a line complex; literal
+//! `sh -c '…'`, `eval '…'`, here-documents fed to a shell and `find -exec`
+//! are looked into, so their commands are checked too. Wrappers (`env`,
+//! `timeout`, `nice`, `xargs`, …) are looked through. A line that does not
+//! parse, or nests deeper than Lathe follows, is `unchecked`: the guardrail
+//! refuses it. The walk is bash's view; `exec_shell` runs bash, so what is
+//! checked is what runs.
+
+use std::path::{Path, PathBuf};
+
+use super::operation::ExecOp;
+use super::workspace::Workspace;
+
+mod commands;
+mod walk;
+mod words;
+
+pub(crate) use commands::{SHELLS, has_subcommands, shell_has_script};
+
+/// How deep substitutions, nested shell strings and compound statements
+/// may nest before a line is refused as unchecked.
+const MAX_DEPTH: usize = 48;
+/// Most words one brace expansion may produce before it counts as dynamic.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// Parses `line` as run by `exec_shell` in `workspace`'s root.
+pub fn analyze(line: &str, workspace: &Workspace) -> ExecOp {
+    analyze_in(line, workspace, workspace.root())
+}
+
+/// Parses `line` as run in `cwd` (inside `workspace`).
+pub fn analyze_in(line: &str, workspace: &Workspace, cwd: &Path) -> ExecOp {
+    let env = ShellEnv::from_process(workspace);
+    let mut walker = walk::Walker::new(&env, Some(cwd.to_path_buf()));
+    walker.run(line);
+    let mut op = walker.finish();
+    op.line = line.to_string();
+    op
+}
+
+/// What the analysis takes from the environment Lathe runs in: the
+/// shell's children inherit it.
+pub(crate) struct ShellEnv<'a> {
+    pub(crate) workspace: &'a Workspace,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) path: Vec<PathBuf>,
+}
+
+impl<'a> ShellEnv<'a> {
+    fn from_process(workspace: &'a Workspace) -> Self {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let path = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        Self {
+            workspace,
+            home,
+            path,
+        }
+    }
+}
+
+/// Joins `name` to `base` and folds `.` and `..` without touching the
+/// disk (the path may not exist yet).
+pub(crate) fn lexical_join(base: &Path, name: &str) -> PathBuf {
+    use std::path::Component;
+    let joined = if Path::new(name).is_absolute() {
+        PathBuf::from(name)
+    } else {
+        base.join(name)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

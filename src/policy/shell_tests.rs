@@ -1,0 +1,185 @@
+use super::*;
+use crate::policy::operation::{Access, Program, Stdin};
+
+fn ws() -> (tempfile::TempDir, Workspace) {
+    let d = tempfile::tempdir().unwrap();
+    let w = Workspace::new(d.path()).unwrap();
+    (d, w)
+}
+
+fn argvs(op: &ExecOp) -> Vec<Vec<String>> {
+    op.commands
+        .iter()
+        .map(|c| c.argv.iter().map(|w| w.text.clone()).collect())
+        .collect()
+}
+
+#[test]
+fn chains_pipes_and_lists_split_into_simple_commands() {
+    let (_d, w) = ws();
+    let op = analyze(
+        "git status --short; touch X && ls | wc -l || echo 'a b'",
+        &w,
+    );
+    assert_eq!(
+        argvs(&op),
+        vec![
+            vec!["git", "status", "--short"],
+            vec!["touch", "X"],
+            vec!["ls"],
+            vec!["wc", "-l"],
+            vec!["echo", "a b"],
+        ]
+    );
+    assert!(op.complex.is_empty(), "{:?}", op.complex);
+    assert_eq!(op.commands[0].subcommand.as_deref(), Some("status"));
+    assert_eq!(op.commands[3].stdin, Stdin::Pipe);
+}
+
+#[test]
+fn quotes_and_escapes_are_removed() {
+    let (_d, w) = ws();
+    let op = analyze(r#"su''do ls; "sudo" x; r\m -rf y; $'\x73udo' z"#, &w);
+    let names: Vec<_> = op.commands.iter().map(|c| c.name().to_string()).collect();
+    assert_eq!(names, ["sudo", "sudo", "rm", "sudo"]);
+}
+
+#[test]
+fn substitutions_are_complex_and_their_commands_are_seen() {
+    let (_d, w) = ws();
+    let op = analyze("FOO=$(touch${IFS}X) git --version", &w);
+    assert!(op.is_complex());
+    assert!(op.commands.iter().any(|c| c.name() == "touch${IFS}X"));
+    let op = analyze("$(echo sudo) ls", &w);
+    assert!(matches!(
+        op.commands.last().unwrap().program,
+        Program::Dynamic
+    ));
+    let op = analyze("echo `id`; cat <(ls)", &w);
+    assert!(op.commands.iter().any(|c| c.name() == "id"));
+    assert!(op.commands.iter().any(|c| c.name() == "ls"));
+}
+
+#[test]
+fn shell_strings_and_eval_are_looked_into() {
+    let (_d, w) = ws();
+    for line in [
+        "sh -c 'sudo ls'",
+        "bash -lc \"sudo ls\"",
+        "eval 'sudo ls'",
+        "timeout 5 env FOO=1 nice -n 3 sudo ls",
+        "find . -exec sudo rm {} \\;",
+        "xargs -0 sudo rm",
+        "env -S 'sudo ls'",
+        "sh <<EOF\nsudo ls\nEOF",
+        "bash <<< 'sudo ls'",
+    ] {
+        let op = analyze(line, &w);
+        assert!(
+            op.commands.iter().any(|c| c.name() == "sudo"),
+            "{line}: {:?}",
+            argvs(&op)
+        );
+    }
+}
+
+#[test]
+fn braces_and_tildes_expand() {
+    let (_d, w) = ws();
+    let op = analyze("echo {rm,-rf,/tmp/x} x{1..2}", &w);
+    assert_eq!(
+        argvs(&op),
+        vec![vec!["echo", "rm", "-rf", "/tmp/x", "x1", "x2"]]
+    );
+    // tree-sitter does not parse a brace expansion in the program's place:
+    // such a line is refused as unchecked.
+    assert!(analyze("{rm,-rf,/}", &w).unchecked.is_some());
+    let op = analyze("ls ~/x", &w);
+    let home = std::env::var("HOME").unwrap();
+    assert_eq!(op.commands[0].argv[1].text, format!("{home}/x"));
+    let op = analyze("X=/; rm -rf $X", &w);
+    assert_eq!(op.commands[0].argv[2].text, "/");
+    let op = analyze("rm -rf \"$PWD/build\"", &w);
+    assert_eq!(
+        op.commands[0].argv[2].text,
+        format!("{}/build", w.root().display())
+    );
+}
+
+#[test]
+fn git_aliases_and_config_are_complex() {
+    let (_d, w) = ws();
+    assert!(analyze("git -c alias.x='!touch X' x", &w).is_complex());
+    assert!(analyze("git st", &w).is_complex());
+    assert!(!analyze("git -C sub log --oneline", &w).is_complex());
+}
+
+#[test]
+fn redirections_become_file_operations() {
+    let (_d, w) = ws();
+    let op = analyze(
+        "grep x src > out.txt 2>/dev/null; cat < in.txt; echo hi >> /tmp/elsewhere",
+        &w,
+    );
+    let files: Vec<_> = op
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.access, f.outside))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("out.txt", Access::Write, false),
+            ("in.txt", Access::Read, false),
+            ("/tmp/elsewhere", Access::Write, true),
+        ]
+    );
+    let op = analyze("cd /tmp && echo x > out", &w);
+    assert!(
+        op.files.iter().any(|f| f.path == "/tmp/out" && f.outside),
+        "{:?}",
+        op.files
+    );
+}
+
+#[test]
+fn parse_errors_and_deep_nesting_are_unchecked() {
+    let (_d, w) = ws();
+    assert!(analyze("echo 'unterminated", &w).unchecked.is_some());
+    let deep = format!("{}echo hi{}", "$(".repeat(200), ")".repeat(200));
+    assert!(analyze(&deep, &w).unchecked.is_some());
+}
+
+#[test]
+fn recursive_functions_are_found_under_any_name() {
+    let (_d, w) = ws();
+    assert_eq!(analyze(":(){ :|:& };:", &w).recursive_functions, [":"]);
+    assert_eq!(
+        analyze("bomb() { bomb | bomb & }; bomb", &w).recursive_functions,
+        ["bomb"]
+    );
+    assert_eq!(
+        analyze("a() { b; }; b() { a | a & }; a", &w).recursive_functions,
+        ["a", "b"]
+    );
+    assert!(
+        analyze("f() { echo hi; }; f", &w)
+            .recursive_functions
+            .is_empty()
+    );
+}
+
+#[test]
+fn programs_resolve_like_the_shell() {
+    let (d, w) = ws();
+    let op = analyze("cd src; echo hi", &w);
+    assert!(matches!(op.commands[1].program, Program::Builtin { .. }));
+    let op = analyze("sh -c true", &w);
+    assert!(matches!(&op.commands[0].program, Program::Path { path, .. } if path.is_absolute()));
+    std::fs::write(d.path().join("git"), "#!/bin/sh\n").unwrap();
+    let op = analyze("./git status", &w);
+    assert!(
+        matches!(&op.commands[0].program, Program::NotFound { .. }),
+        "not executable"
+    );
+}

@@ -1,0 +1,320 @@
+//! User hooks: programs the config runs before and after tool calls
+//! (`[[hooks.before_tool_call]]`, `[[hooks.after_tool_call]]`).
+//!
+//! Each hook gets the call as one JSON object on stdin (field names as in
+//! Claude Code's hooks: `hook_event_name`, `tool_name`, `tool_input`,
+//! `tool_use_id`, `cwd`, plus Lathe's `operations`; after a call also
+//! `tool_response` and `status`), with secrets redacted, and runs with
+//! `sh -c` in the workspace, in its own process group, without the API
+//! keys in its environment, with a timeout (default 10 s).
+//!
+//! Before: exit 0 allows; a JSON object on stdout replaces the arguments
+//! (or, in Claude's shape, `hookSpecificOutput.updatedInput`, and
+//! `permissionDecision: "deny"` denies); exit 2 denies with stderr as the
+//! reason the model sees; any other exit, a crash or a timeout denies too
+//! (fail closed). After: a JSON value on stdout replaces the result, exit 2
+//! withholds it; failures keep the result and are logged (fail open).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use super::rules::RuleOrigin;
+
+/// Longest output a hook may print; more is cut.
+const MAX_OUTPUT: usize = 1024 * 1024;
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One configured hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookSpec {
+    /// Tool names separated by `|`; each may use `*` (`write_file|edit_file`,
+    /// `*`, `github__*`).
+    #[serde(rename = "match")]
+    pub matcher: String,
+    pub command: String,
+    pub timeout_secs: u64,
+    pub origin: RuleOrigin,
+}
+
+impl HookSpec {
+    pub fn matches(&self, tool: &str) -> bool {
+        self.matcher
+            .split('|')
+            .map(str::trim)
+            .any(|alt| globset::Glob::new(alt).is_ok_and(|g| g.compile_matcher().is_match(tool)))
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.clamp(1, 600))
+    }
+}
+
+/// The hooks of one agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookSet {
+    pub before: Vec<HookSpec>,
+    pub after: Vec<HookSpec>,
+}
+
+impl HookSet {
+    pub fn is_empty(&self) -> bool {
+        self.before.is_empty() && self.after.is_empty()
+    }
+
+    /// Each hook on one line: `before_tool_call write_file: ./check.sh`.
+    pub fn describe(&self) -> Vec<String> {
+        let line = |event: &str, h: &HookSpec| format!("{event} {}: {}", h.matcher, h.command);
+        self.before
+            .iter()
+            .map(|h| line("before_tool_call", h))
+            .chain(self.after.iter().map(|h| line("after_tool_call", h)))
+            .collect()
+    }
+
+    /// Adds `other`'s hooks after these.
+    pub fn extend(&mut self, other: HookSet) {
+        self.before.extend(other.before);
+        self.after.extend(other.after);
+    }
+}
+
+/// What a before hook decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeOutcome {
+    Allow,
+    Modify(Value),
+    Deny(String),
+}
+
+/// What an after hook decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterOutcome {
+    Keep,
+    Replace(Value),
+    Withhold(String),
+}
+
+/// How a hook ran.
+#[derive(Debug)]
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error("could not start: {0}")]
+    Spawn(std::io::Error),
+    #[error("did not finish within {0} s and was killed")]
+    Timeout(u64),
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+/// Where and how hooks run.
+#[derive(Debug, Clone)]
+pub struct HookRunner<'a> {
+    pub workspace: &'a Path,
+    /// Environment variables hooks never see (API keys).
+    pub env_remove: &'a [String],
+}
+
+impl HookRunner<'_> {
+    /// Runs a before hook on `input`.
+    pub async fn before(&self, hook: &HookSpec, input: &Value) -> BeforeOutcome {
+        let ran = match self.run(hook, input).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(hook = %hook.command, error = %e, "before hook failed; the call is refused");
+                return BeforeOutcome::Deny(format!(
+                    "the hook failed ({e}), so the call is refused; fix the hook or remove it"
+                ));
+            }
+        };
+        match ran.code {
+            Some(0) => before_stdout(&ran.stdout),
+            Some(2) => BeforeOutcome::Deny(reason_from(&ran.stderr, "the hook refused the call")),
+            code => {
+                let how = code.map_or_else(
+                    || "was killed by a signal".to_string(),
+                    |c| format!("exited with {c}"),
+                );
+                tracing::warn!(hook = %hook.command, %how, stderr = %ran.stderr.trim(), "before hook failed; the call is refused");
+                BeforeOutcome::Deny(format!(
+                    "the hook {how}{}, so the call is refused",
+                    excerpt(&ran.stderr)
+                ))
+            }
+        }
+    }
+
+    /// Runs an after hook on `input`.
+    pub async fn after(&self, hook: &HookSpec, input: &Value) -> AfterOutcome {
+        let ran = match self.run(hook, input).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(hook = %hook.command, error = %e, "after hook failed; the result is kept");
+                return AfterOutcome::Keep;
+            }
+        };
+        match ran.code {
+            Some(0) => {
+                let out = ran.stdout.trim();
+                if out.is_empty() {
+                    return AfterOutcome::Keep;
+                }
+                match serde_json::from_str::<Value>(out) {
+                    Ok(v) if is_block(&v) => AfterOutcome::Withhold(
+                        v.get("reason")
+                            .and_then(Value::as_str)
+                            .unwrap_or("the hook withheld the result")
+                            .to_string(),
+                    ),
+                    Ok(v) => AfterOutcome::Replace(v),
+                    Err(_) => {
+                        tracing::debug!(hook = %hook.command, "after hook printed text, not JSON; ignored");
+                        AfterOutcome::Keep
+                    }
+                }
+            }
+            Some(2) => {
+                AfterOutcome::Withhold(reason_from(&ran.stderr, "the hook withheld the result"))
+            }
+            code => {
+                tracing::warn!(hook = %hook.command, ?code, stderr = %ran.stderr.trim(), "after hook failed; the result is kept");
+                AfterOutcome::Keep
+            }
+        }
+    }
+
+    async fn run(&self, hook: &HookSpec, input: &Value) -> Result<Ran, HookError> {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&hook.command)
+            .current_dir(self.workspace)
+            .env("LATHE_WORKSPACE", self.workspace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for var in self.env_remove {
+            cmd.env_remove(var);
+        }
+        let mut child = cmd.spawn().map_err(HookError::Spawn)?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        let body = serde_json::to_vec(input).unwrap_or_default();
+        let stdin = child.stdin.take();
+        // Written concurrently: a hook that never reads stdin must not block us.
+        let writer = tokio::spawn(async move {
+            if let Some(mut s) = stdin {
+                let _ = s.write_all(&body).await;
+                let _ = s.shutdown().await;
+            }
+        });
+        let mut out = child.stdout.take();
+        let mut err = child.stderr.take();
+        let work = async {
+            let (o, e) = tokio::join!(read_capped(out.as_mut()), read_capped(err.as_mut()));
+            let status = child.wait().await.map_err(HookError::Io)?;
+            Ok::<_, HookError>(Ran {
+                code: status.code(),
+                stdout: o,
+                stderr: e,
+            })
+        };
+        let result = tokio::time::timeout(hook.timeout(), work).await;
+        writer.abort();
+        if let Some(pgid) = pgid {
+            // Whatever the hook left behind goes with it.
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        match result {
+            Ok(r) => r,
+            Err(_) => Err(HookError::Timeout(hook.timeout().as_secs())),
+        }
+    }
+}
+
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: Option<&mut R>) -> String {
+    let Some(r) = r else {
+        return String::new();
+    };
+    let mut buf = Vec::new();
+    let _ = r.take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn is_block(v: &Value) -> bool {
+    v.get("decision").and_then(Value::as_str) == Some("block")
+}
+
+fn before_stdout(stdout: &str) -> BeforeOutcome {
+    let out = stdout.trim();
+    if out.is_empty() {
+        return BeforeOutcome::Allow;
+    }
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(out) else {
+        tracing::debug!("before hook printed something that is not a JSON object; ignored");
+        return BeforeOutcome::Allow;
+    };
+    let v = Value::Object(map);
+    if is_block(&v) {
+        return BeforeOutcome::Deny(
+            v.get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("the hook refused the call")
+                .to_string(),
+        );
+    }
+    if let Some(specific) = v.get("hookSpecificOutput") {
+        if specific.get("permissionDecision").and_then(Value::as_str) == Some("deny") {
+            return BeforeOutcome::Deny(
+                specific
+                    .get("permissionDecisionReason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the hook refused the call")
+                    .to_string(),
+            );
+        }
+        return match specific.get("updatedInput") {
+            Some(input @ Value::Object(_)) => BeforeOutcome::Modify(input.clone()),
+            _ => BeforeOutcome::Allow,
+        };
+    }
+    BeforeOutcome::Modify(v)
+}
+
+fn reason_from(stderr: &str, fallback: &str) -> String {
+    let t = stderr.trim();
+    if t.is_empty() {
+        fallback.to_string()
+    } else {
+        crate::provider::http::shorten(t, 2000)
+    }
+}
+
+fn excerpt(stderr: &str) -> String {
+    let t = stderr.trim();
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", crate::provider::http::shorten(t, 300))
+    }
+}
+
+#[cfg(test)]
+#[path = "user_hooks_tests.rs"]
+mod tests;
