@@ -3,203 +3,24 @@
 //! workspace, and every path of the pipeline is driven from the model's side.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/mock_llm.rs"]
 mod mock_llm;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lathe::agent::{Agent, AgentConfig, AgentHandle};
-use lathe::policy::{HeadlessApprover, Redactor, Workspace};
+use harness::*;
+use lathe::agent::AgentHandle;
 use lathe::protocol::{
     AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
     ToolStatus,
 };
-use lathe::provider::{self, ProviderKind, ProviderSettings, RetryPolicy};
-use lathe::session::Journal;
-use lathe::tools::{BuiltinSettings, ToolRegistry};
+use lathe::provider::ProviderKind;
+use lathe::tools::ToolRegistry;
 use mock_llm::{MockLlm, Reply, Step, tool_results};
 use serde_json::{Value, json};
-
-const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
-const KEY: &str = "test-key-0123456789abcdef";
-
-fn settings(kind: ProviderKind, mock: &MockLlm) -> ProviderSettings {
-    let url = match kind {
-        ProviderKind::OpenAi => mock.openai_url(),
-        ProviderKind::Anthropic => mock.anthropic_url(),
-    };
-    let mut s = ProviderSettings::new(kind, url);
-    s.api_key = lathe::secret::Secret::new(KEY);
-    s.retry = RetryPolicy {
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        ..RetryPolicy::default()
-    };
-    s
-}
-
-struct Setup {
-    kind: ProviderKind,
-    mode: ApprovalMode,
-    max_iterations: u32,
-    interactive: bool,
-    registry: Option<ToolRegistry>,
-    journal_dir: Option<std::path::PathBuf>,
-}
-
-impl Setup {
-    fn new(kind: ProviderKind) -> Self {
-        Self {
-            kind,
-            mode: ApprovalMode::FullAuto,
-            max_iterations: 20,
-            interactive: false,
-            registry: None,
-            journal_dir: None,
-        }
-    }
-
-    fn mode(mut self, mode: ApprovalMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    fn spawn(self, mock: &MockLlm, ws: &Path) -> AgentHandle {
-        let workspace = Arc::new(Workspace::new(ws).unwrap());
-        let registry = self
-            .registry
-            .unwrap_or_else(|| ToolRegistry::with_defaults(&BuiltinSettings::default()).unwrap());
-        let mut cfg = AgentConfig::new("mock-model", "You are a test.");
-        cfg.approval = self.mode;
-        cfg.max_tool_iterations = self.max_iterations;
-        let provider = provider::build(settings(self.kind, mock)).unwrap();
-        let mut agent = Agent::new(cfg.clone(), provider, Arc::new(registry), workspace)
-            .with_hook(Arc::new(Redactor::new([KEY.to_string()])));
-        if !self.interactive {
-            agent = agent.with_approver(Arc::new(HeadlessApprover));
-        }
-        if let Some(dir) = self.journal_dir {
-            agent = agent.with_journal(Journal::create(&dir, &cfg.session_id).unwrap());
-        }
-        agent.spawn()
-    }
-}
-
-/// Sends `prompt` and collects events up to the end of the turn.
-async fn turn(handle: &mut AgentHandle, prompt: &str) -> Vec<AgentEvent> {
-    handle
-        .ops
-        .send(Op::UserInput {
-            text: prompt.into(),
-        })
-        .await
-        .unwrap();
-    collect_turn(handle).await
-}
-
-async fn collect_turn(handle: &mut AgentHandle) -> Vec<AgentEvent> {
-    let mut events = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let ev = tokio::time::timeout_at(deadline, handle.events.recv())
-            .await
-            .expect("turn did not end in time")
-            .expect("agent stopped");
-        let end = ev.ends_turn();
-        events.push(ev);
-        if end {
-            return events;
-        }
-    }
-}
-
-async fn run(
-    setup: Setup,
-    steps: Vec<Step>,
-    ws: &Path,
-    prompt: &str,
-) -> (Vec<AgentEvent>, MockLlm) {
-    let mock = MockLlm::start(steps).await;
-    let mut handle = setup.spawn(&mock, ws);
-    let events = turn(&mut handle, prompt).await;
-    (events, mock)
-}
-
-/// One call, then a closing text answer; returns the call's outcome too.
-async fn run_one(
-    setup: Setup,
-    ws: &Path,
-    tool: &str,
-    args: Value,
-) -> (
-    (ToolStatus, Value, lathe::protocol::ResultMetadata),
-    Vec<AgentEvent>,
-) {
-    let steps = vec![
-        Step::Reply(Reply::tools().call("c1", tool, args)),
-        Step::Reply(Reply::text("done")),
-    ];
-    let (events, _mock) = run(setup, steps, ws, "go").await;
-    (result_of(&events, "c1"), events)
-}
-
-fn finished(
-    events: &[AgentEvent],
-) -> Vec<(String, ToolStatus, Value, lathe::protocol::ResultMetadata)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolCallFinished {
-                tool,
-                status,
-                content,
-                metadata,
-                ..
-            } => Some((tool.clone(), *status, content.clone(), metadata.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The outcome of one call (concurrent calls finish in any order).
-fn result_of(
-    events: &[AgentEvent],
-    id: &str,
-) -> (ToolStatus, Value, lathe::protocol::ResultMetadata) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::ToolCallFinished {
-                call_id,
-                status,
-                content,
-                metadata,
-                ..
-            } if call_id == id => Some((*status, content.clone(), metadata.clone())),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no result for {id}"))
-}
-
-fn final_text(events: &[AgentEvent]) -> Option<String> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::TurnCompleted { text, .. } => Some(text.clone()),
-        _ => None,
-    })
-}
-
-fn turn_error(events: &[AgentEvent]) -> Option<(ErrorKind, String)> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::Error { kind, message, .. } => Some((*kind, message.clone())),
-        _ => None,
-    })
-}
-
-fn error_text(content: &Value) -> String {
-    content["error"].as_str().unwrap_or_default().to_string()
-}
 
 #[tokio::test]
 async fn text_streams_as_deltas_and_completes_with_both_providers() {

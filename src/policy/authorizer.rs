@@ -17,9 +17,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::grants::GrantKey;
-use super::operation::{Access, ExecOp, FileOp, Operation};
+use super::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 use super::read_only::is_read_only;
 use super::rules::{RuleKind, Rules, Subject};
+use super::shell::lexical_join;
 use super::workspace::Workspace;
 use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
 
@@ -51,6 +52,22 @@ pub fn is_protected(path: &str) -> bool {
     let mut parts = path.split('/');
     let first = parts.next().unwrap_or_default();
     matches!(first, ".lathe" | ".mcp.json" | ".envrc") || path.split('/').any(|p| p == ".git")
+}
+
+/// A protected workspace path named in the arguments of a command that
+/// may write (`touch .git/hooks/pre-commit`, `cp x .lathe/config.toml`).
+fn protected_argument(c: &SimpleCommand, workspace: &Workspace) -> Option<String> {
+    let cwd = c.cwd.as_deref()?;
+    c.args().iter().find_map(|a| {
+        let t = a.text.rsplit_once('=').map_or(a.text.as_str(), |(_, v)| v);
+        if a.dynamic || t.is_empty() {
+            return None;
+        }
+        let joined = lexical_join(cwd, t);
+        let rel = joined.strip_prefix(workspace.root()).ok()?;
+        let rel = rel.to_string_lossy();
+        is_protected(&rel).then(|| rel.into_owned())
+    })
 }
 
 /// The inputs of one assessment.
@@ -121,14 +138,30 @@ impl Assessor<'_> {
                 });
                 continue;
             }
+            if is_read_only(c, self.workspace) {
+                continue;
+            }
+            if let Some(path) = protected_argument(c, self.workspace) {
+                if mode == ApprovalMode::ReadOnly {
+                    return Err(format!(
+                        "approval mode read-only does not run `{}`, which names {path}",
+                        c.display()
+                    ));
+                }
+                needs.push(Need {
+                    what,
+                    reason: format!(
+                        "it names {path}, a protected file: a change to it can run code later or change Lathe's settings"
+                    ),
+                    grant: None,
+                });
+                continue;
+            }
             if !complex
                 && self
                     .rule(RuleKind::Allow, tool, Subject::Command(c))
                     .is_some()
             {
-                continue;
-            }
-            if is_read_only(c, self.workspace) {
                 continue;
             }
             match mode {

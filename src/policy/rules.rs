@@ -180,12 +180,21 @@ impl Pattern {
         }
         let mut with_wrappers = c.wrappers.clone();
         with_wrappers.extend(c.argv.iter().cloned());
+        // `git --no-pager push` as `git push`: global options dropped.
+        let mut bare_sub = by_base.clone();
+        if let Some(sub) = &c.subcommand
+            && let Some(at) = bare_sub.iter().skip(1).position(|w| w.text == *sub)
+        {
+            bare_sub.drain(1..=at);
+        }
         let forms = [
             text,
             canon,
             join(&by_base),
             canonical(&by_base),
             join(&with_wrappers),
+            join(&bare_sub),
+            canonical(&bare_sub),
         ];
         forms
             .iter()

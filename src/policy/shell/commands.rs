@@ -757,6 +757,13 @@ impl Walker<'_> {
                 }
             }
             "git" => self.git(args),
+            "cargo"
+                if args
+                    .iter()
+                    .any(|a| a.text == "--config" || a.text.starts_with("--config=")) =>
+            {
+                self.complex("uses cargo --config, which can redefine what cargo runs");
+            }
             "find" => self.find_exec(args),
             b if SHELLS.contains(&b) => {
                 if let Some(code) = dash_c_code(args) {
@@ -814,6 +821,12 @@ impl Walker<'_> {
                 break;
             }
             i += 1;
+        }
+        if args[i.min(args.len())..]
+            .iter()
+            .any(|a| a.text.starts_with("--output") || a.text == "--ext-diff")
+        {
+            self.complex("uses a git option that writes a file or runs a configured program");
         }
         if let Some(sub) = args.get(i) {
             if !sub.is_plain() {

@@ -1,0 +1,547 @@
+//! Consent end to end, through the agent: grants and chains with real
+//! commands on a real disk, permission rules in a working session, hooks
+//! as real scripts, interrupts in the middle of a batch, and the
+//! permissions report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::time::Duration;
+
+use harness::*;
+use lathe::agent::AgentHandle;
+use lathe::policy::{HookSet, HookSpec, RuleOrigin, Rules};
+use lathe::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
+    ToolStatus,
+};
+use lathe::provider::ProviderKind;
+use mock_llm::{MockLlm, Reply, Step, tool_results};
+use serde_json::{Value, json};
+
+fn shell(id: &str, command: &str) -> Step {
+    Step::Reply(Reply::tools().call(id, "exec_shell", json!({ "command": command })))
+}
+
+/// Runs one prompt, answering each approval request with `decide`.
+async fn drive(
+    handle: &mut AgentHandle,
+    prompt: &str,
+    mut decide: impl FnMut(&AgentEvent) -> ApprovalDecision,
+) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::UserInput {
+            text: prompt.into(),
+        })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
+            let decision = decide(&ev);
+            handle
+                .ops
+                .send(Op::Decide {
+                    call_id: call_id.clone(),
+                    decision,
+                })
+                .await
+                .unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            return events;
+        }
+    }
+}
+
+fn asked(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested { needs, .. } => Some(
+                needs
+                    .iter()
+                    .map(|n| n.what.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+fn interactive(mode: ApprovalMode) -> Setup {
+    Setup {
+        interactive: true,
+        ..Setup::new(ProviderKind::OpenAi).mode(mode)
+    }
+}
+
+#[tokio::test]
+async fn a_grant_then_a_chained_follow_up_asks_again_and_nothing_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let mock = MockLlm::start(vec![
+        shell("c1", "touch a"),
+        shell("c2", "touch b; rm -v src/main.rs"),
+        shell("c3", "for f in src/*.rs; do rm -v $f; done"),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    let events = drive(&mut handle, "go", |ev| match ev {
+        AgentEvent::ApprovalRequested { call_id, grant, .. } if call_id == "c1" => {
+            assert!(grant.is_some());
+            ApprovalDecision::ApproveForConversation
+        }
+        _ => ApprovalDecision::Deny { message: None },
+    })
+    .await;
+    let questions = asked(&events);
+    assert_eq!(questions.len(), 3, "{questions:?}");
+    assert_eq!(
+        questions[1], "run `rm -v src/main.rs`",
+        "only the uncovered part asks"
+    );
+    assert!(questions[2].contains("rm -v"), "{questions:?}");
+    assert!(ws.path().join("a").exists());
+    assert!(!ws.path().join("b").exists(), "a denied line runs nothing");
+    assert!(
+        ws.path().join("src/main.rs").exists(),
+        "the sources are still there"
+    );
+    let f = finished(&events);
+    assert_eq!(
+        f.iter().map(|x| x.1).collect::<Vec<_>>(),
+        [ToolStatus::Ok, ToolStatus::Denied, ToolStatus::Denied]
+    );
+}
+
+#[tokio::test]
+async fn three_allow_rules_make_a_quiet_session_that_still_asks_for_the_rest() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "x\n").unwrap();
+    let rules = Rules::parse(
+        &[
+            "exec_shell(touch *)".into(),
+            "exec_shell(mkdir -p *)".into(),
+            "write_file(src/**)".into(),
+        ],
+        &[],
+        &[],
+        RuleOrigin::User,
+    )
+    .unwrap();
+    let work = [
+        ("ls", "exec_shell", json!({"command": "ls -la"}), true),
+        (
+            "grep",
+            "exec_shell",
+            json!({"command": "grep -rn fn src"}),
+            true,
+        ),
+        (
+            "find",
+            "exec_shell",
+            json!({"command": "find . -name '*.rs'"}),
+            true,
+        ),
+        (
+            "cat",
+            "exec_shell",
+            json!({"command": "cat src/lib.rs | head -n 5"}),
+            true,
+        ),
+        ("read", "read_file", json!({"path": "src/lib.rs"}), true),
+        ("list", "list_directory", json!({"path": "."}), true),
+        (
+            "mkdir",
+            "exec_shell",
+            json!({"command": "mkdir -p build/out"}),
+            true,
+        ),
+        (
+            "touch",
+            "exec_shell",
+            json!({"command": "touch build/out/stamp"}),
+            true,
+        ),
+        (
+            "write",
+            "write_file",
+            json!({"path": "src/new.rs", "content": "pub fn g() {}\n"}),
+            true,
+        ),
+        (
+            "edit-outside-rule",
+            "edit_file",
+            json!({"path": "notes.txt", "old_text": "x", "new_text": "y"}),
+            false,
+        ),
+        (
+            "chain",
+            "exec_shell",
+            json!({"command": "touch ok && rm notes.txt"}),
+            false,
+        ),
+        (
+            "rm",
+            "exec_shell",
+            json!({"command": "rm notes.txt"}),
+            false,
+        ),
+    ];
+    let mut steps: Vec<Step> = work
+        .iter()
+        .map(|(id, tool, args, _)| Step::Reply(Reply::tools().call(id, tool, args.clone())))
+        .collect();
+    steps.push(Step::Reply(Reply::text("done")));
+    let setup = Setup {
+        rules,
+        ..Setup::new(ProviderKind::Anthropic).mode(ApprovalMode::Ask)
+    };
+    let (events, _mock) = run(setup, steps, ws.path(), "work").await;
+    for (id, _, _, quiet) in &work {
+        let (status, content, _) = result_of(&events, id);
+        let was_asked = events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested { call_id, .. } if call_id == id));
+        assert_eq!(!was_asked, *quiet, "{id}: asked={was_asked} {content}");
+        let expected = if *quiet {
+            ToolStatus::Ok
+        } else {
+            ToolStatus::Denied
+        };
+        assert_eq!(status, expected, "{id}: {content}");
+    }
+    assert!(ws.path().join("src/new.rs").exists());
+    assert!(
+        ws.path().join("notes.txt").exists(),
+        "headless ask denied the rm"
+    );
+}
+
+fn hook(command: &str) -> HookSpec {
+    HookSpec {
+        matcher: "write_file|edit_file".into(),
+        command: command.into(),
+        timeout_secs: 5,
+        origin: RuleOrigin::User,
+    }
+}
+
+#[tokio::test]
+async fn before_hooks_deny_or_rewrite_calls_and_the_model_is_told() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("check.sh"),
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in\n  *frozen.txt*) echo 'frozen.txt is frozen' >&2; exit 2;;\n  *draft.txt*) echo '{\"path\": \"final.txt\", \"content\": \"rewritten\"}';;\nesac\nexit 0\n",
+    )
+    .unwrap();
+    let setup = Setup {
+        hooks: HookSet {
+            before: vec![hook("sh ./check.sh")],
+            after: vec![],
+        },
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
+    };
+    let (events, mock) = run(
+        setup,
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call(
+                        "f",
+                        "write_file",
+                        json!({"path": "frozen.txt", "content": "x"}),
+                    )
+                    .call(
+                        "d",
+                        "write_file",
+                        json!({"path": "draft.txt", "content": "x"}),
+                    )
+                    .call(
+                        "o",
+                        "write_file",
+                        json!({"path": "ok.txt", "content": "fine"}),
+                    ),
+            ),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "write",
+    )
+    .await;
+    let (status, content, _) = result_of(&events, "f");
+    assert_eq!(status, ToolStatus::Denied);
+    assert!(
+        error_text(&content).contains("frozen.txt is frozen"),
+        "{content}"
+    );
+    assert!(!ws.path().join("frozen.txt").exists());
+    assert!(!ws.path().join("draft.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("final.txt")).unwrap(),
+        "rewritten"
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::GuardrailVerdict { call_id, verdict: GuardrailOutcome::Modify, reason: Some(r), .. }
+            if call_id == "d" && r.contains("changed the arguments"))));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ok.txt")).unwrap(),
+        "fine"
+    );
+    let told = tool_results(&mock.requests()[1]);
+    assert!(
+        told[1].1["guardrail_note"]
+            .as_str()
+            .unwrap()
+            .contains("check.sh")
+    );
+}
+
+#[tokio::test]
+async fn a_broken_before_hook_fails_closed_and_a_hook_cannot_smuggle_a_denied_call() {
+    let ws = tempfile::tempdir().unwrap();
+    let rewrite_to_escape = r#"echo '{"path": "../escaped.txt", "content": "x"}'"#;
+    let setup = Setup {
+        hooks: HookSet {
+            before: vec![hook(rewrite_to_escape)],
+            after: vec![],
+        },
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let (events, _) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call(
+                "w",
+                "write_file",
+                json!({"path": "a.txt", "content": "x"}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "write",
+    )
+    .await;
+    assert_eq!(result_of(&events, "w").0, ToolStatus::Denied);
+    assert!(!ws.path().parent().unwrap().join("escaped.txt").exists());
+
+    let setup = Setup {
+        hooks: HookSet {
+            before: vec![hook("exit 1")],
+            after: vec![],
+        },
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let (events, _) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call(
+                "w",
+                "write_file",
+                json!({"path": "a.txt", "content": "x"}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "write",
+    )
+    .await;
+    let (status, content, _) = result_of(&events, "w");
+    assert_eq!(status, ToolStatus::Denied);
+    assert!(error_text(&content).contains("exited with 1"), "{content}");
+    assert!(!ws.path().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn after_hooks_see_redacted_results_and_may_replace_them() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("secret.txt"), format!("key={KEY}\n")).unwrap();
+    let after = HookSpec {
+        matcher: "read_file".into(),
+        command: r#"cat > seen.json; echo '{"content": "summarised by the hook"}'"#.into(),
+        timeout_secs: 5,
+        origin: RuleOrigin::User,
+    };
+    let setup = Setup {
+        hooks: HookSet {
+            before: vec![],
+            after: vec![after],
+        },
+        ..Setup::new(ProviderKind::OpenAi)
+    };
+    let (events, mock) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call("r", "read_file", json!({"path": "secret.txt"}))),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "read",
+    )
+    .await;
+    assert_eq!(
+        result_of(&events, "r").1["content"],
+        "summarised by the hook"
+    );
+    let seen = std::fs::read_to_string(ws.path().join("seen.json")).unwrap();
+    assert!(!seen.contains(KEY), "the hook saw the key: {seen}");
+    let v: Value = serde_json::from_str(&seen).unwrap();
+    assert_eq!(v["hook_event_name"], "after_tool_call");
+    assert_eq!(v["tool_name"], "read_file");
+    assert_eq!(v["status"], "ok");
+    assert!(tool_results(&mock.requests()[1])[0].1["content"] == "summarised by the hook");
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_the_rest_of_a_batch_and_nothing_more_lands_on_disk() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("main.rs"), "old\n").unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(
+        Reply::tools()
+            .call(
+                "w1",
+                "write_file",
+                json!({"path": "first.txt", "content": "1"}),
+            )
+            .call(
+                "s",
+                "exec_shell",
+                json!({"command": "echo begin; sleep 30", "timeout": 60}),
+            )
+            .call(
+                "w2",
+                "write_file",
+                json!({"path": "second.txt", "content": "2"}),
+            )
+            .call(
+                "e",
+                "edit_file",
+                json!({"path": "main.rs", "old_text": "old", "new_text": "new"}),
+            ),
+    )])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi)
+        .mode(ApprovalMode::FullAuto)
+        .spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(&ev, AgentEvent::ToolProgress { text, .. } if text.contains("begin")) {
+            handle.ops.send(Op::Interrupt).await.unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    assert_eq!(turn_error(&events).unwrap().0, ErrorKind::Interrupted);
+    assert!(ws.path().join("first.txt").exists());
+    assert!(
+        !ws.path().join("second.txt").exists(),
+        "no call starts after an interrupt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("main.rs")).unwrap(),
+        "old\n"
+    );
+    for id in ["s", "w2", "e"] {
+        let (status, content, meta) = result_of(&events, id);
+        assert_eq!(status, ToolStatus::Error, "{id}");
+        assert_eq!(
+            meta.error_kind.as_deref(),
+            Some("cancelled"),
+            "{id}: {content}"
+        );
+    }
+    assert!(error_text(&result_of(&events, "w2").1).contains("not run"));
+}
+
+#[tokio::test]
+async fn the_permissions_report_lists_grants_and_revokes_them() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![shell("c1", "touch a"), Step::Reply(Reply::text("ok"))]).await;
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &["exec_shell(git push*)".into()],
+            &[],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..interactive(ApprovalMode::Ask)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    drive(&mut handle, "go", |_| {
+        ApprovalDecision::ApproveForConversation
+    })
+    .await;
+    let report = async |handle: &mut AgentHandle, op: Op| {
+        handle.ops.send(op).await.unwrap();
+        loop {
+            let ev = tokio::time::timeout(Duration::from_secs(5), handle.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if let AgentEvent::Permissions {
+                grants,
+                rules,
+                approval,
+                ..
+            } = ev
+            {
+                return (grants, rules, approval);
+            }
+        }
+    };
+    let (grants, rules, approval) = report(&mut handle, Op::ListPermissions).await;
+    assert_eq!(approval, ApprovalMode::Ask);
+    assert_eq!(rules.ask, ["exec_shell(git push*)"]);
+    assert_eq!(grants.len(), 1);
+    assert!(grants[0].covers.starts_with("`touch`"), "{grants:?}");
+    assert!(grants[0].expires_in_secs > 250 && grants[0].expires_in_secs <= 300);
+    let (grants, ..) = report(&mut handle, Op::RevokeGrant { id: grants[0].id }).await;
+    assert!(grants.is_empty());
+    mock.push(shell("c2", "touch b"));
+    mock.push(Step::Reply(Reply::text("asked")));
+    let events = drive(&mut handle, "again", |_| ApprovalDecision::Deny {
+        message: None,
+    })
+    .await;
+    assert_eq!(
+        asked(&events).len(),
+        1,
+        "the revoked grant no longer covers touch"
+    );
+    assert!(events.iter().all(|e| !matches!(
+        e,
+        AgentEvent::ApprovalDecided {
+            source: DecisionSource::Grant,
+            ..
+        }
+    )));
+}
