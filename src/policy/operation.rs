@@ -264,6 +264,38 @@ fn join(words: &[Word]) -> String {
         .join(" ")
 }
 
+impl Operation {
+    /// One line per thing the operation does, for the log and hooks'
+    /// readers: each command with the program it resolves to, each file,
+    /// and why a line is complex.
+    pub fn describe(&self) -> Vec<String> {
+        let Operation::Exec(e) = self else {
+            return vec![self.to_string()];
+        };
+        let mut out: Vec<String> = e
+            .commands
+            .iter()
+            .map(|c| {
+                let program = match &c.program {
+                    Program::Path { path, .. } => path.display().to_string(),
+                    Program::Builtin { .. } => "shell builtin".into(),
+                    Program::NotFound { .. } => "not found".into(),
+                    Program::Dynamic => "computed at run time".into(),
+                };
+                format!("run `{}` ({program})", c.display())
+            })
+            .collect();
+        out.extend(e.files.iter().map(ToString::to_string));
+        if !e.complex.is_empty() {
+            out.push(format!("complex: {}", e.complex.join("; ")));
+        }
+        if let Some(why) = &e.unchecked {
+            out.push(format!("unchecked: {why}"));
+        }
+        out
+    }
+}
+
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

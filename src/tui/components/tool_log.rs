@@ -32,6 +32,10 @@ pub struct LogEntry {
     pub tool: String,
     pub arguments: Value,
     pub guardrail: Option<(GuardrailOutcome, Option<String>)>,
+    /// What the call does, as the guardrail judged it.
+    pub operations: Vec<String>,
+    /// What needed approval, when something did.
+    pub needs: Vec<String>,
     pub approval: Option<String>,
     pub status: Option<ToolStatus>,
     pub metadata: ResultMetadata,
@@ -141,6 +145,8 @@ impl ToolLog {
                     tool: tool.clone(),
                     arguments: arguments.clone(),
                     guardrail: None,
+                    operations: Vec::new(),
+                    needs: Vec::new(),
                     approval: None,
                     status: None,
                     metadata: ResultMetadata::default(),
@@ -151,15 +157,21 @@ impl ToolLog {
                 call_id,
                 verdict,
                 reason,
+                operations,
                 ..
             } => {
                 if let Some(e) = self.entry(call_id) {
                     e.guardrail = Some((*verdict, reason.clone()));
+                    e.operations = operations.iter().flat_map(|op| op.describe()).collect();
                 }
             }
-            AgentEvent::ApprovalRequested { call_id, .. } => {
+            AgentEvent::ApprovalRequested { call_id, needs, .. } => {
                 if let Some(e) = self.entry(call_id) {
                     e.approval = Some("asked".into());
+                    e.needs = needs
+                        .iter()
+                        .map(|n| format!("{} — {}", n.what, n.reason))
+                        .collect();
                 }
             }
             AgentEvent::ApprovalDecided {
@@ -458,6 +470,19 @@ impl ToolLog {
                 ),
                 theme.muted(),
             );
+        }
+        if !e.operations.is_empty() {
+            add(String::new(), theme.text());
+            add("operations:".into(), theme.bold(theme.colors.heading));
+            for op in &e.operations {
+                add(format!("  {op}"), theme.text());
+            }
+        }
+        if !e.needs.is_empty() {
+            add("needed approval:".into(), theme.bold(theme.colors.heading));
+            for n in &e.needs {
+                add(format!("  {n}"), theme.text());
+            }
         }
         add(String::new(), theme.text());
         add("arguments:".into(), theme.bold(theme.colors.heading));

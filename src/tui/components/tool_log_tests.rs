@@ -170,3 +170,76 @@ fn slash_filters_by_tool_or_status() {
     assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::None);
     assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::Close);
 }
+
+#[test]
+fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
+    use crate::policy::operation::{ExecOp, Program, SimpleCommand, Stdin, Word};
+    use crate::policy::{Access, FileOp, Operation};
+    let t0 = Instant::now();
+    let mut l = ToolLog::new(t0);
+    let cmd = |argv: &[&str], path: &str| SimpleCommand {
+        argv: argv.iter().map(|a| Word::literal(*a)).collect(),
+        wrappers: vec![],
+        program: Program::Path {
+            path: path.into(),
+            stamp: None,
+        },
+        subcommand: None,
+        redirects: vec![],
+        assignments: vec![],
+        cwd: None,
+        stdin: Stdin::Inherited,
+        extra_args: false,
+    };
+    let exec = Operation::Exec(ExecOp {
+        line: "git status && rm -v x > log.txt".into(),
+        commands: vec![
+            cmd(&["git", "status"], "/usr/bin/git"),
+            cmd(&["rm", "-v", "x"], "/usr/bin/rm"),
+        ],
+        files: vec![FileOp {
+            path: "log.txt".into(),
+            access: Access::Write,
+            outside: false,
+        }],
+        ..ExecOp::default()
+    });
+    l.on_event(
+        &started(
+            "c1",
+            "exec_shell",
+            json!({"command": "git status && rm -v x > log.txt"}),
+        ),
+        t0,
+    );
+    l.on_event(
+        &AgentEvent::GuardrailVerdict {
+            call_id: "c1".into(),
+            tool: "exec_shell".into(),
+            verdict: GuardrailOutcome::Allow,
+            reason: None,
+            operations: vec![exec],
+        },
+        t0,
+    );
+    l.on_event(
+        &AgentEvent::ApprovalRequested {
+            call_id: "c1".into(),
+            tool: "exec_shell".into(),
+            arguments: json!({}),
+            effect: crate::protocol::Effect::Exec,
+            operations: vec![],
+            needs: vec![crate::protocol::ApprovalNeed {
+                what: "run `rm -v x`".into(),
+                reason: "approval mode ask".into(),
+            }],
+            reason: String::new(),
+            grant: None,
+            diff: None,
+        },
+        t0,
+    );
+    l.open();
+    l.handle_key(key(KeyCode::Enter));
+    assert_snapshot!("tool_log_detail_operations", draw(&l, 70, 18));
+}
