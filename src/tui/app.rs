@@ -627,9 +627,9 @@ fn render_trust(
     theme: &Theme,
 ) {
     use ratatui::text::{Line, Span};
-    use ratatui::widgets::{Block, Borders, Clear, Widget};
+    use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
     let w = area.width.saturating_sub(4).max(20).min(area.width);
-    let h = u16::try_from(prompt.hooks.len() + 6)
+    let h = u16::try_from(prompt.hooks.len() + 8)
         .unwrap_or(u16::MAX)
         .min(area.height);
     let modal = Rect::new(
@@ -649,7 +649,8 @@ fn render_trust(
     let inner = block.inner(modal);
     block.render(modal, buf);
     let mut lines = vec![Line::from(Span::styled(
-        ".lathe/config.toml asks Lathe to run these programs around tool calls:",
+        "This workspace's .lathe/config.toml runs these programs before or after tool calls. \
+         A cloned repository could run anything this way, so they stay off until you trust them:",
         theme.text(),
     ))];
     lines.extend(
@@ -665,10 +666,15 @@ fn render_trust(
         Span::styled("n", theme.bold(theme.colors.accent)),
         Span::styled(" not now", theme.muted()),
     ]));
-    for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
-        let y = inner.y + u16::try_from(i).unwrap_or(0);
-        buf.set_line(inner.x + 1, y, line, inner.width.saturating_sub(2));
-    }
+    let body = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(body, buf);
 }
 
 #[cfg(test)]

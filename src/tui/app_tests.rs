@@ -269,3 +269,66 @@ fn a_retry_discards_the_partial_answer() {
     let s = screen(&mut a, 70, 8);
     assert!(!s.contains("half an ans") && s.contains("retry 1/4"), "{s}");
 }
+
+#[test]
+fn slash_permissions_lists_grants_and_revokes_one() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "/permissions", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_ops(), vec![Op::ListPermissions]);
+    a.on_agent_event(
+        AgentEvent::Permissions {
+            approval: ApprovalMode::Ask,
+            rules: crate::protocol::RuleLists {
+                allow: vec!["exec_shell(cargo test*)".into()],
+                ask: vec![],
+                deny: vec![],
+            },
+            grants: vec![crate::policy::GrantInfo {
+                id: 3,
+                covers: "`touch` (/usr/bin/touch)".into(),
+                expires_in_secs: 200,
+            }],
+            hooks: vec![],
+        },
+        t0,
+    );
+    assert_snapshot!("app_permissions", screen(&mut a, 72, 16));
+    a.on_terminal_event(key(KeyCode::Char('d')), t0);
+    assert_eq!(a.take_ops(), vec![Op::RevokeGrant { id: 3 }]);
+    a.on_terminal_event(key(KeyCode::Esc), t0);
+    type_text(&mut a, "hi", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_ops(), vec![Op::UserInput { text: "hi".into() }]);
+}
+
+#[test]
+fn workspace_hooks_wait_for_trust() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let t0 = Instant::now();
+    let remembered = Arc::new(AtomicBool::new(false));
+    let flag = remembered.clone();
+    let init = AppInit {
+        model: "mock-model".into(),
+        workspace: PathBuf::from("/work/project"),
+        approval: ApprovalMode::Ask,
+        theme: Theme::plain(),
+        notices: vec![],
+        trust: Some(TrustPrompt {
+            hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
+            remember: Box::new(move || {
+                flag.store(true, Ordering::SeqCst);
+                Ok(())
+            }),
+        }),
+    };
+    let mut a = App::new(init, t0);
+    assert_snapshot!("app_trust_hooks", screen(&mut a, 72, 14));
+    // Typing into it at once does nothing; `y` then trusts.
+    a.on_terminal_event(key(KeyCode::Char('y')), t0);
+    assert!(a.take_ops().is_empty());
+    a.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(400));
+    assert_eq!(a.take_ops(), vec![Op::TrustWorkspaceHooks]);
+    assert!(remembered.load(Ordering::SeqCst));
+}

@@ -177,3 +177,35 @@ fn the_dialog_shows_the_diff_and_how_many_remain() {
     o.handle_key(key(KeyCode::Char('n')), later(t0));
     assert_snapshot!("approval_shell_narrow", draw(&o, 50, 14, later(later(t0))));
 }
+
+#[test]
+fn a_call_no_grant_may_cover_offers_no_a() {
+    let t0 = Instant::now();
+    let mut o = ApprovalOverlay::new();
+    o.push(
+        PendingApproval {
+            needs: vec![ApprovalNeed {
+                what: "run the line as a whole".into(),
+                reason: "the line uses command substitution".into(),
+            }],
+            grant: None,
+            arguments: json!({"command": "cargo test $(cat args)"}),
+            ..shell("c1")
+        },
+        t0,
+    );
+    assert_eq!(
+        o.handle_key(key(KeyCode::Char('a')), later(t0)),
+        ApprovalAction::None,
+        "`a` does nothing when no grant is offered"
+    );
+    assert!(o.is_active());
+    assert_snapshot!("approval_not_grantable", draw(&o, 72, 14, later(t0)));
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('y')), later(t0)),
+        ApprovalAction::Decide {
+            decision: ApprovalDecision::ApproveOnce,
+            ..
+        }
+    ));
+}
