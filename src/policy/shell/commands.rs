@@ -690,7 +690,15 @@ impl Walker<'_> {
         };
         let base = basename(&first.text).to_string();
         let program = if first.is_plain() {
-            self.resolve(&first.text, cwd.as_deref())
+            let key = (first.text.clone(), cwd.clone());
+            match self.resolved.get(&key) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = self.resolve(&first.text, cwd.as_deref());
+                    self.resolved.insert(key, p.clone());
+                    p
+                }
+            }
         } else {
             self.complex("computes the program name at run time");
             Program::Dynamic

@@ -50,6 +50,8 @@ pub(crate) struct Walker<'e> {
     pub(super) calls: HashMap<String, Vec<String>>,
     /// The function bodies being walked, innermost last.
     pub(super) in_function: Vec<String>,
+    /// Programs already resolved in this line, by name and directory.
+    pub(super) resolved: HashMap<(String, Option<PathBuf>), crate::policy::operation::Program>,
 }
 
 pub(super) fn text<'s>(s: &'s str, n: Node<'_>) -> &'s str {
@@ -153,6 +155,7 @@ impl<'e> Walker<'e> {
             depth: 0,
             calls: HashMap::new(),
             in_function: Vec::new(),
+            resolved: HashMap::new(),
         }
     }
 
