@@ -241,3 +241,54 @@ async fn shell_output_streams_live_and_ctrl_c_interrupts_it() {
     pane.keys(&["Enter"]);
     assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_grant_never_covers_a_chain_and_permissions_revokes_it() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "touch a"}))),
+        Step::Reply(Reply::tools().call(
+            "c2",
+            "exec_shell",
+            json!({"command": "ls src && touch b; rm -v src/main.rs"}),
+        )),
+        Step::Reply(Reply::text("I left the sources alone.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("tidy up");
+    pane.keys(&["Enter"]);
+    let first = pane.wait_for("Approve exec_shell?").await;
+    assert!(first.contains("`a` approves `touch` ("), "{first}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    pane.keys(&["a"]);
+    // The chain asks again, and names only the part nothing covers.
+    let second = pane
+        .wait_for("needs approval: run `rm -v src/main.rs`")
+        .await;
+    assert!(second.contains("Approve exec_shell?"), "{second}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    pane.keys(&["n"]);
+    pane.wait_for("I left the sources alone").await;
+    assert!(ws.path().join("a").exists());
+    assert!(!ws.path().join("b").exists());
+    assert!(ws.path().join("src/main.rs").exists());
+
+    pane.text("/permissions");
+    pane.keys(&["Enter"]);
+    let perms = pane.wait_for("conversation grants").await;
+    assert!(perms.contains("▸ `touch` ("), "{perms}");
+    pane.keys(&["d"]);
+    let revoked = pane.wait_for("none: `a` in an approval dialog").await;
+    assert!(!revoked.contains("▸ `touch`"), "{revoked}");
+    pane.keys(&["Escape"]);
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
+}
