@@ -18,6 +18,7 @@ pub mod grants;
 pub mod guardrails;
 pub mod hooks;
 pub mod operation;
+pub(crate) mod options;
 pub mod read_only;
 pub mod rules;
 pub mod shell;

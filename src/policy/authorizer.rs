@@ -55,18 +55,35 @@ pub fn is_protected(path: &str) -> bool {
 }
 
 /// A protected workspace path named in the arguments of a command that
-/// may write (`touch .git/hooks/pre-commit`, `cp x .lathe/config.toml`).
+/// may write (`touch .git/hooks/pre-commit`, `cp x .gi?/config`), or a
+/// relative path when the directory the command runs in is unknown.
 fn protected_argument(c: &SimpleCommand, workspace: &Workspace) -> Option<String> {
-    let cwd = c.cwd.as_deref()?;
+    const NAMES: &[&str] = &[".git", ".lathe", ".mcp.json", ".envrc"];
     c.args().iter().find_map(|a| {
         let t = a.text.rsplit_once('=').map_or(a.text.as_str(), |(_, v)| v);
-        if a.dynamic || t.is_empty() {
+        if a.dynamic || t.is_empty() || (t.starts_with('-') && !a.text.contains('=')) {
             return None;
         }
+        let Some(cwd) = c.cwd.as_deref() else {
+            return (!t.starts_with('/'))
+                .then(|| format!("{t} in a directory known only when it runs"));
+        };
         let joined = lexical_join(cwd, t);
-        let rel = joined.strip_prefix(workspace.root()).ok()?;
-        let rel = rel.to_string_lossy();
-        is_protected(&rel).then(|| rel.into_owned())
+        let rel = match workspace.check(&joined.to_string_lossy()) {
+            Ok(abs) => workspace.display_relative(&abs),
+            Err(_) => return None,
+        };
+        if a.glob {
+            // Bash's globs match a leading dot only when written: only a
+            // part that starts with `.` can reach `.git`.
+            let hit = rel.split('/').any(|part| {
+                part.starts_with('.')
+                    && globset::Glob::new(part)
+                        .is_ok_and(|g| NAMES.iter().any(|n| g.compile_matcher().is_match(n)))
+            });
+            return hit.then_some(rel);
+        }
+        is_protected(&rel).then_some(rel)
     })
 }
 
@@ -151,7 +168,7 @@ impl Assessor<'_> {
                 needs.push(Need {
                     what,
                     reason: format!(
-                        "it names {path}, a protected file: a change to it can run code later or change Lathe's settings"
+                        "it names {path}: a change to a protected file (.git/, .lathe/, .mcp.json, .envrc) can run code later or change Lathe's settings"
                     ),
                     grant: None,
                 });

@@ -6,18 +6,21 @@
 //! `"sudo"`, `$(echo sudo)`, `rm --recursive --force /`, `find / -delete`
 //! and a fork bomb under any name are refused.
 //!
-//! Refused: privilege escalation; formatting and raw writes to disks;
-//! powering the machine off; recursive deletion, moves and permission
-//! changes of `/`, top-level directories, the home directory and the
-//! workspace's ancestors; killing every process; recursive shell
-//! functions; code piped into a shell or interpreter; a program name or
-//! shell code computed at run time; and lines that cannot be parsed.
+//! Refused: privilege escalation (also under another name: a program is
+//! judged by the file it resolves to); formatting and raw writes to disks
+//! and kernel controls; powering the machine off; recursive deletion,
+//! moves and permission changes of `/`, system directories, the home
+//! directory and the workspace's ancestors, and a glob that matches all of
+//! them; killing every process; fork bombs (a function or alias that calls
+//! itself, an endless loop of background jobs); code Lathe cannot see
+//! (piped into a shell or interpreter, computed at run time); a program
+//! name computed at run time; and lines that cannot be checked.
 
 use std::path::{Path, PathBuf};
 
 use super::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
-use super::shell::lexical_join;
-use super::shell::{SHELLS, shell_has_script};
+use super::options::{has_option, is_long, operands};
+use super::shell::{SHELLS, Source, lexical_join, source_of};
 use super::workspace::Workspace;
 
 /// Why a line is refused.
@@ -36,7 +39,8 @@ impl std::fmt::Display for Denial {
 }
 
 const PRIVILEGE: &[&str] = &[
-    "sudo", "su", "doas", "pkexec", "runuser", "sudoedit", "run0", "gosu", "su-exec",
+    "sudo", "su", "doas", "pkexec", "runuser", "sudoedit", "run0", "gosu", "su-exec", "sg",
+    "newgrp", "setcap",
 ];
 const DISK: &[&str] = &[
     "mke2fs",
@@ -70,52 +74,19 @@ const POWER_VERBS: &[&str] = &[
     "suspend-then-hibernate",
     "rescue",
     "emergency",
-    "isolate",
     "soft-reboot",
+    "shutdown",
+    "sleep",
 ];
-/// Programs that run the command in their arguments.
+/// Programs that run the command in their arguments and that Lathe does
+/// not unwrap: a denied program anywhere in their arguments is refused.
 const RUNNERS: &[&str] = &[
-    "strace",
-    "ltrace",
-    "valgrind",
-    "gdb",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "setpriv",
-    "systemd-run",
-    "firejail",
-    "proot",
-    "fakeroot",
-    "flatpak-spawn",
-    "script",
-    "flock",
-    "parallel",
-    "entr",
-    "tsp",
-    "taskset",
-    "chrt",
-    "perf",
-    "catchsegv",
-    "watch",
+    "parallel", "tsp", "gdb", "perf", "script", "entr", "watch", "expect", "at", "batch",
 ];
-/// Interpreters that read their program from stdin when given none.
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "pypy",
-    "pypy3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "Rscript",
-    "tclsh",
-    "wish",
-    "osascript",
+/// Top-level directories of the system: no glob may delete inside them.
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var",
 ];
 
 fn deny(rule: &'static str, detail: impl Into<String>) -> Option<Denial> {
@@ -135,15 +106,15 @@ pub fn check(op: &ExecOp, workspace: &Workspace) -> Option<Denial> {
             ),
         );
     }
-    if let Some(f) = op.recursive_functions.first() {
-        return deny(
-            "fork bomb",
-            format!("the shell function `{f}` calls itself"),
-        );
+    if let Some(why) = op.fork_bombs.first() {
+        return deny("fork bomb", why.clone());
     }
     for file in &op.files {
-        if file.access == Access::Write && writes_device(&file.path) {
-            return deny("raw device write", format!("writing to {}", file.path));
+        if file.access == Access::Write
+            && (file.outside || file.path.starts_with('/'))
+            && let Some(d) = kernel_write(Path::new(&file.path))
+        {
+            return deny(d, format!("writing to {}", file.path));
         }
     }
     let places = Places::new(workspace);
@@ -154,6 +125,17 @@ pub fn check(op: &ExecOp, workspace: &Workspace) -> Option<Denial> {
 struct Places {
     workspace: PathBuf,
     home: Option<PathBuf>,
+}
+
+/// What a path operand may stand for.
+enum Target {
+    /// This path.
+    Path(PathBuf),
+    /// Whatever a glob in this directory matches; `all` when the pattern
+    /// matches every name (`*`, `.*`).
+    Glob { dir: PathBuf, all: bool },
+    /// Known only when it runs.
+    Unknown,
 }
 
 impl Places {
@@ -184,40 +166,40 @@ impl Places {
             || p == ws.join(".git")
     }
 
-    /// Whether a glob in directory `dir` could match a critical path.
-    fn critical_children(&self, dir: &Path, with_workspace: bool) -> bool {
+    /// Whether a glob in `dir` could match a critical place.
+    fn critical_glob(&self, dir: &Path, all: bool, with_workspace: bool) -> bool {
         let root = Path::new("/");
         dir == root
-            || self.home.as_deref() == Some(dir)
+            || SYSTEM_DIRS.iter().any(|d| dir == Path::new(d))
             || self.home.as_deref().and_then(Path::parent) == Some(dir)
             || self.workspace.parent().is_some_and(|p| p.starts_with(dir))
-            || (with_workspace && dir == self.workspace)
+            || (all
+                && (self.home.as_deref() == Some(dir)
+                    || dir == Path::new("/tmp")
+                    || (with_workspace && dir == self.workspace)))
     }
 
-    /// Whether `word`, as a path operand run in `cwd`, may name a critical
-    /// place; `Err` when its start is unknown until it runs.
-    fn dangerous(
-        &self,
-        word: &Word,
-        cwd: Option<&Path>,
-        with_workspace: bool,
-    ) -> Result<Option<PathBuf>, ()> {
+    /// What `word`, a path operand run in `cwd`, stands for. Existing
+    /// symbolic links on the way are followed.
+    fn target(word: &Word, cwd: Option<&Path>) -> Target {
         let text = word.text.as_str();
-        let cut = |stops: &[char]| text.find(stops).map_or(text, |i| &text[..i]);
         let (prefix, pattern) = if word.dynamic {
-            (cut(&['$', '`']), true)
+            (word.prefix(), true)
         } else if word.glob {
-            (cut(&['*', '?', '[']), true)
+            (
+                &text[..text.find(['*', '?', '[']).unwrap_or(text.len())],
+                true,
+            )
         } else {
             (text, false)
         };
         if word.dynamic && prefix.is_empty() {
-            return Err(());
+            return Target::Unknown;
         }
         let base = match cwd {
             Some(c) => c.to_path_buf(),
             None if prefix.starts_with('/') => PathBuf::from("/"),
-            None => return Err(()),
+            None => return Target::Unknown,
         };
         if pattern {
             let dir = match prefix.rfind('/') {
@@ -225,20 +207,110 @@ impl Places {
                 Some(i) => &prefix[..i],
                 None => ".",
             };
-            let dir = lexical_join(&base, dir);
-            return Ok(self.critical_children(&dir, with_workspace).then_some(dir));
+            let name = &text[prefix.rfind('/').map_or(0, |i| i + 1)..];
+            let all = !word.dynamic && name.chars().all(|c| matches!(c, '*' | '?' | '.'));
+            let dir = follow(lexical_join(&base, dir));
+            return Target::Glob { dir, all };
         }
         let path = lexical_join(&base, prefix);
-        Ok(self.critical(&path, with_workspace).then_some(path))
+        // `link/` and `link/x` go through the link; `link` alone is the link.
+        let through = if prefix.ends_with('/') {
+            follow(path)
+        } else {
+            match (path.parent(), path.file_name()) {
+                (Some(parent), Some(name)) => follow(parent.to_path_buf()).join(name),
+                _ => path,
+            }
+        };
+        Target::Path(through)
+    }
+
+    /// A critical place `word` may name: `Ok(Some(place))`, `Ok(None)`, or
+    /// `Err(())` when it is known only at run time.
+    fn dangerous(
+        &self,
+        word: &Word,
+        cwd: Option<&Path>,
+        with_workspace: bool,
+    ) -> Result<Option<PathBuf>, ()> {
+        match Self::target(word, cwd) {
+            Target::Unknown => Err(()),
+            Target::Path(p) => Ok(self.critical(&p, with_workspace).then_some(p)),
+            Target::Glob { dir, all } => {
+                Ok(self.critical_glob(&dir, all, with_workspace).then_some(dir))
+            }
+        }
     }
 }
 
-fn writes_device(path: &str) -> bool {
-    path.starts_with("/dev/")
-        && !matches!(path, "/dev/null" | "/dev/zero" | "/dev/full" | "/dev/tty")
-        && !path.starts_with("/dev/fd/")
-        && !path.starts_with("/dev/pts/")
-        && !path.starts_with("/dev/shm/")
+/// The path with its existing prefix's symbolic links resolved.
+fn follow(path: PathBuf) -> PathBuf {
+    if let Ok(c) = path.canonicalize() {
+        return c;
+    }
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    while let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) {
+        rest.push(name.to_os_string());
+        existing = parent;
+        if let Ok(c) = existing.canonicalize() {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+    }
+    path
+}
+
+/// Writing `path` writes a disk or a kernel control.
+fn kernel_write(path: &Path) -> Option<&'static str> {
+    let p = lexical_join(Path::new("/"), &path.to_string_lossy());
+    let s = p.to_string_lossy();
+    let stream = matches!(
+        s.as_ref(),
+        "/dev/null"
+            | "/dev/zero"
+            | "/dev/full"
+            | "/dev/tty"
+            | "/dev/stdout"
+            | "/dev/stderr"
+            | "/dev/stdin"
+    ) || ["/dev/fd/", "/dev/pts/", "/dev/shm/"]
+        .iter()
+        .any(|d| s.starts_with(d));
+    if s.starts_with("/dev/") && !stream {
+        return Some("raw device write");
+    }
+    if s == "/proc/sysrq-trigger" || s.starts_with("/proc/sys/") || s.starts_with("/sys/") {
+        return Some("kernel control write");
+    }
+    None
+}
+
+/// The program's names: as written, and as the file it resolves to.
+fn names(c: &SimpleCommand) -> Vec<&str> {
+    let mut out = vec![c.basename()];
+    if let Program::Path { path, .. } = &c.program
+        && let Some(real) = path.file_name().and_then(|n| n.to_str())
+        && real != c.basename()
+    {
+        out.push(real);
+    }
+    out
+}
+
+fn denied_program(name: &str) -> Option<&'static str> {
+    if PRIVILEGE.contains(&name) {
+        Some("privilege escalation")
+    } else if DISK.contains(&name) || name.starts_with("mkfs") {
+        Some("disk formatting")
+    } else if POWER.contains(&name) {
+        Some("system power")
+    } else {
+        None
+    }
 }
 
 fn command(c: &SimpleCommand, places: &Places) -> Option<Denial> {
@@ -251,19 +323,15 @@ fn command(c: &SimpleCommand, places: &Places) -> Option<Denial> {
             ),
         );
     }
-    let base = c.basename();
     let args = c.args();
     let shown = || format!("`{}`", c.display());
-    if PRIVILEGE.contains(&base) {
-        return deny("privilege escalation", format!("{} runs {base}", shown()));
+    for name in names(c) {
+        if let Some(rule) = denied_program(name) {
+            return deny(rule, format!("{} runs {name}", shown()));
+        }
     }
-    if DISK.contains(&base) || base.starts_with("mkfs") {
-        return deny(
-            "disk formatting",
-            format!("{} formats or erases disks", shown()),
-        );
-    }
-    if POWER.contains(&base) || power_verb(base, args) {
+    let base = c.basename();
+    if power_verb(base, args) {
         return deny(
             "system power",
             format!("{} shuts down, restarts or suspends the machine", shown()),
@@ -275,156 +343,209 @@ fn command(c: &SimpleCommand, places: &Places) -> Option<Denial> {
     if let Some(d) = code_from_input(c, base, args) {
         return Some(d);
     }
+    if let Some(d) = writes_kernel(c, base, args) {
+        return Some(d);
+    }
     match base {
         "rm" => rm(c, args, places),
         "find" => find(c, args, places),
-        "chmod" | "chown" | "chgrp" => permissions(c, args, places),
+        "chmod" | "chown" | "chgrp" | "chattr" => permissions(c, args, places),
         "mv" => mv(c, args, places),
-        "dd" => args
-            .iter()
-            .filter_map(|a| a.text.strip_prefix("of="))
-            .find(|t| writes_device(t))
-            .and_then(|t| deny("raw device write", format!("{} writes to {t}", shown()))),
-        "shred" | "wipe" => args
-            .iter()
-            .find(|a| writes_device(&a.text))
-            .and_then(|a| deny("raw device write", format!("{} erases {}", shown(), a.text))),
+        "ln" | "cp" | "install" => copies_privilege(c, args, places),
         "kill" | "pkill" | "killall" => kill(c, args),
         _ => None,
     }
 }
 
+/// `systemctl poweroff`, `systemctl start reboot.target`, `init 0`.
 fn power_verb(base: &str, args: &[Word]) -> bool {
-    let first_operand = args.iter().find(|a| !a.text.starts_with('-'));
     match base {
-        "systemctl" | "loginctl" => {
-            first_operand.is_some_and(|a| POWER_VERBS.contains(&a.text.as_str()))
-        }
-        "init" | "telinit" => {
-            first_operand.is_some_and(|a| matches!(a.text.as_str(), "0" | "6" | "1" | "s" | "S"))
-        }
+        "systemctl" | "loginctl" => args.iter().any(|a| {
+            let t = a.text.trim_end_matches(".target");
+            POWER_VERBS.contains(&t) && !a.text.starts_with('-')
+        }),
+        "init" | "telinit" => args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "0" | "6" | "1" | "s" | "S")),
         _ => false,
     }
 }
 
-/// A wrapper or runner that hides a denied program in its arguments
-/// (`strace -f sudo …`, `chroot / su`).
+/// A runner Lathe does not unwrap that has a denied program in its
+/// arguments (`parallel sudo …`).
 fn runs_hidden(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
-    if c.wrappers.is_empty() && !RUNNERS.contains(&c.basename()) {
+    if !RUNNERS.contains(&c.basename()) {
         return None;
     }
-    let hidden = args.iter().find(|a| {
-        let b = basename(&a.text);
-        PRIVILEGE.contains(&b) || DISK.contains(&b) || b.starts_with("mkfs") || POWER.contains(&b)
-    })?;
+    let hidden = args
+        .iter()
+        .find(|a| denied_program(basename(&a.text)).is_some())?;
     deny(
         "privilege escalation",
         format!("`{}` runs {}", c.display(), hidden.text),
     )
 }
 
-/// Shell code that Lathe cannot see: piped into a shell or interpreter,
-/// or computed at run time and handed to `sh -c`, `eval` or a here-document.
+/// Code Lathe cannot see: piped into a shell or interpreter, computed at
+/// run time and handed to `-c`, `eval` or a here-document, or taken from
+/// another command's output.
 fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denial> {
-    let shell = SHELLS.contains(&base);
-    if base == "eval" && args.iter().any(|a| a.dynamic) {
-        return deny(
-            "code computed at run time",
-            format!("`{}` evaluates code known only when it runs", c.display()),
-        );
-    }
-    if shell {
-        if let Some(i) = args.iter().position(|a| {
-            a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c')
-        }) && args[i + 1..]
-            .iter()
-            .find(|a| !a.text.starts_with(['-', '+']))
-            .is_some_and(|code| code.dynamic)
-        {
-            return deny(
-                "code computed at run time",
-                format!("`{}` runs shell code known only when it runs", c.display()),
-            );
-        }
-        if shell_has_script(args) {
-            return None;
-        }
-    } else if (!INTERPRETERS.contains(&base) && !base.starts_with("python"))
-        || !interpreter_reads_stdin(args)
-    {
-        return None;
-    }
-    match &c.stdin {
-        Stdin::Pipe => deny(
-            "code piped into an interpreter",
+    let unseen = |what: &str| {
+        deny(
+            "code Lathe cannot see",
             format!(
-                "`{}` runs whatever the previous command prints; run the code directly or save it to a file first",
+                "`{}` {what}; run the code directly, or save it to a file and show it first",
                 c.display()
             ),
-        ),
-        Stdin::Inline { code: None } => deny(
-            "code computed at run time",
-            format!("`{}` runs a here-document with substitutions", c.display()),
-        ),
+        )
+    };
+    if base == "eval" && args.iter().any(|a| a.dynamic) {
+        return unseen("evaluates code known only when it runs");
+    }
+    if matches!(base, "source" | ".")
+        && args.first().is_some_and(|a| {
+            a.dynamic
+                || matches!(
+                    a.text.as_str(),
+                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
+                )
+        })
+        && !matches!(c.stdin, Stdin::Inline { code: Some(_) })
+    {
+        return unseen("runs commands it reads from its input");
+    }
+    if matches!(base, "awk" | "gawk" | "mawk" | "nawk" | "busybox")
+        && args.iter().any(|a| {
+            a.text.contains("system(") || a.text.contains("| \"") || a.text.contains("|\"")
+        })
+        && matches!(c.stdin, Stdin::Pipe)
+    {
+        return unseen("runs commands built from its input");
+    }
+    match source_of(base, args)? {
+        Source::Inline(Some(code)) if code.dynamic => unseen("runs code known only when it runs"),
+        Source::Inline(None) if c.extra_args => unseen("runs code it takes from its input"),
+        Source::Script(s)
+            if s.dynamic
+                && (s.text.starts_with("<(") || s.prefix().is_empty() && s.text.contains("$(")) =>
+        {
+            unseen("runs a script produced by another command")
+        }
+        Source::Stdin => match &c.stdin {
+            Stdin::Pipe => unseen("runs whatever the previous command prints"),
+            Stdin::Inline { code: None } => unseen("runs a here-document with substitutions"),
+            Stdin::Inline { code: Some(_) } if !SHELLS.contains(&base) => {
+                // A literal program for another interpreter: not parsed, but seen.
+                None
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
 
-/// Whether an interpreter has no program argument (`python3`, `perl -`).
-fn interpreter_reads_stdin(args: &[Word]) -> bool {
-    for a in args {
-        let t = a.text.as_str();
-        if t == "-" {
-            return true;
-        }
-        if matches!(
-            t,
-            "-c" | "-m" | "-e" | "-E" | "-r" | "-p" | "--eval" | "--print"
-        ) {
-            return false;
-        }
-        if !t.starts_with('-') {
-            return false;
-        }
-    }
-    true
+/// Writes to a disk or a kernel control through a program's arguments
+/// (`dd of=`, `cp … /dev/sda`, `tee /proc/sysrq-trigger`, `ln -s /dev/sda`).
+fn writes_kernel(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denial> {
+    let cwd = c.cwd.as_deref().unwrap_or(Path::new("/"));
+    let check = |t: &str| kernel_write(&lexical_join(cwd, t));
+    let found = match base {
+        "dd" => args
+            .iter()
+            .filter_map(|a| a.text.strip_prefix("of="))
+            .find_map(|t| check(t).map(|r| (r, t.to_string()))),
+        "cp" | "tee" | "install" | "shred" | "wipe" | "truncate" | "sponge" | "ln" | "mv"
+        | "rsync" => operands(args)
+            .into_iter()
+            .find_map(|a| check(&a.text).map(|r| (r, a.text.clone()))),
+        _ => None,
+    };
+    let (rule, target) = found?;
+    deny(rule, format!("`{}` writes {target}", c.display()))
 }
 
-fn split_options(args: &[Word]) -> (Vec<&Word>, Vec<&Word>) {
-    let mut opts = Vec::new();
-    let mut operands = Vec::new();
+/// `ln -s /usr/bin/sudo x`, `cp /usr/bin/sudo x`: a privileged program
+/// under another name; `ln -s / r`: a critical place behind a harmless
+/// name, for a later command to go through.
+fn copies_privilege(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
+    let ops = operands(args);
+    let sources = if has_option(args, "t", &["target-directory"]) {
+        &ops[..]
+    } else {
+        ops.split_last().map_or(&[][..], |(_, s)| s)
+    };
+    for s in sources {
+        let real = Path::new(&s.text)
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+        if denied_program(basename(&s.text)).is_some()
+            || real.is_some_and(|r| denied_program(&r).is_some())
+        {
+            return deny(
+                "privilege escalation",
+                format!(
+                    "`{}` copies or links {} under another name",
+                    c.display(),
+                    s.text
+                ),
+            );
+        }
+        if c.basename() == "ln"
+            && let Ok(Some(p)) =
+                places.dangerous(s, c.cwd.as_deref().or(Some(Path::new("/"))), false)
+        {
+            return deny(
+                "filesystem destruction",
+                format!("`{}` links {} under another name", c.display(), p.display()),
+            );
+        }
+    }
+    None
+}
+
+/// The operands of a command whose options may permute with them; for
+/// chmod-like commands a mode such as `-rwx` is an operand.
+fn path_operands(args: &[Word], modes: bool) -> Vec<&Word> {
+    let mut out = Vec::new();
     let mut done = false;
     for a in args {
-        if !done && a.text == "--" {
+        let t = a.text.as_str();
+        let is_mode = modes
+            && t.len() > 1
+            && t.starts_with(['-', '+', '='])
+            && t[1..]
+                .chars()
+                .all(|c| "rwxXstugoa,+-=0123456789".contains(c));
+        if !done && t == "--" {
             done = true;
-        } else if !done && a.text.starts_with('-') && a.text.len() > 1 && !a.dynamic {
-            opts.push(a);
-        } else {
-            operands.push(a);
+        } else if done || is_mode || !t.starts_with('-') || t == "-" || a.dynamic {
+            out.push(a);
         }
     }
-    (opts, operands)
-}
-
-fn has_flag(opts: &[&Word], short: &[char], long: &[&str]) -> bool {
-    opts.iter().any(|o| match o.text.strip_prefix("--") {
-        Some(l) => long.contains(&l),
-        None => o.text.chars().skip(1).any(|c| short.contains(&c)),
-    })
+    out
 }
 
 fn rm(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
-    let (opts, operands) = split_options(args);
-    if has_flag(&opts, &[], &["no-preserve-root"]) {
+    if has_option(args, "", &["no-preserve-root"]) {
         return deny(
             "filesystem destruction",
             format!("`{}` disables rm's protection of /", c.display()),
         );
     }
-    if !has_flag(&opts, &['r', 'R'], &["recursive"]) {
+    if !has_option(args, "rR", &["recursive"]) {
         return None;
     }
-    for t in operands {
+    if c.extra_args {
+        return deny(
+            "filesystem destruction",
+            format!(
+                "`{}` deletes recursively paths it takes from its input; name them literally or use find … -delete",
+                c.display()
+            ),
+        );
+    }
+    for t in path_operands(args, false) {
         match places.dangerous(t, c.cwd.as_deref(), true) {
             Ok(Some(p)) => {
                 return deny(
@@ -458,7 +579,17 @@ fn find(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
     if !destructive {
         return None;
     }
-    let starts: Vec<&Word> = args
+    // Leading options (-H -L -P -D debug -O3) come before the start points.
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            t if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let starts: Vec<&Word> = args[i..]
         .iter()
         .take_while(|a| !a.text.starts_with(['-', '(', '!']))
         .collect();
@@ -496,14 +627,14 @@ fn find(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
 }
 
 fn permissions(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
-    let (opts, operands) = split_options(args);
-    let reference = has_flag(&opts, &[], &["reference"])
-        || opts.iter().any(|o| o.text.starts_with("--reference="));
+    let ops = path_operands(args, c.basename() != "chgrp");
+    let reference = has_option(args, "", &["reference"]);
     let targets = if reference {
-        &operands[..]
+        &ops[..]
     } else {
-        operands.get(1..).unwrap_or_default()
+        ops.get(1..).unwrap_or_default()
     };
+    let recursive = has_option(args, "R", &["recursive"]);
     targets
         .iter()
         .find_map(|t| match places.dangerous(t, c.cwd.as_deref(), false) {
@@ -515,13 +646,24 @@ fn permissions(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Deni
                     p.display()
                 ),
             ),
+            Err(()) if recursive => deny(
+                "dangerous permission change",
+                format!(
+                    "`{}` changes recursively a path known only when it runs",
+                    c.display()
+                ),
+            ),
             _ => None,
         })
 }
 
 fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
-    let (_, operands) = split_options(args);
-    let sources = operands.split_last().map_or(&[][..], |(_, s)| s);
+    let ops = path_operands(args, false);
+    let sources = if has_option(args, "t", &["target-directory"]) {
+        &ops[..]
+    } else {
+        ops.split_last().map_or(&[][..], |(_, s)| s)
+    };
     sources
         .iter()
         .find_map(|t| match places.dangerous(t, c.cwd.as_deref(), true) {
@@ -533,42 +675,49 @@ fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
         })
 }
 
-/// `kill -9 -1` signals every process the user owns; `kill 1` is init.
+/// `kill -9 -1` signals every process the user owns; `kill 1` is init;
+/// `pkill -u` and `killall -u` kill a user's every process; `xargs kill`
+/// kills what its input names.
 fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
+    let all = |what: &str| deny("kills every process", format!("`{}` {what}", c.display()));
     if c.basename() != "kill" {
-        return None;
+        return if has_option(args, "u", &["user", "euid", "uid"]) {
+            all("kills every process of a user")
+        } else {
+            None
+        };
     }
+    if c.extra_args {
+        return all("kills processes its input names; name them literally");
+    }
+    let pid = |t: &str| t.trim().parse::<i64>().ok();
     let mut pids_only = false;
     let mut signal_seen = false;
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         i += 1;
+        if a.dynamic {
+            continue;
+        }
         if !pids_only {
             if t == "--" {
                 pids_only = true;
                 continue;
             }
-            if matches!(t, "-s" | "-n") {
-                i += 1;
+            if matches!(t, "-s" | "-n") || is_long(t, "signal") {
+                i += usize::from(!t.contains('='));
                 signal_seen = true;
                 continue;
             }
-            if t.starts_with('-') && !signal_seen && t != "-1" {
-                signal_seen = true;
-                continue;
-            }
-            if t == "-1" && !signal_seen && args.len() > i {
-                // `kill -1 PID`: -1 is the signal (SIGHUP).
+            if t.trim_start().starts_with('-') && !signal_seen && args.len() > i {
+                // The first option is the signal (`-9`, `-KILL`, `-1` before a pid).
                 signal_seen = true;
                 continue;
             }
         }
-        if matches!(t, "-1" | "1") {
-            return deny(
-                "kills every process",
-                format!("`{}` signals every process (or init)", c.display()),
-            );
+        if matches!(pid(t), Some(-1 | 1)) {
+            return all("signals every process (or init)");
         }
     }
     None

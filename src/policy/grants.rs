@@ -42,6 +42,8 @@ pub enum GrantKey {
     Command {
         program: ProgramId,
         subcommand: Option<String>,
+        /// The script an interpreter runs, with its identity.
+        script: Option<ProgramId>,
         /// As the person saw it: `git status`.
         shown: String,
     },
@@ -65,15 +67,16 @@ impl GrantKey {
     /// The grant for running `c` (its program and subcommand); `None` for a
     /// program computed at run time.
     pub fn command(c: &SimpleCommand) -> Option<Self> {
-        let program = match &c.program {
-            Program::Path { path, stamp } => ProgramId::File(path.clone(), *stamp),
-            Program::Builtin { name } => ProgramId::Builtin(name.clone()),
-            Program::NotFound { name } => ProgramId::Missing(name.clone()),
-            Program::Dynamic => return None,
+        let id = |p: &Program| match p {
+            Program::Path { path, stamp } => Some(ProgramId::File(path.clone(), *stamp)),
+            Program::Builtin { name } => Some(ProgramId::Builtin(name.clone())),
+            Program::NotFound { name } => Some(ProgramId::Missing(name.clone())),
+            Program::Dynamic => None,
         };
         Some(Self::Command {
-            program,
+            program: id(&c.program)?,
             subcommand: c.subcommand.clone(),
+            script: c.script.as_ref().and_then(id),
             shown: c.scope(),
         })
     }
@@ -220,6 +223,7 @@ mod tests {
         GrantKey::Command {
             program: ProgramId::File(PathBuf::from(path), None),
             subcommand: sub.map(String::from),
+            script: None,
             shown: "x".into(),
         }
     }

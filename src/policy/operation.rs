@@ -57,10 +57,10 @@ pub struct ExecOp {
     /// line is never covered by a grant or an allow rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub complex: Vec<String>,
-    /// Shell functions the line defines that call themselves (a fork bomb
-    /// needs no more).
+    /// What makes the line a fork bomb: a shell function or alias that
+    /// calls itself, an endless loop of background jobs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recursive_functions: Vec<String>,
+    pub fork_bombs: Vec<String>,
     /// The files the line's redirections read or write.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileOp>,
@@ -85,15 +85,32 @@ pub struct Word {
     pub text: String,
     pub dynamic: bool,
     pub glob: bool,
+    /// It came (in part) from a variable, known or not.
+    pub expanded: bool,
+    /// How many bytes of `text` are known before the first part known only
+    /// at run time (all of it when the word is not dynamic).
+    pub known_prefix: usize,
+    /// A dynamic word whose value is one of a loop's words, each a path
+    /// inside the workspace (`for f in src/*.rs; do wc -l "$f"; done`).
+    pub bounded: bool,
 }
 
 impl Word {
     pub fn literal(text: impl Into<String>) -> Self {
+        let text = text.into();
         Self {
-            text: text.into(),
+            known_prefix: text.len(),
+            text,
             dynamic: false,
             glob: false,
+            expanded: false,
+            bounded: false,
         }
+    }
+
+    /// The part of the text known before the word runs.
+    pub fn prefix(&self) -> &str {
+        self.text.get(..self.known_prefix).unwrap_or("")
     }
 
     /// A word whose value is exactly its text.
@@ -186,9 +203,13 @@ pub struct SimpleCommand {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wrappers: Vec<Word>,
     pub program: Program,
-    /// The subcommand that scopes grants (`git status`, `cargo test`).
+    /// The subcommand that scopes grants (`git status`, `cargo test`,
+    /// the script of `python3 a.py`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subcommand: Option<String>,
+    /// The script an interpreter runs, resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Program>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redirects: Vec<Redirect>,
     /// `NAME=value` prefixes.
@@ -344,6 +365,7 @@ mod tests {
                 wrappers: vec![],
                 program: Program::Builtin { name: "ls".into() },
                 subcommand: None,
+                script: None,
                 redirects: vec![],
                 assignments: vec![],
                 cwd: None,

@@ -3,21 +3,22 @@
 //! prompts. A command qualifies only as a whole: a known program, named
 //! bare and found on `PATH` outside the workspace (a `./ls` is not `ls`),
 //! with arguments that cannot write or run anything (`find` without
-//! `-exec`/`-delete`, `git` status/diff/log/show/blame without `--output`
-//! or `-c`, `sort` without `-o`), path operands inside the workspace, and
-//! no output redirection but to `/dev/null`.
-
-use std::path::Path;
+//! `-delete`, its `-exec` command read-only itself; `git` status/diff/log/
+//! show/blame without `--output` or `-c`; `sort` without `-o`; `sed -n`
+//! printing), path operands inside the workspace, and no output
+//! redirection but to `/dev/null`. Options are read as the programs read
+//! them: `-uo` has `-o`, `--outp` is `--output`, `-f/etc/x` names a file.
 
 use super::operation::{Program, Redirect, SimpleCommand, Word};
-use super::shell::lexical_join;
+use super::options::{has_option, operands};
+use super::shell::path_inside;
 use super::workspace::Workspace;
 
 /// Programs that print without reading files named in their arguments.
 const NO_FILES: &[&str] = &[
     "echo", "printf", "true", "false", ":", "pwd", "whoami", "id", "uname", "seq", "basename",
     "dirname", "sleep", "test", "[", "[[", "nproc", "printenv", "tty", "uptime", "locale",
-    "groups", "arch", "cd", "pushd", "popd", "which", "type", "date", "hostname", "env", "command",
+    "groups", "arch", "cd", "pushd", "popd", "which", "type", "hostname", "env", "command",
 ];
 
 /// Programs that read the files named in their arguments.
@@ -71,10 +72,16 @@ const READS_FILES: &[&str] = &[
     "paste",
     "join",
     "git",
+    "date",
+    "sed",
+    "awk",
 ];
 
 /// Wrappers that change nothing about what a command may do.
-const QUIET_WRAPPERS: &[&str] = &["env", "timeout", "nice", "command", "stdbuf", "ionice"];
+const QUIET_WRAPPERS: &[&str] = &[
+    "env", "timeout", "nice", "command", "stdbuf", "ionice", "taskset", "chrt", "setarch",
+    "linux32", "linux64",
+];
 
 /// Whether `c` only reads, inside `workspace`.
 pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
@@ -140,9 +147,6 @@ fn writes_file(r: &Redirect) -> bool {
 
 fn no_files_ok(base: &str, args: &[Word]) -> bool {
     match base {
-        "date" => !args.iter().any(|a| {
-            a.text.starts_with("-s") || a.text.starts_with("--set") || a.text.starts_with("-f")
-        }),
         "hostname" => args.is_empty(),
         // `env` and `command` that run something were unwrapped already;
         // what is left prints.
@@ -152,51 +156,100 @@ fn no_files_ok(base: &str, args: &[Word]) -> bool {
         "command" => args
             .iter()
             .any(|a| a.text.starts_with('-') && a.text.contains(['v', 'V'])),
+        "printf" => !has_option(args, "v", &[]),
         _ => true,
     }
-}
-
-fn any_arg(args: &[Word], bad: &[&str]) -> bool {
-    args.iter().any(|a| {
-        bad.iter()
-            .any(|b| a.text == *b || (b.starts_with("--") && a.text.starts_with(&format!("{b}="))))
-    })
-}
-
-fn operands(args: &[Word]) -> usize {
-    args.iter().filter(|a| !a.text.starts_with('-')).count()
 }
 
 fn arguments_ok(base: &str, args: &[Word]) -> bool {
     match base {
-        "find" => !any_arg(
-            args,
-            &[
-                "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
-                "-fprintf",
-            ],
-        ),
-        "rg" => !any_arg(
-            args,
-            &[
-                "--pre",
-                "--pre-glob",
-                "--hostname-bin",
-                "-z",
-                "--search-zip",
-            ],
-        ),
-        "fd" | "fdfind" => !any_arg(args, &["-x", "--exec", "-X", "--exec-batch"]),
-        "sort" => !args.iter().any(|a| {
-            a.text.starts_with("-o")
-                || a.text.starts_with("--output")
-                || a.text.starts_with("--compress-program")
+        // `-exec` runs a command of its own, judged on its own.
+        "find" => !args.iter().any(|a| {
+            matches!(
+                a.text.as_str(),
+                "-delete" | "-fls" | "-fprint" | "-fprint0" | "-fprintf" | "-ok" | "-okdir"
+            )
         }),
-        "tree" => !any_arg(args, &["-o"]),
-        "uniq" | "xxd" => operands(args) <= 1,
+        "rg" => !has_option(
+            args,
+            "z",
+            &["pre", "pre-glob", "hostname-bin", "search-zip"],
+        ),
+        "fd" | "fdfind" => !has_option(args, "xX", &["exec", "exec-batch"]),
+        "sort" => !has_option(
+            args,
+            "oT",
+            &["output", "compress-program", "temporary-directory"],
+        ),
+        "tree" => !has_option(args, "o", &[]),
+        "uniq" | "xxd" => operands(args).len() <= 1,
+        "date" => !has_option(args, "s", &["set"]),
+        "sed" => sed_ok(args),
+        "awk" => awk_ok(args),
         "git" => git_ok(args),
         _ => true,
     }
+}
+
+/// `sed -n '1,20p'`, `sed 's/a/b/g' file`: printing scripts only, no
+/// `-i`, no script file, no `w`/`e` commands or flags.
+fn sed_ok(args: &[Word]) -> bool {
+    if has_option(args, "ifs", &["in-place", "file", "separate"]) {
+        return false;
+    }
+    let print = |t: &str| {
+        let t = t.trim();
+        let range = t.trim_end_matches(['p', 'd']);
+        (t.ends_with(['p', 'd'])
+            && range
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, ',' | '$')))
+            || substitution_ok(t)
+    };
+    let scripts: Vec<&str> = {
+        let e = super::options::option_values(args, 'e', "expression");
+        if e.is_empty() {
+            operands(args)
+                .first()
+                .map(|w| w.text.as_str())
+                .into_iter()
+                .collect()
+        } else {
+            e
+        }
+    };
+    !scripts.is_empty() && scripts.iter().all(|s| print(s))
+}
+
+/// `s/from/to/flags` with flags from `g`, `i`, `I`, `p` and digits.
+fn substitution_ok(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix('s') else {
+        return false;
+    };
+    let Some(delim) = rest.chars().next() else {
+        return false;
+    };
+    if delim.is_alphanumeric() || delim == '\\' || delim == '\n' {
+        return false;
+    }
+    let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
+    parts.len() == 3
+        && parts[2]
+            .chars()
+            .all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
+}
+
+/// `awk '{print $1}' file`: no `system`, pipes, redirections, `getline`.
+fn awk_ok(args: &[Word]) -> bool {
+    if has_option(args, "f", &["file", "exec", "load"]) {
+        return false;
+    }
+    let Some(program) = operands(args).first().map(|w| w.text.clone()) else {
+        return false;
+    };
+    !["system", "|", ">", "getline", "close", "fflush", "@load"]
+        .iter()
+        .any(|bad| program.contains(bad))
 }
 
 /// `git status/diff/log/show/blame/…` and listing forms of branch, tag,
@@ -221,127 +274,124 @@ fn git_ok(args: &[Word]) -> bool {
         return false;
     };
     let rest = &args[i + 1..];
-    if rest.iter().any(|a| a.dynamic)
-        || any_arg(
+    if rest.iter().any(|a| a.dynamic && !a.bounded)
+        || has_option(
             rest,
+            "",
             &[
-                "--output",
-                "--ext-diff",
-                "--textconv",
-                "-O",
-                "--open-files-in-pager",
-                "--exec",
-                "--upload-pack",
+                "output",
+                "ext-diff",
+                "textconv",
+                "open-files-in-pager",
+                "exec",
+                "upload-pack",
+                "no-index",
             ],
         )
     {
         return false;
     }
-    let has = |flags: &[&str]| rest.iter().any(|a| flags.contains(&a.text.as_str()));
+    let ops = operands(rest);
     match sub.text.as_str() {
         "status" | "diff" | "log" | "show" | "blame" | "annotate" | "shortlog" | "ls-files"
-        | "ls-tree" | "rev-parse" | "rev-list" | "describe" | "grep" | "cat-file" | "show-ref"
+        | "ls-tree" | "rev-parse" | "rev-list" | "describe" | "cat-file" | "show-ref"
         | "for-each-ref" | "merge-base" | "name-rev" | "count-objects" | "check-ignore"
         | "check-attr" | "diff-tree" | "diff-files" | "diff-index" | "whatchanged" | "version" => {
             true
         }
+        "grep" => !has_option(rest, "O", &["open-files-in-pager"]),
         "branch" => {
-            let listing = has(&["-l", "--list"]);
-            !has(&[
-                "-d",
-                "-D",
-                "-m",
-                "-M",
-                "-c",
-                "-C",
-                "-f",
-                "-u",
-                "-t",
-                "--delete",
-                "--move",
-                "--copy",
-                "--force",
-                "--set-upstream-to",
-                "--unset-upstream",
-                "--track",
-                "--edit-description",
-                "--create-reflog",
-            ]) && (listing || operands(rest) == 0)
+            !has_option(
+                rest,
+                "dDmMcCfut",
+                &[
+                    "delete",
+                    "move",
+                    "copy",
+                    "force",
+                    "set-upstream-to",
+                    "unset-upstream",
+                    "track",
+                    "no-track",
+                    "edit-description",
+                    "create-reflog",
+                ],
+            ) && (has_option(rest, "l", &["list"]) || ops.is_empty())
         }
         "tag" => {
-            rest.is_empty()
-                || (has(&["-l", "--list"])
-                    && !has(&["-d", "--delete", "-a", "-s", "-u", "-f", "-m", "-F"]))
+            !has_option(
+                rest,
+                "dasufmFe",
+                &[
+                    "delete",
+                    "annotate",
+                    "sign",
+                    "local-user",
+                    "force",
+                    "message",
+                    "file",
+                    "edit",
+                ],
+            ) && (has_option(rest, "l", &["list"]) || ops.is_empty())
         }
-        "remote" => rest
-            .iter()
-            .all(|a| matches!(a.text.as_str(), "-v" | "--verbose")),
-        "stash" | "worktree" => matches!(rest.first().map(|a| a.text.as_str()), Some("list")),
-        "reflog" => rest
-            .first()
-            .is_none_or(|a| a.text == "show" || a.text.starts_with('-')),
+        "remote" => matches!(ops.first().map(|w| w.text.as_str()), None | Some("get-url")),
+        "stash" => matches!(ops.first().map(|w| w.text.as_str()), Some("list" | "show")),
+        "worktree" => matches!(ops.first().map(|w| w.text.as_str()), Some("list")),
+        "reflog" => ops.first().is_none_or(|a| a.text == "show"),
         "config" => {
-            has(&[
-                "--get",
-                "--get-all",
-                "--get-regexp",
-                "--list",
-                "-l",
-                "--get-urlmatch",
-            ]) && !has(&[
-                "--add",
-                "--unset",
-                "--unset-all",
-                "--replace-all",
-                "--edit",
-                "-e",
-                "--rename-section",
-                "--remove-section",
-            ])
+            !has_option(
+                rest,
+                "fe",
+                &[
+                    "global",
+                    "system",
+                    "file",
+                    "blob",
+                    "add",
+                    "unset",
+                    "unset-all",
+                    "replace-all",
+                    "edit",
+                    "rename-section",
+                    "remove-section",
+                ],
+            ) && (has_option(
+                rest,
+                "l",
+                &["get", "get-all", "get-regexp", "list", "get-urlmatch"],
+            ) || ops.len() == 1)
         }
         _ => false,
     }
 }
 
-/// Every path-like argument stays inside the workspace.
+/// Every path-like argument stays inside the workspace, including the
+/// value of an option (`--file=x`, `-f/etc/x`).
 fn paths_inside(c: &SimpleCommand, args: &[Word], workspace: &Workspace) -> bool {
     let cwd = c.cwd.as_deref();
+    let mut options_done = false;
     args.iter().all(|a| {
         let t = a.text.as_str();
-        if let Some(opt) = t.strip_prefix('-') {
-            // `--file=PATH`: check the value; short flags carry no path.
-            return match opt.split_once('=') {
-                Some((_, v)) if looks_like_path(v) => {
-                    !a.dynamic && inside(v, a.glob, cwd, workspace)
-                }
-                _ => !a.dynamic,
-            };
+        if a.dynamic {
+            return a.bounded;
         }
-        !a.dynamic && inside(t, a.glob, cwd, workspace)
+        if !options_done && t == "--" {
+            options_done = true;
+            return true;
+        }
+        if !options_done && t.starts_with('-') && t.len() > 1 {
+            let value = match t.split_once('=') {
+                Some((_, v)) => v,
+                None => t.find(['/', '~']).map_or("", |i| &t[i..]),
+            };
+            return !looks_like_path(value) || path_inside(value, a.glob, cwd, workspace);
+        }
+        path_inside(t, a.glob, cwd, workspace)
     })
 }
 
 fn looks_like_path(v: &str) -> bool {
     v.contains('/') || v.starts_with(['~', '.'])
-}
-
-fn inside(t: &str, glob: bool, cwd: Option<&Path>, workspace: &Workspace) -> bool {
-    let literal = if glob {
-        let cut = t.find(['*', '?', '[']).unwrap_or(t.len());
-        match t[..cut].rfind('/') {
-            Some(i) => &t[..=i],
-            None => ".",
-        }
-    } else {
-        t
-    };
-    let base = match cwd {
-        Some(c) => c,
-        None if literal.starts_with('/') => Path::new("/"),
-        None => return false,
-    };
-    let joined = lexical_join(base, literal);
-    workspace.check(&joined.to_string_lossy()).is_ok()
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
-use super::operation::{Access, FileOp, SimpleCommand, Word};
+use super::operation::{Access, FileOp, Program, SimpleCommand, Word, basename};
 
 /// The tool whose patterns are shell commands.
 pub const SHELL_TOOL: &str = "exec_shell";
@@ -53,8 +53,139 @@ pub struct Rule {
 struct Pattern {
     shell: GlobMatcher,
     shell_canonical: GlobMatcher,
+    loose: Loose,
     path: GlobMatcher,
     absolute: bool,
+}
+
+/// A shell pattern taken apart, for deny and ask rules: the program (by
+/// any of its names), the subcommand, the flags the command must have
+/// among others (in any order, combined or spelled long), and the rest.
+#[derive(Debug, Clone)]
+struct Loose {
+    program: GlobMatcher,
+    sub: Option<GlobMatcher>,
+    letters: Vec<char>,
+    longs: Vec<String>,
+    rest: GlobMatcher,
+}
+
+impl Loose {
+    fn compile(raw: &str) -> Result<Self, String> {
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        let program = words.first().copied().unwrap_or("*");
+        let mut i = 1;
+        let sub = match words.get(1) {
+            Some(w) if !w.starts_with('-') && super::shell::has_subcommands(basename(program)) => {
+                i = 2;
+                Some(shell_glob(w)?)
+            }
+            _ => None,
+        };
+        let mut letters = Vec::new();
+        let mut longs = Vec::new();
+        let mut rest = Vec::new();
+        for w in &words[i..] {
+            if let Some(long) = w.strip_prefix("--").filter(|l| !l.is_empty()) {
+                match long_letter(long) {
+                    Some(c) => letters.push(c),
+                    None => longs.push(long.to_string()),
+                }
+            } else if w.len() > 1
+                && w.starts_with('-')
+                && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+            {
+                letters.extend(w[1..].chars().map(fold_letter));
+            } else {
+                rest.push(*w);
+            }
+        }
+        // `git push*`: a star at the end of the last word runs on over
+        // whatever follows.
+        let last = words.last().copied().unwrap_or("");
+        let rest = if rest.is_empty() && last.ends_with('*') {
+            "*".to_string()
+        } else {
+            rest.join(" ")
+        };
+        Ok(Self {
+            program: shell_glob(basename(program))?,
+            sub,
+            letters,
+            longs,
+            rest: shell_glob(&rest)?,
+        })
+    }
+
+    fn matches(&self, c: &SimpleCommand) -> bool {
+        let mut names = vec![c.basename().to_string()];
+        if let Program::Path { path, .. } = &c.program
+            && let Some(n) = path.file_name()
+        {
+            names.push(n.to_string_lossy().into_owned());
+        }
+        if !names.iter().any(|n| self.program.is_match(n)) {
+            return false;
+        }
+        let mut args: Vec<&Word> = c.args().iter().collect();
+        if let Some(sub) = &self.sub {
+            let Some(actual) = &c.subcommand else {
+                // No subcommand known (an alias, a computed one): it may
+                // be the one the rule names.
+                return c
+                    .args()
+                    .iter()
+                    .all(|a| a.text.starts_with('-') || a.dynamic)
+                    || c.args().iter().any(|a| a.dynamic);
+            };
+            let equivalent = if actual == "send-pack" {
+                "push"
+            } else {
+                actual.as_str()
+            };
+            let alias = !super::shell::is_known_subcommand(c.basename(), actual);
+            if !alias && !sub.is_match(actual) && !sub.is_match(equivalent) {
+                return false;
+            }
+            if let Some(at) = args.iter().position(|a| a.text == *actual) {
+                args.drain(..=at);
+            }
+        }
+        let mut letters: Vec<char> = Vec::new();
+        let mut longs: Vec<String> = Vec::new();
+        let mut operands: Vec<&str> = Vec::new();
+        let mut done = false;
+        for a in &args {
+            let t = a.text.as_str();
+            if done || a.dynamic {
+                operands.push(t);
+            } else if t == "--" {
+                done = true;
+            } else if let Some(long) = t.strip_prefix("--") {
+                let name = long.split_once('=').map_or(long, |(n, _)| n);
+                match long_letter(name) {
+                    Some(c) => letters.push(c),
+                    None => longs.push(name.to_string()),
+                }
+            } else if t.len() > 1 && t.starts_with('-') {
+                letters.extend(t[1..].chars().map(fold_letter));
+            } else {
+                operands.push(t);
+            }
+        }
+        self.letters.iter().all(|l| letters.contains(l))
+            && self.longs.iter().all(|l| {
+                longs
+                    .iter()
+                    .any(|given| !given.is_empty() && l.starts_with(given.as_str()))
+            })
+            && self.rest.is_match(operands.join(" "))
+    }
+}
+
+/// `-R` and `-r` mean the same to the programs that take both.
+fn fold_letter(c: char) -> char {
+    if c == 'R' { 'r' } else { c }
 }
 
 /// What one rule is tested against.
@@ -136,6 +267,7 @@ impl Pattern {
                 .map(Word::literal)
                 .collect::<Vec<_>>(),
         ))?;
+        let loose = Loose::compile(raw)?;
         let path_raw = raw.strip_prefix("./").unwrap_or(raw);
         let (path_raw, absolute) = match path_raw.strip_prefix("~/") {
             Some(rest) => match std::env::var_os("HOME") {
@@ -152,6 +284,7 @@ impl Pattern {
         Ok(Self {
             shell,
             shell_canonical,
+            loose,
             path,
             absolute,
         })
@@ -196,9 +329,10 @@ impl Pattern {
             join(&bare_sub),
             canonical(&bare_sub),
         ];
-        forms
-            .iter()
-            .any(|f| self.shell.is_match(f) || self.shell_canonical.is_match(f))
+        self.loose.matches(c)
+            || forms
+                .iter()
+                .any(|f| self.shell.is_match(f) || self.shell_canonical.is_match(f))
     }
 }
 
@@ -284,15 +418,22 @@ pub fn canonical(argv: &[Word]) -> String {
     out.join(" ")
 }
 
+/// Long options that mean a letter, given whole or abbreviated
+/// (`--recur` is `--recursive`, `-r`).
 fn long_letter(long: &str) -> Option<char> {
-    Some(match long {
-        "recursive" => 'r',
-        "force" => 'f',
-        "verbose" => 'v',
-        "interactive" => 'i',
-        "dir" => 'd',
-        _ => return None,
-    })
+    if long.is_empty() {
+        return None;
+    }
+    [
+        ("recursive", 'r'),
+        ("force", 'f'),
+        ("verbose", 'v'),
+        ("interactive", 'i'),
+        ("dir", 'd'),
+    ]
+    .iter()
+    .find(|(full, _)| full.starts_with(long))
+    .map(|(_, c)| *c)
 }
 
 /// The three lists, user rules first.

@@ -21,16 +21,23 @@ use super::operation::ExecOp;
 use super::workspace::Workspace;
 
 mod commands;
+mod interpreters;
 mod walk;
 mod words;
+mod wrappers;
 
-pub(crate) use commands::{SHELLS, has_subcommands, shell_has_script};
+pub(crate) use commands::{has_subcommands, is_known_subcommand};
+pub(crate) use interpreters::{SHELLS, Source, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements
 /// may nest before a line is refused as unchecked.
 const MAX_DEPTH: usize = 48;
 /// Most words one brace expansion may produce before it counts as dynamic.
 const MAX_BRACE_WORDS: usize = 64;
+/// Longest line analysed, and most commands followed; beyond, a line is
+/// refused as unchecked (a script belongs in a file).
+const MAX_LINE: usize = 256 * 1024;
+const MAX_COMMANDS: usize = 2000;
 
 /// Parses `line` as run by `exec_shell` in `workspace`'s root.
 pub fn analyze(line: &str, workspace: &Workspace) -> ExecOp {
@@ -94,6 +101,31 @@ pub(crate) fn lexical_join(base: &Path, name: &str) -> PathBuf {
         out.push("/");
     }
     out
+}
+
+/// Whether path `t` (a glob when `glob`), taken in `cwd`, stays inside
+/// the workspace. A glob is judged by its literal directory, and refused
+/// when `..` follows a wildcard (`s*/../../etc`).
+pub(crate) fn path_inside(t: &str, glob: bool, cwd: Option<&Path>, workspace: &Workspace) -> bool {
+    let literal = if glob {
+        let cut = t.find(['*', '?', '[']).unwrap_or(t.len());
+        if t[cut..].split('/').any(|c| c == "..") {
+            return false;
+        }
+        match t[..cut].rfind('/') {
+            Some(i) => &t[..=i],
+            None => ".",
+        }
+    } else {
+        t
+    };
+    let base = match cwd {
+        Some(c) => c,
+        None if literal.starts_with('/') => Path::new("/"),
+        None => return false,
+    };
+    let joined = lexical_join(base, literal);
+    workspace.check(&joined.to_string_lossy()).is_ok()
 }
 
 #[cfg(test)]

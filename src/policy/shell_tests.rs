@@ -151,22 +151,25 @@ fn parse_errors_and_deep_nesting_are_unchecked() {
 }
 
 #[test]
-fn recursive_functions_are_found_under_any_name() {
+fn fork_bombs_are_found_under_any_name() {
     let (_d, w) = ws();
-    assert_eq!(analyze(":(){ :|:& };:", &w).recursive_functions, [":"]);
+    let bombs = |line: &str| analyze(line, &w).fork_bombs;
+    assert_eq!(bombs(":(){ :|:& };:").len(), 1);
+    assert!(bombs("bomb() { bomb | bomb & }; bomb")[0].contains("`bomb`"));
+    assert_eq!(bombs("a() { b; }; b() { a | a & }; a").len(), 2);
     assert_eq!(
-        analyze("bomb() { bomb | bomb & }; bomb", &w).recursive_functions,
-        ["bomb"]
+        bombs("shopt -s expand_aliases\nalias g=f\nf(){ g|g& }; f").len(),
+        2
     );
-    assert_eq!(
-        analyze("a() { b; }; b() { a | a & }; a", &w).recursive_functions,
-        ["a", "b"]
-    );
-    assert!(
-        analyze("f() { echo hi; }; f", &w)
-            .recursive_functions
-            .is_empty()
-    );
+    assert_eq!(bombs("while :; do sleep 1000 & done").len(), 1);
+    assert!(bombs("f() { echo hi; }; f").is_empty());
+    assert!(bombs("while read l; do echo $l & done").is_empty());
+    let chain: String = (0..600)
+        .map(|i| format!("f{i}() {{ f{}; }}; ", i + 1))
+        .collect();
+    let started = std::time::Instant::now();
+    assert!(bombs(&chain).is_empty());
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
 
 #[test]

@@ -5,9 +5,12 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::lexical_join;
-use super::walk::{Ctx, Walker};
+use super::interpreters::{SHELLS, Source, source_of};
+use super::walk::{Ctx, Var, Walker};
+use super::wrappers::{skip_options, unwrap_one};
+use super::{lexical_join, path_inside};
 use crate::policy::operation::{FileStamp, Program, SimpleCommand, Stdin, Word, basename};
+use crate::policy::options::{has_option, is_long, operands, option_values};
 
 /// Bash builtins and keywords that run as commands.
 const BUILTINS: &[&str] = &[
@@ -75,13 +78,11 @@ const BUILTINS: &[&str] = &[
     "wait",
 ];
 
-/// Shells: `-c STRING` runs a string; without a script they read stdin.
-pub(crate) const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
-];
-
 /// Builtins that change how later commands are found or run.
-const REDEFINERS: &[&str] = &["alias", "enable", "hash", "trap", "bind", "shopt", "coproc"];
+const REDEFINERS: &[&str] = &["enable", "bind", "shopt", "fc", "history"];
+
+/// Paths that name a process's standard input.
+const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"];
 
 /// Git's own commands; anything else may be an alias from a config file.
 const GIT_COMMANDS: &[&str] = &[
@@ -341,183 +342,6 @@ fn changes_what_runs(name: &str) -> bool {
     NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// Skips a wrapper's options from `start`; returns where its operands
-/// begin. `short_val` lists short options that take a value, `long_val`
-/// long ones (as `--x v`; `--x=v` is one word anyway).
-fn skip_options(argv: &[Word], start: usize, short_val: &str, long_val: &[&str]) -> usize {
-    let mut i = start;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            return i + 1;
-        }
-        if !t.starts_with('-') || t == "-" || w.dynamic {
-            return i;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            i += if !long.contains('=') && long_val.contains(&long) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        let flags: Vec<char> = t.chars().skip(1).collect();
-        let takes_next = flags
-            .iter()
-            .position(|c| short_val.contains(*c))
-            .is_some_and(|k| k + 1 == flags.len());
-        i += if takes_next { 2 } else { 1 };
-    }
-    i
-}
-
-/// What one wrapper hides.
-struct Unwrapped {
-    /// Where the wrapped command starts, or `None`: not a wrapper here.
-    next: Option<usize>,
-    /// The wrapper feeds arguments from stdin (`xargs`).
-    extra_args: bool,
-    /// `env -C DIR`.
-    chdir: Option<Word>,
-    /// `env -S STRING`, split into words.
-    split: Option<Vec<Word>>,
-}
-
-fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
-    let mut u = Unwrapped {
-        next: None,
-        extra_args: false,
-        chdir: None,
-        split: None,
-    };
-    let Some(w) = argv.get(at).filter(|w| w.is_plain()) else {
-        return u;
-    };
-    let start = at + 1;
-    u.next = match basename(&w.text) {
-        "env" => {
-            let mut i = start;
-            while let Some(a) = argv.get(i) {
-                let t = a.text.as_str();
-                if a.dynamic {
-                    break;
-                }
-                if t == "--" {
-                    i += 1;
-                    break;
-                }
-                if t == "-S" || t == "--split-string" {
-                    u.split = argv.get(i + 1).map(split_words);
-                    return Unwrapped {
-                        next: Some(i + 2),
-                        ..u
-                    };
-                }
-                if let Some(v) = t
-                    .strip_prefix("--split-string=")
-                    .or_else(|| t.strip_prefix("-S"))
-                {
-                    u.split = Some(split_words(&Word {
-                        text: v.to_string(),
-                        ..a.clone()
-                    }));
-                    return Unwrapped {
-                        next: Some(i + 1),
-                        ..u
-                    };
-                }
-                if t == "-C" || t == "--chdir" {
-                    u.chdir = argv.get(i + 1).cloned();
-                    i += 2;
-                } else if let Some(dir) = t.strip_prefix("--chdir=") {
-                    u.chdir = Some(Word::literal(dir));
-                    i += 1;
-                } else if t == "-u" || t == "--unset" {
-                    i += 2;
-                } else if t.starts_with('-') || is_assignment(t) {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            Some(i)
-        }
-        "nice" => Some(skip_options(argv, start, "n", &["adjustment"])),
-        "nohup" | "builtin" | "setsid" => Some(skip_options(argv, start, "", &[])),
-        "timeout" => Some(skip_options(argv, start, "sk", &["signal", "kill-after"]) + 1),
-        "time" => Some(skip_options(argv, start, "fo", &["format", "output"])),
-        "stdbuf" => Some(skip_options(
-            argv,
-            start,
-            "ioe",
-            &["input", "output", "error"],
-        )),
-        "ionice" => {
-            let i = skip_options(argv, start, "cn", &["class", "classdata"]);
-            let by_pid = argv[start..i.min(argv.len())]
-                .iter()
-                .any(|a| a.text.starts_with("-p") || a.text == "--pid");
-            (!by_pid).then_some(i)
-        }
-        "command" => {
-            let i = skip_options(argv, start, "", &[]);
-            let query = argv[start..i.min(argv.len())]
-                .iter()
-                .any(|a| a.text.starts_with('-') && a.text.contains(['v', 'V']));
-            (!query).then_some(i)
-        }
-        "exec" => Some(skip_options(argv, start, "a", &[])),
-        "xargs" => {
-            u.extra_args = true;
-            Some(skip_options(
-                argv,
-                start,
-                "adEILnPs",
-                &[
-                    "arg-file",
-                    "delimiter",
-                    "eof",
-                    "replace",
-                    "max-lines",
-                    "max-args",
-                    "max-procs",
-                    "max-chars",
-                    "process-slot-var",
-                ],
-            ))
-        }
-        "busybox" => argv
-            .get(start)
-            .filter(|a| !a.text.starts_with('-'))
-            .map(|_| start),
-        _ => None,
-    };
-    u
-}
-
-/// `env -S` and `watch` take one string and split it into words.
-fn split_words(w: &Word) -> Vec<Word> {
-    if w.dynamic {
-        return vec![w.clone()];
-    }
-    match shlex::split(&w.text) {
-        Some(parts) if !parts.is_empty() => parts.into_iter().map(Word::literal).collect(),
-        _ => vec![Word {
-            dynamic: true,
-            ..w.clone()
-        }],
-    }
-}
-
-fn is_assignment(t: &str) -> bool {
-    t.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
-
 fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -532,51 +356,10 @@ fn stamp(p: &Path) -> Option<FileStamp> {
     })
 }
 
-/// The operand after a shell's options that `-c` runs, when there is one.
-fn dash_c_code(args: &[Word]) -> Option<&Word> {
-    let mut i = 0;
-    let mut has_c = false;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        if t == "--" || !t.starts_with(['-', '+']) || t == "-" {
-            break;
-        }
-        if t.starts_with('-') && !t.starts_with("--") && t.contains('c') {
-            has_c = true;
-        }
-        // `-o OPTION` and `+O OPTION` take a value.
-        if matches!(t, "-o" | "+o" | "-O" | "+O") {
-            i += 1;
-        }
-        i += 1;
-    }
-    if has_c { args.get(i) } else { None }
-}
-
-/// Whether a shell invocation names a script to run (else it reads stdin).
-pub(crate) fn shell_has_script(args: &[Word]) -> bool {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        if t == "--" {
-            return args.len() > i + 1;
-        }
-        if t == "-s" || (t.starts_with('-') && !t.starts_with("--") && t.contains('s')) {
-            return false;
-        }
-        if t.starts_with('-') && t.contains('c') && !t.starts_with("--") {
-            return true;
-        }
-        if matches!(t, "-o" | "+o" | "-O" | "+O") {
-            i += 2;
-            continue;
-        }
-        if !t.starts_with(['-', '+']) || t == "-" {
-            return t != "-";
-        }
-        i += 1;
-    }
-    false
+/// Whether `sub` is one of `base`'s own subcommands (for git, not an
+/// alias or an external `git-sub` program).
+pub(crate) fn is_known_subcommand(base: &str, sub: &str) -> bool {
+    base != "git" || GIT_COMMANDS.contains(&sub)
 }
 
 /// Whether `base` takes a subcommand as its first operand.
@@ -585,15 +368,14 @@ pub(crate) fn has_subcommands(base: &str) -> bool {
 }
 
 /// The subcommand that scopes a grant: `git status`, `cargo test`,
-/// `python -m pytest`; `None` for programs without subcommands.
+/// `python3 -m pytest`, the script an interpreter runs (`python3 a.py`);
+/// `None` for programs without subcommands.
 pub(crate) fn subcommand_of(base: &str, args: &[Word]) -> Option<String> {
-    if base.starts_with("python") || base.starts_with("pypy") {
-        return match args {
-            [m, module, ..] if m.text == "-m" && module.is_plain() => {
-                Some(format!("-m {}", module.text))
-            }
-            _ => None,
-        };
+    match source_of(base, args) {
+        Some(Source::Module(m)) if m.is_plain() => return Some(format!("-m {}", m.text)),
+        Some(Source::Script(s)) if s.is_plain() => return Some(s.text),
+        Some(_) => return None,
+        None => {}
     }
     let (_, with_value) = SUBCOMMANDS.iter().find(|(p, _)| *p == base)?;
     let mut i = 0;
@@ -623,13 +405,106 @@ pub(crate) fn subcommand_of(base: &str, args: &[Word]) -> Option<String> {
 }
 
 impl Walker<'_> {
-    /// Notes an assignment that changes what commands run.
+    /// Notes an assignment that changes what commands run, or that bash
+    /// evaluates later (prompt strings).
     pub(super) fn note_assignment(&mut self, name: &str, value: &Word) {
         if changes_what_runs(name) {
             self.complex(format!("sets {name}, which changes what commands run"));
         }
-        if value.dynamic {
-            // `FOO=$(…)` already made the line complex through its substitution.
+        match name {
+            "PS0" | "PS1" | "PS2" | "PS4" => self.evaluates("sets a prompt string"),
+            // Variables whose value programs run as a command.
+            "PROMPT_COMMAND"
+            | "GIT_SSH_COMMAND"
+            | "GIT_SSH"
+            | "GIT_PAGER"
+            | "GIT_EDITOR"
+            | "GIT_SEQUENCE_EDITOR"
+            | "GIT_EXTERNAL_DIFF"
+            | "GIT_ASKPASS"
+            | "SSH_ASKPASS"
+            | "SUDO_ASKPASS"
+            | "PAGER"
+            | "MANPAGER"
+            | "EDITOR"
+            | "VISUAL"
+            | "LESSOPEN"
+            | "LESSCLOSE"
+            | "RUSTC_WRAPPER"
+            | "RUSTC"
+            | "CC"
+            | "CXX" => {
+                let code = Word {
+                    text: value.text.trim_start_matches('|').to_string(),
+                    ..value.clone()
+                };
+                self.code_string(&code, name);
+            }
+            _ => {}
+        }
+    }
+
+    /// `git -c KEY=VALUE` and `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`:
+    /// settings whose value git runs as a command are looked into.
+    fn git_config(&mut self, key: &str, value: &Word) {
+        let k = key.to_ascii_lowercase();
+        let last = k.rsplit('.').next().unwrap_or("");
+        if last == "hookspath"
+            || last == "worktree"
+            || k == "include.path"
+            || k.starts_with("includeif.")
+        {
+            self.unchecked(format!(
+                "it points git at hooks or configuration elsewhere ({key})"
+            ));
+            return;
+        }
+        let runs = if k.starts_with("alias.") {
+            value.text.starts_with('!')
+        } else {
+            k.starts_with("pager.")
+                || [
+                    "pager",
+                    "editor",
+                    "sshcommand",
+                    "fsmonitor",
+                    "askpass",
+                    "external",
+                    "textconv",
+                    "command",
+                    "clean",
+                    "smudge",
+                    "process",
+                    "program",
+                    "helper",
+                    "driver",
+                    "difffilter",
+                    "packobjectshook",
+                    "receivepack",
+                    "uploadpack",
+                    "cmd",
+                    "tool",
+                ]
+                .contains(&last)
+        };
+        if runs {
+            let code = Word {
+                text: value.text.trim_start_matches('!').to_string(),
+                ..value.clone()
+            };
+            self.code_string(&code, "a git setting");
+        }
+    }
+
+    /// Code in a string that bash will run (a trap, an alias, a callback):
+    /// looked into when literal; refused when known only at run time.
+    fn code_string(&mut self, code: &Word, what: &str) {
+        self.complex(format!("runs the code in a string ({what})"));
+        if code.dynamic {
+            self.unchecked(format!("it runs code ({what}) known only when it runs"));
+        } else {
+            let text = code.text.clone();
+            self.nested(&text, false, Stdin::Inherited);
         }
     }
 
@@ -648,11 +523,11 @@ impl Walker<'_> {
 
     /// Looks through wrappers, then records the command and looks into
     /// the code it runs.
-    fn interpret(
+    pub(super) fn interpret(
         &mut self,
         mut wrappers: Vec<Word>,
         argv: Vec<Word>,
-        assignments: Vec<String>,
+        mut assignments: Vec<String>,
         cx: Ctx,
         mut extra_args: bool,
     ) {
@@ -660,10 +535,20 @@ impl Walker<'_> {
         let mut cwd = self.cwd.clone();
         loop {
             let u = unwrap_one(&argv, 0);
+            if let Some(code) = &u.code {
+                self.code_string(code, "flock -c");
+            }
             let Some(next) = u.next.filter(|n| *n < argv.len() || u.split.is_some()) else {
                 break;
             };
-            extra_args |= u.extra_args;
+            if u.extra_args {
+                extra_args = true;
+                self.complex("takes arguments from its input (xargs)");
+            }
+            for (name, value) in &u.assignments {
+                self.note_assignment(name, value);
+                assignments.push(format!("{name}={}", value.text));
+            }
             if let Some(dir) = u.chdir {
                 cwd = match (&cwd, dir.is_plain()) {
                     (Some(c), true) => Some(lexical_join(c, &dir.text)),
@@ -685,20 +570,16 @@ impl Walker<'_> {
                 break;
             }
         }
+        self.git_config_from_env(&assignments);
         let Some(first) = argv.first().cloned() else {
             return;
         };
         let base = basename(&first.text).to_string();
+        if first.expanded && !first.dynamic {
+            self.complex("takes the program name from a variable");
+        }
         let program = if first.is_plain() {
-            let key = (first.text.clone(), cwd.clone());
-            match self.resolved.get(&key) {
-                Some(p) => p.clone(),
-                None => {
-                    let p = self.resolve(&first.text, cwd.as_deref());
-                    self.resolved.insert(key, p.clone());
-                    p
-                }
-            }
+            self.resolve_cached(&first.text, cwd.clone())
         } else {
             self.complex("computes the program name at run time");
             Program::Dynamic
@@ -706,12 +587,14 @@ impl Walker<'_> {
         self.note_function_call(&first.text);
         let args = argv[1..].to_vec();
         let subcommand = subcommand_of(&base, &args);
+        let script = self.script_of(&base, &args, cwd.as_deref());
         let is_cd = matches!(base.as_str(), "cd" | "pushd" | "popd");
         self.out.commands.push(SimpleCommand {
             argv,
             wrappers,
             program,
             subcommand,
+            script,
             redirects: cx.redirects.clone(),
             assignments,
             cwd: cwd.clone(),
@@ -720,14 +603,85 @@ impl Walker<'_> {
         });
         self.look_inside(&base, &args, &cx);
         if is_cd {
-            self.cwd = match (cx.top, args.as_slice(), &cwd) {
-                (true, [], _) => self.env.home.clone(),
-                (true, [dir], Some(c)) if dir.is_plain() && dir.text != "-" => {
-                    Some(lexical_join(c, &dir.text))
-                }
-                _ => None,
-            };
+            self.change_directory(&args, &cx, cwd);
         }
+    }
+
+    /// `GIT_CONFIG_KEY_n` paired with `GIT_CONFIG_VALUE_n`.
+    fn git_config_from_env(&mut self, assignments: &[String]) {
+        let get = |prefix: &str, n: &str| {
+            assignments.iter().find_map(|a| {
+                a.strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_prefix(n))
+                    .and_then(|rest| rest.strip_prefix('='))
+            })
+        };
+        for a in assignments {
+            let Some(rest) = a.strip_prefix("GIT_CONFIG_KEY_") else {
+                continue;
+            };
+            let Some((n, key)) = rest.split_once('=') else {
+                continue;
+            };
+            let value = get("GIT_CONFIG_VALUE_", n).unwrap_or("");
+            self.git_config(key, &Word::literal(value));
+        }
+    }
+
+    fn resolve_cached(&mut self, name: &str, cwd: Option<PathBuf>) -> Program {
+        let key = (name.to_string(), cwd.clone());
+        if let Some(p) = self.resolved.get(&key) {
+            return p.clone();
+        }
+        let p = self.resolve(name, cwd.as_deref());
+        self.resolved.insert(key, p.clone());
+        p
+    }
+
+    /// The script an interpreter runs, with its identity: a grant on
+    /// `python3 a.py` does not cover `a.py` rewritten.
+    fn script_of(&self, base: &str, args: &[Word], cwd: Option<&Path>) -> Option<Program> {
+        let Some(Source::Script(w)) = source_of(base, args) else {
+            return None;
+        };
+        if !w.is_plain() {
+            return None;
+        }
+        let path = lexical_join(cwd?, &w.text);
+        Some(match path.canonicalize() {
+            Ok(c) => Program::Path {
+                stamp: stamp(&c),
+                path: c,
+            },
+            Err(_) => Program::NotFound {
+                name: path.display().to_string(),
+            },
+        })
+    }
+
+    /// `cd [-L|-P|-e|-@] [--] [DIR]`: the directory of what follows, when
+    /// it is sure to run and its target is literal; else unknown.
+    fn change_directory(&mut self, args: &[Word], cx: &Ctx, cwd: Option<PathBuf>) {
+        let physical = has_option(args, "P", &[]);
+        let targets = operands(args);
+        let sure = cx.top && !cx.conditional;
+        self.cwd = if !sure {
+            None
+        } else if targets.is_empty() {
+            self.env.home.clone()
+        } else if let ([dir], Some(c)) = (targets.as_slice(), cwd)
+            && dir.is_plain()
+            && dir.text != "-"
+        {
+            let to = lexical_join(&c, &dir.text);
+            if physical {
+                to.canonicalize().ok()
+            } else {
+                Some(to)
+            }
+        } else {
+            None
+        };
     }
 
     fn note_function_call(&mut self, name: &str) {
@@ -738,7 +692,7 @@ impl Walker<'_> {
                 .push(name.to_string());
         }
         if self.calls.contains_key(name) {
-            self.complex("calls a shell function");
+            self.complex("calls a shell function or alias");
             // The function may change directory.
             self.cwd = None;
         }
@@ -746,15 +700,27 @@ impl Walker<'_> {
 
     /// Commands that run other code: look into it when it is literal.
     fn look_inside(&mut self, base: &str, args: &[Word], cx: &Ctx) {
+        if let Some(source) = source_of(base, args) {
+            return self.interpreter(base, source, cx);
+        }
         match base {
             "eval" => {
                 self.complex("uses eval");
                 if !args.is_empty() && args.iter().all(|a| !a.dynamic) {
                     let code = join_words(args);
+                    self.nested(&code, false, cx.stdin.clone());
+                }
+            }
+            "source" | "." => {
+                self.complex("runs the commands of a file (source)");
+                let from_stdin = args
+                    .first()
+                    .is_some_and(|a| STDIN_PATHS.contains(&a.text.as_str()));
+                if from_stdin && let Stdin::Inline { code: Some(code) } = &cx.stdin {
+                    let code = code.clone();
                     self.nested(&code, false, Stdin::Inherited);
                 }
             }
-            "source" | "." => self.complex("runs the commands of a file (source)"),
             "watch" => {
                 self.complex("runs a command string (watch)");
                 let at = skip_options(args, 0, "nd", &["interval", "differences"]);
@@ -764,36 +730,118 @@ impl Walker<'_> {
                     self.nested(&code, true, Stdin::Inherited);
                 }
             }
-            "git" => self.git(args),
-            "cargo"
-                if args
-                    .iter()
-                    .any(|a| a.text == "--config" || a.text.starts_with("--config=")) =>
+            "trap" => {
+                let ops = operands(args);
+                if !has_option(args, "pl", &[]) && ops.len() >= 2 {
+                    self.code_string(ops[0], "trap");
+                }
+            }
+            "alias" => {
+                for a in args {
+                    if let Some((name, value)) = a.text.split_once('=') {
+                        let first = value.split_whitespace().next().unwrap_or("").to_string();
+                        self.calls.entry(name.to_string()).or_default().push(first);
+                        let code = Word {
+                            text: value.to_string(),
+                            ..a.clone()
+                        };
+                        self.code_string(&code, "alias");
+                    }
+                }
+            }
+            "hash" => {
+                for path in option_values(args, 'p', "") {
+                    let code = Word::literal(path);
+                    self.code_string(&code, "hash -p");
+                }
+            }
+            "mapfile" | "readarray" => {
+                for code in option_values(args, 'C', "") {
+                    let dynamic = args.iter().any(|a| a.dynamic && a.text.contains(code));
+                    let w = Word {
+                        dynamic,
+                        ..Word::literal(code)
+                    };
+                    self.code_string(&w, "mapfile -C");
+                }
+            }
+            "compgen" | "complete" => {
+                for code in option_values(args, 'C', "") {
+                    self.code_string(&Word::literal(code), "compgen -C");
+                }
+            }
+            "printf" => {
+                for name in option_values(args, 'v', "") {
+                    self.assigned_by_name(name);
+                }
+            }
+            "read" => {
+                for a in operands(args) {
+                    self.assigned_by_name(&a.text);
+                }
+            }
+            "let" => self.evaluates("evaluates arithmetic (let)"),
+            "test" | "[" if args.iter().any(|a| a.text == "-v") => {
+                self.evaluates("tests a variable by name");
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly"
+                if has_option(args, "in", &[]) =>
             {
+                self.evaluates("declares an integer or reference variable");
+            }
+            "git" => self.git(args),
+            "cargo" if has_option(args, "", &["config"]) => {
                 self.complex("uses cargo --config, which can redefine what cargo runs");
             }
+            "npm" | "pnpm" | "yarn" | "npx" | "bun" => self.node_package_manager(base, args),
+            "make" | "gmake" => self.make(args),
             "find" => self.find_exec(args),
-            b if SHELLS.contains(&b) => {
-                if let Some(code) = dash_c_code(args) {
-                    self.complex(format!("runs a shell string ({b} -c)"));
-                    if !code.dynamic {
-                        let code = code.text.clone();
-                        self.nested(&code, true, Stdin::Inherited);
-                    }
-                } else if !shell_has_script(args)
-                    && let Stdin::Inline { code } = &cx.stdin
+            b if REDEFINERS.contains(&b) => {
+                self.complex(format!("uses `{b}`, which changes how later commands run"));
+            }
+            _ => {}
+        }
+    }
+
+    /// `printf -v NAME`, `read NAME`: a variable takes a value known only
+    /// at run time; an array element's subscript is evaluated.
+    fn assigned_by_name(&mut self, name: &str) {
+        if name.contains('[') {
+            self.evaluates("assigns to an array element");
+        }
+        let value = Word {
+            dynamic: true,
+            ..Word::default()
+        };
+        self.note_assignment(name, &value);
+        self.vars.insert(name.to_string(), Var::Unknown);
+    }
+
+    /// Shells and interpreters: inline code is looked into (shells) and
+    /// makes the line complex; a shell fed a literal here-document too.
+    fn interpreter(&mut self, base: &str, source: Source, cx: &Ctx) {
+        let shell = SHELLS.contains(&base);
+        match source {
+            Source::Inline(code) => {
+                self.complex(format!("runs inline code ({base} -c)"));
+                if let Some(code) = code
+                    && shell
+                    && !code.dynamic
                 {
-                    self.complex(format!("feeds shell code to {b} on its input"));
-                    if let Some(code) = code.clone() {
+                    self.nested(&code.text, true, cx.stdin.clone());
+                }
+            }
+            Source::Stdin => {
+                if let Stdin::Inline { code } = &cx.stdin {
+                    self.complex(format!("feeds code to {base} on its input"));
+                    if let Some(code) = code.clone()
+                        && shell
+                    {
                         self.nested(&code, true, Stdin::Inherited);
                     }
                 }
             }
-            b if REDEFINERS.contains(&b) => {
-                self.complex(format!("uses `{b}`, which changes how later commands run"));
-            }
-            "exec" if args.is_empty() => {}
-            _ => {}
+            Source::Script(_) | Source::Module(_) => {}
         }
     }
 
@@ -805,34 +853,86 @@ impl Walker<'_> {
                 self.complex("computes a git option at run time");
                 return;
             }
-            if t == "-c" || t == "--config-env" {
-                self.complex(format!("uses git {t}, which can redefine what git runs"));
-                i += 2;
-                continue;
-            }
-            if (t.starts_with("-c") && t.len() > 2)
-                || t.starts_with("--config-env=")
-                || t.starts_with("--exec-path=")
-            {
-                self.complex("uses a git option that can redefine what git runs");
-                i += 1;
-                continue;
-            }
-            if matches!(
-                t,
-                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-            ) {
-                i += 2;
-                continue;
-            }
             if !t.starts_with('-') {
                 break;
             }
-            i += 1;
+            if t == "-c" || (t.starts_with("-c") && t.len() > 2) {
+                let setting = if t == "-c" {
+                    args.get(i + 1).cloned()
+                } else {
+                    Some(Word {
+                        text: t[2..].to_string(),
+                        ..a.clone()
+                    })
+                };
+                if let Some(w) = setting
+                    && let Some((key, value)) = w.text.split_once('=')
+                {
+                    let value = Word {
+                        text: value.to_string(),
+                        ..w.clone()
+                    };
+                    self.git_config(key, &value);
+                }
+            }
+            let redefines = t == "-c"
+                || t.starts_with("-c")
+                || [
+                    "config-env",
+                    "exec-path",
+                    "git-dir",
+                    "work-tree",
+                    "namespace",
+                    "super-prefix",
+                ]
+                .iter()
+                .any(|l| is_long(t, l) && (t.contains('=') || *l != "exec-path"));
+            if redefines {
+                self.complex(
+                    "uses a git option that changes which repository or configuration git uses",
+                );
+            }
+            if t == "-C" {
+                let inside = args.get(i + 1).is_some_and(|d| {
+                    !d.dynamic
+                        && path_inside(&d.text, d.glob, self.cwd.as_deref(), self.env.workspace)
+                });
+                if !inside {
+                    self.complex("runs git in another directory");
+                }
+                i += 2;
+                continue;
+            }
+            let takes_value = matches!(
+                t,
+                "-c" | "--git-dir"
+                    | "--work-tree"
+                    | "--namespace"
+                    | "--super-prefix"
+                    | "--config-env"
+            );
+            i += if takes_value { 2 } else { 1 };
         }
-        if args[i.min(args.len())..]
-            .iter()
-            .any(|a| a.text.starts_with("--output") || a.text == "--ext-diff")
+        let rest = args.get(i + 1..).unwrap_or_default();
+        if has_option(
+            rest,
+            "",
+            &[
+                "output",
+                "ext-diff",
+                "upload-pack",
+                "receive-pack",
+                "exec",
+                "config",
+                "template",
+            ],
+        ) || (rest.iter().any(|a| a.text.starts_with("-u"))
+            && args.get(i).is_some_and(|s| {
+                matches!(
+                    s.text.as_str(),
+                    "fetch" | "clone" | "pull" | "ls-remote" | "archive"
+                )
+            }))
         {
             self.complex("uses a git option that writes a file or runs a configured program");
         }
@@ -848,7 +948,48 @@ impl Walker<'_> {
         }
     }
 
+    /// npm and friends: options that choose the shell scripts run with,
+    /// another project, another configuration, or a package to install.
+    fn node_package_manager(&mut self, base: &str, args: &[Word]) {
+        let redefines = has_option(
+            args,
+            "",
+            &[
+                "script-shell",
+                "prefix",
+                "userconfig",
+                "globalconfig",
+                "node-options",
+                "package",
+                "call",
+                "dir",
+                "cwd",
+            ],
+        ) || (base == "npx" && has_option(args, "pc", &[]))
+            || (base == "npm" && args.iter().any(|a| a.text == "-c" || a.text == "-C"));
+        if redefines {
+            self.complex(format!(
+                "uses a {base} option that changes what {base} runs"
+            ));
+        }
+    }
+
+    /// `make -f -`, `make SHELL=…`: rules or a shell from elsewhere.
+    fn make(&mut self, args: &[Word]) {
+        let from_input = option_values(args, 'f', "file")
+            .into_iter()
+            .chain(option_values(args, 'f', "makefile"))
+            .any(|f| STDIN_PATHS.contains(&f) || f.starts_with('$'));
+        let shell = args
+            .iter()
+            .any(|a| a.text.starts_with("SHELL=") || a.text.starts_with(".SHELLFLAGS="));
+        if from_input || shell || args.iter().any(|a| a.dynamic && a.text.starts_with("-f")) {
+            self.complex("gives make its rules or shell from elsewhere");
+        }
+    }
+
     /// `find … -exec CMD … ;` runs CMD: it is a command of the line too.
+    /// The `{}` it gets are found paths, checked on `find` itself.
     fn find_exec(&mut self, args: &[Word]) {
         let mut i = 0;
         while i < args.len() {
@@ -866,8 +1007,7 @@ impl Walker<'_> {
                     }
                     if self.depth < super::MAX_DEPTH {
                         self.depth += 1;
-                        let cx = Ctx::default();
-                        self.interpret(Vec::new(), inner, Vec::new(), cx, true);
+                        self.interpret(Vec::new(), inner, Vec::new(), Ctx::default(), false);
                         self.depth -= 1;
                     } else {
                         self.unchecked("it nests commands too deeply to check".into());
@@ -900,9 +1040,12 @@ impl Walker<'_> {
                     stamp: stamp(&c),
                     path: c,
                 },
-                _ => Program::NotFound {
-                    name: path.display().to_string(),
-                },
+                _ => {
+                    self.complex("runs a program that does not exist yet");
+                    Program::NotFound {
+                        name: path.display().to_string(),
+                    }
+                }
             };
         }
         if BUILTINS.contains(&name) {

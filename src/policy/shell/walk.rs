@@ -3,12 +3,12 @@
 //! commands interpreted in `commands`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::{MAX_DEPTH, ShellEnv, lexical_join};
+use super::{MAX_COMMANDS, MAX_DEPTH, ShellEnv, lexical_join, path_inside};
 use crate::policy::operation::{Access, ExecOp, FileOp, Redirect, Stdin, Word};
 
 thread_local! {
@@ -33,15 +33,29 @@ pub(super) struct Ctx {
     /// Redirections of enclosing statements (`{ …; } > out`).
     pub(super) redirects: Vec<Redirect>,
     pub(super) stdin: Stdin,
-    /// Directly in the line's top-level list, where `cd` changes the
-    /// directory of what follows.
+    /// In the current shell, where `cd` changes the directory of what
+    /// follows (not in a subshell, a pipeline stage or a substitution).
     pub(super) top: bool,
+    /// It may not run (after `&&`/`||`, in an `if`, a loop or a `case`):
+    /// a `cd` here leaves the directory unknown.
+    pub(super) conditional: bool,
+}
+
+/// What the line makes known about a variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Var {
+    /// A literal value.
+    Known(String),
+    /// Assigned, but known only at run time.
+    Unknown,
+    /// A loop variable over words that are all paths in the workspace.
+    Paths,
 }
 
 pub(crate) struct Walker<'e> {
     pub(super) env: &'e ShellEnv<'e>,
-    /// Variables assigned in the line: `Some` literal value, `None` unknown.
-    pub(super) vars: HashMap<String, Option<String>>,
+    /// Variables the line assigns.
+    pub(super) vars: HashMap<String, Var>,
     /// The directory the next command runs in, when known.
     pub(super) cwd: Option<PathBuf>,
     pub(super) out: ExecOp,
@@ -52,6 +66,13 @@ pub(crate) struct Walker<'e> {
     pub(super) in_function: Vec<String>,
     /// Programs already resolved in this line, by name and directory.
     pub(super) resolved: HashMap<(String, Option<PathBuf>), crate::policy::operation::Program>,
+    /// Files already recorded.
+    files_seen: HashSet<FileOp>,
+    /// Bash evaluates a string as code somewhere in the line (arithmetic,
+    /// `${x@P}`, a prompt variable, `test -v`).
+    pub(super) evaluates: bool,
+    /// A literal string of the line contains `$(` or a backtick.
+    pub(super) code_in_literal: bool,
 }
 
 pub(super) fn text<'s>(s: &'s str, n: Node<'_>) -> &'s str {
@@ -156,11 +177,21 @@ impl<'e> Walker<'e> {
             calls: HashMap::new(),
             in_function: Vec::new(),
             resolved: HashMap::new(),
+            files_seen: HashSet::new(),
+            evaluates: false,
+            code_in_literal: false,
         }
     }
 
     /// Walks a whole line.
     pub(crate) fn run(&mut self, code: &str) {
+        if code.len() > super::MAX_LINE {
+            self.unchecked(format!(
+                "it is longer than {} KiB; write long scripts to a file and run that",
+                super::MAX_LINE / 1024
+            ));
+            return;
+        }
         let ctx = Ctx {
             top: true,
             ..Ctx::default()
@@ -187,6 +218,10 @@ impl<'e> Walker<'e> {
     /// here-document fed to a shell). A new shell (`fresh`) starts without
     /// the line's variables.
     pub(super) fn nested(&mut self, code: &str, fresh: bool, stdin: Stdin) {
+        if code.len() > super::MAX_LINE {
+            self.unchecked("it runs a shell string too long to check".into());
+            return;
+        }
         if self.depth >= MAX_DEPTH {
             self.unchecked("it nests shell code too deeply to check".into());
             return;
@@ -207,38 +242,96 @@ impl<'e> Walker<'e> {
     }
 
     pub(crate) fn finish(mut self) -> ExecOp {
-        let cyclic: Vec<String> = self
-            .calls
-            .keys()
-            .filter(|f| self.reaches_itself(f))
-            .cloned()
+        if self.evaluates && self.code_in_literal {
+            self.unchecked(
+                "bash evaluates a string of it as code, and a string carries a command substitution"
+                    .into(),
+            );
+        }
+        if self.out.commands.len() > MAX_COMMANDS {
+            self.unchecked(format!(
+                "it runs more than {MAX_COMMANDS} commands; write long scripts to a file and run that"
+            ));
+        }
+        let mut cyclic: Vec<String> = self
+            .cycles()
+            .into_iter()
+            .map(|f| format!("the shell function or alias `{f}` calls itself"))
             .collect();
-        let mut cyclic = cyclic;
         cyclic.sort();
-        self.out.recursive_functions = cyclic;
+        self.out.fork_bombs.extend(cyclic);
         self.out
     }
 
-    fn reaches_itself(&self, start: &str) -> bool {
-        let mut seen: Vec<&str> = Vec::new();
-        let mut stack: Vec<&str> = self
-            .calls
-            .get(start)
-            .map(|v| v.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        while let Some(f) = stack.pop() {
-            if f == start {
-                return true;
-            }
-            if seen.contains(&f) {
+    /// The functions (and aliases) that can call themselves.
+    fn cycles(&self) -> Vec<String> {
+        // Colour-marking depth-first search: a back edge closes a cycle.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            New,
+            Open,
+            Done,
+        }
+        let names: Vec<&String> = self.calls.keys().collect();
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        let edges: Vec<Vec<usize>> = names
+            .iter()
+            .map(|n| {
+                self.calls[*n]
+                    .iter()
+                    .filter_map(|c| index.get(c.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        let mut mark = vec![Mark::New; names.len()];
+        let mut on_cycle = vec![false; names.len()];
+        for start in 0..names.len() {
+            if mark[start] != Mark::New {
                 continue;
             }
-            seen.push(f);
-            if let Some(next) = self.calls.get(f) {
-                stack.extend(next.iter().map(String::as_str));
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            mark[start] = Mark::Open;
+            while let Some((node, next)) = stack.last().copied() {
+                if let Some(&to) = edges[node].get(next) {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 += 1;
+                    }
+                    match mark[to] {
+                        Mark::New => {
+                            mark[to] = Mark::Open;
+                            stack.push((to, 0));
+                        }
+                        Mark::Open => {
+                            // Everything on the stack from `to` up is a cycle.
+                            let from = stack.iter().position(|(n, _)| *n == to).unwrap_or(0);
+                            for (n, _) in &stack[from..] {
+                                on_cycle[*n] = true;
+                            }
+                        }
+                        Mark::Done => {}
+                    }
+                } else {
+                    mark[node] = Mark::Done;
+                    stack.pop();
+                }
             }
         }
-        false
+        names
+            .iter()
+            .zip(on_cycle)
+            .filter(|(_, c)| *c)
+            .map(|(n, _)| (*n).clone())
+            .collect()
+    }
+
+    /// Bash evaluates some string of the line as code.
+    pub(super) fn evaluates(&mut self, what: &str) {
+        self.evaluates = true;
+        self.complex(format!("{what}, which bash evaluates as code"));
     }
 
     pub(super) fn complex(&mut self, reason: impl Into<String>) {
@@ -279,47 +372,63 @@ impl<'e> Walker<'e> {
         };
         match n.kind() {
             "program" | "list" => {
-                for c in named(n) {
-                    self.child(s, c, ctx);
+                // What follows `&&` or `||` may not run.
+                let mut conditional = ctx.conditional;
+                for c in kids(n) {
+                    if !c.is_named() {
+                        let op = text(s, c);
+                        if op == "&&" || op == "||" {
+                            conditional = true;
+                        }
+                        continue;
+                    }
+                    let cx = Ctx {
+                        conditional,
+                        ..ctx.clone()
+                    };
+                    self.child(s, c, &cx);
                 }
             }
             "pipeline" => {
+                // Each stage runs in a subshell: its `cd` does not last.
+                let saved = self.cwd.clone();
                 for (i, c) in named(n).into_iter().enumerate() {
                     let mut cx = inner.clone();
                     if i > 0 {
                         cx.stdin = Stdin::Pipe;
                     }
                     self.child(s, c, &cx);
+                    self.cwd = saved.clone();
                 }
             }
-            "subshell"
-            | "compound_statement"
-            | "do_group"
-            | "else_clause"
-            | "elif_clause"
-            | "negated_command"
-            | "if_statement"
-            | "while_statement"
-            | "case_item"
-            | "case_statement"
-            | "c_style_for_statement" => {
+            "subshell" => {
+                let saved = self.cwd.clone();
                 for c in named(n) {
                     self.child(s, c, &inner);
                 }
+                self.cwd = saved;
             }
-            "for_statement" => {
-                if let Some(v) = n.child_by_field_name("variable") {
-                    self.vars.insert(text(s, v).to_string(), None);
-                }
-                for (field, c) in fields(n) {
-                    match field {
-                        Some("variable") => {}
-                        Some("body") => self.statement(s, c, &inner),
-                        _ if c.is_named() => self.scan(s, c),
-                        _ => {}
-                    }
+            "compound_statement" | "do_group" | "negated_command" => {
+                for c in named(n) {
+                    self.child(s, c, ctx);
                 }
             }
+            "else_clause"
+            | "elif_clause"
+            | "if_statement"
+            | "case_item"
+            | "case_statement"
+            | "c_style_for_statement" => {
+                let cx = Ctx {
+                    conditional: true,
+                    ..ctx.clone()
+                };
+                for c in named(n) {
+                    self.child(s, c, &cx);
+                }
+            }
+            "while_statement" => self.while_loop(s, n, ctx),
+            "for_statement" => self.for_loop(s, n, ctx),
             "redirected_statement" => self.redirected(s, n, ctx),
             "command" => self.command(s, n, ctx),
             "function_definition" => self.function(s, n),
@@ -331,12 +440,7 @@ impl<'e> Walker<'e> {
             }
             "declaration_command" => self.declaration(s, n, ctx),
             "unset_command" => self.unset(s, n, ctx),
-            "test_command" => {
-                for c in named(n) {
-                    self.scan(s, c);
-                }
-                self.simple(vec![Word::literal("[[")], Vec::new(), ctx.clone());
-            }
+            "test_command" => self.test_command(s, n, ctx),
             "comment" => {}
             "ERROR" => {
                 self.unchecked("it does not parse as a shell line".into());
@@ -368,6 +472,12 @@ impl<'e> Walker<'e> {
             k if is_statement(k) => {
                 self.statement(s, n, &Ctx::default());
             }
+            // Words are evaluated (it finds their substitutions and any
+            // literal `$(` bash may evaluate later).
+            "word" | "string" | "raw_string" | "concatenation" | "ansi_c_string"
+            | "translated_string" => {
+                let _ = self.words(s, n);
+            }
             _ => {
                 for c in named(n) {
                     self.scan(s, c);
@@ -383,6 +493,10 @@ impl<'e> Walker<'e> {
         self.complex(format!("uses {what}"));
         let saved_cwd = self.cwd.clone();
         let mut ctx = Ctx::default();
+        if text(s, n).starts_with(">(") {
+            // `>(cmd)`: cmd reads what is written to it.
+            ctx.stdin = Stdin::Pipe;
+        }
         for c in named(n) {
             if c.kind() == "file_redirect" {
                 self.file_redirect(s, c, &mut ctx);
@@ -469,7 +583,7 @@ impl<'e> Walker<'e> {
                     .collect::<Vec<_>>()
                     .join(" "),
                 dynamic: true,
-                glob: false,
+                ..Word::default()
             },
         };
         let redirect = Redirect {
@@ -567,7 +681,7 @@ impl<'e> Walker<'e> {
                 outside: true,
             },
         };
-        if !self.out.files.contains(&op) {
+        if self.files_seen.insert(op.clone()) {
             self.out.files.push(op);
         }
     }
@@ -612,31 +726,48 @@ impl<'e> Walker<'e> {
         self.simple(argv, assigns, cx);
     }
 
-    /// `NAME=value`, as a name and a word.
+    /// `NAME=value`, as a name and a word. A subscript (`a[…]=`) is
+    /// evaluated as arithmetic by bash; `+=` appends to a known value.
     pub(super) fn assignment_parts(&mut self, s: &str, n: Node<'_>) -> (String, Word) {
-        let name = n
-            .child_by_field_name("name")
-            .map(|c| text(s, c).to_string())
-            .unwrap_or_default();
-        let value = match n.child_by_field_name("value") {
+        let name_node = n.child_by_field_name("name");
+        let name = match name_node {
+            Some(c) if c.kind() == "subscript" => {
+                self.evaluates("assigns to an array element");
+                self.scan(s, c);
+                text(s, c).to_string()
+            }
+            Some(c) => text(s, c).to_string(),
+            None => String::new(),
+        };
+        let appends = kids(n).iter().any(|k| !k.is_named() && text(s, *k) == "+=");
+        let mut value = match n.child_by_field_name("value") {
             Some(v) if v.kind() == "array" => {
                 self.scan(s, v);
                 Word {
                     text: text(s, v).to_string(),
                     dynamic: true,
-                    glob: false,
+                    known_prefix: 0,
+                    ..Word::default()
                 }
             }
             Some(v) => {
-                let words = self.words_no_brace(s, v);
-                Word {
-                    text: words.text,
-                    dynamic: words.dynamic,
-                    glob: false,
-                }
+                let w = self.words_no_brace(s, v);
+                Word { glob: false, ..w }
             }
             None => Word::literal(""),
         };
+        if appends {
+            value = match self.lookup(&name) {
+                Var::Known(before) if !value.dynamic => {
+                    Word::literal(format!("{before}{}", value.text))
+                }
+                _ => Word {
+                    dynamic: true,
+                    known_prefix: 0,
+                    ..value
+                },
+            };
+        }
         (name, value)
     }
 
@@ -648,10 +779,123 @@ impl<'e> Walker<'e> {
         }
         let (name, value) = self.assignment_parts(s, n);
         self.note_assignment(&name, &value);
-        self.vars
-            .insert(name, (!value.dynamic).then_some(value.text));
+        self.set_var(name, &value);
     }
 
+    pub(super) fn set_var(&mut self, name: String, value: &Word) {
+        let v = if value.dynamic {
+            Var::Unknown
+        } else {
+            Var::Known(value.text.clone())
+        };
+        self.vars.insert(name, v);
+    }
+
+    /// `for NAME in WORDS; do …; done`: the variable takes each word; when
+    /// every word is a path in the workspace, so is the variable.
+    fn for_loop(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
+        let cx = Ctx {
+            conditional: true,
+            ..ctx.clone()
+        };
+        let mut values = Vec::new();
+        for (field, c) in fields(n) {
+            if field == Some("value") {
+                values.extend(self.words(s, c));
+            }
+        }
+        if let Some(v) = n.child_by_field_name("variable") {
+            let cwd = self.cwd.clone();
+            let inside = !values.is_empty()
+                && values.iter().all(|w| {
+                    !w.dynamic && path_inside(&w.text, w.glob, cwd.as_deref(), self.env.workspace)
+                });
+            let var = if inside { Var::Paths } else { Var::Unknown };
+            self.vars.insert(text(s, v).to_string(), var);
+        }
+        if let Some(body) = n.child_by_field_name("body") {
+            self.statement(s, body, &cx);
+        }
+    }
+
+    /// `while`: an endless loop that starts background jobs never stops
+    /// multiplying them.
+    fn while_loop(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
+        let cx = Ctx {
+            conditional: true,
+            ..ctx.clone()
+        };
+        let endless = n.child_by_field_name("condition").is_some_and(|c| {
+            let t = text(s, c).trim().trim_end_matches(';').trim();
+            matches!(t, ":" | "true" | "[ 1 ]" | "((1))")
+        }) && !text(s, n).starts_with("until");
+        if let Some(body) = n.child_by_field_name("body")
+            && endless
+            && backgrounds(s, body)
+        {
+            self.out
+                .fork_bombs
+                .push("an endless loop starts background jobs".into());
+        }
+        for c in named(n) {
+            self.child(s, c, &cx);
+        }
+    }
+
+    /// `[[ … ]]` and `[ … ]`. Bash evaluates the operands of `-eq` & co.
+    /// and of `-v` as arithmetic; in `[ … ]`, `>` and `<` are redirections.
+    fn test_command(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
+        let double = text(s, n).starts_with("[[");
+        let mut cx = ctx.clone();
+        fn operators<'t>(s: &str, n: Node<'t>, out: &mut Vec<(String, Node<'t>)>) {
+            for c in kids(n) {
+                if c.kind() == "binary_expression" || c.kind() == "unary_expression" {
+                    if let Some(op) = c.child_by_field_name("operator") {
+                        out.push((text(s, op).to_string(), c));
+                    }
+                    for k in kids(c) {
+                        if !k.is_named() && matches!(text(s, k), ">" | "<" | ">>") {
+                            out.push((text(s, k).to_string(), c));
+                        }
+                    }
+                }
+                operators(s, c, out);
+            }
+        }
+        let mut ops = Vec::new();
+        operators(s, n, &mut ops);
+        for (op, node) in ops {
+            match op.as_str() {
+                "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" if double || op == "-v" => {
+                    self.evaluates("compares values as arithmetic or tests a variable by name");
+                }
+                ">" | ">>" | "<" if !double => {
+                    if let Some(right) = node.child_by_field_name("right") {
+                        let mut words = self.words(s, right);
+                        if let Some(target) = words.pop() {
+                            let access = if op == "<" {
+                                Access::Read
+                            } else {
+                                Access::Write
+                            };
+                            self.file_access(&target, access);
+                            cx.redirects.push(Redirect {
+                                fd: None,
+                                op: op.clone(),
+                                target: target.text,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for c in named(n) {
+            self.scan(s, c);
+        }
+        let name = if double { "[[" } else { "[" };
+        self.simple(vec![Word::literal(name)], Vec::new(), cx);
+    }
     fn declaration(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
         let mut argv = Vec::new();
         for c in kids(n) {
@@ -661,16 +905,20 @@ impl<'e> Walker<'e> {
                     self.note_assignment(&name, &value);
                     argv.push(Word {
                         text: format!("{name}={}", value.text),
-                        dynamic: value.dynamic,
-                        glob: false,
+                        ..value.clone()
                     });
-                    self.vars
-                        .insert(name, (!value.dynamic).then_some(value.text));
+                    self.set_var(name, &value);
                 }
                 "variable_name" => argv.push(Word::literal(text(s, c))),
                 _ if !c.is_named() => argv.push(Word::literal(text(s, c))),
                 _ => argv.extend(self.words(s, c)),
             }
+        }
+        if argv
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text.contains(['i', 'n']))
+        {
+            self.evaluates("declares an integer or reference variable");
         }
         self.simple(argv, Vec::new(), ctx.clone());
     }
@@ -680,7 +928,7 @@ impl<'e> Walker<'e> {
         for c in kids(n) {
             match c.kind() {
                 "variable_name" => {
-                    self.vars.insert(text(s, c).to_string(), None);
+                    self.vars.insert(text(s, c).to_string(), Var::Unknown);
                     argv.push(Word::literal(text(s, c)));
                 }
                 _ if !c.is_named() => argv.push(Word::literal(text(s, c))),
@@ -689,7 +937,16 @@ impl<'e> Walker<'e> {
         }
         self.simple(argv, Vec::new(), ctx.clone());
     }
+}
 
+/// Whether a statement starts a background job (`cmd &`).
+fn backgrounds(s: &str, n: Node<'_>) -> bool {
+    kids(n)
+        .into_iter()
+        .any(|k| (!k.is_named() && text(s, k) == "&") || backgrounds(s, k))
+}
+
+impl Walker<'_> {
     fn function(&mut self, s: &str, n: Node<'_>) {
         let name = n
             .child_by_field_name("name")

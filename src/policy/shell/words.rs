@@ -3,12 +3,14 @@
 //! line are expanded, brace expansion turns one word into several (bash
 //! expands `{rm,-rf,x}` into three words), and anything known only at run
 //! time (other variables, substitutions, arithmetic) makes the word
-//! `dynamic`. Unquoted `*`, `?` and `[…]` make it a `glob`.
+//! `dynamic`. Unquoted `*`, `?` and `[…]` make it a `glob`. Where bash
+//! evaluates a string as code (arithmetic, `${x@P}`, `${!x}`), the walker
+//! is told, so a line that also carries a literal `$(…)` is refused.
 
 use tree_sitter::Node;
 
 use super::MAX_BRACE_WORDS;
-use super::walk::{Walker, kids, named, text};
+use super::walk::{Var, Walker, kids, named, text};
 use crate::policy::operation::Word;
 
 /// How a character came to be in a word.
@@ -25,9 +27,16 @@ enum Quote {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Ch(char, Quote),
-    /// A part known only at run time, as written.
-    Dyn(String),
+    /// A part known only at run time, as written; `true` when it is a
+    /// loop variable over workspace paths.
+    Dyn(String, bool),
+    /// A variable was expanded here (its value, if known, follows).
+    Var,
 }
+
+/// Most unquoted braces a word may have before brace expansion is not
+/// attempted (the word counts as dynamic).
+const MAX_BRACES: usize = 32;
 
 impl Walker<'_> {
     /// The words `n` stands for (more than one after brace expansion).
@@ -35,12 +44,22 @@ impl Walker<'_> {
         let mut toks = Vec::new();
         self.toks(s, n, &mut toks);
         self.tilde(&mut toks);
-        match expand_braces(&toks) {
+        self.note_literal_code(&toks);
+        let braces = toks
+            .iter()
+            .filter(|t| **t == Tok::Ch('{', Quote::Bare))
+            .count();
+        let expanded = if braces > MAX_BRACES {
+            None
+        } else {
+            expand_braces(&toks)
+        };
+        match expanded {
             Some(list) => list.iter().map(|t| to_word(t)).collect(),
             None => vec![Word {
-                text: render(&toks),
                 dynamic: true,
-                glob: false,
+                known_prefix: 0,
+                ..to_word(&toks)
             }],
         }
     }
@@ -50,13 +69,29 @@ impl Walker<'_> {
         let mut toks = Vec::new();
         self.toks(s, n, &mut toks);
         self.tilde(&mut toks);
+        self.note_literal_code(&toks);
         to_word(&toks)
+    }
+
+    /// A literal `$(` or backtick is harmless text, unless bash evaluates
+    /// the string somewhere (see `Walker::evaluates`).
+    fn note_literal_code(&mut self, toks: &[Tok]) {
+        let literal: String = toks
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Ch(c, _) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        if literal.contains("$(") || literal.contains('`') {
+            self.code_in_literal = true;
+        }
     }
 
     fn toks(&mut self, s: &str, n: Node<'_>, out: &mut Vec<Tok>) {
         if self.depth >= super::MAX_DEPTH {
             self.unchecked("it nests too deeply to check".into());
-            out.push(Tok::Dyn(text(s, n).to_string()));
+            out.push(Tok::Dyn(text(s, n).to_string(), false));
             return;
         }
         self.depth += 1;
@@ -86,7 +121,7 @@ impl Walker<'_> {
             }
             "ansi_c_string" => match decode_ansi_c(src) {
                 Some(v) => out.extend(v.chars().map(|c| Tok::Ch(c, Quote::Quoted))),
-                None => out.push(Tok::Dyn(src.to_string())),
+                None => out.push(Tok::Dyn(src.to_string(), false)),
             },
             "concatenation" => {
                 for c in kids(n) {
@@ -100,17 +135,36 @@ impl Walker<'_> {
             "simple_expansion" | "expansion" => self.expansion(s, n, Quote::Expanded, out),
             "command_substitution" => {
                 self.substitution(s, n, "command substitution");
-                out.push(Tok::Dyn(src.to_string()));
+                out.push(Tok::Dyn(src.to_string(), false));
             }
             "process_substitution" => {
                 self.substitution(s, n, "process substitution");
-                out.push(Tok::Dyn(src.to_string()));
+                out.push(Tok::Dyn(src.to_string(), false));
+            }
+            "arithmetic_expansion" => {
+                self.arithmetic(s, n);
+                out.push(Tok::Dyn(src.to_string(), false));
             }
             _ => {
                 self.scan(s, n);
-                out.push(Tok::Dyn(src.to_string()));
+                out.push(Tok::Dyn(src.to_string(), false));
             }
         }
+    }
+
+    /// `$((…))`: bash evaluates the values of the variables it names as
+    /// arithmetic, which runs `a[$(…)]` hidden in a value.
+    pub(super) fn arithmetic(&mut self, s: &str, n: Node<'_>) {
+        fn names_variables(n: Node<'_>) -> bool {
+            matches!(
+                n.kind(),
+                "variable_name" | "simple_expansion" | "expansion" | "subscript"
+            ) || named(n).into_iter().any(names_variables)
+        }
+        if names_variables(n) {
+            self.evaluates("evaluates variables as arithmetic");
+        }
+        self.scan(s, n);
     }
 
     fn double_quoted(&mut self, s: &str, n: Node<'_>, out: &mut Vec<Tok>) {
@@ -121,12 +175,16 @@ impl Walker<'_> {
                 "simple_expansion" | "expansion" => self.expansion(s, c, Quote::Quoted, out),
                 "command_substitution" => {
                     self.substitution(s, c, "command substitution");
-                    out.push(Tok::Dyn(t.to_string()));
+                    out.push(Tok::Dyn(t.to_string(), false));
+                }
+                "arithmetic_expansion" => {
+                    self.arithmetic(s, c);
+                    out.push(Tok::Dyn(t.to_string(), false));
                 }
                 "\"" => {}
                 _ if c.is_named() => {
                     self.scan(s, c);
-                    out.push(Tok::Dyn(t.to_string()));
+                    out.push(Tok::Dyn(t.to_string(), false));
                 }
                 _ => out.extend(t.chars().map(|ch| Tok::Ch(ch, Quote::Quoted))),
             }
@@ -138,37 +196,47 @@ impl Walker<'_> {
     fn expansion(&mut self, s: &str, n: Node<'_>, quote: Quote, out: &mut Vec<Tok>) {
         let src = text(s, n);
         let parts = named(n);
-        let plain = parts.len() == 1
-            && parts[0].kind() == "variable_name"
-            && kids(n)
-                .iter()
-                .all(|k| k.is_named() || matches!(text(s, *k), "$" | "${" | "}"));
+        out.push(Tok::Var);
+        let operators: Vec<&str> = kids(n)
+            .into_iter()
+            .filter(|k| !k.is_named())
+            .map(|k| text(s, k))
+            .filter(|t| !matches!(*t, "$" | "${" | "}"))
+            .collect();
+        if operators.iter().any(|o| *o == "!" || *o == "@") {
+            self.evaluates("expands a variable indirectly or as a prompt (${!x}, ${x@P})");
+        }
+        let plain = parts.len() == 1 && parts[0].kind() == "variable_name" && operators.is_empty();
         if !plain {
             for p in parts {
                 self.scan(s, p);
             }
-            out.push(Tok::Dyn(src.to_string()));
+            out.push(Tok::Dyn(src.to_string(), false));
             return;
         }
         let name = text(s, parts[0]);
         match self.lookup(name) {
             // Unquoted, a value with white space splits into several words.
-            Some(v) if quote == Quote::Quoted || !v.contains(char::is_whitespace) => {
+            Var::Known(v) if quote == Quote::Quoted || !v.contains(char::is_whitespace) => {
                 out.extend(v.chars().map(|c| Tok::Ch(c, quote)));
             }
-            _ => out.push(Tok::Dyn(src.to_string())),
+            Var::Paths => out.push(Tok::Dyn(src.to_string(), true)),
+            _ => out.push(Tok::Dyn(src.to_string(), false)),
         }
     }
 
     /// A variable's value when the line makes it known.
-    fn lookup(&self, name: &str) -> Option<String> {
+    pub(super) fn lookup(&self, name: &str) -> Var {
         if let Some(v) = self.vars.get(name) {
             return v.clone();
         }
+        let known = |p: Option<&std::path::PathBuf>| {
+            p.map_or(Var::Unknown, |p| Var::Known(p.display().to_string()))
+        };
         match name {
-            "HOME" => self.env.home.as_ref().map(|p| p.display().to_string()),
-            "PWD" => self.cwd.as_ref().map(|p| p.display().to_string()),
-            _ => None,
+            "HOME" => known(self.env.home.as_ref()),
+            "PWD" => known(self.cwd.as_ref()),
+            _ => Var::Unknown,
         }
     }
 
@@ -184,12 +252,12 @@ impl Walker<'_> {
         if end != 1 {
             // `~user`, `~+`, `~-`: not followed here.
             let prefix = render(&toks[..end]);
-            toks.splice(..end, [Tok::Dyn(prefix)]);
+            toks.splice(..end, [Tok::Dyn(prefix, false)]);
             return;
         }
         let replacement: Vec<Tok> = match self.lookup("HOME") {
-            Some(home) => home.chars().map(|c| Tok::Ch(c, Quote::Quoted)).collect(),
-            None => vec![Tok::Dyn("~".into())],
+            Var::Known(home) => home.chars().map(|c| Tok::Ch(c, Quote::Quoted)).collect(),
+            _ => vec![Tok::Dyn("~".into(), false)],
         };
         toks.splice(..1, replacement);
     }
@@ -236,7 +304,8 @@ fn render(toks: &[Tok]) -> String {
     for t in toks {
         match t {
             Tok::Ch(c, _) => s.push(*c),
-            Tok::Dyn(d) => s.push_str(d),
+            Tok::Dyn(d, _) => s.push_str(d),
+            Tok::Var => {}
         }
     }
     s
@@ -257,11 +326,21 @@ fn to_word(toks: &[Tok]) -> Word {
             }
         }
     }
-    let dynamic = toks.iter().any(|t| matches!(t, Tok::Dyn(_)));
+    let dynamic = toks.iter().any(|t| matches!(t, Tok::Dyn(..)));
+    let first_dyn = toks
+        .iter()
+        .position(|t| matches!(t, Tok::Dyn(..)))
+        .unwrap_or(toks.len());
+    let known_prefix = render(&toks[..first_dyn]).len();
+    let real: Vec<&Tok> = toks.iter().filter(|t| **t != Tok::Var).collect();
+    let bounded = matches!(real.as_slice(), [Tok::Dyn(_, true)]);
     Word {
         text: render(toks),
         dynamic,
         glob: glob && !dynamic,
+        expanded: toks.iter().any(|t| matches!(t, Tok::Var | Tok::Dyn(..))),
+        known_prefix,
+        bounded,
     }
 }
 
@@ -291,6 +370,9 @@ fn expand_braces(toks: &[Tok]) -> Option<Vec<Vec<Tok>>> {
         }
         let Some(close) = close else { continue };
         let alternatives: Vec<Vec<Tok>> = if commas.is_empty() {
+            if is_huge_sequence(&toks[open + 1..close]) {
+                return None;
+            }
             match sequence(&toks[open + 1..close]) {
                 Some(items) => items
                     .into_iter()
@@ -324,6 +406,23 @@ fn expand_braces(toks: &[Tok]) -> Option<Vec<Vec<Tok>>> {
     Some(vec![toks.to_vec()])
 }
 
+/// A numeric sequence with more words than brace expansion may make.
+fn is_huge_sequence(toks: &[Tok]) -> bool {
+    let body = render(toks);
+    let parts: Vec<&str> = body.split("..").collect();
+    if !(2..=3).contains(&parts.len()) {
+        return false;
+    }
+    let (Ok(a), Ok(b)) = (parts[0].parse::<i128>(), parts[1].parse::<i128>()) else {
+        return false;
+    };
+    let step = parts
+        .get(2)
+        .and_then(|s| s.parse::<i128>().ok())
+        .map_or(1, |s| s.unsigned_abs().max(1));
+    a.abs_diff(b) / step + 1 > MAX_BRACE_WORDS as u128
+}
+
 /// `1..5`, `1..10..2`, `a..e`.
 fn sequence(toks: &[Tok]) -> Option<Vec<String>> {
     if toks.iter().any(|t| !matches!(t, Tok::Ch(_, Quote::Bare))) {
@@ -334,19 +433,20 @@ fn sequence(toks: &[Tok]) -> Option<Vec<String>> {
     if !(2..=3).contains(&parts.len()) {
         return None;
     }
-    let step: i64 = match parts.get(2) {
-        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
+    let step: i128 = match parts.get(2) {
+        Some(s) => s.parse::<i128>().ok()?.checked_abs()?.max(1),
         None => 1,
     };
-    if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+    if let (Ok(a), Ok(b)) = (parts[0].parse::<i128>(), parts[1].parse::<i128>()) {
+        // i128 holds every i64 range bash accepts without overflow.
         let count = a.abs_diff(b) / step.unsigned_abs() + 1;
-        if count > MAX_BRACE_WORDS as u64 {
-            return Some(vec![String::new(); MAX_BRACE_WORDS + 1]);
+        if count > MAX_BRACE_WORDS as u128 {
+            return None;
         }
         let dir = if b >= a { step } else { -step };
         return Some(
             (0..count)
-                .map(|k| (a + dir * i64::try_from(k).unwrap_or(0)).to_string())
+                .map(|k| (a + dir * i128::try_from(k).unwrap_or(0)).to_string())
                 .collect(),
         );
     }
@@ -407,6 +507,10 @@ fn decode_ansi_c(src: &str) -> Option<String> {
             'U' => number(16, 8, None)?,
             _ => return None,
         };
+        if decoded == '\0' {
+            // Bash's strings end at a NUL: the rest of the word is gone.
+            return Some(out);
+        }
         out.push(decoded);
     }
     Some(out)
@@ -422,6 +526,8 @@ mod tests {
         assert_eq!(decode_ansi_c(r"$'\162m'").as_deref(), Some("rm"));
         assert_eq!(decode_ansi_c(r"$'a\tb\u00e9'").as_deref(), Some("a\tbé"));
         assert_eq!(decode_ansi_c(r"$'\q'"), None);
+        assert_eq!(decode_ansi_c(r"$'sudo\x00x'").as_deref(), Some("sudo"));
+        assert_eq!(decode_ansi_c(r"$'sudo\0x'").as_deref(), Some("sudo"));
     }
 
     #[test]

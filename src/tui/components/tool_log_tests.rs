@@ -185,6 +185,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             stamp: None,
         },
         subcommand: None,
+        script: None,
         redirects: vec![],
         assignments: vec![],
         cwd: None,

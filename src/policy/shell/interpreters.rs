@@ -1,0 +1,216 @@
+//! Interpreters (shells, python, node, perl, ruby, …): where each gets the
+//! program it runs. Inline code (`sh -c`, `python3 -c`, `node -e`) is
+//! read as bash reads it: `-c` may sit in a cluster (`bash -lc`), options
+//! that take a value are skipped with their value, `--` ends the options,
+//! and `-`, `/dev/stdin` and friends mean standard input.
+
+use crate::policy::operation::Word;
+use crate::policy::options::is_long;
+
+/// Shells: `-c STRING` runs a string; without a script they read stdin.
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+];
+
+/// Paths that name a process's standard input.
+const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// Where an interpreter gets its program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Inline code (`-c CODE`); `None` when the code operand is missing
+    /// (it comes from `xargs`, or the call fails).
+    Inline(Option<Word>),
+    /// A script file.
+    Script(Word),
+    /// A module (`python3 -m pytest`).
+    Module(Word),
+    /// Standard input.
+    Stdin,
+}
+
+/// How one interpreter reads its options.
+struct Spec {
+    /// Short options that take the program as their value (`-c`, `-e`).
+    code_short: &'static str,
+    code_long: &'static [&'static str],
+    /// For shells, `-c` makes the first operand the code.
+    code_is_operand: bool,
+    module_short: Option<char>,
+    /// Short and long options that take some other value.
+    value_short: &'static str,
+    value_long: &'static [&'static str],
+    /// A short option that means "read standard input" (`sh -s`).
+    stdin_short: Option<char>,
+    /// A short option whose value is the script (`php -f FILE`).
+    script_short: Option<char>,
+}
+
+fn spec_of(base: &str) -> Option<Spec> {
+    let none: &'static [&'static str] = &[];
+    let s = |code_short, code_long, value_short, value_long| Spec {
+        code_short,
+        code_long,
+        code_is_operand: false,
+        module_short: None,
+        value_short,
+        value_long,
+        stdin_short: None,
+        script_short: None,
+    };
+    if SHELLS.contains(&base) {
+        return Some(Spec {
+            code_is_operand: true,
+            stdin_short: Some('s'),
+            ..s("c", none, "oO", &["rcfile", "init-file"])
+        });
+    }
+    Some(match base {
+        b if b.starts_with("python") || b.starts_with("pypy") => Spec {
+            module_short: Some('m'),
+            ..s("c", none, "WX", &["check-hash-based-pycs"])
+        },
+        "perl" => s("eE", none, "", none),
+        "ruby" => s("e", none, "rICE", &["encoding"]),
+        "node" | "nodejs" => s(
+            "ep",
+            &["eval", "print"],
+            "rC",
+            &[
+                "require",
+                "import",
+                "loader",
+                "experimental-loader",
+                "input-type",
+                "conditions",
+            ],
+        ),
+        "php" => Spec {
+            script_short: Some('f'),
+            ..s("r", none, "cdz", none)
+        },
+        "lua" => s("e", none, "l", none),
+        "Rscript" | "osascript" => s("e", none, "", none),
+        "tclsh" | "wish" => s("", none, "", none),
+        _ => return None,
+    })
+}
+
+/// Where the interpreter `base` run with `args` gets its program; `None`
+/// when `base` is not an interpreter.
+pub(crate) fn source_of(base: &str, args: &[Word]) -> Option<Source> {
+    let spec = spec_of(base)?;
+    let mut code_pending = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t == "-" {
+            return Some(Source::Stdin);
+        }
+        let plus_option = spec.code_is_operand && t.starts_with('+') && t.len() > 1;
+        if (!t.starts_with('-') && !plus_option) || a.dynamic {
+            break;
+        }
+        if t.starts_with("--") {
+            if spec.code_long.iter().any(|l| is_long(t, l)) {
+                return Some(Source::Inline(match t.split_once('=') {
+                    Some((_, v)) => Some(Word::literal(v)),
+                    None => args.get(i + 1).cloned(),
+                }));
+            }
+            let takes = !t.contains('=') && spec.value_long.iter().any(|l| is_long(t, l));
+            i += if takes { 2 } else { 1 };
+            continue;
+        }
+        let body = &t[1..];
+        let mut skip_next = false;
+        for (k, c) in body.char_indices() {
+            let rest = &body[k + c.len_utf8()..];
+            let value = || {
+                if rest.is_empty() {
+                    args.get(i + 1).cloned()
+                } else {
+                    Some(Word::literal(rest))
+                }
+            };
+            if spec.code_short.contains(c) {
+                if spec.code_is_operand {
+                    code_pending = true;
+                    continue;
+                }
+                return Some(Source::Inline(value()));
+            }
+            if spec.module_short == Some(c) {
+                return value().map(Source::Module);
+            }
+            if spec.script_short == Some(c) {
+                return value().map(Source::Script);
+            }
+            if spec.stdin_short == Some(c) && !code_pending {
+                return Some(Source::Stdin);
+            }
+            if spec.value_short.contains(c) {
+                skip_next = rest.is_empty();
+                break;
+            }
+        }
+        i += 1 + usize::from(skip_next);
+    }
+    if code_pending {
+        return Some(Source::Inline(args.get(i).cloned()));
+    }
+    Some(match args.get(i) {
+        Some(op) if STDIN_PATHS.contains(&op.text.as_str()) => Source::Stdin,
+        Some(op) => Source::Script(op.clone()),
+        None => Source::Stdin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(line: &str) -> Option<Source> {
+        let words: Vec<Word> = line.split(' ').map(Word::literal).collect();
+        source_of(&words[0].text.clone(), &words[1..])
+    }
+
+    fn inline(code: &str) -> Option<Source> {
+        Some(Source::Inline(Some(Word::literal(code))))
+    }
+
+    #[test]
+    fn interpreters_find_their_program_as_they_would() {
+        assert_eq!(src("bash -lc x"), inline("x"));
+        assert_eq!(src("bash -c -- x"), inline("x"));
+        assert_eq!(src("sh -c"), Some(Source::Inline(None)));
+        assert_eq!(src("bash --rcfile /dev/null"), Some(Source::Stdin));
+        assert_eq!(src("bash /dev/stdin"), Some(Source::Stdin));
+        assert_eq!(src("bash -s"), Some(Source::Stdin));
+        assert_eq!(
+            src("bash -o pipefail run.sh"),
+            Some(Source::Script(Word::literal("run.sh")))
+        );
+        assert_eq!(src("python3 -W ignore"), Some(Source::Stdin));
+        assert_eq!(
+            src("python3 -u -m pytest"),
+            Some(Source::Module(Word::literal("pytest")))
+        );
+        assert_eq!(src("python3 -cprint(1)"), inline("print(1)"));
+        assert_eq!(
+            src("python3 a.py"),
+            Some(Source::Script(Word::literal("a.py")))
+        );
+        assert_eq!(src("node --eval=x"), inline("x"));
+        assert_eq!(
+            src("node -r ./hook.js app.js"),
+            Some(Source::Script(Word::literal("app.js")))
+        );
+        assert_eq!(src("perl -e x"), inline("x"));
+        assert_eq!(src("ls -la"), None);
+    }
+}
