@@ -1198,44 +1198,10 @@ async fn clear_forgets_the_conversation_and_its_grants() {
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask)
     };
     let mut handle = setup.spawn(&mock, ws.path());
-    let approve_all = async |handle: &mut AgentHandle, prompt: &str| -> Vec<AgentEvent> {
-        handle
-            .ops
-            .send(Op::UserInput {
-                text: prompt.into(),
-            })
-            .await
-            .unwrap();
-        let mut events = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
-                .await
-                .unwrap()
-                .unwrap();
-            if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
-                let decision = ApprovalDecision::ApproveForConversation;
-                handle
-                    .ops
-                    .send(Op::Decide {
-                        call_id: call_id.clone(),
-                        decision,
-                    })
-                    .await
-                    .unwrap();
-            }
-            let end = ev.ends_turn();
-            events.push(ev);
-            if end {
-                return events;
-            }
-        }
+    let approve_all = async |handle: &mut AgentHandle, prompt: &str| {
+        drive(handle, prompt, |_| ApprovalDecision::ApproveForConversation).await
     };
-    let asked = |events: &[AgentEvent]| {
-        events
-            .iter()
-            .filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. }))
-            .count()
-    };
+    let asked = |events: &[AgentEvent]| asked(events).len();
     let first = approve_all(&mut handle, "one").await;
     assert_eq!(asked(&first), 1);
     mock.push(call());

@@ -26,60 +26,6 @@ fn shell(id: &str, command: &str) -> Step {
     Step::Reply(Reply::tools().call(id, "exec_shell", json!({ "command": command })))
 }
 
-/// Runs one prompt, answering each approval request with `decide`.
-async fn drive(
-    handle: &mut AgentHandle,
-    prompt: &str,
-    mut decide: impl FnMut(&AgentEvent) -> ApprovalDecision,
-) -> Vec<AgentEvent> {
-    handle
-        .ops
-        .send(Op::UserInput {
-            text: prompt.into(),
-        })
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
-            let decision = decide(&ev);
-            handle
-                .ops
-                .send(Op::Decide {
-                    call_id: call_id.clone(),
-                    decision,
-                })
-                .await
-                .unwrap();
-        }
-        let end = ev.ends_turn();
-        events.push(ev);
-        if end {
-            return events;
-        }
-    }
-}
-
-fn asked(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ApprovalRequested { needs, .. } => Some(
-                needs
-                    .iter()
-                    .map(|n| n.what.clone())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
 fn interactive(mode: ApprovalMode) -> Setup {
     Setup {
         interactive: true,

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
 use super::options::{has_option, is_long, operands};
-use super::shell::{SHELLS, Source, lexical_join, source_of};
+use super::shell::{SHELLS, STDIN_PATHS, Source, lexical_join, source_of};
 use super::workspace::Workspace;
 
 /// Why a line is refused.
@@ -403,13 +403,9 @@ fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denia
         return unseen("evaluates code known only when it runs");
     }
     if matches!(base, "source" | ".")
-        && args.first().is_some_and(|a| {
-            a.dynamic
-                || matches!(
-                    a.text.as_str(),
-                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-"
-                )
-        })
+        && args
+            .first()
+            .is_some_and(|a| a.dynamic || STDIN_PATHS.contains(&a.text.as_str()))
         && !matches!(c.stdin, Stdin::Inline { code: Some(_) })
     {
         return unseen("runs commands it reads from its input");

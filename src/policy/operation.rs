@@ -277,7 +277,8 @@ pub fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-fn join(words: &[Word]) -> String {
+/// The words' values joined by spaces.
+pub(crate) fn join(words: &[Word]) -> String {
     words
         .iter()
         .map(|w| w.text.as_str())

@@ -18,7 +18,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
-use super::operation::{Access, FileOp, Program, SimpleCommand, Word, basename};
+use super::operation::{Access, FileOp, Program, SimpleCommand, Word, basename, join};
 
 /// The tool whose patterns are shell commands.
 pub const SHELL_TOOL: &str = "exec_shell";
@@ -355,14 +355,6 @@ fn shell_glob(raw: &str) -> Result<GlobMatcher, String> {
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| format!("invalid command pattern: {e}"))
-}
-
-fn join(words: &[Word]) -> String {
-    words
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The command with its single-letter flags gathered, sorted and put

@@ -27,7 +27,7 @@ mod words;
 mod wrappers;
 
 pub(crate) use commands::{has_subcommands, is_known_subcommand};
-pub(crate) use interpreters::{SHELLS, Source, source_of};
+pub(crate) use interpreters::{SHELLS, STDIN_PATHS, Source, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements
 /// may nest before a line is refused as unchecked.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use lathe::agent::{Agent, AgentConfig, AgentHandle};
 use lathe::policy::{HeadlessApprover, HookSet, Redactor, Rules, Workspace};
-use lathe::protocol::{AgentEvent, ApprovalMode, ErrorKind, Op, ToolStatus};
+use lathe::protocol::{AgentEvent, ApprovalDecision, ApprovalMode, ErrorKind, Op, ToolStatus};
 use lathe::provider::{self, ProviderKind, ProviderSettings, RetryPolicy};
 use lathe::session::Journal;
 use lathe::tools::{BuiltinSettings, ToolRegistry};
@@ -200,4 +200,58 @@ pub fn turn_error(events: &[AgentEvent]) -> Option<(ErrorKind, String)> {
 
 pub fn error_text(content: &Value) -> String {
     content["error"].as_str().unwrap_or_default().to_string()
+}
+
+/// Runs one prompt, answering each approval request with `decide`.
+pub async fn drive(
+    handle: &mut AgentHandle,
+    prompt: &str,
+    mut decide: impl FnMut(&AgentEvent) -> ApprovalDecision,
+) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::UserInput {
+            text: prompt.into(),
+        })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
+            let decision = decide(&ev);
+            handle
+                .ops
+                .send(Op::Decide {
+                    call_id: call_id.clone(),
+                    decision,
+                })
+                .await
+                .unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            return events;
+        }
+    }
+}
+
+pub fn asked(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested { needs, .. } => Some(
+                needs
+                    .iter()
+                    .map(|n| n.what.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            _ => None,
+        })
+        .collect()
 }

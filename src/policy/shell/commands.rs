@@ -5,11 +5,11 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::interpreters::{SHELLS, Source, source_of};
+use super::interpreters::{SHELLS, STDIN_PATHS, Source, source_of};
 use super::walk::{Ctx, Var, Walker};
 use super::wrappers::{skip_options, unwrap_one};
 use super::{lexical_join, path_inside};
-use crate::policy::operation::{FileStamp, Program, SimpleCommand, Stdin, Word, basename};
+use crate::policy::operation::{FileStamp, Program, SimpleCommand, Stdin, Word, basename, join};
 use crate::policy::options::{has_option, is_long, operands, option_values};
 
 /// Bash builtins and keywords that run as commands.
@@ -80,9 +80,6 @@ const BUILTINS: &[&str] = &[
 
 /// Builtins that change how later commands are found or run.
 const REDEFINERS: &[&str] = &["enable", "bind", "shopt", "fc", "history"];
-
-/// Paths that name a process's standard input.
-const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"];
 
 /// Git's own commands; anything else may be an alias from a config file.
 const GIT_COMMANDS: &[&str] = &[
@@ -707,7 +704,7 @@ impl Walker<'_> {
             "eval" => {
                 self.complex("uses eval");
                 if !args.is_empty() && args.iter().all(|a| !a.dynamic) {
-                    let code = join_words(args);
+                    let code = join(args);
                     self.nested(&code, false, cx.stdin.clone());
                 }
             }
@@ -726,7 +723,7 @@ impl Walker<'_> {
                 let at = skip_options(args, 0, "nd", &["interval", "differences"]);
                 let rest = &args[at.min(args.len())..];
                 if !rest.is_empty() && rest.iter().all(|a| !a.dynamic) {
-                    let code = join_words(rest);
+                    let code = join(rest);
                     self.nested(&code, true, Stdin::Inherited);
                 }
             }
@@ -1076,12 +1073,4 @@ impl Walker<'_> {
             name: name.to_string(),
         }
     }
-}
-
-fn join_words(words: &[Word]) -> String {
-    words
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -12,8 +12,8 @@ pub(crate) const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
 ];
 
-/// Paths that name a process's standard input.
-const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+/// Paths that name a process's standard input (`-` as an operand too).
+pub(crate) const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"];
 
 /// Where an interpreter gets its program.
 #[derive(Debug, Clone, PartialEq, Eq)]
