@@ -234,26 +234,15 @@ impl Assessor<'_> {
         }
         let write = f.access == Access::Write;
         let read_only = self.mode == ApprovalMode::ReadOnly;
-        if f.outside {
-            if write && read_only {
-                return Err(format!(
-                    "approval mode read-only does not allow writing {}",
-                    f.path
-                ));
-            }
-            needs.push(Need {
-                what,
-                reason: "it is outside the workspace".into(),
-                grant: None,
-            });
-            return Ok(());
-        }
-        if write && is_protected(&f.path) {
+        let refuse = || {
+            Err(format!(
+                "approval mode read-only does not allow writing {}",
+                f.path
+            ))
+        };
+        if write && !f.outside && is_protected(&f.path) {
             if read_only {
-                return Err(format!(
-                    "approval mode read-only does not allow writing {}",
-                    f.path
-                ));
+                return refuse();
             }
             needs.push(Need {
                 what,
@@ -265,7 +254,32 @@ impl Assessor<'_> {
             });
             return Ok(());
         }
-        if !write || self.rule(RuleKind::Allow, tool, Subject::File(f)).is_some() {
+        // Outside the workspace only a rule that names the path allows.
+        if self
+            .rules
+            .first(RuleKind::Allow, tool, Subject::File(f))
+            .is_some_and(|r| !f.outside || r.has_pattern())
+        {
+            return Ok(());
+        }
+        if f.outside {
+            // Full-auto trusts reads; a write outside the workspace asks in
+            // every mode.
+            if !write && self.mode == ApprovalMode::FullAuto {
+                return Ok(());
+            }
+            if write && read_only {
+                return refuse();
+            }
+            needs.push(Need {
+                what,
+                reason: "it is outside the workspace".into(),
+                grant: None,
+            });
+            return Ok(());
+        }
+        // A file a command names is covered by the command's own approval.
+        if !write || f.named {
             return Ok(());
         }
         match self.mode {

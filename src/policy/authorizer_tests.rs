@@ -25,6 +25,7 @@ fn write(path: &str) -> Vec<Operation> {
         path: path.into(),
         access: Access::Write,
         outside: false,
+        named: false,
     })]
 }
 

@@ -19,8 +19,8 @@
 use std::path::{Path, PathBuf};
 
 use super::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
-use super::options::{has_option, is_long, operands};
-use super::shell::{SHELLS, STDIN_PATHS, Source, lexical_join, source_of};
+use super::options::{self, has_option, is_long, operands};
+use super::shell::{SHELLS, Source, find_starts, is_stdin_path, lexical_join, source_of};
 use super::workspace::Workspace;
 
 /// Why a line is refused.
@@ -127,6 +127,17 @@ struct Places {
     home: Option<PathBuf>,
 }
 
+/// How much a command can destroy, hence which places are critical to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Deleting: the workspace itself and the home's dot-directories too.
+    Delete,
+    /// Moving away: the workspace itself too.
+    Move,
+    /// Changing permissions, or finding: system places only.
+    Change,
+}
+
 /// What a path operand may stand for.
 enum Target {
     /// This path.
@@ -134,8 +145,10 @@ enum Target {
     /// Whatever a glob in this directory matches; `all` when the pattern
     /// matches every name (`*`, `.*`).
     Glob { dir: PathBuf, all: bool },
-    /// Known only when it runs.
+    /// Known only when it runs, and possibly empty.
     Unknown,
+    /// Known only when it runs, never empty.
+    Opaque,
 }
 
 impl Places {
@@ -151,23 +164,26 @@ impl Places {
     /// `/`, a top-level directory, the home directory and its dot-dirs, an
     /// ancestor of the workspace, its `.git`; the workspace itself when
     /// `with_workspace`.
-    fn critical(&self, p: &Path, with_workspace: bool) -> bool {
+    fn critical(&self, p: &Path, scope: Scope) -> bool {
+        let with_workspace = scope != Scope::Change;
         let root = Path::new("/");
         let ws = self.workspace.as_path();
         p == root
             || p.parent() == Some(root)
             || self.home.as_deref() == Some(p)
-            || self.home.as_deref().is_some_and(|h| {
-                p.parent() == Some(h)
-                    && p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
+            || (scope == Scope::Delete
+                && self.home.as_deref().is_some_and(|h| {
+                    p.parent() == Some(h)
+                        && p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                }))
             || (ws.starts_with(p) && (with_workspace || p != ws))
             || p == ws.join(".git")
     }
 
     /// Whether a glob in `dir` could match a critical place.
-    fn critical_glob(&self, dir: &Path, all: bool, with_workspace: bool) -> bool {
+    fn critical_glob(&self, dir: &Path, all: bool, scope: Scope) -> bool {
+        let with_workspace = scope != Scope::Change;
         let root = Path::new("/");
         dir == root
             || SYSTEM_DIRS.iter().any(|d| dir == Path::new(d))
@@ -194,7 +210,12 @@ impl Places {
             (text, false)
         };
         if word.dynamic && prefix.is_empty() {
-            return Target::Unknown;
+            // `${X:?}/x`, `$tmp` from mktemp: unknown, but never empty.
+            return if word.nonempty {
+                Target::Opaque
+            } else {
+                Target::Unknown
+            };
         }
         let base = match cwd {
             Some(c) => c.to_path_buf(),
@@ -231,14 +252,13 @@ impl Places {
         &self,
         word: &Word,
         cwd: Option<&Path>,
-        with_workspace: bool,
+        scope: Scope,
     ) -> Result<Option<PathBuf>, ()> {
         match Self::target(word, cwd) {
             Target::Unknown => Err(()),
-            Target::Path(p) => Ok(self.critical(&p, with_workspace).then_some(p)),
-            Target::Glob { dir, all } => {
-                Ok(self.critical_glob(&dir, all, with_workspace).then_some(dir))
-            }
+            Target::Opaque => Ok(None),
+            Target::Path(p) => Ok(self.critical(&p, scope).then_some(p)),
+            Target::Glob { dir, all } => Ok(self.critical_glob(&dir, all, scope).then_some(dir)),
         }
     }
 }
@@ -403,20 +423,51 @@ fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denia
         return unseen("evaluates code known only when it runs");
     }
     if matches!(base, "source" | ".")
-        && args
+        && operands(args)
             .first()
-            .is_some_and(|a| a.dynamic || STDIN_PATHS.contains(&a.text.as_str()))
+            .is_some_and(|a| a.dynamic || is_stdin_path(&a.text))
         && !matches!(c.stdin, Stdin::Inline { code: Some(_) })
     {
         return unseen("runs commands it reads from its input");
     }
-    if matches!(base, "awk" | "gawk" | "mawk" | "nawk" | "busybox")
+    let piped = matches!(c.stdin, Stdin::Pipe);
+    let awk = matches!(base, "awk" | "gawk" | "mawk" | "nawk");
+    if awk
+        && piped
         && args.iter().any(|a| {
             a.text.contains("system(") || a.text.contains("| \"") || a.text.contains("|\"")
         })
-        && matches!(c.stdin, Stdin::Pipe)
     {
         return unseen("runs commands built from its input");
+    }
+    // A program read from input: `awk -f /dev/stdin`, `sed -f -`, `make -f -`.
+    let program_files: Vec<&str> = match base {
+        _ if awk => options::option_values(args, 'f', "file")
+            .into_iter()
+            .chain(options::option_values(args, 'W', "exec"))
+            .collect(),
+        "sed" | "gsed" => options::option_values(args, 'f', "file"),
+        "make" | "gmake" => options::option_values(args, 'f', "file")
+            .into_iter()
+            .chain(options::option_values(args, 'f', "makefile"))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if program_files
+        .iter()
+        .any(|f| is_stdin_path(f) || f.starts_with("$(") || f.starts_with("<("))
+        && !matches!(c.stdin, Stdin::Inline { code: Some(_) } | Stdin::File)
+    {
+        return unseen("runs a program it reads from its input");
+    }
+    // Editors and debuggers run shell commands their input asks for.
+    if piped
+        && matches!(
+            base,
+            "ed" | "ex" | "vi" | "vim" | "nvim" | "dc" | "gdb" | "lldb" | "expect" | "ftp" | "sftp"
+        )
+    {
+        return unseen("takes commands from the previous command's output, which can run anything");
     }
     match source_of(base, args)? {
         Source::Inline(Some(code)) if code.dynamic => unseen("runs code known only when it runs"),
@@ -489,7 +540,7 @@ fn copies_privilege(c: &SimpleCommand, args: &[Word], places: &Places) -> Option
         }
         if c.basename() == "ln"
             && let Ok(Some(p)) =
-                places.dangerous(s, c.cwd.as_deref().or(Some(Path::new("/"))), false)
+                places.dangerous(s, c.cwd.as_deref().or(Some(Path::new("/"))), Scope::Change)
         {
             return deny(
                 "filesystem destruction",
@@ -529,7 +580,7 @@ fn rm(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
             format!("`{}` disables rm's protection of /", c.display()),
         );
     }
-    if !has_option(args, "rR", &["recursive"]) {
+    if !has_option(args, "rR", &["recursive"]) && !c.per_found {
         return None;
     }
     if c.extra_args {
@@ -542,7 +593,7 @@ fn rm(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
         );
     }
     for t in path_operands(args, false) {
-        match places.dangerous(t, c.cwd.as_deref(), true) {
+        match places.dangerous(t, c.cwd.as_deref(), Scope::Delete) {
             Ok(Some(p)) => {
                 return deny(
                     "filesystem destruction",
@@ -565,47 +616,28 @@ fn rm(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
     None
 }
 
+/// `find / -delete`: deleting everything under a critical place. (What
+/// `-exec` runs is judged as its own command, on each start point.)
 fn find(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
-    let destructive = args.iter().any(|a| {
-        matches!(
-            a.text.as_str(),
-            "-delete" | "-exec" | "-execdir" | "-ok" | "-okdir"
-        )
-    });
-    if !destructive {
+    if !args.iter().any(|a| a.text == "-delete") {
         return None;
     }
-    // Leading options (-H -L -P -D debug -O3) come before the start points.
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        match a.text.as_str() {
-            "-H" | "-L" | "-P" => i += 1,
-            "-D" => i += 2,
-            t if t.starts_with("-O") => i += 1,
-            _ => break,
-        }
-    }
-    let starts: Vec<&Word> = args[i..]
-        .iter()
-        .take_while(|a| !a.text.starts_with(['-', '(', '!']))
-        .collect();
-    let dot = Word::literal(".");
-    let starts = if starts.is_empty() {
-        vec![&dot]
-    } else {
-        starts
+    let Some(starts) = find_starts(args) else {
+        return deny(
+            "filesystem destruction",
+            format!(
+                "`{}` deletes under start points it reads from a file",
+                c.display()
+            ),
+        );
     };
-    for s in starts {
-        match places.dangerous(s, c.cwd.as_deref(), false) {
+    for s in &starts {
+        match places.dangerous(s, c.cwd.as_deref(), Scope::Change) {
             Ok(None) => {}
             Ok(Some(p)) => {
                 return deny(
                     "filesystem destruction",
-                    format!(
-                        "`{}` deletes or runs commands on everything under {}",
-                        c.display(),
-                        p.display()
-                    ),
+                    format!("`{}` deletes everything under {}", c.display(), p.display()),
                 );
             }
             Err(()) => {
@@ -630,10 +662,9 @@ fn permissions(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Deni
     } else {
         ops.get(1..).unwrap_or_default()
     };
-    let recursive = has_option(args, "R", &["recursive"]);
-    targets
-        .iter()
-        .find_map(|t| match places.dangerous(t, c.cwd.as_deref(), false) {
+    let recursive = has_option(args, "R", &["recursive"]) || c.per_found;
+    targets.iter().find_map(
+        |t| match places.dangerous(t, c.cwd.as_deref(), Scope::Change) {
             Ok(Some(p)) => deny(
                 "dangerous permission change",
                 format!(
@@ -650,7 +681,8 @@ fn permissions(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Deni
                 ),
             ),
             _ => None,
-        })
+        },
+    )
 }
 
 fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
@@ -660,15 +692,15 @@ fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
     } else {
         ops.split_last().map_or(&[][..], |(_, s)| s)
     };
-    sources
-        .iter()
-        .find_map(|t| match places.dangerous(t, c.cwd.as_deref(), true) {
+    sources.iter().find_map(
+        |t| match places.dangerous(t, c.cwd.as_deref(), Scope::Move) {
             Ok(Some(p)) => deny(
                 "filesystem destruction",
                 format!("`{}` moves {} away", c.display(), p.display()),
             ),
             _ => None,
-        })
+        },
+    )
 }
 
 /// `kill -9 -1` signals every process the user owns; `kill 1` is init;
@@ -677,11 +709,35 @@ fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
 fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
     let all = |what: &str| deny("kills every process", format!("`{}` {what}", c.display()));
     if c.basename() != "kill" {
-        return if has_option(args, "u", &["user", "euid", "uid"]) {
-            all("kills every process of a user")
-        } else {
-            None
+        // pkill/killall: by user without a pattern, or a pattern that
+        // matches every process.
+        // Options that take a value (`-u root`) are skipped with it.
+        let mut patterns: Vec<&Word> = Vec::new();
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let t = a.text.as_str();
+            i += 1;
+            if t == "--" {
+                patterns.extend(&args[i..]);
+                break;
+            }
+            if t.len() == 2 && t.starts_with('-') && "uUgGPstFoynZ".contains(&t[1..]) {
+                i += 1;
+            } else if !t.starts_with('-') || a.dynamic {
+                patterns.push(a);
+            }
+        }
+        let match_all = |t: &str| {
+            let t = t.trim_matches(['^', '$']);
+            t.is_empty() || matches!(t, "." | ".*" | ".+" | "*" | "[^]*")
         };
+        let by_user = has_option(args, "uU", &["user", "euid", "uid"]);
+        if patterns.iter().any(|p| !p.dynamic && match_all(&p.text))
+            || (by_user && patterns.is_empty())
+        {
+            return all("kills every process of a user, or every process it can");
+        }
+        return None;
     }
     if c.extra_args {
         return all("kills processes its input names; name them literally");
@@ -694,6 +750,9 @@ fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
         let t = a.text.as_str();
         i += 1;
         if a.dynamic {
+            if a.text.contains("$((") {
+                return all("signals a process id it computes; name the process literally");
+            }
             continue;
         }
         if !pids_only {

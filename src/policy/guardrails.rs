@@ -192,6 +192,7 @@ mod tests {
             path: ".env".into(),
             access: Access::Read,
             outside: false,
+            named: false,
         })];
         assert!(matches!(
             g.check("read_file", &json!({}), &read),

@@ -43,6 +43,10 @@ pub struct FileOp {
     pub access: Access,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outside: bool,
+    /// Named as an argument of a command (not a redirection): inside the
+    /// workspace, the command's own approval covers it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub named: bool,
 }
 
 /// A parsed shell line.
@@ -93,6 +97,9 @@ pub struct Word {
     /// A dynamic word whose value is one of a loop's words, each a path
     /// inside the workspace (`for f in src/*.rs; do wc -l "$f"; done`).
     pub bounded: bool,
+    /// A dynamic word that starts with a value never empty (`${X:?}`, a
+    /// variable set by `mktemp`).
+    pub nonempty: bool,
 }
 
 impl Word {
@@ -105,6 +112,7 @@ impl Word {
             glob: false,
             expanded: false,
             bounded: false,
+            nonempty: false,
         }
     }
 
@@ -220,9 +228,13 @@ pub struct SimpleCommand {
     pub cwd: Option<PathBuf>,
     #[serde(skip)]
     pub stdin: Stdin,
-    /// Arguments come from standard input too (`xargs`, `find -exec … {}`).
+    /// Arguments come from standard input too (`xargs`).
     #[serde(skip)]
     pub extra_args: bool,
+    /// Run by `find -exec` on everything found under its start points
+    /// (its `{}` stands for each): as if recursive.
+    #[serde(skip)]
+    pub per_found: bool,
 }
 
 impl SimpleCommand {
@@ -354,6 +366,7 @@ mod tests {
             path: "src/a.rs".into(),
             access: Access::Write,
             outside: false,
+            named: false,
         });
         let v = serde_json::to_value(&op).unwrap();
         assert_eq!(v["kind"], "file");
@@ -372,6 +385,7 @@ mod tests {
                 cwd: None,
                 stdin: Stdin::Inherited,
                 extra_args: false,
+                per_found: false,
             }],
             ..ExecOp::default()
         });

@@ -104,18 +104,51 @@ pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
     if !known_program {
         return false;
     }
+    // Run from a directory outside the workspace, every relative path is.
+    if c.cwd
+        .as_deref()
+        .is_some_and(|d| workspace.check(&d.to_string_lossy()).is_err())
+    {
+        return false;
+    }
     let base = c.basename();
     let args = c.args();
     if args.len() == 1 && args[0].text == "--version" && !args[0].dynamic {
         return true;
     }
+    // File names read from a file or standard input are unknown.
+    if args.iter().any(|a| a.text.contains("files0-from")) {
+        return false;
+    }
     if NO_FILES.contains(&base) {
         return no_files_ok(base, args);
+    }
+    // In a directory known only at run time, no relative path is known.
+    if c.cwd.is_none() {
+        return false;
     }
     if !READS_FILES.contains(&base) || !arguments_ok(base, args) {
         return false;
     }
-    paths_inside(c, args, workspace)
+    // The pattern or script of grep, sed, awk and jq is not a path.
+    let script_first = matches!(
+        base,
+        "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
+    ) && !has_option(args, "ef", &["regexp", "expression", "file", "from-file"]);
+    let script = script_first
+        .then(|| operands(args).first().map(|w| w.text.clone()))
+        .flatten();
+    let mut skipped = false;
+    let paths: Vec<Word> = args
+        .iter()
+        .filter(|a| {
+            let is_script = !skipped && script.as_deref() == Some(a.text.as_str());
+            skipped |= is_script;
+            !is_script
+        })
+        .cloned()
+        .collect();
+    paths_inside(c, &paths, workspace)
 }
 
 fn is_wrapper_name(t: &str) -> bool {
@@ -183,7 +216,7 @@ fn arguments_ok(base: &str, args: &[Word]) -> bool {
         ),
         "tree" => !has_option(args, "o", &[]),
         "uniq" | "xxd" => operands(args).len() <= 1,
-        "date" => !has_option(args, "s", &["set"]),
+        "date" => date_ok(args),
         "sed" => sed_ok(args),
         "awk" => awk_ok(args),
         "git" => git_ok(args),
@@ -191,21 +224,36 @@ fn arguments_ok(base: &str, args: &[Word]) -> bool {
     }
 }
 
-/// `sed -n '1,20p'`, `sed 's/a/b/g' file`: printing scripts only, no
-/// `-i`, no script file, no `w`/`e` commands or flags.
+/// `date` that prints: not `-s`/`--set`, no operand that sets the clock.
+fn date_ok(args: &[Word]) -> bool {
+    args.iter().all(|a| {
+        let t = a.text.as_str();
+        if let Some(long) = t.strip_prefix("--") {
+            return !super::options::is_long(&format!("--{long}"), "set");
+        }
+        if let Some(cluster) = t.strip_prefix('-') {
+            // `-d`, `-f`, `-I`, `-r` take the rest of the cluster as a value.
+            for c in cluster.chars() {
+                match c {
+                    's' => return false,
+                    'd' | 'f' | 'I' | 'r' => return true,
+                    _ => {}
+                }
+            }
+            return true;
+        }
+        t.starts_with('+')
+    })
+}
+
+/// `sed -n '1,20p'`, `sed '/TODO/p'`, `sed 's/a/b/g' file`: scripts
+/// that only print, delete from the output or substitute; no `-i`, no
+/// script file, no `w`, `W`, `e`, `r`, `R` commands or flags.
 fn sed_ok(args: &[Word]) -> bool {
-    if has_option(args, "ifs", &["in-place", "file", "separate"]) {
+    if has_option(args, "ifs", &["in-place", "file", "separate"]) || args.iter().any(|a| a.dynamic)
+    {
         return false;
     }
-    let print = |t: &str| {
-        let t = t.trim();
-        let range = t.trim_end_matches(['p', 'd']);
-        (t.ends_with(['p', 'd'])
-            && range
-                .chars()
-                .all(|c| c.is_ascii_digit() || matches!(c, ',' | '$')))
-            || substitution_ok(t)
-    };
     let scripts: Vec<&str> = {
         let e = super::options::option_values(args, 'e', "expression");
         if e.is_empty() {
@@ -218,38 +266,142 @@ fn sed_ok(args: &[Word]) -> bool {
             e
         }
     };
-    !scripts.is_empty() && scripts.iter().all(|s| print(s))
+    !scripts.is_empty() && scripts.iter().all(|s| sed_script_ok(s))
 }
 
-/// `s/from/to/flags` with flags from `g`, `i`, `I`, `p` and digits.
-fn substitution_ok(t: &str) -> bool {
-    let Some(rest) = t.strip_prefix('s') else {
-        return false;
-    };
-    let Some(delim) = rest.chars().next() else {
-        return false;
-    };
+/// A sed script, command by command (`;` or newline between them).
+fn sed_script_ok(script: &str) -> bool {
+    let mut rest = script.trim();
+    while !rest.is_empty() {
+        let Some(after) = sed_address(rest).and_then(|r| {
+            let r = r.trim_start();
+            match r.strip_prefix(',') {
+                Some(more) => sed_address(more.trim_start()),
+                None => Some(r),
+            }
+        }) else {
+            return false;
+        };
+        let after = after
+            .trim_start()
+            .strip_prefix('!')
+            .unwrap_or(after)
+            .trim_start();
+        let Some(cmd) = after.chars().next() else {
+            return false;
+        };
+        let tail = match cmd {
+            'p' | 'd' | '=' | 'q' | 'n' | 'N' | 'P' | 'D' | 'g' | 'G' | 'h' | 'H' | 'x' => {
+                &after[1..]
+            }
+            's' => match substitution_end(after) {
+                Some(end) => &after[end..],
+                None => return false,
+            },
+            _ => return false,
+        };
+        let tail = tail.trim_start();
+        rest = match tail.chars().next() {
+            None => "",
+            Some(';' | '\n') => tail[1..].trim_start(),
+            Some('}') => tail[1..].trim_start().trim_start_matches(';').trim_start(),
+            _ => return false,
+        };
+    }
+    true
+}
+
+/// An optional address at the start of `t`: a line number, `$`, or
+/// `/regex/`; returns what follows.
+fn sed_address(t: &str) -> Option<&str> {
+    if let Some(body) = t.strip_prefix('/') {
+        let mut escaped = false;
+        for (i, c) in body.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '/' if !escaped => return Some(&body[i + 1..]),
+                _ => escaped = false,
+            }
+        }
+        return None;
+    }
+    let digits = t.len()
+        - t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '$')
+            .len();
+    Some(&t[digits..])
+}
+
+/// Where `s/from/to/flags` ends, when its flags are safe (`g`, `i`, `I`,
+/// `p`, digits: no `w` or `e`).
+fn substitution_end(t: &str) -> Option<usize> {
+    let mut chars = t.char_indices().skip(1);
+    let (_, delim) = chars.next()?;
     if delim.is_alphanumeric() || delim == '\\' || delim == '\n' {
-        return false;
+        return None;
     }
-    let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
-    parts.len() == 3
-        && parts[2]
-            .chars()
-            .all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
+    let mut parts = 0;
+    let mut escaped = false;
+    for (i, c) in chars {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if c == '\\' {
+            escaped = true;
+        } else if c == delim {
+            parts += 1;
+            if parts == 2 {
+                let flags_start = i + c.len_utf8();
+                let flags_len = t[flags_start..]
+                    .find(|c: char| !(matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit()))
+                    .unwrap_or(t.len() - flags_start);
+                let next = t[flags_start + flags_len..].chars().next();
+                return matches!(next, None | Some(';' | '\n' | '}' | ' '))
+                    .then_some(flags_start + flags_len);
+            }
+        }
+    }
+    None
 }
 
-/// `awk '{print $1}' file`: no `system`, pipes, redirections, `getline`.
+/// `awk '{print $1}' file`, `awk -F, 'NR>1 {print $2}'`: no program file,
+/// no `system`, `getline`, pipes, output redirection, `ENVIRON` or `ARGV`.
 fn awk_ok(args: &[Word]) -> bool {
-    if has_option(args, "f", &["file", "exec", "load"]) {
+    if has_option(
+        args,
+        "fWiElS",
+        &["file", "exec", "load", "include", "source", "sandbox"],
+    ) || args.iter().any(|a| a.dynamic)
+    {
         return false;
     }
-    let Some(program) = operands(args).first().map(|w| w.text.clone()) else {
+    // Skip `-F fs` and `-v var=value`, with their values.
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        i += if matches!(t, "-F" | "-v") { 2 } else { 1 };
+    }
+    let Some(program) = args.get(i).map(|w| w.text.as_str()) else {
         return false;
     };
-    !["system", "|", ">", "getline", "close", "fflush", "@load"]
-        .iter()
-        .any(|bad| program.contains(bad))
+    let bad = [
+        "system", "getline", "close", "fflush", "ENVIRON", "ARGV", "PROCINFO", "@",
+    ];
+    if bad.iter().any(|b| program.contains(b)) || program.replace("||", "").contains('|') {
+        return false;
+    }
+    // `>` is a comparison, unless it follows print or printf.
+    !program.split([';', '{', '}', '\n']).any(|stmt| {
+        let stmt = stmt.trim_start();
+        (stmt.starts_with("print") || stmt.starts_with("printf")) && stmt.contains('>')
+    })
 }
 
 /// `git status/diff/log/show/blame/…` and listing forms of branch, tag,

@@ -130,13 +130,13 @@ impl Loose {
         let mut args: Vec<&Word> = c.args().iter().collect();
         if let Some(sub) = &self.sub {
             let Some(actual) = &c.subcommand else {
-                // No subcommand known (an alias, a computed one): it may
-                // be the one the rule names.
+                // No subcommand known (computed, or hidden behind an option
+                // Lathe does not know): any word of it may be the one the
+                // rule names.
                 return c
                     .args()
                     .iter()
-                    .all(|a| a.text.starts_with('-') || a.dynamic)
-                    || c.args().iter().any(|a| a.dynamic);
+                    .any(|a| a.dynamic || (!a.text.starts_with('-') && sub.is_match(&a.text)));
             };
             let equivalent = if actual == "send-pack" {
                 "push"
@@ -157,6 +157,16 @@ impl Loose {
         let mut done = false;
         for a in &args {
             let t = a.text.as_str();
+            if a.dynamic && !done && a.prefix().starts_with('-') {
+                // `-rf$X`: the letters known so far count.
+                letters.extend(
+                    a.prefix()[1..]
+                        .chars()
+                        .filter(char::is_ascii_alphabetic)
+                        .map(fold_letter),
+                );
+                continue;
+            }
             if done || a.dynamic {
                 operands.push(t);
             } else if t == "--" {
@@ -238,6 +248,11 @@ impl Rule {
             origin,
             pattern,
         })
+    }
+
+    /// Whether the rule names what it covers (`tool(pattern)`), not only a tool.
+    pub fn has_pattern(&self) -> bool {
+        self.pattern.is_some()
     }
 
     fn matches(&self, tool: &str, subject: Subject<'_>, kind: RuleKind) -> bool {

@@ -84,6 +84,7 @@ fn path_rules_cover_every_tool_with_the_same_access() {
         path: path.into(),
         access,
         outside: false,
+        named: false,
     };
     let env = f(".env", Access::Read);
     assert!(

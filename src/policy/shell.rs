@@ -26,8 +26,8 @@ mod walk;
 mod words;
 mod wrappers;
 
-pub(crate) use commands::{has_subcommands, is_known_subcommand};
-pub(crate) use interpreters::{SHELLS, STDIN_PATHS, Source, source_of};
+pub(crate) use commands::{find_starts, has_subcommands, is_known_subcommand};
+pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements
 /// may nest before a line is refused as unchecked.
@@ -119,13 +119,61 @@ pub(crate) fn path_inside(t: &str, glob: bool, cwd: Option<&Path>, workspace: &W
     } else {
         t
     };
-    let base = match cwd {
-        Some(c) => c,
-        None if literal.starts_with('/') => Path::new("/"),
-        None => return false,
+    let joined = if Path::new(literal).is_absolute() {
+        PathBuf::from(literal)
+    } else {
+        match cwd {
+            // Not folded: `link/..` is where the kernel takes it.
+            Some(c) => c.join(literal),
+            None => return false,
+        }
     };
-    let joined = lexical_join(base, literal);
     workspace.check(&joined.to_string_lossy()).is_ok()
+}
+
+/// The paths a glob matches now, as bash matches them (a leading dot only
+/// when written); `None` when it matches more than `limit`. No match
+/// leaves the pattern as written, as in bash.
+pub(crate) fn expand_glob(base: &Path, pattern: &str, limit: usize) -> Option<Vec<PathBuf>> {
+    let mut current = vec![if pattern.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    }];
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        if !part.contains(['*', '?', '[']) {
+            for p in &mut current {
+                p.push(part);
+            }
+            continue;
+        }
+        let matcher = globset::GlobBuilder::new(part)
+            .literal_separator(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        let mut next = Vec::new();
+        for dir in &current {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') && !part.starts_with('.') {
+                    continue;
+                }
+                if matcher.is_match(name.as_ref()) {
+                    next.push(dir.join(name.as_ref()));
+                    if next.len() > limit {
+                        return None;
+                    }
+                }
+            }
+        }
+        current = next;
+    }
+    Some(current)
 }
 
 #[cfg(test)]

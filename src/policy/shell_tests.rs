@@ -130,6 +130,7 @@ fn redirections_become_file_operations() {
         files,
         [
             ("out.txt", Access::Write, false),
+            ("src", Access::Read, false),
             ("in.txt", Access::Read, false),
             ("/tmp/elsewhere", Access::Write, true),
         ]

@@ -102,6 +102,7 @@ pub fn file_operation(
         path: workspace.display_relative(&abs),
         access,
         outside: false,
+        named: false,
     }))
 }
 

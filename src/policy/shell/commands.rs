@@ -5,12 +5,17 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::interpreters::{SHELLS, STDIN_PATHS, Source, source_of};
+use super::interpreters::{SHELLS, Source, is_stdin_path, source_of};
 use super::walk::{Ctx, Var, Walker};
-use super::wrappers::{skip_options, unwrap_one};
-use super::{lexical_join, path_inside};
-use crate::policy::operation::{FileStamp, Program, SimpleCommand, Stdin, Word, basename, join};
-use crate::policy::options::{has_option, is_long, operands, option_values};
+use super::wrappers::{is_wrapper, skip_options, unwrap_one};
+use super::{expand_glob, lexical_join, path_inside};
+use crate::policy::operation::{
+    Access, FileStamp, Program, SimpleCommand, Stdin, Word, basename, join,
+};
+use crate::policy::options::{has_option, operands, option_values};
+
+/// Most wrappers looked through on one command (`env nice timeout …`).
+const MAX_WRAPPERS: usize = 16;
 
 /// Bash builtins and keywords that run as commands.
 const BUILTINS: &[&str] = &[
@@ -192,10 +197,23 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
             "--namespace",
             "--super-prefix",
             "--config-env",
+            "--attr-source",
+            "--list-cmds",
         ],
     ),
-    ("cargo", &["--config", "-Z", "-C", "--color"]),
-    ("npm", &["--prefix", "-w", "--workspace"]),
+    ("cargo", &["--config", "-Z", "-C", "--color", "--explain"]),
+    (
+        "npm",
+        &[
+            "--prefix",
+            "-w",
+            "--workspace",
+            "--loglevel",
+            "--registry",
+            "--userconfig",
+            "--cache",
+        ],
+    ),
     ("pnpm", &["-C", "--dir", "--filter", "-F"]),
     ("yarn", &["--cwd"]),
     ("bun", &["--cwd"]),
@@ -226,6 +244,17 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
             "--server",
             "--cluster",
             "--user",
+            "--token",
+            "--as",
+            "--as-group",
+            "--request-timeout",
+            "-v",
+            "--v",
+            "--cache-dir",
+            "--certificate-authority",
+            "--client-certificate",
+            "--client-key",
+            "--tls-server-name",
         ],
     ),
     ("helm", &["-n", "--namespace", "--kube-context"]),
@@ -261,7 +290,20 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
     ("terraform", &[]),
     (
         "make",
-        &["-C", "--directory", "-f", "--file", "-I", "-o", "-W"],
+        &[
+            "-C",
+            "--directory",
+            "-f",
+            "--file",
+            "--makefile",
+            "-I",
+            "--include-dir",
+            "-o",
+            "--old-file",
+            "-W",
+            "--what-if",
+            "--eval",
+        ],
     ),
     ("just", &["-f", "--justfile", "-d", "--working-directory"]),
     ("nix", &[]),
@@ -367,14 +409,137 @@ pub(crate) fn has_subcommands(base: &str) -> bool {
 /// The subcommand that scopes a grant: `git status`, `cargo test`,
 /// `python3 -m pytest`, the script an interpreter runs (`python3 a.py`);
 /// `None` for programs without subcommands.
-pub(crate) fn subcommand_of(base: &str, args: &[Word]) -> Option<String> {
+/// Global options, before the subcommand, that take no value: for these
+/// programs an option Lathe does not know may take the next word, so the
+/// subcommand is unsure.
+fn known_flags(base: &str) -> Option<&'static [&'static str]> {
+    Some(match base {
+        "git" => &[
+            "-p",
+            "--paginate",
+            "-P",
+            "--no-pager",
+            "--bare",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--version",
+            "-v",
+            "--help",
+            "-h",
+            "--exec-path",
+            "--no-lazy-fetch",
+        ],
+        "cargo" => &[
+            "-v",
+            "-vv",
+            "-q",
+            "--verbose",
+            "--quiet",
+            "--locked",
+            "--offline",
+            "--frozen",
+            "--version",
+            "-V",
+            "--list",
+            "--help",
+            "-h",
+        ],
+        "npm" | "pnpm" | "yarn" | "bun" => &[
+            "-g",
+            "--global",
+            "-s",
+            "--silent",
+            "-q",
+            "--quiet",
+            "-d",
+            "-dd",
+            "--verbose",
+            "--json",
+            "--dry-run",
+            "-f",
+            "--force",
+            "-y",
+            "--yes",
+            "--no-audit",
+            "--no-fund",
+            "--offline",
+            "--prefer-offline",
+            "--legacy-peer-deps",
+            "-ws",
+            "--workspaces",
+            "--include-workspace-root",
+            "-h",
+            "--help",
+            "-v",
+            "--version",
+            "-r",
+            "--recursive",
+        ],
+        "docker" | "podman" => &[
+            "-D",
+            "--debug",
+            "--tls",
+            "--tlsverify",
+            "-v",
+            "--version",
+            "-h",
+            "--help",
+        ],
+        "make" | "gmake" => &[
+            "-k",
+            "-s",
+            "-n",
+            "-B",
+            "-i",
+            "-q",
+            "-r",
+            "-R",
+            "-S",
+            "-t",
+            "-w",
+            "-e",
+            "-d",
+            "--silent",
+            "--quiet",
+            "--always-make",
+            "--keep-going",
+            "--dry-run",
+            "--no-print-directory",
+            "--print-directory",
+            "--debug",
+            "--trace",
+            "-j",
+            "--jobs",
+            "-l",
+        ],
+        "kubectl" => &[
+            "--insecure-skip-tls-verify",
+            "--warnings-as-errors",
+            "-h",
+            "--help",
+        ],
+        _ => return None,
+    })
+}
+
+/// The subcommand; `Err` with the option when an unknown global option
+/// makes it unsure.
+fn find_subcommand(base: &str, args: &[Word]) -> Result<Option<String>, String> {
     match source_of(base, args) {
-        Some(Source::Module(m)) if m.is_plain() => return Some(format!("-m {}", m.text)),
-        Some(Source::Script(s)) if s.is_plain() => return Some(s.text),
-        Some(_) => return None,
+        Some(Source::Module(m)) if m.is_plain() => return Ok(Some(format!("-m {}", m.text))),
+        Some(Source::Script(s)) if s.is_plain() => return Ok(Some(s.text)),
+        Some(_) => return Ok(None),
         None => {}
     }
-    let (_, with_value) = SUBCOMMANDS.iter().find(|(p, _)| *p == base)?;
+    let Some((_, with_value)) = SUBCOMMANDS.iter().find(|(p, _)| *p == base) else {
+        return Ok(None);
+    };
+    let flags = known_flags(base);
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
@@ -386,19 +551,43 @@ pub(crate) fn subcommand_of(base: &str, args: &[Word]) -> Option<String> {
             i += 1;
             continue;
         }
-        if !t.starts_with('-') {
+        if !t.starts_with('-') || a.dynamic {
             break;
         }
-        i += if with_value.contains(&t) { 2 } else { 1 };
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        if with_value.contains(&name) && !t.contains('=') {
+            i += 2;
+        } else if t.contains('=')
+            || flags.is_none_or(|f| f.contains(&name))
+            || (name.len() > 2
+                && !name.starts_with("--")
+                && with_value
+                    .iter()
+                    .any(|v| v.len() == 2 && name.starts_with(v)))
+        {
+            // `-j4` and `-Cdir` carry their value.
+            i += 1;
+            if matches!(name, "-j" | "--jobs" | "-l")
+                && args
+                    .get(i)
+                    .is_some_and(|n| n.text.chars().all(|c| c.is_ascii_digit()))
+            {
+                i += 1;
+            }
+        } else {
+            return Err(t.to_string());
+        }
     }
-    let sub = args.get(i)?;
+    let Some(sub) = args.get(i) else {
+        return Ok(None);
+    };
     let ok = sub.is_plain()
         && sub.text.starts_with(|c: char| c.is_ascii_alphanumeric())
         && sub
             .text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '_' | '-' | '+' | '@'));
-    ok.then(|| sub.text.clone())
+    Ok(ok.then(|| sub.text.clone()))
 }
 
 impl Walker<'_> {
@@ -528,9 +717,20 @@ impl Walker<'_> {
         cx: Ctx,
         mut extra_args: bool,
     ) {
+        if self.out.commands.len() >= super::MAX_COMMANDS {
+            self.unchecked(format!(
+                "it runs more than {} commands; write long scripts to a file and run that",
+                super::MAX_COMMANDS
+            ));
+            return;
+        }
         let mut argv = argv;
         let mut cwd = self.cwd.clone();
-        loop {
+        for round in 0.. {
+            if round > MAX_WRAPPERS {
+                self.unchecked("it nests more wrappers than Lathe follows".into());
+                return;
+            }
             let u = unwrap_one(&argv, 0);
             if let Some(code) = &u.code {
                 self.code_string(code, "flock -c");
@@ -553,6 +753,16 @@ impl Walker<'_> {
                 };
             }
             let mut rest: Vec<Word> = argv.split_off(next.min(argv.len()));
+            if let Some(r) = &u.replace {
+                // `xargs -I{} CMD {}`: each `{}` is an input item.
+                for w in &mut rest {
+                    if let Some(at) = w.text.find(r.as_str()) {
+                        w.dynamic = true;
+                        w.known_prefix = w.known_prefix.min(at);
+                        w.glob = false;
+                    }
+                }
+            }
             if let Some(words) = u.split {
                 self.complex("env -S splits a string into a command");
                 let mut joined = words;
@@ -568,9 +778,15 @@ impl Walker<'_> {
             }
         }
         self.git_config_from_env(&assignments);
-        let Some(first) = argv.first().cloned() else {
+        let Some(mut first) = argv.first().cloned() else {
             return;
         };
+        if extra_args && first.is_plain() && is_wrapper(basename(&first.text)) {
+            // `xargs env`: the command comes from the input.
+            first.dynamic = true;
+            first.known_prefix = 0;
+            argv[0] = first.clone();
+        }
         let base = basename(&first.text).to_string();
         if first.expanded && !first.dynamic {
             self.complex("takes the program name from a variable");
@@ -583,7 +799,15 @@ impl Walker<'_> {
         };
         self.note_function_call(&first.text);
         let args = argv[1..].to_vec();
-        let subcommand = subcommand_of(&base, &args);
+        let subcommand = match find_subcommand(&base, &args) {
+            Ok(sub) => sub,
+            Err(option) => {
+                self.complex(format!(
+                    "uses `{option}` before the {base} subcommand, an option Lathe does not know, so the subcommand is unsure"
+                ));
+                None
+            }
+        };
         let script = self.script_of(&base, &args, cwd.as_deref());
         let is_cd = matches!(base.as_str(), "cd" | "pushd" | "popd");
         self.out.commands.push(SimpleCommand {
@@ -597,10 +821,64 @@ impl Walker<'_> {
             cwd: cwd.clone(),
             stdin: cx.stdin.clone(),
             extra_args,
+            per_found: self.in_find_exec,
         });
+        self.argument_files(&base, &args, cwd.as_deref());
         self.look_inside(&base, &args, &cx);
         if is_cd {
-            self.change_directory(&args, &cx, cwd);
+            self.change_directory(&base, &args, &cx, cwd);
+        }
+    }
+
+    /// Files a command names as arguments. What known readers read and
+    /// known writers write become file operations, so path rules and
+    /// protected files hold for `cat .env` and `touch .git/hooks/x` as for
+    /// the file tools; for any other program, a path outside the workspace
+    /// does.
+    fn argument_files(&mut self, base: &str, args: &[Word], cwd: Option<&Path>) {
+        match file_roles(base, args) {
+            Some((reads, writes)) => {
+                for w in reads {
+                    self.named_file(&w, Access::Read, cwd, false);
+                }
+                for w in writes {
+                    self.named_file(&w, Access::Write, cwd, false);
+                }
+            }
+            None => {
+                for w in path_like(args) {
+                    self.named_file(&w, Access::Write, cwd, true);
+                }
+            }
+        }
+    }
+
+    /// One named file (each match of a glob); `only_outside` keeps it only
+    /// when it leaves the workspace.
+    fn named_file(&mut self, w: &Word, access: Access, cwd: Option<&Path>, only_outside: bool) {
+        if w.dynamic || w.text.is_empty() || w.text.contains("://") {
+            return;
+        }
+        let outside = |t: &str| !path_inside(t, false, cwd, self.env.workspace);
+        if w.glob {
+            let Some(base) = cwd.or(Some(Path::new("/")).filter(|_| w.text.starts_with('/')))
+            else {
+                return;
+            };
+            if let Some(found) = expand_glob(base, &w.text, 64)
+                && !found.is_empty()
+            {
+                for p in found {
+                    let t = p.display().to_string();
+                    if !only_outside || outside(&t) {
+                        self.file_op(&Word::literal(t), access, cwd, true);
+                    }
+                }
+                return;
+            }
+        }
+        if !only_outside || outside(&w.text) {
+            self.file_op(w, access, cwd, true);
         }
     }
 
@@ -657,18 +935,27 @@ impl Walker<'_> {
     }
 
     /// `cd [-L|-P|-e|-@] [--] [DIR]`: the directory of what follows, when
-    /// it is sure to run and its target is literal; else unknown.
-    fn change_directory(&mut self, args: &[Word], cx: &Ctx, cwd: Option<PathBuf>) {
+    /// it is sure to run and its target is literal; else unknown. `CDPATH`,
+    /// `shopt` (`cdable_vars`), `popd` and `pushd +N` leave it unknown.
+    fn change_directory(&mut self, base: &str, args: &[Word], cx: &Ctx, cwd: Option<PathBuf>) {
         let physical = has_option(args, "P", &[]);
         let targets = operands(args);
-        let sure = cx.top && !cx.conditional;
+        let cdpath = self.cd_redefined
+            || self.vars.contains_key("CDPATH")
+            || std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
+        let sure = cx.top && !cx.conditional && base != "popd";
         self.cwd = if !sure {
             None
         } else if targets.is_empty() {
-            self.env.home.clone()
+            if base == "pushd" {
+                None
+            } else {
+                self.env.home.clone()
+            }
         } else if let ([dir], Some(c)) = (targets.as_slice(), cwd)
             && dir.is_plain()
-            && dir.text != "-"
+            && !dir.text.starts_with(['-', '+'])
+            && (Path::new(&dir.text).is_absolute() || !cdpath)
         {
             let to = lexical_join(&c, &dir.text);
             if physical {
@@ -698,7 +985,7 @@ impl Walker<'_> {
     /// Commands that run other code: look into it when it is literal.
     fn look_inside(&mut self, base: &str, args: &[Word], cx: &Ctx) {
         if let Some(source) = source_of(base, args) {
-            return self.interpreter(base, source, cx);
+            return self.interpreter(base, args, source, cx);
         }
         match base {
             "eval" => {
@@ -710,9 +997,9 @@ impl Walker<'_> {
             }
             "source" | "." => {
                 self.complex("runs the commands of a file (source)");
-                let from_stdin = args
+                let from_stdin = operands(args)
                     .first()
-                    .is_some_and(|a| STDIN_PATHS.contains(&a.text.as_str()));
+                    .is_some_and(|a| is_stdin_path(&a.text));
                 if from_stdin && let Stdin::Inline { code: Some(code) } = &cx.stdin {
                     let code = code.clone();
                     self.nested(&code, false, Stdin::Inherited);
@@ -753,6 +1040,7 @@ impl Walker<'_> {
                 }
             }
             "mapfile" | "readarray" => {
+                self.reads_into_variables = true;
                 for code in option_values(args, 'C', "") {
                     let dynamic = args.iter().any(|a| a.dynamic && a.text.contains(code));
                     let w = Word {
@@ -773,6 +1061,7 @@ impl Walker<'_> {
                 }
             }
             "read" => {
+                self.reads_into_variables = true;
                 for a in operands(args) {
                     self.assigned_by_name(&a.text);
                 }
@@ -787,13 +1076,24 @@ impl Walker<'_> {
                 self.evaluates("declares an integer or reference variable");
             }
             "git" => self.git(args),
-            "cargo" if has_option(args, "", &["config"]) => {
-                self.complex("uses cargo --config, which can redefine what cargo runs");
+            "cargo" => {
+                if has_option(args, "", &["config"]) {
+                    self.complex("uses cargo --config, which can redefine what cargo runs");
+                }
+                let elsewhere = option_values(args, '\0', "manifest-path")
+                    .into_iter()
+                    .any(|m| !path_inside(m, false, self.cwd.as_deref(), self.env.workspace));
+                if elsewhere {
+                    self.complex("builds another project (--manifest-path)");
+                }
             }
             "npm" | "pnpm" | "yarn" | "npx" | "bun" => self.node_package_manager(base, args),
             "make" | "gmake" => self.make(args),
             "find" => self.find_exec(args),
             b if REDEFINERS.contains(&b) => {
+                if b == "shopt" {
+                    self.cd_redefined = true;
+                }
                 self.complex(format!("uses `{b}`, which changes how later commands run"));
             }
             _ => {}
@@ -816,7 +1116,7 @@ impl Walker<'_> {
 
     /// Shells and interpreters: inline code is looked into (shells) and
     /// makes the line complex; a shell fed a literal here-document too.
-    fn interpreter(&mut self, base: &str, source: Source, cx: &Ctx) {
+    fn interpreter(&mut self, base: &str, args: &[Word], source: Source, cx: &Ctx) {
         let shell = SHELLS.contains(&base);
         match source {
             Source::Inline(code) => {
@@ -838,11 +1138,75 @@ impl Walker<'_> {
                     }
                 }
             }
-            Source::Script(_) | Source::Module(_) => {}
+            Source::Script(program) | Source::Module(program) => {
+                // Options before the script that load more code than it.
+                let before = args
+                    .iter()
+                    .position(|a| a.text == program.text)
+                    .map_or(args, |p| &args[..p]);
+                let (short, long): (&str, &[&str]) = match base {
+                    b if b.starts_with("python") || b.starts_with("pypy") => ("i", &[]),
+                    "node" | "nodejs" => (
+                        "ri",
+                        &[
+                            "require",
+                            "import",
+                            "loader",
+                            "experimental-loader",
+                            "interactive",
+                            "env-file",
+                        ],
+                    ),
+                    "ruby" => ("rIx", &["require"]),
+                    "perl" => ("MmIdx", &[]),
+                    "php" => ("dcz", &[]),
+                    "lua" => ("l", &[]),
+                    _ => ("", &[]),
+                };
+                if has_option(before, short, long) {
+                    self.complex(format!("{base} loads more code than its script"));
+                }
+            }
         }
     }
 
     fn git(&mut self, args: &[Word]) {
+        // Global options: those Lathe knows, with or without a value; an
+        // unknown one may take the next word, so the subcommand is unsure.
+        const FLAGS: &[&str] = &[
+            "-p",
+            "--paginate",
+            "-P",
+            "--no-pager",
+            "--bare",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--version",
+            "-v",
+            "--help",
+            "-h",
+            "--html-path",
+            "--man-path",
+            "--info-path",
+            "--exec-path",
+            "--no-lazy-fetch",
+        ];
+        const WITH_VALUE: &[&str] = &[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--super-prefix",
+            "--config-env",
+            "--attr-source",
+            "--list-cmds",
+        ];
         let mut i = 0;
         while let Some(a) = args.get(i) {
             let t = a.text.as_str();
@@ -872,19 +1236,17 @@ impl Walker<'_> {
                     self.git_config(key, &value);
                 }
             }
-            let redefines = t == "-c"
-                || t.starts_with("-c")
-                || [
-                    "config-env",
-                    "exec-path",
-                    "git-dir",
-                    "work-tree",
-                    "namespace",
-                    "super-prefix",
-                ]
-                .iter()
-                .any(|l| is_long(t, l) && (t.contains('=') || *l != "exec-path"));
-            if redefines {
+            let name = t.split_once('=').map_or(t, |(n, _)| n);
+            if matches!(
+                name,
+                "-c" | "--config-env"
+                    | "--git-dir"
+                    | "--work-tree"
+                    | "--namespace"
+                    | "--super-prefix"
+            ) || t.starts_with("-c")
+                || (name == "--exec-path" && t.contains('='))
+            {
                 self.complex(
                     "uses a git option that changes which repository or configuration git uses",
                 );
@@ -897,20 +1259,32 @@ impl Walker<'_> {
                 if !inside {
                     self.complex("runs git in another directory");
                 }
-                i += 2;
-                continue;
             }
-            let takes_value = matches!(
-                t,
-                "-c" | "--git-dir"
-                    | "--work-tree"
-                    | "--namespace"
-                    | "--super-prefix"
-                    | "--config-env"
-            );
-            i += if takes_value { 2 } else { 1 };
+            if FLAGS.contains(&name) || t.contains('=') || t.starts_with("-c") {
+                i += 1;
+            } else if WITH_VALUE.contains(&name) {
+                i += 2;
+            } else {
+                self.complex(format!(
+                    "uses `{t}`, a git option Lathe does not know, so its subcommand is unsure"
+                ));
+                return;
+            }
         }
+        let Some(sub) = args.get(i) else {
+            return;
+        };
         let rest = args.get(i + 1..).unwrap_or_default();
+        if !sub.is_plain() {
+            self.complex("computes the git subcommand at run time");
+            return;
+        }
+        if !GIT_COMMANDS.contains(&sub.text.as_str()) {
+            self.complex(format!(
+                "`git {}` may be an alias or an external command",
+                sub.text
+            ));
+        }
         if has_option(
             rest,
             "",
@@ -919,29 +1293,114 @@ impl Walker<'_> {
                 "ext-diff",
                 "upload-pack",
                 "receive-pack",
-                "exec",
                 "config",
                 "template",
             ],
         ) || (rest.iter().any(|a| a.text.starts_with("-u"))
-            && args.get(i).is_some_and(|s| {
-                matches!(
-                    s.text.as_str(),
-                    "fetch" | "clone" | "pull" | "ls-remote" | "archive"
-                )
-            }))
+            && matches!(
+                sub.text.as_str(),
+                "fetch" | "clone" | "pull" | "ls-remote" | "archive"
+            ))
         {
             self.complex("uses a git option that writes a file or runs a configured program");
         }
-        if let Some(sub) = args.get(i) {
-            if !sub.is_plain() {
-                self.complex("computes the git subcommand at run time");
-            } else if !GIT_COMMANDS.contains(&sub.text.as_str()) {
-                self.complex(format!(
-                    "`git {}` may be an alias or an external command",
-                    sub.text
-                ));
+        // Subcommands that run a command string.
+        let strings: Vec<Word> = match sub.text.as_str() {
+            "rebase" => words_of(option_values(rest, 'x', "exec"), rest),
+            "difftool" | "mergetool" => words_of(option_values(rest, 'x', "extcmd"), rest),
+            "filter-branch" => [
+                "tree-filter",
+                "index-filter",
+                "msg-filter",
+                "commit-filter",
+                "env-filter",
+                "parent-filter",
+                "tag-name-filter",
+            ]
+            .iter()
+            .flat_map(|f| words_of(option_values(rest, '\0', f), rest))
+            .collect(),
+            "bisect" | "submodule" => {
+                let ops = operands(rest);
+                let at = ops
+                    .iter()
+                    .position(|w| matches!(w.text.as_str(), "run" | "foreach"));
+                match at {
+                    Some(k) => {
+                        let after: Vec<Word> = ops[k + 1..].iter().map(|w| (*w).clone()).collect();
+                        vec![Word {
+                            text: join(&after),
+                            dynamic: after.iter().any(|w| w.dynamic),
+                            ..Word::default()
+                        }]
+                    }
+                    None => Vec::new(),
+                }
             }
+            "config" => {
+                self.git_config_write(rest);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        for code in strings {
+            self.code_string(&code, "a git command string");
+        }
+    }
+
+    /// `git config KEY VALUE` writes `.git/config` (or `~/.gitconfig`,
+    /// or `--file F`): a protected file; a value git runs is looked into.
+    fn git_config_write(&mut self, rest: &[Word]) {
+        let reading = has_option(
+            rest,
+            "l",
+            &[
+                "get",
+                "get-all",
+                "get-regexp",
+                "list",
+                "get-urlmatch",
+                "get-color",
+                "get-colorbool",
+            ],
+        );
+        let ops = operands(rest);
+        let writes = !reading
+            && (ops.len() >= 2
+                || has_option(
+                    rest,
+                    "e",
+                    &[
+                        "unset",
+                        "unset-all",
+                        "add",
+                        "replace-all",
+                        "edit",
+                        "rename-section",
+                        "remove-section",
+                    ],
+                ));
+        if !writes {
+            return;
+        }
+        if let [key, value, ..] = ops.as_slice() {
+            self.git_config(&key.text, value);
+        }
+        let target = if has_option(rest, "", &["global"]) {
+            self.env
+                .home
+                .as_ref()
+                .map(|h| h.join(".gitconfig").display().to_string())
+        } else if has_option(rest, "", &["system"]) {
+            Some("/etc/gitconfig".into())
+        } else if let Some(f) = option_values(rest, 'f', "file").first() {
+            Some((*f).to_string())
+        } else {
+            Some(".git/config".into())
+        };
+        if let Some(t) = target {
+            let cwd = self.cwd.clone();
+            self.file_op(&Word::literal(t), Access::Write, cwd.as_deref(), false);
         }
     }
 
@@ -971,49 +1430,109 @@ impl Walker<'_> {
         }
     }
 
-    /// `make -f -`, `make SHELL=…`: rules or a shell from elsewhere.
+    /// `make -f -`, `make SHELL=…`, `make -C /elsewhere`, `make --eval`:
+    /// rules or a shell from elsewhere.
     fn make(&mut self, args: &[Word]) {
-        let from_input = option_values(args, 'f', "file")
+        let files: Vec<&str> = option_values(args, 'f', "file")
             .into_iter()
             .chain(option_values(args, 'f', "makefile"))
-            .any(|f| STDIN_PATHS.contains(&f) || f.starts_with('$'));
+            .chain(option_values(args, 'C', "directory"))
+            .collect();
+        let elsewhere = files.iter().any(|f| {
+            is_stdin_path(f)
+                || f.starts_with('$')
+                || !path_inside(f, false, self.cwd.as_deref(), self.env.workspace)
+        });
         let shell = args
             .iter()
             .any(|a| a.text.starts_with("SHELL=") || a.text.starts_with(".SHELLFLAGS="));
-        if from_input || shell || args.iter().any(|a| a.dynamic && a.text.starts_with("-f")) {
+        if elsewhere || shell || args.iter().any(|a| a.dynamic && a.text.starts_with("-f")) {
             self.complex("gives make its rules or shell from elsewhere");
+        }
+        if has_option(args, "", &["eval"]) {
+            self.unchecked("it gives make rules on its command line (--eval)".into());
         }
     }
 
     /// `find … -exec CMD … ;` runs CMD: it is a command of the line too.
-    /// The `{}` it gets are found paths, checked on `find` itself.
+    /// Its `{}` stands for what find finds under its start points, so it is
+    /// judged as each start point (`-execdir`: as `.` there); `{}` as the
+    /// program runs whatever find finds.
     fn find_exec(&mut self, args: &[Word]) {
+        let starts = find_starts(args);
         let mut i = 0;
         while i < args.len() {
             let t = args[i].text.as_str();
-            if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                let end = args[i + 1..]
-                    .iter()
-                    .position(|a| a.text == ";" || a.text == "+")
-                    .map_or(args.len(), |p| i + 1 + p);
-                let inner = args[i + 1..end].to_vec();
-                if !inner.is_empty() {
-                    let saved = self.cwd.clone();
-                    if t.ends_with("dir") {
-                        self.cwd = None;
-                    }
-                    if self.depth < super::MAX_DEPTH {
-                        self.depth += 1;
-                        self.interpret(Vec::new(), inner, Vec::new(), Ctx::default(), false);
-                        self.depth -= 1;
-                    } else {
-                        self.unchecked("it nests commands too deeply to check".into());
-                    }
-                    self.cwd = saved;
-                }
-                i = end + 1;
-            } else {
+            if !matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
                 i += 1;
+                continue;
+            }
+            // `;` ends it, and `+` right after a `{}`.
+            let end = (i + 1..args.len())
+                .find(|&k| args[k].text == ";" || (args[k].text == "+" && args[k - 1].text == "{}"))
+                .unwrap_or(args.len());
+            let inner = &args[i + 1..end];
+            i = end + 1;
+            if inner.is_empty() {
+                continue;
+            }
+            if self.depth >= 12 {
+                // A find that runs a find that runs a find…: a few levels.
+                self.unchecked("it nests commands too deeply to check".into());
+                return;
+            }
+            let dir_mode = t.ends_with("dir");
+            let places: Vec<Option<Word>> = match &starts {
+                Some(list) => list.iter().take(4).cloned().map(Some).collect(),
+                None => vec![None],
+            };
+            for place in places {
+                let saved = self.cwd.clone();
+                let stands_for = match (&place, dir_mode) {
+                    (Some(start), true) => {
+                        self.cwd = match (&saved, start.is_plain()) {
+                            (Some(c), true) => Some(lexical_join(c, &start.text)),
+                            _ => None,
+                        };
+                        Word::literal(".")
+                    }
+                    (Some(start), false) => start.clone(),
+                    (None, _) => Word {
+                        text: "{}".into(),
+                        dynamic: true,
+                        known_prefix: 0,
+                        ..Word::default()
+                    },
+                };
+                let argv: Vec<Word> = inner
+                    .iter()
+                    .enumerate()
+                    .map(|(k, w)| {
+                        if !w.text.contains("{}") {
+                            return w.clone();
+                        }
+                        if k == 0 {
+                            // The program is whatever find finds.
+                            return Word {
+                                dynamic: true,
+                                known_prefix: 0,
+                                ..w.clone()
+                            };
+                        }
+                        Word {
+                            text: w.text.replace("{}", &stands_for.text),
+                            dynamic: w.dynamic || stands_for.dynamic,
+                            known_prefix: if stands_for.dynamic { 0 } else { w.text.len() },
+                            ..w.clone()
+                        }
+                    })
+                    .collect();
+                self.depth += 1;
+                let outer = std::mem::replace(&mut self.in_find_exec, true);
+                self.interpret(Vec::new(), argv, Vec::new(), Ctx::default(), false);
+                self.in_find_exec = outer;
+                self.depth -= 1;
+                self.cwd = saved;
             }
         }
     }
@@ -1073,4 +1592,221 @@ impl Walker<'_> {
             name: name.to_string(),
         }
     }
+}
+
+/// Programs that name no files in their arguments.
+const NO_FILE_ARGS: &[&str] = &[
+    "echo", "printf", "true", "false", ":", "pwd", "test", "[", "[[", "cd", "pushd", "popd",
+    "export", "declare", "local", "readonly", "typeset", "unset", "read", "type", "which",
+    "command", "hash", "alias", "unalias", "sleep", "seq", "basename", "dirname", "id", "whoami",
+    "uname", "hostname", "nproc", "kill", "pkill", "killall", "wait", "jobs", "exit", "return",
+    "shift", "set", "shopt", "trap", "eval", "let", "env", "printenv", "expr", "yes",
+];
+
+/// Programs whose operands are all files they read.
+const READERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "tree",
+    "realpath",
+    "readlink",
+    "nl",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "comm",
+    "column",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "base64",
+    "od",
+    "hexdump",
+    "strings",
+    "tac",
+    "rev",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "paste",
+    "join",
+    "ls",
+    "less",
+    "more",
+    "bat",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "source",
+    ".",
+    "date",
+];
+
+/// Programs whose operands are all files they write (or remove).
+const WRITERS: &[&str] = &[
+    "touch", "mkdir", "rmdir", "rm", "shred", "truncate", "tee", "patch",
+];
+
+/// The files `base` reads and writes among `args`, for the programs Lathe
+/// knows; `None` for the others.
+fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
+    let ops: Vec<Word> = operands(args).into_iter().cloned().collect();
+    let values = |short: char, long: &str| -> Vec<Word> {
+        option_values(args, short, long)
+            .into_iter()
+            .map(Word::literal)
+            .collect()
+    };
+    let rest = |n: usize| ops.get(n..).unwrap_or_default().to_vec();
+    Some(match base {
+        b if NO_FILE_ARGS.contains(&b) => (Vec::new(), Vec::new()),
+        b if READERS.contains(&b) => (ops, Vec::new()),
+        b if WRITERS.contains(&b) => (Vec::new(), ops),
+        "sort" => (ops, values('o', "output")),
+        "uniq" | "xxd" => (rest(0).into_iter().take(1).collect(), rest(1)),
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "jq" => {
+            let explicit = has_option(args, "ef", &["regexp", "file", "from-file"]);
+            let mut reads = if explicit { ops } else { rest(1) };
+            reads.extend(values('f', "file"));
+            (reads, Vec::new())
+        }
+        "sed" => {
+            let explicit = has_option(args, "ef", &["expression", "file"]);
+            let files = if explicit { ops } else { rest(1) };
+            let mut reads = files.clone();
+            reads.extend(values('f', "file"));
+            let writes = if has_option(args, "i", &["in-place"]) {
+                files
+            } else {
+                Vec::new()
+            };
+            (reads, writes)
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            let explicit = has_option(args, "f", &["file"]);
+            let files = if explicit { ops } else { rest(1) };
+            let mut reads: Vec<Word> = files
+                .into_iter()
+                .filter(|w| !w.text.contains('='))
+                .collect();
+            reads.extend(values('f', "file"));
+            (reads, Vec::new())
+        }
+        "find" => (find_starts(args).unwrap_or_default(), Vec::new()),
+        "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => {
+            let target = values('t', "target-directory");
+            let (sources, dest) = if target.is_empty() {
+                match ops.split_last() {
+                    Some((d, s)) => (s.to_vec(), vec![d.clone()]),
+                    None => (Vec::new(), Vec::new()),
+                }
+            } else {
+                (ops, target)
+            };
+            let mut writes = dest;
+            if base == "mv" {
+                writes.extend(sources.iter().cloned());
+            }
+            (sources, writes)
+        }
+        "dd" => (
+            args.iter()
+                .filter_map(|a| a.text.strip_prefix("if=").map(Word::literal))
+                .collect(),
+            args.iter()
+                .filter_map(|a| a.text.strip_prefix("of=").map(Word::literal))
+                .collect(),
+        ),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => {
+            let skip = usize::from(!has_option(args, "", &["reference"]));
+            (Vec::new(), rest(skip))
+        }
+        b => match source_of(b, args) {
+            Some(Source::Script(script)) => (vec![script], Vec::new()),
+            _ => return None,
+        },
+    })
+}
+
+/// What looks like a path among a program's arguments: operands and
+/// `--option=value` values that are absolute, under `~` or go up (`..`).
+fn path_like(args: &[Word]) -> Vec<Word> {
+    let looks = |t: &str| t.starts_with('/') || t == ".." || t.starts_with("../");
+    args.iter()
+        .filter_map(|a| {
+            let t = a.text.as_str();
+            let value = if t.starts_with("--") {
+                t.split_once('=').map(|(_, v)| v)?
+            } else if t.starts_with('-') && t.len() > 1 {
+                return None;
+            } else {
+                t
+            };
+            looks(value).then(|| Word {
+                text: value.to_string(),
+                ..a.clone()
+            })
+        })
+        .collect()
+}
+
+/// The start points of `find`, after its leading options (`-H -L -P -D
+/// … -O…`, `--`); `.` when none; `None` when they come from a file
+/// (`-files0-from`).
+pub(crate) fn find_starts(args: &[Word]) -> Option<Vec<Word>> {
+    if args
+        .iter()
+        .any(|a| a.text == "-files0-from" || a.text.starts_with("-files0-from="))
+    {
+        return None;
+    }
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            "--" => {
+                i += 1;
+                break;
+            }
+            t if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let starts: Vec<Word> = args[i.min(args.len())..]
+        .iter()
+        .take_while(|a| !a.text.starts_with(['-', '(', '!']) || a.dynamic)
+        .cloned()
+        .collect();
+    Some(if starts.is_empty() {
+        vec![Word::literal(".")]
+    } else {
+        starts
+    })
+}
+
+/// Option values as words, dynamic when the argument they came from is.
+fn words_of(values: Vec<&str>, args: &[Word]) -> Vec<Word> {
+    values
+        .into_iter()
+        .map(|v| {
+            let dynamic = args.iter().any(|a| a.dynamic && a.text.contains(v));
+            Word {
+                dynamic,
+                known_prefix: if dynamic { 0 } else { v.len() },
+                ..Word::literal(v)
+            }
+        })
+        .collect()
 }

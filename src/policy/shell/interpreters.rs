@@ -9,11 +9,22 @@ use crate::policy::options::is_long;
 
 /// Shells: `-c STRING` runs a string; without a script they read stdin.
 pub(crate) const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+    "sh", "bash", "rbash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash",
+    "posh",
 ];
 
 /// Paths that name a process's standard input (`-` as an operand too).
 pub(crate) const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"];
+
+/// Whether `t` names standard input, however it is spelled
+/// (`/dev//stdin`, `/dev/./stdin`, `-`).
+pub(crate) fn is_stdin_path(t: &str) -> bool {
+    if t == "-" {
+        return true;
+    }
+    let p = crate::policy::shell::lexical_join(std::path::Path::new("/"), t);
+    STDIN_PATHS.contains(&p.to_string_lossy().as_ref())
+}
 
 /// Where an interpreter gets its program.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +175,7 @@ pub(crate) fn source_of(base: &str, args: &[Word]) -> Option<Source> {
         return Some(Source::Inline(args.get(i).cloned()));
     }
     Some(match args.get(i) {
-        Some(op) if STDIN_PATHS.contains(&op.text.as_str()) => Source::Stdin,
+        Some(op) if is_stdin_path(&op.text) => Source::Stdin,
         Some(op) => Source::Script(op.clone()),
         None => Source::Stdin,
     })

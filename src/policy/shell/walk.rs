@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::{MAX_COMMANDS, MAX_DEPTH, ShellEnv, lexical_join, path_inside};
+use super::{MAX_DEPTH, ShellEnv, lexical_join, path_inside};
 use crate::policy::operation::{Access, ExecOp, FileOp, Redirect, Stdin, Word};
 
 thread_local! {
@@ -50,6 +50,8 @@ pub(crate) enum Var {
     Unknown,
     /// A loop variable over words that are all paths in the workspace.
     Paths,
+    /// A fresh temporary path (`tmp=$(mktemp -d)`).
+    Temp,
 }
 
 pub(crate) struct Walker<'e> {
@@ -73,6 +75,12 @@ pub(crate) struct Walker<'e> {
     pub(super) evaluates: bool,
     /// A literal string of the line contains `$(` or a backtick.
     pub(super) code_in_literal: bool,
+    /// The line reads input into variables (`read`, `mapfile`).
+    pub(super) reads_into_variables: bool,
+    /// The line changes how `cd` finds directories (`shopt`, `CDPATH`).
+    pub(super) cd_redefined: bool,
+    /// Walking the command a `find -exec` runs on what it finds.
+    pub(super) in_find_exec: bool,
 }
 
 pub(super) fn text<'s>(s: &'s str, n: Node<'_>) -> &'s str {
@@ -87,6 +95,17 @@ pub(super) fn named(n: Node<'_>) -> Vec<Node<'_>> {
 pub(super) fn kids(n: Node<'_>) -> Vec<Node<'_>> {
     let mut c = n.walk();
     n.children(&mut c).collect()
+}
+
+/// Every node below `n`, depth first, without recursion (a hostile line
+/// nests deeper than any stack).
+pub(super) fn descendants(n: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    let mut stack: Vec<Node<'_>> = kids(n).into_iter().rev().collect();
+    std::iter::from_fn(move || {
+        let next = stack.pop()?;
+        stack.extend(kids(next).into_iter().rev());
+        Some(next)
+    })
 }
 
 /// Children with their field names.
@@ -137,16 +156,7 @@ fn is_statement(kind: &str) -> bool {
 
 /// Where the first parse error is, as a short excerpt.
 fn error_excerpt(code: &str, root: Node<'_>) -> String {
-    fn find(n: Node<'_>) -> Option<Node<'_>> {
-        if n.is_error() || n.is_missing() {
-            return Some(n);
-        }
-        if !n.has_error() {
-            return None;
-        }
-        named(n).into_iter().chain(kids(n)).find_map(find)
-    }
-    let Some(bad) = find(root) else {
+    let Some(bad) = descendants(root).find(|n| n.is_error() || n.is_missing()) else {
         return String::new();
     };
     let start = bad.start_byte().min(code.len());
@@ -180,6 +190,9 @@ impl<'e> Walker<'e> {
             files_seen: HashSet::new(),
             evaluates: false,
             code_in_literal: false,
+            reads_into_variables: false,
+            cd_redefined: false,
+            in_find_exec: false,
         }
     }
 
@@ -248,10 +261,10 @@ impl<'e> Walker<'e> {
                     .into(),
             );
         }
-        if self.out.commands.len() > MAX_COMMANDS {
-            self.unchecked(format!(
-                "it runs more than {MAX_COMMANDS} commands; write long scripts to a file and run that"
-            ));
+        if self.evaluates && self.reads_into_variables {
+            self.unchecked(
+                "it reads input into a variable and bash evaluates a variable as code".into(),
+            );
         }
         let mut cyclic: Vec<String> = self
             .cycles()
@@ -413,12 +426,23 @@ impl<'e> Walker<'e> {
                     self.child(s, c, ctx);
                 }
             }
-            "else_clause"
-            | "elif_clause"
-            | "if_statement"
-            | "case_item"
-            | "case_statement"
-            | "c_style_for_statement" => {
+            "c_style_for_statement" => {
+                // `for ((;;))`: no condition, no end.
+                let endless = n.child_by_field_name("condition").is_none();
+                if let Some(body) = n.child_by_field_name("body")
+                    && endless
+                {
+                    self.note_spawning_loop(s, body);
+                }
+                let cx = Ctx {
+                    conditional: true,
+                    ..ctx.clone()
+                };
+                for c in named(n) {
+                    self.child(s, c, &cx);
+                }
+            }
+            "else_clause" | "elif_clause" | "if_statement" | "case_item" | "case_statement" => {
                 let cx = Ctx {
                     conditional: true,
                     ..ctx.clone()
@@ -664,6 +688,18 @@ impl<'e> Walker<'e> {
     /// Records a file a redirection reads or writes. Device files that
     /// stand for streams are not files.
     pub(super) fn file_access(&mut self, target: &Word, access: Access) {
+        let cwd = self.cwd.clone();
+        self.file_op(target, access, cwd.as_deref(), false);
+    }
+
+    /// Records a file the line touches, as seen from `cwd`.
+    pub(super) fn file_op(
+        &mut self,
+        target: &Word,
+        access: Access,
+        cwd: Option<&Path>,
+        named: bool,
+    ) {
         let t = target.text.as_str();
         if !target.dynamic
             && (matches!(
@@ -673,12 +709,14 @@ impl<'e> Walker<'e> {
         {
             return;
         }
-        let op = match (&self.cwd, target.is_plain()) {
-            (Some(cwd), true) => self.resolve_file(cwd.clone().as_path(), t, access),
+        // A glob that matched nothing stays as written, as in bash.
+        let op = match (cwd, !target.dynamic) {
+            (Some(cwd), true) => self.resolve_file(cwd, t, access, named),
             _ => FileOp {
                 path: t.to_string(),
                 access,
                 outside: true,
+                named,
             },
         };
         if self.files_seen.insert(op.clone()) {
@@ -686,19 +724,27 @@ impl<'e> Walker<'e> {
         }
     }
 
-    fn resolve_file(&self, cwd: &Path, t: &str, access: Access) -> FileOp {
+    /// Where `t` lands from `cwd`: symbolic links on the way are followed
+    /// as the kernel follows them (`link/..` is the link target's parent).
+    fn resolve_file(&self, cwd: &Path, t: &str, access: Access, named: bool) -> FileOp {
         let ws = self.env.workspace;
-        let joined = lexical_join(cwd, t);
+        let joined = if Path::new(t).is_absolute() {
+            PathBuf::from(t)
+        } else {
+            cwd.join(t)
+        };
         match ws.check(&joined.to_string_lossy()) {
             Ok(abs) => FileOp {
                 path: ws.display_relative(&abs),
                 access,
                 outside: false,
+                named,
             },
             Err(_) => FileOp {
-                path: joined.display().to_string(),
+                path: lexical_join(cwd, t).display().to_string(),
                 access,
                 outside: true,
+                named,
             },
         }
     }
@@ -779,7 +825,17 @@ impl<'e> Walker<'e> {
         }
         let (name, value) = self.assignment_parts(s, n);
         self.note_assignment(&name, &value);
-        self.set_var(name, &value);
+        let from_mktemp = n.child_by_field_name("value").is_some_and(|v| {
+            std::iter::once(v)
+                .chain(descendants(v))
+                .any(|d| d.kind() == "command_name" && text(s, d) == "mktemp")
+                && text(s, v).trim_matches('"').starts_with("$(")
+        });
+        if from_mktemp {
+            self.vars.insert(name, Var::Temp);
+        } else {
+            self.set_var(name, &value);
+        }
     }
 
     pub(super) fn set_var(&mut self, name: String, value: &Word) {
@@ -806,7 +862,14 @@ impl<'e> Walker<'e> {
         }
         if let Some(v) = n.child_by_field_name("variable") {
             let cwd = self.cwd.clone();
-            let inside = !values.is_empty()
+            // A `cd` in the body moves what the paths are relative to.
+            let moves = n.child_by_field_name("body").is_some_and(|b| {
+                descendants(b).any(|d| {
+                    d.kind() == "command_name" && matches!(text(s, d), "cd" | "pushd" | "popd")
+                })
+            });
+            let inside = !moves
+                && !values.is_empty()
                 && values.iter().all(|w| {
                     !w.dynamic && path_inside(&w.text, w.glob, cwd.as_deref(), self.env.workspace)
                 });
@@ -818,27 +881,37 @@ impl<'e> Walker<'e> {
         }
     }
 
-    /// `while`: an endless loop that starts background jobs never stops
-    /// multiplying them.
+    /// `while` and `until`: a loop that starts background jobs it never
+    /// waits for or stops, with a condition that is not reading its input,
+    /// may multiply them without end.
     fn while_loop(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
         let cx = Ctx {
             conditional: true,
             ..ctx.clone()
         };
-        let endless = n.child_by_field_name("condition").is_some_and(|c| {
-            let t = text(s, c).trim().trim_end_matches(';').trim();
-            matches!(t, ":" | "true" | "[ 1 ]" | "((1))")
-        }) && !text(s, n).starts_with("until");
+        let reads_input = n.child_by_field_name("condition").is_some_and(|c| {
+            let t = text(s, c).trim_start();
+            t.starts_with("read ") || t.starts_with("IFS=")
+        });
         if let Some(body) = n.child_by_field_name("body")
-            && endless
-            && backgrounds(s, body)
+            && !reads_input
         {
-            self.out
-                .fork_bombs
-                .push("an endless loop starts background jobs".into());
+            self.note_spawning_loop(s, body);
         }
         for c in named(n) {
             self.child(s, c, &cx);
+        }
+    }
+
+    /// A loop body that backgrounds jobs and neither waits for nor kills
+    /// any: a fork bomb in the making.
+    pub(super) fn note_spawning_loop(&mut self, s: &str, body: Node<'_>) {
+        let stops = descendants(body)
+            .any(|d| d.kind() == "command_name" && matches!(text(s, d), "wait" | "kill"));
+        if backgrounds(s, body) && !stops {
+            self.out
+                .fork_bombs
+                .push("a loop starts background jobs it neither waits for nor stops".into());
         }
     }
 
@@ -847,23 +920,19 @@ impl<'e> Walker<'e> {
     fn test_command(&mut self, s: &str, n: Node<'_>, ctx: &Ctx) {
         let double = text(s, n).starts_with("[[");
         let mut cx = ctx.clone();
-        fn operators<'t>(s: &str, n: Node<'t>, out: &mut Vec<(String, Node<'t>)>) {
-            for c in kids(n) {
-                if c.kind() == "binary_expression" || c.kind() == "unary_expression" {
-                    if let Some(op) = c.child_by_field_name("operator") {
-                        out.push((text(s, op).to_string(), c));
-                    }
-                    for k in kids(c) {
-                        if !k.is_named() && matches!(text(s, k), ">" | "<" | ">>") {
-                            out.push((text(s, k).to_string(), c));
-                        }
+        let mut ops: Vec<(String, Node<'_>)> = Vec::new();
+        for c in descendants(n) {
+            if c.kind() == "binary_expression" || c.kind() == "unary_expression" {
+                if let Some(op) = c.child_by_field_name("operator") {
+                    ops.push((text(s, op).to_string(), c));
+                }
+                for k in kids(c) {
+                    if !k.is_named() && matches!(text(s, k), ">" | "<" | ">>") {
+                        ops.push((text(s, k).to_string(), c));
                     }
                 }
-                operators(s, c, out);
             }
         }
-        let mut ops = Vec::new();
-        operators(s, n, &mut ops);
         for (op, node) in ops {
             match op.as_str() {
                 "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" if double || op == "-v" => {
@@ -941,9 +1010,7 @@ impl<'e> Walker<'e> {
 
 /// Whether a statement starts a background job (`cmd &`).
 fn backgrounds(s: &str, n: Node<'_>) -> bool {
-    kids(n)
-        .into_iter()
-        .any(|k| (!k.is_named() && text(s, k) == "&") || backgrounds(s, k))
+    descendants(n).any(|k| !k.is_named() && text(s, k) == "&")
 }
 
 impl Walker<'_> {

@@ -10,7 +10,7 @@
 use tree_sitter::Node;
 
 use super::MAX_BRACE_WORDS;
-use super::walk::{Var, Walker, kids, named, text};
+use super::walk::{Var, Walker, descendants, kids, named, text};
 use crate::policy::operation::Word;
 
 /// How a character came to be in a word.
@@ -27,16 +27,27 @@ enum Quote {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Ch(char, Quote),
-    /// A part known only at run time, as written; `true` when it is a
-    /// loop variable over workspace paths.
-    Dyn(String, bool),
+    /// A part known only at run time, as written, and what is known of it.
+    Dyn(String, DynKind),
     /// A variable was expanded here (its value, if known, follows).
     Var,
+}
+
+/// What is known of a part known only at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DynKind {
+    Unknown,
+    /// A loop variable over paths in the workspace.
+    Paths,
+    /// Never empty: `${X:?}` stops the line, a `mktemp` result is a path.
+    NonEmpty,
 }
 
 /// Most unquoted braces a word may have before brace expansion is not
 /// attempted (the word counts as dynamic).
 const MAX_BRACES: usize = 32;
+/// Longest word brace expansion is attempted on.
+const MAX_BRACE_TEXT: usize = 4096;
 
 impl Walker<'_> {
     /// The words `n` stands for (more than one after brace expansion).
@@ -49,7 +60,7 @@ impl Walker<'_> {
             .iter()
             .filter(|t| **t == Tok::Ch('{', Quote::Bare))
             .count();
-        let expanded = if braces > MAX_BRACES {
+        let expanded = if braces > MAX_BRACES || toks.len() > MAX_BRACE_TEXT {
             None
         } else {
             expand_braces(&toks)
@@ -76,14 +87,19 @@ impl Walker<'_> {
     /// A literal `$(` or backtick is harmless text, unless bash evaluates
     /// the string somewhere (see `Walker::evaluates`).
     fn note_literal_code(&mut self, toks: &[Tok]) {
-        let literal: String = toks
+        // A run-time part may supply the `$` or the `(` (`${U:-$}(cmd)`).
+        let shape: String = toks
             .iter()
             .filter_map(|t| match t {
                 Tok::Ch(c, _) => Some(*c),
-                _ => None,
+                Tok::Dyn(..) => Some('\u{1}'),
+                Tok::Var => None,
             })
             .collect();
-        if literal.contains("$(") || literal.contains('`') {
+        if ["$(", "`", "\u{1}(", "$\u{1}", "\u{1}`"]
+            .iter()
+            .any(|p| shape.contains(p))
+        {
             self.code_in_literal = true;
         }
     }
@@ -91,7 +107,7 @@ impl Walker<'_> {
     fn toks(&mut self, s: &str, n: Node<'_>, out: &mut Vec<Tok>) {
         if self.depth >= super::MAX_DEPTH {
             self.unchecked("it nests too deeply to check".into());
-            out.push(Tok::Dyn(text(s, n).to_string(), false));
+            out.push(Tok::Dyn(text(s, n).to_string(), DynKind::Unknown));
             return;
         }
         self.depth += 1;
@@ -121,7 +137,7 @@ impl Walker<'_> {
             }
             "ansi_c_string" => match decode_ansi_c(src) {
                 Some(v) => out.extend(v.chars().map(|c| Tok::Ch(c, Quote::Quoted))),
-                None => out.push(Tok::Dyn(src.to_string(), false)),
+                None => out.push(Tok::Dyn(src.to_string(), DynKind::Unknown)),
             },
             "concatenation" => {
                 for c in kids(n) {
@@ -135,19 +151,19 @@ impl Walker<'_> {
             "simple_expansion" | "expansion" => self.expansion(s, n, Quote::Expanded, out),
             "command_substitution" => {
                 self.substitution(s, n, "command substitution");
-                out.push(Tok::Dyn(src.to_string(), false));
+                out.push(Tok::Dyn(src.to_string(), DynKind::Unknown));
             }
             "process_substitution" => {
                 self.substitution(s, n, "process substitution");
-                out.push(Tok::Dyn(src.to_string(), false));
+                out.push(Tok::Dyn(src.to_string(), DynKind::Unknown));
             }
             "arithmetic_expansion" => {
                 self.arithmetic(s, n);
-                out.push(Tok::Dyn(src.to_string(), false));
+                out.push(Tok::Dyn(src.to_string(), DynKind::Unknown));
             }
             _ => {
                 self.scan(s, n);
-                out.push(Tok::Dyn(src.to_string(), false));
+                out.push(Tok::Dyn(src.to_string(), DynKind::Unknown));
             }
         }
     }
@@ -155,13 +171,13 @@ impl Walker<'_> {
     /// `$((…))`: bash evaluates the values of the variables it names as
     /// arithmetic, which runs `a[$(…)]` hidden in a value.
     pub(super) fn arithmetic(&mut self, s: &str, n: Node<'_>) {
-        fn names_variables(n: Node<'_>) -> bool {
+        let names_variables = std::iter::once(n).chain(descendants(n)).any(|d| {
             matches!(
-                n.kind(),
+                d.kind(),
                 "variable_name" | "simple_expansion" | "expansion" | "subscript"
-            ) || named(n).into_iter().any(names_variables)
-        }
-        if names_variables(n) {
+            )
+        });
+        if names_variables {
             self.evaluates("evaluates variables as arithmetic");
         }
         self.scan(s, n);
@@ -175,16 +191,16 @@ impl Walker<'_> {
                 "simple_expansion" | "expansion" => self.expansion(s, c, Quote::Quoted, out),
                 "command_substitution" => {
                     self.substitution(s, c, "command substitution");
-                    out.push(Tok::Dyn(t.to_string(), false));
+                    out.push(Tok::Dyn(t.to_string(), DynKind::Unknown));
                 }
                 "arithmetic_expansion" => {
                     self.arithmetic(s, c);
-                    out.push(Tok::Dyn(t.to_string(), false));
+                    out.push(Tok::Dyn(t.to_string(), DynKind::Unknown));
                 }
                 "\"" => {}
                 _ if c.is_named() => {
                     self.scan(s, c);
-                    out.push(Tok::Dyn(t.to_string(), false));
+                    out.push(Tok::Dyn(t.to_string(), DynKind::Unknown));
                 }
                 _ => out.extend(t.chars().map(|ch| Tok::Ch(ch, Quote::Quoted))),
             }
@@ -211,7 +227,13 @@ impl Walker<'_> {
             for p in parts {
                 self.scan(s, p);
             }
-            out.push(Tok::Dyn(src.to_string(), false));
+            let guarded = operators.iter().any(|o| matches!(*o, "?" | ":?"));
+            let kind = if guarded {
+                DynKind::NonEmpty
+            } else {
+                DynKind::Unknown
+            };
+            out.push(Tok::Dyn(src.to_string(), kind));
             return;
         }
         let name = text(s, parts[0]);
@@ -220,8 +242,9 @@ impl Walker<'_> {
             Var::Known(v) if quote == Quote::Quoted || !v.contains(char::is_whitespace) => {
                 out.extend(v.chars().map(|c| Tok::Ch(c, quote)));
             }
-            Var::Paths => out.push(Tok::Dyn(src.to_string(), true)),
-            _ => out.push(Tok::Dyn(src.to_string(), false)),
+            Var::Paths => out.push(Tok::Dyn(src.to_string(), DynKind::Paths)),
+            Var::Temp => out.push(Tok::Dyn(src.to_string(), DynKind::NonEmpty)),
+            _ => out.push(Tok::Dyn(src.to_string(), DynKind::Unknown)),
         }
     }
 
@@ -252,12 +275,12 @@ impl Walker<'_> {
         if end != 1 {
             // `~user`, `~+`, `~-`: not followed here.
             let prefix = render(&toks[..end]);
-            toks.splice(..end, [Tok::Dyn(prefix, false)]);
+            toks.splice(..end, [Tok::Dyn(prefix, DynKind::Unknown)]);
             return;
         }
         let replacement: Vec<Tok> = match self.lookup("HOME") {
             Var::Known(home) => home.chars().map(|c| Tok::Ch(c, Quote::Quoted)).collect(),
-            _ => vec![Tok::Dyn("~".into(), false)],
+            _ => vec![Tok::Dyn("~".into(), DynKind::Unknown)],
         };
         toks.splice(..1, replacement);
     }
@@ -333,7 +356,12 @@ fn to_word(toks: &[Tok]) -> Word {
         .unwrap_or(toks.len());
     let known_prefix = render(&toks[..first_dyn]).len();
     let real: Vec<&Tok> = toks.iter().filter(|t| **t != Tok::Var).collect();
-    let bounded = matches!(real.as_slice(), [Tok::Dyn(_, true)]);
+    let bounded = matches!(real.as_slice(), [Tok::Dyn(_, DynKind::Paths)]);
+    let nonempty = matches!(
+        toks.iter()
+            .find(|t| matches!(t, Tok::Dyn(..) | Tok::Ch(..))),
+        Some(Tok::Dyn(_, DynKind::NonEmpty))
+    );
     Word {
         text: render(toks),
         dynamic,
@@ -341,6 +369,7 @@ fn to_word(toks: &[Tok]) -> Word {
         expanded: toks.iter().any(|t| matches!(t, Tok::Var | Tok::Dyn(..))),
         known_prefix,
         bounded,
+        nonempty,
     }
 }
 

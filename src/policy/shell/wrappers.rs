@@ -154,6 +154,26 @@ pub(super) struct Unwrapped {
     pub(super) assignments: Vec<(String, Word)>,
     /// Shell code the wrapper runs (`flock FILE -c CODE`).
     pub(super) code: Option<Word>,
+    /// `xargs -I STR`: where each input item goes.
+    pub(super) replace: Option<String>,
+}
+
+/// Whether `name` is a wrapper Lathe looks through.
+pub(super) fn is_wrapper(name: &str) -> bool {
+    matches!(
+        name,
+        "env"
+            | "command"
+            | "ionice"
+            | "taskset"
+            | "strace"
+            | "ltrace"
+            | "flock"
+            | "gdb"
+            | "perf"
+            | "busybox"
+            | "setarch"
+    ) || spec_of(name).is_some()
 }
 
 /// Unwraps the wrapper at `argv[at]`, if it is one.
@@ -229,6 +249,15 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             let i = skip_options(argv, start, s.short_val, s.long_val);
             if name == "xargs" {
                 u.extra_args = true;
+                let args = &argv[start..i.min(argv.len())];
+                u.replace = crate::policy::options::option_values(args, 'I', "replace")
+                    .first()
+                    .map(|r| (*r).to_string())
+                    .or_else(|| {
+                        args.iter()
+                            .any(|a| a.text.starts_with("-i"))
+                            .then(|| "{}".to_string())
+                    });
             }
             Some(i + s.fixed)
         }

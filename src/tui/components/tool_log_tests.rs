@@ -191,6 +191,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
         cwd: None,
         stdin: Stdin::Inherited,
         extra_args: false,
+        per_found: false,
     };
     let exec = Operation::Exec(ExecOp {
         line: "git status && rm -v x > log.txt".into(),
@@ -202,6 +203,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             path: "log.txt".into(),
             access: Access::Write,
             outside: false,
+            named: false,
         }],
         ..ExecOp::default()
     });
