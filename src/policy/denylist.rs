@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 
 use super::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
 use super::options::{self, has_option, is_long, operands};
-use super::shell::{SHELLS, Source, find_starts, is_stdin_path, lexical_join, source_of};
+use super::shell::{
+    SHELLS, Source, find_filters, find_starts, is_stdin_path, lexical_join, source_of,
+};
 use super::workspace::Workspace;
 
 /// Why a line is refused.
@@ -82,6 +84,11 @@ const POWER_VERBS: &[&str] = &[
 /// not unwrap: a denied program anywhere in their arguments is refused.
 const RUNNERS: &[&str] = &[
     "parallel", "tsp", "gdb", "perf", "script", "entr", "watch", "expect", "at", "batch",
+];
+/// System directories nothing in them may be deleted recursively.
+const DEEP_SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/sys",
+    "/proc", "/dev", "/var",
 ];
 /// Top-level directories of the system: no glob may delete inside them.
 const SYSTEM_DIRS: &[&str] = &[
@@ -169,7 +176,10 @@ impl Places {
         let root = Path::new("/");
         let ws = self.workspace.as_path();
         p == root
-            || p.parent() == Some(root)
+            || SYSTEM_DIRS.iter().any(|d| p == Path::new(d))
+            || (scope == Scope::Delete
+                && DEEP_SYSTEM_DIRS.iter().any(|d| p.starts_with(d))
+                && !p.starts_with("/var/tmp"))
             || self.home.as_deref() == Some(p)
             || (scope == Scope::Delete
                 && self.home.as_deref().is_some_and(|h| {
@@ -372,7 +382,7 @@ fn command(c: &SimpleCommand, places: &Places) -> Option<Denial> {
         "chmod" | "chown" | "chgrp" | "chattr" => permissions(c, args, places),
         "mv" => mv(c, args, places),
         "ln" | "cp" | "install" => copies_privilege(c, args, places),
-        "kill" | "pkill" | "killall" => kill(c, args),
+        "kill" | "pkill" | "killall" | "skill" => kill(c, args),
         _ => None,
     }
 }
@@ -464,7 +474,19 @@ fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denia
     if piped
         && matches!(
             base,
-            "ed" | "ex" | "vi" | "vim" | "nvim" | "dc" | "gdb" | "lldb" | "expect" | "ftp" | "sftp"
+            "ed" | "ex"
+                | "vi"
+                | "vim"
+                | "nvim"
+                | "dc"
+                | "gdb"
+                | "lldb"
+                | "expect"
+                | "ftp"
+                | "sftp"
+                | "at"
+                | "batch"
+                | "crontab"
         )
     {
         return unseen("takes commands from the previous command's output, which can run anything");
@@ -473,8 +495,10 @@ fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denia
         Source::Inline(Some(code)) if code.dynamic => unseen("runs code known only when it runs"),
         Source::Inline(None) if c.extra_args => unseen("runs code it takes from its input"),
         Source::Script(s)
-            if s.dynamic
-                && (s.text.starts_with("<(") || s.prefix().is_empty() && s.text.contains("$(")) =>
+            if (s.dynamic
+                && (s.text.starts_with("<(")
+                    || s.prefix().is_empty() && s.text.contains("$(")))
+                || is_descriptor(&s.text) =>
         {
             unseen("runs a script produced by another command")
         }
@@ -489,6 +513,13 @@ fn code_from_input(c: &SimpleCommand, base: &str, args: &[Word]) -> Option<Denia
         },
         _ => None,
     }
+}
+
+/// `/dev/fd/3`, `/proc/self/fd/4`: whatever a descriptor carries.
+fn is_descriptor(t: &str) -> bool {
+    let p = lexical_join(Path::new("/"), t);
+    let s = p.to_string_lossy();
+    s.starts_with("/dev/fd/") || (s.starts_with("/proc/") && s.contains("/fd/"))
 }
 
 /// Writes to a disk or a kernel control through a program's arguments
@@ -631,8 +662,14 @@ fn find(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
             ),
         );
     };
+    // Filtered (`-name '*.pyc'`), it deletes some files, not the place.
+    let scope = if find_filters(args) {
+        Scope::Change
+    } else {
+        Scope::Delete
+    };
     for s in &starts {
-        match places.dangerous(s, c.cwd.as_deref(), Scope::Change) {
+        match places.dangerous(s, c.cwd.as_deref(), scope) {
             Ok(None) => {}
             Ok(Some(p)) => {
                 return deny(
@@ -703,16 +740,31 @@ fn mv(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
     )
 }
 
+/// Unrelated process names; a `pkill` pattern that matches most of them
+/// would match almost every process (`.`, `[a-z]`, `o`).
+const BYSTANDERS: &[&str] = &[
+    "systemd",
+    "init",
+    "sshd",
+    "bash",
+    "dbus-daemon",
+    "Xorg",
+    "node",
+    "python3",
+    "cron",
+    "login",
+];
+
 /// `kill -9 -1` signals every process the user owns; `kill 1` is init;
 /// `pkill -u` and `killall -u` kill a user's every process; `xargs kill`
 /// kills what its input names.
 fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
     let all = |what: &str| deny("kills every process", format!("`{}` {what}", c.display()));
     if c.basename() != "kill" {
-        // pkill/killall: by user without a pattern, or a pattern that
-        // matches every process.
-        // Options that take a value (`-u root`) are skipped with it.
+        // pkill/killall/skill: a selector (user, parent, group, session…)
+        // without a pattern, or a pattern every process name matches.
         let mut patterns: Vec<&Word> = Vec::new();
+        let mut selectors = false;
         let mut i = 0;
         while let Some(a) = args.get(i) {
             let t = a.text.as_str();
@@ -721,20 +773,38 @@ fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
                 patterns.extend(&args[i..]);
                 break;
             }
-            if t.len() == 2 && t.starts_with('-') && "uUgGPstFoynZ".contains(&t[1..]) {
-                i += 1;
+            if t.len() >= 2 && t.starts_with('-') && "uUgGPstFoynZ".contains(&t[1..2]) {
+                selectors |= "uUgGPst".contains(&t[1..2]);
+                // The value is attached (`-uroot`) or the next word.
+                if t.len() == 2 {
+                    i += 1;
+                }
+            } else if t.starts_with("--") {
+                selectors |= [
+                    "user", "euid", "uid", "group", "pgroup", "parent", "session", "terminal",
+                ]
+                .iter()
+                .any(|l| is_long(t, l));
             } else if !t.starts_with('-') || a.dynamic {
                 patterns.push(a);
             }
         }
-        let match_all = |t: &str| {
-            let t = t.trim_matches(['^', '$']);
-            t.is_empty() || matches!(t, "." | ".*" | ".+" | "*" | "[^]*")
+        let regex = c.basename() != "killall" || has_option(args, "r", &["regexp"]);
+        let matches_everything = |p: &Word| {
+            !p.dynamic
+                && if regex {
+                    regex::Regex::new(&p.text).is_ok_and(|r| {
+                        // A pattern that matches nothing in particular: the
+                        // empty name, or most of a set of unrelated ones.
+                        r.is_match("")
+                            || BYSTANDERS.iter().filter(|n| r.is_match(n)).count() * 2
+                                >= BYSTANDERS.len()
+                    })
+                } else {
+                    p.text.is_empty()
+                }
         };
-        let by_user = has_option(args, "uU", &["user", "euid", "uid"]);
-        if patterns.iter().any(|p| !p.dynamic && match_all(&p.text))
-            || (by_user && patterns.is_empty())
-        {
+        if patterns.iter().any(|p| matches_everything(p)) || (selectors && patterns.is_empty()) {
             return all("kills every process of a user, or every process it can");
         }
         return None;

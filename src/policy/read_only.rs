@@ -88,6 +88,28 @@ pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
     if c.extra_args || c.redirects.iter().any(writes_file) {
         return false;
     }
+    // Only variables that change how text looks, not what runs.
+    let harmless = |a: &String| {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        name.starts_with("LC_")
+            || matches!(
+                name,
+                "LANG"
+                    | "LANGUAGE"
+                    | "TZ"
+                    | "COLUMNS"
+                    | "LINES"
+                    | "NO_COLOR"
+                    | "CLICOLOR"
+                    | "CLICOLOR_FORCE"
+                    | "TERM"
+                    | "GREP_COLOR"
+                    | "GREP_COLORS"
+            )
+    };
+    if !c.assignments.iter().all(harmless) {
+        return false;
+    }
     if c.wrappers
         .iter()
         .filter(|w| !w.text.starts_with('-'))
@@ -369,13 +391,13 @@ fn substitution_end(t: &str) -> Option<usize> {
 fn awk_ok(args: &[Word]) -> bool {
     if has_option(
         args,
-        "fWiElS",
+        "fWiElSe",
         &["file", "exec", "load", "include", "source", "sandbox"],
     ) || args.iter().any(|a| a.dynamic)
     {
         return false;
     }
-    // Skip `-F fs` and `-v var=value`, with their values.
+    // Skip `-F fs` and `-v var=value` (and their long names), with values.
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
@@ -386,22 +408,57 @@ fn awk_ok(args: &[Word]) -> bool {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        i += if matches!(t, "-F" | "-v") { 2 } else { 1 };
+        let separate = matches!(t, "-F" | "-v" | "--assign" | "--field-separator");
+        i += if separate { 2 } else { 1 };
     }
     let Some(program) = args.get(i).map(|w| w.text.as_str()) else {
         return false;
     };
+    let code = strip_awk_strings(program);
     let bad = [
         "system", "getline", "close", "fflush", "ENVIRON", "ARGV", "PROCINFO", "@",
     ];
-    if bad.iter().any(|b| program.contains(b)) || program.replace("||", "").contains('|') {
+    if bad.iter().any(|b| code.contains(b)) || code.replace("||", "").contains('|') {
         return false;
     }
-    // `>` is a comparison, unless it follows print or printf.
-    !program.split([';', '{', '}', '\n']).any(|stmt| {
-        let stmt = stmt.trim_start();
-        (stmt.starts_with("print") || stmt.starts_with("printf")) && stmt.contains('>')
-    })
+    // `>` compares, except in a print statement, where it redirects:
+    // from each print to the end of its statement, no `>`.
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("print") {
+        let tail = &rest[at + 5..];
+        let end = tail.find([';', '}', '\n']).unwrap_or(tail.len());
+        if tail[..end].contains('>') {
+            return false;
+        }
+        rest = &tail[end..];
+    }
+    true
+}
+
+/// An awk program with its string literals blanked (`"a>b"` is not a
+/// redirection).
+fn strip_awk_strings(program: &str) -> String {
+    let mut out = String::with_capacity(program.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in program.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+                out.push('"');
+            }
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `git status/diff/log/show/blame/…` and listing forms of branch, tag,

@@ -26,7 +26,7 @@ mod walk;
 mod words;
 mod wrappers;
 
-pub(crate) use commands::{find_starts, has_subcommands, is_known_subcommand};
+pub(crate) use commands::{find_filters, find_starts, has_subcommands, is_known_subcommand};
 pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements
@@ -59,6 +59,8 @@ pub fn analyze_in(line: &str, workspace: &Workspace, cwd: &Path) -> ExecOp {
 pub(crate) struct ShellEnv<'a> {
     pub(crate) workspace: &'a Workspace,
     pub(crate) home: Option<PathBuf>,
+    /// `$TMPDIR` as the commands will see it (empty when unset).
+    pub(crate) tmpdir: String,
     pub(crate) path: Vec<PathBuf>,
 }
 
@@ -73,6 +75,7 @@ impl<'a> ShellEnv<'a> {
         Self {
             workspace,
             home,
+            tmpdir: std::env::var("TMPDIR").unwrap_or_default(),
             path,
         }
     }
@@ -132,9 +135,16 @@ pub(crate) fn path_inside(t: &str, glob: bool, cwd: Option<&Path>, workspace: &W
 }
 
 /// The paths a glob matches now, as bash matches them (a leading dot only
-/// when written); `None` when it matches more than `limit`. No match
+/// when written, unless `dotglob`); `None` when it matches more than
+/// `limit` or the line's `budget` of directory reads is spent. No match
 /// leaves the pattern as written, as in bash.
-pub(crate) fn expand_glob(base: &Path, pattern: &str, limit: usize) -> Option<Vec<PathBuf>> {
+pub(crate) fn expand_glob(
+    base: &Path,
+    pattern: &str,
+    limit: usize,
+    dotglob: bool,
+    budget: &mut usize,
+) -> Option<Vec<PathBuf>> {
     let mut current = vec![if pattern.starts_with('/') {
         PathBuf::from("/")
     } else {
@@ -154,13 +164,16 @@ pub(crate) fn expand_glob(base: &Path, pattern: &str, limit: usize) -> Option<Ve
             .compile_matcher();
         let mut next = Vec::new();
         for dir in &current {
+            // Directory reads are budgeted per line: a hostile line names
+            // thousands of globs.
+            *budget = budget.checked_sub(1)?;
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
             for e in entries.flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                if name.starts_with('.') && !part.starts_with('.') {
+                if name.starts_with('.') && !part.starts_with('.') && !dotglob {
                     continue;
                 }
                 if matcher.is_match(name.as_ref()) {

@@ -346,28 +346,28 @@ fn changes_what_runs(name: &str) -> bool {
         "VISUAL",
         "LESSOPEN",
         "LESSCLOSE",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "PYTHONSTARTUP",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PERL5OPT",
-        "PERL5LIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "RUSTFLAGS",
-        "RUSTDOCFLAGS",
         "CC",
         "CXX",
+        "CPP",
         "LD",
         "AR",
+        "CFLAGS",
+        "CXXFLAGS",
+        "CPPFLAGS",
+        "LDFLAGS",
         "MAKEFLAGS",
-        "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS",
+        "MAKEFILES",
         "SSH_ASKPASS",
         "SUDO_ASKPASS",
         "TMPDIR",
+        "KUBECONFIG",
+        "VIRTUAL_ENV",
+        "SHELL",
+        "TERMINFO",
+        "LOCPATH",
+        "GCONV_PATH",
     ];
+    // Interpreters, toolchains and package managers read these.
     const PREFIXES: &[&str] = &[
         "LD_",
         "DYLD_",
@@ -375,8 +375,34 @@ fn changes_what_runs(name: &str) -> bool {
         "BASH",
         "CARGO_",
         "RUSTC",
+        "RUSTDOC",
+        "RUSTUP_",
+        "RUSTFLAGS",
         "NPM_CONFIG_",
         "npm_config_",
+        "NODE_",
+        "YARN_",
+        "PNPM_",
+        "BUN_",
+        "DENO_",
+        "PYTHON",
+        "PIP_",
+        "UV_",
+        "POETRY_",
+        "CONDA_",
+        "PERL",
+        "RUBY",
+        "GEM_",
+        "BUNDLE_",
+        "GO",
+        "CGO_",
+        "JAVA_",
+        "_JAVA_",
+        "MAVEN_",
+        "GRADLE_",
+        "XDG_",
+        "DOCKER_",
+        "COMPOSER_",
     ];
     NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
@@ -567,10 +593,10 @@ fn find_subcommand(base: &str, args: &[Word]) -> Result<Option<String>, String> 
         {
             // `-j4` and `-Cdir` carry their value.
             i += 1;
-            if matches!(name, "-j" | "--jobs" | "-l")
+            if matches!(name, "-j" | "--jobs" | "-l" | "--load-average")
                 && args
                     .get(i)
-                    .is_some_and(|n| n.text.chars().all(|c| c.is_ascii_digit()))
+                    .is_some_and(|n| n.text.chars().all(|c| c.is_ascii_digit() || c == '.'))
             {
                 i += 1;
             }
@@ -578,9 +604,45 @@ fn find_subcommand(base: &str, args: &[Word]) -> Result<Option<String>, String> 
             return Err(t.to_string());
         }
     }
+    if base == "make" || base == "gmake" {
+        // Every target, in order: `make test` does not cover `make install`.
+        let targets: Vec<&Word> = args[i.min(args.len())..]
+            .iter()
+            .filter(|a| !a.text.starts_with('-') && !a.text.contains('='))
+            .collect();
+        if targets.iter().any(|t| !t.is_plain()) {
+            return Err("a target computed at run time".into());
+        }
+        return Ok((!targets.is_empty()).then(|| {
+            targets
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        }));
+    }
     let Some(sub) = args.get(i) else {
         return Ok(None);
     };
+    // `npm run lint` does not cover `npm run deploy`.
+    let named = matches!(
+        (base, sub.text.as_str()),
+        (
+            "npm" | "pnpm" | "yarn" | "bun",
+            "run" | "run-script" | "exec" | "x" | "dlx"
+        ) | ("go", "run" | "tool")
+            | ("cargo", "run")
+    );
+    if named {
+        let target = args[i + 1..]
+            .iter()
+            .find(|a| !a.text.starts_with('-'))
+            .filter(|a| a.is_plain());
+        return Ok(Some(match target {
+            Some(t) => format!("{} {}", sub.text, t.text),
+            None => sub.text.clone(),
+        }));
+    }
     let ok = sub.is_plain()
         && sub.text.starts_with(|c: char| c.is_ascii_alphanumeric())
         && sub
@@ -849,6 +911,13 @@ impl Walker<'_> {
                 for w in path_like(args) {
                     self.named_file(&w, Access::Write, cwd, true);
                 }
+                // What it names that exists, for path rules (`openssl -in
+                // key.pem`, `curl -F f=@.env`, `tar cf - .env`).
+                if let Some(dir) = cwd {
+                    for w in existing_files(args, dir) {
+                        self.named_file(&w, Access::Read, cwd, false);
+                    }
+                }
             }
         }
     }
@@ -865,7 +934,12 @@ impl Walker<'_> {
             else {
                 return;
             };
-            if let Some(found) = expand_glob(base, &w.text, 64)
+            // `shopt -s dotglob` or `GLOBIGNORE` make `*` match dot files.
+            let dotglob = self.cd_redefined || self.vars.contains_key("GLOBIGNORE");
+            let mut budget = self.glob_budget;
+            let found = expand_glob(base, &w.text, 64, dotglob, &mut budget);
+            self.glob_budget = budget;
+            if let Some(found) = found
                 && !found.is_empty()
             {
                 for p in found {
@@ -1076,6 +1150,95 @@ impl Walker<'_> {
                 self.evaluates("declares an integer or reference variable");
             }
             "git" => self.git(args),
+            "go" if args.iter().any(|a| {
+                let name = a.text.trim_start_matches('-');
+                a.text.starts_with('-')
+                    && ["toolexec", "exec", "overlay", "modfile"]
+                        .iter()
+                        .any(|o| name == *o || name.starts_with(&format!("{o}=")))
+            }) =>
+            {
+                self.complex("runs go with a program or files from elsewhere (-toolexec, -exec)");
+            }
+            // Programs that run a command string later or elsewhere.
+            "tmux" | "screen" => {
+                let ops = operands(args);
+                let runs = ops.first().is_some_and(|sub| {
+                    matches!(
+                        sub.text.as_str(),
+                        "new-session"
+                            | "new"
+                            | "new-window"
+                            | "neww"
+                            | "split-window"
+                            | "splitw"
+                            | "run-shell"
+                            | "run"
+                            | "respawn-pane"
+                            | "respawnp"
+                            | "respawn-window"
+                            | "respawnw"
+                            | "send-keys"
+                            | "send"
+                    )
+                }) || base == "screen";
+                if runs {
+                    let rest: Vec<Word> = ops
+                        .iter()
+                        .skip(usize::from(base == "tmux"))
+                        .map(|w| (*w).clone())
+                        .collect();
+                    if !rest.is_empty() {
+                        let code = Word {
+                            text: join(&rest),
+                            dynamic: rest.iter().any(|w| w.dynamic),
+                            ..Word::default()
+                        };
+                        self.code_string(&code, base);
+                    }
+                }
+            }
+            "script" => {
+                for code in option_values(args, 'c', "command") {
+                    self.code_string(&Word::literal(code), "script -c");
+                }
+            }
+            "nix-shell" => {
+                for code in option_values(args, '\0', "run")
+                    .into_iter()
+                    .chain(option_values(args, '\0', "command"))
+                {
+                    self.code_string(&Word::literal(code), "nix-shell --run");
+                }
+            }
+            "nix" if args.iter().any(|a| a.text == "-c" || a.text == "--command") => {
+                let at = args
+                    .iter()
+                    .position(|a| a.text == "-c" || a.text == "--command")
+                    .unwrap_or(args.len());
+                let rest = &args[at + 1..];
+                self.code_string(
+                    &Word {
+                        text: join(rest),
+                        dynamic: rest.iter().any(|w| w.dynamic),
+                        ..Word::default()
+                    },
+                    "nix … -c",
+                );
+            }
+            "at" | "batch" => {
+                if let Stdin::Inline { code: Some(code) } = &cx.stdin {
+                    self.code_string(&Word::literal(code.clone()), base);
+                } else {
+                    self.complex(format!("schedules commands for later ({base})"));
+                }
+            }
+            "parallel" | "tsp" | "entr" | "expect" => {
+                self.complex(format!("runs commands it is given ({base})"));
+                for a in args.iter().filter(|a| a.text.contains(char::is_whitespace)) {
+                    self.code_string(a, base);
+                }
+            }
             "cargo" => {
                 if has_option(args, "", &["config"]) {
                     self.complex("uses cargo --config, which can redefine what cargo runs");
@@ -1138,33 +1301,62 @@ impl Walker<'_> {
                     }
                 }
             }
-            Source::Script(program) | Source::Module(program) => {
-                // Options before the script that load more code than it.
+            Source::Script(ref program) | Source::Module(ref program) => {
+                let module = matches!(source, Source::Module(_));
+                // Only options known not to load more code than the script.
                 let before = args
                     .iter()
                     .position(|a| a.text == program.text)
                     .map_or(args, |p| &args[..p]);
-                let (short, long): (&str, &[&str]) = match base {
-                    b if b.starts_with("python") || b.starts_with("pypy") => ("i", &[]),
-                    "node" | "nodejs" => (
-                        "ri",
-                        &[
-                            "require",
-                            "import",
-                            "loader",
-                            "experimental-loader",
-                            "interactive",
-                            "env-file",
-                        ],
-                    ),
-                    "ruby" => ("rIx", &["require"]),
-                    "perl" => ("MmIdx", &[]),
-                    "php" => ("dcz", &[]),
-                    "lua" => ("l", &[]),
-                    _ => ("", &[]),
+                let safe = |a: &Word| -> bool {
+                    let t = a.text.as_str();
+                    if !t.starts_with('-') || a.dynamic {
+                        // A value of a previous option (`-W ignore`).
+                        return !a.dynamic;
+                    }
+                    let (short_ok, long_ok): (&str, &[&str]) = match base {
+                        b if b.starts_with("python") || b.starts_with("pypy") => {
+                            ("uBEsSOqbIvRPWX", &["check-hash-based-pycs"])
+                        }
+                        "node" | "nodejs" => (
+                            "",
+                            &[
+                                "enable-source-maps",
+                                "no-warnings",
+                                "trace-warnings",
+                                "no-deprecation",
+                                "trace-deprecation",
+                                "inspect",
+                                "inspect-brk",
+                                "trace-uncaught",
+                                "abort-on-uncaught-exception",
+                                "max-old-space-size",
+                                "stack-size",
+                                "unhandled-rejections",
+                            ],
+                        ),
+                        "ruby" => ("wWv", &[]),
+                        "perl" => ("wWXTtlnpas0123456789", &[]),
+                        "php" => ("nqH", &[]),
+                        "lua" => ("WE", &[]),
+                        _ => return true,
+                    };
+                    match t.strip_prefix("--") {
+                        Some(long) => {
+                            let name = long.split_once('=').map_or(long, |(n, _)| n);
+                            long_ok.contains(&name)
+                        }
+                        // `-m` ends the options: the rest is the module.
+                        None => t[1..]
+                            .chars()
+                            .take_while(|&c| !(module && c == 'm'))
+                            .all(|c| short_ok.contains(c)),
+                    }
                 };
-                if has_option(before, short, long) {
-                    self.complex(format!("{base} loads more code than its script"));
+                if !SHELLS.contains(&base) && !before.iter().all(safe) {
+                    self.complex(format!(
+                        "{base} takes options that may load more code than its script"
+                    ));
                 }
             }
         }
@@ -1428,6 +1620,9 @@ impl Walker<'_> {
                 "uses a {base} option that changes what {base} runs"
             ));
         }
+        for code in option_values(args, 'c', "call") {
+            self.code_string(&Word::literal(code), "npm exec -c");
+        }
     }
 
     /// `make -f -`, `make SHELL=…`, `make -C /elsewhere`, `make --eval`:
@@ -1443,9 +1638,14 @@ impl Walker<'_> {
                 || f.starts_with('$')
                 || !path_inside(f, false, self.cwd.as_deref(), self.env.workspace)
         });
-        let shell = args
-            .iter()
-            .any(|a| a.text.starts_with("SHELL=") || a.text.starts_with(".SHELLFLAGS="));
+        // `make CC=./evil test`: variables on the command line override the
+        // Makefile's.
+        let shell = args.iter().any(|a| {
+            a.text.split_once('=').is_some_and(|(name, _)| {
+                !name.starts_with('-')
+                    && (matches!(name, "SHELL" | ".SHELLFLAGS" | "MAKE") || changes_what_runs(name))
+            })
+        });
         if elsewhere || shell || args.iter().any(|a| a.dynamic && a.text.starts_with("-f")) {
             self.complex("gives make its rules or shell from elsewhere");
         }
@@ -1482,21 +1682,36 @@ impl Walker<'_> {
                 return;
             }
             let dir_mode = t.ends_with("dir");
+            // Without a test, find finds everything under a start point;
+            // with one, some things there.
+            let found = if find_filters(args) {
+                "found-by-find"
+            } else {
+                "*"
+            };
             let places: Vec<Option<Word>> = match &starts {
                 Some(list) => list.iter().take(4).cloned().map(Some).collect(),
                 None => vec![None],
             };
             for place in places {
                 let saved = self.cwd.clone();
+                let under = |dir: &str| Word {
+                    glob: found == "*",
+                    ..Word::literal(format!("{}/{found}", dir.trim_end_matches('/')))
+                };
                 let stands_for = match (&place, dir_mode) {
                     (Some(start), true) => {
                         self.cwd = match (&saved, start.is_plain()) {
                             (Some(c), true) => Some(lexical_join(c, &start.text)),
                             _ => None,
                         };
-                        Word::literal(".")
+                        under(".")
                     }
-                    (Some(start), false) => start.clone(),
+                    (Some(start), false) if start.is_plain() => under(&start.text),
+                    (Some(start), false) => Word {
+                        text: format!("{}/{found}", start.text),
+                        ..start.clone()
+                    },
                     (None, _) => Word {
                         text: "{}".into(),
                         dynamic: true,
@@ -1522,6 +1737,7 @@ impl Walker<'_> {
                         Word {
                             text: w.text.replace("{}", &stands_for.text),
                             dynamic: w.dynamic || stands_for.dynamic,
+                            glob: stands_for.glob,
                             known_prefix: if stands_for.dynamic { 0 } else { w.text.len() },
                             ..w.clone()
                         }
@@ -1703,7 +1919,14 @@ fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
             reads.extend(values('f', "file"));
             (reads, Vec::new())
         }
-        "find" => (find_starts(args).unwrap_or_default(), Vec::new()),
+        "find" => {
+            let starts = find_starts(args).unwrap_or_default();
+            if args.iter().any(|a| a.text == "-delete") {
+                (Vec::new(), starts)
+            } else {
+                (starts, Vec::new())
+            }
+        }
         "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => {
             let target = values('t', "target-directory");
             let (sources, dest) = if target.is_empty() {
@@ -1739,24 +1962,55 @@ fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
     })
 }
 
-/// What looks like a path among a program's arguments: operands and
-/// `--option=value` values that are absolute, under `~` or go up (`..`).
-fn path_like(args: &[Word]) -> Vec<Word> {
-    let looks = |t: &str| t.starts_with('/') || t == ".." || t.starts_with("../");
+/// The values an argument carries: itself, the value of `--opt=value`,
+/// the path attached to a short option (`-o/tmp/x`), without a leading `@`
+/// (`curl -F f=@file`).
+fn values_of(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    if let Some(long) = t.strip_prefix("--") {
+        if let Some((_, v)) = long.split_once('=') {
+            out.push(v);
+        }
+    } else if t.len() > 1 && t.starts_with('-') {
+        if let Some(at) = t.find(['/', '.']).filter(|&i| i >= 2) {
+            out.push(&t[at..]);
+        }
+    } else {
+        out.push(t);
+        if let Some((_, v)) = t.split_once('=') {
+            out.push(v);
+        }
+    }
+    out.into_iter()
+        .map(|v| v.trim_start_matches('@'))
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// The arguments (or their values) that name something existing in `cwd`.
+fn existing_files(args: &[Word], cwd: &Path) -> Vec<Word> {
     args.iter()
-        .filter_map(|a| {
-            let t = a.text.as_str();
-            let value = if t.starts_with("--") {
-                t.split_once('=').map(|(_, v)| v)?
-            } else if t.starts_with('-') && t.len() > 1 {
-                return None;
-            } else {
-                t
-            };
-            looks(value).then(|| Word {
-                text: value.to_string(),
-                ..a.clone()
-            })
+        .filter(|a| !a.dynamic && !a.glob)
+        .flat_map(|a| values_of(&a.text))
+        .filter(|v| std::fs::symlink_metadata(cwd.join(v)).is_ok())
+        .map(Word::literal)
+        .collect()
+}
+
+/// What looks like a path among a program's arguments (and option
+/// values): absolute, or climbing out with `..` anywhere.
+fn path_like(args: &[Word]) -> Vec<Word> {
+    let looks = |t: &str| t.starts_with('/') || t.split('/').any(|c| c == "..");
+    args.iter()
+        .flat_map(|a| {
+            values_of(&a.text)
+                .into_iter()
+                .filter(|v| looks(v))
+                .map(|v| Word {
+                    text: v.to_string(),
+                    ..a.clone()
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -1809,4 +2063,59 @@ fn words_of(values: Vec<&str>, args: &[Word]) -> Vec<Word> {
             }
         })
         .collect()
+}
+
+/// Whether a `find` expression has a test that narrows what it finds
+/// (`-name '*.pyc'`, `-type d`, `-newer f`); `-name '*'` does not.
+pub(crate) fn find_filters(args: &[Word]) -> bool {
+    const TESTS: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-type",
+        "-xtype",
+        "-newer",
+        "-anewer",
+        "-cnewer",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-size",
+        "-perm",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-nouser",
+        "-nogroup",
+        "-empty",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-used",
+        "-executable",
+        "-readable",
+        "-writable",
+        "-fstype",
+        "-newermt",
+    ];
+    args.iter().enumerate().any(|(i, a)| {
+        TESTS.contains(&a.text.as_str())
+            && args.get(i + 1).is_none_or(|v| {
+                !(matches!(
+                    a.text.as_str(),
+                    "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-regex"
+                ) && v.text.chars().all(|c| matches!(c, '*' | '.' | '/')))
+            })
+    })
 }

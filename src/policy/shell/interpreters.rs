@@ -23,7 +23,9 @@ pub(crate) fn is_stdin_path(t: &str) -> bool {
         return true;
     }
     let p = crate::policy::shell::lexical_join(std::path::Path::new("/"), t);
-    STDIN_PATHS.contains(&p.to_string_lossy().as_ref())
+    let s = p.to_string_lossy();
+    STDIN_PATHS.contains(&s.as_ref())
+        || (s.starts_with("/proc/") && s.ends_with("/fd/0") && s.matches('/').count() == 4)
 }
 
 /// Where an interpreter gets its program.

@@ -81,6 +81,8 @@ pub(crate) struct Walker<'e> {
     pub(super) cd_redefined: bool,
     /// Walking the command a `find -exec` runs on what it finds.
     pub(super) in_find_exec: bool,
+    /// Directory reads left for expanding globs.
+    pub(super) glob_budget: usize,
 }
 
 pub(super) fn text<'s>(s: &'s str, n: Node<'_>) -> &'s str {
@@ -193,6 +195,7 @@ impl<'e> Walker<'e> {
             reads_into_variables: false,
             cd_redefined: false,
             in_find_exec: false,
+            glob_budget: 256,
         }
     }
 
@@ -618,7 +621,12 @@ impl<'e> Walker<'e> {
         let on_stdin = fd.as_deref().is_none_or(|f| f == "0");
         if op == "<" || op == "<>" {
             if on_stdin {
-                cx.stdin = Stdin::File;
+                // `< <(cmd)` reads another command's output.
+                cx.stdin = if target.text.starts_with("<(") {
+                    Stdin::Pipe
+                } else {
+                    Stdin::File
+                };
             }
             self.file_access(&target, Access::Read);
         }

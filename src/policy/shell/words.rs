@@ -222,13 +222,30 @@ impl Walker<'_> {
         if operators.iter().any(|o| *o == "!" || *o == "@") {
             self.evaluates("expands a variable indirectly or as a prompt (${!x}, ${x@P})");
         }
-        let plain = parts.len() == 1 && parts[0].kind() == "variable_name" && operators.is_empty();
+        let named_var = parts.first().filter(|p| p.kind() == "variable_name");
+        let plain = parts.len() == 1 && named_var.is_some() && operators.is_empty();
+        // `${X:?}`, `${X?}`: X, or the line stops. `${X:-d}`: X if set and
+        // not empty, else d.
+        let guarded = operators.iter().any(|o| matches!(*o, "?" | ":?"));
+        let defaulted = operators == [":-"];
+        let known = named_var.map(|v| self.lookup(text(s, *v)));
         if !plain {
-            for p in parts {
-                self.scan(s, p);
+            for p in &parts {
+                self.scan(s, *p);
             }
-            let guarded = operators.iter().any(|o| matches!(*o, "?" | ":?"));
-            let kind = if guarded {
+            if let Some(Var::Known(v)) = &known
+                && (guarded || defaulted)
+                && !v.is_empty()
+                && (quote == Quote::Quoted || !v.contains(char::is_whitespace))
+            {
+                out.extend(v.chars().map(|c| Tok::Ch(c, quote)));
+                return;
+            }
+            let default_text = parts.get(1).map(|d| text(s, *d)).unwrap_or("");
+            let nonempty = guarded
+                || matches!(known, Some(Var::Temp))
+                || (defaulted && !default_text.is_empty() && !default_text.contains('$'));
+            let kind = if nonempty {
                 DynKind::NonEmpty
             } else {
                 DynKind::Unknown
@@ -236,8 +253,7 @@ impl Walker<'_> {
             out.push(Tok::Dyn(src.to_string(), kind));
             return;
         }
-        let name = text(s, parts[0]);
-        match self.lookup(name) {
+        match known.unwrap_or(Var::Unknown) {
             // Unquoted, a value with white space splits into several words.
             Var::Known(v) if quote == Quote::Quoted || !v.contains(char::is_whitespace) => {
                 out.extend(v.chars().map(|c| Tok::Ch(c, quote)));
@@ -259,6 +275,7 @@ impl Walker<'_> {
         match name {
             "HOME" => known(self.env.home.as_ref()),
             "PWD" => known(self.cwd.as_ref()),
+            "TMPDIR" => Var::Known(self.env.tmpdir.clone()),
             _ => Var::Unknown,
         }
     }
@@ -357,11 +374,12 @@ fn to_word(toks: &[Tok]) -> Word {
     let known_prefix = render(&toks[..first_dyn]).len();
     let real: Vec<&Tok> = toks.iter().filter(|t| **t != Tok::Var).collect();
     let bounded = matches!(real.as_slice(), [Tok::Dyn(_, DynKind::Paths)]);
+    // Never empty, and nothing after it climbs back out (`$d/../..`).
     let nonempty = matches!(
         toks.iter()
             .find(|t| matches!(t, Tok::Dyn(..) | Tok::Ch(..))),
         Some(Tok::Dyn(_, DynKind::NonEmpty))
-    );
+    ) && !render(toks).split('/').any(|c| c == "..");
     Word {
         text: render(toks),
         dynamic,

@@ -31,7 +31,7 @@ fn spec_of(name: &str) -> Option<Spec> {
     Some(match name {
         "nice" => spec("n", &["adjustment"], 0),
         "nohup" | "builtin" | "setsid" | "catchsegv" | "unbuffer" | "chronic" | "coproc"
-        | "linux32" | "linux64" => spec("", &[], 0),
+        | "linux32" | "linux64" | "eatmydata" | "nocache" => spec("", &[], 0),
         "timeout" => spec("sk", &["signal", "kill-after"], 1),
         "time" => spec("fo", &["format", "output"], 0),
         "stdbuf" => spec("ioe", &["input", "output", "error"], 0),
@@ -87,14 +87,12 @@ fn spec_of(name: &str) -> Option<Spec> {
         ),
         "firejail" | "valgrind" => spec("", &[], 0),
         "fakeroot" => spec("lsi", &["lib", "faked"], 0),
+        // `--eof`, `--replace`, `--max-lines` take a value only as `=value`.
         "xargs" => spec(
             "adEILnPs",
             &[
                 "arg-file",
                 "delimiter",
-                "eof",
-                "replace",
-                "max-lines",
                 "max-args",
                 "max-procs",
                 "max-chars",
@@ -242,6 +240,51 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             .get(start)
             .filter(|a| !a.text.starts_with('-'))
             .map(|_| start),
+        "prlimit"
+            if !argv[start..]
+                .iter()
+                .any(|a| a.text.starts_with("-p") || is_long(&a.text, "pid")) =>
+        {
+            Some(skip_options(argv, start, "", &[]))
+        }
+        "numactl" => Some(skip_options(
+            argv,
+            start,
+            "CNmpPi",
+            &[
+                "physcpubind",
+                "cpunodebind",
+                "membind",
+                "preferred",
+                "interleave",
+            ],
+        )),
+        // Language tools that run any command: `uv run`, `bundle exec`, …
+        "uv" | "poetry" | "pipenv" | "pdm" | "rye" | "hatch" | "devbox"
+            if argv.get(start).is_some_and(|a| a.text == "run") =>
+        {
+            Some(skip_options(
+                argv,
+                start + 1,
+                "",
+                &["with", "python", "project", "directory", "env"],
+            ))
+        }
+        "bundle" | "pyenv" | "rbenv" | "nodenv" | "goenv" | "jenv" | "asdf" | "mise" | "rtx"
+        | "pnpm" | "yarn" | "npm" | "bun"
+            if argv
+                .get(start)
+                .is_some_and(|a| a.text == "exec" || a.text == "x")
+                && !argv[start..]
+                    .iter()
+                    .any(|a| a.text == "-c" || is_long(&a.text, "call")) =>
+        {
+            Some(skip_options(argv, start + 1, "", &["package", "call"]))
+        }
+        "conda" | "micromamba" | "mamba" if argv.get(start).is_some_and(|a| a.text == "run") => {
+            Some(skip_options(argv, start + 1, "np", &["name", "prefix"]))
+        }
+        "direnv" if argv.get(start).is_some_and(|a| a.text == "exec") => Some(start + 2),
         _ => {
             let Some(s) = spec_of(name) else {
                 return u;
@@ -250,13 +293,22 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             if name == "xargs" {
                 u.extra_args = true;
                 let args = &argv[start..i.min(argv.len())];
-                u.replace = crate::policy::options::option_values(args, 'I', "replace")
+                u.replace = crate::policy::options::option_values(args, 'I', "")
                     .first()
                     .map(|r| (*r).to_string())
                     .or_else(|| {
-                        args.iter()
-                            .any(|a| a.text.starts_with("-i"))
-                            .then(|| "{}".to_string())
+                        args.iter().find_map(|a| {
+                            let t = a.text.as_str();
+                            if let Some(v) = t.strip_prefix("--replace=") {
+                                return Some(v.to_string());
+                            }
+                            (t == "--replace" || t.starts_with("-i")).then(|| {
+                                t.strip_prefix("-i")
+                                    .filter(|v| !v.is_empty())
+                                    .unwrap_or("{}")
+                                    .to_string()
+                            })
+                        })
                     });
             }
             Some(i + s.fixed)

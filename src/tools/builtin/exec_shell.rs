@@ -122,12 +122,28 @@ impl Tool for ExecShell {
         {
             cmd.env_remove(var);
         }
+        refuse_planted_git_dirs(&mut cmd);
         let started = Instant::now();
         let child = cmd
             .spawn()
             .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
         Run::new(child, ctx, timeout, started).finish().await
     }
+}
+
+/// Git would take any directory that looks like a bare repository (a
+/// `HEAD`, `config`, `objects/`, `refs/` a model can write) for one, and
+/// run what its `config` says: `safe.bareRepository=explicit` makes git
+/// use only the repositories named to it. Added to the configuration the
+/// environment already gives.
+fn refuse_planted_git_dirs(cmd: &mut Command) {
+    let count = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    cmd.env("GIT_CONFIG_COUNT", (count + 1).to_string())
+        .env(format!("GIT_CONFIG_KEY_{count}"), "safe.bareRepository")
+        .env(format!("GIT_CONFIG_VALUE_{count}"), "explicit");
 }
 
 /// `bash` when it is on `PATH`, else `sh`.
