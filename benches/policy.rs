@@ -72,6 +72,7 @@ fn bench(c: &mut Criterion) {
                     mode: ApprovalMode::Ask,
                     rules: &rules,
                     workspace: &ws,
+                    protected: &[],
                 }
                 .assess("exec_shell", Effect::Exec, &ops);
                 (verdict, assessment)

@@ -129,6 +129,8 @@ pub(crate) struct Shared {
     /// Redacts what hooks are shown and what errors say.
     pub(crate) redactor: Redactor,
     pub(crate) hook_env_remove: Vec<String>,
+    /// The workspace files hooks run: writes to them always ask.
+    pub(crate) protected_files: Vec<String>,
     user_hooks: Mutex<HookSet>,
     pending_hooks: Mutex<HookSet>,
     model: Mutex<String>,
@@ -220,7 +222,43 @@ impl Shared {
                 deny: texts(&rules.deny),
             },
             grants: self.authz.list(),
-            hooks: self.hooks().describe(),
+            hooks: {
+                let label = |h: &HookSpec| match h.origin {
+                    crate::policy::RuleOrigin::User => String::new(),
+                    crate::policy::RuleOrigin::Workspace => " (workspace, trusted)".into(),
+                };
+                let hooks = self.hooks();
+                let pending = self
+                    .pending_hooks
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let line = |event: &str, h: &HookSpec, tail: &str| {
+                    format!("{event} {}: {}{tail}", h.matcher, h.command)
+                };
+                hooks
+                    .before
+                    .iter()
+                    .map(|h| line("before_tool_call", h, &label(h)))
+                    .chain(
+                        hooks
+                            .after
+                            .iter()
+                            .map(|h| line("after_tool_call", h, &label(h))),
+                    )
+                    .chain(
+                        pending
+                            .before
+                            .iter()
+                            .map(|h| line("before_tool_call", h, " (workspace, off: not trusted)")),
+                    )
+                    .chain(
+                        pending
+                            .after
+                            .iter()
+                            .map(|h| line("after_tool_call", h, " (workspace, off: not trusted)")),
+                    )
+                    .collect()
+            },
         }
     }
 
@@ -342,6 +380,13 @@ impl Agent {
             session_id: cfg.session_id.clone(),
             redactor: self.redactor,
             hook_env_remove: cfg.hook_env_remove.clone(),
+            protected_files: {
+                let mut files = cfg.hooks.files();
+                files.extend(cfg.pending_hooks.files());
+                files.sort();
+                files.dedup();
+                files
+            },
             user_hooks: Mutex::new(cfg.hooks.clone()),
             pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
             model: Mutex::new(cfg.model.clone()),

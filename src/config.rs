@@ -372,6 +372,7 @@ fn hook_set(
                         .unwrap_or(defaults::HOOK_TIMEOUT_SECS)
                         .clamp(1, 600),
                     origin,
+                    files: Vec::new(),
                 })
             })
             .collect::<Result<Vec<_>, _>>()

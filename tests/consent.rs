@@ -73,6 +73,7 @@ impl Session {
             mode: self.mode,
             rules: &self.rules,
             workspace: &self.ws,
+            protected: &[],
         }
         .assess("exec_shell", Effect::Exec, &ops))
     }

@@ -186,6 +186,7 @@ fn hook(command: &str) -> HookSpec {
         command: command.into(),
         timeout_secs: 5,
         origin: RuleOrigin::User,
+        files: Vec::new(),
     }
 }
 
@@ -323,6 +324,7 @@ async fn after_hooks_see_redacted_results_and_may_replace_them() {
         command: r#"cat > seen.json; echo '{"content": "summarised by the hook"}'"#.into(),
         timeout_secs: 5,
         origin: RuleOrigin::User,
+        files: Vec::new(),
     };
     let setup = Setup {
         hooks: HookSet {

@@ -202,6 +202,39 @@ async fn usage_and_config_errors_exit_2_with_a_clear_message() {
         r.stderr
     );
 
+    // A misspelt tool in a deny rule would protect nothing: it is an error.
+    std::fs::write(
+        &cfg,
+        "[permissions]\ndeny = [\"exec_shell(rm -rf *)\",\n  \"readfile(.env)\"]\n",
+    )
+    .unwrap();
+    let r = env
+        .run(
+            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("line 3")
+            && r.stderr.contains("permissions.deny")
+            && r.stderr.contains("did you mean `read_file`"),
+        "{}",
+        r.stderr
+    );
+    // One rule alone is a list of one.
+    std::fs::write(&cfg, "[permissions]\ndeny = \"read_file(.env)\"\n").unwrap();
+    std::fs::write(env.ws.path().join(".env"), "SECRET=1\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r", "read_file", json!({"path": ".env"}))),
+        Step::Reply(Reply::text("denied")),
+    ])
+    .await;
+    let r = env.exec(&mock, &["--json"], "read .env").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.first("tool_call_finished")["status"], "denied");
+
     std::fs::remove_file(&cfg).unwrap();
     let r = env
         .run(
@@ -558,4 +591,94 @@ async fn sigint_interrupts_the_turn_and_exits_130() {
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "error");
     assert_eq!(last["kind"], "interrupted");
+}
+
+/// A trusted workspace hook's script is not the model's to rewrite: the
+/// write asks (and headless, is denied) in every mode, and the hook keeps
+/// running the script the person trusted.
+#[tokio::test]
+async fn the_scripts_of_workspace_hooks_cannot_be_rewritten_to_run_code() {
+    let env = Env::new();
+    let ws = env.ws.path();
+    std::fs::create_dir_all(ws.join(".lathe")).unwrap();
+    std::fs::create_dir_all(ws.join("scripts")).unwrap();
+    std::fs::write(
+        ws.join(".lathe/config.toml"),
+        "[[hooks.after_tool_call]]\nmatch = \"*\"\ncommand = \"./scripts/audit.sh\"\n",
+    )
+    .unwrap();
+    let audit = ws.join("scripts/audit.sh");
+    std::fs::write(
+        &audit,
+        "#!/bin/sh\ncat > /dev/null\necho call >> audit.log\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&audit, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let hostile = "#!/bin/sh\nid > pwned\n";
+    for mode in ["auto-edit", "full-auto"] {
+        let mock =
+            MockLlm::start(vec![
+            Step::Reply(
+                Reply::tools()
+                    .call(
+                        "w",
+                        "write_file",
+                        json!({"path": "scripts/audit.sh", "content": hostile}),
+                    )
+                    .call(
+                        "s",
+                        "exec_shell",
+                        json!({"command": "printf 'id > pwned' > ./scripts/../scripts/audit.sh"}),
+                    )
+                    .call("n", "write_file", json!({"path": "notes.txt", "content": "x"})),
+            ),
+            Step::Reply(Reply::text("done")),
+        ])
+            .await;
+        let r = env
+            .exec(
+                &mock,
+                &["--json", "--approval", mode, "--trust-workspace-hooks"],
+                "go",
+            )
+            .await;
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let statuses: Vec<(String, String)> = r
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "tool_call_finished")
+            .map(|e| {
+                (
+                    e["call_id"].as_str().unwrap().to_string(),
+                    e["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert!(
+            statuses.contains(&("w".into(), "denied".into()))
+                && statuses.contains(&("s".into(), "denied".into()))
+                && statuses.contains(&("n".into(), "ok".into())),
+            "{mode}: {statuses:?}"
+        );
+        assert!(!ws.join("pwned").exists(), "{mode}: the rewritten hook ran");
+        assert!(
+            std::fs::read_to_string(&audit)
+                .unwrap()
+                .contains("audit.log"),
+            "{mode}: the script was rewritten"
+        );
+        assert!(
+            r.stderr.contains("this workspace's hooks run"),
+            "{}",
+            r.stderr
+        );
+    }
+    // The trusted script ran after each allowed call.
+    assert!(
+        std::fs::read_to_string(ws.join("audit.log"))
+            .unwrap()
+            .lines()
+            .count()
+            >= 2
+    );
 }

@@ -332,6 +332,7 @@ async fn authorize(
         mode: shared.mode(),
         rules: shared.guardrails.rules(),
         workspace: &shared.workspace,
+        protected: &shared.protected_files,
     };
     let needs = match assessor.assess(name, effect, ops) {
         Assessment::Auto => return Ok(()),

@@ -30,12 +30,29 @@ pub struct ConfigFile {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsSection {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rule_list")]
     pub allow: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rule_list")]
     pub ask: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rule_list")]
     pub deny: Vec<String>,
+}
+
+/// A list of rules; one rule alone is a list of one.
+fn rule_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(
+        untagged,
+        expecting = "a list of rules, as in [\"exec_shell(cargo test*)\"]"
+    )]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(rule) => vec![rule],
+        OneOrMany::Many(rules) => rules,
+    })
 }
 
 /// `[[hooks.before_tool_call]]` and `[[hooks.after_tool_call]]`.

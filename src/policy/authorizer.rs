@@ -57,7 +57,7 @@ pub fn is_protected(path: &str) -> bool {
 /// A protected workspace path named in the arguments of a command that
 /// may write (`touch .git/hooks/pre-commit`, `cp x .gi?/config`), or a
 /// relative path when the directory the command runs in is unknown.
-fn protected_argument(c: &SimpleCommand, workspace: &Workspace) -> Option<String> {
+fn protected_argument(c: &SimpleCommand, workspace: &Workspace, also: &[String]) -> Option<String> {
     const NAMES: &[&str] = &[".git", ".lathe", ".mcp.json", ".envrc"];
     c.args().iter().find_map(|a| {
         let t = a.text.rsplit_once('=').map_or(a.text.as_str(), |(_, v)| v);
@@ -80,10 +80,11 @@ fn protected_argument(c: &SimpleCommand, workspace: &Workspace) -> Option<String
                 part.starts_with('.')
                     && globset::Glob::new(part)
                         .is_ok_and(|g| NAMES.iter().any(|n| g.compile_matcher().is_match(n)))
-            });
+            }) || globset::Glob::new(&rel)
+                .is_ok_and(|g| also.iter().any(|f| g.compile_matcher().is_match(f)));
             return hit.then_some(rel);
         }
-        is_protected(&rel).then_some(rel)
+        (is_protected(&rel) || also.contains(&rel)).then_some(rel)
     })
 }
 
@@ -92,6 +93,8 @@ pub struct Assessor<'a> {
     pub mode: ApprovalMode,
     pub rules: &'a Rules,
     pub workspace: &'a Workspace,
+    /// More protected files, relative to the workspace: those hooks run.
+    pub protected: &'a [String],
 }
 
 impl Assessor<'_> {
@@ -158,7 +161,7 @@ impl Assessor<'_> {
             if is_read_only(c, self.workspace) {
                 continue;
             }
-            if let Some(path) = protected_argument(c, self.workspace) {
+            if let Some(path) = protected_argument(c, self.workspace, self.protected) {
                 if mode == ApprovalMode::ReadOnly {
                     return Err(format!(
                         "approval mode read-only does not run `{}`, which names {path}",
@@ -240,7 +243,7 @@ impl Assessor<'_> {
                 f.path
             ))
         };
-        if write && !f.outside && is_protected(&f.path) {
+        if write && !f.outside && (is_protected(&f.path) || self.protected.contains(&f.path)) {
             if read_only {
                 return refuse();
             }

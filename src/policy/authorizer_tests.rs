@@ -16,6 +16,7 @@ fn assess_line(mode: ApprovalMode, rules: &Rules, w: &Workspace, line: &str) -> 
         mode,
         rules,
         workspace: w,
+        protected: &[],
     }
     .assess("exec_shell", Effect::Exec, &ops)
 }
@@ -39,6 +40,7 @@ fn the_table_matches_the_design() {
             mode: m,
             rules: &rules,
             workspace: &w,
+            protected: &[],
         }
         .assess("write_file", e, ops)
     };
@@ -119,6 +121,7 @@ fn complex_lines_are_never_grantable_and_protected_files_always_ask() {
             mode,
             rules: &rules,
             workspace: &w,
+            protected: &[],
         };
         for path in [
             ".git/config",

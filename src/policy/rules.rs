@@ -239,12 +239,25 @@ impl Rule {
                 "rule `{text}`: `{tool}` is not a tool name (letters, digits, `_`, `-`, `.`)"
             ));
         }
+        let name = tool.replace('.', "__");
+        if !name.contains("__") && !crate::tools::builtin::NAMES.contains(&name.as_str()) {
+            // A misspelt deny rule would protect nothing: refuse it.
+            let close = crate::tools::builtin::NAMES
+                .iter()
+                .find(|n| strsim::damerau_levenshtein(&name.to_ascii_lowercase(), n) <= 2);
+            let hint = close.map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+            return Err(format!(
+                "rule `{text}`: there is no tool `{tool}`; {hint}the tools are {}, and an MCP \
+                 server's tool is written `server.tool`",
+                crate::tools::builtin::NAMES.join(", ")
+            ));
+        }
         let pattern = pattern
             .map(|p| Pattern::compile(p).map_err(|e| format!("rule `{text}`: {e}")))
             .transpose()?;
         Ok(Self {
             text: trimmed.to_string(),
-            tool: tool.replace('.', "__"),
+            tool: name,
             origin,
             pattern,
         })

@@ -30,6 +30,30 @@ fn rules_parse_and_name_their_mistakes() {
 }
 
 #[test]
+fn a_misspelt_tool_is_refused_not_ignored() {
+    for (rule, hint) in [
+        ("Exec_Shell(rm -rf *)", "did you mean `exec_shell`"),
+        ("readfile(.env)", "did you mean `read_file`"),
+        ("exec_shel(ls)", "did you mean `exec_shell`"),
+        ("bash(ls)", "the tools are read_file"),
+    ] {
+        let e = Rule::parse(rule, RuleOrigin::User).unwrap_err();
+        assert!(
+            e.contains("there is no tool") && e.contains(hint),
+            "{rule}: {e}"
+        );
+    }
+    // MCP tools are named by server.
+    assert_eq!(
+        Rule::parse("github.create_issue", RuleOrigin::User)
+            .unwrap()
+            .tool,
+        "github__create_issue"
+    );
+    assert!(Rule::parse("github__*", RuleOrigin::User).is_err_and(|e| e.contains("not a tool")));
+}
+
+#[test]
 fn deny_rules_see_through_flag_spellings_paths_and_wrappers() {
     let r = rules(&[], &[], &["exec_shell(rm -rf *)"]);
     for line in [

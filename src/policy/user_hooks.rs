@@ -26,7 +26,9 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use super::operation::Program;
 use super::rules::RuleOrigin;
+use super::workspace::Workspace;
 
 /// Longest output a hook may print; more is cut.
 const MAX_OUTPUT: usize = 1024 * 1024;
@@ -42,6 +44,19 @@ pub struct HookSpec {
     pub command: String,
     pub timeout_secs: u64,
     pub origin: RuleOrigin,
+    /// The workspace files the command runs or names, with their content
+    /// when the hook was loaded ([`HookSet::pin`]): writes to them always
+    /// ask, and a workspace hook whose file changed no longer runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<HookFile>,
+}
+
+/// A workspace file a hook runs or reads, and its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookFile {
+    /// Relative to the workspace.
+    pub path: String,
+    pub sha256: String,
 }
 
 impl HookSpec {
@@ -84,6 +99,93 @@ impl HookSet {
         self.before.extend(other.before);
         self.after.extend(other.after);
     }
+
+    /// Records, for every hook, the workspace files its command runs or
+    /// names (`./scripts/guard.sh`, `python3 hooks/check.py`, a file the
+    /// command reads) and their content now.
+    pub fn pin(&mut self, workspace: &Workspace) {
+        for hook in self.before.iter_mut().chain(self.after.iter_mut()) {
+            hook.files = named_files(&hook.command, workspace)
+                .into_iter()
+                .filter_map(|path| {
+                    let sha256 = sha256_of(&workspace.root().join(&path)).ok()?;
+                    Some(HookFile { path, sha256 })
+                })
+                .collect();
+        }
+    }
+
+    /// The workspace files these hooks run or name, relative to it.
+    pub fn files(&self) -> Vec<String> {
+        let mut files: Vec<String> = self
+            .before
+            .iter()
+            .chain(&self.after)
+            .flat_map(|h| h.files.iter().map(|f| f.path.clone()))
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    }
+}
+
+/// The regular files inside `workspace` that `command` (run with `sh -c`
+/// in the workspace root) runs as its program or script, or names as an
+/// argument, relative to the workspace.
+fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
+    let op = super::shell::analyze(command, workspace);
+    let inside = |path: &Path| -> Option<String> {
+        let abs = workspace.check(&path.to_string_lossy()).ok()?;
+        abs.is_file().then(|| workspace.display_relative(&abs))
+    };
+    let mut files = Vec::new();
+    for c in &op.commands {
+        for program in std::iter::once(&c.program).chain(c.script.as_ref()) {
+            if let Program::Path { path, .. } = program {
+                files.extend(inside(path));
+            }
+        }
+        let cwd = c.cwd.as_deref().unwrap_or(workspace.root());
+        for word in c.argv.iter().filter(|w| !w.dynamic) {
+            let value = word
+                .text
+                .split_once('=')
+                .map_or(word.text.as_str(), |(_, v)| v);
+            for t in [word.text.as_str(), value] {
+                if !t.is_empty() {
+                    files.extend(inside(&cwd.join(t)));
+                }
+            }
+        }
+    }
+    files.extend(
+        op.files
+            .iter()
+            .filter(|f| !f.outside)
+            .filter_map(|f| inside(&workspace.root().join(&f.path))),
+    );
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// The SHA-256 of a file's content, in hex.
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+    Ok(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The first file of a workspace hook that no longer holds what the
+/// person trusted.
+fn changed_file(hook: &HookSpec, workspace: &Path) -> Option<String> {
+    if hook.origin != RuleOrigin::Workspace {
+        return None;
+    }
+    hook.files
+        .iter()
+        .find(|f| sha256_of(&workspace.join(&f.path)).ok().as_deref() != Some(f.sha256.as_str()))
+        .map(|f| f.path.clone())
 }
 
 /// What a before hook decided.
@@ -118,6 +220,11 @@ enum HookError {
     Timeout(u64),
     #[error("{0}")]
     Io(std::io::Error),
+    #[error(
+        "{0} changed since the person trusted this workspace's hooks; it does not run until \
+         they restart Lathe and trust it again"
+    )]
+    Changed(String),
 }
 
 /// Where and how hooks run.
@@ -133,6 +240,13 @@ impl HookRunner<'_> {
     pub async fn before(&self, hook: &HookSpec, input: &Value) -> BeforeOutcome {
         let ran = match self.run(hook, input).await {
             Ok(r) => r,
+            Err(e @ HookError::Changed(_)) => {
+                tracing::warn!(hook = %hook.command, error = %e, "workspace hook changed; the call is refused");
+                return BeforeOutcome::Deny(format!(
+                    "the workspace hook `{}` refuses every call: {e}",
+                    hook.command
+                ));
+            }
             Err(e) => {
                 tracing::warn!(hook = %hook.command, error = %e, "before hook failed; the call is refused");
                 return BeforeOutcome::Deny(format!(
@@ -197,6 +311,9 @@ impl HookRunner<'_> {
     }
 
     async fn run(&self, hook: &HookSpec, input: &Value) -> Result<Ran, HookError> {
+        if let Some(path) = changed_file(hook, self.workspace) {
+            return Err(HookError::Changed(path));
+        }
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(&hook.command)

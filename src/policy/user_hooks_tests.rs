@@ -8,6 +8,7 @@ fn hook(command: &str, timeout_secs: u64) -> HookSpec {
         command: command.into(),
         timeout_secs,
         origin: RuleOrigin::User,
+        files: Vec::new(),
     }
 }
 
@@ -155,4 +156,93 @@ fn matchers_are_alternatives_of_globs() {
     };
     assert!(h.matches("write_file") && h.matches("edit_file") && h.matches("github__search"));
     assert!(!h.matches("read_file"));
+}
+
+#[test]
+fn a_hook_pins_the_workspace_files_it_runs_or_names() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("scripts")).unwrap();
+    std::fs::create_dir_all(d.path().join("hooks")).unwrap();
+    for f in [
+        "scripts/guard.sh",
+        "hooks/check.py",
+        "hooks/rules.txt",
+        "scripts/inner.sh",
+    ] {
+        std::fs::write(d.path().join(f), "echo hi\n").unwrap();
+    }
+    let ws = Workspace::new(d.path()).unwrap();
+    let mut set = HookSet {
+        before: vec![
+            hook("./scripts/guard.sh", 5),
+            hook("python3 hooks/check.py --rules=hooks/rules.txt", 5),
+            hook("sh -c 'scripts/inner.sh' < /dev/null", 5),
+        ],
+        after: vec![hook("jq . > /dev/null", 5)],
+    };
+    set.pin(&ws);
+    let paths = |h: &HookSpec| h.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&set.before[0]), ["scripts/guard.sh"]);
+    assert_eq!(paths(&set.before[1]), ["hooks/check.py", "hooks/rules.txt"]);
+    assert_eq!(paths(&set.before[2]), ["scripts/inner.sh"]);
+    assert!(set.after[0].files.is_empty());
+    assert_eq!(
+        set.files(),
+        [
+            "hooks/check.py",
+            "hooks/rules.txt",
+            "scripts/guard.sh",
+            "scripts/inner.sh"
+        ]
+    );
+    assert_eq!(set.before[0].files[0].sha256.len(), 64);
+}
+
+#[tokio::test]
+async fn a_workspace_hook_whose_script_changed_refuses_instead_of_running() {
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("guard.sh");
+    std::fs::write(&script, "cat > /dev/null; exit 0\n").unwrap();
+    let ws = Workspace::new(d.path()).unwrap();
+    let mut set = HookSet {
+        before: vec![HookSpec {
+            origin: RuleOrigin::Workspace,
+            ..hook("sh guard.sh", 5)
+        }],
+        after: vec![HookSpec {
+            origin: RuleOrigin::Workspace,
+            ..hook("sh guard.sh", 5)
+        }],
+    };
+    set.pin(&ws);
+    let r = runner(d.path());
+    assert_eq!(
+        r.before(&set.before[0], &input()).await,
+        BeforeOutcome::Allow
+    );
+    // The model (or a `git pull`) swaps the script.
+    std::fs::write(&script, "touch pwned; exit 0\n").unwrap();
+    match r.before(&set.before[0], &input()).await {
+        BeforeOutcome::Deny(why) => assert!(why.contains("guard.sh changed"), "{why}"),
+        other => panic!("ran a changed script: {other:?}"),
+    }
+    assert_eq!(r.after(&set.after[0], &input()).await, AfterOutcome::Keep);
+    std::fs::remove_file(&script).unwrap();
+    assert!(matches!(
+        r.before(&set.before[0], &input()).await,
+        BeforeOutcome::Deny(_)
+    ));
+    assert!(!d.path().join("pwned").exists());
+    // The person's own hooks are theirs to edit while Lathe runs.
+    let mut mine = HookSet {
+        before: vec![hook("sh mine.sh", 5)],
+        after: vec![],
+    };
+    std::fs::write(d.path().join("mine.sh"), "cat > /dev/null\n").unwrap();
+    mine.pin(&ws);
+    std::fs::write(d.path().join("mine.sh"), "cat > /dev/null; exit 0\n").unwrap();
+    assert_eq!(
+        r.before(&mine.before[0], &input()).await,
+        BeforeOutcome::Allow
+    );
 }

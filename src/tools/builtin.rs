@@ -44,6 +44,15 @@ impl Default for BuiltinSettings {
     }
 }
 
+/// The names of the built-in tools, as rules and hooks name them.
+pub const NAMES: &[&str] = &[
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_directory",
+    "exec_shell",
+];
+
 /// Every built-in tool, configured.
 pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
     vec![
@@ -53,4 +62,16 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(ListDirectory),
         Arc::new(ExecShell::new(settings)),
     ]
+}
+
+#[cfg(test)]
+mod names_tests {
+    #[test]
+    fn names_are_the_tools() {
+        let names: Vec<String> = super::all(&super::BuiltinSettings::default())
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        assert_eq!(names, super::NAMES);
+    }
 }

@@ -56,6 +56,8 @@ pub struct AppInit {
 pub struct TrustPrompt {
     /// The hooks, one line each.
     pub hooks: Vec<String>,
+    /// The workspace files they run, which the trust pins.
+    pub files: Vec<String>,
     /// Remembers the trust for this workspace (its hooks as they are).
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
@@ -629,9 +631,40 @@ fn render_trust(
     use ratatui::text::{Line, Span};
     use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
     let w = area.width.saturating_sub(4).max(20).min(area.width);
-    let h = u16::try_from(prompt.hooks.len() + 8)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
+    let mut lines = vec![Line::from(Span::styled(
+        "This workspace's .lathe/config.toml runs these programs around tool calls. A cloned \
+         repository could run anything this way, so they stay off until you trust them:",
+        theme.text(),
+    ))];
+    lines.extend(
+        prompt
+            .hooks
+            .iter()
+            .map(|h| Line::from(Span::styled(format!("  {h}"), theme.accent()))),
+    );
+    if !prompt.files.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "Read the files they run first. Trust covers them as they are now: if one changes, \
+             its hook stops and Lathe asks again. Writes to them always ask.",
+            theme.text(),
+        )));
+        lines.extend(
+            prompt
+                .files
+                .iter()
+                .map(|f| Line::from(Span::styled(format!("  {f}"), theme.accent()))),
+        );
+    }
+    let keys = Line::from(vec![
+        Span::styled("y", theme.bold(theme.colors.accent)),
+        Span::styled(" trust them for this workspace  ", theme.muted()),
+        Span::styled("n", theme.bold(theme.colors.accent)),
+        Span::styled(" not now", theme.muted()),
+    ]);
+    // Borders, a blank line and the keys around the wrapped text.
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let rows = paragraph.line_count(w.saturating_sub(4));
+    let h = u16::try_from(rows + 4).unwrap_or(u16::MAX).min(area.height);
     let modal = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -648,33 +681,16 @@ fn render_trust(
         ));
     let inner = block.inner(modal);
     block.render(modal, buf);
-    let mut lines = vec![Line::from(Span::styled(
-        "This workspace's .lathe/config.toml runs these programs before or after tool calls. \
-         A cloned repository could run anything this way, so they stay off until you trust them:",
-        theme.text(),
-    ))];
-    lines.extend(
-        prompt
-            .hooks
-            .iter()
-            .map(|h| Line::from(Span::styled(format!("  {h}"), theme.accent()))),
-    );
-    lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("y", theme.bold(theme.colors.accent)),
-        Span::styled(" trust them for this workspace  ", theme.muted()),
-        Span::styled("n", theme.bold(theme.colors.accent)),
-        Span::styled(" not now", theme.muted()),
-    ]));
-    let body = Rect::new(
-        inner.x + 1,
-        inner.y,
-        inner.width.saturating_sub(2),
-        inner.height,
-    );
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(body, buf);
+    // The keys keep the last row, whatever the text needs.
+    let width = inner.width.saturating_sub(2);
+    let text_rows = inner.height.saturating_sub(2);
+    paragraph.render(Rect::new(inner.x + 1, inner.y, width, text_rows), buf);
+    if inner.height > 0 {
+        keys.render(
+            Rect::new(inner.x + 1, inner.y + inner.height - 1, width, 1),
+            buf,
+        );
+    }
 }
 
 #[cfg(test)]

@@ -317,6 +317,7 @@ fn workspace_hooks_wait_for_trust() {
         notices: vec![],
         trust: Some(TrustPrompt {
             hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
+            files: vec!["scripts/guard.sh".into()],
             remember: Box::new(move || {
                 flag.store(true, Ordering::SeqCst);
                 Ok(())
@@ -324,7 +325,7 @@ fn workspace_hooks_wait_for_trust() {
         }),
     };
     let mut a = App::new(init, t0);
-    assert_snapshot!("app_trust_hooks", screen(&mut a, 72, 14));
+    assert_snapshot!("app_trust_hooks", screen(&mut a, 72, 18));
     // Typing into it at once does nothing; `y` then trusts.
     a.on_terminal_event(key(KeyCode::Char('y')), t0);
     assert!(a.take_ops().is_empty());
