@@ -150,9 +150,10 @@ struct Printer {
     /// Assistant text not yet known to be final.
     pending: Option<String>,
     /// Effects of calls waiting for approval, by call id.
-    asked: HashMap<String, Effect>,
-    /// Effects of the calls the approval mode denied.
-    denied: Vec<Effect>,
+    asked: HashMap<String, (Effect, Vec<String>)>,
+    /// The calls the approval mode denied: their effect and what needed
+    /// approval.
+    denied: Vec<(Effect, Vec<String>)>,
 }
 
 impl Printer {
@@ -172,15 +173,27 @@ impl Printer {
         if self.json || self.denied.is_empty() {
             return;
         }
-        let hint = if self.denied.iter().all(|e| *e == Effect::Write) {
-            "--approval auto-edit (file edits) or --approval full-auto (edits and commands)"
+        let n = self.denied.len();
+        let mut text = format!(
+            "lathe: {n} {} needed approval, which headless mode cannot give, so {} denied:\n",
+            if n == 1 { "call" } else { "calls" },
+            if n == 1 { "it was" } else { "they were" },
+        );
+        for (_, whats) in &self.denied {
+            for what in whats {
+                text.push_str(&format!("  • {what}\n"));
+            }
+        }
+        let modes = if self.denied.iter().all(|(e, _)| *e == Effect::Write) {
+            "--approval auto-edit (file edits)"
         } else {
-            "--approval full-auto"
+            "--approval auto-edit (file edits) or full-auto (commands too; the denylist still holds)"
         };
-        self.err(&format!(
-            "lathe: {} call(s) needed approval, and headless `ask` mode denied them; to allow them, rerun with {hint}\n",
-            self.denied.len()
+        text.push_str(&format!(
+            "To allow them, add allow rules to [permissions] in your config, as in \
+             allow = [\"exec_shell(make*)\"], or rerun with {modes}.\n"
         ));
+        self.err(&text);
     }
 
     fn print(&mut self, ev: &AgentEvent) {
@@ -195,9 +208,13 @@ impl Printer {
         }
         match ev {
             AgentEvent::ApprovalRequested {
-                call_id, effect, ..
+                call_id,
+                effect,
+                needs,
+                ..
             } => {
-                self.asked.insert(call_id.clone(), *effect);
+                let whats = needs.iter().map(|n| n.what.clone()).collect();
+                self.asked.insert(call_id.clone(), (*effect, whats));
             }
             AgentEvent::ApprovalDecided {
                 call_id,
@@ -205,8 +222,8 @@ impl Printer {
                 source: DecisionSource::Policy,
                 ..
             } => {
-                if let Some(effect) = self.asked.remove(call_id) {
-                    self.denied.push(effect);
+                if let Some(asked) = self.asked.remove(call_id) {
+                    self.denied.push(asked);
                 }
             }
             _ => {}
@@ -317,7 +334,12 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                     format!("{word}: {}", crate::provider::http::shorten(msg, 300))
                 }
             };
+            let failed_exit = content
+                .get("exit_code")
+                .and_then(Value::as_i64)
+                .is_some_and(|c| c != 0);
             let mark = match status {
+                ToolStatus::Ok if failed_exit => "✗",
                 ToolStatus::Ok => "✓",
                 ToolStatus::Error => "✗",
                 ToolStatus::Denied => "⊘",

@@ -867,7 +867,10 @@ async fn interactive_approvals_are_a_round_trip_with_grants() {
             let decision = match call_id.as_str() {
                 "c1" => {
                     let covers = &grant.as_ref().expect("a grant is offered").covers;
-                    assert!(covers[0].starts_with("`touch` ("), "{covers:?}");
+                    assert!(
+                        covers[0].starts_with("`touch` with any arguments ("),
+                        "{covers:?}"
+                    );
                     ApprovalDecision::ApproveForConversation
                 }
                 "c3" => ApprovalDecision::Deny {

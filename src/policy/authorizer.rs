@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::grants::GrantKey;
 use super::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
-use super::read_only::is_read_only;
+use super::read_only::{is_read_only, only_reads};
 use super::rules::{RuleKind, Rules, Subject};
 use super::shell::lexical_join;
 use super::workspace::Workspace;
@@ -86,6 +86,14 @@ fn protected_argument(c: &SimpleCommand, workspace: &Workspace, also: &[String])
         }
         (is_protected(&rel) || also.contains(&rel)).then_some(rel)
     })
+}
+
+/// A shell given literal code (`sh -c 'make'`), which the analysis
+/// looked into.
+fn runs_inline_shell_code(c: &SimpleCommand) -> bool {
+    use super::shell::{SHELLS, Source, source_of};
+    SHELLS.contains(&c.basename())
+        && matches!(source_of(c.basename(), c.args()), Some(Source::Inline(Some(code))) if !code.dynamic)
 }
 
 /// The inputs of one assessment.
@@ -161,6 +169,24 @@ impl Assessor<'_> {
             if is_read_only(c, self.workspace) {
                 continue;
             }
+            if complex && runs_inline_shell_code(c) {
+                // `sh -c 'make'`: its commands are judged one by one, and
+                // the line as written asks below.
+                continue;
+            }
+            if mode != ApprovalMode::FullAuto && only_reads(c, self.workspace) {
+                // `cat /etc/hostname`: it changes nothing; what asks is
+                // the read outside, named as such.
+                if e.files.iter().any(|f| f.outside) {
+                    continue;
+                }
+                needs.push(Need {
+                    what,
+                    reason: "it reads outside the workspace".into(),
+                    grant: None,
+                });
+                continue;
+            }
             if let Some(path) = protected_argument(c, self.workspace, self.protected) {
                 if mode == ApprovalMode::ReadOnly {
                     return Err(format!(
@@ -214,7 +240,7 @@ impl Assessor<'_> {
                     ));
                 }
                 ApprovalMode::Ask | ApprovalMode::AutoEdit => needs.push(Need {
-                    what: "run the line as a whole".into(),
+                    what: "run the line exactly as written".into(),
                     reason: format!(
                         "the line {why}, so Lathe cannot tell everything it will run; it is approved one call at a time"
                     ),
@@ -445,14 +471,16 @@ impl Approver for HeadlessApprover {
         _cancel: &CancellationToken,
     ) -> ApprovalDecision {
         let hint = match request.effect {
-            Effect::Write => "--approval auto-edit or --approval full-auto",
-            _ => "--approval full-auto, or an allow rule in [permissions] of the config",
+            Effect::Write => {
+                "an allow rule in [permissions] of the config, or --approval auto-edit"
+            }
+            _ => "an allow rule in [permissions] of the config, or --approval full-auto",
         };
         let parts: Vec<&str> = request.needs.iter().map(|n| n.what.as_str()).collect();
         ApprovalDecision::Deny {
             message: Some(format!(
                 "{} needs approval ({}: {}); lathe is running headless, so there is no one to approve it. \
-                 Do not retry it: continue without it, or tell the user to rerun with {hint}.",
+                 Do not retry it: continue without it, or tell the user it needs {hint}.",
                 request.tool,
                 parts.join(", "),
                 request.reason(),

@@ -172,3 +172,54 @@ fn writes_outside_the_workspace_always_ask() {
     };
     assert!(needs[0].what.contains("/tmp/x") && needs[0].grant.is_none());
 }
+
+#[test]
+fn each_need_says_what_asks_and_why_without_repeats() {
+    let (_d, w) = setup();
+    let rules = Rules::default();
+    let needs = |line: &str| match assess_line(ApprovalMode::Ask, &rules, &w, line) {
+        Assessment::Ask(n) => n,
+        other => panic!("{line}: {other:?}"),
+    };
+    // A reader outside the workspace asks for the read, not as a command
+    // that may change things.
+    let n = needs("cat /etc/hostname");
+    assert!(
+        n.iter().all(|n| !n.reason.contains("may change things")),
+        "{n:?}"
+    );
+    assert!(
+        n.iter().any(|n| n.reason.contains("outside the workspace")),
+        "{n:?}"
+    );
+    assert!(n.iter().all(|n| n.grant.is_none()));
+    // A writer outside still asks as a command.
+    let n = needs("cp src/x /tmp/y");
+    assert!(n.iter().any(|n| n.what.starts_with("run `cp")), "{n:?}");
+    // `sh -c 'make'`: the make, and the line as written; not the shell too.
+    let n = needs("sh -c 'make'");
+    let whats: Vec<&str> = n.iter().map(|n| n.what.as_str()).collect();
+    assert_eq!(whats, ["run `make`", "run the line exactly as written"]);
+    // A hook's script is protected like .lathe/.
+    let protected = ["scripts/audit.sh".to_string()];
+    let ops = vec![Operation::Exec(analyze("echo x > scripts/audit.sh", &w))];
+    let a = Assessor {
+        mode: ApprovalMode::FullAuto,
+        rules: &rules,
+        workspace: &w,
+        protected: &protected,
+    }
+    .assess("exec_shell", Effect::Exec, &ops);
+    let Assessment::Ask(n) = a else {
+        panic!("{a:?}")
+    };
+    assert!(n.iter().all(|n| n.grant.is_none()), "{n:?}");
+    let a = Assessor {
+        mode: ApprovalMode::FullAuto,
+        rules: &rules,
+        workspace: &w,
+        protected: &protected,
+    }
+    .assess("write_file", Effect::Write, &write("scripts/audit.sh"));
+    assert!(matches!(a, Assessment::Ask(_)), "{a:?}");
+}

@@ -38,6 +38,10 @@ pub enum ProgramId {
 
 /// One operation a grant covers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a conversation holds a handful of grants; boxing buys nothing"
+)]
 pub enum GrantKey {
     Command {
         program: ProgramId,
@@ -46,6 +50,8 @@ pub enum GrantKey {
         script: Option<ProgramId>,
         /// As the person saw it: `git status`.
         shown: String,
+        /// Where the program was found, when not the resolved path.
+        found: Option<PathBuf>,
     },
     FileWrite {
         path: String,
@@ -68,26 +74,39 @@ impl GrantKey {
     /// program computed at run time.
     pub fn command(c: &SimpleCommand) -> Option<Self> {
         let id = |p: &Program| match p {
-            Program::Path { path, stamp } => Some(ProgramId::File(path.clone(), *stamp)),
+            Program::Path { path, stamp, .. } => Some(ProgramId::File(path.clone(), *stamp)),
             Program::Builtin { name } => Some(ProgramId::Builtin(name.clone())),
             Program::NotFound { name } => Some(ProgramId::Missing(name.clone())),
             Program::Dynamic => None,
+        };
+        let found = match &c.program {
+            Program::Path { found, .. } => found.clone(),
+            _ => None,
         };
         Some(Self::Command {
             program: id(&c.program)?,
             subcommand: c.subcommand.clone(),
             script: c.script.as_ref().and_then(id),
             shown: c.scope(),
+            found,
         })
     }
 
     /// What the grant covers, for the dialog and `/permissions`.
     pub fn describe(&self) -> String {
         match self {
-            GrantKey::Command { program, shown, .. } => match program {
-                ProgramId::File(p, _) => format!("`{shown}` ({})", p.display()),
-                ProgramId::Builtin(_) => format!("`{shown}` (shell builtin)"),
-                ProgramId::Missing(_) => format!("`{shown}` (not found yet)"),
+            GrantKey::Command {
+                program,
+                shown,
+                found,
+                ..
+            } => match program {
+                ProgramId::File(p, _) => format!(
+                    "`{shown}` with any arguments ({})",
+                    found.as_ref().unwrap_or(p).display()
+                ),
+                ProgramId::Builtin(_) => format!("`{shown}` with any arguments (shell builtin)"),
+                ProgramId::Missing(_) => format!("`{shown}` with any arguments (not found yet)"),
             },
             GrantKey::FileWrite { path } => format!("writes to {path}"),
             GrantKey::Net { host } => format!("requests to {host}"),
@@ -225,6 +244,7 @@ mod tests {
             subcommand: sub.map(String::from),
             script: None,
             shown: "x".into(),
+            found: None,
         }
     }
 

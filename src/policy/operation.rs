@@ -159,6 +159,11 @@ pub enum Program {
     /// An executable file, canonicalized.
     Path {
         path: PathBuf,
+        /// Where it was found, before symlinks were followed
+        /// (`/root/.cargo/bin/cargo` for a `rustup` proxy), when that
+        /// differs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        found: Option<PathBuf>,
         #[serde(skip)]
         stamp: Option<FileStamp>,
     },
@@ -311,7 +316,9 @@ impl Operation {
             .iter()
             .map(|c| {
                 let program = match &c.program {
-                    Program::Path { path, .. } => path.display().to_string(),
+                    Program::Path { path, found, .. } => {
+                        found.as_ref().unwrap_or(path).display().to_string()
+                    }
                     Program::Builtin { .. } => "shell builtin".into(),
                     Program::NotFound { .. } => "not found".into(),
                     Program::Dynamic => "computed at run time".into(),

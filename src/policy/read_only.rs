@@ -85,6 +85,16 @@ const QUIET_WRAPPERS: &[&str] = &[
 
 /// Whether `c` only reads, inside `workspace`.
 pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
+    reads_only(c, workspace, false)
+}
+
+/// Whether `c` only reads, wherever its paths are (`cat /etc/hostname`):
+/// what asks about it is the reading outside, not the command.
+pub fn only_reads(c: &SimpleCommand, workspace: &Workspace) -> bool {
+    reads_only(c, workspace, true)
+}
+
+fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool {
     if c.extra_args || c.redirects.iter().any(writes_file) {
         return false;
     }
@@ -127,9 +137,10 @@ pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
         return false;
     }
     // Run from a directory outside the workspace, every relative path is.
-    if c.cwd
-        .as_deref()
-        .is_some_and(|d| workspace.check(&d.to_string_lossy()).is_err())
+    if !anywhere
+        && c.cwd
+            .as_deref()
+            .is_some_and(|d| workspace.check(&d.to_string_lossy()).is_err())
     {
         return false;
     }
@@ -170,7 +181,7 @@ pub fn is_read_only(c: &SimpleCommand, workspace: &Workspace) -> bool {
         })
         .cloned()
         .collect();
-    paths_inside(c, &paths, workspace)
+    anywhere || paths_inside(c, &paths, workspace)
 }
 
 fn is_wrapper_name(t: &str) -> bool {

@@ -112,6 +112,14 @@ fn git_aliases_and_config_are_complex() {
     assert!(analyze("git -c alias.x='!touch X' x", &w).is_complex());
     assert!(analyze("git st", &w).is_complex());
     assert!(!analyze("git -C sub log --oneline", &w).is_complex());
+    // `-c` takes the next word: the subcommand is after it.
+    let op = analyze("git -c core.pager=less log", &w);
+    assert_eq!(op.commands[0].subcommand.as_deref(), Some("log"));
+    assert!(
+        !op.complex.iter().any(|c| c.contains("alias")),
+        "{:?}",
+        op.complex
+    );
 }
 
 #[test]

@@ -26,7 +26,8 @@ use super::components::transcript::Transcript;
 use super::highlight::Highlighter;
 use super::theme::Theme;
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalMode, ErrorKind, GuardrailOutcome, Op, Usage,
+    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
+    Usage,
 };
 
 /// How long "press Ctrl-C again" stays armed.
@@ -160,6 +161,14 @@ impl App {
         if let Some((_, until)) = &self.flash {
             consider(*until);
         }
+        if self
+            .permissions
+            .as_ref()
+            .is_some_and(PermissionsView::has_grants)
+        {
+            // The grants' time left counts down.
+            consider(self.now + std::time::Duration::from_secs(1));
+        }
         next
     }
 
@@ -276,9 +285,22 @@ impl App {
                 );
             }
             AgentEvent::ApprovalDecided {
-                call_id, decision, ..
+                call_id,
+                decision,
+                source,
+                ..
             } => {
                 self.approvals.remove(&call_id, now);
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.approval = match (&decision, source) {
+                        (_, DecisionSource::Grant) => Some("by grant"),
+                        (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
+                        (ApprovalDecision::ApproveForConversation, _) => {
+                            Some("you approved, with a grant")
+                        }
+                        (ApprovalDecision::Deny { .. }, _) => None,
+                    };
+                }
                 if !matches!(decision, ApprovalDecision::Deny { .. }) {
                     // The clock of a call starts again when it may run.
                     self.tool_started.insert(call_id.clone(), now);
@@ -389,13 +411,15 @@ impl App {
             return self.on_trust_key(key, now);
         }
         if self.approvals.is_active() {
-            if let ApprovalAction::Decide { call_id, decision } =
-                self.approvals.handle_key(key, now)
-            {
-                if let Some(t) = self.transcript.tool_mut(&call_id) {
-                    t.state = ToolState::Running;
+            match self.approvals.handle_key(key, now) {
+                ApprovalAction::Decide { call_id, decision } => {
+                    if let Some(t) = self.transcript.tool_mut(&call_id) {
+                        t.state = ToolState::Running;
+                    }
+                    self.ops.push(Op::Decide { call_id, decision });
                 }
-                self.ops.push(Op::Decide { call_id, decision });
+                ApprovalAction::Hint(text) => self.flash(text, now),
+                ApprovalAction::None => {}
             }
             return;
         }
@@ -403,7 +427,10 @@ impl App {
             match view.handle_key(key) {
                 PermissionsAction::None => {}
                 PermissionsAction::Close => self.permissions = None,
-                PermissionsAction::Revoke(id) => self.ops.push(Op::RevokeGrant { id }),
+                PermissionsAction::Revoke(id) => {
+                    self.ops.push(Op::RevokeGrant { id });
+                    self.flash("grant revoked: the next such call asks again", now);
+                }
             }
             return;
         }

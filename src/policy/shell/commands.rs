@@ -1000,6 +1000,7 @@ impl Walker<'_> {
         Some(match path.canonicalize() {
             Ok(c) => Program::Path {
                 stamp: stamp(&c),
+                found: (c != path).then_some(path),
                 path: c,
             },
             Err(_) => Program::NotFound {
@@ -1452,7 +1453,7 @@ impl Walker<'_> {
                     self.complex("runs git in another directory");
                 }
             }
-            if FLAGS.contains(&name) || t.contains('=') || t.starts_with("-c") {
+            if FLAGS.contains(&name) || t.contains('=') || (t.starts_with("-c") && t.len() > 2) {
                 i += 1;
             } else if WITH_VALUE.contains(&name) {
                 i += 2;
@@ -1770,6 +1771,7 @@ impl Walker<'_> {
             return match path.canonicalize() {
                 Ok(c) if is_executable(&c) => Program::Path {
                     stamp: stamp(&c),
+                    found: (c != path).then_some(path),
                     path: c,
                 },
                 _ => {
@@ -1800,6 +1802,7 @@ impl Walker<'_> {
             {
                 return Program::Path {
                     stamp: stamp(&c),
+                    found: (c != candidate).then_some(candidate),
                     path: c,
                 };
             }

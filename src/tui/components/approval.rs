@@ -51,6 +51,8 @@ pub struct PendingApproval {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalAction {
     None,
+    /// A key that does nothing here, and why.
+    Hint(&'static str),
     Decide {
         call_id: String,
         decision: ApprovalDecision,
@@ -141,6 +143,9 @@ impl ApprovalOverlay {
             KeyCode::Char('a' | 'A') if !ctrl && front.grant.is_some() => {
                 self.decide(ApprovalDecision::ApproveForConversation, now)
             }
+            KeyCode::Char('a' | 'A') if !ctrl => ApprovalAction::Hint(
+                "`a` is not offered: no conversation grant can cover this call (y once, n deny)",
+            ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => {
                 self.decide(ApprovalDecision::Deny { message: None }, now)
             }
@@ -245,7 +250,8 @@ impl ApprovalOverlay {
             Some(g) => format!(
                 "`a` approves {} for this conversation ({})",
                 g.covers.join(", "),
-                humanize::lifetime(g.ttl_secs)
+                // Kept on one line.
+                humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
             ),
             None => "no conversation grant can cover this call: approve it once, or deny".into(),
         };
@@ -390,7 +396,7 @@ impl ApprovalOverlay {
             ],
             [
                 ("y", "once"),
-                ("a", "always"),
+                ("a", "grant"),
                 ("n", "deny"),
                 ("e", "instead"),
                 ("↑↓", ""),

@@ -57,6 +57,9 @@ pub struct ToolCell {
     pub tail: VecDeque<String>,
     /// A guardrail note (the arguments were changed).
     pub note: Option<String>,
+    /// How an approval was settled, when one was needed: "you approved",
+    /// "by grant".
+    pub approval: Option<&'static str>,
 }
 
 impl ToolCell {
@@ -69,6 +72,7 @@ impl ToolCell {
             state: ToolState::Running,
             tail: VecDeque::new(),
             note: None,
+            approval: None,
         }
     }
 
@@ -203,7 +207,12 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             metadata,
             summary,
         } => {
+            let failed_exit = summary
+                .strip_prefix("exit ")
+                .and_then(|c| c.parse::<i64>().ok())
+                .is_some_and(|c| c != 0);
             let (mark, color) = match status {
+                ToolStatus::Ok if failed_exit => ("✗", theme.colors.error),
                 ToolStatus::Ok => ("✓", theme.colors.ok),
                 ToolStatus::Error => ("✗", theme.colors.error),
                 ToolStatus::Denied => ("⊘", theme.colors.denied),
@@ -221,6 +230,11 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
                     _ => "",
                 };
                 d.push_str(&format!(" · {word}{summary}"));
+            }
+            if let Some(how) = t.approval
+                && *status != ToolStatus::Denied
+            {
+                d.push_str(&format!(" · {how}"));
             }
             (mark, theme.bold(color), d)
         }
@@ -295,10 +309,27 @@ mod tests {
             },
             summary: "exit 0".into(),
         };
-        let lines = text(&render(&Cell::Tool(Box::new(t)), 60, &theme, &hl));
+        let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
         assert_eq!(
             lines[0],
             "✓ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 0"
+        );
+        // A failed command is marked as failed, and a call a grant let
+        // through says so.
+        t.state = ToolState::Done {
+            status: ToolStatus::Ok,
+            metadata: ResultMetadata {
+                bytes: 2048,
+                duration_ms: 1500,
+                ..ResultMetadata::default()
+            },
+            summary: "exit 101".into(),
+        };
+        t.approval = Some("by grant");
+        let lines = text(&render(&Cell::Tool(Box::new(t)), 80, &theme, &hl));
+        assert_eq!(
+            lines[0],
+            "✗ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 101 · by grant"
         );
     }
 

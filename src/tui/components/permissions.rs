@@ -51,6 +51,13 @@ impl PermissionsView {
         self.data = Some((data, now));
     }
 
+    /// Whether any grant is live (its time left is shown).
+    pub fn has_grants(&self) -> bool {
+        self.data
+            .as_ref()
+            .is_some_and(|(d, _)| !d.grants.is_empty())
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> PermissionsAction {
         let grants = self.data.as_ref().map_or(0, |(d, _)| d.grants.len());
         match key.code {
@@ -184,12 +191,12 @@ impl PermissionsView {
             let y = body.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(body.x, y, line, body.width);
         }
-        buf.set_string(
-            inner.x + 1,
-            inner.bottom() - 1,
-            "↑↓ select a grant · d revoke it · Esc close",
-            theme.muted(),
-        );
+        let keys = if self.has_grants() {
+            "↑↓ select a grant · d revoke it · Esc close"
+        } else {
+            "Esc close"
+        };
+        buf.set_string(inner.x + 1, inner.bottom() - 1, keys, theme.muted());
     }
 }
 

@@ -181,9 +181,9 @@ impl ToolLog {
                 ..
             } => {
                 let word = match (decision, source) {
-                    (_, DecisionSource::Grant) => "grant",
+                    (_, DecisionSource::Grant) => "by grant",
                     (ApprovalDecision::ApproveOnce, _) => "approved once",
-                    (ApprovalDecision::ApproveForConversation, _) => "approved always",
+                    (ApprovalDecision::ApproveForConversation, _) => "approved + grant",
                     (ApprovalDecision::Deny { .. }, DecisionSource::User) => "denied by you",
                     (ApprovalDecision::Deny { .. }, _) => "denied by mode",
                 };

@@ -182,6 +182,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
         wrappers: vec![],
         program: Program::Path {
             path: path.into(),
+            found: None,
             stamp: None,
         },
         subcommand: None,
