@@ -493,3 +493,46 @@ async fn the_permissions_report_lists_grants_and_revokes_them() {
         }
     )));
 }
+
+/// A directory the model made to look like a git repository (HEAD,
+/// objects/, refs/, a config whose `core.fsmonitor` runs a command) is not
+/// a repository to the read-only `git status` Lathe runs without asking:
+/// `exec_shell` sets `safe.bareRepository=explicit`. And a `.git/config`
+/// written by awk is a write to a protected file.
+#[tokio::test]
+async fn read_only_git_does_not_run_a_planted_repository_config() {
+    let git_works = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(git_works, "these tests need git (.ci/run installs it)");
+    let ws = tempfile::tempdir().unwrap();
+    for d in ["sub/objects", "sub/refs"] {
+        std::fs::create_dir_all(ws.path().join(d)).unwrap();
+    }
+    std::fs::write(ws.path().join("sub/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        ws.path().join("sub/config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch PWNED; false\"\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        shell("s", "git -C sub status"),
+        shell("l", "cd sub && git log -1"),
+        shell("a", "awk 'BEGIN{if(1)print \"[core]\" >> \".git/config\"}'"),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    let events = drive(&mut handle, "status", |_| ApprovalDecision::Deny {
+        message: None,
+    })
+    .await;
+    let questions = asked(&events);
+    assert_eq!(questions.len(), 1, "only the awk asks: {questions:?}");
+    assert!(questions[0].contains(".git/config"), "{questions:?}");
+    assert!(
+        !ws.path().join("PWNED").exists() && !ws.path().join("sub/PWNED").exists(),
+        "git ran the planted fsmonitor"
+    );
+}

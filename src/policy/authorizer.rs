@@ -20,7 +20,7 @@ use super::grants::GrantKey;
 use super::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 use super::read_only::{is_read_only, only_reads};
 use super::rules::{RuleKind, Rules, Subject};
-use super::shell::lexical_join;
+use super::shell::{knows_file_roles, lexical_join};
 use super::workspace::Workspace;
 use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
 
@@ -54,13 +54,36 @@ pub fn is_protected(path: &str) -> bool {
     matches!(first, ".lathe" | ".mcp.json" | ".envrc") || path.split('/').any(|p| p == ".git")
 }
 
-/// A protected workspace path named in the arguments of a command that
-/// may write (`touch .git/hooks/pre-commit`, `cp x .gi?/config`), or a
-/// relative path when the directory the command runs in is unknown.
+/// A protected workspace path named in the arguments of a program whose
+/// arguments Lathe cannot tell apart (`some-tool .git/hooks/pre-commit`,
+/// `cp`-like unknowns with `.gi?/config`), or a relative path when the
+/// directory the command runs in is unknown. Programs whose files Lathe
+/// knows (`echo`, `cp`, `find`) are judged by their file operations
+/// instead, and values of pattern options (`--exclude=.git`) are not
+/// paths.
 fn protected_argument(c: &SimpleCommand, workspace: &Workspace, also: &[String]) -> Option<String> {
-    const NAMES: &[&str] = &[".git", ".lathe", ".mcp.json", ".envrc"];
-    c.args().iter().find_map(|a| {
-        let t = a.text.rsplit_once('=').map_or(a.text.as_str(), |(_, v)| v);
+    if knows_file_roles(c.basename(), c.args()) {
+        return None;
+    }
+    let pattern_option = |o: &str| {
+        let name = o.trim_start_matches('-');
+        ["exclude", "include", "ignore", "filter", "skip", "prune"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    };
+    let args = c.args();
+    args.iter().enumerate().find_map(|(i, a)| {
+        if i > 0 {
+            let prev = &args[i - 1].text;
+            if prev.starts_with("--") && !prev.contains('=') && pattern_option(prev) {
+                return None;
+            }
+        }
+        let t = match a.text.split_once('=') {
+            Some((opt, _)) if opt.starts_with('-') && pattern_option(opt) => return None,
+            Some((_, v)) => v,
+            None => a.text.as_str(),
+        };
         if a.dynamic || t.is_empty() || (t.starts_with('-') && !a.text.contains('=')) {
             return None;
         }
@@ -73,19 +96,25 @@ fn protected_argument(c: &SimpleCommand, workspace: &Workspace, also: &[String])
             Ok(abs) => workspace.display_relative(&abs),
             Err(_) => return None,
         };
-        if a.glob {
-            // Bash's globs match a leading dot only when written: only a
-            // part that starts with `.` can reach `.git`.
-            let hit = rel.split('/').any(|part| {
-                part.starts_with('.')
-                    && globset::Glob::new(part)
-                        .is_ok_and(|g| NAMES.iter().any(|n| g.compile_matcher().is_match(n)))
-            }) || globset::Glob::new(&rel)
-                .is_ok_and(|g| also.iter().any(|f| g.compile_matcher().is_match(f)));
-            return hit.then_some(rel);
-        }
-        (is_protected(&rel) || also.contains(&rel)).then_some(rel)
+        protected_path(&rel, a.glob, also).then_some(rel)
     })
+}
+
+/// Whether a workspace path, or any path a glob of it may match, is
+/// protected.
+fn protected_path(rel: &str, glob: bool, also: &[String]) -> bool {
+    const NAMES: &[&str] = &[".git", ".lathe", ".mcp.json", ".envrc"];
+    if is_protected(rel) || also.iter().any(|f| f == rel) {
+        return true;
+    }
+    // Bash's globs match a leading dot only when written: only a part that
+    // starts with `.` can reach `.git`.
+    glob && (rel.split('/').any(|part| {
+        part.starts_with('.')
+            && globset::Glob::new(part)
+                .is_ok_and(|g| NAMES.iter().any(|n| g.compile_matcher().is_match(n)))
+    }) || globset::Glob::new(rel)
+        .is_ok_and(|g| also.iter().any(|f| g.compile_matcher().is_match(f))))
 }
 
 /// A shell given literal code (`sh -c 'make'`), which the analysis
@@ -230,7 +259,11 @@ impl Assessor<'_> {
         for f in &e.files {
             self.file(tool, f, needs)?;
         }
-        if complex {
+        // Output of read-only commands fed to read-only commands
+        // (`echo "built on $(date +%F)"`, `comm <(sort a) <(sort b)`).
+        let reads_only =
+            e.only_substitutes() && e.commands.iter().all(|c| is_read_only(c, self.workspace));
+        if complex && !reads_only {
             let why = e.complex.join("; ");
             match mode {
                 ApprovalMode::FullAuto => {}
@@ -269,7 +302,8 @@ impl Assessor<'_> {
                 f.path
             ))
         };
-        if write && !f.outside && (is_protected(&f.path) || self.protected.contains(&f.path)) {
+        let glob = f.path.contains(['*', '?', '[']);
+        if write && !f.outside && protected_path(&f.path, glob, self.protected) {
             if read_only {
                 return refuse();
             }

@@ -78,7 +78,19 @@ impl ExecOp {
     pub fn is_complex(&self) -> bool {
         !self.complex.is_empty()
     }
+
+    /// Whether the line is complex only because it substitutes commands'
+    /// output (`$(…)`, `<(…)`), whose commands are in [`Self::commands`].
+    pub fn only_substitutes(&self) -> bool {
+        self.complex
+            .iter()
+            .all(|r| SUBSTITUTIONS.contains(&r.as_str()))
+    }
 }
+
+/// The reasons a substitution makes a line complex.
+pub(crate) const SUBSTITUTIONS: &[&str] =
+    &["uses command substitution", "uses process substitution"];
 
 /// One shell word after quote removal. `dynamic` words hold a value known
 /// only at run time (a variable, a substitution): their text is the source

@@ -11,71 +11,28 @@
 
 use super::operation::{Program, Redirect, SimpleCommand, Word};
 use super::options::{has_option, operands};
-use super::shell::path_inside;
+use super::shell::{READERS, path_inside};
 use super::workspace::Workspace;
 
 /// Programs that print without reading files named in their arguments.
 const NO_FILES: &[&str] = &[
     "echo", "printf", "true", "false", ":", "pwd", "whoami", "id", "uname", "seq", "basename",
     "dirname", "sleep", "test", "[", "[[", "nproc", "printenv", "tty", "uptime", "locale",
-    "groups", "arch", "cd", "pushd", "popd", "which", "type", "hostname", "env", "command",
+    "groups", "arch", "cd", "pushd", "popd", "which", "type", "hostname", "env", "command", "read",
+    "shift", "return", "exit", "wait", "break", "continue",
 ];
 
-/// Programs that read the files named in their arguments.
-const READS_FILES: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "file",
-    "stat",
-    "du",
-    "df",
-    "tree",
-    "realpath",
-    "readlink",
-    "nl",
-    "cut",
-    "tr",
-    "uniq",
-    "sort",
-    "diff",
-    "cmp",
-    "comm",
-    "column",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "find",
-    "fd",
-    "fdfind",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "base64",
-    "xxd",
-    "od",
-    "hexdump",
-    "strings",
-    "jq",
-    "tac",
-    "rev",
-    "fold",
-    "fmt",
-    "expand",
-    "unexpand",
-    "paste",
-    "join",
-    "git",
-    "date",
-    "sed",
-    "awk",
-];
+/// Programs that only read the files they name: the shell analysis's
+/// plain readers, but for those that run code or wait for a person, and
+/// the searchers and filters whose options are checked below.
+fn reads_files(base: &str) -> bool {
+    const ALSO: &[&str] = &[
+        "uniq", "sort", "grep", "egrep", "fgrep", "rg", "find", "fd", "fdfind", "xxd", "jq", "git",
+        "sed", "awk",
+    ];
+    const NOT: &[&str] = &["source", ".", "less", "more", "bat"];
+    ALSO.contains(&base) || (READERS.contains(&base) && !NOT.contains(&base))
+}
 
 /// Wrappers that change nothing about what a command may do.
 const QUIET_WRAPPERS: &[&str] = &[
@@ -146,7 +103,10 @@ fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool 
     }
     let base = c.basename();
     let args = c.args();
-    if args.len() == 1 && args[0].text == "--version" && !args[0].dynamic {
+    if let [only] = args
+        && !only.dynamic
+        && (only.text == "--version" || short_version(base, &only.text))
+    {
         return true;
     }
     // File names read from a file or standard input are unknown.
@@ -160,7 +120,7 @@ fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool 
     if c.cwd.is_none() {
         return false;
     }
-    if !READS_FILES.contains(&base) || !arguments_ok(base, args) {
+    if !reads_files(base) || !arguments_ok(base, args) {
         return false;
     }
     // The pattern or script of grep, sed, awk and jq is not a path.
@@ -211,6 +171,38 @@ fn writes_file(r: &Redirect) -> bool {
         )
 }
 
+/// `node -v`, `go version`, `java -version`: the version query of a
+/// program known to only print it (a shell's `-v` reads its input).
+fn short_version(base: &str, arg: &str) -> bool {
+    let name = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match arg {
+        "-v" => matches!(
+            name,
+            "node"
+                | "npm"
+                | "npx"
+                | "yarn"
+                | "pnpm"
+                | "bun"
+                | "deno"
+                | "gcc"
+                | "g++"
+                | "clang"
+                | "make"
+                | "ruby"
+                | "php"
+                | "perl"
+        ),
+        "-V" => matches!(
+            name,
+            "python" | "rustc" | "cargo" | "rustup" | "uv" | "poetry" | "pip" | "pip3"
+        ),
+        "version" => matches!(name, "go" | "terraform" | "helm" | "dotnet"),
+        "-version" => matches!(name, "java" | "javac" | "ffmpeg"),
+        _ => false,
+    }
+}
+
 fn no_files_ok(base: &str, args: &[Word]) -> bool {
     match base {
         "hostname" => args.is_empty(),
@@ -259,22 +251,35 @@ fn arguments_ok(base: &str, args: &[Word]) -> bool {
 
 /// `date` that prints: not `-s`/`--set`, no operand that sets the clock.
 fn date_ok(args: &[Word]) -> bool {
+    let mut value_next = false;
     args.iter().all(|a| {
         let t = a.text.as_str();
+        if std::mem::take(&mut value_next) {
+            // The value of `-d`, `-f`, `-r`, `--date`, `--file`, `--reference`.
+            return true;
+        }
         if let Some(long) = t.strip_prefix("--") {
-            return !super::options::is_long(&format!("--{long}"), "set");
+            let is = |name| super::options::is_long(t, name);
+            value_next = !long.contains('=') && (is("date") || is("file") || is("reference"));
+            return !is("set");
         }
         if let Some(cluster) = t.strip_prefix('-') {
-            // `-d`, `-f`, `-I`, `-r` take the rest of the cluster as a value.
-            for c in cluster.chars() {
+            // `-d`, `-f`, `-r` take the rest of the cluster as a value, or
+            // the next word; `-I` an attached value only.
+            for (i, c) in cluster.char_indices() {
                 match c {
                     's' => return false,
-                    'd' | 'f' | 'I' | 'r' => return true,
+                    'd' | 'f' | 'r' => {
+                        value_next = i + 1 == cluster.len();
+                        return true;
+                    }
+                    'I' => return true,
                     _ => {}
                 }
             }
             return true;
         }
+        // An operand that is not a format sets the clock.
         t.starts_with('+')
     })
 }
@@ -306,6 +311,10 @@ fn sed_ok(args: &[Word]) -> bool {
 fn sed_script_ok(script: &str) -> bool {
     let mut rest = script.trim();
     while !rest.is_empty() {
+        if let Some(closed) = rest.strip_prefix('}') {
+            rest = closed.trim_start().trim_start_matches(';').trim_start();
+            continue;
+        }
         let Some(after) = sed_address(rest).and_then(|r| {
             let r = r.trim_start();
             match r.strip_prefix(',') {
@@ -323,6 +332,11 @@ fn sed_script_ok(script: &str) -> bool {
         let Some(cmd) = after.chars().next() else {
             return false;
         };
+        if cmd == '{' {
+            // A block: its commands follow, up to `}`.
+            rest = after[1..].trim_start();
+            continue;
+        }
         let tail = match cmd {
             'p' | 'd' | '=' | 'q' | 'n' | 'N' | 'P' | 'D' | 'g' | 'G' | 'h' | 'H' | 'x' => {
                 &after[1..]
@@ -425,7 +439,16 @@ fn awk_ok(args: &[Word]) -> bool {
     let Some(program) = args.get(i).map(|w| w.text.as_str()) else {
         return false;
     };
-    let code = strip_awk_strings(program);
+    // Printing to the standard streams writes no file (when nothing is
+    // concatenated to the name).
+    static STREAMS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#">\s*"/dev/std(?:err|out)"(\s*(?:[;}\n]|$))"#).ok()
+    });
+    let program = match STREAMS.as_ref() {
+        Some(re) => re.replace_all(program, "$1").into_owned(),
+        None => program.to_string(),
+    };
+    let code = strip_awk_strings(&program);
     let bad = [
         "system", "getline", "close", "fflush", "ENVIRON", "ARGV", "PROCINFO", "@",
     ];
@@ -505,13 +528,24 @@ fn git_ok(args: &[Word]) -> bool {
                 "open-files-in-pager",
                 "exec",
                 "upload-pack",
-                "no-index",
             ],
         )
     {
         return false;
     }
     let ops = operands(rest);
+    // Options that put branch and tag in list mode (operands are patterns).
+    const LISTING: &[&str] = &[
+        "list",
+        "contains",
+        "no-contains",
+        "merged",
+        "no-merged",
+        "points-at",
+        "sort",
+        "format",
+        "show-current",
+    ];
     match sub.text.as_str() {
         "status" | "diff" | "log" | "show" | "blame" | "annotate" | "shortlog" | "ls-files"
         | "ls-tree" | "rev-parse" | "rev-list" | "describe" | "cat-file" | "show-ref"
@@ -536,7 +570,9 @@ fn git_ok(args: &[Word]) -> bool {
                     "edit-description",
                     "create-reflog",
                 ],
-            ) && (has_option(rest, "l", &["list"]) || ops.is_empty())
+            ) && (has_option(rest, "lar", LISTING)
+                || has_option(rest, "", &["all", "remotes"])
+                || ops.is_empty())
         }
         "tag" => {
             !has_option(
@@ -552,12 +588,15 @@ fn git_ok(args: &[Word]) -> bool {
                     "file",
                     "edit",
                 ],
-            ) && (has_option(rest, "l", &["list"]) || ops.is_empty())
+            ) && (has_option(rest, "l", LISTING) || ops.is_empty())
         }
         "remote" => matches!(ops.first().map(|w| w.text.as_str()), None | Some("get-url")),
         "stash" => matches!(ops.first().map(|w| w.text.as_str()), Some("list" | "show")),
         "worktree" => matches!(ops.first().map(|w| w.text.as_str()), Some("list")),
-        "reflog" => ops.first().is_none_or(|a| a.text == "show"),
+        "reflog" => !matches!(
+            ops.first().map(|w| w.text.as_str()),
+            Some("expire" | "delete" | "drop")
+        ),
         "config" => {
             !has_option(
                 rest,
@@ -593,7 +632,9 @@ fn paths_inside(c: &SimpleCommand, args: &[Word], workspace: &Workspace) -> bool
     args.iter().all(|a| {
         let t = a.text.as_str();
         if a.dynamic {
-            return a.bounded;
+            // `<(sort a)` is a pipe from a command judged on its own.
+            let pipe = t.starts_with("<(") && t.ends_with(')');
+            return a.bounded || pipe;
         }
         if !options_done && t == "--" {
             options_done = true;

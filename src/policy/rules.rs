@@ -129,6 +129,11 @@ impl Loose {
         }
         let mut args: Vec<&Word> = c.args().iter().collect();
         if let Some(sub) = &self.sub {
+            // npm takes any unambiguous abbreviation (`npm pub`).
+            let abbreviates = matches!(c.basename(), "npm" | "npx");
+            let names = |w: &str| {
+                sub.is_match(w) || (abbreviates && w.len() >= 2 && sub.glob().glob().starts_with(w))
+            };
             let Some(actual) = &c.subcommand else {
                 // No subcommand known (computed, or hidden behind an option
                 // Lathe does not know): any word of it may be the one the
@@ -136,7 +141,7 @@ impl Loose {
                 return c
                     .args()
                     .iter()
-                    .any(|a| a.dynamic || (!a.text.starts_with('-') && sub.is_match(&a.text)));
+                    .any(|a| a.dynamic || (!a.text.starts_with('-') && names(&a.text)));
             };
             let equivalent = if actual == "send-pack" {
                 "push"
@@ -144,7 +149,7 @@ impl Loose {
                 actual.as_str()
             };
             let alias = !super::shell::is_known_subcommand(c.basename(), actual);
-            if !alias && !sub.is_match(actual) && !sub.is_match(equivalent) {
+            if !alias && !names(actual) && !sub.is_match(equivalent) {
                 return false;
             }
             if let Some(at) = args.iter().position(|a| a.text == *actual) {
@@ -155,9 +160,13 @@ impl Loose {
         let mut longs: Vec<String> = Vec::new();
         let mut operands: Vec<&str> = Vec::new();
         let mut done = false;
+        // A flag word with a part known only at run time (`-r${F:-f}`,
+        // `-r$(echo f)`) may hold any letter.
+        let mut any_letter = false;
         for a in &args {
             let t = a.text.as_str();
             if a.dynamic && !done && a.prefix().starts_with('-') {
+                any_letter |= !a.prefix().starts_with("--");
                 // `-rf$X`: the letters known so far count.
                 letters.extend(
                     a.prefix()[1..]
@@ -183,7 +192,9 @@ impl Loose {
                 operands.push(t);
             }
         }
-        self.letters.iter().all(|l| letters.contains(l))
+        self.letters
+            .iter()
+            .all(|l| any_letter || letters.contains(l))
             && self.longs.iter().all(|l| {
                 longs
                     .iter()

@@ -26,7 +26,9 @@ mod walk;
 mod words;
 mod wrappers;
 
-pub(crate) use commands::{find_filters, find_starts, has_subcommands, is_known_subcommand};
+pub(crate) use commands::{
+    READERS, find_filters, find_starts, has_subcommands, is_known_subcommand, knows_file_roles,
+};
 pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements

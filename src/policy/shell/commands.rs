@@ -458,6 +458,9 @@ fn known_flags(base: &str) -> Option<&'static [&'static str]> {
             "--help",
             "-h",
             "--exec-path",
+            "--html-path",
+            "--man-path",
+            "--info-path",
             "--no-lazy-fetch",
         ],
         "cargo" => &[
@@ -900,11 +903,25 @@ impl Walker<'_> {
     fn argument_files(&mut self, base: &str, args: &[Word], cwd: Option<&Path>) {
         match file_roles(base, args) {
             Some((reads, writes)) => {
+                // An option value outside the workspace that is neither
+                // (`patch -d/tmp`) may be written to.
+                let options: Vec<Word> = args
+                    .iter()
+                    .filter(|a| a.text.starts_with('-'))
+                    .cloned()
+                    .collect();
+                let unknown: Vec<Word> = path_like(&options)
+                    .into_iter()
+                    .filter(|w| !reads.iter().chain(&writes).any(|k| k.text == w.text))
+                    .collect();
                 for w in reads {
                     self.named_file(&w, Access::Read, cwd, false);
                 }
                 for w in writes {
                     self.named_file(&w, Access::Write, cwd, false);
+                }
+                for w in unknown {
+                    self.named_file(&w, Access::Write, cwd, true);
                 }
             }
             None => {
@@ -916,6 +933,11 @@ impl Walker<'_> {
                 if let Some(dir) = cwd {
                     for w in existing_files(args, dir) {
                         self.named_file(&w, Access::Read, cwd, false);
+                    }
+                    if base == "git" {
+                        for w in git_worktree_writes(args, dir) {
+                            self.named_file(&w, Access::Write, cwd, false);
+                        }
                     }
                 }
             }
@@ -1366,29 +1388,7 @@ impl Walker<'_> {
     fn git(&mut self, args: &[Word]) {
         // Global options: those Lathe knows, with or without a value; an
         // unknown one may take the next word, so the subcommand is unsure.
-        const FLAGS: &[&str] = &[
-            "-p",
-            "--paginate",
-            "-P",
-            "--no-pager",
-            "--bare",
-            "--no-replace-objects",
-            "--literal-pathspecs",
-            "--glob-pathspecs",
-            "--noglob-pathspecs",
-            "--icase-pathspecs",
-            "--no-optional-locks",
-            "--no-advice",
-            "--version",
-            "-v",
-            "--help",
-            "-h",
-            "--html-path",
-            "--man-path",
-            "--info-path",
-            "--exec-path",
-            "--no-lazy-fetch",
-        ];
+        let flags = known_flags("git").unwrap_or_default();
         const WITH_VALUE: &[&str] = &[
             "-C",
             "-c",
@@ -1453,7 +1453,7 @@ impl Walker<'_> {
                     self.complex("runs git in another directory");
                 }
             }
-            if FLAGS.contains(&name) || t.contains('=') || (t.starts_with("-c") && t.len() > 2) {
+            if flags.contains(&name) || t.contains('=') || (t.starts_with("-c") && t.len() > 2) {
                 i += 1;
             } else if WITH_VALUE.contains(&name) {
                 i += 2;
@@ -1823,7 +1823,7 @@ const NO_FILE_ARGS: &[&str] = &[
 ];
 
 /// Programs whose operands are all files they read.
-const READERS: &[&str] = &[
+pub(crate) const READERS: &[&str] = &[
     "cat",
     "head",
     "tail",
@@ -1877,6 +1877,12 @@ const WRITERS: &[&str] = &[
     "touch", "mkdir", "rmdir", "rm", "shred", "truncate", "tee", "patch",
 ];
 
+/// Whether Lathe knows which of `base`'s arguments are files it reads or
+/// writes (they become file operations).
+pub(crate) fn knows_file_roles(base: &str, args: &[Word]) -> bool {
+    file_roles(base, args).is_some()
+}
+
 /// The files `base` reads and writes among `args`, for the programs Lathe
 /// knows; `None` for the others.
 fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
@@ -1890,7 +1896,17 @@ fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
     let rest = |n: usize| ops.get(n..).unwrap_or_default().to_vec();
     Some(match base {
         b if NO_FILE_ARGS.contains(&b) => (Vec::new(), Vec::new()),
-        b if READERS.contains(&b) => (ops, Vec::new()),
+        "date" => {
+            let mut reads = values('f', "file");
+            reads.extend(values('r', "reference"));
+            (reads, Vec::new())
+        }
+        b if READERS.contains(&b) => {
+            // `wc --files0-from=F` reads F (and the files it lists).
+            let mut reads = ops;
+            reads.extend(values('\0', "files0-from"));
+            (reads, Vec::new())
+        }
         b if WRITERS.contains(&b) => (Vec::new(), ops),
         "sort" => (ops, values('o', "output")),
         "uniq" | "xxd" => (rest(0).into_iter().take(1).collect(), rest(1)),
@@ -1914,13 +1930,20 @@ fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
         }
         "awk" | "gawk" | "mawk" | "nawk" => {
             let explicit = has_option(args, "f", &["file"]);
+            let writes = if explicit {
+                Vec::new()
+            } else {
+                ops.first()
+                    .map(|p| awk_print_targets(&p.text))
+                    .unwrap_or_default()
+            };
             let files = if explicit { ops } else { rest(1) };
             let mut reads: Vec<Word> = files
                 .into_iter()
                 .filter(|w| !w.text.contains('='))
                 .collect();
             reads.extend(values('f', "file"));
-            (reads, Vec::new())
+            (reads, writes)
         }
         "find" => {
             let starts = find_starts(args).unwrap_or_default();
@@ -1963,6 +1986,62 @@ fn file_roles(base: &str, args: &[Word]) -> Option<(Vec<Word>, Vec<Word>)> {
             _ => return None,
         },
     })
+}
+
+/// The files an awk program prints into by name (`print x > "out"`).
+fn awk_print_targets(program: &str) -> Vec<Word> {
+    static TARGET: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"\bprintf?\b[^;}\n]*?>>?\s*"([^"\\]+)""#).ok()
+    });
+    let Some(re) = TARGET.as_ref() else {
+        return Vec::new();
+    };
+    re.captures_iter(program)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str())
+        .filter(|t| !matches!(*t, "/dev/stdout" | "/dev/stderr"))
+        .map(Word::literal)
+        .collect()
+}
+
+/// The work-tree files a git command names and overwrites or removes:
+/// the paths of `checkout`/`restore` (after `--`, or that exist), `rm`,
+/// `mv`, `clean` and `stash push -- …`.
+fn git_worktree_writes(args: &[Word], cwd: &Path) -> Vec<Word> {
+    const WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if WITH_VALUE.contains(&a.text.as_str()) {
+            i += 2;
+        } else if a.text.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let Some(sub) = args.get(i) else {
+        return Vec::new();
+    };
+    let rest = &args[i + 1..];
+    let after_dashes = || -> Vec<Word> {
+        rest.iter()
+            .position(|a| a.text == "--")
+            .map(|p| rest[p + 1..].to_vec())
+            .unwrap_or_default()
+    };
+    let exists = |w: &&Word| !w.dynamic && std::fs::symlink_metadata(cwd.join(&w.text)).is_ok();
+    match sub.text.as_str() {
+        "checkout" | "restore" => {
+            let mut paths = after_dashes();
+            if paths.is_empty() {
+                paths = operands(rest).into_iter().filter(exists).cloned().collect();
+            }
+            paths
+        }
+        "rm" | "mv" | "clean" => operands(rest).into_iter().cloned().collect(),
+        "stash" => after_dashes(),
+        _ => Vec::new(),
+    }
 }
 
 /// The values an argument carries: itself, the value of `--opt=value`,

@@ -517,7 +517,9 @@ impl<'e> Walker<'e> {
     /// `$(…)`, backticks, `<(…)`: their commands run first, and their
     /// output becomes part of the line, so the line is complex.
     pub(super) fn substitution(&mut self, s: &str, n: Node<'_>, what: &str) {
-        self.complex(format!("uses {what}"));
+        let reason = format!("uses {what}");
+        debug_assert!(crate::policy::operation::SUBSTITUTIONS.contains(&reason.as_str()));
+        self.complex(reason);
         let saved_cwd = self.cwd.clone();
         let mut ctx = Ctx::default();
         if text(s, n).starts_with(">(") {

@@ -289,8 +289,17 @@ impl Walker<'_> {
             .iter()
             .position(|t| matches!(t, Tok::Ch('/', _)))
             .unwrap_or(toks.len());
+        if end == 2 && toks[1] == Tok::Ch('+', Quote::Bare) {
+            // `~+` is $PWD.
+            let replacement: Vec<Tok> = match self.lookup("PWD") {
+                Var::Known(pwd) => pwd.chars().map(|c| Tok::Ch(c, Quote::Quoted)).collect(),
+                _ => vec![Tok::Dyn("~+".into(), DynKind::Unknown)],
+            };
+            toks.splice(..2, replacement);
+            return;
+        }
         if end != 1 {
-            // `~user`, `~+`, `~-`: not followed here.
+            // `~user`, `~-` (OLDPWD): not followed here.
             let prefix = render(&toks[..end]);
             toks.splice(..end, [Tok::Dyn(prefix, DynKind::Unknown)]);
             return;
@@ -467,7 +476,7 @@ fn is_huge_sequence(toks: &[Tok]) -> bool {
         .get(2)
         .and_then(|s| s.parse::<i128>().ok())
         .map_or(1, |s| s.unsigned_abs().max(1));
-    a.abs_diff(b) / step + 1 > MAX_BRACE_WORDS as u128
+    (a.abs_diff(b) / step).saturating_add(1) > MAX_BRACE_WORDS as u128
 }
 
 /// `1..5`, `1..10..2`, `a..e`.
@@ -486,7 +495,7 @@ fn sequence(toks: &[Tok]) -> Option<Vec<String>> {
     };
     if let (Ok(a), Ok(b)) = (parts[0].parse::<i128>(), parts[1].parse::<i128>()) {
         // i128 holds every i64 range bash accepts without overflow.
-        let count = a.abs_diff(b) / step.unsigned_abs() + 1;
+        let count = (a.abs_diff(b) / step.unsigned_abs()).saturating_add(1);
         if count > MAX_BRACE_WORDS as u128 {
             return None;
         }
