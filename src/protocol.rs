@@ -16,6 +16,16 @@ use serde_json::Value;
 use crate::policy::grants::GrantInfo;
 use crate::policy::operation::Operation;
 
+/// The names of the built-in tools (`tools::builtin` checks it holds them
+/// all), as permission rules and hooks name them.
+pub const BUILTIN_TOOLS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_directory",
+    "exec_shell",
+];
+
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

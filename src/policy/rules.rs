@@ -251,16 +251,16 @@ impl Rule {
             ));
         }
         let name = tool.replace('.', "__");
-        if !name.contains("__") && !crate::tools::builtin::NAMES.contains(&name.as_str()) {
+        if !name.contains("__") && !crate::protocol::BUILTIN_TOOLS.contains(&name.as_str()) {
             // A misspelt deny rule would protect nothing: refuse it.
-            let close = crate::tools::builtin::NAMES
+            let close = crate::protocol::BUILTIN_TOOLS
                 .iter()
                 .find(|n| strsim::damerau_levenshtein(&name.to_ascii_lowercase(), n) <= 2);
             let hint = close.map_or_else(String::new, |n| format!("did you mean `{n}`? "));
             return Err(format!(
                 "rule `{text}`: there is no tool `{tool}`; {hint}the tools are {}, and an MCP \
                  server's tool is written `server.tool`",
-                crate::tools::builtin::NAMES.join(", ")
+                crate::protocol::BUILTIN_TOOLS.join(", ")
             ));
         }
         let pattern = pattern

@@ -45,13 +45,7 @@ impl Default for BuiltinSettings {
 }
 
 /// The names of the built-in tools, as rules and hooks name them.
-pub const NAMES: &[&str] = &[
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_directory",
-    "exec_shell",
-];
+pub use crate::protocol::BUILTIN_TOOLS as NAMES;
 
 /// Every built-in tool, configured.
 pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
