@@ -100,6 +100,20 @@ impl Pane {
         self.tmux(&["send-keys", "-l", text]);
     }
 
+    /// Types `text` one key at a time, `gap` apart, as a person does.
+    async fn type_slowly(&self, text: &str, gap: Duration) {
+        for c in text.chars() {
+            self.text(&c.to_string());
+            tokio::time::sleep(gap).await;
+        }
+    }
+
+    /// Pastes `text` as the terminal does (bracketed, since lathe asks).
+    fn paste(&self, text: &str) {
+        self.tmux(&["set-buffer", "--", text]);
+        self.tmux(&["paste-buffer", "-p"]);
+    }
+
     /// Waits until the screen shows `needle`; returns the screen.
     async fn wait_for(&self, needle: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -115,6 +129,11 @@ impl Pane {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// Longer than the quiet moment after which a dialog takes keys.
+async fn pause() {
+    tokio::time::sleep(Duration::from_millis(1000)).await;
 }
 
 impl Drop for Pane {
@@ -150,7 +169,7 @@ async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
     assert!(dialog.contains("+ print('hello')"), "{dialog}");
     // Enter never approves.
     pane.keys(&["Enter"]);
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    pause().await;
     assert!(pane.screen().contains("Approve edit_file?"));
     pane.keys(&["y"]);
     let done = pane.wait_for("now prints hello").await;
@@ -198,7 +217,7 @@ async fn a_denial_with_a_message_reaches_the_model() {
     pane.text("clean the build");
     pane.keys(&["Enter"]);
     pane.wait_for("Approve exec_shell?").await;
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    pause().await;
     pane.keys(&["e"]);
     pane.wait_for("instead:").await;
     pane.text("use make clean");
@@ -266,14 +285,17 @@ async fn a_conversation_grant_never_covers_a_chain_and_permissions_revokes_it() 
     pane.keys(&["Enter"]);
     let first = pane.wait_for("Approve exec_shell?").await;
     assert!(first.contains("`a` approves `touch` with any"), "{first}");
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    pause().await;
+    pane.keys(&["a"]);
+    pane.wait_for("a again to approve").await;
+    pause().await;
     pane.keys(&["a"]);
     // The chain asks again, and names only the part nothing covers.
     let second = pane
         .wait_for("needs approval: run `rm -v src/main.rs`")
         .await;
     assert!(second.contains("Approve exec_shell?"), "{second}");
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    pause().await;
     pane.keys(&["n"]);
     pane.wait_for("I left the sources alone").await;
     assert!(ws.path().join("a").exists());
@@ -291,4 +313,105 @@ async fn a_conversation_grant_never_covers_a_chain_and_permissions_revokes_it() 
     pane.text("/quit");
     pane.keys(&["Enter"]);
     assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
+}
+
+/// None of the ways a person types, presses Esc, or pastes while a dialog
+/// opens approves anything (issue: typing approves; Esc then `y`; a paste
+/// with the end marker; a dialog too small to read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_typed_pasted_or_escaped_by_accident_approves() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let touch = |id: &str, f: &str| {
+        Step::Reply(Reply::tools().call(id, "exec_shell", json!({"command": format!("touch {f}")})))
+    };
+    let mock = MockLlm::start(vec![
+        touch("c1", "typed"),
+        touch("c2", "escaped"),
+        touch("c3", "pasted"),
+        Step::Reply(Reply::text("All three were refused.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("go");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve exec_shell?").await;
+    // 1. Typing at 8 keys a second as the dialog opens: every key, the
+    // `a`s and the `y` too, goes on into the composer.
+    pane.type_slowly(
+        "okay, and maybe also run the linter",
+        Duration::from_millis(125),
+    )
+    .await;
+    let typed = pane.wait_for("okay, and maybe also run the linter").await;
+    assert!(typed.contains("Approve exec_shell?"), "{typed}");
+    assert!(!ws.path().join("typed").exists());
+    // Clear the draft (Ctrl-U), pause, deny.
+    pane.keys(&["C-u"]);
+    pause().await;
+    pane.keys(&["n"]);
+    pane.wait_for("touch escaped").await;
+    // 2. Esc and `y` in one go (what tmux sends as Alt-y): a denial, and
+    // the `y` lands in the composer.
+    pause().await;
+    pane.keys(&["Escape", "y"]);
+    pane.wait_for("touch pasted").await;
+    assert!(!ws.path().join("escaped").exists());
+    // 3. A paste carrying the end marker and a `y`.
+    pause().await;
+    pane.paste("harmless text\x1b[201~y");
+    pause().await;
+    let screen = pane.screen();
+    assert!(screen.contains("Approve exec_shell?"), "{screen}");
+    assert!(!ws.path().join("pasted").exists());
+    pane.keys(&["n"]);
+    pane.wait_for("All three were refused").await;
+    for f in ["typed", "escaped", "pasted"] {
+        assert!(!ws.path().join(f).exists(), "{f} was approved");
+    }
+    pane.keys(&["C-u"]);
+    pane.text("/log");
+    pane.keys(&["Enter"]);
+    let log = pane.wait_for("Tool calls (3)").await;
+    assert!(log.contains("denied by you"), "{log}");
+    pane.keys(&["Escape"]);
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
+}
+
+/// A window too small to show the call shows one line and only denies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_too_small_to_read_only_denies() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "touch tiny"}))),
+        Step::Reply(Reply::text("Refused.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("go");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve exec_shell?").await;
+    pane.tmux(&["resize-window", "-y", "8"]);
+    pane.wait_for("enlarge the window").await;
+    pause().await;
+    pane.keys(&["y"]);
+    pause().await;
+    pane.keys(&["a"]);
+    pause().await;
+    pane.keys(&["a"]);
+    pause().await;
+    assert!(!ws.path().join("tiny").exists());
+    pane.keys(&["n"]);
+    pane.tmux(&["resize-window", "-y", "34"]);
+    pane.wait_for("Refused.").await;
+    assert!(!ws.path().join("tiny").exists());
 }

@@ -15,7 +15,7 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::components::approval::{ApprovalAction, ApprovalOverlay, PendingApproval};
+use super::components::approval::{ApprovalAction, ApprovalOverlay, Arming, PendingApproval};
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::DiffView;
@@ -72,7 +72,7 @@ pub struct App {
     log: ToolLog,
     log_open: bool,
     permissions: Option<PermissionsView>,
-    trust: Option<(TrustPrompt, Instant)>,
+    trust: Option<(TrustPrompt, Arming)>,
     model: String,
     workspace: PathBuf,
     approval: ApprovalMode,
@@ -113,7 +113,7 @@ impl App {
             log: ToolLog::new(now),
             log_open: false,
             permissions: None,
-            trust: init.trust.map(|t| (t, now)),
+            trust: init.trust.map(|t| (t, Arming::shown(now))),
             model: init.model,
             workspace: init.workspace,
             approval: init.approval,
@@ -375,15 +375,18 @@ impl App {
         match ev {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
             Event::Paste(text) => {
-                if self.approvals.is_active()
-                    || self.log_open
-                    || self.permissions.is_some()
-                    || self.trust.is_some()
-                {
-                    return;
+                // A paste is never an answer: it restarts the quiet moment
+                // of a dialog and goes where text goes.
+                self.approvals.input(now);
+                if let Some((_, arming)) = &mut self.trust {
+                    arming.input(now);
                 }
-                self.composer.paste(&text);
                 self.dirty = true;
+                if self.approvals.is_writing() {
+                    self.approvals.paste(&text);
+                } else if !self.log_open && self.permissions.is_none() {
+                    self.composer.paste(&text);
+                }
             }
             Event::Mouse(m) => self.on_mouse(m),
             Event::Resize(..) | Event::FocusGained => self.dirty = true,
@@ -412,12 +415,22 @@ impl App {
         }
         if self.approvals.is_active() {
             match self.approvals.handle_key(key, now) {
-                ApprovalAction::Decide { call_id, decision } => {
+                ApprovalAction::Decide {
+                    call_id,
+                    decision,
+                    how,
+                    pass,
+                } => {
                     if let Some(t) = self.transcript.tool_mut(&call_id) {
                         t.state = ToolState::Running;
                     }
+                    self.log.decided(&call_id, &how);
                     self.ops.push(Op::Decide { call_id, decision });
+                    if let Some(k) = pass {
+                        self.composer_key(k, now);
+                    }
                 }
+                ApprovalAction::Pass(k) => self.composer_key(k, now),
                 ApprovalAction::Hint(text) => self.flash(text, now),
                 ApprovalAction::None => {}
             }
@@ -442,8 +455,17 @@ impl App {
             }
             return;
         }
+        if ctrl && key.code == KeyCode::Char('t') {
+            return self.open_log();
+        }
+        self.composer_key(key, now);
+    }
+
+    /// A key for the composer and the transcript under it (also what is
+    /// typed while a dialog is not yet armed).
+    fn composer_key(&mut self, key: KeyEvent, now: Instant) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('t') if ctrl => self.open_log(),
             KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
             KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
             KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
@@ -459,16 +481,19 @@ impl App {
     /// leaves them off for this session. Keys are ignored for a moment
     /// after the question shows, as in the approval dialog.
     fn on_trust_key(&mut self, key: KeyEvent, now: Instant) {
-        let Some((_, shown)) = &self.trust else {
+        let Some((_, arming)) = &mut self.trust else {
             return;
         };
-        if now < *shown + super::components::approval::ARMING_DELAY {
-            return;
+        let armed = arming.is_armed(now);
+        arming.input(now);
+        if !armed {
+            // Typed before the question armed: it belongs to the composer.
+            return self.composer_key(key, now);
         }
+        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
-            KeyCode::Char('y' | 'Y')
-                if key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT =>
-            {
+            KeyCode::Char('y' | 'Y') if plain => {
                 if let Some((mut prompt, _)) = self.trust.take() {
                     self.ops.push(Op::TrustWorkspaceHooks);
                     match (prompt.remember)() {
@@ -480,12 +505,19 @@ impl App {
                     }
                 }
             }
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => {
+            // Alt-x is an Esc and an x: "not now", and x to the composer.
+            _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => {
                 self.trust = None;
                 self.notice(
                     NoticeKind::Info,
                     "workspace hooks stay off this session; you will be asked again next time",
                 );
+                if alt {
+                    self.composer_key(
+                        KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT),
+                        now,
+                    );
+                }
             }
             _ => {}
         }

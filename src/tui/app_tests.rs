@@ -7,6 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::protocol::{Effect, ResultMetadata, ToolStatus};
 use crate::tools::preview::unified_diff;
+use crate::tui::components::approval::QUIET;
 
 fn app() -> (App, Instant) {
     let t0 = Instant::now();
@@ -160,11 +161,11 @@ fn an_approval_round_trip_keeps_the_draft() {
         },
         t0,
     );
-    // Too early: ignored.
+    // Too early: the `y` is typing, and goes on into the draft.
     a.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
     assert!(a.take_ops().is_empty());
     assert_snapshot!("app_approval_dialog", screen(&mut a, 72, 20));
-    let t1 = t0 + Duration::from_millis(400);
+    let t1 = t0 + Duration::from_millis(50) + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::Char('y')), t1);
     assert_eq!(
         a.take_ops(),
@@ -177,7 +178,7 @@ fn an_approval_round_trip_keeps_the_draft() {
     assert_eq!(
         a.take_ops(),
         [Op::UserInput {
-            text: "my next idea".into()
+            text: "my next ideay".into()
         }],
         "the draft survived"
     );
@@ -302,12 +303,10 @@ fn slash_permissions_lists_grants_and_revokes_one() {
     assert_eq!(a.take_ops(), vec![Op::UserInput { text: "hi".into() }]);
 }
 
-#[test]
-fn workspace_hooks_wait_for_trust() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let t0 = Instant::now();
-    let remembered = Arc::new(AtomicBool::new(false));
+/// An app that opens on the workspace-hooks question; the flag says
+/// whether the trust was remembered.
+fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let remembered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = remembered.clone();
     let init = AppInit {
         model: "mock-model".into(),
@@ -319,17 +318,40 @@ fn workspace_hooks_wait_for_trust() {
             hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
             files: vec!["scripts/guard.sh".into()],
             remember: Box::new(move || {
-                flag.store(true, Ordering::SeqCst);
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 Ok(())
             }),
         }),
     };
-    let mut a = App::new(init, t0);
+    (App::new(init, t0), remembered)
+}
+
+#[test]
+fn workspace_hooks_wait_for_trust() {
+    let t0 = Instant::now();
+    let (mut a, remembered) = trust_app(t0);
     assert_snapshot!("app_trust_hooks", screen(&mut a, 72, 18));
-    // Typing into it at once does nothing; `y` then trusts.
+    // Typing into it at once is typing; Alt-y never trusts.
     a.on_terminal_event(key(KeyCode::Char('y')), t0);
     assert!(a.take_ops().is_empty());
-    a.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(400));
+    let t1 = t0 + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::ALT)),
+        t1,
+    );
+    assert!(a.take_ops().is_empty());
+    assert!(!remembered.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(screen(&mut a, 72, 18).contains("stay off this session"));
+}
+
+#[test]
+fn a_paused_y_trusts_workspace_hooks() {
+    let t0 = Instant::now();
+    let (mut a, remembered) = trust_app(t0);
+    a.on_terminal_event(
+        key(KeyCode::Char('y')),
+        t0 + QUIET + Duration::from_millis(1),
+    );
     assert_eq!(a.take_ops(), vec![Op::TrustWorkspaceHooks]);
-    assert!(remembered.load(Ordering::SeqCst));
+    assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
 }

@@ -7,10 +7,25 @@
 //! and for how long (or why no grant is offered), and for file changes the
 //! diff (else the command or arguments), scrollable. Keys: `y` approve
 //! once, `a` approve for the conversation (only when a grant is offered),
-//! `n` or Esc deny, `e` deny and tell the model what to do instead. It cannot be hit by accident: keys are ignored for 300 ms
-//! after a request shows, and Enter and Space never approve. More requests
-//! queue behind the one shown; the title says how many remain. The composer
-//! underneath keeps its draft.
+//! `n` or Esc deny, `e` deny and tell the model what to do instead.
+//!
+//! Consent needs intent, so nothing typed by accident decides:
+//! - the dialog arms only after a quiet moment ([`QUIET`]) with no key or
+//!   paste; what is typed before that goes on into the composer, so a
+//!   sentence typed as the dialog opens is not an answer;
+//! - a key with Alt (which is also how an Esc followed at once by a key
+//!   arrives) is never an approval: it denies, as the Esc meant, and the
+//!   key goes to the composer;
+//! - a paste is never a key: it goes to the composer, or to the
+//!   "instead" message, and restarts the quiet moment;
+//! - `a` (approve for the conversation) asks for a second `a`, after
+//!   another quiet moment;
+//! - a dialog too small to show the call and its keys says so on one line
+//!   and only denies;
+//! - Enter and Space never approve.
+//!
+//! More requests queue behind the one shown; the title says how many
+//! remain. Each decision says how it was made, for the tool-call log.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -32,8 +47,40 @@ use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Logical, wrap};
 
-/// How long a new request ignores keys.
-pub const ARMING_DELAY: Duration = Duration::from_millis(300);
+/// How long without a key or a paste before a dialog takes keys.
+pub const QUIET: Duration = Duration::from_millis(800);
+
+/// When a modal question may take keys: after [`QUIET`] since it showed
+/// and since the last key or paste.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Arming {
+    shown_at: Option<Instant>,
+    last_input: Option<Instant>,
+}
+
+impl Arming {
+    pub fn shown(now: Instant) -> Self {
+        Self {
+            shown_at: Some(now),
+            last_input: None,
+        }
+    }
+
+    /// When keys start to count (`None`: nothing shown).
+    pub fn armed_at(&self) -> Option<Instant> {
+        let shown = self.shown_at?;
+        Some(self.last_input.map_or(shown, |i| i.max(shown)) + QUIET)
+    }
+
+    pub fn is_armed(&self, now: Instant) -> bool {
+        self.armed_at().is_some_and(|t| now >= t)
+    }
+
+    /// A key or a paste happened: the quiet moment starts again.
+    pub fn input(&mut self, now: Instant) {
+        self.last_input = Some(now);
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct PendingApproval {
@@ -51,21 +98,32 @@ pub struct PendingApproval {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalAction {
     None,
+    /// Not an answer (the dialog was not armed): the key belongs to the
+    /// composer.
+    Pass(KeyEvent),
     /// A key that does nothing here, and why.
     Hint(&'static str),
     Decide {
         call_id: String,
         decision: ApprovalDecision,
+        /// How the person decided, for the log: "y, 2.1 s after it showed".
+        how: String,
+        /// A key to hand on to the composer (the `x` of Alt-x).
+        pass: Option<KeyEvent>,
     },
 }
 
 #[derive(Default)]
 pub struct ApprovalOverlay {
     queue: VecDeque<PendingApproval>,
-    shown_at: Option<Instant>,
+    arming: Arming,
     scroll: usize,
     /// Open while the person writes what the model should do instead.
     message: Option<TextArea<'static>>,
+    /// `a` was pressed once; a second `a` grants.
+    confirming: bool,
+    /// Whether the last frame could show the call and its keys.
+    fits: std::cell::Cell<bool>,
 }
 
 impl ApprovalOverlay {
@@ -106,30 +164,56 @@ impl ApprovalOverlay {
     }
 
     fn show_front(&mut self, now: Instant) {
-        self.shown_at = self.queue.front().map(|_| now);
+        self.arming = if self.queue.is_empty() {
+            Arming::default()
+        } else {
+            Arming::shown(now)
+        };
         self.scroll = 0;
         self.message = None;
+        self.confirming = false;
     }
 
-    /// Whether keys are ignored right now, and until when.
+    /// When keys start to count; `None` when nothing is shown.
     pub fn armed_at(&self) -> Option<Instant> {
-        self.shown_at.map(|t| t + ARMING_DELAY)
+        self.arming.armed_at()
+    }
+
+    /// A key or paste reached the app: the quiet moment starts again.
+    pub fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    /// Whether the "instead" message is being written (a paste goes there).
+    pub fn is_writing(&self) -> bool {
+        self.message.is_some()
+    }
+
+    /// Pastes into the "instead" message.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(input) = &mut self.message {
+            input.insert_str(text.replace(['\r', '\n'], " "));
+        }
     }
 
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> ApprovalAction {
-        let Some(front) = self.queue.front() else {
-            return ApprovalAction::None;
-        };
-        if self.armed_at().is_some_and(|t| now < t) {
+        if self.queue.is_empty() {
             return ApprovalAction::None;
         }
+        let armed = self.arming.is_armed(now);
+        self.arming.input(now);
         if let Some(input) = &mut self.message {
+            // Writing what to do instead: the keys are text.
             match key.code {
                 KeyCode::Esc => self.message = None,
                 KeyCode::Enter => {
                     let text = input.lines().join(" ").trim().to_string();
                     let message = (!text.is_empty()).then_some(text);
-                    return self.decide(ApprovalDecision::Deny { message }, now);
+                    return self.decide(
+                        ApprovalDecision::Deny { message },
+                        "e, with a message",
+                        None,
+                    );
                 }
                 _ => {
                     input.input(key);
@@ -137,19 +221,73 @@ impl ApprovalOverlay {
             }
             return ApprovalAction::None;
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !armed {
+            // Typed while the dialog opened, or with no pause since: the
+            // person is writing, not answering.
+            self.confirming = false;
+            return ApprovalAction::Pass(key);
+        }
+        if key.modifiers.contains(KeyModifiers::ALT) {
+            // An Esc and a key in one read arrive as Alt-key: the Esc
+            // denies, the key goes on to the composer.
+            let pass = KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT);
+            let how = format!("Alt-{}, taken as Esc", key_name(key.code));
+            return self.decide(ApprovalDecision::Deny { message: None }, &how, Some(pass));
+        }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::SUPER);
+        if !self.fits.get() {
+            return match key.code {
+                KeyCode::Char('n' | 'N') | KeyCode::Esc if plain => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    "denied from a window too small to show the call",
+                    None,
+                ),
+                _ => ApprovalAction::Hint("enlarge the window to see the call; n or Esc denies"),
+            };
+        }
+        let shown_for = self
+            .arming
+            .shown_at
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        if self.confirming {
+            self.confirming = false;
+            return match key.code {
+                KeyCode::Char('a' | 'A') if plain => self.decide(
+                    ApprovalDecision::ApproveForConversation,
+                    &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
+                    None,
+                ),
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => {
+                    self.decide(ApprovalDecision::Deny { message: None }, "n", None)
+                }
+                _ => ApprovalAction::Hint(
+                    "no grant given: press a twice to approve for the conversation",
+                ),
+            };
+        }
+        let Some(front) = self.queue.front() else {
+            return ApprovalAction::None;
+        };
         match key.code {
-            KeyCode::Char('y' | 'Y') if !ctrl => self.decide(ApprovalDecision::ApproveOnce, now),
-            KeyCode::Char('a' | 'A') if !ctrl && front.grant.is_some() => {
-                self.decide(ApprovalDecision::ApproveForConversation, now)
+            KeyCode::Char('y' | 'Y') if plain => self.decide(
+                ApprovalDecision::ApproveOnce,
+                &format!("y, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Char('a' | 'A') if plain && front.grant.is_some() => {
+                self.confirming = true;
+                ApprovalAction::None
             }
-            KeyCode::Char('a' | 'A') if !ctrl => ApprovalAction::Hint(
+            KeyCode::Char('a' | 'A') if plain => ApprovalAction::Hint(
                 "`a` is not offered: no conversation grant can cover this call (y once, n deny)",
             ),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => {
-                self.decide(ApprovalDecision::Deny { message: None }, now)
+            KeyCode::Char('n' | 'N') if plain => {
+                self.decide(ApprovalDecision::Deny { message: None }, "n", None)
             }
-            KeyCode::Char('e' | 'E') if !ctrl => {
+            KeyCode::Esc => self.decide(ApprovalDecision::Deny { message: None }, "Esc", None),
+            KeyCode::Char('e' | 'E') if plain => {
                 let mut input = TextArea::default();
                 input.set_placeholder_text(format!(
                     "what should the model do instead of {}?",
@@ -183,14 +321,24 @@ impl ApprovalOverlay {
         }
     }
 
-    fn decide(&mut self, decision: ApprovalDecision, now: Instant) -> ApprovalAction {
+    fn decide(
+        &mut self,
+        decision: ApprovalDecision,
+        how: &str,
+        pass: Option<KeyEvent>,
+    ) -> ApprovalAction {
         let Some(front) = self.queue.pop_front() else {
             return ApprovalAction::None;
         };
-        self.show_front(now);
+        // The next request arms after its own quiet moment, counted from
+        // this key.
+        let last = self.arming.last_input;
+        self.show_front(last.unwrap_or_else(Instant::now));
         ApprovalAction::Decide {
             call_id: front.call_id,
             decision,
+            how: how.to_string(),
+            pass,
         }
     }
 
@@ -327,10 +475,20 @@ impl ApprovalOverlay {
             ))
             .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
         let inner = block.inner(modal);
-        block.render(modal, buf);
-        if inner.height < 3 {
+        // Too small to show the call and its keys: one line says so, and
+        // only a denial is taken.
+        let fits = inner.height >= 5 && inner.width >= 24;
+        self.fits.set(fits);
+        if !fits {
+            Clear.render(area, buf);
+            let notice = Line::from(vec![
+                Span::styled("approval needed: ", theme.bold(theme.colors.warning)),
+                Span::styled("enlarge the window to see it (n denies)", theme.text()),
+            ]);
+            buf.set_line(area.x, area.y + area.height / 2, &notice, area.width);
             return;
         }
+        block.render(modal, buf);
         let body_area = Rect::new(
             inner.x + 1,
             inner.y,
@@ -365,7 +523,45 @@ impl ApprovalOverlay {
             input.render(field, buf);
             return;
         }
-        let armed = self.armed_at().is_none_or(|t| now >= t);
+        let armed = self.arming.is_armed(now);
+        if self.confirming {
+            let covers = req
+                .grant
+                .as_ref()
+                .map(|g| {
+                    format!(
+                        "{} for {}",
+                        g.covers.join(", "),
+                        humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+                    )
+                })
+                .unwrap_or_default();
+            let line = Line::from(vec![
+                Span::styled(
+                    "a",
+                    if armed {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.muted()
+                    },
+                ),
+                Span::styled(
+                    format!(" again to approve {covers}; any other key: no grant"),
+                    theme.bold(theme.colors.warning),
+                ),
+            ]);
+            buf.set_line(footer.x, footer.y, &line, footer.width);
+            buf.set_line(
+                inner.x,
+                footer_y - 1,
+                &Line::from(Span::styled(
+                    "─".repeat(usize::from(inner.width)),
+                    theme.border(),
+                )),
+                inner.width,
+            );
+            return;
+        }
         let key = |k: &str, what: &str| {
             vec![
                 Span::styled(
@@ -431,6 +627,14 @@ impl ApprovalOverlay {
             )),
             inner.width,
         );
+    }
+}
+
+/// A key as the log names it.
+fn key_name(code: KeyCode) -> String {
+    match code {
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
     }
 }
 

@@ -56,41 +56,169 @@ fn shell(id: &str) -> PendingApproval {
 }
 
 fn later(t: Instant) -> Instant {
-    t + ARMING_DELAY + Duration::from_millis(1)
+    t + QUIET + Duration::from_millis(1)
+}
+
+fn alt(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+/// The dialog as drawn on a 80×24 screen (it takes answers once drawn).
+fn shown(requests: Vec<PendingApproval>, t0: Instant) -> ApprovalOverlay {
+    let mut o = ApprovalOverlay::new();
+    for r in requests {
+        o.push(r, t0);
+    }
+    draw(&o, 80, 24, t0);
+    o
+}
+
+fn decision(a: &ApprovalAction) -> Option<&ApprovalDecision> {
+    match a {
+        ApprovalAction::Decide { decision, .. } => Some(decision),
+        _ => None,
+    }
 }
 
 #[test]
-fn keys_are_ignored_just_after_the_dialog_opens() {
+fn keys_typed_before_a_quiet_moment_go_to_the_composer() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
-    o.push(edit("c1"), t0);
+    let mut o = shown(vec![edit("c1")], t0);
+    // Typing "okay, and maybe" at 8 keys a second as the dialog opens:
+    // every key passes on to the composer, the `a`s and `y` too.
+    let mut t = t0;
+    for ch in "okay, and maybe also run the linter".chars() {
+        t += Duration::from_millis(125);
+        let k = key(KeyCode::Char(ch));
+        assert_eq!(o.handle_key(k, t), ApprovalAction::Pass(k), "{ch:?}");
+    }
+    assert!(o.is_active());
+    // A pause arms it; then `y` approves, and says how.
+    let t = t + QUIET + Duration::from_millis(1);
+    let a = o.handle_key(key(KeyCode::Char('y')), t);
+    assert_eq!(decision(&a), Some(&ApprovalDecision::ApproveOnce));
+    let ApprovalAction::Decide { how, pass, .. } = a else {
+        unreachable!()
+    };
+    assert!(how.starts_with("y, "), "{how}");
+    assert!(pass.is_none());
+    assert!(!o.is_active());
+}
+
+#[test]
+fn a_paste_restarts_the_quiet_moment() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![shell("c1")], t0);
+    // A paste whose text carried the end marker and a `y`: the `y`
+    // arrives right after the paste, before the dialog is armed again.
+    let t = later(t0);
+    o.input(t);
+    let y = key(KeyCode::Char('y'));
     assert_eq!(
-        o.handle_key(key(KeyCode::Char('y')), t0 + Duration::from_millis(100)),
-        ApprovalAction::None
+        o.handle_key(y, t + Duration::from_millis(5)),
+        ApprovalAction::Pass(y)
     );
     assert!(o.is_active());
+}
+
+#[test]
+fn alt_keys_and_esc_then_a_key_never_approve() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![shell("c1"), shell("c2"), shell("c3")], t0);
+    // Esc and y in one read arrive as Alt-y: it denies, as the Esc meant,
+    // and the y goes to the composer.
+    let t = later(t0);
+    let a = o.handle_key(alt('y'), t);
     assert_eq!(
-        o.handle_key(key(KeyCode::Char('y')), later(t0)),
-        ApprovalAction::Decide {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::ApproveOnce
-        }
+        decision(&a),
+        Some(&ApprovalDecision::Deny { message: None })
     );
-    assert!(!o.is_active());
+    let ApprovalAction::Decide { how, pass, .. } = a else {
+        unreachable!()
+    };
+    assert_eq!(pass, Some(key(KeyCode::Char('y'))));
+    assert!(how.contains("Alt-y"), "{how}");
+    // Esc, then `y` 50, 200 or 400 ms later: the next dialog is not armed.
+    let mut t = t;
+    for gap in [50, 200, 400] {
+        t = later(t) + Duration::from_millis(1000);
+        let esc = o.handle_key(key(KeyCode::Esc), t);
+        assert_eq!(
+            decision(&esc),
+            Some(&ApprovalDecision::Deny { message: None })
+        );
+        if !o.is_active() {
+            break;
+        }
+        let y = key(KeyCode::Char('y'));
+        assert_eq!(
+            o.handle_key(y, t + Duration::from_millis(gap)),
+            ApprovalAction::Pass(y),
+            "{gap} ms"
+        );
+    }
+    // Alt-a never grants.
+    let mut o = shown(vec![shell("c9")], t0);
+    let a = o.handle_key(alt('a'), later(t0));
+    assert_eq!(
+        decision(&a),
+        Some(&ApprovalDecision::Deny { message: None })
+    );
+}
+
+#[test]
+fn a_asks_for_a_second_a_after_a_pause() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![shell("c1")], t0);
+    let t = later(t0);
+    assert_eq!(
+        o.handle_key(key(KeyCode::Char('a')), t),
+        ApprovalAction::None
+    );
+    assert!(draw(&o, 80, 24, later(t)).contains("again to approve"));
+    // "aa" typed quickly is not a confirmation: the second `a` is typing.
+    let a = key(KeyCode::Char('a'));
+    assert_eq!(
+        o.handle_key(a, t + Duration::from_millis(120)),
+        ApprovalAction::Pass(a)
+    );
+    assert!(o.is_active());
+    // `a`, a pause, another key: no grant.
+    let t = later(t + Duration::from_millis(120));
+    o.handle_key(key(KeyCode::Char('a')), t);
+    let t = later(t);
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('x')), t),
+        ApprovalAction::Hint(_)
+    ));
+    assert!(o.is_active());
+    // `a`, a pause, `a`: granted.
+    let t = later(t);
+    o.handle_key(key(KeyCode::Char('a')), t);
+    let g = o.handle_key(key(KeyCode::Char('a')), later(t));
+    assert_eq!(
+        decision(&g),
+        Some(&ApprovalDecision::ApproveForConversation)
+    );
+    let ApprovalAction::Decide { how, .. } = g else {
+        unreachable!()
+    };
+    assert!(how.contains("confirmed"), "{how}");
 }
 
 #[test]
 fn enter_and_space_never_approve() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
-    o.push(shell("c1"), t0);
+    let mut o = shown(vec![shell("c1")], t0);
+    let mut t = t0;
     for k in [
         KeyCode::Enter,
         KeyCode::Char(' '),
         KeyCode::Char('x'),
         KeyCode::Tab,
     ] {
-        assert_eq!(o.handle_key(key(k), later(t0)), ApprovalAction::None);
+        t = later(t);
+        assert!(decision(&o.handle_key(key(k), t)).is_none());
     }
     assert!(o.is_active());
 }
@@ -98,30 +226,19 @@ fn enter_and_space_never_approve() {
 #[test]
 fn queued_requests_show_one_at_a_time_each_armed_again() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
-    o.push(shell("c1"), t0);
-    o.push(edit("c2"), t0);
-    o.push(shell("c3"), t0);
+    let mut o = shown(vec![shell("c1"), edit("c2"), shell("c3")], t0);
     assert_eq!(o.len(), 3);
     let t1 = later(t0);
+    let y = key(KeyCode::Char('y'));
     assert_eq!(
-        o.handle_key(key(KeyCode::Char('a')), t1),
-        ApprovalAction::Decide {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::ApproveForConversation
-        }
+        decision(&o.handle_key(y, t1)),
+        Some(&ApprovalDecision::ApproveOnce)
     );
     // A double press does not decide the next request.
+    assert_eq!(o.handle_key(y, t1), ApprovalAction::Pass(y));
     assert_eq!(
-        o.handle_key(key(KeyCode::Char('a')), t1),
-        ApprovalAction::None
-    );
-    assert_eq!(
-        o.handle_key(key(KeyCode::Esc), later(t1)),
-        ApprovalAction::Decide {
-            call_id: "c2".into(),
-            decision: ApprovalDecision::Deny { message: None }
-        }
+        decision(&o.handle_key(key(KeyCode::Esc), later(t1))),
+        Some(&ApprovalDecision::Deny { message: None })
     );
     o.remove("c3", later(t1));
     assert!(!o.is_active());
@@ -130,29 +247,60 @@ fn queued_requests_show_one_at_a_time_each_armed_again() {
 #[test]
 fn e_denies_with_a_message_for_the_model() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
-    o.push(shell("c1"), t0);
+    let mut o = shown(vec![shell("c1")], t0);
     let t = later(t0);
     assert_eq!(
         o.handle_key(key(KeyCode::Char('e')), t),
         ApprovalAction::None
     );
-    for ch in "use make test".chars() {
+    for ch in "use make".chars() {
         assert_eq!(
             o.handle_key(key(KeyCode::Char(ch)), t),
             ApprovalAction::None,
             "typing never decides"
         );
     }
+    // A paste goes into the message.
+    assert!(o.is_writing());
+    o.paste(" test\n");
+    let a = o.handle_key(key(KeyCode::Enter), t);
     assert_eq!(
-        o.handle_key(key(KeyCode::Enter), t),
-        ApprovalAction::Decide {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::Deny {
-                message: Some("use make test".into())
-            }
-        }
+        decision(&a),
+        Some(&ApprovalDecision::Deny {
+            message: Some("use make test".into())
+        })
     );
+}
+
+#[test]
+fn a_dialog_too_small_to_read_only_denies() {
+    let t0 = Instant::now();
+    let mut o = ApprovalOverlay::new();
+    o.push(shell("c1"), t0);
+    let screen = draw(&o, 40, 6, later(t0));
+    assert!(screen.contains("enlarge the window"), "{screen}");
+    for c in ['y', 'a'] {
+        let t = later(t0) + Duration::from_secs(u64::from(c == 'a') * 5);
+        assert!(
+            matches!(
+                o.handle_key(key(KeyCode::Char(c)), t),
+                ApprovalAction::Hint(_)
+            ),
+            "{c}"
+        );
+    }
+    let n = o.handle_key(key(KeyCode::Char('n')), later(t0) + Duration::from_secs(10));
+    assert_eq!(
+        decision(&n),
+        Some(&ApprovalDecision::Deny { message: None })
+    );
+    // Before it was ever drawn, nothing is taken either.
+    let mut o = ApprovalOverlay::new();
+    o.push(shell("c2"), t0);
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('y')), later(t0)),
+        ApprovalAction::Hint(_)
+    ));
 }
 
 fn draw(o: &ApprovalOverlay, w: u16, h: u16, now: Instant) -> String {
@@ -175,7 +323,10 @@ fn the_dialog_shows_the_diff_and_how_many_remain() {
         draw(&o, 80, 20, later(t0))
     );
     o.handle_key(key(KeyCode::Char('n')), later(t0));
-    assert_snapshot!("approval_shell_narrow", draw(&o, 50, 14, later(later(t0))));
+    assert_snapshot!(
+        "approval_shell_narrow",
+        draw(&o, 50, 14, later(later(later(t0))))
+    );
 }
 
 #[test]
@@ -202,9 +353,10 @@ fn a_call_no_grant_may_cover_offers_no_a() {
         "`a` decides nothing when no grant is offered, and says so"
     );
     assert!(o.is_active());
-    assert_snapshot!("approval_not_grantable", draw(&o, 72, 14, later(t0)));
+    let t = later(later(t0));
+    assert_snapshot!("approval_not_grantable", draw(&o, 72, 14, t));
     assert!(matches!(
-        o.handle_key(key(KeyCode::Char('y')), later(t0)),
+        o.handle_key(key(KeyCode::Char('y')), later(t)),
         ApprovalAction::Decide {
             decision: ApprovalDecision::ApproveOnce,
             ..

@@ -37,6 +37,8 @@ pub struct LogEntry {
     /// What needed approval, when something did.
     pub needs: Vec<String>,
     pub approval: Option<String>,
+    /// How the person decided, when they did: "y, 2.1 s after it showed".
+    pub decided: Option<String>,
     pub status: Option<ToolStatus>,
     pub metadata: ResultMetadata,
     pub content: Option<Value>,
@@ -124,6 +126,13 @@ impl ToolLog {
         self.filtering = false;
     }
 
+    /// Records how the person answered the dialog for `call_id`.
+    pub fn decided(&mut self, call_id: &str, how: &str) {
+        if let Some(e) = self.entry(call_id) {
+            e.decided = Some(how.to_string());
+        }
+    }
+
     fn entry(&mut self, call_id: &str) -> Option<&mut LogEntry> {
         let i = *self.by_id.get(call_id)?;
         self.entries.get_mut(i)
@@ -148,6 +157,7 @@ impl ToolLog {
                     operations: Vec::new(),
                     needs: Vec::new(),
                     approval: None,
+                    decided: None,
                     status: None,
                     metadata: ResultMetadata::default(),
                     content: None,
@@ -448,6 +458,9 @@ impl ToolLog {
             theme.bold(theme.colors.accent),
         );
         add(format!("verdict: {}", e.verdict()), theme.text());
+        if let Some(how) = &e.decided {
+            add(format!("decided: {how}"), theme.text());
+        }
         if let Some((_, Some(reason))) = &e.guardrail {
             add(
                 format!("guardrail: {reason}"),

@@ -243,6 +243,8 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
         },
         t0,
     );
+    l.decided("c1", "n");
+    l.decided("c1", "y, 2.4 s after it showed");
     l.open();
     l.handle_key(key(KeyCode::Enter));
     assert_snapshot!("tool_log_detail_operations", draw(&l, 70, 18));
