@@ -73,8 +73,13 @@ fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     match runtime.block_on(lathe::tui::run(&config)) {
-        Ok(()) => Ok(0),
-        Err(e @ (lathe::tui::TuiError::NotATerminal | lathe::tui::TuiError::Theme(_))) => {
+        Ok(lathe::tui::Ended::Quit) => Ok(0),
+        Ok(lathe::tui::Ended::Signal(n)) => Ok(128 + n),
+        Err(
+            e @ (lathe::tui::TuiError::NotATerminal
+            | lathe::tui::TuiError::DumbTerminal(_)
+            | lathe::tui::TuiError::Theme(_)),
+        ) => {
             eprintln!("lathe: {e}");
             Ok(EXIT_USAGE)
         }

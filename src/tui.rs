@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::launch::{LaunchError, spawn_agent};
 
 pub mod app;
+pub mod color_depth;
 pub mod components;
 pub mod event_loop;
 pub mod highlight;
@@ -23,6 +24,11 @@ pub mod wrap;
 pub enum TuiError {
     #[error("the terminal UI needs a terminal; for scripts and pipes use `lathe exec PROMPT`")]
     NotATerminal,
+    #[error(
+        "this terminal (TERM={0}) cannot draw the terminal UI; run it in a terminal that can \
+         (xterm, tmux, …), or use `lathe exec PROMPT` here"
+    )]
+    DumbTerminal(String),
     #[error(transparent)]
     Theme(#[from] theme::ThemeError),
     #[error(transparent)]
@@ -31,11 +37,25 @@ pub enum TuiError {
     Io(#[from] std::io::Error),
 }
 
-/// Runs the UI until the person quits.
-pub async fn run(config: &Config) -> Result<(), TuiError> {
+/// How the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The person quit.
+    Quit,
+    /// A signal ended it (its number).
+    Signal(i32),
+}
+
+/// Runs the UI until the person quits or a signal ends it.
+pub async fn run(config: &Config) -> Result<Ended, TuiError> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
+    let term = std::env::var("TERM").ok();
+    if color_depth::is_dumb(term.as_deref()) {
+        return Err(TuiError::DumbTerminal(term.unwrap_or_default()));
+    }
+    let depth = color_depth::ColorDepth::from_env();
     highlight::warm_up();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user_themes = config.paths.config_file.parent().map(|d| d.join("themes"));
@@ -65,8 +85,12 @@ pub async fn run(config: &Config) -> Result<(), TuiError> {
     );
     let mut agent = launched.handle;
     let mut guard = terminal::TerminalGuard::enter()?;
-    let result = event_loop::run(&mut app, &mut agent, &mut guard.terminal).await;
-    drop(guard);
+    let result = event_loop::run(&mut app, &mut agent, &mut guard.terminal, depth).await;
+    // The commands die before the terminal is given back, whatever ended it.
     event_loop::shutdown(agent).await;
-    Ok(result?)
+    drop(guard);
+    Ok(match result? {
+        Some(signal) => Ended::Signal(signal),
+        None => Ended::Quit,
+    })
 }

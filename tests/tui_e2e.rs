@@ -41,21 +41,40 @@ struct Pane {
     home: tempfile::TempDir,
 }
 
+/// The shell line that starts lathe in `ws` against `mock`.
+fn lathe_line(mock: &MockLlm, ws: &Path, home: &Path, env: &str, extra_args: &str) -> String {
+    format!(
+        "cd '{ws}' && env -u NO_COLOR HOME='{home}' LATHE_HOME='{home}' \
+         OPENAI_API_KEY=sk-test-key-0123456789 {env} '{bin}' --base-url '{url}' \
+         --model mock-model {extra_args}",
+        ws = ws.display(),
+        home = home.display(),
+        bin = env!("CARGO_BIN_EXE_lathe"),
+        url = mock.openai_url(),
+    )
+}
+
 impl Pane {
     fn start(mock: &MockLlm, ws: &Path, extra_args: &str) -> Self {
+        Self::start_env(mock, ws, "", extra_args)
+    }
+
+    /// Like [`Pane::start`], with `env` (`NAME=value …`) set for lathe.
+    fn start_env(mock: &MockLlm, ws: &Path, env: &str, extra_args: &str) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let cmd = format!(
+            "{}; echo \"EXIT=$?\"; sleep 600",
+            lathe_line(mock, ws, home.path(), env, extra_args)
+        );
+        Self::open(&cmd, home)
+    }
+
+    /// A tmux server of its own running `program` in a 110×34 pane.
+    fn open(program: &str, home: tempfile::TempDir) -> Self {
         let socket = format!(
             "lathe-test-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let home = tempfile::tempdir().unwrap();
-        let cmd = format!(
-            "cd '{ws}' && env -u NO_COLOR HOME='{home}' LATHE_HOME='{home}' OPENAI_API_KEY=sk-test-key-0123456789 \
-             '{bin}' --base-url '{url}' --model mock-model {extra_args}; echo \"EXIT=$?\"; sleep 600",
-            ws = ws.display(),
-            home = home.path().display(),
-            bin = env!("CARGO_BIN_EXE_lathe"),
-            url = mock.openai_url(),
         );
         let status = Command::new("tmux")
             .args([
@@ -69,12 +88,44 @@ impl Pane {
                 "110",
                 "-y",
                 "34",
-                &cmd,
+                program,
             ])
             .status()
             .unwrap();
         assert!(status.success(), "tmux new-session failed");
         Self { socket, home }
+    }
+
+    /// The pid of the lathe process in the pane.
+    fn lathe_pid(&self) -> i32 {
+        let shell = self.tmux(&["display-message", "-p", "#{pane_pid}"]);
+        let out = Command::new("pgrep")
+            .args(["-P", shell.trim(), "-x", "lathe"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no lathe under pane pid {shell}"))
+    }
+
+    /// `#{alternate_on} #{mouse_any_flag}` of the pane: "0 0" once the
+    /// terminal is given back.
+    fn modes(&self) -> String {
+        self.tmux(&["display-message", "-p", "#{alternate_on} #{mouse_any_flag}"])
+            .trim()
+            .to_string()
+    }
+
+    /// Like [`Pane::start`], but lathe runs from an interactive bash, so
+    /// job control (Ctrl-Z, `fg`) works.
+    fn start_in_shell(mock: &MockLlm, ws: &Path) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let cmd = lathe_line(mock, ws, home.path(), "", "");
+        let pane = Self::open("env PS1='$ ' bash --norc --noprofile -i", home);
+        pane.text(&cmd);
+        pane.keys(&["Enter"]);
+        pane
     }
 
     fn tmux(&self, args: &[&str]) -> String {
@@ -414,4 +465,135 @@ async fn a_dialog_too_small_to_read_only_denies() {
     pane.tmux(&["resize-window", "-y", "34"]);
     pane.wait_for("Refused.").await;
     assert!(!ws.path().join("tiny").exists());
+}
+
+/// Whether any process runs a command line containing `marker`.
+fn running(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// SIGHUP (the window closed), SIGINT and SIGQUIT end lathe: the running
+/// command's processes die, and the terminal is given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signals_kill_the_running_command_and_restore_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    for (signal, number) in [("HUP", 1), ("INT", 2), ("QUIT", 3), ("TERM", 15)] {
+        let ws = tempfile::tempdir().unwrap();
+        let marker = format!("sleep 3{number}7{}", std::process::id() % 1000);
+        let mock = MockLlm::start(vec![Step::Reply(Reply::tools().call(
+            "c1",
+            "exec_shell",
+            json!({"command": format!("{marker} & {marker}; echo never")}),
+        ))])
+        .await;
+        let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+        pane.wait_for("approval full-auto").await;
+        pane.text("run it");
+        pane.keys(&["Enter"]);
+        pane.wait_for("exec_shell").await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !running(&marker) {
+            assert!(Instant::now() < deadline, "the command never started");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(pane.modes(), "1 1", "the UI holds the terminal");
+        let pid = pane.lathe_pid();
+        Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        let end = pane.wait_for("EXIT=").await;
+        assert!(
+            end.contains(&format!("EXIT={}", 128 + number)),
+            "{signal}: {end}"
+        );
+        assert_eq!(pane.modes(), "0 0", "{signal}: the terminal was given back");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while running(&marker) {
+            assert!(
+                Instant::now() < deadline,
+                "{signal}: the command outlived lathe"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Ctrl-Z gives the terminal back and stops lathe; `fg` brings it back,
+/// redrawn and taking keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_z_suspends_and_fg_resumes() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Back again."))]).await;
+    let pane = Pane::start_in_shell(&mock, ws.path());
+    pane.wait_for("approval ask").await;
+    pane.keys(&["C-z"]);
+    let stopped = pane.wait_for("Stopped").await;
+    assert!(stopped.contains("lathe"), "{stopped}");
+    assert_eq!(pane.modes(), "0 0");
+    pane.text("fg");
+    pane.keys(&["Enter"]);
+    pane.wait_for("approval ask").await;
+    assert_eq!(pane.modes(), "1 1");
+    pane.text("hello again");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Back again.").await;
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pane.modes() != "0 0" {
+        assert!(
+            Instant::now() < deadline,
+            "lathe never gave the terminal back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pane.text("echo \"EXIT=$?\"");
+    pane.keys(&["Enter"]);
+    pane.wait_for("EXIT=0").await;
+}
+
+/// A terminal that cannot draw the UI gets a clear refusal that points to
+/// `lathe exec`; an 8-colour `xterm` gets no 24-bit colour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminals_get_what_they_can_show() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![]).await;
+    let pane = Pane::start_env(&mock, ws.path(), "TERM=dumb", "");
+    let screen = pane.wait_for("EXIT=").await;
+    assert!(screen.contains("EXIT=2"), "{screen}");
+    assert!(
+        screen.contains("TERM=dumb") && screen.contains("lathe exec"),
+        "{screen}"
+    );
+
+    // tmux writes every palette colour as `38;5;N`, the 16 ANSI ones too.
+    let palette_beyond_16 = |styled: &str| {
+        styled.split(";5;").skip(1).any(|rest| {
+            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            n.parse::<u16>().is_ok_and(|n| n >= 16)
+        })
+    };
+    for (env, rgb, palette) in [
+        ("TERM=xterm COLORTERM=", false, false),
+        ("TERM=xterm-256color COLORTERM=", false, true),
+        ("TERM=xterm-256color COLORTERM=truecolor", true, false),
+    ] {
+        let pane = Pane::start_env(&mock, ws.path(), env, "");
+        pane.wait_for("approval ask").await;
+        let styled = pane.tmux(&["capture-pane", "-e", "-p"]);
+        assert_eq!(styled.contains(";2;"), rgb, "{env}: {styled}");
+        assert_eq!(palette_beyond_16(&styled), palette, "{env}: {styled}");
+    }
 }

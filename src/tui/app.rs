@@ -82,6 +82,8 @@ pub struct App {
     flash: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     should_quit: bool,
+    /// Ctrl-Z was pressed: the loop suspends the UI.
+    suspend: bool,
     ops: Vec<Op>,
     dirty: bool,
     now: Instant,
@@ -123,10 +125,21 @@ impl App {
             flash: None,
             quit_armed: None,
             should_quit: false,
+            suspend: false,
             ops: Vec::new(),
             dirty: true,
             now,
         }
+    }
+
+    /// Whether Ctrl-Z asked to suspend (once).
+    pub fn take_suspend(&mut self) -> bool {
+        std::mem::take(&mut self.suspend)
+    }
+
+    /// Everything is drawn again (after the terminal was given away).
+    pub fn redraw(&mut self) {
+        self.dirty = true;
     }
 
     pub fn should_quit(&self) -> bool {
@@ -409,6 +422,10 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.on_ctrl_c(now);
         }
+        if ctrl && key.code == KeyCode::Char('z') {
+            self.suspend = true;
+            return;
+        }
         self.quit_armed = None;
         if self.trust.is_some() {
             return self.on_trust_key(key, now);
@@ -619,6 +636,26 @@ impl App {
     pub fn draw(&mut self, frame: &mut Frame<'_>) {
         self.dirty = false;
         let area = frame.area();
+        if area.height < 3 || area.width < 10 {
+            // Too small for the UI: one line says what matters, and a
+            // dialog nobody can read takes only a denial.
+            self.approvals.hide();
+            let text = if self.approvals.is_active() {
+                "approval needed: enlarge the window (n denies)"
+            } else {
+                "lathe: enlarge the window"
+            };
+            let buf = frame.buffer_mut();
+            ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+            buf.set_stringn(
+                area.x,
+                area.y,
+                text,
+                usize::from(area.width),
+                self.theme.bold(self.theme.colors.warning),
+            );
+            return;
+        }
         let composer_h = self
             .composer
             .height(area.width)

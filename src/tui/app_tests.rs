@@ -355,3 +355,106 @@ fn a_paused_y_trusts_workspace_hooks() {
     assert_eq!(a.take_ops(), vec![Op::TrustWorkspaceHooks]);
     assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// Puts an app into one of the states a screen can be in.
+type Setup = Box<dyn Fn(&mut App, Instant)>;
+
+/// Every screen state renders at every size down to 1×1 without a panic.
+#[test]
+fn every_state_renders_at_every_size() {
+    let states: Vec<(&str, Setup)> = vec![
+        ("idle", Box::new(|_, _| {})),
+        (
+            "streaming a tool and text",
+            Box::new(|a, t0| {
+                a.on_agent_event(
+                    AgentEvent::TurnStarted {
+                        turn_id: 1,
+                        prompt: "go".into(),
+                    },
+                    t0,
+                );
+                a.on_agent_event(
+                    AgentEvent::AssistantDelta {
+                        turn_id: 1,
+                        text: "Some **text**\n```rust\nfn main() {}\n```\n🇫🇷 wide 漢字".into(),
+                    },
+                    t0,
+                );
+                a.on_agent_event(started("c1", "exec_shell", json!({"command": "ls\tx"})), t0);
+            }),
+        ),
+        (
+            "approval dialog",
+            Box::new(|a, t0| {
+                a.on_agent_event(
+                    AgentEvent::TurnStarted {
+                        turn_id: 1,
+                        prompt: "go".into(),
+                    },
+                    t0,
+                );
+                a.on_agent_event(started("c1", "write_file", json!({"path": "a.rs"})), t0);
+                a.on_agent_event(
+                    AgentEvent::ApprovalRequested {
+                        call_id: "c1".into(),
+                        tool: "write_file".into(),
+                        arguments: json!({"path": "a.rs", "content": "x\n"}),
+                        effect: Effect::Write,
+                        operations: vec![],
+                        needs: vec![],
+                        reason: "why".into(),
+                        grant: None,
+                        diff: Some(unified_diff("a.rs", None, "x\n")),
+                    },
+                    t0,
+                );
+            }),
+        ),
+        (
+            "log",
+            Box::new(|a, t0| {
+                a.on_agent_event(started("c1", "read_file", json!({"path": "a.rs"})), t0);
+                a.on_terminal_event(ctrl('t'), t0);
+            }),
+        ),
+        (
+            "log detail",
+            Box::new(|a, t0| {
+                a.on_agent_event(started("c1", "read_file", json!({"path": "a.rs"})), t0);
+                a.on_terminal_event(ctrl('t'), t0);
+                a.on_terminal_event(key(KeyCode::Enter), t0);
+            }),
+        ),
+        (
+            "permissions",
+            Box::new(|a, t0| {
+                type_text(a, "/permissions", t0);
+                a.on_terminal_event(key(KeyCode::Enter), t0);
+            }),
+        ),
+        ("slash popup", Box::new(|a, t0| type_text(a, "/", t0))),
+    ];
+    let sizes = [1u16, 2, 3, 4, 5, 6, 8, 10, 13, 20, 40, 80];
+    let mut failed = Vec::new();
+    let mut try_all = |name: &str, a: &mut App| {
+        for &w in &sizes {
+            for &h in &sizes {
+                let drawn = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    screen(a, w, h);
+                }));
+                if drawn.is_err() {
+                    failed.push(format!("{name} at {w}×{h}"));
+                }
+            }
+        }
+    };
+    for (name, setup) in &states {
+        let (mut a, t0) = app();
+        setup(&mut a, t0);
+        try_all(name, &mut a);
+    }
+    let (mut a, _) = trust_app(Instant::now());
+    try_all("trust question", &mut a);
+    assert!(failed.is_empty(), "{failed:#?}");
+}

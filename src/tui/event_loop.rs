@@ -1,9 +1,14 @@
-//! The one loop: a biased `tokio::select!` over SIGTERM, terminal input
+//! The one loop: a biased `tokio::select!` over signals, terminal input
 //! (crossterm's `EventStream`), agent events, animation ticks and the next
 //! frame. Redraws are requested (the app marks itself dirty) and coalesced:
 //! at most one frame per 16 ms, none while nothing changed, so an idle app
 //! sleeps. Each frame is drawn inside a synchronized update, so streaming
-//! never flickers.
+//! never flickers, and brought down to the colours the terminal shows.
+//!
+//! SIGTERM, SIGHUP (the window closed), SIGINT and SIGQUIT end the loop:
+//! the caller shuts the agent down (its commands are killed) and gives the
+//! terminal back. Ctrl-Z and SIGTSTP suspend: the terminal is given back,
+//! the process stops, and on `fg` the UI takes it again and redraws.
 
 use std::io;
 use std::time::Duration;
@@ -14,6 +19,7 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 
 use super::app::App;
+use super::color_depth::ColorDepth;
 use super::terminal::Tui;
 use crate::agent::AgentHandle;
 use crate::protocol::Op;
@@ -23,10 +29,21 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// Most agent events handled before the next frame gets a chance.
 const EVENT_BATCH: usize = 512;
 
-/// Runs until the person quits, SIGTERM arrives, or the agent stops.
-pub async fn run(app: &mut App, agent: &mut AgentHandle, terminal: &mut Tui) -> io::Result<()> {
+/// Runs until the person quits, the agent stops, or a signal ends it
+/// (its number is returned).
+pub async fn run(
+    app: &mut App,
+    agent: &mut AgentHandle,
+    terminal: &mut Tui,
+    depth: ColorDepth,
+) -> io::Result<Option<i32>> {
+    use tokio::signal::unix::{SignalKind, signal};
     let mut input = EventStream::new();
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigquit = signal(SignalKind::quit())?;
+    let mut sigtstp = signal(SignalKind::from_raw(libc_sigtstp()))?;
     let mut last_frame = Instant::now() - FRAME;
     loop {
         let now = Instant::now();
@@ -34,14 +51,21 @@ pub async fn run(app: &mut App, agent: &mut AgentHandle, terminal: &mut Tui) -> 
         let tick_at = app.next_tick().map(Instant::from_std);
         tokio::select! {
             biased;
-            _ = sigterm.recv() => break,
+            _ = sigterm.recv() => return Ok(Some(15)),
+            _ = sighup.recv() => return Ok(Some(1)),
+            _ = sigint.recv() => return Ok(Some(2)),
+            _ = sigquit.recv() => return Ok(Some(3)),
+            _ = sigtstp.recv() => {
+                suspend(terminal)?;
+                app.redraw();
+            }
             ev = input.next() => match ev {
                 Some(Ok(ev)) => app.on_terminal_event(ev, std::time::Instant::now()),
                 Some(Err(e)) => return Err(e),
-                None => break,
+                None => return Ok(None),
             },
             ev = agent.events.recv() => {
-                let Some(ev) = ev else { break };
+                let Some(ev) = ev else { return Ok(None) };
                 let now = std::time::Instant::now();
                 app.on_agent_event(ev, now);
                 for _ in 0..EVENT_BATCH {
@@ -52,21 +76,37 @@ pub async fn run(app: &mut App, agent: &mut AgentHandle, terminal: &mut Tui) -> 
                 }
             }
             () = sleep_until(frame_at) => {
-                draw(app, terminal)?;
+                draw(app, terminal, depth)?;
                 last_frame = Instant::now();
             }
             () = sleep_until(tick_at) => app.tick(std::time::Instant::now()),
         }
         for op in app.take_ops() {
             if agent.ops.send(op).await.is_err() {
-                return Ok(());
+                return Ok(None);
             }
         }
+        if app.take_suspend() {
+            suspend(terminal)?;
+            app.redraw();
+        }
         if app.should_quit() {
-            break;
+            return Ok(None);
         }
     }
-    Ok(())
+}
+
+fn libc_sigtstp() -> i32 {
+    nix::sys::signal::Signal::SIGTSTP as i32
+}
+
+/// Gives the terminal back, stops until `fg`, then takes it again.
+fn suspend(terminal: &mut Tui) -> io::Result<()> {
+    super::terminal::restore();
+    // SIGSTOP cannot be caught: the shell sees a stopped job.
+    nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP).map_err(io::Error::from)?;
+    super::terminal::setup()?;
+    terminal.clear()
 }
 
 async fn sleep_until(at: Option<Instant>) {
@@ -77,9 +117,14 @@ async fn sleep_until(at: Option<Instant>) {
 }
 
 /// Draws one frame inside a synchronized update.
-pub fn draw(app: &mut App, terminal: &mut Tui) -> io::Result<()> {
+pub fn draw(app: &mut App, terminal: &mut Tui, depth: ColorDepth) -> io::Result<()> {
     crossterm::execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    let result = terminal.draw(|f| app.draw(f)).map(|_| ());
+    let result = terminal
+        .draw(|f| {
+            app.draw(f);
+            depth.reduce_buffer(f.buffer_mut());
+        })
+        .map(|_| ());
     crossterm::execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     result
 }

@@ -31,30 +31,38 @@ pub struct TerminalGuard {
     pub terminal: Tui,
 }
 
+/// Raw mode, the alternate screen, bracketed paste, mouse reporting and
+/// disambiguated keys (where supported); undone by [`restore`].
+pub fn setup() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    if let Err(e) = execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    ) {
+        restore();
+        return Err(e);
+    }
+    if supports_keyboard_enhancement().unwrap_or(false)
+        && execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok()
+    {
+        ENHANCED_KEYS.store(true, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
 impl TerminalGuard {
     pub fn enter() -> io::Result<Self> {
         install_panic_hook();
-        enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut out = io::stdout();
-        if let Err(e) = execute!(
-            out,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        ) {
-            restore();
-            return Err(e);
-        }
-        if supports_keyboard_enhancement().unwrap_or(false)
-            && execute!(
-                out,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )
-            .is_ok()
-        {
-            ENHANCED_KEYS.store(true, Ordering::SeqCst);
-        }
+        setup()?;
+        let out = io::stdout();
         let mut terminal = match Terminal::new(CrosstermBackend::new(out)) {
             Ok(t) => t,
             Err(e) => {

@@ -179,6 +179,11 @@ impl ApprovalOverlay {
         self.arming.armed_at()
     }
 
+    /// The dialog could not be drawn: it takes only a denial.
+    pub fn hide(&self) {
+        self.fits.set(false);
+    }
+
     /// A key or paste reached the app: the quiet moment starts again.
     pub fn input(&mut self, now: Instant) {
         self.arming.input(now);
