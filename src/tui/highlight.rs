@@ -62,33 +62,60 @@ impl Highlighter {
 
     /// One styled line per line of `code`, in language `token`.
     pub fn highlight(&self, code: &str, token: &str, base: Style) -> Vec<Line<'static>> {
-        let plain = || {
-            code.lines()
-                .map(|l| Line::from(Span::styled(l.to_string(), base)))
-                .collect()
+        let mut lines = self.lines(token, base);
+        syntect::util::LinesWithEndings::from(code)
+            .map(|l| lines.line(l))
+            .collect()
+    }
+
+    /// Highlights code a line at a time, in order, keeping the parser's
+    /// state between lines: a block that grows is highlighted once per line.
+    pub fn lines(&self, token: &str, base: Style) -> Lines {
+        let inner = match (&self.theme, self.syntax_for(token)) {
+            (Some(theme_name), Some(syntax)) => THEMES
+                .themes
+                .get(theme_name)
+                .map(|theme| HighlightLines::new(syntax, theme)),
+            _ => None,
         };
-        let (Some(theme_name), Some(syntax)) = (&self.theme, self.syntax_for(token)) else {
-            return plain();
+        Lines { inner, base }
+    }
+}
+
+/// Highlighting state that runs through a block of code (see
+/// [`Highlighter::lines`]).
+pub struct Lines {
+    inner: Option<HighlightLines<'static>>,
+    base: Style,
+}
+
+impl Lines {
+    /// The next line (with or without its line ending), styled. After a
+    /// parse error the rest of the block stays plain.
+    pub fn line(&mut self, line: &str) -> Line<'static> {
+        let plain = |base: Style| {
+            Line::from(Span::styled(
+                line.trim_end_matches(['\n', '\r']).to_string(),
+                base,
+            ))
         };
-        let Some(theme) = THEMES.themes.get(theme_name) else {
-            return plain();
+        let Some(h) = &mut self.inner else {
+            return plain(self.base);
         };
-        let mut h = HighlightLines::new(syntax, theme);
-        let mut out = Vec::new();
-        for line in syntect::util::LinesWithEndings::from(code) {
-            let Ok(regions) = h.highlight_line(line, &SYNTAXES) else {
-                return plain();
-            };
-            let spans: Vec<Span<'static>> = regions
+        let Ok(regions) = h.highlight_line(line, &SYNTAXES) else {
+            self.inner = None;
+            return plain(self.base);
+        };
+        let base = self.base;
+        Line::from(
+            regions
                 .into_iter()
                 .filter_map(|(style, text)| {
                     let text = text.trim_end_matches(['\n', '\r']);
                     (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style, base)))
                 })
-                .collect();
-            out.push(Line::from(spans));
-        }
-        out
+                .collect::<Vec<_>>(),
+        )
     }
 }
 

@@ -3,13 +3,22 @@
 //! numbered, tasks), block quotes, rules, tables, and fenced code blocks
 //! highlighted with syntect by their language. The output is logical lines;
 //! `wrap` fits them to a width, so one parse serves every width.
+//!
+//! A message that streams in is laid out by [`Stream`]: the text is cut
+//! into top-level blocks at points where a cut cannot change how either
+//! side renders (a blank line before an unindented line that does not
+//! continue a list, and around unindented fenced code), each complete block
+//! is rendered once, and only the block still growing is rendered again on
+//! each delta. A fenced code block still growing is highlighted a line at a
+//! time as its lines complete, so a long one costs the same per delta at
+//! line 2,000 as at line 2.
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use super::highlight::Highlighter;
+use super::highlight::{self, Highlighter};
 use super::theme::Theme;
 use super::wrap::Logical;
 
@@ -188,9 +197,7 @@ impl Renderer<'_> {
             Tag::CodeBlock(kind) => {
                 self.flush();
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        info.split([' ', ',', '{']).next().unwrap_or("").to_string()
-                    }
+                    CodeBlockKind::Fenced(info) => fence_language(&info),
                     CodeBlockKind::Indented => String::new(),
                 };
                 self.code = Some((lang, String::new()));
@@ -309,29 +316,305 @@ impl Renderer<'_> {
             return;
         };
         let (prefix, _) = self.prefixes();
-        let gutter = Span::styled("▏ ", self.theme.border());
         if !lang.is_empty() {
-            let mut head = prefix.clone();
-            head.push(Span::styled(
-                lang.clone(),
-                self.theme.muted().add_modifier(Modifier::ITALIC),
-            ));
-            self.out.push(Logical::prose(Line::from(head)));
+            self.out.push(code_header(&prefix, &lang, self.theme));
         }
         for line in self.hl.highlight(&code, &lang, self.theme.text()) {
-            let mut spans = prefix.clone();
-            spans.push(gutter.clone());
-            spans.extend(line.spans);
-            let mut hang = prefix.clone();
-            hang.push(gutter.clone());
-            self.out.push(Logical {
-                line: Line::from(spans),
-                hang: Line::from(hang),
-                hard: true,
-            });
+            self.out.push(code_line(&prefix, line, self.theme));
         }
         self.blank();
     }
+}
+
+fn fence_language(info: &str) -> String {
+    info.trim()
+        .split([' ', ',', '{'])
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The line above a fenced block that names its language.
+fn code_header(prefix: &[Span<'static>], lang: &str, theme: &Theme) -> Logical {
+    let mut head = prefix.to_vec();
+    head.push(Span::styled(
+        lang.to_string(),
+        theme.muted().add_modifier(Modifier::ITALIC),
+    ));
+    Logical::prose(Line::from(head))
+}
+
+/// One line of a code block, behind its gutter; it wraps at the column.
+fn code_line(prefix: &[Span<'static>], line: Line<'static>, theme: &Theme) -> Logical {
+    let gutter = Span::styled("▏ ", theme.border());
+    let mut spans = prefix.to_vec();
+    spans.push(gutter.clone());
+    spans.extend(line.spans);
+    let mut hang = prefix.to_vec();
+    hang.push(gutter);
+    Logical {
+        line: Line::from(spans),
+        hang: Line::from(hang),
+        hard: true,
+    }
+}
+
+/// A fence: its character and length.
+type Fence = (u8, usize);
+
+/// The fence and language of a line that opens a fenced code block, and
+/// its indentation.
+fn opening_fence(line: &str) -> Option<(Fence, String, usize)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = *rest.as_bytes().first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let len = rest.bytes().take_while(|&b| b == ch).count();
+    if len < 3 {
+        return None;
+    }
+    let info = &rest[len..];
+    if ch == b'`' && info.contains('`') {
+        return None;
+    }
+    Some(((ch, len), fence_language(info), indent))
+}
+
+/// Whether `line` closes a block opened by `fence`.
+fn closes(line: &str, (ch, len): Fence) -> bool {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return false;
+    }
+    let rest = &line[indent..];
+    let run = rest.bytes().take_while(|&b| b == ch).count();
+    run >= len && rest[run..].trim().is_empty()
+}
+
+/// Whether `line` starts a list item (`-`, `*`, `+`, `1.`, `1)`).
+fn starts_list_item(line: &str) -> bool {
+    let b = line.as_bytes();
+    let after_marker = match b.first() {
+        Some(b'-' | b'*' | b'+') => 1,
+        Some(c) if c.is_ascii_digit() => {
+            let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 9 || !matches!(b.get(digits), Some(b'.' | b')')) {
+                return false;
+            }
+            digits + 1
+        }
+        _ => return false,
+    };
+    matches!(b.get(after_marker), None | Some(b' ' | b'\t' | b'\r'))
+}
+
+/// Where the top-level block that starts `text` ends, judged on complete
+/// lines only.
+enum Cut {
+    /// A block of prose ends at this byte (the next one starts there).
+    Prose(usize),
+    /// Prose ends at `prose_end`; an unindented fence line follows, up to
+    /// `body`, where the code starts.
+    Fence {
+        prose_end: usize,
+        body: usize,
+        fence: Fence,
+        lang: String,
+    },
+}
+
+fn next_cut(text: &str) -> Option<Cut> {
+    let mut pos = 0;
+    let mut blank_before = false;
+    let mut content = false;
+    // A fence indented under a list item, which prose cuts must not split.
+    let mut inner: Option<Fence> = None;
+    while let Some(nl) = text[pos..].find('\n') {
+        let end = pos + nl + 1;
+        let line = text[pos..end].trim_end_matches(['\n', '\r']);
+        if let Some(fence) = inner {
+            if closes(line, fence) {
+                inner = None;
+            }
+            blank_before = false;
+            pos = end;
+            continue;
+        }
+        if let Some((fence, lang, indent)) = opening_fence(line) {
+            if indent == 0 {
+                return Some(Cut::Fence {
+                    prose_end: pos,
+                    body: end,
+                    fence,
+                    lang,
+                });
+            }
+            inner = Some(fence);
+        }
+        if line.trim().is_empty() {
+            blank_before = true;
+        } else {
+            let flush_left = !line.starts_with([' ', '\t']);
+            if blank_before && content && flush_left && !starts_list_item(line) {
+                return Some(Cut::Prose(pos));
+            }
+            blank_before = false;
+            content = true;
+        }
+        pos = end;
+    }
+    None
+}
+
+/// A fenced code block still open.
+struct OpenCode {
+    fence: Fence,
+    lines: highlight::Lines,
+}
+
+/// An assistant message laid out as it grows (see the module docs).
+#[derive(Default)]
+pub struct Stream {
+    /// Bytes of the text laid out for good.
+    done: usize,
+    /// Logical lines laid out for good.
+    stable: usize,
+    /// A blank line is owed before the next content, at `stable`.
+    sep_stable: bool,
+    sep: bool,
+    code: Option<OpenCode>,
+}
+
+impl Stream {
+    /// Lays out `text`, which extends the text of the last call, into
+    /// `out` (the lines of the last call). Returns how many leading lines
+    /// of `out` are unchanged. Every line starts with `indent`; the last is
+    /// blank.
+    pub fn update(
+        &mut self,
+        text: &str,
+        indent: &Span<'static>,
+        theme: &Theme,
+        hl: &Highlighter,
+        out: &mut Vec<Logical>,
+    ) -> usize {
+        if text.len() < self.done || !text.is_char_boundary(self.done) || out.len() < self.stable {
+            *self = Self::default();
+        }
+        out.truncate(self.stable);
+        let kept = self.stable;
+        self.sep = self.sep_stable;
+        loop {
+            if let Some(code) = &mut self.code {
+                let mut closed = false;
+                while let Some(nl) = text[self.done..].find('\n') {
+                    let end = self.done + nl + 1;
+                    let line = &text[self.done..end];
+                    self.done = end;
+                    if closes(line.trim_end_matches(['\n', '\r']), code.fence) {
+                        closed = true;
+                        break;
+                    }
+                    let l = code_line(&[], code.lines.line(line), theme);
+                    emit(&mut self.sep, indent, l, out);
+                }
+                if closed {
+                    self.code = None;
+                    self.sep = true;
+                    self.mark_stable(out);
+                    continue;
+                }
+                let fence = code.fence;
+                self.mark_stable(out);
+                let rest = &text[self.done..];
+                // A closing fence still missing its newline shows nothing.
+                if !rest.is_empty() && !closes(rest.trim_end_matches('\r'), fence) {
+                    let partial = Line::from(Span::styled(
+                        rest.trim_end_matches('\r').to_string(),
+                        theme.text(),
+                    ));
+                    emit(&mut self.sep, indent, code_line(&[], partial, theme), out);
+                }
+                break;
+            }
+            let rest = &text[self.done..];
+            match next_cut(rest) {
+                Some(Cut::Prose(end)) => {
+                    self.prose(&rest[..end], indent, theme, hl, out);
+                    self.done += end;
+                    self.mark_stable(out);
+                }
+                Some(Cut::Fence {
+                    prose_end,
+                    body,
+                    fence,
+                    lang,
+                }) => {
+                    self.prose(&rest[..prose_end], indent, theme, hl, out);
+                    if !lang.is_empty() {
+                        emit(&mut self.sep, indent, code_header(&[], &lang, theme), out);
+                    }
+                    self.code = Some(OpenCode {
+                        fence,
+                        lines: hl.lines(&lang, theme.text()),
+                    });
+                    self.done += body;
+                    self.mark_stable(out);
+                }
+                None => {
+                    self.prose(rest, indent, theme, hl, out);
+                    break;
+                }
+            }
+        }
+        let mut end = Logical::prose(Line::default());
+        end.line.spans.insert(0, indent.clone());
+        out.push(end);
+        kept
+    }
+
+    fn mark_stable(&mut self, out: &[Logical]) {
+        self.stable = out.len();
+        self.sep_stable = self.sep;
+    }
+
+    /// A block of prose, rendered whole.
+    fn prose(
+        &mut self,
+        text: &str,
+        indent: &Span<'static>,
+        theme: &Theme,
+        hl: &Highlighter,
+        out: &mut Vec<Logical>,
+    ) {
+        let lines = render(text, theme, hl);
+        if lines.is_empty() {
+            return;
+        }
+        for l in lines {
+            emit(&mut self.sep, indent, l, out);
+        }
+        self.sep = true;
+    }
+}
+
+/// Pushes `line` behind `indent`, after the blank line owed, if any.
+fn emit(sep: &mut bool, indent: &Span<'static>, mut line: Logical, out: &mut Vec<Logical>) {
+    if std::mem::take(sep) && !out.is_empty() {
+        out.push(Logical {
+            line: Line::from(indent.clone()),
+            hang: Line::from(indent.clone()),
+            hard: false,
+        });
+    }
+    line.line.spans.insert(0, indent.clone());
+    line.hang.spans.insert(0, indent.clone());
+    out.push(line);
 }
 
 #[cfg(test)]
@@ -391,6 +674,77 @@ mod tests {
             plain(md),
             ["a │ b", "1 │ 2", "", "• [x] done", "• [ ] todo"]
         );
+    }
+
+    const SAMPLES: [&str; 6] = [
+        "# Title\n\nSome *emphasis* and **strong**.\nA second line.\n\n- one\n- two\n  1. nested\n\n> quoted\n> more\n\n```rust\nfn main() {\n    let x = 1;\n\n    println!(\"{x}\");\n}\n```\n\n---\n\nSee [docs](https://x.dev).",
+        "Intro:\n```py\nprint(1)\n```\nAfter.\n\n1. a\n\n2. b\n\n   para in b\n\nEnd",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n- [ ] todo\n\n```\n```\n\nMore\n\n~~~~\ncode ``` inside\n~~~~\n",
+        "- item\n  ```\n  a\n\n  b\n  ```\n\nnext\n\n    indented code\n\n    more\n\nlast",
+        "no newline at the end ```js\nx\n```",
+        "```go\nfunc main() {\n\tfmt.Println(1)\n}\n```",
+    ];
+
+    fn texts(lines: &[Logical]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    /// Streamed in pieces of any size, a message ends up laid out as if it
+    /// had been rendered whole, and lines reported unchanged never change.
+    #[test]
+    fn streaming_lays_out_what_rendering_whole_does() {
+        let theme = Theme::dark();
+        let hl = Highlighter::new(theme.syntax_theme.as_deref());
+        let indent = Span::raw("  ");
+        for sample in SAMPLES {
+            let mut whole = render(sample, &theme, &hl);
+            for l in &mut whole {
+                l.line.spans.insert(0, indent.clone());
+                l.hang.spans.insert(0, indent.clone());
+            }
+            for step in [1, 2, 3, 7, 50, 10_000] {
+                let mut stream = Stream::default();
+                let mut out = Vec::new();
+                let mut end = 0;
+                while end < sample.len() {
+                    end = (end + step).min(sample.len());
+                    while !sample.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    let before = out.clone();
+                    let kept = stream.update(&sample[..end], &indent, &theme, &hl, &mut out);
+                    assert_eq!(out[..kept], before[..kept], "{sample:?} at {end}");
+                }
+                let last = out.pop().expect("a final blank line");
+                assert_eq!(texts(std::slice::from_ref(&last)), ["  "]);
+                assert_eq!(texts(&out), texts(&whole), "{sample:?} by {step}");
+                assert_eq!(out, whole, "{sample:?} by {step}: styles");
+            }
+        }
+    }
+
+    /// Lines of a growing code block are highlighted once each.
+    #[test]
+    fn a_growing_code_block_keeps_its_finished_lines() {
+        let theme = Theme::plain();
+        let hl = Highlighter::new(None);
+        let indent = Span::raw("");
+        let mut stream = Stream::default();
+        let mut out = Vec::new();
+        let mut text = String::from("Here:\n\n```rust\n");
+        stream.update(&text, &indent, &theme, &hl, &mut out);
+        for i in 0..2000 {
+            text.push_str(&format!("let x{i} = {i};\n"));
+            let kept = stream.update(&text, &indent, &theme, &hl, &mut out);
+            assert_eq!(kept, out.len() - 2, "only the new line and the end are new");
+        }
+        text.push_str("let partial");
+        let kept = stream.update(&text, &indent, &theme, &hl, &mut out);
+        assert_eq!(kept, out.len() - 2);
+        assert_eq!(texts(&out[out.len() - 2..out.len() - 1]), ["▏ let partial"]);
     }
 
     #[test]

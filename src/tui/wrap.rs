@@ -43,6 +43,16 @@ fn width_of(line: &Line<'_>) -> usize {
         .sum()
 }
 
+/// How many rows `logical` takes at `width` columns.
+pub fn rows(logical: &Logical, width: usize) -> usize {
+    if width_of(&logical.line) <= width.max(1) {
+        return 1;
+    }
+    let mut scratch = Vec::new();
+    wrap(logical, width, &mut scratch);
+    scratch.len()
+}
+
 /// Wraps `logical` to `width` columns.
 pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
     let width = width.max(1);
@@ -184,6 +194,28 @@ mod tests {
         let mut out = Vec::new();
         wrap(&Logical::code(Line::from("漢字漢字")), 5, &mut out);
         assert_eq!(texts(&out), ["漢字", "漢字"]);
+    }
+
+    #[test]
+    fn rows_counts_what_wrap_makes() {
+        for text in [
+            "",
+            "short",
+            "the quick brown fox jumps over",
+            "漢字漢字漢字",
+            "a b c d e f g h",
+        ] {
+            for width in 1..12 {
+                for l in [
+                    Logical::prose(Line::from(text)),
+                    Logical::code(Line::from(text)),
+                ] {
+                    let mut out = Vec::new();
+                    wrap(&l, width, &mut out);
+                    assert_eq!(rows(&l, width), out.len(), "{text:?} at {width}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -135,7 +135,21 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
 
 /// Renders a cell to lines of at most `width` columns.
 pub fn render(cell: &Cell, width: u16, theme: &Theme, hl: &Highlighter) -> Vec<Line<'static>> {
-    let width = usize::from(width.max(4));
+    let logical = logical(cell, theme, hl);
+    let mut out = Vec::with_capacity(logical.len());
+    for l in &logical {
+        wrap(l, wrap_width(width), &mut out);
+    }
+    out
+}
+
+/// The columns cells wrap to in a view `width` wide.
+pub fn wrap_width(width: u16) -> usize {
+    usize::from(width.max(4))
+}
+
+/// A cell's lines before wrapping; the last is blank.
+pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
     let mut logical = Vec::new();
     match cell {
         Cell::User(text) => {
@@ -183,12 +197,8 @@ pub fn render(cell: &Cell, width: u16, theme: &Theme, hl: &Highlighter) -> Vec<L
             }
         }
     }
-    let mut out = Vec::with_capacity(logical.len() + 1);
-    for l in &logical {
-        wrap(l, width, &mut out);
-    }
-    out.push(Line::default());
-    out
+    logical.push(Logical::prose(Line::default()));
+    logical
 }
 
 fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {

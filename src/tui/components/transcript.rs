@@ -1,37 +1,97 @@
 //! The transcript: every cell of the conversation, scrollable.
 //!
-//! Long transcripts stay fast: each cell caches its wrapped lines for the
-//! width they were made at and is laid out again only when it changed or
-//! the width did; the heights are kept as prefix sums, so finding the first
-//! visible cell is a binary search and drawing touches only visible lines.
-//! New content follows the bottom unless the person scrolled up; then the
-//! view stays put while content arrives below.
+//! Long transcripts stay fast and small: each cell keeps its lines before
+//! wrapping (made again only when the cell changed; an assistant message
+//! that streams in is laid out by [`markdown::Stream`], so only what grew
+//! is made again) and how many rows each takes at the current width. The
+//! rows are kept as prefix sums, per cell and across cells, so finding the
+//! first visible row is two binary searches, and only the rows in view are
+//! ever wrapped into lines. New content follows the bottom unless the
+//! person scrolled up; then the view stays put while content arrives
+//! below, and across a resize it keeps the line at its top.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::cells::{self, Cell, ToolCell};
 use crate::tui::highlight::Highlighter;
+use crate::tui::markdown;
 use crate::tui::theme::Theme;
+use crate::tui::wrap::{Logical, rows, wrap};
 
 struct Entry {
     cell: Cell,
-    /// The width the lines were made for; `None` when the cell changed.
-    laid_out_at: Option<u16>,
-    lines: Vec<Line<'static>>,
+    /// Whether `logical` is out of date.
+    changed: bool,
+    logical: Vec<Logical>,
+    /// The layout of an assistant message as it streams.
+    stream: Option<markdown::Stream>,
+    /// `ends[k]` = rows of logical lines `0..=k` at the transcript's width;
+    /// valid for the first `measured` lines.
+    ends: Vec<usize>,
+    measured: usize,
+}
+
+impl Entry {
+    fn new(cell: Cell) -> Self {
+        Self {
+            stream: matches!(cell, Cell::Assistant(_)).then(markdown::Stream::default),
+            cell,
+            changed: true,
+            logical: Vec::new(),
+            ends: Vec::new(),
+            measured: 0,
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Brings `logical` and `ends` up to date for `width` columns.
+    fn lay_out(&mut self, width: usize, theme: &Theme, hl: &Highlighter) {
+        if self.changed {
+            self.changed = false;
+            match (&self.cell, &mut self.stream) {
+                (Cell::Assistant(text), Some(stream)) => {
+                    let kept = stream.update(text, &Span::raw("  "), theme, hl, &mut self.logical);
+                    self.measured = self.measured.min(kept);
+                }
+                (cell, _) => {
+                    self.logical = cells::logical(cell, theme, hl);
+                    self.measured = 0;
+                }
+            }
+        }
+        self.measured = self.measured.min(self.logical.len());
+        self.ends.truncate(self.measured);
+        let mut acc = self.ends.last().copied().unwrap_or(0);
+        for l in &self.logical[self.measured..] {
+            acc += rows(l, width);
+            self.ends.push(acc);
+        }
+        self.measured = self.logical.len();
+    }
+
+    /// The logical line that holds `row`, and the row's place in it.
+    fn find(&self, row: usize) -> (usize, usize) {
+        let k = self.ends.partition_point(|&end| end <= row);
+        let before = k.checked_sub(1).map_or(0, |i| self.ends[i]);
+        (k, row - before)
+    }
 }
 
 #[derive(Default)]
 pub struct Transcript {
     entries: Vec<Entry>,
-    /// `ends[i]` = lines in cells `0..=i`.
+    /// `ends[i]` = rows in cells `0..=i`.
     ends: Vec<usize>,
     /// First entry whose layout or height may be stale.
     dirty_from: usize,
     width: u16,
-    /// Lines between the bottom of the view and the end of the transcript.
+    /// Rows between the bottom of the view and the end of the transcript.
     from_bottom: usize,
     viewport: u16,
 }
@@ -50,11 +110,7 @@ impl Transcript {
     }
 
     pub fn push(&mut self, cell: Cell) {
-        self.entries.push(Entry {
-            cell,
-            laid_out_at: None,
-            lines: Vec::new(),
-        });
+        self.entries.push(Entry::new(cell));
         self.dirty_from = self.dirty_from.min(self.entries.len() - 1);
     }
 
@@ -69,14 +125,22 @@ impl Transcript {
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
         let i = self.entries.len().checked_sub(1)?;
         self.touch(i);
-        self.entries.get_mut(i).map(|e| &mut e.cell)
+        let e = self.entries.get_mut(i)?;
+        // The cell may change in any way: its layout starts over.
+        if e.stream.is_some() {
+            e.stream = Some(markdown::Stream::default());
+        }
+        Some(&mut e.cell)
     }
 
     /// Appends streamed text to the last assistant cell (starting one if
     /// needed).
     pub fn append_assistant(&mut self, text: &str) {
-        if let Some(Cell::Assistant(t)) = self.last_mut() {
+        if let Some(i) = self.entries.len().checked_sub(1)
+            && let Cell::Assistant(t) = &mut self.entries[i].cell
+        {
             t.push_str(text);
+            self.touch(i);
             return;
         }
         self.push(Cell::Assistant(text.to_string()));
@@ -123,8 +187,7 @@ impl Transcript {
                 && t.is_running()
             {
                 f(t);
-                self.entries[i].laid_out_at = None;
-                self.dirty_from = self.dirty_from.min(i);
+                self.touch(i);
                 seen_done = 0;
                 continue;
             }
@@ -137,7 +200,7 @@ impl Transcript {
 
     fn touch(&mut self, i: usize) {
         if let Some(e) = self.entries.get_mut(i) {
-            e.laid_out_at = None;
+            e.changed = true;
         }
         self.dirty_from = self.dirty_from.min(i);
     }
@@ -151,31 +214,55 @@ impl Transcript {
     pub fn prepare(&mut self, width: u16, height: u16, theme: &Theme, hl: &Highlighter) {
         let before = self.total_lines();
         let resized = width != self.width;
+        // Scrolled back, a resize keeps the line at the top of the view.
+        let anchor = (resized && self.from_bottom > 0)
+            .then(|| {
+                self.locate(before.saturating_sub(self.from_bottom + usize::from(self.viewport)))
+            })
+            .flatten();
         if resized {
             self.width = width;
             self.dirty_from = 0;
+            for e in &mut self.entries {
+                e.measured = 0;
+            }
         }
         self.viewport = height;
+        let cols = cells::wrap_width(width);
         let start = self.dirty_from.min(self.entries.len());
         for e in &mut self.entries[start..] {
-            if e.laid_out_at != Some(width) {
-                e.lines = cells::render(&e.cell, width, theme, hl);
-                e.laid_out_at = Some(width);
-            }
+            e.lay_out(cols, theme, hl);
         }
         self.ends.truncate(start);
         let mut acc = self.ends.last().copied().unwrap_or(0);
         for e in &self.entries[start..] {
-            acc += e.lines.len();
+            acc += e.rows();
             self.ends.push(acc);
         }
         self.dirty_from = self.entries.len();
         let after = self.total_lines();
-        if self.from_bottom > 0 && !resized && after > before {
+        if let Some((entry, line, _)) = anchor {
+            let top = entry.checked_sub(1).map_or(0, |i| self.ends[i])
+                + line
+                    .checked_sub(1)
+                    .and_then(|k| self.entries[entry].ends.get(k))
+                    .copied()
+                    .unwrap_or(0);
+            self.from_bottom = after.saturating_sub(top + usize::from(height));
+        } else if self.from_bottom > 0 && !resized && after > before {
             // Scrolled up: keep looking at the same lines.
             self.from_bottom += after - before;
         }
         self.clamp();
+    }
+
+    /// The entry, logical line and row within it of transcript row `row`.
+    fn locate(&self, row: usize) -> Option<(usize, usize, usize)> {
+        let i = self.ends.partition_point(|&end| end <= row);
+        let e = self.entries.get(i)?;
+        let before = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        let (line, within) = e.find(row - before);
+        Some((i, line, within))
     }
 
     pub fn total_lines(&self) -> usize {
@@ -215,24 +302,40 @@ impl Transcript {
         self.from_bottom = 0;
     }
 
-    /// The lines in view, top to bottom.
-    fn visible(&self, height: usize) -> impl Iterator<Item = &Line<'static>> {
+    /// The lines in view, top to bottom: only these are wrapped.
+    fn visible(&self, height: usize) -> Vec<Line<'static>> {
         let total = self.total_lines();
         let bottom = total.saturating_sub(self.from_bottom);
         let top = bottom.saturating_sub(height);
-        let first = self.ends.partition_point(|&end| end <= top);
-        let skip_in_first = top - first.checked_sub(1).map_or(0, |i| self.ends[i]);
-        self.entries[first.min(self.entries.len())..]
-            .iter()
-            .flat_map(|e| e.lines.iter())
-            .skip(skip_in_first)
-            .take(bottom - top)
+        let want = bottom - top;
+        let mut out = Vec::with_capacity(want);
+        let Some((first, line, mut skip)) = self.locate(top) else {
+            return out;
+        };
+        let cols = cells::wrap_width(self.width);
+        let mut rows = Vec::new();
+        let mut start = line;
+        for e in &self.entries[first..] {
+            for l in e.logical.get(start..).unwrap_or_default() {
+                rows.clear();
+                wrap(l, cols, &mut rows);
+                for r in rows.drain(..).skip(skip) {
+                    out.push(r);
+                    if out.len() == want {
+                        return out;
+                    }
+                }
+                skip = 0;
+            }
+            start = 0;
+        }
+        out
     }
 }
 
 impl Widget for &Transcript {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        for (row, line) in self.visible(usize::from(area.height)).enumerate() {
+        for (row, line) in self.visible(usize::from(area.height)).iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             if y >= area.bottom() {
                 break;

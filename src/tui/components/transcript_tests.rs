@@ -120,3 +120,31 @@ fn resizing_rewraps_and_long_transcripts_stay_consistent() {
     t.scroll_to_top();
     assert!(draw(&mut t, 20, 20).contains("answer number 0"));
 }
+
+/// Scrolled back, a resize keeps the same line at the top of the view.
+#[test]
+fn a_resize_while_scrolled_back_keeps_the_place() {
+    let mut t = Transcript::new();
+    for i in 0..200 {
+        t.push(Cell::User(format!(
+            "message {i} with a few words that wrap"
+        )));
+    }
+    draw(&mut t, 60, 8);
+    t.scroll_up(150);
+    let top = |screen: &str| {
+        let line = screen.lines().next().unwrap_or("");
+        line.trim_matches('"').trim().to_string()
+    };
+    let before = top(&draw(&mut t, 60, 8));
+    assert!(before.starts_with("› message"), "{before}");
+    let narrow = draw(&mut t, 24, 8);
+    let head = before.split(" with").next().unwrap();
+    assert!(
+        top(&narrow).starts_with(&format!("{head} with")),
+        "{narrow}"
+    );
+    let wide = draw(&mut t, 60, 8);
+    assert_eq!(top(&wide), before);
+    assert!(!t.is_following());
+}
