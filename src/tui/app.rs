@@ -18,7 +18,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use super::components::approval::{ApprovalAction, ApprovalOverlay, Arming, PendingApproval};
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
-use super::components::diff_view::DiffView;
+use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE, Highlighted};
 use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
 use super::components::status_bar::{self, StatusInfo};
 use super::components::tool_log::{LogAction, ToolLog};
@@ -63,7 +63,18 @@ pub struct TrustPrompt {
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
 
+/// Work done off the UI thread, handed back to it.
+pub enum Work {
+    /// The syntax colours of a diff waiting for approval.
+    Highlighted {
+        call_id: String,
+        highlighted: Highlighted,
+    },
+}
+
 pub struct App {
+    work_tx: tokio::sync::mpsc::UnboundedSender<Work>,
+    work_rx: tokio::sync::mpsc::UnboundedReceiver<Work>,
     theme: Theme,
     hl: Highlighter,
     transcript: Transcript,
@@ -106,7 +117,10 @@ impl App {
         for n in init.notices {
             transcript.push(Cell::Notice(NoticeKind::Warning, n));
         }
+        let (work_tx, work_rx) = tokio::sync::mpsc::unbounded_channel();
         Self {
+            work_tx,
+            work_rx,
             composer: Composer::new(&init.theme),
             theme: init.theme,
             hl,
@@ -129,6 +143,52 @@ impl App {
             ops: Vec::new(),
             dirty: true,
             now,
+        }
+    }
+
+    /// Parses a diff to review; a big one is highlighted on a thread of
+    /// its own and shows plain until then.
+    fn prepare_diff(&self, call_id: &str, diff: &str) -> DiffView {
+        let mut view = DiffView::parse(diff);
+        if view.len() <= HIGHLIGHT_INLINE {
+            view.highlight_now(&self.theme, &self.hl);
+            return view;
+        }
+        let job = view.highlight_job(&self.theme, &self.hl);
+        let tx = self.work_tx.clone();
+        let call_id = call_id.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("lathe-highlight".into())
+            .spawn(move || {
+                let highlighted = job();
+                // The app may be gone; the colours then go nowhere.
+                let _ = tx.send(Work::Highlighted {
+                    call_id,
+                    highlighted,
+                });
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot highlight a diff off the UI thread: {e}");
+        }
+        view
+    }
+
+    /// The next piece of work finished off the UI thread.
+    pub async fn next_work(&mut self) -> Option<Work> {
+        self.work_rx.recv().await
+    }
+
+    /// Takes in work finished off the UI thread.
+    pub fn on_work(&mut self, work: Work) {
+        match work {
+            Work::Highlighted {
+                call_id,
+                highlighted,
+            } => {
+                if self.approvals.set_highlighted(&call_id, highlighted) {
+                    self.dirty = true;
+                }
+            }
         }
     }
 
@@ -163,7 +223,12 @@ impl App {
     pub fn next_tick(&self) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
-        if self.turn_started.is_some() || !self.tool_started.is_empty() {
+        // Spinners and clocks animate, except behind a dialog waiting for
+        // an answer: then nothing is drawn until something happens.
+        if (self.turn_started.is_some() || !self.tool_started.is_empty())
+            && !self.approvals.is_active()
+            && self.trust.is_none()
+        {
             consider(self.now + TICK);
         }
         if let Some(armed) = self.approvals.armed_at()
@@ -283,6 +348,7 @@ impl App {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.state = ToolState::AwaitingApproval;
                 }
+                let diff = diff.as_deref().map(|d| self.prepare_diff(&call_id, d));
                 self.approvals.push(
                     PendingApproval {
                         call_id,
@@ -292,7 +358,7 @@ impl App {
                         needs,
                         reason,
                         grant,
-                        diff: diff.as_deref().map(DiffView::parse),
+                        diff,
                     },
                     now,
                 );
@@ -708,8 +774,7 @@ impl App {
             view.render(overlay, buf, &self.theme, self.now);
         }
         if self.approvals.is_active() {
-            self.approvals
-                .render(main, buf, &self.theme, &self.hl, self.now);
+            self.approvals.render(main, buf, &self.theme, self.now);
         }
         if let Some((prompt, _)) = &self.trust {
             render_trust(prompt, main, buf, &self.theme);

@@ -166,6 +166,9 @@ fn an_approval_round_trip_keeps_the_draft() {
     assert!(a.take_ops().is_empty());
     assert_snapshot!("app_approval_dialog", screen(&mut a, 72, 20));
     let t1 = t0 + Duration::from_millis(50) + QUIET + Duration::from_millis(1);
+    assert!(a.next_tick().is_some(), "one frame when the dialog arms");
+    a.tick(t1);
+    assert_eq!(a.next_tick(), None, "then nothing until something happens");
     a.on_terminal_event(key(KeyCode::Char('y')), t1);
     assert_eq!(
         a.take_ops(),

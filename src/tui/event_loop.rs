@@ -64,6 +64,7 @@ pub async fn run(
                 Some(Err(e)) => return Err(e),
                 None => return Ok(None),
             },
+            Some(work) = app.next_work() => app.on_work(work),
             ev = agent.events.recv() => {
                 let Some(ev) = ev else { return Ok(None) };
                 let now = std::time::Instant::now();

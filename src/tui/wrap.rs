@@ -43,6 +43,53 @@ fn width_of(line: &Line<'_>) -> usize {
         .sum()
 }
 
+/// Columns between tab stops.
+pub const TAB: usize = 4;
+
+/// Expands tabs to the next tab stop, counting columns from the start of
+/// `spans` (so text keeps its alignment behind any gutter). With `mark`,
+/// a tab shows as a dim `→` and spaces, so whitespace can be reviewed.
+pub fn expand_tabs(spans: Vec<Span<'static>>, mark: bool) -> Vec<Span<'static>> {
+    use unicode_width::UnicodeWidthStr;
+    if !spans.iter().any(|s| s.content.contains('\t')) {
+        return spans;
+    }
+    let mut col = 0;
+    let mut out = Vec::with_capacity(spans.len() + 2);
+    for span in spans {
+        if !span.content.contains('\t') {
+            col += span.content.width();
+            out.push(span);
+            continue;
+        }
+        let mut run = String::new();
+        for c in span.content.chars() {
+            if c != '\t' {
+                run.push(c);
+                col += c.width().unwrap_or(0);
+                continue;
+            }
+            let n = TAB - col % TAB;
+            col += n;
+            if mark {
+                if !run.is_empty() {
+                    out.push(Span::styled(std::mem::take(&mut run), span.style));
+                }
+                out.push(Span::styled(
+                    format!("→{}", " ".repeat(n - 1)),
+                    span.style.add_modifier(ratatui::style::Modifier::DIM),
+                ));
+            } else {
+                run.extend(std::iter::repeat_n(' ', n));
+            }
+        }
+        if !run.is_empty() {
+            out.push(Span::styled(run, span.style));
+        }
+    }
+    out
+}
+
 /// How many rows `logical` takes at `width` columns.
 pub fn rows(logical: &Logical, width: usize) -> usize {
     if width_of(&logical.line) <= width.max(1) {
@@ -216,6 +263,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn tabs_expand_to_the_next_stop() {
+        let text =
+            |spans: &[Span<'_>]| spans.iter().map(|s| s.content.as_ref()).collect::<String>();
+        let out = expand_tabs(vec![Span::raw("\tx"), Span::raw("ab\tc")], false);
+        assert_eq!(text(&out), "    xab c");
+        let out = expand_tabs(vec![Span::raw("a\tb\t\tc")], true);
+        assert_eq!(text(&out), "a→  b→  →   c");
+        let plain = vec![Span::raw("no tabs")];
+        assert_eq!(expand_tabs(plain.clone(), true), plain);
     }
 
     #[test]

@@ -40,10 +40,9 @@ use ratatui_textarea::TextArea;
 use serde_json::Value;
 
 use super::cells::key_argument;
-use super::diff_view::DiffView;
+use super::diff_view::{DiffView, Highlighted};
 use crate::humanize;
 use crate::protocol::{ApprovalDecision, ApprovalNeed, Effect, GrantOffer};
-use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Logical, wrap};
 
@@ -124,6 +123,8 @@ pub struct ApprovalOverlay {
     confirming: bool,
     /// Whether the last frame could show the call and its keys.
     fits: std::cell::Cell<bool>,
+    /// How far the last frame could scroll; keys never scroll past it.
+    max_scroll: std::cell::Cell<usize>,
 }
 
 impl ApprovalOverlay {
@@ -148,6 +149,20 @@ impl ApprovalOverlay {
         if self.queue.len() == 1 {
             self.show_front(now);
         }
+    }
+
+    /// Syntax colours for the diff of a request, highlighted elsewhere.
+    pub fn set_highlighted(&mut self, call_id: &str, highlighted: Highlighted) -> bool {
+        let Some(diff) = self
+            .queue
+            .iter_mut()
+            .find(|r| r.call_id == call_id)
+            .and_then(|r| r.diff.as_mut())
+        else {
+            return false;
+        };
+        diff.set_highlighted(highlighted);
+        true
     }
 
     /// Forgets a request the agent no longer waits for (the turn ended).
@@ -203,6 +218,11 @@ impl ApprovalOverlay {
 
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> ApprovalAction {
         if self.queue.is_empty() {
+            return ApprovalAction::None;
+        }
+        if self.message.is_none() && key.modifiers.is_empty() && self.scroll_key(key.code) {
+            // Reading the call is not answering it: scroll keys work at
+            // once and leave the quiet moment alone.
             return ApprovalAction::None;
         }
         let armed = self.arming.is_armed(now);
@@ -301,24 +321,16 @@ impl ApprovalOverlay {
                 self.message = Some(input);
                 ApprovalAction::None
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.scroll += 1;
+            KeyCode::Char('j') => {
+                self.scroll_by(1);
                 ApprovalAction::None
             }
-            KeyCode::Up | KeyCode::Char('k') => {
+            KeyCode::Char('k') => {
                 self.scroll = self.scroll.saturating_sub(1);
                 ApprovalAction::None
             }
-            KeyCode::PageDown | KeyCode::Char(' ') => {
-                self.scroll += 10;
-                ApprovalAction::None
-            }
-            KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_sub(10);
-                ApprovalAction::None
-            }
-            KeyCode::Home => {
-                self.scroll = 0;
+            KeyCode::Char(' ') => {
+                self.scroll_by(10);
                 ApprovalAction::None
             }
             // Enter, and everything else, does nothing here.
@@ -347,13 +359,27 @@ impl ApprovalOverlay {
         }
     }
 
-    fn body(
-        &self,
-        req: &PendingApproval,
-        theme: &Theme,
-        hl: &Highlighter,
-        width: u16,
-    ) -> Vec<Line<'static>> {
+    /// Arrows, pages, Home and End scroll; whether `code` was one.
+    fn scroll_key(&mut self, code: KeyCode) -> bool {
+        match code {
+            KeyCode::Down => self.scroll_by(1),
+            KeyCode::Up => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::PageDown => self.scroll_by(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Home => self.scroll = 0,
+            KeyCode::End => self.scroll = self.max_scroll.get(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Scrolls down, never past the end the last frame showed.
+    fn scroll_by(&mut self, rows: usize) {
+        self.scroll = (self.scroll + rows).min(self.max_scroll.get());
+    }
+
+    /// What the dialog says above the diff (or the command itself).
+    fn body(&self, req: &PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
         let w = usize::from(width);
         let mut lines = Vec::new();
         let para = |spans: Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
@@ -420,7 +446,6 @@ impl ApprovalOverlay {
                         theme.fg(theme.colors.diff_del),
                     ),
                 ]));
-                lines.extend(diff.lines(theme, hl, width));
             }
             None => {
                 let shown = match req.arguments.get("command").and_then(Value::as_str) {
@@ -439,21 +464,18 @@ impl ApprovalOverlay {
         lines
     }
 
-    pub fn render(
-        &self,
-        area: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        hl: &Highlighter,
-        now: Instant,
-    ) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
         let Some(req) = self.queue.front() else {
             return;
         };
         let w = area.width.saturating_sub(4).max(20).min(area.width);
-        // As tall as the content needs (borders, body, rule, keys), within the area.
-        let wanted =
-            u16::try_from(self.body(req, theme, hl, w.saturating_sub(4)).len()).unwrap_or(u16::MAX);
+        // As tall as the content needs (borders, body, rule, keys), within
+        // the area. Only the diff rows in view are ever styled.
+        let body_width = w.saturating_sub(4);
+        let head = self.body(req, theme, body_width);
+        let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        let total = head.len() + diff_rows;
+        let wanted = u16::try_from(total).unwrap_or(u16::MAX);
         let h = wanted
             .saturating_add(4)
             .max(10)
@@ -500,15 +522,18 @@ impl ApprovalOverlay {
             inner.width.saturating_sub(2),
             inner.height - 2,
         );
-        let body = self.body(req, theme, hl, body_area.width);
-        let max_scroll = body.len().saturating_sub(usize::from(body_area.height));
+        let height = usize::from(body_area.height);
+        let max_scroll = total.saturating_sub(height);
+        self.max_scroll.set(max_scroll);
         let scroll = self.scroll.min(max_scroll);
-        for (i, line) in body
-            .iter()
-            .skip(scroll)
-            .take(usize::from(body_area.height))
-            .enumerate()
+        let mut shown: Vec<Line<'static>> = head.into_iter().skip(scroll).take(height).collect();
+        if let Some(diff) = &req.diff
+            && shown.len() < height
         {
+            let from = (scroll + shown.len()).saturating_sub(total - diff_rows);
+            shown.extend(diff.rows_in(theme, body_width, from, height - shown.len()));
+        }
+        for (i, line) in shown.iter().enumerate() {
             let y = body_area.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(body_area.x, y, line, body_area.width);
         }

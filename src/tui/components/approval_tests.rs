@@ -305,9 +305,8 @@ fn a_dialog_too_small_to_read_only_denies() {
 
 fn draw(o: &ApprovalOverlay, w: u16, h: u16, now: Instant) -> String {
     let theme = Theme::plain();
-    let hl = Highlighter::new(None);
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| o.render(f.area(), f.buffer_mut(), &theme, &hl, now))
+    term.draw(|f| o.render(f.area(), f.buffer_mut(), &theme, now))
         .unwrap();
     term.backend().to_string()
 }
@@ -362,4 +361,32 @@ fn a_call_no_grant_may_cover_offers_no_a() {
             ..
         }
     ));
+}
+
+/// A 20,000-line diff: the dialog styles only the rows it shows, scrolls
+/// without going past the end, and one key up after many downs moves.
+#[test]
+fn a_huge_diff_scrolls_without_overscroll() {
+    let t0 = Instant::now();
+    let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    let mut req = edit("big");
+    req.diff = Some(DiffView::parse(&unified_diff("big.txt", None, &new)));
+    let mut o = shown(vec![req], t0);
+    let first = draw(&o, 80, 24, later(t0));
+    assert!(first.contains("line 0"), "{first}");
+    for _ in 0..30 {
+        o.handle_key(key(KeyCode::End), later(t0));
+    }
+    let end = draw(&o, 80, 24, later(t0));
+    assert!(end.contains("line 19999"), "{end}");
+    for _ in 0..100 {
+        o.handle_key(key(KeyCode::Down), later(t0));
+    }
+    o.handle_key(key(KeyCode::Up), later(t0));
+    let up = draw(&o, 80, 24, later(t0));
+    assert_ne!(up, end, "one key up moves at once");
+    assert!(
+        up.contains("line 19998") && !up.contains("line 19999"),
+        "{up}"
+    );
 }

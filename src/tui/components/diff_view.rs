@@ -1,9 +1,19 @@
 //! A unified diff, drawn for review: old and new line numbers, `+`/`-`
 //! colours, the changed words of each edited line highlighted (a word diff
 //! with `similar` between a removed line and the added line that replaces
-//! it), and syntax colours by the file's language.
+//! it), syntax colours by the file's language, and tabs shown as `→`.
+//!
+//! Big diffs stay fast. Parsing is one pass. How many rows each line takes
+//! at a width is counted once per width (from its text alone); only the
+//! rows in view are styled and wrapped, and the word diff of a pair of
+//! lines is made the first time it is shown. Syntax highlighting of a big
+//! diff runs on a thread of its own ([`DiffView::highlight_job`]); until
+//! it lands the diff shows in plain colours.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -11,7 +21,10 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{Logical, wrap};
+use crate::tui::wrap::{Logical, expand_tabs, rows, wrap};
+
+/// Diffs with more lines than this are highlighted off the UI thread.
+pub const HIGHLIGHT_INLINE: usize = 1_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -29,173 +42,142 @@ enum Row {
         old: Option<usize>,
         new: Option<usize>,
         text: String,
-        /// Byte ranges of `text` that the word diff marks as changed.
-        words: Vec<Range<usize>>,
+        /// The row this one replaces or is replaced by (removed ↔ added),
+        /// for the word diff.
+        pair: Option<usize>,
         /// Index of this line in its side's text of the hunk (for syntax).
         side_index: usize,
         hunk: usize,
     },
 }
 
+/// Highlighted lines of each hunk's old and new side.
+pub type Highlighted = Vec<(Vec<Line<'static>>, Vec<Line<'static>>)>;
+
 /// A parsed diff, ready to draw at any width.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DiffView {
     pub path: String,
     pub added: usize,
     pub removed: usize,
     rows: Vec<Row>,
     /// Per hunk: the old side's and the new side's text, for highlighting.
-    sides: Vec<(String, String)>,
+    sides: Arc<Vec<(String, String)>>,
+    highlighted: Option<Arc<Highlighted>>,
+    num_width: usize,
+    /// Rows of each line at a width, as prefix sums.
+    layout: RefCell<(Option<u16>, Vec<usize>)>,
+    /// Changed byte ranges of the lines whose word diff was made.
+    words: RefCell<HashMap<usize, Vec<Range<usize>>>>,
+}
+
+impl PartialEq for DiffView {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.rows == other.rows
+    }
 }
 
 impl DiffView {
     pub fn parse(diff: &str) -> Self {
-        let mut v = Self {
-            path: String::new(),
-            added: 0,
-            removed: 0,
-            rows: Vec::new(),
-            sides: Vec::new(),
-        };
+        let mut path = String::new();
+        let (mut added, mut removed) = (0, 0);
+        let mut rows: Vec<Row> = Vec::new();
+        let mut sides: Vec<(String, String)> = Vec::new();
+        // Lines so far in the current hunk's old and new side.
+        let (mut old_count, mut new_count) = (0usize, 0usize);
+        // The removed rows waiting for the added rows that replace them.
+        let mut removed_run: Vec<usize> = Vec::new();
+        let mut paired = 0;
         let (mut old_no, mut new_no) = (0usize, 0usize);
         for raw in diff.lines() {
             if let Some(p) = raw.strip_prefix("+++ ") {
-                v.path = p.strip_prefix("b/").unwrap_or(p).to_string();
+                path = p.strip_prefix("b/").unwrap_or(p).to_string();
                 continue;
             }
-            if raw.starts_with("--- ") && v.rows.is_empty() {
+            if raw.starts_with("--- ") && rows.is_empty() {
                 continue;
             }
             if let Some(rest) = raw.strip_prefix("@@") {
-                let (o, n) = parse_hunk_header(rest);
-                old_no = o;
-                new_no = n;
-                v.rows.push(Row::Hunk(raw.to_string()));
-                v.sides.push((String::new(), String::new()));
+                (old_no, new_no) = parse_hunk_header(rest);
+                rows.push(Row::Hunk(raw.to_string()));
+                sides.push((String::new(), String::new()));
+                (old_count, new_count) = (0, 0);
+                removed_run.clear();
+                paired = 0;
                 continue;
             }
-            let hunk = v.sides.len().saturating_sub(1);
-            if v.sides.is_empty() {
-                v.sides.push((String::new(), String::new()));
+            if sides.is_empty() {
+                sides.push((String::new(), String::new()));
             }
-            let (kind, text) = match raw.chars().next() {
-                Some('+') => (Kind::Added, &raw[1..]),
-                Some('-') => (Kind::Removed, &raw[1..]),
-                Some(' ') => (Kind::Context, &raw[1..]),
-                Some('\\') => {
-                    v.rows.push(Row::Note(raw.to_string()));
+            let hunk = sides.len() - 1;
+            let (kind, text) = match raw.as_bytes().first() {
+                Some(b'+') => (Kind::Added, &raw[1..]),
+                Some(b'-') => (Kind::Removed, &raw[1..]),
+                Some(b' ') => (Kind::Context, &raw[1..]),
+                Some(b'\\') => {
+                    rows.push(Row::Note(raw.to_string()));
                     continue;
                 }
                 _ => (Kind::Context, raw),
             };
-            let side = &mut v.sides[hunk];
+            let side = &mut sides[hunk];
+            let index = rows.len();
+            let mut pair = None;
             let (old, new, side_index) = match kind {
                 Kind::Context => {
-                    let idx = side.1.lines().count();
-                    side.0.push_str(text);
-                    side.0.push('\n');
-                    side.1.push_str(text);
-                    side.1.push('\n');
+                    for s in [&mut side.0, &mut side.1] {
+                        s.push_str(text);
+                        s.push('\n');
+                    }
                     old_no += 1;
                     new_no += 1;
-                    (Some(old_no - 1), Some(new_no - 1), idx)
+                    old_count += 1;
+                    new_count += 1;
+                    removed_run.clear();
+                    paired = 0;
+                    (Some(old_no - 1), Some(new_no - 1), new_count - 1)
                 }
                 Kind::Removed => {
-                    let idx = side.0.lines().count();
                     side.0.push_str(text);
                     side.0.push('\n');
                     old_no += 1;
-                    v.removed += 1;
-                    (Some(old_no - 1), None, idx)
+                    old_count += 1;
+                    removed += 1;
+                    if paired > 0 {
+                        // A removal after additions starts a new run.
+                        removed_run.clear();
+                        paired = 0;
+                    }
+                    removed_run.push(index);
+                    (Some(old_no - 1), None, old_count - 1)
                 }
                 Kind::Added => {
-                    let idx = side.1.lines().count();
                     side.1.push_str(text);
                     side.1.push('\n');
                     new_no += 1;
-                    v.added += 1;
-                    (None, Some(new_no - 1), idx)
+                    new_count += 1;
+                    added += 1;
+                    if let Some(&r) = removed_run.get(paired) {
+                        pair = Some(r);
+                        if let Some(Row::Line { pair: p, .. }) = rows.get_mut(r) {
+                            *p = Some(index);
+                        }
+                    }
+                    paired += 1;
+                    (None, Some(new_no - 1), new_count - 1)
                 }
             };
-            v.rows.push(Row::Line {
+            rows.push(Row::Line {
                 kind,
                 old,
                 new,
                 text: text.to_string(),
-                words: Vec::new(),
+                pair,
                 side_index,
                 hunk,
             });
         }
-        v.mark_words();
-        v
-    }
-
-    /// Pairs each run of removed lines with the added lines after it and
-    /// marks the words that differ.
-    fn mark_words(&mut self) {
-        let mut i = 0;
-        while i < self.rows.len() {
-            let removed: Vec<usize> = (i..self.rows.len())
-                .take_while(|&j| {
-                    matches!(
-                        self.rows[j],
-                        Row::Line {
-                            kind: Kind::Removed,
-                            ..
-                        }
-                    )
-                })
-                .collect();
-            if removed.is_empty() {
-                i += 1;
-                continue;
-            }
-            let after = i + removed.len();
-            let added: Vec<usize> = (after..self.rows.len())
-                .take_while(|&j| {
-                    matches!(
-                        self.rows[j],
-                        Row::Line {
-                            kind: Kind::Added,
-                            ..
-                        }
-                    )
-                })
-                .collect();
-            for (&r, &a) in removed.iter().zip(&added) {
-                let (Row::Line { text: old, .. }, Row::Line { text: new, .. }) =
-                    (&self.rows[r], &self.rows[a])
-                else {
-                    continue;
-                };
-                let (old_ranges, new_ranges) = word_changes(old, new);
-                if let Row::Line { words, .. } = &mut self.rows[r] {
-                    *words = old_ranges;
-                }
-                if let Row::Line { words, .. } = &mut self.rows[a] {
-                    *words = new_ranges;
-                }
-            }
-            i = after + added.len();
-        }
-    }
-
-    /// The diff drawn at `width` columns.
-    pub fn lines(&self, theme: &Theme, hl: &Highlighter, width: u16) -> Vec<Line<'static>> {
-        let token = Highlighter::token_for_path(&self.path);
-        let highlighted: Vec<(Vec<Line<'static>>, Vec<Line<'static>>)> = self
-            .sides
-            .iter()
-            .map(|(old, new)| {
-                (
-                    hl.highlight(old, &token, theme.text()),
-                    hl.highlight(new, &token, theme.text()),
-                )
-            })
-            .collect();
-        let num_width = self
-            .rows
+        let num_width = rows
             .iter()
             .filter_map(|r| match r {
                 Row::Line { old, new, .. } => Some(old.unwrap_or(0).max(new.unwrap_or(0))),
@@ -206,84 +188,255 @@ impl DiffView {
             .to_string()
             .len()
             .max(3);
-        let mut out = Vec::new();
-        for row in &self.rows {
-            match row {
-                Row::Hunk(h) => out.push(Line::from(Span::styled(h.clone(), theme.accent()))),
-                Row::Note(n) => out.push(Line::from(Span::styled(n.clone(), theme.muted()))),
-                Row::Line {
-                    kind,
-                    old,
-                    new,
-                    text,
-                    words,
-                    side_index,
-                    hunk,
-                } => {
-                    let (sign, line_style, word_style) = match kind {
-                        Kind::Context => (' ', Style::default(), Style::default()),
-                        Kind::Added => (
-                            '+',
-                            Style::default().bg(theme.colors.diff_add_bg),
-                            Style::default().bg(theme.colors.diff_add_word_bg),
-                        ),
-                        Kind::Removed => (
-                            '-',
-                            Style::default().bg(theme.colors.diff_del_bg),
-                            Style::default().bg(theme.colors.diff_del_word_bg),
-                        ),
-                    };
-                    let sign_color = match kind {
-                        Kind::Context => theme.colors.muted,
-                        Kind::Added => theme.colors.diff_add,
-                        Kind::Removed => theme.colors.diff_del,
-                    };
-                    let num = |n: &Option<usize>| {
-                        n.map_or_else(|| " ".repeat(num_width), |n| format!("{n:>num_width$}"))
-                    };
-                    let gutter = format!("{} {} ", num(old), num(new));
-                    let side = highlighted
-                        .get(*hunk)
-                        .map(|(o, n)| if *kind == Kind::Removed { o } else { n });
-                    let content = side
-                        .and_then(|lines| lines.get(*side_index))
-                        .map(|l| l.spans.clone())
-                        .unwrap_or_else(|| vec![Span::styled(text.clone(), theme.text())]);
-                    let mut content = patch_style(content, line_style);
-                    if !theme.has_color() && *kind != Kind::Context {
-                        // Without colour, changed words are underlined instead.
-                        content = restyle_ranges(
-                            content,
-                            words,
-                            Style::default().add_modifier(Modifier::UNDERLINED),
-                        );
-                    } else {
-                        content = restyle_ranges(content, words, word_style);
-                    }
-                    let mut spans = vec![
-                        Span::styled(gutter.clone(), theme.muted()),
-                        Span::styled(
-                            format!("{sign} "),
-                            Style::default()
-                                .fg(sign_color)
-                                .add_modifier(Modifier::BOLD)
-                                .patch(line_style),
-                        ),
-                    ];
-                    spans.extend(content);
-                    let logical = Logical {
-                        line: Line::from(spans),
-                        hang: Line::from(vec![
-                            Span::raw(" ".repeat(gutter.len())),
-                            Span::styled("  ", line_style),
-                        ]),
-                        hard: true,
-                    };
-                    wrap(&logical, usize::from(width), &mut out);
-                }
+        Self {
+            path,
+            added,
+            removed,
+            rows,
+            sides: Arc::new(sides),
+            highlighted: None,
+            num_width,
+            layout: RefCell::new((None, Vec::new())),
+            words: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Lines of the diff (rows before wrapping).
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether syntax colours are in.
+    pub fn is_highlighted(&self) -> bool {
+        self.highlighted.is_some()
+    }
+
+    /// The work that highlights this diff, to run anywhere; hand its
+    /// result to [`DiffView::set_highlighted`].
+    pub fn highlight_job(
+        &self,
+        theme: &Theme,
+        hl: &Highlighter,
+    ) -> impl FnOnce() -> Highlighted + Send + 'static {
+        let sides = Arc::clone(&self.sides);
+        let token = Highlighter::token_for_path(&self.path);
+        let base = theme.text();
+        let hl = hl.clone();
+        move || {
+            sides
+                .iter()
+                .map(|(old, new)| {
+                    (
+                        hl.highlight(old, &token, base),
+                        hl.highlight(new, &token, base),
+                    )
+                })
+                .collect()
+        }
+    }
+
+    /// Highlights now, on this thread (for small diffs).
+    pub fn highlight_now(&mut self, theme: &Theme, hl: &Highlighter) {
+        let job = self.highlight_job(theme, hl);
+        self.set_highlighted(job());
+    }
+
+    pub fn set_highlighted(&mut self, highlighted: Highlighted) {
+        self.highlighted = Some(Arc::new(highlighted));
+    }
+
+    fn gutter(&self, old: Option<usize>, new: Option<usize>) -> String {
+        let w = self.num_width;
+        let num = |n: Option<usize>| n.map_or_else(|| " ".repeat(w), |n| format!("{n:>w$}"));
+        format!("{} {} ", num(old), num(new))
+    }
+
+    /// Rows of every line at `width`, as prefix sums (made once per width).
+    fn ends(&self, width: u16) -> std::cell::Ref<'_, Vec<usize>> {
+        if self.layout.borrow().0 != Some(width) {
+            let mut acc = 0;
+            let ends = (0..self.rows.len())
+                .map(|i| {
+                    acc += rows(&self.plain_logical(i), usize::from(width));
+                    acc
+                })
+                .collect();
+            *self.layout.borrow_mut() = (Some(width), ends);
+        }
+        std::cell::Ref::map(self.layout.borrow(), |(_, ends)| ends)
+    }
+
+    /// Rows the diff takes at `width`.
+    pub fn height(&self, width: u16) -> usize {
+        self.ends(width).last().copied().unwrap_or(0)
+    }
+
+    /// `count` rows from row `from`, drawn at `width` columns.
+    pub fn rows_in(
+        &self,
+        theme: &Theme,
+        width: u16,
+        from: usize,
+        count: usize,
+    ) -> Vec<Line<'static>> {
+        let (first, mut skip) = {
+            let ends = self.ends(width);
+            let i = ends.partition_point(|&end| end <= from);
+            let before = i.checked_sub(1).map_or(0, |j| ends[j]);
+            (i, from.saturating_sub(before))
+        };
+        let mut out = Vec::with_capacity(count.min(self.rows.len()));
+        let mut rows = Vec::new();
+        for i in first..self.rows.len() {
+            if out.len() >= count {
+                break;
             }
+            rows.clear();
+            wrap(
+                &self.styled_logical(i, theme),
+                usize::from(width),
+                &mut rows,
+            );
+            out.extend(rows.drain(..).skip(skip).take(count - out.len()));
+            skip = 0;
         }
         out
+    }
+
+    /// The whole diff drawn at `width` columns.
+    pub fn lines(&self, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+        self.rows_in(theme, width, 0, usize::MAX)
+    }
+
+    /// Row `i` with its text only, to count its rows.
+    fn plain_logical(&self, i: usize) -> Logical {
+        match &self.rows[i] {
+            Row::Hunk(t) | Row::Note(t) => Logical::code(Line::from(t.clone())),
+            Row::Line { old, new, text, .. } => {
+                let gutter = self.gutter(*old, *new);
+                let mut spans = vec![Span::raw(gutter), Span::raw("  ")];
+                spans.extend(expand_tabs(vec![Span::raw(text.clone())], true));
+                Logical::code(Line::from(spans))
+            }
+        }
+    }
+
+    /// The changed byte ranges of row `i` (made on first use).
+    fn words_of(&self, i: usize) -> Vec<Range<usize>> {
+        if let Some(w) = self.words.borrow().get(&i) {
+            return w.clone();
+        }
+        let Row::Line {
+            kind,
+            text,
+            pair: Some(p),
+            ..
+        } = &self.rows[i]
+        else {
+            return Vec::new();
+        };
+        let Some(Row::Line { text: other, .. }) = self.rows.get(*p) else {
+            return Vec::new();
+        };
+        let (old, new) = if *kind == Kind::Removed {
+            (text, other)
+        } else {
+            (other, text)
+        };
+        let (old_r, new_r) = word_changes(old, new);
+        let (mine, theirs) = if *kind == Kind::Removed {
+            (old_r, new_r)
+        } else {
+            (new_r, old_r)
+        };
+        let mut words = self.words.borrow_mut();
+        words.insert(*p, theirs);
+        words.insert(i, mine.clone());
+        mine
+    }
+
+    /// Row `i` styled: syntax colours, line and word backgrounds.
+    fn styled_logical(&self, i: usize, theme: &Theme) -> Logical {
+        let (kind, old, new, text, side_index, hunk) = match &self.rows[i] {
+            Row::Hunk(h) => {
+                return Logical::code(Line::from(Span::styled(h.clone(), theme.accent())));
+            }
+            Row::Note(n) => {
+                return Logical::code(Line::from(Span::styled(n.clone(), theme.muted())));
+            }
+            Row::Line {
+                kind,
+                old,
+                new,
+                text,
+                side_index,
+                hunk,
+                ..
+            } => (*kind, *old, *new, text, *side_index, *hunk),
+        };
+        let (sign, line_style, word_style) = match kind {
+            Kind::Context => (' ', Style::default(), Style::default()),
+            Kind::Added => (
+                '+',
+                Style::default().bg(theme.colors.diff_add_bg),
+                Style::default().bg(theme.colors.diff_add_word_bg),
+            ),
+            Kind::Removed => (
+                '-',
+                Style::default().bg(theme.colors.diff_del_bg),
+                Style::default().bg(theme.colors.diff_del_word_bg),
+            ),
+        };
+        let sign_color = match kind {
+            Kind::Context => theme.colors.muted,
+            Kind::Added => theme.colors.diff_add,
+            Kind::Removed => theme.colors.diff_del,
+        };
+        let gutter = self.gutter(old, new);
+        let content = self
+            .highlighted
+            .as_ref()
+            .and_then(|h| h.get(hunk))
+            .map(|(o, n)| if kind == Kind::Removed { o } else { n })
+            .and_then(|lines| lines.get(side_index))
+            .map(|l| l.spans.clone())
+            .unwrap_or_else(|| vec![Span::styled(text.clone(), theme.text())]);
+        let mut content = patch_style(content, line_style);
+        let words = self.words_of(i);
+        if !theme.has_color() && kind != Kind::Context {
+            // Without colour, changed words are underlined instead.
+            content = restyle_ranges(
+                content,
+                &words,
+                Style::default().add_modifier(Modifier::UNDERLINED),
+            );
+        } else {
+            content = restyle_ranges(content, &words, word_style);
+        }
+        let hang = Line::from(vec![
+            Span::raw(" ".repeat(gutter.len())),
+            Span::styled("  ", line_style),
+        ]);
+        let mut spans = vec![
+            Span::styled(gutter, theme.muted()),
+            Span::styled(
+                format!("{sign} "),
+                Style::default()
+                    .fg(sign_color)
+                    .add_modifier(Modifier::BOLD)
+                    .patch(line_style),
+            ),
+        ];
+        spans.extend(expand_tabs(content, true));
+        Logical {
+            line: Line::from(spans),
+            hang,
+            hard: true,
+        }
     }
 }
 
@@ -419,7 +572,7 @@ mod tests {
         let new = "fn main() {\n    let x = 2;\n    println!(\"{x}\");\n    done();\n}\n";
         let v = DiffView::parse(&unified_diff("src/main.rs", Some(old), new));
         assert_eq!((v.path.as_str(), v.added, v.removed), ("src/main.rs", 2, 1));
-        let lines = v.lines(&Theme::plain(), &Highlighter::new(None), 60);
+        let lines = v.lines(&Theme::plain(), 60);
         assert_snapshot!("diff_view_plain", text(&lines));
     }
 
@@ -431,8 +584,9 @@ mod tests {
         let (o, _) = word_changes("abc", "xyz");
         assert!(o.is_empty(), "whole-line changes get no word marks");
         let theme = Theme::dark();
-        let v = DiffView::parse(&unified_diff("a.rs", Some("let x = 1;\n"), "let x = 2;\n"));
-        let lines = v.lines(&theme, &Highlighter::new(theme.syntax_theme.as_deref()), 40);
+        let mut v = DiffView::parse(&unified_diff("a.rs", Some("let x = 1;\n"), "let x = 2;\n"));
+        v.highlight_now(&theme, &Highlighter::new(theme.syntax_theme.as_deref()));
+        let lines = v.lines(&theme, 40);
         let marked: Vec<&str> = lines
             .iter()
             .flat_map(|l| l.spans.iter())
@@ -452,13 +606,64 @@ mod tests {
             None,
             &format!("{}\n", "word ".repeat(20)),
         ));
-        let lines = v.lines(&Theme::plain(), &Highlighter::new(None), 40);
+        let lines = v.lines(&Theme::plain(), 40);
         assert!(lines.len() > 3);
         assert!(
             text(&lines[2..3]).starts_with("        "),
             "{}",
             text(&lines)
         );
+    }
+
+    #[test]
+    fn removed_runs_pair_with_the_added_lines_after_them() {
+        let diff =
+            "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n-a 1\n-b 1\n+a 2\n+b 2\n+extra\n c\n-d 1\n+d 2\n";
+        let v = DiffView::parse(diff);
+        let pairs: Vec<(usize, Option<usize>)> = v
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Row::Line { pair, .. } => Some((i, *pair)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (1, Some(3)),
+                (2, Some(4)),
+                (3, Some(1)),
+                (4, Some(2)),
+                (5, None),
+                (6, None),
+                (7, Some(8)),
+                (8, Some(7)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_big_diff_styles_only_the_rows_shown() {
+        let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let old: String = (0..20_000).map(|i| format!("line {}\n", i * 2)).collect();
+        let v = DiffView::parse(&unified_diff("big.txt", Some(&old), &new));
+        assert!(v.height(80) >= 20_000);
+        let shown = v.rows_in(&Theme::plain(), 80, 100, 5);
+        assert_eq!(shown.len(), 5);
+        assert!(
+            v.words.borrow().len() <= 10,
+            "word diffs only for rows shown"
+        );
+    }
+
+    #[test]
+    fn tabs_show_as_arrows_at_their_stops() {
+        let v = DiffView::parse(&unified_diff("Makefile", None, "all:\n\tgo build\n"));
+        let lines = v.lines(&Theme::plain(), 40);
+        let shown = text(&lines);
+        assert!(shown.contains("+ →   go build"), "{shown}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! arguments and result (pretty JSON, scrollable), `/` filters by tool name
 //! or status, Esc goes back.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use crate::protocol::{
     AgentEvent, ApprovalDecision, DecisionSource, GuardrailOutcome, ResultMetadata, ToolStatus,
 };
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{Logical, wrap};
+use crate::tui::wrap::{Logical, rows, wrap};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogEntry {
@@ -42,6 +43,8 @@ pub struct LogEntry {
     pub status: Option<ToolStatus>,
     pub metadata: ResultMetadata,
     pub content: Option<Value>,
+    /// Bumped on every change, so the detail view knows to lay out again.
+    rev: u64,
 }
 
 impl LogEntry {
@@ -96,6 +99,19 @@ pub struct ToolLog {
     view: View,
     filter: String,
     filtering: bool,
+    /// The detail view's lines, made once per entry change, and their
+    /// rows at a width.
+    detail: RefCell<Option<Detail>>,
+    /// How far the last frame of the detail could scroll.
+    detail_max: Cell<usize>,
+}
+
+struct Detail {
+    index: usize,
+    rev: u64,
+    logical: Vec<Logical>,
+    width: Option<u16>,
+    ends: Vec<usize>,
 }
 
 impl ToolLog {
@@ -108,6 +124,8 @@ impl ToolLog {
             view: View::List,
             filter: String::new(),
             filtering: false,
+            detail: RefCell::new(None),
+            detail_max: Cell::new(0),
         }
     }
 
@@ -135,7 +153,9 @@ impl ToolLog {
 
     fn entry(&mut self, call_id: &str) -> Option<&mut LogEntry> {
         let i = *self.by_id.get(call_id)?;
-        self.entries.get_mut(i)
+        let e = self.entries.get_mut(i)?;
+        e.rev += 1;
+        Some(e)
     }
 
     /// Updates the log from an agent event.
@@ -161,6 +181,7 @@ impl ToolLog {
                     status: None,
                     metadata: ResultMetadata::default(),
                     content: None,
+                    rev: 0,
                 });
             }
             AgentEvent::GuardrailVerdict {
@@ -259,7 +280,9 @@ impl ToolLog {
                 self.view = View::List;
             }
             (View::Detail { scroll }, KeyCode::Down | KeyCode::Char('j')) => {
-                self.view = View::Detail { scroll: scroll + 1 };
+                self.view = View::Detail {
+                    scroll: (scroll + 1).min(self.detail_max.get()),
+                };
             }
             (View::Detail { scroll }, KeyCode::Up | KeyCode::Char('k')) => {
                 self.view = View::Detail {
@@ -268,7 +291,7 @@ impl ToolLog {
             }
             (View::Detail { scroll }, KeyCode::PageDown | KeyCode::Char(' ')) => {
                 self.view = View::Detail {
-                    scroll: scroll + 20,
+                    scroll: (scroll + 20).min(self.detail_max.get()),
                 };
             }
             (View::Detail { scroll }, KeyCode::PageUp) => {
@@ -277,6 +300,11 @@ impl ToolLog {
                 };
             }
             (View::Detail { .. }, KeyCode::Home) => self.view = View::Detail { scroll: 0 },
+            (View::Detail { .. }, KeyCode::End) => {
+                self.view = View::Detail {
+                    scroll: self.detail_max.get(),
+                };
+            }
             (View::Detail { .. }, _) => {}
             (View::List, KeyCode::Esc | KeyCode::Char('q')) => {
                 if self.filter.is_empty() {
@@ -337,7 +365,7 @@ impl ToolLog {
         let hints = match self.view {
             View::Detail { scroll } => {
                 if let Some(i) = sel.and_then(|s| visible.get(s)) {
-                    self.render_detail(&self.entries[*i], body, buf, theme, scroll);
+                    self.render_detail(*i, body, buf, theme, scroll);
                 }
                 "Esc back · ↑↓ PgUp PgDn scroll".to_string()
             }
@@ -433,96 +461,185 @@ impl ToolLog {
 
     fn render_detail(
         &self,
-        e: &LogEntry,
+        index: usize,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         scroll: usize,
     ) {
-        let mut lines: Vec<Line<'static>> = Vec::new();
-        let width = usize::from(area.width.saturating_sub(1));
-        let mut add = |text: String, style: Style| {
-            if text.is_empty() {
-                lines.push(Line::default());
-            }
-            for l in text.lines() {
-                wrap(
-                    &Logical::code(Line::from(Span::styled(l.to_string(), style))),
-                    width,
-                    &mut lines,
-                );
-            }
+        let Some(e) = self.entries.get(index) else {
+            return;
         };
-        add(
-            format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
-            theme.bold(theme.colors.accent),
-        );
-        add(format!("verdict: {}", e.verdict()), theme.text());
-        if let Some(how) = &e.decided {
-            add(format!("decided: {how}"), theme.text());
+        let mut cache = self.detail.borrow_mut();
+        let d = match &mut *cache {
+            Some(d) if d.index == index && d.rev == e.rev => d,
+            slot => slot.insert(Detail {
+                index,
+                rev: e.rev,
+                logical: detail_lines(e, theme),
+                width: None,
+                ends: Vec::new(),
+            }),
+        };
+        let width = area.width.saturating_sub(1);
+        let cols = usize::from(width);
+        if d.width != Some(width) {
+            let mut acc = 0;
+            d.ends = d
+                .logical
+                .iter()
+                .map(|l| {
+                    acc += rows(l, cols);
+                    acc
+                })
+                .collect();
+            d.width = Some(width);
         }
-        if let Some((_, Some(reason))) = &e.guardrail {
-            add(
-                format!("guardrail: {reason}"),
-                theme.fg(theme.colors.warning),
-            );
-        }
-        add(format!("status: {}", e.status_word()), theme.text());
-        if e.status.is_some() {
-            let m = &e.metadata;
-            add(
-                format!(
-                    "took {} · {} · truncated: {}{}",
-                    human_duration(m.duration_ms),
-                    human_bytes(m.bytes),
-                    m.truncated,
-                    m.error_kind
-                        .as_deref()
-                        .map(|k| format!(" · error kind: {k}"))
-                        .unwrap_or_default()
-                ),
-                theme.muted(),
-            );
-        }
-        if !e.operations.is_empty() {
-            add(String::new(), theme.text());
-            add("operations:".into(), theme.bold(theme.colors.heading));
-            for op in &e.operations {
-                add(format!("  {op}"), theme.text());
+        let total = d.ends.last().copied().unwrap_or(0);
+        let height = usize::from(area.height);
+        let max = total.saturating_sub(height);
+        self.detail_max.set(max);
+        let top = scroll.min(max);
+        let first = d.ends.partition_point(|&end| end <= top);
+        let mut skip = top - first.checked_sub(1).map_or(0, |i| d.ends[i]);
+        let mut shown = Vec::with_capacity(height);
+        let mut wrapped = Vec::new();
+        for l in &d.logical[first..] {
+            if shown.len() >= height {
+                break;
             }
+            wrapped.clear();
+            wrap(l, cols, &mut wrapped);
+            shown.extend(wrapped.drain(..).skip(skip).take(height - shown.len()));
+            skip = 0;
         }
-        if !e.needs.is_empty() {
-            add("needed approval:".into(), theme.bold(theme.colors.heading));
-            for n in &e.needs {
-                add(format!("  {n}"), theme.text());
-            }
-        }
-        add(String::new(), theme.text());
-        add("arguments:".into(), theme.bold(theme.colors.heading));
-        add(pretty(&e.arguments), theme.text());
-        add(String::new(), theme.text());
-        add("result:".into(), theme.bold(theme.colors.heading));
-        match &e.content {
-            Some(c) => add(pretty(c), theme.text()),
-            None => add("(still running)".into(), theme.muted()),
-        }
-        let max = lines.len().saturating_sub(usize::from(area.height));
-        for (row, line) in lines
-            .iter()
-            .skip(scroll.min(max))
-            .take(usize::from(area.height))
-            .enumerate()
-        {
+        for (row, line) in shown.iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(0);
-            buf.set_line(area.x + 1, y, line, area.width.saturating_sub(1));
+            buf.set_line(area.x + 1, y, line, width);
         }
     }
 }
 
-/// Pretty JSON; strings with newlines are shown with real line breaks.
-fn pretty(v: &Value) -> String {
+/// The longest piece of one line the detail view lays out as a unit.
+const PIECE: usize = 8 * 1024;
+
+/// Everything the detail view shows of a call, before wrapping.
+fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
+    let mut lines = Vec::new();
+    let mut add = |text: String, style: Style| {
+        if text.is_empty() {
+            lines.push(Logical::code(Line::default()));
+        }
+        for l in text.lines() {
+            push_pieces(l, style, &mut lines);
+        }
+    };
+    add(
+        format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
+        theme.bold(theme.colors.accent),
+    );
+    add(format!("verdict: {}", e.verdict()), theme.text());
+    if let Some(how) = &e.decided {
+        add(format!("decided: {how}"), theme.text());
+    }
+    if let Some((_, Some(reason))) = &e.guardrail {
+        add(
+            format!("guardrail: {reason}"),
+            theme.fg(theme.colors.warning),
+        );
+    }
+    add(format!("status: {}", e.status_word()), theme.text());
+    if e.status.is_some() {
+        let m = &e.metadata;
+        add(
+            format!(
+                "took {} · {} · truncated: {}{}",
+                human_duration(m.duration_ms),
+                human_bytes(m.bytes),
+                m.truncated,
+                m.error_kind
+                    .as_deref()
+                    .map(|k| format!(" · error kind: {k}"))
+                    .unwrap_or_default()
+            ),
+            theme.muted(),
+        );
+    }
+    if !e.operations.is_empty() {
+        add(String::new(), theme.text());
+        add("operations:".into(), theme.bold(theme.colors.heading));
+        for op in &e.operations {
+            add(format!("  {op}"), theme.text());
+        }
+    }
+    if !e.needs.is_empty() {
+        add("needed approval:".into(), theme.bold(theme.colors.heading));
+        for n in &e.needs {
+            add(format!("  {n}"), theme.text());
+        }
+    }
+    add(String::new(), theme.text());
+    add("arguments:".into(), theme.bold(theme.colors.heading));
+    json_lines(&e.arguments, theme.text(), &mut lines);
+    lines.push(Logical::code(Line::default()));
+    lines.push(Logical::code(Line::from(Span::styled(
+        "result:",
+        theme.bold(theme.colors.heading),
+    ))));
+    match &e.content {
+        Some(c) => json_lines(c, theme.text(), &mut lines),
+        None => lines.push(Logical::code(Line::from(Span::styled(
+            "(still running)",
+            theme.muted(),
+        )))),
+    }
+    lines
+}
+
+/// Pretty JSON exactly as serde writes it. For the eye only, a string
+/// breaks after each `\n` escape it holds, so file contents read as lines;
+/// no character is changed, added or dropped.
+fn json_lines(v: &Value, style: Style, out: &mut Vec<Logical>) {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    text.replace("\\n", "\n")
+    for line in text.lines() {
+        let mut start = 0;
+        let mut escaped = false;
+        for (i, c) in line.char_indices() {
+            if escaped {
+                escaped = false;
+                if c == 'n' {
+                    push_pieces(&line[start..=i], style, out);
+                    start = i + 1;
+                }
+            } else if c == '\\' {
+                escaped = true;
+            }
+        }
+        if start < line.len() || start == 0 {
+            push_pieces(&line[start..], style, out);
+        }
+    }
+}
+
+/// One line of text as logical lines of at most [`PIECE`] bytes, so a
+/// huge line is never wrapped whole to show a screenful of it.
+fn push_pieces(line: &str, style: Style, out: &mut Vec<Logical>) {
+    let mut rest = line;
+    loop {
+        let mut cut = rest.len().min(PIECE);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (piece, tail) = rest.split_at(cut);
+        out.push(Logical::code(Line::from(Span::styled(
+            piece.to_string(),
+            style,
+        ))));
+        if tail.is_empty() {
+            break;
+        }
+        rest = tail;
+    }
 }
 
 fn fmt_at(d: Duration) -> String {

@@ -249,3 +249,52 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
     l.handle_key(key(KeyCode::Enter));
     assert_snapshot!("tool_log_detail_operations", draw(&l, 70, 18));
 }
+
+/// The detail shows arguments as they ran: backslashes, escaped quotes
+/// and tabs stay as JSON writes them, and a line break is only shown
+/// after a real `\n`.
+#[test]
+fn the_detail_shows_arguments_exactly() {
+    let t0 = Instant::now();
+    let mut l = ToolLog::new(t0);
+    let args = json!({"command": "printf 'a\\nb' | grep \"x\"\tdone", "content": "one\ntwo"});
+    l.on_event(&started("c1", "exec_shell", args), t0);
+    l.open();
+    l.handle_key(key(KeyCode::Enter));
+    let screen = draw(&l, 90, 20);
+    assert!(
+        screen.contains(r#""command": "printf 'a\\nb' | grep \"x\"\tdone","#),
+        "{screen}"
+    );
+    assert!(screen.contains(r#""content": "one\n"#), "{screen}");
+    assert!(screen.contains(r#"│ two""#), "{screen}");
+}
+
+/// A 5 MB argument: the detail is laid out once, scrolls to its end, and
+/// never past it.
+#[test]
+fn a_huge_argument_scrolls_without_overscroll() {
+    let t0 = Instant::now();
+    let mut l = ToolLog::new(t0);
+    let content = format!("{}THE END", "x".repeat(5 * 1024 * 1024));
+    l.on_event(
+        &started(
+            "c1",
+            "write_file",
+            json!({"path": "big", "content": content}),
+        ),
+        t0,
+    );
+    l.open();
+    l.handle_key(key(KeyCode::Enter));
+    draw(&l, 80, 20);
+    l.handle_key(key(KeyCode::End));
+    let end = draw(&l, 80, 20);
+    assert!(end.contains("THE END"), "{end}");
+    for _ in 0..50 {
+        l.handle_key(key(KeyCode::Down));
+    }
+    l.handle_key(key(KeyCode::Up));
+    let up = draw(&l, 80, 20);
+    assert_ne!(up, end, "one key up moves at once");
+}
