@@ -343,7 +343,7 @@ fn diff_dialog(c: &mut Criterion) {
     let hl = lathe::tui::highlight::Highlighter::new(theme.syntax_theme.as_deref());
     group.sample_size(10);
     group.bench_function("highlight_20k", |b| {
-        b.iter(|| view.highlight_job(&theme, &hl)());
+        b.iter(|| view.highlight_job(&theme, &hl)().unwrap());
     });
     group.finish();
 }

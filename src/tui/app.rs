@@ -160,12 +160,14 @@ impl App {
         let spawned = std::thread::Builder::new()
             .name("lathe-highlight".into())
             .spawn(move || {
-                let highlighted = job();
-                // The app may be gone; the colours then go nowhere.
-                let _ = tx.send(Work::Highlighted {
-                    call_id,
-                    highlighted,
-                });
+                // None: the call was answered first.
+                if let Some(highlighted) = job() {
+                    // The app may be gone; the colours then go nowhere.
+                    let _ = tx.send(Work::Highlighted {
+                        call_id,
+                        highlighted,
+                    });
+                }
             });
         if let Err(e) = spawned {
             tracing::warn!("cannot highlight a diff off the UI thread: {e}");

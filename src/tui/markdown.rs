@@ -43,7 +43,7 @@ pub fn render(text: &str, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
         r.event(event);
     }
     r.flush();
-    while r.out.last().is_some_and(|l| l.line.spans.is_empty()) {
+    while r.out.last().is_some_and(Logical::is_empty) {
         r.out.pop();
     }
     r.out
@@ -108,15 +108,12 @@ impl Renderer<'_> {
         let (mut first, hang) = self.prefixes();
         self.bullet = None;
         first.append(&mut self.spans);
-        self.out.push(Logical {
-            line: Line::from(first),
-            hang: Line::from(hang),
-            hard: false,
-        });
+        self.out
+            .push(Logical::new(Line::from(first), Line::from(hang), false));
     }
 
     fn blank(&mut self) {
-        if self.out.last().is_some_and(|l| !l.line.spans.is_empty()) {
+        if self.out.last().is_some_and(|l| !l.is_empty()) {
             self.out.push(Logical::prose(Line::default()));
         }
     }
@@ -297,11 +294,8 @@ impl Renderer<'_> {
                     };
                     first.push(Span::styled(cell, style));
                 }
-                self.out.push(Logical {
-                    line: Line::from(first),
-                    hang: Line::from(hang),
-                    hard: false,
-                });
+                self.out
+                    .push(Logical::new(Line::from(first), Line::from(hang), false));
             }
             TagEnd::Table => {
                 self.in_table = false;
@@ -352,11 +346,7 @@ fn code_line(prefix: &[Span<'static>], line: Line<'static>, theme: &Theme) -> Lo
     spans.extend(line.spans);
     let mut hang = prefix.to_vec();
     hang.push(gutter);
-    Logical {
-        line: Line::from(spans),
-        hang: Line::from(hang),
-        hard: true,
-    }
+    Logical::new(Line::from(spans), Line::from(hang), true)
 }
 
 /// A fence: its character and length.
@@ -573,7 +563,7 @@ impl Stream {
             }
         }
         let mut end = Logical::prose(Line::default());
-        end.line.spans.insert(0, indent.clone());
+        end.indent(indent);
         out.push(end);
         kept
     }
@@ -606,14 +596,13 @@ impl Stream {
 /// Pushes `line` behind `indent`, after the blank line owed, if any.
 fn emit(sep: &mut bool, indent: &Span<'static>, mut line: Logical, out: &mut Vec<Logical>) {
     if std::mem::take(sep) && !out.is_empty() {
-        out.push(Logical {
-            line: Line::from(indent.clone()),
-            hang: Line::from(indent.clone()),
-            hard: false,
-        });
+        out.push(Logical::new(
+            Line::from(indent.clone()),
+            Line::from(indent.clone()),
+            false,
+        ));
     }
-    line.line.spans.insert(0, indent.clone());
-    line.hang.spans.insert(0, indent.clone());
+    line.indent(indent);
     out.push(line);
 }
 
@@ -626,7 +615,7 @@ mod tests {
         let hl = Highlighter::new(None);
         render(text, &theme, &hl)
             .iter()
-            .map(|l| l.line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .map(|l| l.text().to_string())
             .collect()
     }
 
@@ -661,7 +650,8 @@ mod tests {
         let theme = Theme::dark();
         let hl = Highlighter::new(theme.syntax_theme.as_deref());
         let lines = render("**bold** _it_ `c`", &theme, &hl);
-        let spans = &lines[0].line.spans;
+        let first = lines[0].line();
+        let spans = &first.spans;
         assert!(spans[0].style.add_modifier.contains(Modifier::BOLD));
         assert!(spans[2].style.add_modifier.contains(Modifier::ITALIC));
         assert_eq!(spans[4].style.fg, Some(theme.colors.inline_code));
@@ -686,10 +676,7 @@ mod tests {
     ];
 
     fn texts(lines: &[Logical]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.line.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
+        lines.iter().map(|l| l.text().to_string()).collect()
     }
 
     /// Streamed in pieces of any size, a message ends up laid out as if it
@@ -702,8 +689,7 @@ mod tests {
         for sample in SAMPLES {
             let mut whole = render(sample, &theme, &hl);
             for l in &mut whole {
-                l.line.spans.insert(0, indent.clone());
-                l.hang.spans.insert(0, indent.clone());
+                l.indent(&indent);
             }
             for step in [1, 2, 3, 7, 50, 10_000] {
                 let mut stream = Stream::default();

@@ -4,43 +4,115 @@
 //! lines (list items, quotes); a word longer than the width is split.
 //! Code wraps at the column. Styles survive the cut.
 
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
+
+/// Styled text held compactly: the text in one allocation and the style of
+/// each run (where it ends), adjacent runs of one style merged. A long
+/// transcript or code block holds many of these.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Styled {
+    text: Box<str>,
+    runs: Box<[(u32, Style)]>,
+}
+
+impl Styled {
+    fn from_spans(spans: &[Span<'_>]) -> Self {
+        let mut text = String::with_capacity(spans.iter().map(|s| s.content.len()).sum());
+        let mut runs: Vec<(u32, Style)> = Vec::with_capacity(spans.len());
+        for span in spans.iter().filter(|s| !s.content.is_empty()) {
+            text.push_str(&span.content);
+            let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
+            match runs.last_mut() {
+                Some((last_end, style)) if *style == span.style => *last_end = end,
+                _ => runs.push((end, span.style)),
+            }
+        }
+        Self {
+            text: text.into_boxed_str(),
+            runs: runs.into_boxed_slice(),
+        }
+    }
+
+    /// Each run's text and style.
+    fn runs(&self) -> impl Iterator<Item = (&str, Style)> {
+        let mut start = 0usize;
+        self.runs.iter().map(move |&(end, style)| {
+            let end = (end as usize).min(self.text.len());
+            let piece = self.text.get(start..end).unwrap_or("");
+            start = end;
+            (piece, style)
+        })
+    }
+
+    fn spans(&self) -> Vec<Span<'static>> {
+        self.runs()
+            .map(|(t, style)| Span::styled(t.to_string(), style))
+            .collect()
+    }
+
+    fn width(&self) -> usize {
+        self.text.chars().map(|c| c.width().unwrap_or(0)).sum()
+    }
+
+    /// Puts `span` in front.
+    fn prepend(&mut self, span: &Span<'_>) {
+        let mut spans = vec![span.clone()];
+        spans.extend(self.runs().map(|(t, style)| Span::styled(t, style)));
+        *self = Self::from_spans(&spans);
+    }
+}
 
 /// A logical line before wrapping.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Logical {
-    pub line: Line<'static>,
+    line: Styled,
+    line_style: Style,
     /// Prepended to every continuation line (e.g. the indent of a list item).
-    pub hang: Line<'static>,
+    hang: Styled,
     /// Wrap at the column instead of at words.
     pub hard: bool,
 }
 
 impl Logical {
-    pub fn prose(line: Line<'static>) -> Self {
+    /// A line that continues behind `hang` when it wraps.
+    pub fn new(line: Line<'_>, hang: Line<'_>, hard: bool) -> Self {
         Self {
-            line,
-            hang: Line::default(),
-            hard: false,
+            line: Styled::from_spans(&line.spans),
+            line_style: line.style,
+            hang: Styled::from_spans(&hang.spans),
+            hard,
         }
     }
 
-    pub fn code(line: Line<'static>) -> Self {
-        Self {
-            line,
-            hang: Line::default(),
-            hard: true,
-        }
+    pub fn prose(line: Line<'_>) -> Self {
+        Self::new(line, Line::default(), false)
     }
-}
 
-fn width_of(line: &Line<'_>) -> usize {
-    line.spans
-        .iter()
-        .flat_map(|s| s.content.chars())
-        .map(|c| c.width().unwrap_or(0))
-        .sum()
+    pub fn code(line: Line<'_>) -> Self {
+        Self::new(line, Line::default(), true)
+    }
+
+    /// The line, unwrapped.
+    pub fn line(&self) -> Line<'static> {
+        Line::from(self.line.spans()).style(self.line_style)
+    }
+
+    /// Its text, unwrapped.
+    pub fn text(&self) -> &str {
+        &self.line.text
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.line.text.is_empty()
+    }
+
+    /// Puts `span` in front of the line and of its continuations.
+    pub fn indent(&mut self, span: &Span<'_>) {
+        self.line.prepend(span);
+        self.hang.prepend(span);
+    }
 }
 
 /// Columns between tab stops.
@@ -92,7 +164,7 @@ pub fn expand_tabs(spans: Vec<Span<'static>>, mark: bool) -> Vec<Span<'static>> 
 
 /// How many rows `logical` takes at `width` columns.
 pub fn rows(logical: &Logical, width: usize) -> usize {
-    if width_of(&logical.line) <= width.max(1) {
+    if logical.line.width() <= width.max(1) {
         return 1;
     }
     let mut scratch = Vec::new();
@@ -103,16 +175,20 @@ pub fn rows(logical: &Logical, width: usize) -> usize {
 /// Wraps `logical` to `width` columns.
 pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
     let width = width.max(1);
-    let hang_width = width_of(&logical.hang);
+    if logical.line.width() <= width {
+        // Fits: no cut to make.
+        out.push(Line::from(logical.line.spans()).style(logical.line_style));
+        return;
+    }
+    let hang_width = logical.hang.width();
     // One styled character at a time; fine for the lengths chat text has.
-    let chars: Vec<(char, ratatui::style::Style)> = logical
+    let chars: Vec<(char, Style)> = logical
         .line
-        .spans
-        .iter()
-        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .runs()
+        .flat_map(|(t, style)| t.chars().map(move |c| (c, style)))
         .collect();
     if chars.is_empty() {
-        out.push(Line::from(logical.line.spans.clone()).style(logical.line.style));
+        out.push(Line::default().style(logical.line_style));
         return;
     }
     let mut start = 0;
@@ -149,7 +225,7 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
         }
         let mut spans = Vec::new();
         if !first {
-            spans.extend(logical.hang.spans.iter().cloned());
+            spans.extend(logical.hang.spans());
         }
         let mut piece = &chars[start..end];
         if !logical.hard && end < chars.len() {
@@ -159,7 +235,7 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
             }
         }
         push_runs(piece, &mut spans);
-        out.push(Line::from(spans).style(logical.line.style));
+        out.push(Line::from(spans).style(logical.line_style));
         start = end;
         if !logical.hard {
             // Spaces at the break do not start the next line.
@@ -171,7 +247,7 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
     }
 }
 
-fn push_runs(piece: &[(char, ratatui::style::Style)], spans: &mut Vec<Span<'static>>) {
+fn push_runs(piece: &[(char, Style)], spans: &mut Vec<Span<'static>>) {
     let mut run = String::new();
     let mut style = None;
     for &(c, s) in piece {
@@ -226,11 +302,7 @@ mod tests {
     fn hanging_indents_and_styles_survive() {
         let mut out = Vec::new();
         let line = Line::from(vec![Span::raw("• "), Span::raw("one two "), "three".bold()]);
-        let logical = Logical {
-            line,
-            hang: Line::from("  "),
-            hard: false,
-        };
+        let logical = Logical::new(line, Line::from("  "), false);
         wrap(&logical, 9, &mut out);
         assert_eq!(texts(&out), ["• one two", "  three"]);
         assert_eq!(out[1].spans.last().unwrap().style, Style::default().bold());

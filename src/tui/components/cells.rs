@@ -160,11 +160,11 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
                 } else {
                     Span::raw("  ")
                 };
-                logical.push(Logical {
-                    line: Line::from(vec![lead, Span::styled(line.to_string(), theme.text())]),
-                    hang: Line::from("  "),
-                    hard: false,
-                });
+                logical.push(Logical::new(
+                    Line::from(vec![lead, Span::styled(line.to_string(), theme.text())]),
+                    Line::from("  "),
+                    false,
+                ));
             }
             if logical.is_empty() {
                 logical.push(Logical::prose(Line::from(prefix)));
@@ -172,8 +172,7 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
         }
         Cell::Assistant(text) => {
             for mut l in markdown::render(text, theme, hl) {
-                l.line.spans.insert(0, Span::raw("  "));
-                l.hang.spans.insert(0, Span::raw("  "));
+                l.indent(&Span::raw("  "));
                 logical.push(l);
             }
         }
@@ -186,14 +185,14 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
             };
             for (i, line) in text.lines().enumerate() {
                 let lead = if i == 0 { mark } else { "  " };
-                logical.push(Logical {
-                    line: Line::from(vec![
+                logical.push(Logical::new(
+                    Line::from(vec![
                         Span::styled(lead, style),
                         Span::styled(line.to_string(), style),
                     ]),
-                    hang: Line::from("  "),
-                    hard: false,
-                });
+                    Line::from("  "),
+                    false,
+                ));
             }
         }
     }
@@ -257,30 +256,26 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
         spans.push(Span::styled(format!(" {}", t.key_arg), theme.accent()));
     }
     spans.push(Span::styled(format!(" · {detail}"), theme.muted()));
-    out.push(Logical {
-        line: Line::from(spans),
-        hang: Line::from("  "),
-        hard: false,
-    });
+    out.push(Logical::new(Line::from(spans), Line::from("  "), false));
     if let Some(note) = &t.note {
-        out.push(Logical {
-            line: Line::from(Span::styled(
+        out.push(Logical::new(
+            Line::from(Span::styled(
                 format!("  ↳ {note}"),
                 theme.fg(theme.colors.warning),
             )),
-            hang: Line::from("    "),
-            hard: false,
-        });
+            Line::from("    "),
+            false,
+        ));
     }
     for line in &t.tail {
-        out.push(Logical {
-            line: Line::from(vec![
+        out.push(Logical::new(
+            Line::from(vec![
                 Span::styled("  │ ", theme.border()),
                 Span::styled(line.clone(), Style::default().fg(theme.colors.muted)),
             ]),
-            hang: Line::from(vec![Span::styled("  │ ", theme.border())]),
-            hard: true,
-        });
+            Line::from(vec![Span::styled("  │ ", theme.border())]),
+            true,
+        ));
     }
 }
 

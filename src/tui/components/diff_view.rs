@@ -64,6 +64,9 @@ pub struct DiffView {
     /// Per hunk: the old side's and the new side's text, for highlighting.
     sides: Arc<Vec<(String, String)>>,
     highlighted: Option<Arc<Highlighted>>,
+    /// Held while the view (or a clone) lives; highlighting elsewhere stops
+    /// once it is gone (the call was answered).
+    alive: Arc<()>,
     num_width: usize,
     /// Rows of each line at a width, as prefix sums.
     layout: RefCell<(Option<u16>, Vec<usize>)>,
@@ -195,6 +198,7 @@ impl DiffView {
             rows,
             sides: Arc::new(sides),
             highlighted: None,
+            alive: Arc::new(()),
             num_width,
             layout: RefCell::new((None, Vec::new())),
             words: RefCell::new(HashMap::new()),
@@ -216,25 +220,33 @@ impl DiffView {
     }
 
     /// The work that highlights this diff, to run anywhere; hand its
-    /// result to [`DiffView::set_highlighted`].
+    /// result to [`DiffView::set_highlighted`]. It gives up (`None`) once
+    /// every copy of the view is gone.
     pub fn highlight_job(
         &self,
         theme: &Theme,
         hl: &Highlighter,
-    ) -> impl FnOnce() -> Highlighted + Send + 'static {
+    ) -> impl FnOnce() -> Option<Highlighted> + Send + 'static {
         let sides = Arc::clone(&self.sides);
+        let alive = Arc::downgrade(&self.alive);
         let token = Highlighter::token_for_path(&self.path);
         let base = theme.text();
         let hl = hl.clone();
         move || {
+            let side = |text: &str| -> Option<Vec<Line<'static>>> {
+                let mut lines = hl.lines(&token, base);
+                let mut out = Vec::new();
+                for (i, line) in syntect::util::LinesWithEndings::from(text).enumerate() {
+                    if i % 256 == 0 && alive.strong_count() == 0 {
+                        return None;
+                    }
+                    out.push(lines.line(line));
+                }
+                Some(out)
+            };
             sides
                 .iter()
-                .map(|(old, new)| {
-                    (
-                        hl.highlight(old, &token, base),
-                        hl.highlight(new, &token, base),
-                    )
-                })
+                .map(|(old, new)| Some((side(old)?, side(new)?)))
                 .collect()
         }
     }
@@ -242,7 +254,9 @@ impl DiffView {
     /// Highlights now, on this thread (for small diffs).
     pub fn highlight_now(&mut self, theme: &Theme, hl: &Highlighter) {
         let job = self.highlight_job(theme, hl);
-        self.set_highlighted(job());
+        if let Some(h) = job() {
+            self.set_highlighted(h);
+        }
     }
 
     pub fn set_highlighted(&mut self, highlighted: Highlighted) {
@@ -432,11 +446,7 @@ impl DiffView {
             ),
         ];
         spans.extend(expand_tabs(content, true));
-        Logical {
-            line: Line::from(spans),
-            hang,
-            hard: true,
-        }
+        Logical::new(Line::from(spans), hang, true)
     }
 }
 
@@ -664,6 +674,18 @@ mod tests {
         let lines = v.lines(&Theme::plain(), 40);
         let shown = text(&lines);
         assert!(shown.contains("+ →   go build"), "{shown}");
+    }
+
+    #[test]
+    fn highlighting_stops_once_the_view_is_gone() {
+        let theme = Theme::dark();
+        let hl = Highlighter::new(theme.syntax_theme.as_deref());
+        let v = DiffView::parse(&unified_diff("a.rs", None, "fn a() {}\n"));
+        let job = v.highlight_job(&theme, &hl);
+        let kept = v.highlight_job(&theme, &hl);
+        assert!(kept().is_some());
+        drop(v);
+        assert!(job().is_none());
     }
 
     #[test]

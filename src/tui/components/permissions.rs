@@ -86,11 +86,7 @@ impl PermissionsView {
         let mut lines = Vec::new();
         let para = |spans: Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
             wrap(
-                &Logical {
-                    line: Line::from(spans),
-                    hang: Line::from("    "),
-                    hard: false,
-                },
+                &Logical::new(Line::from(spans), Line::from("    "), false),
                 width,
                 lines,
             );
