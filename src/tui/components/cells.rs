@@ -25,6 +25,32 @@ use crate::tui::wrap::{Logical, wrap};
 
 /// Lines of streamed output a running tool cell shows.
 const TAIL_LINES: usize = 5;
+
+/// A line of program output as a terminal shows it: escape sequences
+/// (colours, cursor moves, titles) are dropped, a carriage return goes back
+/// to the start of the line and what follows overwrites it (`10%…20%`
+/// progress shows its last state), tabs expand and other control
+/// characters go.
+pub fn terminal_line(raw: &str) -> String {
+    let mut shown: Vec<char> = Vec::new();
+    for segment in raw.split('\r') {
+        let clean = anstream::adapter::strip_str(segment).to_string();
+        for (i, c) in clean.chars().enumerate() {
+            match shown.get_mut(i) {
+                Some(slot) => *slot = c,
+                None => shown.push(c),
+            }
+        }
+    }
+    let kept: String = shown
+        .into_iter()
+        .filter(|&c| c == '\t' || !c.is_control())
+        .collect();
+    crate::tui::wrap::expand_tabs(vec![Span::raw(kept)], false)
+        .into_iter()
+        .map(|s| s.content.into_owned())
+        .collect()
+}
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,13 +102,15 @@ impl ToolCell {
         }
     }
 
-    /// Adds streamed output; only the last lines are kept.
+    /// Adds streamed output (whole lines, as `tool_progress` carries
+    /// them); only the last lines are kept, each as a terminal would show
+    /// it (see [`terminal_line`]).
     pub fn push_output(&mut self, text: &str) {
-        for line in text.lines() {
+        for line in text.split('\n') {
             if self.tail.len() == TAIL_LINES {
                 self.tail.pop_front();
             }
-            self.tail.push_back(line.replace('\t', "    "));
+            self.tail.push_back(terminal_line(line));
         }
     }
 
@@ -271,7 +299,7 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
         out.push(Logical::new(
             Line::from(vec![
                 Span::styled("  │ ", theme.border()),
-                Span::styled(line.clone(), Style::default().fg(theme.colors.muted)),
+                Span::styled(line.as_str(), Style::default().fg(theme.colors.muted)),
             ]),
             Line::from(vec![Span::styled("  │ ", theme.border())]),
             true,
@@ -284,6 +312,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn output_lines_show_as_a_terminal_shows_them() {
+        assert_eq!(terminal_line("10%\r20%\r30%"), "30%");
+        assert_eq!(terminal_line("abcdef\rXY"), "XYcdef");
+        assert_eq!(
+            terminal_line("\x1b[32mok\x1b[0m done\x1b]0;title\x07\x1b[2K"),
+            "ok done"
+        );
+        assert_eq!(terminal_line("a\tb\x08\x07"), "a   b");
+        assert_eq!(terminal_line("line\r"), "line");
+    }
+
+    #[test]
+    fn progress_lines_keep_only_their_last_state() {
+        let mut t = ToolCell::new("c", "exec_shell", &json!({"command": "x"}));
+        t.push_output("downloading 10%\rdownloading 20%\r\x1b[1mdownloading 30%\x1b[0m\ndone");
+        assert_eq!(Vec::from(t.tail.clone()), ["downloading 30%", "done"]);
+    }
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
         lines
