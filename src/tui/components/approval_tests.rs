@@ -390,3 +390,34 @@ fn a_huge_diff_scrolls_without_overscroll() {
         "{up}"
     );
 }
+
+/// Scroll keys read the call at once, before the dialog arms, and neither
+/// answer it nor restart its quiet moment; letters still pass on.
+#[test]
+fn scroll_keys_act_at_once_and_never_answer() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![edit("c1")], t0);
+    for code in [
+        KeyCode::Down,
+        KeyCode::PageDown,
+        KeyCode::End,
+        KeyCode::Up,
+        KeyCode::Home,
+    ] {
+        assert_eq!(
+            o.handle_key(key(code), t0),
+            ApprovalAction::None,
+            "{code:?}"
+        );
+    }
+    assert_eq!(o.armed_at(), Some(t0 + QUIET));
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('y')), t0),
+        ApprovalAction::Pass(_)
+    ));
+    let alt_down = KeyEvent::new(KeyCode::Down, KeyModifiers::ALT);
+    assert!(
+        decision(&o.handle_key(alt_down, later(t0 + QUIET)))
+            .is_some_and(|d| { matches!(d, ApprovalDecision::Deny { .. }) })
+    );
+}
