@@ -18,6 +18,7 @@ pub mod highlight;
 pub mod markdown;
 pub mod terminal;
 pub mod theme;
+pub mod width;
 pub mod wrap;
 
 #[derive(Debug, thiserror::Error)]

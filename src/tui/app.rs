@@ -5,7 +5,7 @@
 //! event loop the ops to send, `is_dirty` says a frame is wanted, and
 //! `draw` lays out and renders one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -72,6 +72,9 @@ pub enum Work {
     },
 }
 
+/// Queued messages shown above the composer at most.
+const MAX_QUEUED_SHOWN: usize = 3;
+
 pub struct App {
     work_tx: tokio::sync::mpsc::UnboundedSender<Work>,
     work_rx: tokio::sync::mpsc::UnboundedReceiver<Work>,
@@ -96,6 +99,9 @@ pub struct App {
     /// Ctrl-Z was pressed: the loop suspends the UI.
     suspend: bool,
     ops: Vec<Op>,
+    /// Messages written while a turn runs, sent one at a time as turns
+    /// end; an interrupt hands them back to the composer.
+    queued: VecDeque<String>,
     dirty: bool,
     now: Instant,
 }
@@ -141,6 +147,7 @@ impl App {
             should_quit: false,
             suspend: false,
             ops: Vec::new(),
+            queued: VecDeque::new(),
             dirty: true,
             now,
         }
@@ -449,6 +456,52 @@ impl App {
         self.tool_started.clear();
         self.approvals.clear();
         self.composer.set_busy(false);
+        if let Some(next) = self.queued.pop_front() {
+            self.send(next);
+        }
+    }
+
+    fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let rows = usize::from(area.height);
+        for (i, text) in self.queued.iter().take(rows).enumerate() {
+            let more = self.queued.len().saturating_sub(rows);
+            let line = if i + 1 == rows && more > 0 {
+                format!(" ⏳ and {} more queued", more + 1)
+            } else {
+                let first = text.lines().next().unwrap_or("");
+                format!(" ⏳ queued: {first}")
+            };
+            let y = area.y + u16::try_from(i).unwrap_or(0);
+            buf.set_stringn(
+                area.x,
+                y,
+                crate::tui::width::truncate(&line, usize::from(area.width)),
+                usize::from(area.width),
+                self.theme.muted(),
+            );
+        }
+    }
+
+    fn send(&mut self, text: String) {
+        self.transcript.push(Cell::User(text.clone()));
+        self.transcript.scroll_to_bottom();
+        self.ops.push(Op::UserInput { text });
+    }
+
+    /// Queued messages go back to the composer, in front of any draft,
+    /// so stopping a turn never starts the next one.
+    fn unqueue(&mut self) -> usize {
+        let n = self.queued.len();
+        if n == 0 {
+            return 0;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        let draft = self.composer.text();
+        if !draft.trim().is_empty() {
+            parts.push(draft);
+        }
+        self.composer.set_text(&parts.join("\n\n"));
+        n
     }
 
     pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
@@ -616,7 +669,17 @@ impl App {
     fn on_ctrl_c(&mut self, now: Instant) {
         if self.is_running() {
             self.ops.push(Op::Interrupt);
-            self.flash("interrupting…", now);
+            match self.unqueue() {
+                0 => self.flash("interrupting…", now),
+                1 => self.flash(
+                    "interrupting… the queued message is back in the composer",
+                    now,
+                ),
+                n => self.flash(
+                    &format!("interrupting… {n} queued messages are back in the composer"),
+                    now,
+                ),
+            }
             return;
         }
         if self.log_open || self.permissions.is_some() {
@@ -643,12 +706,12 @@ impl App {
         match action {
             ComposerAction::None => {}
             ComposerAction::Submit(text) => {
-                self.transcript.push(Cell::User(text.clone()));
-                self.transcript.scroll_to_bottom();
                 if self.is_running() {
+                    self.queued.push_back(text);
                     self.flash("queued: it will be sent when this turn ends", now);
+                } else {
+                    self.send(text);
                 }
-                self.ops.push(Op::UserInput { text });
             }
             ComposerAction::Invalid(why) => self.notice(NoticeKind::Warning, why),
             ComposerAction::Command(cmd) => self.on_command(cmd),
@@ -659,6 +722,7 @@ impl App {
         match cmd {
             SlashCommand::Help => self.notice(NoticeKind::Info, HELP),
             SlashCommand::Clear => {
+                self.unqueue();
                 self.transcript.clear();
                 self.approvals.clear();
                 self.usage = Usage::default();
@@ -728,8 +792,13 @@ impl App {
             .composer
             .height(area.width)
             .min(area.height.saturating_sub(2));
-        let [main, composer_area, status_area] = Layout::vertical([
+        // Queued messages wait in sight, above the composer.
+        let queued_h = u16::try_from(self.queued.len().min(MAX_QUEUED_SHOWN))
+            .unwrap_or(0)
+            .min(area.height.saturating_sub(composer_h + 2));
+        let [main, queued_area, composer_area, status_area] = Layout::vertical([
             Constraint::Min(1),
+            Constraint::Length(queued_h),
             Constraint::Length(composer_h),
             Constraint::Length(1),
         ])
@@ -742,7 +811,7 @@ impl App {
             let hint = " ↓ more below (End) ";
             let x = main
                 .right()
-                .saturating_sub(u16::try_from(hint.len()).unwrap_or(0) + 1);
+                .saturating_sub(u16::try_from(crate::tui::width::of(hint)).unwrap_or(0) + 1);
             buf.set_string(
                 x,
                 main.bottom().saturating_sub(1),
@@ -750,6 +819,7 @@ impl App {
                 self.theme.accent(),
             );
         }
+        self.render_queued(queued_area, buf);
         let focused = !self.approvals.is_active()
             && !self.log_open
             && self.permissions.is_none()

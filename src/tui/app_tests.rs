@@ -178,6 +178,16 @@ fn an_approval_round_trip_keeps_the_draft() {
         }]
     );
     a.on_terminal_event(key(KeyCode::Enter), t1);
+    assert!(a.take_ops().is_empty(), "queued while the turn runs");
+    a.on_agent_event(
+        AgentEvent::TurnCompleted {
+            turn_id: 1,
+            text: String::new(),
+            iterations: 1,
+            usage: Usage::default(),
+        },
+        t1,
+    );
     assert_eq!(
         a.take_ops(),
         [Op::UserInput {
@@ -437,6 +447,17 @@ fn every_state_renders_at_every_size() {
             }),
         ),
         ("slash popup", Box::new(|a, t0| type_text(a, "/", t0))),
+        (
+            "queued messages and a wide draft",
+            Box::new(|a, t0| {
+                turn_started(a, 1, "go", t0);
+                for text in ["one 👨‍👩‍👧", "two\tx", "three", "four"] {
+                    type_text(a, text, t0);
+                    a.on_terminal_event(key(KeyCode::Enter), t0);
+                }
+                a.composer.paste("draft 🇯🇵 क्षि with words that wrap");
+            }),
+        ),
     ];
     let sizes = [1u16, 2, 3, 4, 5, 6, 8, 10, 13, 20, 40, 80];
     let mut failed = Vec::new();
@@ -460,4 +481,74 @@ fn every_state_renders_at_every_size() {
     let (mut a, _) = trust_app(Instant::now());
     try_all("trust question", &mut a);
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+fn turn_started(a: &mut App, id: u64, prompt: &str, now: Instant) {
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: id,
+            prompt: prompt.into(),
+        },
+        now,
+    );
+}
+
+/// A message written while a turn runs waits in sight and is sent when
+/// the turn ends; Ctrl-C stops the turn and hands the message back, so
+/// stopping never starts the next turn.
+#[test]
+fn queued_messages_wait_and_ctrl_c_hands_them_back() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "first", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::UserInput {
+            text: "first".into()
+        }]
+    );
+    turn_started(&mut a, 1, "first", t0);
+    type_text(&mut a, "second", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    type_text(&mut a, "third", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.take_ops().is_empty(), "nothing is sent while a turn runs");
+    let shown = screen(&mut a, 60, 12);
+    assert!(shown.contains("queued: second"), "{shown}");
+    assert!(shown.contains("queued: third"), "{shown}");
+    // The turn ends: the next message goes, one at a time.
+    a.on_agent_event(
+        AgentEvent::TurnCompleted {
+            turn_id: 1,
+            text: "done".into(),
+            iterations: 1,
+            usage: Usage::default(),
+        },
+        t0,
+    );
+    assert_eq!(
+        a.take_ops(),
+        [Op::UserInput {
+            text: "second".into()
+        }]
+    );
+    turn_started(&mut a, 2, "second", t0);
+    // Ctrl-C: interrupt, and "third" is back in the composer, before the
+    // draft being written.
+    type_text(&mut a, "draft", t0);
+    a.on_terminal_event(ctrl('c'), t0);
+    assert_eq!(a.take_ops(), [Op::Interrupt]);
+    a.on_agent_event(
+        AgentEvent::Error {
+            turn_id: Some(2),
+            kind: ErrorKind::Interrupted,
+            message: "turn interrupted".into(),
+        },
+        t0,
+    );
+    assert!(a.take_ops().is_empty(), "the interrupt started nothing");
+    assert!(!a.is_running());
+    assert_eq!(a.composer.text(), "third\n\ndraft");
+    let shown = screen(&mut a, 60, 12);
+    assert!(!shown.contains("queued:"), "{shown}");
 }

@@ -343,7 +343,8 @@ fn code_line(prefix: &[Span<'static>], line: Line<'static>, theme: &Theme) -> Lo
     let gutter = Span::styled("▏ ", theme.border());
     let mut spans = prefix.to_vec();
     spans.push(gutter.clone());
-    spans.extend(line.spans);
+    // Tab stops count from the start of the code, not of the screen.
+    spans.extend(super::wrap::expand_tabs(line.spans, false));
     let mut hang = prefix.to_vec();
     hang.push(gutter);
     Logical::new(Line::from(spans), Line::from(hang), true)

@@ -1,4 +1,5 @@
-//! Wrapping styled lines to a width, by display columns (unicode-width).
+//! Wrapping styled lines to a width, by display columns counted per
+//! grapheme cluster (`width`), so a cut never splits a cluster.
 //!
 //! Prose wraps at word boundaries, with a hanging indent for continuation
 //! lines (list items, quotes); a word longer than the width is split.
@@ -6,7 +7,9 @@
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::width;
 
 /// Styled text held compactly: the text in one allocation and the style of
 /// each run (where it ends), adjacent runs of one style merged. A long
@@ -53,7 +56,7 @@ impl Styled {
     }
 
     fn width(&self) -> usize {
-        self.text.chars().map(|c| c.width().unwrap_or(0)).sum()
+        width::of(&self.text)
     }
 
     /// Puts `span` in front.
@@ -76,10 +79,21 @@ pub struct Logical {
 }
 
 impl Logical {
-    /// A line that continues behind `hang` when it wraps.
+    /// A line that continues behind `hang` when it wraps. Tabs left in it
+    /// expand to stops counted from its start (a terminal buffer would
+    /// drop them).
     pub fn new(line: Line<'_>, hang: Line<'_>, hard: bool) -> Self {
+        let spans = if line.spans.iter().any(|s| s.content.contains('\t')) {
+            let owned = line
+                .spans
+                .iter()
+                .map(|s| Span::styled(s.content.to_string(), s.style));
+            Styled::from_spans(&expand_tabs(owned.collect(), false))
+        } else {
+            Styled::from_spans(&line.spans)
+        };
         Self {
-            line: Styled::from_spans(&line.spans),
+            line: spans,
             line_style: line.style,
             hang: Styled::from_spans(&hang.spans),
             hard,
@@ -122,7 +136,6 @@ pub const TAB: usize = 4;
 /// `spans` (so text keeps its alignment behind any gutter). With `mark`,
 /// a tab shows as a dim `→` and spaces, so whitespace can be reviewed.
 pub fn expand_tabs(spans: Vec<Span<'static>>, mark: bool) -> Vec<Span<'static>> {
-    use unicode_width::UnicodeWidthStr;
     if !spans.iter().any(|s| s.content.contains('\t')) {
         return spans;
     }
@@ -130,15 +143,15 @@ pub fn expand_tabs(spans: Vec<Span<'static>>, mark: bool) -> Vec<Span<'static>> 
     let mut out = Vec::with_capacity(spans.len() + 2);
     for span in spans {
         if !span.content.contains('\t') {
-            col += span.content.width();
+            col += width::of(&span.content);
             out.push(span);
             continue;
         }
         let mut run = String::new();
-        for c in span.content.chars() {
-            if c != '\t' {
-                run.push(c);
-                col += c.width().unwrap_or(0);
+        for g in span.content.graphemes(true) {
+            if g != "\t" {
+                run.push_str(g);
+                col += width::of_grapheme(g);
                 continue;
             }
             let n = TAB - col % TAB;
@@ -181,19 +194,23 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
         return;
     }
     let hang_width = logical.hang.width();
-    // One styled character at a time; fine for the lengths chat text has.
-    let chars: Vec<(char, Style)> = logical
+    // One styled grapheme cluster at a time; fine for the lengths chat
+    // text has (long lines that fit took the early return).
+    let units: Vec<Unit<'_>> = logical
         .line
         .runs()
-        .flat_map(|(t, style)| t.chars().map(move |c| (c, style)))
+        .flat_map(|(t, style)| {
+            width::graphemes(t).map(move |(text, cols)| Unit { text, cols, style })
+        })
         .collect();
-    if chars.is_empty() {
+    if units.is_empty() {
         out.push(Line::default().style(logical.line_style));
         return;
     }
+    let is_space = |u: &Unit<'_>| u.text == " ";
     let mut start = 0;
     let mut first = true;
-    while start < chars.len() {
+    while start < units.len() {
         let avail = if first {
             width
         } else {
@@ -202,23 +219,23 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
         let mut cols = 0;
         let mut end = start;
         let mut last_space = None;
-        while end < chars.len() {
-            let w = chars[end].0.width().unwrap_or(0);
+        while end < units.len() {
+            let w = units[end].cols;
             if cols + w > avail {
                 break;
             }
-            if chars[end].0 == ' ' {
+            if is_space(&units[end]) {
                 last_space = Some(end);
             }
             cols += w;
             end += 1;
         }
         if end == start {
-            // A character wider than the line: take it anyway.
+            // A cluster wider than the line: take it anyway.
             end = start + 1;
-        } else if end < chars.len()
+        } else if end < units.len()
             && !logical.hard
-            && chars[end].0 != ' '
+            && !is_space(&units[end])
             && let Some(sp) = last_space.filter(|&sp| sp > start)
         {
             end = sp + 1;
@@ -227,10 +244,12 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
         if !first {
             spans.extend(logical.hang.spans());
         }
-        let mut piece = &chars[start..end];
-        if !logical.hard && end < chars.len() {
+        let mut piece = &units[start..end];
+        if !logical.hard && end < units.len() {
             // Drop the trailing space the line broke at.
-            while let Some(((' ', _), rest)) = piece.split_last() {
+            while let Some((last, rest)) = piece.split_last()
+                && is_space(last)
+            {
                 piece = rest;
             }
         }
@@ -239,7 +258,7 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
         start = end;
         if !logical.hard {
             // Spaces at the break do not start the next line.
-            while start < chars.len() && chars[start].0 == ' ' {
+            while start < units.len() && is_space(&units[start]) {
                 start += 1;
             }
         }
@@ -247,17 +266,24 @@ pub fn wrap(logical: &Logical, width: usize, out: &mut Vec<Line<'static>>) {
     }
 }
 
-fn push_runs(piece: &[(char, Style)], spans: &mut Vec<Span<'static>>) {
+/// A grapheme cluster with its columns and style.
+struct Unit<'a> {
+    text: &'a str,
+    cols: usize,
+    style: Style,
+}
+
+fn push_runs(piece: &[Unit<'_>], spans: &mut Vec<Span<'static>>) {
     let mut run = String::new();
     let mut style = None;
-    for &(c, s) in piece {
-        if style != Some(s) {
+    for unit in piece {
+        if style != Some(unit.style) {
             if let Some(st) = style {
                 spans.push(Span::styled(std::mem::take(&mut run), st));
             }
-            style = Some(s);
+            style = Some(unit.style);
         }
-        run.push(c);
+        run.push_str(unit.text);
     }
     if let Some(st) = style {
         spans.push(Span::styled(run, st));
@@ -316,6 +342,16 @@ mod tests {
     }
 
     #[test]
+    fn clusters_are_never_split() {
+        let mut out = Vec::new();
+        wrap(&Logical::code(Line::from("🇯🇵🇯🇵👨‍👩‍👧क्षिक्षि")), 3, &mut out);
+        assert_eq!(texts(&out), ["🇯🇵", "🇯🇵", "👨‍👩‍👧", "क्षि", "क्षि"]);
+        for line in &out {
+            assert!(line.width() <= 3, "{line:?}");
+        }
+    }
+
+    #[test]
     fn rows_counts_what_wrap_makes() {
         for text in [
             "",
@@ -323,6 +359,7 @@ mod tests {
             "the quick brown fox jumps over",
             "漢字漢字漢字",
             "a b c d e f g h",
+            "🇯🇵🇯🇵 👨‍👩‍👧 क्षि e\u{301}e\u{301} ｶﾞ",
         ] {
             for width in 1..12 {
                 for l in [
@@ -345,6 +382,8 @@ mod tests {
         assert_eq!(text(&out), "    xab c");
         let out = expand_tabs(vec![Span::raw("a\tb\t\tc")], true);
         assert_eq!(text(&out), "a→  b→  →   c");
+        let out = expand_tabs(vec![Span::raw("漢\t🇯🇵\tx")], false);
+        assert_eq!(text(&out), "漢  🇯🇵  x");
         let plain = vec![Span::raw("no tabs")];
         assert_eq!(expand_tabs(plain.clone(), true), plain);
     }

@@ -44,6 +44,7 @@ use super::diff_view::{DiffView, Highlighted};
 use crate::humanize;
 use crate::protocol::{ApprovalDecision, ApprovalNeed, Effect, GrantOffer};
 use crate::tui::theme::Theme;
+use crate::tui::width;
 use crate::tui::wrap::{Logical, wrap};
 
 /// How long without a key or a paste before a dialog takes keys.
@@ -633,7 +634,7 @@ impl ApprovalOverlay {
         };
         let fits = |f: &[(&str, &str)]| {
             f.iter()
-                .map(|(k, w)| k.chars().count() + w.len() + 3)
+                .map(|(k, w)| width::of(k) + width::of(w) + 3)
                 .sum::<usize>()
                 <= usize::from(footer.width)
         };

@@ -32,21 +32,22 @@ const TAIL_LINES: usize = 5;
 /// progress shows its last state), tabs expand and other control
 /// characters go.
 pub fn terminal_line(raw: &str) -> String {
-    let mut shown: Vec<char> = Vec::new();
+    use unicode_segmentation::UnicodeSegmentation;
+    // What the line holds, one cell's cluster per slot.
+    let mut shown: Vec<String> = Vec::new();
     for segment in raw.split('\r') {
         let clean = anstream::adapter::strip_str(segment).to_string();
-        for (i, c) in clean.chars().enumerate() {
+        let drawn = clean
+            .graphemes(true)
+            .filter(|g| *g == "\t" || !g.contains(char::is_control));
+        for (i, g) in drawn.enumerate() {
             match shown.get_mut(i) {
-                Some(slot) => *slot = c,
-                None => shown.push(c),
+                Some(slot) => g.clone_into(slot),
+                None => shown.push(g.to_string()),
             }
         }
     }
-    let kept: String = shown
-        .into_iter()
-        .filter(|&c| c == '\t' || !c.is_control())
-        .collect();
-    crate::tui::wrap::expand_tabs(vec![Span::raw(kept)], false)
+    crate::tui::wrap::expand_tabs(vec![Span::raw(shown.concat())], false)
         .into_iter()
         .map(|s| s.content.into_owned())
         .collect()
@@ -323,6 +324,7 @@ mod tests {
         );
         assert_eq!(terminal_line("a\tb\x08\x07"), "a   b");
         assert_eq!(terminal_line("line\r"), "line");
+        assert_eq!(terminal_line("👨‍👩‍👧 50%\r👍🏽"), "👍🏽 50%");
     }
 
     #[test]

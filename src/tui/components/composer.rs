@@ -17,6 +17,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::protocol::ApprovalMode;
 use crate::tui::theme::Theme;
+use crate::tui::width;
 
 /// Most lines the composer grows to before it scrolls.
 const MAX_VISIBLE_LINES: u16 = 8;
@@ -210,11 +211,85 @@ impl Composer {
                 self.history_next();
             }
             _ => {
-                self.textarea.input(key);
+                self.edit(key);
                 self.popup_selected = 0;
             }
         }
+        self.snap_to_cluster();
         ComposerAction::None
+    }
+
+    /// Passes `key` to the editor, a grapheme cluster at a time: the
+    /// editor steps and deletes per `char`, which would move inside a flag
+    /// or a family emoji and delete half of it.
+    fn edit(&mut self, key: KeyEvent) {
+        enum Step {
+            Back,
+            Forward,
+            DeleteBack,
+            DeleteForward,
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let step = match key.code {
+            _ if alt => None,
+            KeyCode::Left if !ctrl => Some(Step::Back),
+            KeyCode::Char('b') if ctrl => Some(Step::Back),
+            KeyCode::Right if !ctrl => Some(Step::Forward),
+            KeyCode::Char('f') if ctrl => Some(Step::Forward),
+            KeyCode::Backspace if !ctrl => Some(Step::DeleteBack),
+            KeyCode::Char('h') if ctrl => Some(Step::DeleteBack),
+            KeyCode::Delete if !ctrl => Some(Step::DeleteForward),
+            KeyCode::Char('d') if ctrl => Some(Step::DeleteForward),
+            _ => None,
+        };
+        let (row, col) = (self.textarea.cursor().0, self.textarea.cursor().1);
+        let line = self.textarea.lines().get(row).cloned().unwrap_or_default();
+        let n = match step {
+            Some(Step::Back | Step::DeleteBack) => width::chars_before(&line, col),
+            Some(Step::Forward | Step::DeleteForward) => width::chars_after(&line, col),
+            None => 0,
+        };
+        if n <= 1 || self.textarea.is_selecting() {
+            // One char (or a line end, or a selection): as the editor does.
+            self.textarea.input(key);
+            return;
+        }
+        match step {
+            Some(Step::Back | Step::Forward) => {
+                for _ in 0..n {
+                    self.textarea.input(key);
+                }
+            }
+            Some(Step::DeleteBack) => {
+                for _ in 0..n {
+                    self.textarea.move_cursor(CursorMove::Back);
+                }
+                self.textarea.delete_str(n);
+            }
+            Some(Step::DeleteForward) => {
+                self.textarea.delete_str(n);
+            }
+            None => {
+                self.textarea.input(key);
+            }
+        }
+    }
+
+    /// Moves the cursor out of a grapheme cluster it landed inside (by a
+    /// move between lines of other widths, or a click) to the cluster's end.
+    fn snap_to_cluster(&mut self) {
+        let (row, col) = (self.textarea.cursor().0, self.textarea.cursor().1);
+        let Some(line) = self.textarea.lines().get(row) else {
+            return;
+        };
+        let at = width::boundary_at_or_after(line, col);
+        if at != col {
+            let (Ok(row), Ok(at)) = (u16::try_from(row), u16::try_from(at)) else {
+                return;
+            };
+            self.textarea.move_cursor(CursorMove::Jump(row, at));
+        }
     }
 
     fn submit(&mut self) -> ComposerAction {
@@ -267,21 +342,31 @@ impl Composer {
 
     /// Rows the composer wants at `width` (borders included).
     pub fn height(&self, width: u16) -> u16 {
-        let inner = usize::from(width.saturating_sub(2).max(1));
-        let rows: usize = self
-            .textarea
-            .lines()
-            .iter()
-            .map(|l| {
-                unicode_width::UnicodeWidthStr::width(l.as_str())
-                    .div_ceil(inner)
-                    .max(1)
-            })
-            .sum();
-        u16::try_from(rows)
+        let inner = width.saturating_sub(2).max(1);
+        u16::try_from(self.rows(inner))
             .unwrap_or(u16::MAX)
             .clamp(1, MAX_VISIBLE_LINES)
             + 2
+    }
+
+    /// Rows the text takes at `inner` columns, wrapped as the editor wraps
+    /// it (at words, so a count of columns would come out short and the
+    /// first row would scroll out of sight).
+    fn rows(&self, inner: u16) -> usize {
+        let lines = self.textarea.lines();
+        if lines.iter().all(|l| width::of(l) < usize::from(inner)) {
+            return lines.len();
+        }
+        // The editor lays out when it draws: draw a copy unseen and ask
+        // where the end of the text lands.
+        let mut ta = TextArea::new(lines.to_vec());
+        ta.set_wrap_mode(WrapMode::WordOrGlyph);
+        let area = Rect::new(0, 0, inner, MAX_VISIBLE_LINES + 1);
+        let mut scratch = Buffer::empty(area);
+        (&ta).render(area, &mut scratch);
+        ta.move_cursor(CursorMove::Bottom);
+        ta.move_cursor(CursorMove::End);
+        ta.screen_cursor().row + 1
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {

@@ -165,3 +165,71 @@ fn the_composer_grows_with_its_text() {
     c.paste(&"x\n".repeat(30));
     assert_eq!(c.height(40), 10);
 }
+
+fn drawn(c: &Composer, width: u16) -> String {
+    let h = c.height(width);
+    let mut term = Terminal::new(TestBackend::new(width, h)).unwrap();
+    term.draw(|f| c.render(f.area(), f.buffer_mut(), &Theme::plain(), true))
+        .unwrap();
+    term.backend().to_string()
+}
+
+#[test]
+fn word_wrapped_text_shows_its_first_row() {
+    let mut c = composer();
+    // At 20 columns (18 inside), words break early: 4 rows, not the 3
+    // that counting columns gives.
+    c.paste("alpha bravo charlie delta echo foxtrot golf hotel");
+    assert_eq!(c.height(20), 6);
+    let shown = drawn(&c, 20);
+    assert!(shown.contains("alpha bravo"), "{shown}");
+    assert!(shown.contains("hotel"), "{shown}");
+    // A line exactly as wide as the box, with the cursor after it.
+    let mut c = composer();
+    c.paste(&"x".repeat(18));
+    let shown = drawn(&c, 20);
+    assert!(shown.contains(&"x".repeat(18)), "{shown}");
+}
+
+#[test]
+fn the_cursor_moves_and_deletes_whole_clusters() {
+    for cluster in ["🇯🇵", "👨‍👩‍👧", "क्षि", "e\u{301}", "👍🏽"] {
+        let mut c = composer();
+        c.paste(&format!("a{cluster}b"));
+        c.handle_key(key(KeyCode::Left));
+        c.handle_key(key(KeyCode::Left));
+        assert_eq!(c.textarea.cursor().1, 1, "{cluster:?}: before the cluster");
+        c.handle_key(key(KeyCode::Right));
+        assert_eq!(
+            c.textarea.cursor().1,
+            1 + cluster.chars().count(),
+            "{cluster:?}: after it"
+        );
+        c.handle_key(key(KeyCode::Backspace));
+        assert_eq!(c.text(), "ab", "{cluster:?}: backspace takes it whole");
+        c.handle_key(with(KeyCode::Char('z'), KeyModifiers::CONTROL));
+        c.paste(cluster);
+        c.handle_key(key(KeyCode::Left));
+        c.handle_key(key(KeyCode::Delete));
+        assert_eq!(c.text(), "ab", "{cluster:?}: delete takes it whole");
+    }
+}
+
+#[test]
+fn up_and_down_never_land_inside_a_cluster() {
+    let mut c = composer();
+    c.paste("abcdefgh\n👨‍👩‍👧👨‍👩‍👧");
+    c.handle_key(key(KeyCode::Up));
+    c.handle_key(key(KeyCode::End));
+    c.handle_key(key(KeyCode::Down));
+    let (row, col) = (c.textarea.cursor().0, c.textarea.cursor().1);
+    assert_eq!(row, 1);
+    assert!(col == 0 || col == 5 || col == 10, "inside a cluster: {col}");
+}
+
+#[test]
+fn wide_graphemes_render_whole() {
+    let mut c = composer();
+    c.paste("flags 🇯🇵🇫🇷 family 👨‍👩‍👧 conjunct क्षि e\u{301} 漢字 and more words to wrap");
+    assert_snapshot!("composer_wide_graphemes", drawn(&c, 24));
+}

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
+use crate::tui::width;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthStr;
 
 use crate::protocol::{ApprovalMode, Usage};
 use crate::tui::theme::Theme;
@@ -50,37 +50,21 @@ pub fn short_path(path: &Path) -> String {
 pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let base = theme.status_bar();
     buf.set_style(area, base);
-    let sep = || Span::styled(" · ", base);
     let mode_style = match info.approval {
         ApprovalMode::FullAuto => base.fg(theme.colors.warning),
         _ => base,
     };
-    let mut left = vec![
-        Span::styled(" ", base),
-        Span::styled(
-            info.model.to_string(),
-            base.add_modifier(ratatui::style::Modifier::BOLD),
-        ),
-        sep(),
-        Span::styled(short_path(info.workspace), base),
-        sep(),
-        Span::styled(info.approval.as_str(), mode_style),
-        sep(),
-    ];
-    match (info.flash, info.running_ms) {
-        (Some(flash), _) => left.push(Span::styled(
-            flash.to_string(),
-            base.fg(theme.colors.warning),
-        )),
+    let activity = match (info.flash, info.running_ms) {
+        (Some(flash), _) => Span::styled(flash.to_string(), base.fg(theme.colors.warning)),
         (None, Some(ms)) => {
             let frame = SPINNER[(ms / 100) as usize % SPINNER.len()];
-            left.push(Span::styled(
+            Span::styled(
                 format!("{frame} working {:.1}s", ms as f64 / 1000.0),
                 base.fg(theme.colors.accent),
-            ));
+            )
         }
-        (None, None) => left.push(Span::styled("idle", base)),
-    }
+        (None, None) => Span::styled("idle", base),
+    };
     let usage = format!(
         "{} in · {} out",
         tokens(info.usage.input_tokens),
@@ -91,23 +75,75 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
     } else {
         "^T log · /help "
     };
+    let full_path = short_path(info.workspace);
+    let last_part = info
+        .workspace
+        .file_name()
+        .map(|n| format!("…/{}", n.to_string_lossy()));
+    let model = Span::styled(
+        info.model.to_string(),
+        base.add_modifier(ratatui::style::Modifier::BOLD),
+    );
+    // What shows, most first; the first layout that fits is drawn. The
+    // approval mode and the activity (or a flash) are never dropped.
+    let layouts: [(bool, Option<&str>, bool, bool); 7] = [
+        (true, Some(&full_path), true, true),
+        (true, Some(&full_path), true, false),
+        (true, Some(&full_path), false, false),
+        (true, last_part.as_deref(), false, false),
+        (true, None, false, false),
+        (false, last_part.as_deref(), false, false),
+        (false, None, false, false),
+    ];
+    let sep = || Span::styled(" · ", base);
     let width = usize::from(area.width);
-    let left_w: usize = left.iter().map(|s| s.content.width()).sum();
-    let mut right = Vec::new();
-    for (text, style) in [
-        (usage, base.fg(theme.colors.muted)),
-        (hints.to_string(), base.fg(theme.colors.muted)),
-    ] {
-        let used: usize = right.iter().map(|s: &Span<'_>| s.content.width()).sum();
-        if left_w + used + text.width() + 3 <= width {
+    let spans_width =
+        |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| width::of(&s.content)).sum() };
+    let mut chosen = None;
+    for (with_model, path, with_usage, with_hints) in layouts {
+        let mut left = vec![Span::styled(" ", base)];
+        if with_model {
+            left.extend([model.clone(), sep()]);
+        }
+        if let Some(path) = path {
+            left.extend([Span::styled(path.to_string(), base), sep()]);
+        }
+        left.extend([
+            Span::styled(info.approval.as_str(), mode_style),
+            sep(),
+            activity.clone(),
+        ]);
+        let mut right = Vec::new();
+        if with_usage {
+            right.push(Span::styled(usage.clone(), base.fg(theme.colors.muted)));
+        }
+        if with_hints {
             if !right.is_empty() {
-                right.push(Span::styled(" · ", base));
+                right.push(sep());
             }
-            right.push(Span::styled(text, style));
+            right.push(Span::styled(hints, base.fg(theme.colors.muted)));
+        }
+        let gap = if right.is_empty() { 0 } else { 2 };
+        let fits = spans_width(&left) + gap + spans_width(&right) <= width;
+        chosen = Some((left, right));
+        if fits {
+            break;
         }
     }
+    let Some((mut left, right)) = chosen else {
+        return;
+    };
+    // The narrowest layout may still be too wide: the activity is cut to
+    // what is left, visibly (the right side is empty then).
+    let before: usize = spans_width(&left[..left.len().saturating_sub(1)]);
+    if let Some(last) = left.last_mut()
+        && before + width::of(&last.content) > width
+    {
+        let cut = width::truncate(&last.content, width.saturating_sub(before)).into_owned();
+        last.content = cut.into();
+    }
     buf.set_line(area.x, area.y, &Line::from(left), area.width);
-    let right_w: usize = right.iter().map(|s| s.content.width()).sum();
+    let right_w = spans_width(&right);
     if right_w > 0 {
         let x = area
             .right()
@@ -149,5 +185,56 @@ mod tests {
         assert_snapshot!("status_running_narrow", draw(&info, 60));
         info.flash = Some("press Ctrl-C again to quit");
         assert!(draw(&info, 100).contains("press Ctrl-C again to quit"));
+    }
+
+    #[test]
+    fn narrow_bars_keep_the_mode_and_never_overlap() {
+        let long = Path::new("/home/someone/src/a-very-long-project-name-indeed/sub/dir");
+        for approval in [ApprovalMode::Ask, ApprovalMode::FullAuto] {
+            for width in [20u16, 30, 40, 50, 60, 80, 120] {
+                for running in [None, Some(1_500)] {
+                    let info = StatusInfo {
+                        model: "claude-sonnet-4-5-20250929",
+                        workspace: long,
+                        approval,
+                        running_ms: running,
+                        usage: Usage {
+                            input_tokens: 123_456,
+                            output_tokens: 7_890,
+                        },
+                        flash: None,
+                    };
+                    let shown = draw(&info, width);
+                    let row = shown.lines().next().unwrap_or("");
+                    assert!(
+                        row.contains(approval.as_str()),
+                        "mode dropped at {width}: {row:?}"
+                    );
+                    if width >= 40 {
+                        let activity = if running.is_some() { "working" } else { "idle" };
+                        assert!(row.contains(activity), "activity cut at {width}: {row:?}");
+                    }
+                    // Overlap would cut a word in the middle: each piece
+                    // shown is whole.
+                    for piece in row.trim_matches(['"', ' ']).split(" · ") {
+                        let piece = piece.trim();
+                        let whole = piece.is_empty()
+                            || "claude-sonnet-4-5-20250929".contains(piece)
+                            || piece.contains('…')
+                            || piece.starts_with('~')
+                            || piece.starts_with('/')
+                            || piece == approval.as_str()
+                            || piece == "idle"
+                            || piece.contains("working")
+                            || piece.ends_with(" in")
+                            || piece.ends_with(" out")
+                            || piece.contains("^C")
+                            || piece.contains("^T")
+                            || piece == "/help";
+                        assert!(whole, "piece {piece:?} at {width}: {row:?}");
+                    }
+                }
+            }
+        }
     }
 }

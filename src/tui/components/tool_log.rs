@@ -23,6 +23,7 @@ use crate::protocol::{
     AgentEvent, ApprovalDecision, DecisionSource, GuardrailOutcome, ResultMetadata, ToolStatus,
 };
 use crate::tui::theme::Theme;
+use crate::tui::width::fit;
 use crate::tui::wrap::{Logical, rows, wrap};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -645,18 +646,6 @@ fn push_pieces(line: &str, style: Style, out: &mut Vec<Logical>) {
 fn fmt_at(d: Duration) -> String {
     let s = d.as_secs();
     format!("{:02}:{:02}.{}", s / 60, s % 60, d.subsec_millis() / 100)
-}
-
-fn fit(s: &str, w: usize) -> String {
-    let count = s.chars().count();
-    if count <= w {
-        format!("{s:<w$}")
-    } else if w == 0 {
-        String::new()
-    } else {
-        let cut: String = s.chars().take(w - 1).collect();
-        format!("{cut}…")
-    }
 }
 
 #[allow(clippy::too_many_arguments)]

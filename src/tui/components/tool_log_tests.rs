@@ -298,3 +298,41 @@ fn a_huge_argument_scrolls_without_overscroll() {
     let up = draw(&l, 80, 20);
     assert_ne!(up, end, "one key up moves at once");
 }
+
+/// Arguments with flags, ZWJ emoji, conjuncts and wide characters: every
+/// column after them still starts where the header's does.
+#[test]
+fn wide_graphemes_keep_the_columns_aligned() {
+    let t0 = Instant::now();
+    let mut l = ToolLog::new(t0);
+    let paths = [
+        "src/🇯🇵🇫🇷🇩🇪/flags.txt",
+        "docs/👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧.md",
+        "hi/क्षिक्षिक्षिक्षिक्षिक्षि.txt",
+        "漢字/漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字.rs",
+        "plain/ascii.txt",
+    ];
+    for (i, p) in paths.iter().enumerate() {
+        let id = format!("c{i}");
+        l.on_event(&started(&id, "read_file", json!({ "path": p })), t0);
+        l.on_event(&guard(&id, GuardrailOutcome::Allow), t0);
+    }
+    let screen = draw(&l, 100, 10);
+    let mut columns = Vec::new();
+    for row in screen.lines().skip(2).take(paths.len()) {
+        // The column (in cells) where the verdict starts, counted as the
+        // buffer counts: one per grapheme cluster, two for wide ones.
+        let row = row.trim_matches('"');
+        let at = row
+            .find("allow")
+            .unwrap_or_else(|| panic!("no verdict: {row}"));
+        columns.push(crate::tui::width::of(&row[..at]));
+    }
+    assert_eq!(columns.len(), paths.len(), "{screen}");
+    assert!(
+        columns.windows(2).all(|w| w[0] == w[1]),
+        "{columns:?}\n{screen}"
+    );
+    crate::tui::width::assert_no_ghosts(&screen);
+    assert_snapshot!("tool_log_wide_graphemes", screen);
+}

@@ -148,3 +148,20 @@ fn a_resize_while_scrolled_back_keeps_the_place() {
     assert_eq!(top(&wide), before);
     assert!(!t.is_following());
 }
+
+/// Tabs keep Go and Makefile indentation; flags, ZWJ emoji, conjuncts and
+/// wide characters wrap whole and leave no ghosts.
+#[test]
+fn tabs_and_wide_graphemes_show_as_they_are() {
+    let mut t = Transcript::new();
+    t.push(Cell::User("flags 🇯🇵🇫🇷🇩🇪 family 👨‍👩‍👧 conjunct क्षि漢字".into()));
+    t.push(Cell::Assistant(
+        "Indented with tabs:\n\n```make\nall:\n\tgo build ./...\n\t@echo 👍🏽 done\n```\n\n\
+         A long line of emoji 👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧 and flags 🇯🇵🇫🇷🇩🇪🇯🇵🇫🇷🇩🇪🇯🇵🇫🇷🇩🇪🇯🇵🇫🇷🇩🇪."
+            .into(),
+    ));
+    let screen = draw(&mut t, 30, 16);
+    assert!(screen.contains("    go build"), "{screen}");
+    crate::tui::width::assert_no_ghosts(&screen);
+    assert_snapshot!("transcript_tabs_and_graphemes", screen);
+}
