@@ -25,8 +25,16 @@ pub fn of_grapheme(g: &str) -> usize {
 }
 
 /// Each grapheme cluster of `s` with the columns it takes.
-pub fn graphemes(s: &str) -> impl Iterator<Item = (&str, usize)> {
-    s.graphemes(true).map(|g| (g, of_grapheme(g)))
+pub fn graphemes(s: &str) -> Box<dyn Iterator<Item = (&str, usize)> + '_> {
+    if s.is_ascii() {
+        // Each byte is a cluster (CR LF aside, which takes no columns
+        // either way): no segmentation needed.
+        return Box::new((0..s.len()).map(move |i| {
+            let g = s.get(i..=i).unwrap_or("");
+            (g, usize::from(!g.bytes().all(|b| b.is_ascii_control())))
+        }));
+    }
+    Box::new(s.graphemes(true).map(|g| (g, of_grapheme(g))))
 }
 
 /// The columns `s` takes on screen.
