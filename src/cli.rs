@@ -65,6 +65,9 @@ pub struct CommonArgs {
     /// Tool rounds per turn before the turn fails (at least 1).
     #[arg(long, global = true, value_name = "N")]
     pub max_tool_iterations: Option<u32>,
+    /// How commands are confined: workspace-write (default), read-only or off.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
 }
 
 impl CommonArgs {
@@ -76,7 +79,22 @@ impl CommonArgs {
             workspace: self.workspace.clone(),
             approval: self.approval,
             max_tool_iterations: self.max_tool_iterations,
+            sandbox: self.sandbox,
         }
+    }
+}
+
+impl ValueEnum for crate::sandbox::Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            crate::sandbox::Mode::WorkspaceWrite,
+            crate::sandbox::Mode::ReadOnly,
+            crate::sandbox::Mode::Off,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
     }
 }
 

@@ -78,6 +78,7 @@ pub struct Overrides {
     pub workspace: Option<PathBuf>,
     pub approval: Option<ApprovalMode>,
     pub max_tool_iterations: Option<u32>,
+    pub sandbox: Option<crate::sandbox::Mode>,
 }
 
 /// The validated configuration.
@@ -92,6 +93,8 @@ pub struct Config {
     pub workspace: PathBuf,
     pub theme: String,
     pub shell_timeout_secs: u64,
+    /// How commands are confined.
+    pub sandbox: crate::sandbox::Settings,
     pub retry: RetryPolicy,
     pub max_output_tokens: u32,
     pub connect_timeout: Duration,
@@ -139,6 +142,7 @@ impl Config {
         )?;
         let mut workspace_hooks = HookSet::default();
         let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
+        let user_sandbox = merged.sandbox.unwrap_or_default();
         let ws_file = workspace.join(".lathe").join("config.toml");
         if let Some((mut ws, ws_text)) = read_layer(&ws_file, &mut sources)? {
             let mut perms = ws.permissions.take();
@@ -161,6 +165,7 @@ impl Config {
                 ws,
                 &ws_file,
                 user_approval,
+                user_sandbox,
                 &mut warnings,
             ));
         }
@@ -211,6 +216,19 @@ impl Config {
                 .map_or(defaults.base_delay, Duration::from_millis),
             ..defaults
         };
+        let shell = merged.shell.clone().unwrap_or_default();
+        let sandbox = crate::sandbox::Settings {
+            mode: overrides.sandbox.or(merged.sandbox).unwrap_or_default(),
+            network: shell.network.unwrap_or(false),
+            writable_roots: shell
+                .writable_roots
+                .unwrap_or_default()
+                .iter()
+                .map(|r| expand_home(r, env))
+                .collect::<Result<_, _>>()?,
+            helper: None,
+            env_allow: shell.env_allow.unwrap_or_default(),
+        };
         let shell_timeout_secs = merged
             .shell
             .and_then(|s| s.timeout_secs)
@@ -233,6 +251,7 @@ impl Config {
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
             shell_timeout_secs,
+            sandbox,
             retry,
             max_output_tokens: section.max_tokens.unwrap_or(8192).max(1),
             connect_timeout: Duration::from_secs(network.connect_timeout_secs.unwrap_or(10).max(1)),
@@ -406,6 +425,7 @@ fn restrict_workspace_layer(
     mut ws: ConfigFile,
     path: &Path,
     user_approval: ApprovalMode,
+    user_sandbox: crate::sandbox::Mode,
     warnings: &mut Vec<String>,
 ) -> ConfigFile {
     let shown = path.display();
@@ -423,6 +443,27 @@ fn restrict_workspace_layer(
             }
         }
     }
+    if let Some(shell) = ws.shell.as_mut() {
+        for (key, set) in [
+            ("network", shell.network.take().is_some()),
+            ("writable_roots", shell.writable_roots.take().is_some()),
+            ("env_allow", shell.env_allow.take().is_some()),
+        ] {
+            if set {
+                warnings.push(format!(
+                    "{shown}: ignored [shell].{key}; a workspace config may not loosen the sandbox"
+                ));
+            }
+        }
+    }
+    if let Some(mode) = ws.sandbox
+        && mode.strictness() < user_sandbox.strictness()
+    {
+        warnings.push(format!(
+            "{shown}: ignored sandbox = \"{mode}\"; a workspace config may only make the sandbox stricter than \"{user_sandbox}\""
+        ));
+        ws.sandbox = None;
+    }
     if let Some(mode) = ws.approval
         && mode.rank() > user_approval.rank()
     {
@@ -432,6 +473,26 @@ fn restrict_workspace_layer(
         ws.approval = None;
     }
     ws
+}
+
+/// A configured path: absolute, or `~/…` under `HOME`.
+fn expand_home(raw: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+    let path = if let Some(rest) = raw.strip_prefix("~/") {
+        let home = env("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "[shell] writable_roots: `{raw}` needs HOME to be set"
+            ))
+        })?;
+        PathBuf::from(home).join(rest)
+    } else {
+        PathBuf::from(raw)
+    };
+    if !path.is_absolute() {
+        return Err(ConfigError::Invalid(format!(
+            "[shell] writable_roots: `{raw}` must be an absolute path (or start with ~/)"
+        )));
+    }
+    Ok(path)
 }
 
 /// The environment layer: LATHE_PROVIDER, LATHE_MODEL, LATHE_APPROVAL,
@@ -447,6 +508,9 @@ fn env_layer(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, ConfigE
     }
     if let Some(v) = env("LATHE_MODEL").filter(|v| !v.trim().is_empty()) {
         layer.model = Some(v.trim().to_string());
+    }
+    if let Some(v) = env("LATHE_SANDBOX").filter(|v| !v.trim().is_empty()) {
+        layer.sandbox = Some(v.parse().map_err(|m| bad("LATHE_SANDBOX", m))?);
     }
     if let Some(v) = env("LATHE_APPROVAL").filter(|v| !v.trim().is_empty()) {
         layer.approval = Some(v.parse().map_err(|m| bad("LATHE_APPROVAL", m))?);

@@ -62,6 +62,7 @@ pub fn spawn_agent(
         );
     let settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
+        sandbox: config.sandbox.clone(),
         ..BuiltinSettings::default()
     };
     let registry =

@@ -10,7 +10,8 @@
 //! 3  agent: turn (the loop), dispatch (the pipeline), approval, prompt
 //! 2  tools: registry, validate, truncate, builtin/   session: journal
 //! 1  policy: workspace, shell_rules, guardrails, authorizer, grants, hooks
-//!    provider: openai, anthropic, http, sse    config    cli    protocol    secret
+//!    sandbox (Landlock, process containment)    provider: openai, anthropic, http, sse
+//!    config    cli    protocol    secret
 //! ```
 //!
 //! `protocol` (`Op` in, `AgentEvent` out) is the only contract between the
@@ -27,6 +28,7 @@ pub mod launch;
 pub mod policy;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
 pub mod secret;
 pub mod session;
 pub mod tools;

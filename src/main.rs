@@ -16,6 +16,11 @@ use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
+    // The sandbox helper modes run before anything else starts.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = lathe::sandbox::helper_main(&args) {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,

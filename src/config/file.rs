@@ -17,6 +17,8 @@ pub struct ConfigFile {
     pub approval: Option<ApprovalMode>,
     pub max_tool_iterations: Option<u32>,
     pub theme: Option<String>,
+    /// How commands are confined.
+    pub sandbox: Option<crate::sandbox::Mode>,
     pub openai: Option<ProviderSection>,
     pub anthropic: Option<ProviderSection>,
     pub shell: Option<ShellSection>,
@@ -89,6 +91,12 @@ pub struct ProviderSection {
 #[serde(deny_unknown_fields)]
 pub struct ShellSection {
     pub timeout_secs: Option<u64>,
+    /// Let sandboxed commands use the network.
+    pub network: Option<bool>,
+    /// More directories sandboxed commands may write beneath.
+    pub writable_roots: Option<Vec<String>>,
+    /// Variables commands may see although their names look secret.
+    pub env_allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -148,7 +156,8 @@ impl ConfigFile {
             model,
             approval,
             max_tool_iterations,
-            theme
+            theme,
+            sandbox
         );
         section(&mut self.openai, other.openai, |m, t| {
             take!(m, t, base_url, api_key, model, max_tokens);
@@ -157,7 +166,7 @@ impl ConfigFile {
             take!(m, t, base_url, api_key, model, max_tokens);
         });
         section(&mut self.shell, other.shell, |m, t| {
-            take!(m, t, timeout_secs)
+            take!(m, t, timeout_secs, network, writable_roots, env_allow);
         });
         section(&mut self.network, other.network, |m, t| {
             take!(

@@ -30,8 +30,11 @@ pub use crate::config::defaults::{
 pub struct BuiltinSettings {
     pub shell_timeout_secs: u64,
     pub shell_max_timeout_secs: u64,
-    /// Environment variables the shell's children never see (API keys).
+    /// Environment variables the shell's children never see (API keys),
+    /// besides every name that looks like a secret.
     pub shell_env_remove: Vec<String>,
+    /// How commands are confined.
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl Default for BuiltinSettings {
@@ -40,6 +43,7 @@ impl Default for BuiltinSettings {
             shell_timeout_secs: DEFAULT_SHELL_TIMEOUT_SECS,
             shell_max_timeout_secs: MAX_SHELL_TIMEOUT_SECS,
             shell_env_remove: vec!["OPENAI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
+            sandbox: crate::sandbox::Settings::default(),
         }
     }
 }

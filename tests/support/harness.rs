@@ -69,7 +69,7 @@ impl Setup {
         let workspace = Arc::new(Workspace::new(ws).unwrap());
         let registry = self
             .registry
-            .unwrap_or_else(|| ToolRegistry::with_defaults(&BuiltinSettings::default()).unwrap());
+            .unwrap_or_else(|| ToolRegistry::with_defaults(&builtin_settings()).unwrap());
         let mut cfg = AgentConfig::new("mock-model", "You are a test.");
         cfg.approval = self.mode;
         cfg.max_tool_iterations = self.max_iterations;
@@ -254,4 +254,12 @@ pub fn asked(events: &[AgentEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The built-in tools as the binary configures them, with the sandbox
+/// helper being the `lathe` binary cargo built for these tests.
+pub fn builtin_settings() -> BuiltinSettings {
+    let mut settings = BuiltinSettings::default();
+    settings.sandbox.helper = Some(env!("CARGO_BIN_EXE_lathe").into());
+    settings
 }

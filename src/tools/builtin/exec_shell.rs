@@ -2,22 +2,23 @@
 //! the workspace. Bash is what `policy::shell` parses, so what was checked
 //! and approved is what runs.
 //!
-//! The command runs in its own process group with stdin closed, and the
-//! API key variables and the variables that make bash run a file first
-//! (`BASH_ENV`, `ENV`) removed from its environment. Output lines stream out as
+//! The command runs in the sandbox (see `crate::sandbox`: Landlock, and a
+//! warden that kills everything the command started when it ends) with
+//! stdin closed and secret-looking variables removed from its environment. Output lines stream out as
 //! progress (batched every 50 ms, so a chatty command cannot flood the UI);
 //! each stream keeps its first and last 12 KiB, so memory stays bounded
-//! whatever the command prints. On timeout (default 30 s, at most 300 s),
-//! on interrupt, or if the call is dropped, the whole process group is
-//! killed. A non-zero exit is a result, not an error: the model sees
+//! whatever the command prints. When the shell exits, on timeout (default
+//! 30 s, at most 300 s), on interrupt, or if the call is dropped, every
+//! process the command started is killed. A non-zero exit is a result, not an error: the model sees
 //! `exit_code`, `stdout`, `stderr` and `duration_ms`.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::sandbox;
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -45,6 +46,7 @@ pub struct ExecShell {
     default_timeout: u64,
     max_timeout: u64,
     env_remove: Vec<String>,
+    sandbox: sandbox::Settings,
 }
 
 impl ExecShell {
@@ -53,6 +55,7 @@ impl ExecShell {
             default_timeout: settings.shell_timeout_secs.max(1),
             max_timeout: settings.shell_max_timeout_secs.max(1),
             env_remove: settings.shell_env_remove.clone(),
+            sandbox: settings.sandbox.clone(),
         }
     }
 }
@@ -105,21 +108,16 @@ impl Tool for ExecShell {
         let timeout = u64_arg(&args, "timeout")?
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
-        let mut cmd = Command::new(shell_program());
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(ctx.workspace.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        for var in self
-            .env_remove
-            .iter()
-            .map(String::as_str)
-            .chain(["BASH_ENV", "ENV"])
-        {
+        let policy = self.sandbox.policy(
+            ctx.workspace.root(),
+            vec![shell_program().into(), "-c".into(), command.into()],
+        );
+        let mut cmd = self
+            .sandbox
+            .command(&policy)
+            .map_err(|e| ToolError::ExecutionFailed(e.to_string()))?;
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        for var in &self.env_remove {
             cmd.env_remove(var);
         }
         refuse_planted_git_dirs(&mut cmd);
@@ -127,7 +125,9 @@ impl Tool for ExecShell {
         let child = cmd
             .spawn()
             .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
-        Run::new(child, ctx, timeout, started).finish().await
+        Run::new(child, ctx, timeout, started, policy)
+            .finish()
+            .await
     }
 }
 
@@ -177,23 +177,35 @@ enum End {
     ExitedPipesOpen(std::process::ExitStatus),
     Timeout,
     Cancelled,
+    /// Waiting for the shell failed: its outcome is unknown.
+    WaitFailed(std::io::Error),
 }
 
-/// Kills the process group when dropped, unless disarmed.
-struct GroupGuard(Option<Pid>);
+/// Ends the command when dropped, unless disarmed: the warden is told to
+/// stop (SIGTERM), and it kills everything the command started, in any
+/// session or group, before it exits.
+struct Warden(Option<Pid>);
 
-impl GroupGuard {
+impl Warden {
+    /// Asks the warden to kill everything and exit.
+    fn stop(&self) {
+        if let Some(pid) = self.0 {
+            // ESRCH (already gone) is fine.
+            let _ = kill(pid, Signal::SIGTERM);
+        }
+    }
+
+    /// Kills the warden's group outright (when it does not answer).
     fn kill(&mut self) {
         if let Some(pgid) = self.0.take() {
-            // ESRCH (already gone) is fine.
             let _ = killpg(pgid, Signal::SIGKILL);
         }
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for Warden {
     fn drop(&mut self) {
-        self.kill();
+        self.stop();
     }
 }
 
@@ -202,7 +214,8 @@ struct Run<'a> {
     ctx: &'a ToolContext,
     timeout: u64,
     started: Instant,
-    guard: GroupGuard,
+    policy: sandbox::Policy,
+    guard: Warden,
     readers: Vec<JoinHandle<()>>,
     rx: mpsc::Receiver<(Stream, Vec<u8>)>,
     out: Capture,
@@ -217,8 +230,9 @@ impl<'a> Run<'a> {
         ctx: &'a ToolContext,
         timeout: u64,
         started: Instant,
+        policy: sandbox::Policy,
     ) -> Self {
-        let guard = GroupGuard(
+        let guard = Warden(
             child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
@@ -237,6 +251,7 @@ impl<'a> Run<'a> {
             ctx,
             timeout,
             started,
+            policy,
             guard,
             readers,
             rx,
@@ -257,8 +272,21 @@ impl<'a> Run<'a> {
         match end {
             End::Exited(status) | End::ExitedPipesOpen(status) => {
                 let pipes_open = matches!(end, End::ExitedPipesOpen(_));
-                // A clean exit leaves background processes it started alone.
+                if pipes_open {
+                    // Something holds the pipes although the warden is
+                    // done: only its group can be left.
+                    self.guard.kill();
+                }
+                // The warden killed what the command left running.
                 self.guard.0 = None;
+                if status.code() == Some(sandbox::SETUP_FAILED) {
+                    let (stderr, _) = self.err.render();
+                    if let Some(why) = stderr.trim().strip_prefix(sandbox::FAILURE_PREFIX) {
+                        return Err(ToolError::ExecutionFailed(format!(
+                            "the command did not run: {why}"
+                        )));
+                    }
+                }
                 Ok(self.result(status, duration_ms, pipes_open))
             }
             End::Timeout => {
@@ -266,16 +294,22 @@ impl<'a> Run<'a> {
                 Err(ToolError::Timeout {
                     secs: self.timeout,
                     detail: format!(
-                        "command timed out after {}s and its process group was killed{}",
+                        "command timed out after {}s and every process it started was killed{}",
                         self.timeout,
                         self.last_lines()
                     ),
                 })
             }
+            End::WaitFailed(e) => {
+                self.kill_and_reap().await;
+                Err(ToolError::ExecutionFailed(format!(
+                    "lost track of the command ({e}); everything it started was killed"
+                )))
+            }
             End::Cancelled => {
                 self.kill_and_reap().await;
                 Err(ToolError::Cancelled(format!(
-                    "interrupted by the user after {duration_ms} ms; the command's process group was killed"
+                    "interrupted by the user after {duration_ms} ms; every process the command started was killed"
                 )))
             }
         }
@@ -308,8 +342,7 @@ impl<'a> Run<'a> {
                         status = Some(s);
                         grace.as_mut().reset(tokio::time::Instant::now() + EXIT_GRACE);
                     }
-                    // Waiting failed: treat as gone, with an unknown code.
-                    Err(_) => return End::Exited(std::process::ExitStatus::default()),
+                    Err(e) => return End::WaitFailed(e),
                 },
                 () = &mut grace, if status.is_some() => {
                     if let Some(s) = status {
@@ -346,8 +379,13 @@ impl<'a> Run<'a> {
     }
 
     async fn kill_and_reap(&mut self) {
-        self.guard.kill();
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        self.guard.stop();
+        let waited = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        if waited.is_err() {
+            self.guard.kill();
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        }
+        self.guard.0 = None;
     }
 
     fn last_lines(&self) -> String {
@@ -381,6 +419,11 @@ impl<'a> Run<'a> {
         }
         if out_cut || err_cut {
             v["truncated"] = json!(true);
+        }
+        if status.code() != Some(0)
+            && let Some(hint) = sandbox::blocked_hint(&self.policy, &stderr)
+        {
+            v["sandbox"] = json!(hint);
         }
         if pipes_open {
             v["note"] = json!(

@@ -1,0 +1,382 @@
+//! The sandbox, tried as an attacker would: a command that has been
+//! approved still cannot write outside the workspace, reach the network,
+//! signal Lathe, or leave a process behind.
+//!
+//! These tests need Landlock (Linux 6.7+ for its TCP rules) and a network
+//! namespace; where the kernel lacks them they fail and say so. CI's
+//! kernel has them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::builtin_settings;
+use lathe::policy::Workspace;
+use lathe::sandbox::{self, Mode};
+use lathe::tools::builtin::ExecShell;
+use lathe::tools::{Tool, ToolContext, ToolError};
+use serde_json::{Value, json};
+
+fn shell(mode: Mode, network: bool) -> ExecShell {
+    let mut settings = builtin_settings();
+    settings.sandbox.mode = mode;
+    settings.sandbox.network = network;
+    ExecShell::new(&settings)
+}
+
+async fn run_in(tool: &ExecShell, ws: &Path, command: &str) -> Result<Value, ToolError> {
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws).unwrap()));
+    tool.execute(json!({ "command": command, "timeout": 20 }), &ctx)
+        .await
+}
+
+async fn run(mode: Mode, ws: &Path, command: &str) -> Value {
+    run_in(&shell(mode, false), ws, command)
+        .await
+        .unwrap_or_else(|e| panic!("{command}: {e}"))
+}
+
+fn stdout(v: &Value) -> &str {
+    v["stdout"].as_str().unwrap_or("")
+}
+
+/// A directory outside the workspace (and outside the temp dir, which the
+/// sandbox lets commands write).
+fn outside() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("lathe-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn landlock_hint() -> &'static str {
+    "this test needs Landlock enabled in the kernel (Linux 6.7+ with lsm=…,landlock)"
+}
+
+#[tokio::test]
+async fn writes_go_only_to_the_workspace_and_the_temp_dir() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let target = out.path().join("planted.txt");
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!(
+            "echo in > inside.txt; echo t > \"${{TMPDIR:-/tmp}}/lathe-sbx-$$\" && rm \"${{TMPDIR:-/tmp}}/lathe-sbx-$$\" && echo tmp-ok; \
+             echo out > '{0}'; echo \"rc=$?\"; mkdir '{1}/d'",
+            target.display(),
+            out.path().display()
+        ),
+    )
+    .await;
+    assert!(ws.path().join("inside.txt").exists(), "{v}");
+    assert!(stdout(&v).contains("tmp-ok"), "{v}");
+    assert!(!target.exists(), "{}: {v}", landlock_hint());
+    assert!(!out.path().join("d").exists(), "{v}");
+    assert!(stdout(&v).contains("rc=1"), "{v}");
+    assert!(
+        v["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("may have blocked"),
+        "a blocked command says why: {v}"
+    );
+}
+
+#[tokio::test]
+async fn links_and_renames_cannot_cross_the_boundary() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    std::fs::write(out.path().join("secret"), "s").unwrap();
+    std::fs::write(out.path().join("config"), "keep").unwrap();
+    std::fs::write(ws.path().join("mine"), "m").unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!(
+            "ln '{o}/secret' hard 2>&1; mv mine '{o}/moved' 2>&1; mv '{o}/secret' stolen 2>&1; \
+             ln -s '{o}/config' soft && echo x > soft; ls",
+            o = out.path().display()
+        ),
+    )
+    .await;
+    assert!(!ws.path().join("hard").exists(), "{v}");
+    assert!(!out.path().join("moved").exists(), "{v}");
+    assert!(ws.path().join("mine").exists(), "{v}");
+    assert!(out.path().join("secret").exists(), "{v}");
+    assert!(!ws.path().join("stolen").exists(), "{v}");
+    // Through a symlink the model made: still outside.
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("config")).unwrap(),
+        "keep",
+        "{v}"
+    );
+}
+
+#[tokio::test]
+async fn read_only_mode_writes_nowhere() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run(
+        Mode::ReadOnly,
+        ws.path(),
+        "echo x > f.txt; echo \"rc=$?\"; cat /etc/hostname >/dev/null && echo read-ok; echo x > /dev/null && echo null-ok",
+    )
+    .await;
+    assert!(!ws.path().join("f.txt").exists(), "{v}");
+    assert!(stdout(&v).contains("rc=1"), "{v}");
+    assert!(stdout(&v).contains("read-ok"), "{v}");
+    assert!(stdout(&v).contains("null-ok"), "{v}");
+}
+
+#[tokio::test]
+async fn no_network_unless_allowed() {
+    let ws = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let uport = udp.local_addr().unwrap().port();
+    let probe = format!(
+        "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo tcp-open || echo tcp-blocked; \
+         (echo ping > /dev/udp/127.0.0.1/{uport}) 2>/dev/null && echo udp-sent || echo udp-blocked"
+    );
+    let v = run_in(&shell(Mode::WorkspaceWrite, false), ws.path(), &probe)
+        .await
+        .unwrap();
+    assert!(
+        stdout(&v).contains("tcp-blocked"),
+        "{}: {v}",
+        landlock_hint()
+    );
+    assert!(
+        stdout(&v).contains("udp-blocked"),
+        "UDP needs a network namespace (root, or unprivileged user namespaces): {v}"
+    );
+    let mut buf = [0u8; 16];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram got out");
+    // Allowed by the config: both work.
+    let v = run_in(&shell(Mode::WorkspaceWrite, true), ws.path(), &probe)
+        .await
+        .unwrap();
+    assert!(stdout(&v).contains("tcp-open"), "{v}");
+    assert!(stdout(&v).contains("udp-sent"), "{v}");
+}
+
+#[tokio::test]
+async fn commands_cannot_signal_processes_outside() {
+    let ws = tempfile::tempdir().unwrap();
+    // Stands in for Lathe and the person's other processes.
+    let mut victim = std::process::Command::new("sleep")
+        .arg("97399")
+        .spawn()
+        .unwrap();
+    let pid = victim.id();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!(
+            "kill -0 {pid} 2>&1; echo \"rc=$?\"; kill -KILL {pid}; kill -0 1; echo \"init=$?\""
+        ),
+    )
+    .await;
+    let survived = victim.try_wait().unwrap().is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(survived, "{}: {v}", landlock_hint());
+    assert!(stdout(&v).contains("rc=1"), "{v}");
+    assert!(stdout(&v).contains("init=1"), "{v}");
+}
+
+/// Whether a process whose command line holds `marker` is alive (zombies
+/// aside).
+fn alive(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            == Some("Z");
+        if cmdline.contains(marker) && !zombie && !cmdline.contains("__sandbox") {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+async fn gone(marker: &str) -> Vec<String> {
+    // The warden kills before it exits; allow the kernel a moment to
+    // finish the deaths.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = alive(marker);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every way to outlive a shell: background jobs, nohup, setsid, a double
+/// fork, a disowned job in a new session.
+fn escapes(n: u32) -> String {
+    format!(
+        "sleep {n}1 & nohup sleep {n}2 >/dev/null 2>&1 & setsid sleep {n}3 & (sleep {n}4 &); \
+         bash -c 'setsid bash -c \"sleep {n}5 & disown\" &'; disown -a"
+    )
+}
+
+#[tokio::test]
+async fn nothing_outlives_a_finished_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!("{}; sleep 0.2; echo started", escapes(9731)),
+    )
+    .await;
+    assert!(stdout(&v).contains("started"), "{v}");
+    let left = gone("sleep 9731").await;
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
+#[tokio::test]
+async fn nothing_outlives_a_timeout_or_an_interrupt() {
+    let ws = tempfile::tempdir().unwrap();
+    let tool = shell(Mode::WorkspaceWrite, false);
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws.path()).unwrap()));
+    let err = tool
+        .execute(
+            json!({ "command": format!("{}; sleep 60", escapes(9732)), "timeout": 1 }),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Timeout { .. }), "{err}");
+    let left = gone("sleep 9732").await;
+    assert!(left.is_empty(), "still running after a timeout: {left:?}");
+
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws.path()).unwrap()));
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        cancel.cancel();
+    });
+    let err = tool
+        .execute(
+            json!({ "command": format!("{}; sleep 60", escapes(9733)) }),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Cancelled(_)), "{err}");
+    let left = gone("sleep 9733").await;
+    assert!(
+        left.is_empty(),
+        "still running after an interrupt: {left:?}"
+    );
+}
+
+/// Lathe killed with SIGKILL: the warden hears of it (its parent-death
+/// signal) and takes everything down with it.
+#[tokio::test]
+async fn nothing_outlives_a_killed_lathe() {
+    let ws = tempfile::tempdir().unwrap();
+    // Stands in for Lathe: a shell that starts the warden and waits.
+    let settings = sandbox::Settings {
+        helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_lathe"))),
+        ..sandbox::Settings::default()
+    };
+    let mut policy = settings.policy(
+        ws.path(),
+        vec![
+            "bash".into(),
+            "-c".into(),
+            format!("{}; sleep 60", escapes(9734)),
+        ],
+    );
+    policy.parent = 0;
+    let encoded = serde_json::to_string(&policy).unwrap();
+    let script = format!(
+        "\"$0\" {} \"$(printf '%s' \"$1\" | sed \"s/\\\"parent\\\":0/\\\"parent\\\":$$/\")\"; :",
+        sandbox::WARDEN_ARG
+    );
+    let mut fake_lathe = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_lathe"))
+        .arg(encoded)
+        .current_dir(ws.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive("sleep 97345").is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    fake_lathe.kill().unwrap();
+    fake_lathe.wait().unwrap();
+    let left = gone("sleep 9734").await;
+    assert!(left.is_empty(), "still running after Lathe died: {left:?}");
+}
+
+#[tokio::test]
+async fn a_helper_that_cannot_set_up_stops_the_command() {
+    let ws = tempfile::tempdir().unwrap();
+    // The warden refuses a parent that is not its own.
+    let settings = sandbox::Settings {
+        helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_lathe"))),
+        ..sandbox::Settings::default()
+    };
+    let mut policy = settings.policy(ws.path(), vec!["touch".into(), "ran".into()]);
+    policy.parent = 1;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .arg(sandbox::WARDEN_ARG)
+        .arg(serde_json::to_string(&policy).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(sandbox::SETUP_FAILED));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with(sandbox::FAILURE_PREFIX), "{stderr}");
+    assert!(!ws.path().join("ran").exists());
+    // exec_shell reports such a failure as the command not having run.
+    let err = run_in(
+        &shell(Mode::WorkspaceWrite, false),
+        ws.path(),
+        "echo 'lathe-sandbox: no Landlock here' >&2; exit 125",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("did not run: no Landlock here"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn secret_variables_never_reach_a_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run(Mode::Off, ws.path(), "env").await;
+    for (name, _) in std::env::vars() {
+        if sandbox::is_secret_name(&name) {
+            assert!(!stdout(&v).contains(&format!("{name}=")), "{name} leaked");
+        }
+    }
+    assert!(stdout(&v).contains("PATH="), "{v}");
+}
