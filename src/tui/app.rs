@@ -102,6 +102,8 @@ pub struct App {
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
     queued: VecDeque<String>,
+    /// The last frame showed the trust question.
+    trust_drawn: bool,
     dirty: bool,
     now: Instant,
 }
@@ -135,7 +137,7 @@ impl App {
             log: ToolLog::new(now),
             log_open: false,
             permissions: None,
-            trust: init.trust.map(|t| (t, Arming::shown(now))),
+            trust: init.trust.map(|t| (t, Arming::pending())),
             model: init.model,
             workspace: init.workspace,
             approval: init.approval,
@@ -148,6 +150,7 @@ impl App {
             suspend: false,
             ops: Vec::new(),
             queued: VecDeque::new(),
+            trust_drawn: false,
             dirty: true,
             now,
         }
@@ -204,6 +207,16 @@ impl App {
     /// Whether Ctrl-Z asked to suspend (once).
     pub fn take_suspend(&mut self) -> bool {
         std::mem::take(&mut self.suspend)
+    }
+
+    /// A frame is on screen (called right after it is written): questions
+    /// count as shown from `now`, so keys read while the UI could not show
+    /// them never answer them.
+    pub fn drawn(&mut self, now: Instant) {
+        self.approvals.after_draw(now);
+        if let Some((_, arming)) = &mut self.trust {
+            arming.drawn(std::mem::take(&mut self.trust_drawn), now);
+        }
     }
 
     /// Everything is drawn again (after the terminal was given away).
@@ -523,7 +536,16 @@ impl App {
                 }
             }
             Event::Mouse(m) => self.on_mouse(m),
-            Event::Resize(..) | Event::FocusGained => self.dirty = true,
+            Event::Resize(..) => {
+                // What the question looks like changed: it is read anew
+                // before a key answers it.
+                self.approvals.input(now);
+                if let Some((_, arming)) = &mut self.trust {
+                    arming.input(now);
+                }
+                self.dirty = true;
+            }
+            Event::FocusGained => self.dirty = true,
             _ => {}
         }
     }
@@ -669,6 +691,9 @@ impl App {
     fn on_ctrl_c(&mut self, now: Instant) {
         if self.is_running() {
             self.ops.push(Op::Interrupt);
+            for id in self.approvals.call_ids() {
+                self.log.decided(&id, "Ctrl-C: the turn was interrupted");
+            }
             match self.unqueue() {
                 0 => self.flash("interrupting…", now),
                 1 => self.flash(
@@ -850,6 +875,7 @@ impl App {
         }
         if let Some((prompt, _)) = &self.trust {
             render_trust(prompt, main, buf, &self.theme);
+            self.trust_drawn = true;
         }
     }
 }

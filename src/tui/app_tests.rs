@@ -36,9 +36,11 @@ fn type_text(a: &mut App, text: &str, now: Instant) {
     }
 }
 
+/// Draws a frame as the event loop does (and tells the app it is shown).
 fn screen(a: &mut App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| a.draw(f)).unwrap();
+    a.drawn(a.now);
     term.backend().to_string()
 }
 
@@ -361,9 +363,14 @@ fn workspace_hooks_wait_for_trust() {
 fn a_paused_y_trusts_workspace_hooks() {
     let t0 = Instant::now();
     let (mut a, remembered) = trust_app(t0);
+    // Not yet on screen: a `y` however late is not an answer.
+    a.on_terminal_event(key(KeyCode::Char('y')), t0 + 3 * QUIET);
+    assert!(a.take_ops().is_empty());
+    a.now = t0 + 3 * QUIET;
+    screen(&mut a, 72, 18);
     a.on_terminal_event(
         key(KeyCode::Char('y')),
-        t0 + QUIET + Duration::from_millis(1),
+        t0 + 4 * QUIET + Duration::from_millis(1),
     );
     assert_eq!(a.take_ops(), vec![Op::TrustWorkspaceHooks]);
     assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
@@ -551,4 +558,77 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
     assert_eq!(a.composer.text(), "third\n\ndraft");
     let shown = screen(&mut a, 60, 12);
     assert!(!shown.contains("queued:"), "{shown}");
+}
+
+fn approval_request(id: &str) -> AgentEvent {
+    AgentEvent::ApprovalRequested {
+        call_id: id.into(),
+        tool: "exec_shell".into(),
+        arguments: json!({"command": "touch x"}),
+        effect: Effect::Exec,
+        operations: vec![],
+        needs: vec![],
+        reason: "approval mode ask".into(),
+        grant: None,
+        diff: None,
+    }
+}
+
+/// The UI froze (a huge diff, a slow terminal) while the person typed:
+/// the keys read after the freeze were typed before the dialog could be
+/// seen, and never answer it. The quiet moment counts from the first
+/// frame that shows it; a resize starts it again.
+#[test]
+fn keys_read_before_the_dialog_is_on_screen_never_answer() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    // Read two seconds later, before any frame: typing.
+    let late = t0 + Duration::from_secs(2);
+    a.on_terminal_event(key(KeyCode::Char('y')), late);
+    assert!(a.take_ops().is_empty());
+    assert_eq!(a.composer.text(), "y");
+    // The first frame shows it; a `y` right after is still typing.
+    a.now = late;
+    screen(&mut a, 80, 24);
+    a.on_terminal_event(key(KeyCode::Char('y')), late + Duration::from_millis(100));
+    assert!(a.take_ops().is_empty());
+    // A resize: read it anew.
+    let t = late + Duration::from_millis(100) + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(Event::Resize(100, 30), t);
+    screen(&mut a, 100, 30);
+    a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(50));
+    assert!(a.take_ops().is_empty(), "y right after a resize");
+    // A pause after all that: `y` approves.
+    let t = t + Duration::from_millis(50) + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::Char('y')), t);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
+}
+
+/// A window too small to show the call: the notice takes a denial; after
+/// it is enlarged, the quiet moment starts from the frame that shows it.
+#[test]
+fn enlarging_a_tiny_window_then_y_does_not_approve() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(approval_request("c1"), t0);
+    a.now = t0;
+    let tiny = screen(&mut a, 40, 7);
+    assert!(tiny.contains("enlarge"), "{tiny}");
+    let t = t0 + Duration::from_secs(3);
+    a.on_terminal_event(Event::Resize(100, 30), t);
+    a.now = t;
+    screen(&mut a, 100, 30);
+    a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(50));
+    assert!(a.take_ops().is_empty());
 }

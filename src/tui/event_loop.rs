@@ -127,6 +127,8 @@ pub fn draw(app: &mut App, terminal: &mut Tui, depth: ColorDepth) -> io::Result<
         })
         .map(|_| ());
     crossterm::execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    // Only now is the frame on screen.
+    app.drawn(std::time::Instant::now());
     result
 }
 

@@ -54,19 +54,32 @@ pub const QUIET: Duration = Duration::from_millis(800);
 /// and since the last key or paste.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Arming {
+    /// When the question was first on screen, whole; `None` until a frame
+    /// has shown it (a frozen or too small window shows nothing, and keys
+    /// read then were typed before it could be read).
     shown_at: Option<Instant>,
     last_input: Option<Instant>,
+    /// It has armed once: from then on it has the keyboard, and keys
+    /// (scrolling included) no longer go to the composer.
+    has_keys: bool,
 }
 
 impl Arming {
-    pub fn shown(now: Instant) -> Self {
-        Self {
-            shown_at: Some(now),
-            last_input: None,
+    /// A question not yet drawn.
+    pub fn pending() -> Self {
+        Self::default()
+    }
+
+    /// A frame has shown the question (or, `false`, could not show it).
+    pub fn drawn(&mut self, visible: bool, now: Instant) {
+        if !visible {
+            self.shown_at = None;
+        } else if self.shown_at.is_none() {
+            self.shown_at = Some(now);
         }
     }
 
-    /// When keys start to count (`None`: nothing shown).
+    /// When keys start to count (`None`: not on screen).
     pub fn armed_at(&self) -> Option<Instant> {
         let shown = self.shown_at?;
         Some(self.last_input.map_or(shown, |i| i.max(shown)) + QUIET)
@@ -124,6 +137,11 @@ pub struct ApprovalOverlay {
     confirming: bool,
     /// Whether the last frame could show the call and its keys.
     fits: std::cell::Cell<bool>,
+    /// What the last frame did with the dialog (shown whole or not), not
+    /// yet told to the arming.
+    drawn: std::cell::Cell<Option<bool>>,
+    /// A frame has drawn the front request, whole or as a notice.
+    drawn_once: bool,
     /// How far the last frame could scroll; keys never scroll past it.
     max_scroll: std::cell::Cell<usize>,
 }
@@ -139,6 +157,11 @@ impl ApprovalOverlay {
 
     pub fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// The calls waiting for an answer.
+    pub fn call_ids(&self) -> Vec<String> {
+        self.queue.iter().map(|r| r.call_id.clone()).collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -180,14 +203,16 @@ impl ApprovalOverlay {
     }
 
     fn show_front(&mut self, now: Instant) {
-        self.arming = if self.queue.is_empty() {
-            Arming::default()
-        } else {
-            Arming::shown(now)
-        };
+        // Shown when a frame draws it; the quiet moment counts from then,
+        // or from the last key if that is later.
+        self.arming = Arming::pending();
+        if !self.queue.is_empty() {
+            self.arming.input(now);
+        }
         self.scroll = 0;
         self.message = None;
         self.confirming = false;
+        self.drawn_once = false;
     }
 
     /// When keys start to count; `None` when nothing is shown.
@@ -198,6 +223,16 @@ impl ApprovalOverlay {
     /// The dialog could not be drawn: it takes only a denial.
     pub fn hide(&self) {
         self.fits.set(false);
+        self.drawn.set(Some(false));
+    }
+
+    /// A frame is on screen: the question counts as shown from `now` if
+    /// that frame showed it whole, and as unseen if it could not.
+    pub fn after_draw(&mut self, now: Instant) {
+        if let Some(visible) = self.drawn.take() {
+            self.drawn_once = !self.queue.is_empty();
+            self.arming.drawn(visible && !self.queue.is_empty(), now);
+        }
     }
 
     /// A key or paste reached the app: the quiet moment starts again.
@@ -221,13 +256,39 @@ impl ApprovalOverlay {
         if self.queue.is_empty() {
             return ApprovalAction::None;
         }
-        if self.message.is_none() && key.modifiers.is_empty() && self.scroll_key(key.code) {
-            // Reading the call is not answering it: scroll keys work at
-            // once and leave the quiet moment alone.
-            return ApprovalAction::None;
+        if !self.fits.get() && self.drawn_once && self.message.is_none() {
+            // Only the "enlarge the window" line shows: a denial is all
+            // that can be meant; anything else is not for the dialog.
+            self.arming.input(now);
+            return match key.code {
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    "denied from a window too small to show the call",
+                    None,
+                ),
+                KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'e' | 'E') => {
+                    ApprovalAction::Hint("enlarge the window to see the call; n or Esc denies")
+                }
+                _ => ApprovalAction::Pass(key),
+            };
         }
         let armed = self.arming.is_armed(now);
         self.arming.input(now);
+        if armed {
+            self.arming.has_keys = true;
+        }
+        if !self.arming.has_keys {
+            // Typed while the dialog opened (or before a frame could show
+            // it), with no pause since: the person is writing, not
+            // answering. Every key, scrolling ones too, goes on.
+            self.confirming = false;
+            return ApprovalAction::Pass(key);
+        }
+        if self.message.is_none() && key.modifiers.is_empty() && self.scroll_key(key.code) {
+            // Reading is not answering; the next answer waits for a quiet
+            // moment after it.
+            return ApprovalAction::None;
+        }
         if let Some(input) = &mut self.message {
             // Writing what to do instead: the keys are text.
             match key.code {
@@ -248,10 +309,15 @@ impl ApprovalOverlay {
             return ApprovalAction::None;
         }
         if !armed {
-            // Typed while the dialog opened, or with no pause since: the
-            // person is writing, not answering.
-            self.confirming = false;
-            return ApprovalAction::Pass(key);
+            // A key right after another is not an answer.
+            if std::mem::take(&mut self.confirming) {
+                return ApprovalAction::Hint(
+                    "no grant: the second a came too soon (press a, pause, then a)",
+                );
+            }
+            return ApprovalAction::Hint(
+                "a key right after another is not an answer: pause, then press it",
+            );
         }
         if key.modifiers.contains(KeyModifiers::ALT) {
             // An Esc and a key in one read arrive as Alt-key: the Esc
@@ -351,7 +417,10 @@ impl ApprovalOverlay {
         // The next request arms after its own quiet moment, counted from
         // this key.
         let last = self.arming.last_input;
+        let had_keys = self.arming.has_keys;
         self.show_front(last.unwrap_or_else(Instant::now));
+        // The keyboard stays with the dialogs of a batch.
+        self.arming.has_keys = had_keys;
         ApprovalAction::Decide {
             call_id: front.call_id,
             decision,
@@ -503,6 +572,7 @@ impl ApprovalOverlay {
         // only a denial is taken.
         let fits = inner.height >= 5 && inner.width >= 24;
         self.fits.set(fits);
+        self.drawn.set(Some(fits));
         if !fits {
             Clear.render(area, buf);
             let notice = Line::from(vec![

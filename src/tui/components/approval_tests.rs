@@ -69,7 +69,7 @@ fn shown(requests: Vec<PendingApproval>, t0: Instant) -> ApprovalOverlay {
     for r in requests {
         o.push(r, t0);
     }
-    draw(&o, 80, 24, t0);
+    draw(&mut o, 80, 24, t0);
     o
 }
 
@@ -142,6 +142,7 @@ fn alt_keys_and_esc_then_a_key_never_approve() {
     let mut t = t;
     for gap in [50, 200, 400] {
         t = later(t) + Duration::from_millis(1000);
+        draw(&mut o, 80, 24, t - Duration::from_millis(900));
         let esc = o.handle_key(key(KeyCode::Esc), t);
         assert_eq!(
             decision(&esc),
@@ -150,10 +151,10 @@ fn alt_keys_and_esc_then_a_key_never_approve() {
         if !o.is_active() {
             break;
         }
+        draw(&mut o, 80, 24, t + Duration::from_millis(1));
         let y = key(KeyCode::Char('y'));
-        assert_eq!(
-            o.handle_key(y, t + Duration::from_millis(gap)),
-            ApprovalAction::Pass(y),
+        assert!(
+            decision(&o.handle_key(y, t + Duration::from_millis(gap))).is_none(),
             "{gap} ms"
         );
     }
@@ -175,13 +176,13 @@ fn a_asks_for_a_second_a_after_a_pause() {
         o.handle_key(key(KeyCode::Char('a')), t),
         ApprovalAction::None
     );
-    assert!(draw(&o, 80, 24, later(t)).contains("again to approve"));
-    // "aa" typed quickly is not a confirmation: the second `a` is typing.
+    assert!(draw(&mut o, 80, 24, later(t)).contains("again to approve"));
+    // "aa" typed quickly is not a confirmation, and says so.
     let a = key(KeyCode::Char('a'));
-    assert_eq!(
+    assert!(matches!(
         o.handle_key(a, t + Duration::from_millis(120)),
-        ApprovalAction::Pass(a)
-    );
+        ApprovalAction::Hint(h) if h.contains("too soon")
+    ));
     assert!(o.is_active());
     // `a`, a pause, another key: no grant.
     let t = later(t + Duration::from_millis(120));
@@ -234,10 +235,12 @@ fn queued_requests_show_one_at_a_time_each_armed_again() {
         decision(&o.handle_key(y, t1)),
         Some(&ApprovalDecision::ApproveOnce)
     );
-    // A double press does not decide the next request.
-    assert_eq!(o.handle_key(y, t1), ApprovalAction::Pass(y));
+    // A double press does not decide the next request, drawn or not.
+    assert!(decision(&o.handle_key(y, t1)).is_none());
+    draw(&mut o, 80, 24, t1);
+    assert!(decision(&o.handle_key(y, t1 + Duration::from_millis(5))).is_none());
     assert_eq!(
-        decision(&o.handle_key(key(KeyCode::Esc), later(t1))),
+        decision(&o.handle_key(key(KeyCode::Esc), later(t1 + Duration::from_millis(5)))),
         Some(&ApprovalDecision::Deny { message: None })
     );
     o.remove("c3", later(t1));
@@ -277,7 +280,7 @@ fn a_dialog_too_small_to_read_only_denies() {
     let t0 = Instant::now();
     let mut o = ApprovalOverlay::new();
     o.push(shell("c1"), t0);
-    let screen = draw(&o, 40, 6, later(t0));
+    let screen = draw(&mut o, 40, 6, later(t0));
     assert!(screen.contains("enlarge the window"), "{screen}");
     for c in ['y', 'a'] {
         let t = later(t0) + Duration::from_secs(u64::from(c == 'a') * 5);
@@ -294,20 +297,22 @@ fn a_dialog_too_small_to_read_only_denies() {
         decision(&n),
         Some(&ApprovalDecision::Deny { message: None })
     );
-    // Before it was ever drawn, nothing is taken either.
+    // Before a frame ever showed it, keys are not for it at all.
     let mut o = ApprovalOverlay::new();
     o.push(shell("c2"), t0);
-    assert!(matches!(
-        o.handle_key(key(KeyCode::Char('y')), later(t0)),
-        ApprovalAction::Hint(_)
-    ));
+    let y = key(KeyCode::Char('y'));
+    assert_eq!(o.handle_key(y, later(t0)), ApprovalAction::Pass(y));
+    assert!(o.is_active());
 }
 
-fn draw(o: &ApprovalOverlay, w: u16, h: u16, now: Instant) -> String {
+/// Draws a frame, and tells the dialog it is on screen (as the event
+/// loop does after each frame).
+fn draw(o: &mut ApprovalOverlay, w: u16, h: u16, now: Instant) -> String {
     let theme = Theme::plain();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| o.render(f.area(), f.buffer_mut(), &theme, now))
         .unwrap();
+    o.after_draw(now);
     term.backend().to_string()
 }
 
@@ -319,12 +324,12 @@ fn the_dialog_shows_the_diff_and_how_many_remain() {
     o.push(shell("c2"), t0);
     assert_snapshot!(
         "approval_edit_with_diff_queued",
-        draw(&o, 80, 20, later(t0))
+        draw(&mut o, 80, 20, later(t0))
     );
-    o.handle_key(key(KeyCode::Char('n')), later(t0));
+    o.handle_key(key(KeyCode::Char('n')), later(later(t0)));
     assert_snapshot!(
         "approval_shell_narrow",
-        draw(&o, 50, 14, later(later(later(t0))))
+        draw(&mut o, 50, 14, later(later(later(t0))))
     );
 }
 
@@ -344,6 +349,7 @@ fn a_call_no_grant_may_cover_offers_no_a() {
         },
         t0,
     );
+    draw(&mut o, 72, 14, t0);
     assert!(
         matches!(
             o.handle_key(key(KeyCode::Char('a')), later(t0)),
@@ -353,7 +359,7 @@ fn a_call_no_grant_may_cover_offers_no_a() {
     );
     assert!(o.is_active());
     let t = later(later(t0));
-    assert_snapshot!("approval_not_grantable", draw(&o, 72, 14, t));
+    assert_snapshot!("approval_not_grantable", draw(&mut o, 72, 14, t));
     assert!(matches!(
         o.handle_key(key(KeyCode::Char('y')), later(t)),
         ApprovalAction::Decide {
@@ -372,18 +378,18 @@ fn a_huge_diff_scrolls_without_overscroll() {
     let mut req = edit("big");
     req.diff = Some(DiffView::parse(&unified_diff("big.txt", None, &new)));
     let mut o = shown(vec![req], t0);
-    let first = draw(&o, 80, 24, later(t0));
+    let first = draw(&mut o, 80, 24, later(t0));
     assert!(first.contains("line 0"), "{first}");
     for _ in 0..30 {
         o.handle_key(key(KeyCode::End), later(t0));
     }
-    let end = draw(&o, 80, 24, later(t0));
+    let end = draw(&mut o, 80, 24, later(t0));
     assert!(end.contains("line 19999"), "{end}");
     for _ in 0..100 {
         o.handle_key(key(KeyCode::Down), later(t0));
     }
     o.handle_key(key(KeyCode::Up), later(t0));
-    let up = draw(&o, 80, 24, later(t0));
+    let up = draw(&mut o, 80, 24, later(t0));
     assert_ne!(up, end, "one key up moves at once");
     assert!(
         up.contains("line 19998") && !up.contains("line 19999"),
@@ -391,33 +397,41 @@ fn a_huge_diff_scrolls_without_overscroll() {
     );
 }
 
-/// Scroll keys read the call at once, before the dialog arms, and neither
-/// answer it nor restart its quiet moment; letters still pass on.
+/// Before the dialog has armed, every key (scrolling ones too) goes to
+/// the composer. Once armed it has the keyboard: scroll keys read the
+/// call, never answer it, and restart the quiet moment, so `PgUp y`
+/// typed together does not approve.
 #[test]
-fn scroll_keys_act_at_once_and_never_answer() {
+fn scroll_keys_read_and_never_answer() {
     let t0 = Instant::now();
     let mut o = shown(vec![edit("c1")], t0);
-    for code in [
+    let home = key(KeyCode::Home);
+    assert_eq!(o.handle_key(home, t0), ApprovalAction::Pass(home));
+    let t = later(t0);
+    for (i, code) in [
         KeyCode::Down,
         KeyCode::PageDown,
         KeyCode::End,
         KeyCode::Up,
         KeyCode::Home,
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = t + Duration::from_millis(10 * i as u64);
         assert_eq!(
-            o.handle_key(key(code), t0),
+            o.handle_key(key(code), at),
             ApprovalAction::None,
             "{code:?}"
         );
     }
-    assert_eq!(o.armed_at(), Some(t0 + QUIET));
-    assert!(matches!(
-        o.handle_key(key(KeyCode::Char('y')), t0),
-        ApprovalAction::Pass(_)
-    ));
+    let last = t + Duration::from_millis(40);
+    assert_eq!(o.armed_at(), Some(last + QUIET));
+    let y = o.handle_key(key(KeyCode::Char('y')), last + Duration::from_millis(5));
+    assert!(decision(&y).is_none(), "PgUp then y at once: {y:?}");
     let alt_down = KeyEvent::new(KeyCode::Down, KeyModifiers::ALT);
     assert!(
-        decision(&o.handle_key(alt_down, later(t0 + QUIET)))
+        decision(&o.handle_key(alt_down, later(last + QUIET)))
             .is_some_and(|d| { matches!(d, ApprovalDecision::Deny { .. }) })
     );
 }

@@ -22,6 +22,36 @@ use crate::tui::width;
 /// Most lines the composer grows to before it scrolls.
 const MAX_VISIBLE_LINES: u16 = 8;
 
+/// Under the cursor, one private-use character per column of the cluster
+/// stands in for it while the editor draws: the first takes the cursor.
+const STAND_IN: char = '\u{E000}';
+const STAND_IN_REST: char = '\u{E001}';
+
+/// Swaps the cluster of several `char`s under the cursor for stand-ins of
+/// its width (characters no one types); the cluster to put back.
+fn stand_in_at_cursor(ta: &mut TextArea<'_>) -> Option<String> {
+    let (row, col) = (ta.cursor().0, ta.cursor().1);
+    let line = ta.lines().get(row)?;
+    let n = width::chars_after(line, col);
+    if n < 2 {
+        return None;
+    }
+    let cluster: String = line.chars().skip(col).take(n).collect();
+    let cols = width::of(&cluster);
+    if cols == 0 {
+        return None;
+    }
+    ta.delete_str(n);
+    ta.insert_char(STAND_IN);
+    for _ in 1..cols {
+        ta.insert_char(STAND_IN_REST);
+    }
+    for _ in 0..cols {
+        ta.move_cursor(CursorMove::Back);
+    }
+    Some(cluster)
+}
+
 /// The slash commands, with their help.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "keys and commands"),
@@ -215,7 +245,15 @@ impl Composer {
                 self.popup_selected = 0;
             }
         }
-        self.snap_to_cluster();
+        // Moving between lines of other widths can land inside a cluster;
+        // typing may (a flag is typed as two code points).
+        let vertical = matches!(
+            key.code,
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown
+        ) || (ctrl && matches!(key.code, KeyCode::Char('p' | 'n')));
+        if vertical {
+            self.snap_to_cluster();
+        }
         ComposerAction::None
     }
 
@@ -390,7 +428,26 @@ impl Composer {
         if !focused {
             ta.set_cursor_style(ratatui::style::Style::default());
         }
+        // The editor draws its cursor over one `char`, which would split a
+        // cluster of several (a flag, a family emoji) into pieces. Under
+        // the cursor, such a cluster stands in as one character of the
+        // same width while the editor draws, and goes back after.
+        let stand_in = focused.then(|| stand_in_at_cursor(&mut ta)).flatten();
         ta.render(area, buf);
+        if let Some(cluster) = stand_in {
+            let (first, rest) = (STAND_IN.to_string(), STAND_IN_REST.to_string());
+            for y in area.top()..area.bottom() {
+                for x in area.left()..area.right() {
+                    let cell = &mut buf[(x, y)];
+                    if cell.symbol() == first {
+                        cell.set_symbol(&cluster);
+                    } else if cell.symbol() == rest {
+                        // Covered by the cluster.
+                        cell.set_symbol(" ");
+                    }
+                }
+            }
+        }
         self.render_popup(area, buf, theme);
     }
 

@@ -233,3 +233,44 @@ fn wide_graphemes_render_whole() {
     c.paste("flags 🇯🇵🇫🇷 family 👨‍👩‍👧 conjunct क्षि e\u{301} 漢字 and more words to wrap");
     assert_snapshot!("composer_wide_graphemes", drawn(&c, 24));
 }
+
+/// A flag or a conjunct typed a code point at a time (as terminals send
+/// them) in front of other text stays as typed.
+#[test]
+fn clusters_typed_a_code_point_at_a_time_stay_whole() {
+    for (before, new) in [("🇫🇷 QUICK", "🇯🇵"), ("ष", "क्त")] {
+        let mut c = composer();
+        c.paste(before);
+        c.handle_key(key(KeyCode::Home));
+        typed(&mut c, new);
+        assert_eq!(c.text(), format!("{new}{before}"));
+    }
+}
+
+/// The cursor on a flag, a family emoji or a conjunct covers the whole
+/// cluster; the line is drawn as typed.
+#[test]
+fn the_cursor_covers_a_whole_cluster() {
+    for cluster in ["🇯🇵", "👨‍👩‍👧", "क्षि", "e\u{301}"] {
+        let mut c = composer();
+        c.paste(&format!("a{cluster}b"));
+        c.handle_key(key(KeyCode::Left));
+        c.handle_key(key(KeyCode::Left));
+        let mut term = Terminal::new(TestBackend::new(20, 3)).unwrap();
+        term.draw(|f| c.render(f.area(), f.buffer_mut(), &Theme::plain(), true))
+            .unwrap();
+        let buf = term.backend().buffer();
+        let row: String = (1..19).map(|x| buf[(x, 1)].symbol().to_string()).collect();
+        assert!(
+            row.starts_with(&format!("a{cluster}")),
+            "{cluster:?}: {row:?}"
+        );
+        assert!(row.contains('b'), "{row:?}");
+        let cursor = &buf[(2, 1)];
+        assert_eq!(cursor.symbol(), cluster);
+        assert!(
+            cursor.modifier.contains(ratatui::style::Modifier::REVERSED),
+            "{cluster:?}: the cursor is on it"
+        );
+    }
+}
