@@ -37,10 +37,12 @@ const TICK: Duration = Duration::from_millis(100);
 const MOUSE_LINES: usize = 3;
 
 const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
-Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-C interrupt (twice on an empty prompt to quit).
+Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint · Ctrl-Z suspend · \
+Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
 (read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /quit.
-Approval dialog: y approve once · a approve for this conversation (when offered) · n or Esc deny · e deny and say what to do instead.";
+Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
+n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
 
 /// Facts the app starts with.
 pub struct AppInit {
@@ -98,6 +100,8 @@ pub struct App {
     should_quit: bool,
     /// Ctrl-Z was pressed: the loop suspends the UI.
     suspend: bool,
+    /// Ctrl-L was pressed: the loop repaints the whole screen.
+    repaint: bool,
     ops: Vec<Op>,
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
@@ -148,6 +152,7 @@ impl App {
             quit_armed: None,
             should_quit: false,
             suspend: false,
+            repaint: false,
             ops: Vec::new(),
             queued: VecDeque::new(),
             trust_drawn: false,
@@ -202,6 +207,13 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Whether Ctrl-L asked for the whole screen to be painted again
+    /// (once): a terminal that disagrees on a character's width can leave
+    /// pieces behind, and this clears them.
+    pub fn take_repaint(&mut self) -> bool {
+        std::mem::take(&mut self.repaint)
     }
 
     /// Whether Ctrl-Z asked to suspend (once).
@@ -569,6 +581,10 @@ impl App {
             self.suspend = true;
             return;
         }
+        if ctrl && key.code == KeyCode::Char('l') {
+            self.repaint = true;
+            return;
+        }
         self.quit_armed = None;
         if self.trust.is_some() {
             return self.on_trust_key(key, now);
@@ -861,6 +877,7 @@ impl App {
             running_ms,
             usage: self.usage,
             flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+            waiting: self.approvals.is_active() || self.trust.is_some(),
         };
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));

@@ -632,3 +632,12 @@ fn enlarging_a_tiny_window_then_y_does_not_approve() {
     a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(50));
     assert!(a.take_ops().is_empty());
 }
+
+#[test]
+fn ctrl_l_repaints_the_whole_screen_once() {
+    let (mut a, t0) = app();
+    a.on_terminal_event(ctrl('l'), t0);
+    assert!(a.take_repaint());
+    assert!(!a.take_repaint());
+    assert!(a.composer.text().is_empty(), "Ctrl-L types nothing");
+}

@@ -91,6 +91,10 @@ pub async fn run(
             suspend(terminal)?;
             app.redraw();
         }
+        if app.take_repaint() {
+            terminal.clear()?;
+            app.redraw();
+        }
         if app.should_quit() {
             return Ok(None);
         }

@@ -351,9 +351,11 @@ impl ApprovalOverlay {
                     &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
                     None,
                 ),
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => {
-                    self.decide(ApprovalDecision::Deny { message: None }, "n", None)
-                }
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    &format!("{}, {shown_for:.1} s after it showed", key_name(key.code)),
+                    None,
+                ),
                 _ => ApprovalAction::Hint(
                     "no grant given: press a twice to approve for the conversation",
                 ),
@@ -375,10 +377,16 @@ impl ApprovalOverlay {
             KeyCode::Char('a' | 'A') if plain => ApprovalAction::Hint(
                 "`a` is not offered: no conversation grant can cover this call (y once, n deny)",
             ),
-            KeyCode::Char('n' | 'N') if plain => {
-                self.decide(ApprovalDecision::Deny { message: None }, "n", None)
-            }
-            KeyCode::Esc => self.decide(ApprovalDecision::Deny { message: None }, "Esc", None),
+            KeyCode::Char('n' | 'N') if plain => self.decide(
+                ApprovalDecision::Deny { message: None },
+                &format!("n, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Esc => self.decide(
+                ApprovalDecision::Deny { message: None },
+                &format!("Esc, {shown_for:.1} s after it showed"),
+                None,
+            ),
             KeyCode::Char('e' | 'E') if plain => {
                 let mut input = TextArea::default();
                 input.set_placeholder_text(format!(

@@ -23,6 +23,9 @@ pub struct StatusInfo<'a> {
     pub usage: Usage,
     /// A transient message (e.g. "press Ctrl-C again to quit").
     pub flash: Option<&'a str>,
+    /// A question waits for the person (the turn's clock is not drawn
+    /// meanwhile: nothing is redrawn while nothing changes).
+    pub waiting: bool,
 }
 
 fn tokens(n: u64) -> String {
@@ -56,6 +59,9 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
     };
     let activity = match (info.flash, info.running_ms) {
         (Some(flash), _) => Span::styled(flash.to_string(), base.fg(theme.colors.warning)),
+        (None, Some(_)) if info.waiting => {
+            Span::styled("waiting for your answer", base.fg(theme.colors.warning))
+        }
         (None, Some(ms)) => {
             let frame = SPINNER[(ms / 100) as usize % SPINNER.len()];
             Span::styled(
@@ -179,6 +185,7 @@ mod tests {
                 output_tokens: 678,
             },
             flash: None,
+            waiting: false,
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
         info.running_ms = Some(3_250);
@@ -203,6 +210,7 @@ mod tests {
                             output_tokens: 7_890,
                         },
                         flash: None,
+                        waiting: false,
                     };
                     let shown = draw(&info, width);
                     let row = shown.lines().next().unwrap_or("");
