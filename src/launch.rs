@@ -69,7 +69,8 @@ pub fn spawn_agent(
         ToolRegistry::with_defaults(&settings).map_err(|e| LaunchError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace.root()));
+    let redactor = Redactor::new(config.secrets());
+    let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace, &redactor));
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
     agent_config.grant_ttl = config.grant_ttl;
@@ -94,8 +95,8 @@ pub fn spawn_agent(
         }
     }
     let session_id = agent_config.session_id.clone();
-    let mut agent = Agent::new(agent_config, provider, Arc::new(registry), workspace)
-        .with_redactor(Redactor::new(config.secrets()));
+    let mut agent =
+        Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
     if let Some(a) = approver {
         agent = agent.with_approver(a);
     }

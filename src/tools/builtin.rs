@@ -12,6 +12,7 @@ mod edit_file;
 mod exec_shell;
 mod list_directory;
 mod read_file;
+pub mod regular;
 mod write_file;
 
 pub use edit_file::EditFile;

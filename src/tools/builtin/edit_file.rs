@@ -105,8 +105,16 @@ impl Tool for EditFile {
     }
 }
 
+/// The largest file edit_file takes in whole.
+const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
+
 fn read_text(path: &std::path::Path, shown: &str) -> Result<String, ToolError> {
-    let bytes = std::fs::read(path).map_err(|e| ToolError::from_io(shown, &e))?;
+    let (bytes, more) = super::regular::read_capped(path, shown, MAX_EDIT_BYTES)?;
+    if more {
+        return Err(ToolError::InvalidArgs(format!(
+            "{shown} is larger than 32 MiB; edit_file edits smaller files (use exec_shell with sed for this one)"
+        )));
+    }
     String::from_utf8(bytes).map_err(|_| {
         ToolError::ExecutionFailed(format!(
             "{shown} is not valid UTF-8 text; edit_file edits text files only"

@@ -7,9 +7,7 @@
 //! continue from. A binary file (a NUL byte in its first 8 KiB) is refused
 //! with a clear error.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -80,18 +78,12 @@ impl Tool for ReadFile {
 }
 
 fn read_window(
-    path: &PathBuf,
+    path: &std::path::Path,
     shown: &str,
     offset: u64,
     limit: Option<u64>,
 ) -> Result<Value, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| ToolError::from_io(shown, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::InvalidArgs(format!(
-            "{shown} is a directory; use list_directory to see what it holds"
-        )));
-    }
-    let mut file = File::open(path).map_err(|e| ToolError::from_io(shown, &e))?;
+    let (mut file, meta) = super::regular::open(path, shown)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)
@@ -105,6 +97,41 @@ fn read_window(
     }
     let reader = BufReader::new(head.as_slice().chain(file));
     collect_lines(reader, shown, offset, limit)
+}
+
+/// The most of one line kept in memory; a longer line is cut (the result
+/// could not carry more anyway), so a 400 MB one-line file costs no more.
+const LINE_KEEP: usize = 2 * CONTENT_BUDGET;
+
+/// Reads one line (through its `\n`) into `buf`, keeping at most `keep`
+/// bytes of it; the number of bytes the line had.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(total);
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = keep.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        reader.consume(take);
+        total += take;
+        if done {
+            return Ok(total);
+        }
+    }
 }
 
 fn collect_lines(
@@ -123,8 +150,7 @@ fn collect_lines(
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
+        let n = read_line_capped(&mut reader, &mut buf, LINE_KEEP)
             .map_err(|e| ToolError::from_io(shown, &e))?;
         if n == 0 {
             break;
@@ -192,6 +218,23 @@ mod tests {
 
     fn lines(n: usize, width: usize) -> String {
         (1..=n).map(|i| format!("{i:0width$}\n")).collect()
+    }
+
+    #[test]
+    fn a_huge_line_is_kept_only_in_part() {
+        let line = "x".repeat(5 * 1024 * 1024);
+        let text = format!("{line}\nsecond\n");
+        let mut reader = std::io::BufReader::new(text.as_bytes());
+        let mut buf = Vec::new();
+        let n = read_line_capped(&mut reader, &mut buf, 1000).unwrap();
+        assert_eq!((n, buf.len()), (line.len() + 1, 1000));
+        buf.clear();
+        read_line_capped(&mut reader, &mut buf, 1000).unwrap();
+        assert_eq!(buf, b"second\n");
+        let v = collect_lines(text.as_bytes(), "f", 1, None).unwrap();
+        assert_eq!(v["truncated"], true);
+        assert_eq!(v["total_lines"], 2);
+        assert!(v["content"].as_str().unwrap().len() <= CONTENT_BUDGET * 2);
     }
 
     #[test]

@@ -58,9 +58,10 @@ impl Tool for WriteFile {
             return Err(ToolError::InvalidArgs(format!("{path} is a directory")));
         }
         let shown = workspace.display_relative(&resolved);
-        let old = std::fs::read(&resolved)
+        refuse_special(&resolved, &shown)?;
+        let old = super::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
             .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
+            .map(|(b, _)| String::from_utf8_lossy(&b).into_owned());
         Ok(Some(unified_diff(&shown, old.as_deref(), content)))
     }
 
@@ -72,6 +73,7 @@ impl Tool for WriteFile {
             .resolve_for_write(path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
+        refuse_special(&resolved, &shown)?;
         let bytes = content.len();
         let target = resolved.clone();
         let shown_for_task = shown.clone();
@@ -98,5 +100,20 @@ impl Tool for WriteFile {
             "bytes": bytes,
             "created": created,
         }))
+    }
+}
+/// The most of an existing file the preview diff reads.
+const PREVIEW_OLD_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A path that exists as something other than a regular file (a FIFO, a
+/// device, a socket) is not replaced.
+fn refuse_special(path: &std::path::Path, shown: &str) -> Result<(), ToolError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_symlink() => super::regular::check(&meta, shown),
+        Ok(_) => match std::fs::metadata(path) {
+            Ok(meta) => super::regular::check(&meta, shown),
+            Err(_) => Ok(()),
+        },
+        Err(_) => Ok(()),
     }
 }

@@ -1,0 +1,84 @@
+//! Opening files the file tools may touch: regular files only.
+//!
+//! A FIFO blocks an `open` until someone writes to it, a device such as
+//! `/dev/zero` never ends, a socket cannot be read as a file. The file is
+//! opened without blocking and checked through its own descriptor, so it
+//! cannot be swapped for something else between the check and the read.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use crate::tools::spec::ToolError;
+
+/// Opens `path` (shown to the model as `shown`) for reading, if it is a
+/// regular file.
+pub fn open(path: &Path, shown: &str) -> Result<(File, Metadata), ToolError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|e| ToolError::from_io(shown, &e))?;
+    let meta = file.metadata().map_err(|e| ToolError::from_io(shown, &e))?;
+    check(&meta, shown)?;
+    Ok((file, meta))
+}
+
+/// Refuses what is not a regular file, naming what it is.
+pub fn check(meta: &Metadata, shown: &str) -> Result<(), ToolError> {
+    let t = meta.file_type();
+    let what = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        return Err(ToolError::InvalidArgs(format!(
+            "{shown} is a directory; use list_directory to see what it holds"
+        )));
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    Err(ToolError::InvalidArgs(format!(
+        "{shown} is {what}; the file tools read and write regular files only"
+    )))
+}
+
+/// Reads at most `max` bytes of a regular file; whether there was more.
+pub fn read_capped(path: &Path, shown: &str, max: u64) -> Result<(Vec<u8>, bool), ToolError> {
+    let (file, meta) = open(path, shown)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max)).unwrap_or(0));
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::from_io(shown, &e))?;
+    let more = bytes.len() as u64 > max;
+    bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    Ok((bytes, more))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifos_devices_and_directories_are_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = open(&fifo, "pipe").unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        let e = open(Path::new("/dev/zero"), "zero").unwrap_err();
+        assert!(e.to_string().contains("device"), "{e}");
+        let e = open(d.path(), "dir").unwrap_err();
+        assert!(e.to_string().contains("directory"), "{e}");
+        std::fs::write(d.path().join("f"), "0123456789").unwrap();
+        let (bytes, more) = read_capped(&d.path().join("f"), "f", 4).unwrap();
+        assert_eq!((bytes.as_slice(), more), (b"0123".as_slice(), true));
+        let (bytes, more) = read_capped(&d.path().join("f"), "f", 10).unwrap();
+        assert_eq!((bytes.len(), more), (10, false));
+    }
+}
