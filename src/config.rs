@@ -33,6 +33,8 @@ pub mod defaults {
     pub const MAX_GRANT_TTL_SECS: u64 = 24 * 60 * 60;
     /// How long a user hook may run.
     pub const HOOK_TIMEOUT_SECS: u64 = 10;
+    /// Longest a whole model response may take.
+    pub const REQUEST_TIMEOUT_SECS: u64 = 900;
 }
 
 pub use file::ConfigFile;
@@ -99,6 +101,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     pub connect_timeout: Duration,
     pub idle_timeout: Duration,
+    /// Longest a whole response may take.
+    pub request_timeout: Duration,
     pub grant_ttl: Duration,
     /// `[permissions]` of the user config, then the workspace's ask and
     /// deny rules (its allow rules are ignored).
@@ -210,12 +214,45 @@ impl Config {
         let network = merged.network.unwrap_or_default();
         let defaults = RetryPolicy::default();
         let retry = RetryPolicy {
-            max_retries: network.max_retries.unwrap_or(defaults.max_retries),
-            base_delay: network
-                .retry_base_ms
-                .map_or(defaults.base_delay, Duration::from_millis),
+            max_retries: u32::try_from(in_range(
+                "[network] max_retries",
+                network.max_retries.map(u64::from),
+                u64::from(defaults.max_retries),
+                0..=20,
+            )?)
+            .unwrap_or(defaults.max_retries),
+            base_delay: Duration::from_millis(in_range(
+                "[network] retry_base_ms",
+                network.retry_base_ms,
+                u64::try_from(defaults.base_delay.as_millis()).unwrap_or(500),
+                1..=60_000,
+            )?),
             ..defaults
         };
+        let connect_timeout = Duration::from_secs(in_range(
+            "[network] connect_timeout_secs",
+            network.connect_timeout_secs,
+            10,
+            1..=300,
+        )?);
+        let idle_timeout = Duration::from_secs(in_range(
+            "[network] idle_timeout_secs",
+            network.idle_timeout_secs,
+            300,
+            1..=3600,
+        )?);
+        let request_timeout = Duration::from_secs(in_range(
+            "[network] request_timeout_secs",
+            network.request_timeout_secs,
+            defaults::REQUEST_TIMEOUT_SECS,
+            10..=7200,
+        )?);
+        let grant_ttl = Duration::from_secs(in_range(
+            "[approvals] grant_ttl_secs",
+            merged.approvals.as_ref().and_then(|a| a.grant_ttl_secs),
+            defaults::GRANT_TTL_SECS,
+            1..=defaults::MAX_GRANT_TTL_SECS,
+        )?);
         let shell = merged.shell.clone().unwrap_or_default();
         let sandbox = crate::sandbox::Settings {
             mode: overrides.sandbox.or(merged.sandbox).unwrap_or_default(),
@@ -229,11 +266,12 @@ impl Config {
             helper: None,
             env_allow: shell.env_allow.unwrap_or_default(),
         };
-        let shell_timeout_secs = merged
-            .shell
-            .and_then(|s| s.timeout_secs)
-            .unwrap_or(defaults::SHELL_TIMEOUT_SECS)
-            .clamp(1, defaults::SHELL_MAX_TIMEOUT_SECS);
+        let shell_timeout_secs = in_range(
+            "[shell] timeout_secs",
+            shell.timeout_secs,
+            defaults::SHELL_TIMEOUT_SECS,
+            1..=defaults::SHELL_MAX_TIMEOUT_SECS,
+        )?;
         Ok(Self {
             provider,
             model,
@@ -254,15 +292,10 @@ impl Config {
             sandbox,
             retry,
             max_output_tokens: section.max_tokens.unwrap_or(8192).max(1),
-            connect_timeout: Duration::from_secs(network.connect_timeout_secs.unwrap_or(10).max(1)),
-            idle_timeout: Duration::from_secs(network.idle_timeout_secs.unwrap_or(300).max(1)),
-            grant_ttl: Duration::from_secs(
-                merged
-                    .approvals
-                    .and_then(|a| a.grant_ttl_secs)
-                    .unwrap_or(defaults::GRANT_TTL_SECS)
-                    .clamp(1, defaults::MAX_GRANT_TTL_SECS),
-            ),
+            connect_timeout,
+            idle_timeout,
+            request_timeout,
+            grant_ttl,
             rules,
             hooks,
             workspace_hooks,
@@ -281,6 +314,7 @@ impl Config {
             max_output_tokens: self.max_output_tokens,
             connect_timeout: self.connect_timeout,
             idle_timeout: self.idle_timeout,
+            request_timeout: self.request_timeout,
         }
     }
 
@@ -386,10 +420,12 @@ fn hook_set(
                 Ok(HookSpec {
                     matcher: e.matcher.unwrap_or_else(|| "*".into()),
                     command: e.command,
-                    timeout_secs: e
-                        .timeout_secs
-                        .unwrap_or(defaults::HOOK_TIMEOUT_SECS)
-                        .clamp(1, 600),
+                    timeout_secs: in_range(
+                        &format!("hooks.{key}.timeout_secs"),
+                        e.timeout_secs,
+                        defaults::HOOK_TIMEOUT_SECS,
+                        1..=600,
+                    )?,
                     origin,
                     files: Vec::new(),
                 })
@@ -429,6 +465,12 @@ fn restrict_workspace_layer(
     warnings: &mut Vec<String>,
 ) -> ConfigFile {
     let shown = path.display();
+    if let Some(p) = ws.provider.take() {
+        warnings.push(format!(
+            "{shown}: ignored provider = \"{}\"; a workspace config may not choose where your API key is sent",
+            p.as_str()
+        ));
+    }
     for (name, section) in [("openai", &mut ws.openai), ("anthropic", &mut ws.anthropic)] {
         if let Some(s) = section.as_mut() {
             if s.base_url.take().is_some() {
@@ -473,6 +515,29 @@ fn restrict_workspace_layer(
         ws.approval = None;
     }
     ws
+}
+
+/// A configured number, checked against what makes sense (a huge timeout
+/// would overflow a deadline; a config the model can write must not crash
+/// Lathe): out of range is an error that names the key and the range.
+fn in_range(
+    key: &str,
+    value: Option<u64>,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ConfigError> {
+    let Some(v) = value else {
+        return Ok(default);
+    };
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError::Invalid(format!(
+            "{key} = {v} is out of range: use {} to {}",
+            range.start(),
+            range.end()
+        )))
+    }
 }
 
 /// A configured path: absolute, or `~/…` under `HOME`.

@@ -139,3 +139,101 @@ fn iterations_are_clamped_to_at_least_one() {
         .unwrap();
     assert_eq!(c.max_tool_iterations, 1);
 }
+
+/// Values a config (which the model may have written) can hold that would
+/// overflow a deadline: each is an error naming the key and the range.
+#[test]
+fn durations_out_of_range_are_errors_naming_the_key() {
+    for (text, key) in [
+        (
+            format!("[network]\nidle_timeout_secs = {}", i64::MAX),
+            "[network] idle_timeout_secs",
+        ),
+        (
+            "[network]\nconnect_timeout_secs = 0".to_string(),
+            "[network] connect_timeout_secs",
+        ),
+        (
+            "[network]\nrequest_timeout_secs = 99999999".to_string(),
+            "[network] request_timeout_secs",
+        ),
+        (
+            "[network]\nretry_base_ms = 0".to_string(),
+            "[network] retry_base_ms",
+        ),
+        (
+            "[network]\nmax_retries = 1000".to_string(),
+            "[network] max_retries",
+        ),
+        (
+            format!("[approvals]\ngrant_ttl_secs = {}", i64::MAX),
+            "[approvals] grant_ttl_secs",
+        ),
+        (
+            "[shell]\ntimeout_secs = 100000".to_string(),
+            "[shell] timeout_secs",
+        ),
+        (
+            "[[hooks.before_tool_call]]\ncommand = \"true\"\ntimeout_secs = 99999".to_string(),
+            "timeout_secs",
+        ),
+    ] {
+        let f = Fixture::new();
+        f.user(&text);
+        let err = f
+            .load(Overrides {
+                base_url: Some("http://127.0.0.1:8080/v1".into()),
+                ..Overrides::default()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(key) && err.contains("out of range"),
+            "{text}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_workspace_config_cannot_choose_the_provider_or_loosen_the_sandbox() {
+    let mut f = Fixture::new();
+    f.env
+        .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+    f.user("sandbox = \"workspace-write\"\n");
+    f.workspace(
+        "provider = \"anthropic\"\nsandbox = \"off\"\n[shell]\nnetwork = true\nwritable_roots = [\"/\"]\nenv_allow = [\"OPENAI_API_KEY\"]\n",
+    );
+    let c = f
+        .load(Overrides {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+    assert_eq!(c.provider, ProviderKind::OpenAi);
+    assert_eq!(c.sandbox.mode, crate::sandbox::Mode::WorkspaceWrite);
+    assert!(!c.sandbox.network);
+    assert!(c.sandbox.writable_roots.is_empty());
+    assert!(c.sandbox.env_allow.is_empty());
+    for what in [
+        "provider",
+        "sandbox",
+        "network",
+        "writable_roots",
+        "env_allow",
+    ] {
+        assert!(
+            c.warnings.iter().any(|w| w.contains(what)),
+            "{what}: {:?}",
+            c.warnings
+        );
+    }
+    // Stricter is fine.
+    f.workspace("sandbox = \"read-only\"\n");
+    let c = f
+        .load(Overrides {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+    assert_eq!(c.sandbox.mode, crate::sandbox::Mode::ReadOnly);
+}

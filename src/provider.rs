@@ -231,6 +231,8 @@ pub struct ProviderSettings {
     pub connect_timeout: Duration,
     /// Longest silence tolerated while a response streams.
     pub idle_timeout: Duration,
+    /// Longest a whole response may take, however it trickles.
+    pub request_timeout: Duration,
 }
 
 impl ProviderSettings {
@@ -243,6 +245,7 @@ impl ProviderSettings {
             max_output_tokens: 8192,
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(900),
         }
     }
 }

@@ -682,3 +682,78 @@ async fn the_scripts_of_workspace_hooks_cannot_be_rewritten_to_run_code() {
             >= 2
     );
 }
+
+/// A server that answers every request with a redirect to `to`, and
+/// counts what it got.
+async fn redirector(status: &'static str, to: String) -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buf = vec![0u8; 65536];
+            let _ = sock.read(&mut buf).await;
+            let reply = format!(
+                "HTTP/1.1 {status}\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+        }
+    });
+    (format!("http://{addr}"), task)
+}
+
+/// Redirects (301, 302, 307, 308) are never followed, with either
+/// provider: the key and the conversation reach no other host, and the
+/// error names where the server pointed.
+#[tokio::test]
+async fn redirects_are_never_followed() {
+    let env = Env::new();
+    let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = format!(
+        "http://{}/v1/chat/completions",
+        elsewhere.local_addr().unwrap()
+    );
+    for status in [
+        "301 Moved Permanently",
+        "302 Found",
+        "307 Temporary Redirect",
+        "308 Permanent Redirect",
+    ] {
+        let (base, server) = redirector(status, target.clone()).await;
+        for (provider, url, key) in [
+            ("openai", format!("{base}/v1"), "OPENAI_API_KEY"),
+            ("anthropic", base.clone(), "ANTHROPIC_API_KEY"),
+        ] {
+            let run = env
+                .run(
+                    &[
+                        "exec",
+                        "--provider",
+                        provider,
+                        "--base-url",
+                        &url,
+                        "--model",
+                        "m",
+                        "hi",
+                    ],
+                    &[(key, SECRET)],
+                    "",
+                )
+                .await;
+            assert_eq!(run.code, 1, "{provider} {status}: {}", run.stderr);
+            assert!(
+                run.stderr.contains("redirects to") && run.stderr.contains(&target),
+                "{provider} {status}: {}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains(SECRET));
+        }
+        server.abort();
+    }
+    // Nothing ever reached the other host.
+    let reached = tokio::time::timeout(Duration::from_millis(200), elsewhere.accept()).await;
+    assert!(reached.is_err(), "a redirect was followed");
+}

@@ -106,6 +106,7 @@ pub struct NetworkSection {
     pub retry_base_ms: Option<u64>,
     pub connect_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
+    pub request_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -175,7 +176,8 @@ impl ConfigFile {
                 max_retries,
                 retry_base_ms,
                 connect_timeout_secs,
-                idle_timeout_secs
+                idle_timeout_secs,
+                request_timeout_secs
             );
         });
         section(&mut self.approvals, other.approvals, |m, t| {

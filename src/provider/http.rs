@@ -79,6 +79,7 @@ pub(crate) trait Wire: Send + Sync {
 pub(crate) struct HttpDriver {
     client: reqwest::Client,
     retry: RetryPolicy,
+    request_timeout: Duration,
 }
 
 impl HttpDriver {
@@ -87,6 +88,10 @@ impl HttpDriver {
         // Installing twice is harmless (the second call reports the first).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
+            // A redirect would carry the key (Anthropic's x-api-key survives
+            // reqwest's cross-host stripping) and the conversation to
+            // another host: none is followed.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(settings.connect_timeout)
             .read_timeout(settings.idle_timeout);
@@ -101,6 +106,7 @@ impl HttpDriver {
         Ok(Self {
             client,
             retry: settings.retry,
+            request_timeout: settings.request_timeout,
         })
     }
 
@@ -115,7 +121,15 @@ impl HttpDriver {
         let mut attempt = 0u32;
         loop {
             let result = tokio::select! {
-                r = self.attempt(wire, body.clone(), obs) => r,
+                r = tokio::time::timeout(self.request_timeout, self.attempt(wire, body.clone(), obs)) => {
+                    r.unwrap_or_else(|_| Err(ProviderError::Stream {
+                        message: format!(
+                            "no complete answer within {} s ([network] request_timeout_secs)",
+                            self.request_timeout.as_secs()
+                        ),
+                        retryable: false,
+                    }))
+                }
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
             };
             let err = match result {
@@ -181,9 +195,31 @@ impl HttpDriver {
                 detail: chain(&e),
             })?;
         let status = resp.status();
+        if status.is_redirection() {
+            let location = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("nowhere")
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(300)
+                .collect::<String>();
+            return Err(ProviderError::Http {
+                status: status.as_u16(),
+                url: url.to_string(),
+                message: format!(
+                    "the server redirects to {location}; Lathe follows no redirects, so the \
+                     API key and the conversation go only to the configured host (set \
+                     base_url to the new address if you trust it)"
+                ),
+                retry_after: None,
+            });
+        }
         if !status.is_success() {
             let retry_after = retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
+            let bytes = read_capped(resp, MAX_ERROR_BODY).await.unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
             return Err(ProviderError::Http {
                 status: status.as_u16(),
                 url: url.to_string(),
@@ -198,10 +234,15 @@ impl HttpDriver {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("application/json"));
         if is_json {
-            let bytes = resp
-                .bytes()
+            let bytes = read_capped(resp, MAX_BODY)
                 .await
-                .map_err(|e| ProviderError::Incomplete(chain(&e)))?;
+                .map_err(ProviderError::Incomplete)?;
+            if bytes.len() > MAX_BODY {
+                return Err(ProviderError::Malformed(format!(
+                    "the response is larger than {} MiB",
+                    MAX_BODY >> 20
+                )));
+            }
             let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 ProviderError::Malformed(format!(
                     "unparseable JSON response ({e}): {}",
@@ -219,7 +260,8 @@ impl HttpDriver {
         let mut stream = resp.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| ProviderError::Incomplete(chain(&e)))?;
-            for ev in parser.feed(&chunk) {
+            let events = parser.feed(&chunk).map_err(ProviderError::Malformed)?;
+            for ev in events {
                 if decoder.event(&ev, obs)? {
                     return decoder.finish(true);
                 }
@@ -232,6 +274,26 @@ impl HttpDriver {
         }
         decoder.finish(false)
     }
+}
+
+/// The most of a JSON response body read; past it the response is refused.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+/// The most of an error body read (its message is all that is used).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Reads a body up to `max` bytes (and one chunk past it, so a caller can
+/// tell it was longer).
+async fn read_capped(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| chain(&e))?;
+        out.extend_from_slice(&chunk);
+        if out.len() > max {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `url` points at this machine (a local model server).
@@ -276,15 +338,18 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
+    // Any number a server sends is taken, clamped: 1e300 is "too long".
+    let secs = |s: f64| {
+        (!s.is_nan() && s >= 0.0).then(|| Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))
+    };
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Some(d) = secs(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(d);
     }
     let v = text("retry-after")?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    if let Ok(s) = v.parse::<f64>() {
+        return secs(s);
     }
     let when = httpdate::parse_http_date(v).ok()?;
     Some(
@@ -369,6 +434,13 @@ mod tests {
     #[test]
     fn retry_after_reads_seconds_milliseconds_and_dates() {
         let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&h), Some(Duration::MAX));
+        h.insert("retry-after-ms", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&h), Some(Duration::MAX));
+        h.insert("retry-after-ms", HeaderValue::from_static("inf"));
+        assert_eq!(retry_after(&h), Some(Duration::MAX));
+        h.remove("retry-after-ms");
         h.insert("retry-after", HeaderValue::from_static("2"));
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", HeaderValue::from_static("250"));

@@ -16,6 +16,11 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// The longest line, and the most data one event may gather, before the
+/// stream is refused: a server that never ends a line or an event cannot
+/// grow memory without bound.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 pub struct SseParser {
     buf: Vec<u8>,
@@ -35,8 +40,9 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feeds one chunk; returns the events it completes.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+    /// Feeds one chunk; returns the events it completes, or why the stream
+    /// is refused (a line or an event past [`MAX_LINE`]).
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
         let mut chunk = chunk;
         if self.skip_lf {
             self.skip_lf = false;
@@ -75,7 +81,19 @@ impl SseParser {
         }
         self.buf.drain(..line_start);
         self.scanned = self.buf.len();
-        out
+        if self.buf.len() > MAX_LINE {
+            return Err(format!(
+                "a line of the event stream passed {} MiB without ending",
+                MAX_LINE >> 20
+            ));
+        }
+        if self.data.len() > MAX_LINE {
+            return Err(format!(
+                "an event of the stream passed {} MiB without ending",
+                MAX_LINE >> 20
+            ));
+        }
+        Ok(out)
     }
 
     /// Ends the stream: a last unterminated line and a pending event are
@@ -137,7 +155,7 @@ mod tests {
 
     fn all(chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut p = SseParser::new();
-        let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| p.feed(c)).collect();
+        let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| p.feed(c).unwrap()).collect();
         out.extend(p.finish());
         out
     }
@@ -188,11 +206,34 @@ mod tests {
     #[test]
     fn a_long_line_in_many_chunks_is_not_rescanned() {
         let mut p = SseParser::new();
-        p.feed(b"data: ");
+        p.feed(b"data: ").unwrap();
         for _ in 0..10_000 {
-            assert!(p.feed(b"xxxxxxxxxx").is_empty());
+            assert!(p.feed(b"xxxxxxxxxx").unwrap().is_empty());
         }
-        let out = p.feed(b"\n\n");
+        let out = p.feed(b"\n\n").unwrap();
         assert_eq!(out[0].data.len(), 100_000);
+    }
+
+    /// A line that never ends, or data lines with no blank line between
+    /// them: refused at 16 MiB, not grown without bound.
+    #[test]
+    fn endless_lines_and_events_are_refused() {
+        let mb = vec![b'x'; 1 << 20];
+        let mut p = SseParser::new();
+        p.feed(b"data: ").unwrap();
+        let mut refused = None;
+        for _ in 0..20 {
+            if let Err(e) = p.feed(&mb) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert!(refused.is_some_and(|e| e.contains("without ending")));
+        let mut p = SseParser::new();
+        let mut line = b"data: ".to_vec();
+        line.extend_from_slice(&mb);
+        line.push(b'\n');
+        let refused = (0..20).find_map(|_| p.feed(&line).err());
+        assert!(refused.is_some_and(|e| e.contains("event")));
     }
 }
