@@ -92,10 +92,61 @@ pub struct AgentHandle {
 pub(crate) struct Emitter {
     tx: mpsc::UnboundedSender<AgentEvent>,
     journal: Option<Arc<Mutex<Journal>>>,
+    /// Every event leaves redacted: the UI, `--json`, text output, the
+    /// journal and the log all read events.
+    redactor: Redactor,
+}
+
+/// Hides secrets in whatever text an event carries from outside Lathe
+/// (the model, tools, servers).
+fn redact_event(r: &Redactor, event: &mut AgentEvent) {
+    let text = |t: &mut String| {
+        if let Some(clean) = r.redact_str(t) {
+            *t = clean;
+        }
+    };
+    match event {
+        AgentEvent::TurnStarted { prompt, .. } => text(prompt),
+        AgentEvent::AssistantDelta { text: t, .. }
+        | AgentEvent::AssistantMessage { text: t, .. }
+        | AgentEvent::TurnCompleted { text: t, .. }
+        | AgentEvent::ToolProgress { text: t, .. } => text(t),
+        AgentEvent::ProviderRetry { reason, .. } => text(reason),
+        AgentEvent::ToolCallStarted { arguments, .. } => r.redact_value(arguments),
+        AgentEvent::GuardrailVerdict { reason, .. } => {
+            if let Some(reason) = reason {
+                text(reason);
+            }
+        }
+        AgentEvent::ApprovalRequested {
+            arguments,
+            reason,
+            diff,
+            needs,
+            ..
+        } => {
+            r.redact_value(arguments);
+            text(reason);
+            if let Some(d) = diff {
+                text(d);
+            }
+            for need in needs {
+                text(&mut need.what);
+                text(&mut need.reason);
+            }
+        }
+        AgentEvent::ToolCallFinished { content, .. } => r.redact_value(content),
+        AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::SessionStarted { .. }
+        | AgentEvent::UsageUpdated { .. }
+        | AgentEvent::ApprovalDecided { .. }
+        | AgentEvent::Permissions { .. } => {}
+    }
 }
 
 impl Emitter {
-    pub(crate) fn emit(&self, event: AgentEvent) {
+    pub(crate) fn emit(&self, mut event: AgentEvent) {
+        redact_event(&self.redactor, &mut event);
         // Deltas are not journaled (the message repeats them): skip the lock.
         if let Some(j) = self
             .journal
@@ -358,6 +409,7 @@ impl Agent {
         let emitter = Emitter {
             tx: ev_tx,
             journal: self.journal.map(|j| Arc::new(Mutex::new(j))),
+            redactor: self.redactor.clone(),
         };
         let cfg = self.config;
         let shared = Arc::new(Shared {

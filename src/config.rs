@@ -90,6 +90,9 @@ pub struct Config {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<Secret>,
+    /// Every key the config files hold (the other provider's too): never
+    /// shown, wherever it turns up.
+    pub configured_keys: Vec<Secret>,
     pub approval: ApprovalMode,
     pub max_tool_iterations: u32,
     pub workspace: PathBuf,
@@ -175,6 +178,11 @@ impl Config {
         }
         merged.merge(env_layer(env)?);
 
+        let configured_keys: Vec<Secret> = [&merged.openai, &merged.anthropic]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.api_key.clone().and_then(Secret::new))
+            .collect();
         let provider = overrides
             .provider
             .or(merged.provider)
@@ -277,6 +285,7 @@ impl Config {
             model,
             base_url,
             api_key,
+            configured_keys,
             approval: overrides
                 .approval
                 .or(merged.approval)
@@ -322,6 +331,7 @@ impl Config {
     pub fn secrets(&self) -> Vec<String> {
         self.api_key
             .iter()
+            .chain(&self.configured_keys)
             .map(|k| k.expose().to_string())
             .collect()
     }

@@ -69,7 +69,7 @@ pub fn spawn_agent(
         ToolRegistry::with_defaults(&settings).map_err(|e| LaunchError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let redactor = Redactor::new(config.secrets());
+    let redactor = Redactor::new(secrets(config, &workspace));
     let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace, &redactor));
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
@@ -225,5 +225,56 @@ mod tests {
         // A corrupt trust store trusts nothing.
         std::fs::write(trust_file(&config), "{not json").unwrap();
         assert!(!untrusted(&config).is_empty());
+    }
+}
+
+/// Every value to hide: the configured keys, the values of this process's
+/// secret-named variables (a command could read them from `/proc`), and
+/// those of the workspace's `.env` that are secret by name or by look.
+fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
+    let mut out = config.secrets();
+    out.extend(
+        std::env::vars()
+            .filter(|(k, _)| crate::sandbox::holds_secret_value(k))
+            .map(|(_, v)| v),
+    );
+    if let Ok(path) = workspace.resolve_existing(".env")
+        && let Ok((bytes, _)) =
+            crate::tools::builtin::regular::read_capped(&path, ".env", 256 * 1024)
+    {
+        out.extend(dotenv_secrets(&String::from_utf8_lossy(&bytes)));
+    }
+    out
+}
+
+/// The values of a `.env` file worth hiding: those whose names say secret,
+/// and long random-looking ones whatever their names.
+fn dotenv_secrets(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim().trim_start_matches("export ").trim_start();
+            let (name, value) = line.split_once('=')?;
+            let value = value.trim().trim_matches(['"', '\'']);
+            let random = value.len() >= 16
+                && !value.contains(char::is_whitespace)
+                && value.chars().any(|c| c.is_ascii_digit())
+                && value.chars().any(|c| c.is_ascii_alphabetic());
+            (crate::sandbox::holds_secret_value(name.trim()) || random).then(|| value.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod secrets_tests {
+    use super::dotenv_secrets;
+
+    #[test]
+    fn dotenv_values_that_are_secrets() {
+        let text = "# comment\nNODE_ENV=production\nexport STRIPE_KEY=\"sk_live_abc12345\"\n\
+                    SESSION_SALT=9f8e7d6c5b4a39281706f5e4\nPORT=8080\n";
+        assert_eq!(
+            dotenv_secrets(text),
+            ["sk_live_abc12345", "9f8e7d6c5b4a39281706f5e4"]
+        );
     }
 }

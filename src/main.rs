@@ -120,7 +120,8 @@ fn non_empty(prompt: String) -> anyhow::Result<String> {
 /// Logs to `<logs_dir>/lathe.log.YYYY-MM-DD`. Without a writable directory
 /// Lathe runs without a log rather than failing.
 fn init_logging(logs_dir: &Path) -> Option<WorkerGuard> {
-    if let Err(e) = std::fs::create_dir_all(logs_dir) {
+    // Logs stay their owner's: the directory is closed to everyone else.
+    if let Err(e) = lathe::session::journal::private_dir(logs_dir) {
         eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display());
         return None;
     }

@@ -212,6 +212,17 @@ pub fn is_secret_name(name: &str) -> bool {
         )
 }
 
+/// Whether a variable's value is to be hidden wherever it shows up (the
+/// words of [`is_secret_name`] that name secrets, not the configuration
+/// ones like `LATHE_MODEL`, whose values are ordinary words).
+pub fn holds_secret_value(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|w| upper.contains(w))
+        || upper == "DATABASE_URL"
+}
+
 /// The environment a command gets: `vars` without the secret-looking ones
 /// (unless allowed by name).
 pub fn command_env(

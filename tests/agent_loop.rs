@@ -1225,3 +1225,44 @@ async fn clear_forgets_the_conversation_and_its_grants() {
         .count();
     assert_eq!(users, 1, "/clear dropped the history");
 }
+
+/// A key a command prints (plainly, base64-encoded, reversed) reaches no
+/// outlet: not the live progress lines, not the timeout's error text, not
+/// the model, not the events a front end or the journal sees.
+#[tokio::test]
+async fn secrets_reach_no_outlet_progress_errors_or_model() {
+    use base64::Engine;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("creds.txt"), format!("{}\n", harness::KEY)).unwrap();
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "exec_shell",
+                json!({"command": "cat creds.txt; base64 creds.txt; rev creds.txt; sleep 5", "timeout": 1}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "show me",
+    )
+    .await;
+    let key = harness::KEY;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{key}\n"));
+    let reversed: String = key.chars().rev().collect();
+    let seen_by_front_end = serde_json::to_string(&events).unwrap();
+    let seen_by_model: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolProgress { .. })),
+        "the command streamed progress"
+    );
+    for (what, text) in [("events", &seen_by_front_end), ("model", &seen_by_model)] {
+        assert!(!text.contains(key), "{what} saw the key");
+        assert!(!text.contains(&encoded[..20]), "{what} saw it in base64");
+        assert!(!text.contains(&reversed), "{what} saw it reversed");
+    }
+    assert!(seen_by_model.contains("[REDACTED]"));
+}

@@ -2,9 +2,12 @@
 //! model does. They may observe it, transform it, or reject it.
 //!
 //! The built-in hook is [`Redactor`]: it replaces secrets in results with
-//! `[REDACTED]`: the configured API keys verbatim, and strings shaped like
-//! well-known credentials (OpenAI, Anthropic, GitHub, AWS, Slack tokens and
-//! PEM private keys).
+//! `[REDACTED]`: the configured API keys and other known secret values
+//! (verbatim, reversed, and base64-encoded at any alignment, so `| base64`
+//! or `| rev` recovers nothing), and strings shaped like well-known
+//! credentials (OpenAI, Anthropic, GitHub, AWS, Slack tokens, JWTs, PEM
+//! private keys, and secret-named assignments such as `DB_PASSWORD=…` or
+//! `"token": "…"`).
 
 use std::sync::LazyLock;
 
@@ -37,6 +40,23 @@ static SECRET_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"AKIA[0-9A-Z]{16}",
         r"xox[abposr]-[A-Za-z0-9\-]{10,}",
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+        r"\b(?:ASIA|AKIA)[0-9A-Z]{16}\b",
+    ]
+    .iter()
+    .filter_map(|p| Regex::new(p).ok())
+    .collect()
+});
+
+/// Assignments whose name says secret: the value goes, the name stays.
+/// Environment style (`export DB_PASSWORD=…`, `.env` lines, upper-case
+/// names) and JSON/YAML style (`"password": "…"`); code such as
+/// `token = get_token()` is left alone.
+static SECRET_ASSIGNMENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r#"(?m)(\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\s*=\s*["']?)([^\s"'$(){}]{6,})"#,
+        r#"(?i)("(?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|apikey)"\s*:\s*")([^"]{6,})"#,
+        r#"(?im)(^\s*(?:password|passwd|secret|client_secret|token|api_key|apikey)\s*:\s*["']?)([^\s"']{6,})"#,
     ]
     .iter()
     .filter_map(|p| Regex::new(p).ok())
@@ -52,9 +72,31 @@ pub struct Redactor {
 impl Redactor {
     /// `secrets` are exact values to hide (API keys); values shorter than 8
     /// characters are ignored, as hiding them would mangle ordinary text.
+    /// Each is also hidden reversed and base64-encoded (at each of the
+    /// three alignments it can have in a longer encoded text).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        let secrets = secrets.into_iter().filter(|s| s.len() >= 8).collect();
-        Self { secrets }
+        use base64::Engine;
+        let mut all: Vec<String> = Vec::new();
+        for s in secrets.into_iter().filter(|s| s.len() >= 8) {
+            all.push(s.chars().rev().collect());
+            for engine in [
+                &base64::engine::general_purpose::STANDARD_NO_PAD,
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ] {
+                for skip in 0..3 {
+                    let bytes = s.as_bytes().get(skip..).unwrap_or_default();
+                    let whole = bytes.len() / 3 * 3;
+                    if whole >= 6 {
+                        all.push(engine.encode(&bytes[..whole]));
+                    }
+                }
+            }
+            all.push(s);
+        }
+        // Longest first, so a value inside another goes with it.
+        all.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        all.dedup();
+        Self { secrets: all }
     }
 
     /// Redacts one string; returns `None` when nothing changed.
@@ -70,6 +112,17 @@ impl Redactor {
             let current = out.as_deref().unwrap_or(text);
             if re.is_match(current) {
                 out = Some(re.replace_all(current, REDACTED).into_owned());
+            }
+        }
+        for re in SECRET_ASSIGNMENTS.iter() {
+            let current = out.as_deref().unwrap_or(text);
+            if re.is_match(current) {
+                out = Some(
+                    re.replace_all(current, |c: &regex::Captures<'_>| {
+                        format!("{}{REDACTED}", &c[1])
+                    })
+                    .into_owned(),
+                );
             }
         }
         out
@@ -125,6 +178,61 @@ mod tests {
         assert!(!s.contains("AKIAABCDEFGHIJKLMNOP"), "{s}");
         assert!(s.contains("short stays"), "{s}");
         assert_eq!(v["n"], 3);
+    }
+
+    /// What a command can do to a key to get it past verbatim matching.
+    #[test]
+    fn encoded_and_reversed_keys_are_redacted() {
+        use base64::Engine;
+        let key = "sk-lathe-test-SECRET-0123456789abcdef";
+        let r = Redactor::new([key.to_string()]);
+        for prefix in ["", "x", "xy", "OPENAI_API_KEY="] {
+            let text = format!("{prefix}{key}\n");
+            for encoded in [
+                base64::engine::general_purpose::STANDARD.encode(&text),
+                base64::engine::general_purpose::URL_SAFE.encode(&text),
+            ] {
+                let out = r.redact_str(&encoded).unwrap_or_default();
+                assert!(out.contains(REDACTED), "{prefix:?}: {encoded}");
+                // What is left cannot be decoded back to the key.
+                for part in out.split(REDACTED) {
+                    let decoded = base64::engine::general_purpose::STANDARD
+                        .decode(part.trim_end_matches('='))
+                        .unwrap_or_default();
+                    assert!(!String::from_utf8_lossy(&decoded).contains(&key[4..20]));
+                }
+            }
+        }
+        let reversed: String = key.chars().rev().collect();
+        assert_eq!(r.redact_str(&reversed).unwrap(), REDACTED);
+    }
+
+    #[test]
+    fn secret_assignments_and_tokens_are_redacted_but_code_is_not() {
+        let r = Redactor::default();
+        for (text, gone) in [
+            ("export DB_PASSWORD=hunter2hunter2\n", "hunter2hunter2"),
+            (
+                "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCY\n",
+                "wJalrXUtnFEMI",
+            ),
+            (r#"{"password": "correct-horse-battery"}"#, "correct-horse"),
+            ("token: abcdef123456\n", "abcdef123456"),
+            (
+                "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                "eyJhbGciOiJIUzI1NiJ9",
+            ),
+        ] {
+            let out = r.redact_str(text).unwrap_or_else(|| text.to_string());
+            assert!(!out.contains(gone), "{text} -> {out}");
+        }
+        for code in [
+            "let token = get_token();",
+            "password = input(\"Password: \")",
+            "if api_key.is_empty() { return; }",
+        ] {
+            assert_eq!(r.redact_str(code), None, "{code}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -17,6 +18,13 @@ use crate::protocol::AgentEvent;
 pub struct Journal {
     path: PathBuf,
     out: Option<BufWriter<File>>,
+}
+
+/// Creates `dir` if needed, readable by its owner only.
+pub fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
 impl Journal {
@@ -33,9 +41,14 @@ impl Journal {
                 format!("invalid session id `{session_id}`"),
             ));
         }
-        std::fs::create_dir_all(dir)?;
+        private_dir(dir)?;
         let path = dir.join(format!("{session_id}.jsonl"));
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
+        // Only its owner may read a conversation.
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)?;
         Ok(Self {
             path,
             out: Some(BufWriter::new(file)),
@@ -79,6 +92,12 @@ mod tests {
     fn appends_one_line_per_event_and_skips_deltas() {
         let d = tempfile::tempdir().unwrap();
         let mut j = Journal::create(d.path(), "0190-abc").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(j.path()), 0o600, "a journal is its owner's only");
+            assert_eq!(mode(d.path()), 0o700);
+        }
         j.record(&AgentEvent::TurnStarted {
             turn_id: 1,
             prompt: "hi".into(),
