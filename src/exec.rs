@@ -181,7 +181,7 @@ impl Printer {
         );
         for (_, whats) in &self.denied {
             for what in whats {
-                text.push_str(&format!("  • {what}\n"));
+                text.push_str(&format!("  • {}\n", terminal_safe(what)));
             }
         }
         let modes = if self.denied.iter().all(|(e, _)| *e == Effect::Write) {
@@ -233,16 +233,16 @@ impl Printer {
             AgentEvent::TurnCompleted { text, .. } => {
                 self.pending = None;
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", text.trim_end());
+                let _ = writeln!(out, "{}", terminal_safe(text.trim_end()));
                 let _ = out.flush();
             }
             other => {
                 if let Some(text) = self.pending.take()
                     && matches!(other, AgentEvent::ToolCallStarted { .. })
                 {
-                    self.err(&format!("{}\n", text.trim_end()));
+                    self.err(&format!("{}\n", terminal_safe(text.trim_end())));
                 }
-                if let Some(line) = human_line(other) {
+                if let Some(line) = human_line(other).map(|l| terminal_safe(&l)) {
                     let line = if self.color {
                         colorize(other, &line)
                     } else {
@@ -259,6 +259,17 @@ impl Printer {
         let _ = e.write_all(text.as_bytes());
         let _ = e.flush();
     }
+}
+
+/// Text from the model or a tool as plain text: escape sequences (titles,
+/// screen clears, OSC 52 clipboard writes, colours) and other control
+/// characters are dropped, so nothing they say can drive the terminal.
+fn terminal_safe(text: &str) -> String {
+    anstream::adapter::strip_str(text)
+        .to_string()
+        .chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect()
 }
 
 fn colorize(ev: &AgentEvent, line: &str) -> String {
@@ -367,6 +378,27 @@ mod tests {
 
     use super::*;
     use crate::protocol::ResultMetadata;
+
+    /// What a model or a command prints cannot set the title, clear the
+    /// screen or write the clipboard of the terminal `lathe exec` runs in.
+    #[test]
+    fn text_output_drops_terminal_control() {
+        for hostile in [
+            "\x1b]0;pwned\x07title",
+            "\x1b[2J\x1b[Hclear",
+            "\x1b]52;c;cHduZWQ=\x07clipboard",
+            "\x1b[31mred\x1b[0m",
+            "bell\x07 and \x1b[?1049h alt screen\r",
+        ] {
+            let out = terminal_safe(hostile);
+            assert!(
+                !out.contains('\x1b') && !out.contains('\x07') && !out.contains('\r'),
+                "{out:?}"
+            );
+        }
+        assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
+        assert_eq!(terminal_safe("\x1b[31mred\x1b[0m"), "red");
+    }
 
     #[test]
     fn human_lines_show_the_key_argument_and_the_outcome() {

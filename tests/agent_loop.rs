@@ -1266,3 +1266,37 @@ async fn secrets_reach_no_outlet_progress_errors_or_model() {
     }
     assert!(seen_by_model.contains("[REDACTED]"));
 }
+
+/// A call with no tool name is `NotFound` (the model hears of it; the turn
+/// does not end empty), and calls that share an id get ids of their own.
+#[tokio::test]
+async fn nameless_calls_and_repeated_ids_are_handled() {
+    for kind in KINDS {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "A").unwrap();
+        let (events, mock) = run(
+            Setup::new(kind),
+            vec![
+                Step::Reply(Reply::tools().call("dup", "", json!({})).call(
+                    "dup",
+                    "read_file",
+                    json!({"path": "a.txt"}),
+                )),
+                Step::Reply(Reply::text("done")),
+            ],
+            ws.path(),
+            "go",
+        )
+        .await;
+        let f = finished(&events);
+        assert_eq!(f.len(), 2, "{kind:?}");
+        assert_ne!(f[0].0, f[1].0, "{kind:?}: ids of their own");
+        assert_eq!(f[0].1, ToolStatus::Error);
+        assert_eq!(f[0].3.error_kind.as_deref(), Some("not_found"));
+        assert_eq!(f[1].1, ToolStatus::Ok);
+        let results = tool_results(&mock.requests()[1]);
+        assert_eq!(results.len(), 2, "{kind:?}");
+        assert_ne!(results[0].0, results[1].0);
+        assert_eq!(final_text(&events).as_deref(), Some("done"));
+    }
+}

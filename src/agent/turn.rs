@@ -110,7 +110,7 @@ pub(crate) async fn run_turn(
             });
             return;
         }
-        let calls = completion.tool_calls;
+        let calls = unique_ids(completion.tool_calls);
         if iterations >= shared.max_tool_iterations {
             let message = format!(
                 "max tool iterations ({}) exceeded",
@@ -149,4 +149,22 @@ pub(crate) async fn run_turn(
             return fail(ErrorKind::Interrupted, "turn interrupted".into());
         }
     }
+}
+
+/// Gives each call of a response an id of its own: a server that repeats
+/// an id (or sends none) would otherwise get results it cannot tell apart.
+fn unique_ids(mut calls: Vec<crate::provider::ToolCall>) -> Vec<crate::provider::ToolCall> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, call) in calls.iter_mut().enumerate() {
+        if call.id.is_empty() {
+            call.id = format!("call_{i}");
+        }
+        let mut n = 1;
+        let base = call.id.clone();
+        while !seen.insert(call.id.clone()) {
+            n += 1;
+            call.id = format!("{base}_{n}");
+        }
+    }
+    calls
 }

@@ -371,10 +371,11 @@ impl StreamDecoder for Decoder {
                 "no `data: [DONE]` and no finish_reason".into(),
             ));
         }
+        // A call with no name is kept: the model is told no such tool
+        // exists, rather than its turn ending in silence.
         let tool_calls = self
             .calls
             .into_iter()
-            .filter(|(_, c)| !c.name.is_empty())
             .map(|(index, c)| ToolCall {
                 id: if c.id.is_empty() {
                     format!("call_{index}_{:08x}", fastrand::u32(..))

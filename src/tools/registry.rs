@@ -112,6 +112,12 @@ impl ToolRegistry {
     /// Finds the tool a model asked for (see the module docs for the rules).
     pub fn resolve(&self, requested: &str) -> Result<&RegisteredTool, ToolError> {
         let requested = requested.trim();
+        if requested.is_empty() {
+            return Err(ToolError::NotFound(format!(
+                "a call with no tool name; available tools: {}",
+                self.names().join(", ")
+            )));
+        }
         if let Some(t) = self.tools.get(requested) {
             return Ok(t);
         }
