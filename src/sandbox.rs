@@ -119,6 +119,10 @@ pub struct Policy {
     pub network: bool,
     /// Roots writable beneath (workspace-write only).
     pub writable: Vec<PathBuf>,
+    /// Paths inside them that stay read-only (`.git`, `.lathe`, …): they
+    /// can make code run later, outside the sandbox.
+    #[serde(default)]
+    pub protected: Vec<PathBuf>,
     /// The working directory.
     pub cwd: PathBuf,
     /// The program and its arguments.
@@ -169,10 +173,16 @@ impl Settings {
             }
             writable.extend(self.writable_roots.iter().cloned());
         }
+        let protected = if self.mode == Mode::WorkspaceWrite {
+            protected_paths(workspace)
+        } else {
+            Vec::new()
+        };
         Policy {
             mode: self.mode,
             network: self.network,
             writable,
+            protected,
             cwd: workspace.to_path_buf(),
             argv,
             parent: std::process::id(),
@@ -195,6 +205,32 @@ impl Settings {
         // cleans up. Whoever holds the child tells the warden to stop.
         Ok(cmd)
     }
+}
+
+/// The workspace paths a sandboxed command may not change, because a
+/// change there runs code later or changes Lathe's settings: the git
+/// directory (and the one a `.git` file points to), `.lathe/`, `.mcp.json`
+/// and `.envrc`. Only those that exist can be held read-only.
+pub fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for name in [".git", ".lathe", ".mcp.json", ".envrc"] {
+        let p = workspace.join(name);
+        if p.exists() {
+            out.push(p);
+        }
+    }
+    // A worktree or submodule: `.git` is a file naming the real directory.
+    let dot_git = workspace.join(".git");
+    if dot_git.is_file()
+        && let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(dir) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
+    {
+        let dir = workspace.join(dir.trim());
+        if dir.is_dir() {
+            out.push(dir);
+        }
+    }
+    out
 }
 
 /// Whether an environment variable's name says it holds a secret (or
@@ -368,11 +404,12 @@ mod helper {
             Ok(fd) => fd,
             Err(e) => return fail(&format!("cannot watch signals: {e}")),
         };
-        if !policy.network && policy.mode != Mode::Off {
-            // Landlock covers TCP; a network namespace of its own (with no
-            // interface up) covers the rest (UDP, raw sockets) where the
-            // system lets us make one.
-            isolate_network();
+        if policy.mode != Mode::Off {
+            // Landlock covers TCP and writes; namespaces of its own add a
+            // network with no interface up (UDP, raw sockets) and mounts
+            // that hold the protected paths read-only, where the system
+            // lets us make them.
+            isolate(&policy);
         }
         let me = std::process::id();
         let child_policy = Policy {
@@ -430,23 +467,70 @@ mod helper {
         }
     }
 
-    /// Moves the warden (and so the command) into a network namespace of
-    /// its own, through a user namespace when not privileged. Best
-    /// effort: Landlock's TCP rules hold either way.
-    fn isolate_network() {
+    /// Moves the warden (and so the command) into namespaces of its own:
+    /// a network with nothing up (unless the network is allowed) and a
+    /// mount table in which the protected paths are read-only. Through a
+    /// user namespace when not privileged. Best effort: Landlock's rules
+    /// hold either way. The command cannot undo these mounts: Landlock
+    /// denies every mount change to a sandboxed process.
+    fn isolate(policy: &Policy) {
         use nix::sched::{CloneFlags, unshare};
-        if unshare(CloneFlags::CLONE_NEWNET).is_ok() {
+        let mut flags = CloneFlags::CLONE_NEWNS;
+        if !policy.network {
+            flags |= CloneFlags::CLONE_NEWNET;
+        }
+        if unshare(flags).is_err() {
+            let uid = nix::unistd::getuid();
+            let gid = nix::unistd::getgid();
+            if unshare(flags | CloneFlags::CLONE_NEWUSER).is_err() {
+                return;
+            }
+            // Keep the same ids inside, so files keep their owners.
+            let _ = std::fs::write("/proc/self/setgroups", "deny");
+            let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
+            let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
+        }
+        protect(&policy.protected);
+    }
+
+    /// Binds each protected path onto itself, read-only, in this (private)
+    /// mount namespace.
+    fn protect(paths: &[std::path::PathBuf]) {
+        use nix::mount::{MsFlags, mount};
+        use nix::sys::statvfs::{FsFlags, statvfs};
+        const NONE: Option<&str> = None;
+        // Nothing done here reaches the rest of the system.
+        if mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE).is_err() {
             return;
         }
-        let uid = nix::unistd::getuid();
-        let gid = nix::unistd::getgid();
-        if unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET).is_err() {
-            return;
+        for path in paths {
+            if mount(
+                Some(path),
+                path,
+                NONE,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                NONE,
+            )
+            .is_err()
+            {
+                continue;
+            }
+            // A remount must keep the flags the mount beneath has (a user
+            // namespace may not drop them).
+            let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+            if let Ok(st) = statvfs(path) {
+                for (fs, ms) in [
+                    (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+                    (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+                    (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+                ] {
+                    if st.flags().contains(fs) {
+                        flags |= ms;
+                    }
+                }
+            }
+            let _ = mount(NONE, path, NONE, flags, NONE);
         }
-        // Keep the same ids inside, so files keep their owners.
-        let _ = std::fs::write("/proc/self/setgroups", "deny");
-        let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
-        let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
     }
 
     /// Reaps every child that has exited; the shell's status if it was

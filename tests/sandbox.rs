@@ -380,3 +380,59 @@ async fn secret_variables_never_reach_a_command() {
     }
     assert!(stdout(&v).contains("PATH="), "{v}");
 }
+
+/// `.git`, `.lathe`, `.mcp.json` and `.envrc` run code later or change
+/// Lathe's settings: a sandboxed command can read them but not change,
+/// move or remove them, nor remount them writable. Outside the command
+/// nothing changed about them.
+#[tokio::test]
+async fn protected_paths_are_read_only_to_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join(".lathe")).unwrap();
+    std::fs::write(root.join(".lathe/config.toml"), "").unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    std::fs::write(root.join(".envrc"), "").unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        root,
+        "cat .git/config >/dev/null && echo read-ok; \
+         printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config; \
+         echo 'evil' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         rm -rf .git/hooks; mv .git .git-old; mv .lathe .lathe-old; \
+         echo '[[hooks.before_tool_call]]' > .lathe/config.toml; \
+         echo '{\"mcpServers\":{}}' > .mcp.json; echo 'evil' > .envrc; rm -f .envrc .mcp.json; \
+         mount -o remount,rw .git 2>&1; umount .git 2>&1; \
+         echo ok > normal.txt; true",
+    )
+    .await;
+    assert!(stdout(&v).contains("read-ok"), "{v}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).unwrap(),
+        "[core]\n",
+        "{v}"
+    );
+    assert!(!root.join(".git/hooks/pre-commit").exists(), "{v}");
+    assert!(root.join(".git/hooks").is_dir(), "{v}");
+    assert!(
+        !root.join(".git-old").exists() && !root.join(".lathe-old").exists(),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".lathe/config.toml")).unwrap(),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".mcp.json")).unwrap(),
+        "{}"
+    );
+    assert_eq!(std::fs::read_to_string(root.join(".envrc")).unwrap(), "");
+    assert!(
+        root.join("normal.txt").exists(),
+        "the rest stays writable: {v}"
+    );
+    // The read-only view was the command's alone.
+    std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+}
