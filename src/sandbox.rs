@@ -332,8 +332,9 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     };
     Some(format!(
         "the sandbox ({}) may have blocked this: commands may write only in {writes}{}. \
-         If the command needs more, ask the person; they can allow it in the config \
-         ([shell] writable_roots, network) or run it unsandboxed",
+         If the command needs more, say why and run it again with \"sandbox\": false, which \
+         the person approves explicitly; or they can allow more in the config \
+         ([shell] writable_roots, network)",
         policy.mode,
         if policy.network {
             ""

@@ -1300,3 +1300,27 @@ async fn nameless_calls_and_repeated_ids_are_handled() {
         assert_eq!(final_text(&events).as_deref(), Some("done"));
     }
 }
+
+/// Headless, even in full-auto, a call to run outside the sandbox is
+/// denied (only a person may approve it), and the model is told why.
+#[tokio::test]
+async fn running_outside_the_sandbox_is_denied_headless_in_every_mode() {
+    let ws = tempfile::tempdir().unwrap();
+    let (events, _mock) = run(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto),
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "exec_shell",
+                json!({"command": "touch escaped.txt", "sandbox": false}),
+            )),
+            Step::Reply(Reply::text("ok")),
+        ],
+        ws.path(),
+        "go",
+    )
+    .await;
+    let f = finished(&events);
+    assert_eq!(f[0].1, ToolStatus::Denied, "{:?}", f[0].2);
+    assert!(!ws.path().join("escaped.txt").exists());
+}

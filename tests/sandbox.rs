@@ -436,3 +436,26 @@ async fn protected_paths_are_read_only_to_commands() {
     // The read-only view was the command's alone.
     std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
 }
+
+/// `"sandbox": false` runs outside Landlock (once the person approved it;
+/// here the tool is called directly), and the warden still contains it.
+#[tokio::test]
+async fn an_approved_unsandboxed_run_is_unconfined_but_contained() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let target = out.path().join("allowed.txt");
+    let tool = shell(Mode::WorkspaceWrite, false);
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws.path()).unwrap()));
+    let v = tool
+        .execute(
+            json!({
+                "command": format!("echo x > '{}'; setsid sleep 97351 & echo started", target.display()),
+                "sandbox": false
+            }),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(target.exists(), "{v}");
+    assert!(gone("sleep 97351").await.is_empty());
+}

@@ -185,6 +185,21 @@ impl Assessor<'_> {
     fn exec(&self, tool: &str, e: &ExecOp, needs: &mut Vec<Need>) -> Result<(), String> {
         let mode = self.mode;
         let complex = e.is_complex();
+        if e.unsandboxed {
+            if mode == ApprovalMode::ReadOnly {
+                return Err(
+                    "approval mode read-only does not run commands outside the sandbox".into(),
+                );
+            }
+            // No rule, mode or grant stands in for the person here.
+            needs.push(Need {
+                what: format!("run `{}` outside the sandbox", e.line),
+                reason: "outside the sandbox a command can write anywhere, use the network \
+                         and reach your other processes; it is approved one call at a time"
+                    .into(),
+                grant: None,
+            });
+        }
         for c in &e.commands {
             let what = format!("run `{}`", c.display());
             if let Some(rule) = self.rule(RuleKind::Ask, tool, Subject::Command(c)) {

@@ -223,3 +223,44 @@ fn each_need_says_what_asks_and_why_without_repeats() {
     .assess("write_file", Effect::Write, &write("scripts/audit.sh"));
     assert!(matches!(a, Assessment::Ask(_)), "{a:?}");
 }
+
+/// A command to run outside the sandbox asks in every mode (full-auto
+/// too), whatever rule allows its program, and no grant covers it; in
+/// read-only mode it is refused.
+#[test]
+fn running_outside_the_sandbox_always_asks_and_is_never_granted() {
+    let (_d, w) = setup();
+    let rules = Rules::parse(
+        &["exec_shell(cargo test*)".into()],
+        &[],
+        &[],
+        RuleOrigin::User,
+    )
+    .unwrap();
+    for mode in ApprovalMode::ALL {
+        let mut exec = analyze("cargo test", &w);
+        exec.unsandboxed = true;
+        let ops = vec![Operation::Exec(exec)];
+        let got = Assessor {
+            mode,
+            rules: &rules,
+            workspace: &w,
+            protected: &[],
+        }
+        .assess("exec_shell", Effect::Exec, &ops);
+        match (mode, got) {
+            (ApprovalMode::ReadOnly, Assessment::Refuse(why)) => {
+                assert!(why.contains("outside the sandbox"), "{why}");
+            }
+            (ApprovalMode::ReadOnly, other) => panic!("read-only: {other:?}"),
+            (_, Assessment::Ask(needs)) => {
+                let n = needs
+                    .iter()
+                    .find(|n| n.what.contains("outside the sandbox"))
+                    .unwrap_or_else(|| panic!("{mode}: {needs:?}"));
+                assert!(n.grant.is_none(), "{mode}: never granted");
+            }
+            (_, other) => panic!("{mode}: {other:?}"),
+        }
+    }
+}

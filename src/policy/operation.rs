@@ -72,6 +72,10 @@ pub struct ExecOp {
     /// nests too deeply); the guardrail refuses such a line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchecked: Option<String>,
+    /// The line is to run outside the sandbox: the person approves that
+    /// explicitly, every time, in every mode.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsandboxed: bool,
 }
 
 impl ExecOp {

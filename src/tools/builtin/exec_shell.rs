@@ -69,7 +69,9 @@ impl Tool for ExecShell {
     fn description(&self) -> &str {
         "Run a shell command (`bash -c`) in the workspace directory and return exit_code, \
          stdout, stderr and duration_ms. stdin is closed; use non-interactive flags. \
-         The command is killed after `timeout` seconds."
+         The command is killed after `timeout` seconds, with everything it started. \
+         It runs in a sandbox: it may write only in the workspace and the temp directory \
+         (not .git/ or .lathe/), without network access."
     }
 
     fn parameters(&self) -> Value {
@@ -77,6 +79,12 @@ impl Tool for ExecShell {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The shell command to run"},
+                "sandbox": {
+                    "type": "boolean",
+                    "description": "false runs the command outside the sandbox (writes anywhere, network). \
+                        Only when a sandboxed run failed because of the sandbox; the person must \
+                        approve it explicitly, every time"
+                },
                 "timeout": {
                     "type": "number",
                     "exclusiveMinimum": 0,
@@ -97,7 +105,9 @@ impl Tool for ExecShell {
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
         let command = str_arg(args, "command")?;
-        Ok(vec![Operation::Exec(shell::analyze(command, workspace))])
+        let mut exec = shell::analyze(command, workspace);
+        exec.unsandboxed = self.unsandboxed(args);
+        Ok(vec![Operation::Exec(exec)])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -108,12 +118,21 @@ impl Tool for ExecShell {
         let timeout = u64_arg(&args, "timeout")?
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
-        let policy = self.sandbox.policy(
+        // Outside the sandbox only as the call asked (and was approved):
+        // the warden still contains its processes.
+        let settings = if self.unsandboxed(&args) {
+            sandbox::Settings {
+                mode: sandbox::Mode::Off,
+                ..self.sandbox.clone()
+            }
+        } else {
+            self.sandbox.clone()
+        };
+        let policy = settings.policy(
             ctx.workspace.root(),
             vec![shell_program().into(), "-c".into(), command.into()],
         );
-        let mut cmd = self
-            .sandbox
+        let mut cmd = settings
             .command(&policy)
             .map_err(|e| ToolError::ExecutionFailed(e.to_string()))?;
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -128,6 +147,14 @@ impl Tool for ExecShell {
         Run::new(child, ctx, timeout, started, policy)
             .finish()
             .await
+    }
+}
+
+impl ExecShell {
+    /// Whether the call asks to run outside a sandbox that is on.
+    fn unsandboxed(&self, args: &Value) -> bool {
+        self.sandbox.mode != sandbox::Mode::Off
+            && args.get("sandbox").and_then(Value::as_bool) == Some(false)
     }
 }
 
