@@ -175,6 +175,13 @@ pub struct ResultMetadata {
     pub mime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
+    /// How many secrets were hidden from what the model sees.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redactions: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One normalized tool result: the same shape for every tool, built-in or MCP.

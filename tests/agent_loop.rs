@@ -1265,6 +1265,8 @@ async fn secrets_reach_no_outlet_progress_errors_or_model() {
         assert!(!text.contains(&reversed), "{what} saw it reversed");
     }
     assert!(seen_by_model.contains("[REDACTED]"));
+    let f = finished(&events);
+    assert!(f[0].3.redactions >= 3, "counted: {:?}", f[0].3);
 }
 
 /// A call with no tool name is `NotFound` (the model hears of it; the turn

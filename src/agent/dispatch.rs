@@ -588,6 +588,7 @@ fn normalize(
             duration_ms,
             mime: None,
             error_kind,
+            redactions: text.matches(crate::policy::hooks::REDACTED).count(),
         },
     };
     (result, text)

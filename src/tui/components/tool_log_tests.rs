@@ -32,6 +32,7 @@ fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -
             truncated: status == ToolStatus::Ok && ms > 100,
             mime: None,
             error_kind: (status != ToolStatus::Ok).then(|| "permission_denied".into()),
+            redactions: 0,
         },
     }
 }
