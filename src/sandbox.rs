@@ -480,16 +480,20 @@ mod helper {
         if !policy.network {
             flags |= CloneFlags::CLONE_NEWNET;
         }
-        if unshare(flags).is_err() {
-            let uid = nix::unistd::getuid();
-            let gid = nix::unistd::getgid();
-            if unshare(flags | CloneFlags::CLONE_NEWUSER).is_err() {
-                return;
-            }
+        // A user namespace of its own first, even for root: capabilities
+        // held in it count for nothing outside, so a root command cannot
+        // use CAP_SYS_PTRACE to read Lathe's memory or environment
+        // through Landlock's ptrace scoping. Where the system forbids user
+        // namespaces, root still gets the rest.
+        let uid = nix::unistd::getuid();
+        let gid = nix::unistd::getgid();
+        if unshare(flags | CloneFlags::CLONE_NEWUSER).is_ok() {
             // Keep the same ids inside, so files keep their owners.
             let _ = std::fs::write("/proc/self/setgroups", "deny");
             let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
             let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
+        } else if unshare(flags).is_err() {
+            return;
         }
         protect(&policy.protected);
     }

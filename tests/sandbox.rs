@@ -189,6 +189,17 @@ async fn commands_cannot_signal_processes_outside() {
         ),
     )
     .await;
+    let me = std::process::id();
+    let peek = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!("head -c 64 /proc/{me}/environ >/dev/null 2>&1; echo \"env=$?\"; head -c 64 /proc/{me}/mem >/dev/null 2>&1; echo \"mem=$?\""),
+    )
+    .await;
+    assert!(
+        stdout(&peek).contains("env=1") && stdout(&peek).contains("mem=1"),
+        "a command read Lathe's environment or memory (root needs a user namespace here): {peek}"
+    );
     let survived = victim.try_wait().unwrap().is_none();
     let _ = victim.kill();
     let _ = victim.wait();
