@@ -401,7 +401,8 @@ mod helper {
         if let Err(e) = mask.thread_block() {
             return fail(&format!("cannot block signals: {e}"));
         }
-        let signals = match SignalFd::new(&mask) {
+        // Close-on-exec: the command gets no descriptor of the warden's.
+        let signals = match SignalFd::with_flags(&mask, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC) {
             Ok(fd) => fd,
             Err(e) => return fail(&format!("cannot watch signals: {e}")),
         };
@@ -476,7 +477,11 @@ mod helper {
     /// denies every mount change to a sandboxed process.
     fn isolate(policy: &Policy) {
         use nix::sched::{CloneFlags, unshare};
-        let mut flags = CloneFlags::CLONE_NEWNS;
+        // The command starts a PID namespace of its own: when it ends,
+        // or its warden dies, the kernel kills everything left in it,
+        // whatever the command did to the warden (a `prlimit` that keeps
+        // it from reading /proc, say).
+        let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
         if !policy.network {
             flags |= CloneFlags::CLONE_NEWNET;
         }
@@ -611,7 +616,9 @@ mod helper {
         if let Err(e) = prctl::set_pdeathsig(Signal::SIGKILL) {
             return fail(&format!("cannot set the parent-death signal: {e}"));
         }
-        if !parent_is(policy.parent) {
+        // As the first process of a PID namespace of its own, the warden
+        // (outside it) shows as parent 0.
+        if !parent_is(policy.parent) && getppid().as_raw() != 0 {
             return fail("the warden is gone");
         }
         // The warden blocked these for itself; the command gets them back.

@@ -185,7 +185,8 @@ async fn commands_cannot_signal_processes_outside() {
         Mode::WorkspaceWrite,
         ws.path(),
         &format!(
-            "kill -0 {pid} 2>&1; echo \"rc=$?\"; kill -KILL {pid}; kill -0 1; echo \"init=$?\""
+            "kill -0 {pid} 2>&1; echo \"rc=$?\"; kill -KILL {pid}; \
+             prlimit --pid {pid} --nofile=0:0 2>&1; renice -n 19 -p {pid} 2>&1; true"
         ),
     )
     .await;
@@ -200,12 +201,20 @@ async fn commands_cannot_signal_processes_outside() {
         stdout(&peek).contains("env=1") && stdout(&peek).contains("mem=1"),
         "a command read Lathe's environment or memory (root needs a user namespace here): {peek}"
     );
+    // Nor change its limits or priority (a warden kept from opening files
+    // could not clean up).
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+    assert!(
+        !limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.split_whitespace().nth(3) == Some("0")),
+        "{limits}"
+    );
     let survived = victim.try_wait().unwrap().is_none();
     let _ = victim.kill();
     let _ = victim.wait();
     assert!(survived, "{}: {v}", landlock_hint());
     assert!(stdout(&v).contains("rc=1"), "{v}");
-    assert!(stdout(&v).contains("init=1"), "{v}");
 }
 
 /// Whether a process whose command line holds `marker` is alive (zombies
