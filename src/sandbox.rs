@@ -500,20 +500,51 @@ mod helper {
         } else if unshare(flags).is_err() {
             return;
         }
-        protect(&policy.protected);
+        protect(policy);
     }
 
-    /// Binds each protected path onto itself, read-only, in this (private)
-    /// mount namespace.
-    fn protect(paths: &[std::path::PathBuf]) {
+    /// The mount table the command sees (in this private mount
+    /// namespace): everything read-only, so no file outside the writable
+    /// roots can have its mode, owner, times or attributes changed either
+    /// (Landlock does not cover those); the writable roots writable; the
+    /// protected paths read-only inside them; and the sockets of other
+    /// programs (a terminal multiplexer, the desktop bus, Docker, X11)
+    /// hidden, since connecting to one would run code outside.
+    fn protect(policy: &Policy) {
         use nix::mount::{MsFlags, mount};
-        use nix::sys::statvfs::{FsFlags, statvfs};
         const NONE: Option<&str> = None;
         // Nothing done here reaches the rest of the system.
         if mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE).is_err() {
             return;
         }
-        for path in paths {
+        // Each writable root becomes a mount of its own, so the read-only
+        // remounts below pass it by.
+        let mut writable = Vec::new();
+        for root in &policy.writable {
+            if mount(
+                Some(root),
+                root,
+                NONE,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                NONE,
+            )
+            .is_ok()
+            {
+                writable.push(root.clone());
+            }
+        }
+        let under_writable = |p: &std::path::Path| {
+            writable
+                .iter()
+                .any(|w| p.starts_with(w) && p != w.as_path())
+        };
+        for point in mount_points() {
+            if writable.iter().any(|w| w == &point) || under_writable(&point) {
+                continue;
+            }
+            read_only(&point);
+        }
+        for path in &policy.protected {
             if mount(
                 Some(path),
                 path,
@@ -521,25 +552,102 @@ mod helper {
                 MsFlags::MS_BIND | MsFlags::MS_REC,
                 NONE,
             )
-            .is_err()
+            .is_ok()
             {
-                continue;
+                read_only(path);
             }
-            // A remount must keep the flags the mount beneath has (a user
-            // namespace may not drop them).
-            let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-            if let Ok(st) = statvfs(path) {
-                for (fs, ms) in [
-                    (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-                    (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-                    (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-                ] {
-                    if st.flags().contains(fs) {
-                        flags |= ms;
-                    }
+        }
+        hide_sockets();
+    }
+
+    /// Remounts the mount at `path` read-only, keeping the flags a user
+    /// namespace may not drop.
+    fn read_only(path: &std::path::Path) {
+        use nix::mount::{MsFlags, mount};
+        use nix::sys::statvfs::{FsFlags, statvfs};
+        const NONE: Option<&str> = None;
+        let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+        if let Ok(st) = statvfs(path) {
+            for (fs, ms) in [
+                (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+                (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+                (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+                (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+                (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+                (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+            ] {
+                if st.flags().contains(fs) {
+                    flags |= ms;
                 }
             }
-            let _ = mount(NONE, path, NONE, flags, NONE);
+        }
+        let _ = mount(NONE, path, NONE, flags, NONE);
+    }
+
+    /// Every mount point, from `/proc/self/mountinfo`, parents first.
+    fn mount_points() -> Vec<std::path::PathBuf> {
+        let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+            return Vec::new();
+        };
+        info.lines()
+            .filter_map(|l| l.split(' ').nth(4))
+            .map(|p| std::path::PathBuf::from(unescape_mount_path(p)))
+            .collect()
+    }
+
+    /// Mount paths escape space, tab, newline and backslash as `\ooo`.
+    fn unescape_mount_path(p: &str) -> String {
+        let mut out = Vec::with_capacity(p.len());
+        let bytes = p.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let octal = bytes
+                .get(i + 1..i + 4)
+                .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)));
+            if let Some(d) = octal {
+                let v = d.iter().fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 4;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Covers the places other programs keep their sockets: an empty
+    /// read-only directory over a socket directory, `/dev/null` over a
+    /// socket file.
+    fn hide_sockets() {
+        use nix::mount::{MsFlags, mount};
+        const NONE: Option<&str> = None;
+        let uid = nix::unistd::getuid();
+        let dirs = [
+            format!("/run/user/{uid}"),
+            format!("/tmp/tmux-{uid}"),
+            "/tmp/.X11-unix".to_string(),
+            "/run/dbus".to_string(),
+            "/var/run/dbus".to_string(),
+            "/run/systemd/private".to_string(),
+        ];
+        for dir in dirs.iter().map(std::path::Path::new).filter(|d| d.is_dir()) {
+            let _ = mount(
+                Some("tmpfs"),
+                dir,
+                Some("tmpfs"),
+                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some("size=4k,mode=0555"),
+            );
+        }
+        for sock in [
+            "/var/run/docker.sock",
+            "/run/docker.sock",
+            "/run/podman/podman.sock",
+        ] {
+            if std::path::Path::new(sock).exists() {
+                let _ = mount(Some("/dev/null"), sock, NONE, MsFlags::MS_BIND, NONE);
+            }
         }
     }
 
