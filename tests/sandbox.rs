@@ -513,3 +513,31 @@ async fn metadata_outside_cannot_change() {
         "{v}"
     );
 }
+
+/// A workspace inside another writable root (here the temp directory)
+/// cannot be moved aside and replaced by one with a planted `.git`.
+#[tokio::test]
+async fn the_workspace_cannot_be_swapped_out() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".git")).unwrap();
+    std::fs::write(ws.path().join(".git/config"), "[core]\n").unwrap();
+    let name = ws
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!("cd .. && mv '{name}' '{name}.orig' 2>&1; mkdir -p '{name}/.git' 2>&1; true"),
+    )
+    .await;
+    let parent = ws.path().parent().unwrap();
+    assert!(!parent.join(format!("{name}.orig")).exists(), "{v}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join(".git/config")).unwrap(),
+        "[core]\n",
+        "{v}"
+    );
+}
