@@ -66,47 +66,72 @@ static SECRET_ASSIGNMENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// Redacts known secret values and credential-shaped strings.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    secrets: Vec<String>,
+    /// Every form of every known secret, found in one pass.
+    matcher: Option<aho_corasick::AhoCorasick>,
 }
+
+/// The piece of a secret whose encodings are looked for on their own: a
+/// line-wrapped encoding (`base64` wraps at 76 columns, `xxd -p` at 60)
+/// still shows every whole piece.
+const PIECE: usize = 12;
 
 impl Redactor {
     /// `secrets` are exact values to hide (API keys); values shorter than 8
     /// characters are ignored, as hiding them would mangle ordinary text.
-    /// Each is also hidden reversed and base64-encoded (at each of the
-    /// three alignments it can have in a longer encoded text).
+    /// Each is also hidden reversed, and every 12-byte piece of it
+    /// base64-encoded (standard and URL-safe, at any alignment) and
+    /// hex-encoded, so encoding it, even with line breaks, gives back at
+    /// most pieces too short to use.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         use base64::Engine;
         let mut all: Vec<String> = Vec::new();
         for s in secrets.into_iter().filter(|s| s.len() >= 8) {
             all.push(s.chars().rev().collect());
-            for engine in [
-                &base64::engine::general_purpose::STANDARD_NO_PAD,
-                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
-            ] {
-                for skip in 0..3 {
-                    let bytes = s.as_bytes().get(skip..).unwrap_or_default();
-                    let whole = bytes.len() / 3 * 3;
-                    if whole >= 6 {
-                        all.push(engine.encode(&bytes[..whole]));
-                    }
+            let bytes = s.as_bytes();
+            let pieces = (0..=bytes.len().saturating_sub(PIECE))
+                .map(|k| &bytes[k..(k + PIECE).min(bytes.len())]);
+            for piece in pieces {
+                for engine in [
+                    &base64::engine::general_purpose::STANDARD_NO_PAD,
+                    &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                ] {
+                    // 12 bytes encode to 16 characters with no padding, so
+                    // the piece shows as is wherever it starts on a
+                    // 3-byte boundary of the encoded text.
+                    all.push(engine.encode(piece));
                 }
+                let hex: String = piece.iter().map(|b| format!("{b:02x}")).collect();
+                all.push(hex.to_ascii_uppercase());
+                all.push(hex);
             }
             all.push(s);
         }
-        // Longest first, so a value inside another goes with it.
-        all.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        all.retain(|p| !p.is_empty());
+        all.sort();
         all.dedup();
-        Self { secrets: all }
+        let matcher = (!all.is_empty())
+            .then(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                    .build(&all)
+                    .ok()
+            })
+            .flatten();
+        Self { matcher }
     }
 
     /// Redacts one string; returns `None` when nothing changed.
     pub fn redact_str(&self, text: &str) -> Option<String> {
         let mut out: Option<String> = None;
-        for secret in &self.secrets {
-            let current = out.as_deref().unwrap_or(text);
-            if current.contains(secret.as_str()) {
-                out = Some(current.replace(secret.as_str(), REDACTED));
-            }
+        if let Some(m) = &self.matcher
+            && m.is_match(text)
+        {
+            let mut replaced = String::with_capacity(text.len());
+            m.replace_all_with(text, &mut replaced, |_, _, dst| {
+                dst.push_str(REDACTED);
+                true
+            });
+            out = Some(replaced);
         }
         for re in SECRET_PATTERNS.iter() {
             let current = out.as_deref().unwrap_or(text);
@@ -205,6 +230,30 @@ mod tests {
         }
         let reversed: String = key.chars().rev().collect();
         assert_eq!(r.redact_str(&reversed).unwrap(), REDACTED);
+        // Hex, wrapped as `xxd -p` wraps it, and base64 wrapped at 76.
+        let long = format!("{key}-{key}");
+        let r = Redactor::new([long.clone()]);
+        let hex: String = long.bytes().map(|b| format!("{b:02x}")).collect();
+        let wrapped: Vec<&str> = hex
+            .as_bytes()
+            .chunks(60)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let out = r.redact_str(&wrapped.join("\n")).unwrap();
+        let left: String = out.split(REDACTED).collect::<Vec<_>>().join("");
+        let longest_run = left.split('\n').map(str::len).max().unwrap_or(0);
+        assert!(
+            longest_run < 2 * PIECE * 2,
+            "too much of the key is left in hex: {out}"
+        );
+        let b64 = base64::engine::general_purpose::STANDARD.encode(format!("x{long}\n"));
+        let wrapped: Vec<&str> = b64
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let out = r.redact_str(&wrapped.join("\n")).unwrap();
+        assert!(out.matches(REDACTED).count() >= 2, "{out}");
     }
 
     #[test]
