@@ -273,6 +273,13 @@ impl Config {
                 .collect::<Result<_, _>>()?,
             helper: None,
             env_allow: shell.env_allow.unwrap_or_default(),
+            hidden: paths
+                .config_file
+                .parent()
+                .into_iter()
+                .map(Path::to_path_buf)
+                .chain([paths.data_dir.clone()])
+                .collect(),
         };
         let shell_timeout_secs = in_range(
             "[shell] timeout_secs",

@@ -110,6 +110,9 @@ pub struct Settings {
     /// Environment variables commands may see although their names look
     /// like secrets.
     pub env_allow: Vec<String>,
+    /// Directories commands may not even read (Lathe's own config, with its
+    /// keys, and its data: journals, trusted hooks).
+    pub hidden: Vec<PathBuf>,
 }
 
 /// What the helpers are told: everything about one command.
@@ -123,6 +126,9 @@ pub struct Policy {
     /// can make code run later, outside the sandbox.
     #[serde(default)]
     pub protected: Vec<PathBuf>,
+    /// Directories hidden from the command (an empty one in their place).
+    #[serde(default)]
+    pub hidden: Vec<PathBuf>,
     /// The working directory.
     pub cwd: PathBuf,
     /// The program and its arguments.
@@ -178,11 +184,22 @@ impl Settings {
         } else {
             Vec::new()
         };
+        // Never one that holds the workspace.
+        let hidden = if self.mode == Mode::Off {
+            Vec::new()
+        } else {
+            self.hidden
+                .iter()
+                .filter(|d| d.is_dir() && !workspace.starts_with(d))
+                .cloned()
+                .collect()
+        };
         Policy {
             mode: self.mode,
             network: self.network,
             writable,
             protected,
+            hidden,
             cwd: workspace.to_path_buf(),
             argv,
             parent: std::process::id(),
@@ -558,6 +575,15 @@ mod helper {
             }
         }
         hide_sockets();
+        for dir in &policy.hidden {
+            let _ = mount(
+                Some("tmpfs"),
+                dir,
+                Some("tmpfs"),
+                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some("size=4k,mode=0555"),
+            );
+        }
     }
 
     /// Remounts the mount at `path` read-only, keeping the flags a user

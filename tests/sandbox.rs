@@ -541,3 +541,42 @@ async fn the_workspace_cannot_be_swapped_out() {
         "{v}"
     );
 }
+
+/// Lathe's own config (with its keys) and data (journals) are not even
+/// readable to a command: an empty directory stands in their place.
+#[tokio::test]
+async fn lathes_own_files_are_hidden() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = outside();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "api_key = \"sk-hidden-from-commands\"\n",
+    )
+    .unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.hidden = vec![home.path().to_path_buf()];
+    let tool = ExecShell::new(&settings);
+    let v = run_in(
+        &tool,
+        ws.path(),
+        &format!(
+            "cat '{0}/config.toml'; ls -A '{0}'; echo listed",
+            home.path().display()
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(!stdout(&v).contains("sk-hidden"), "{v}");
+    assert!(!stdout(&v).contains("config.toml"), "{v}");
+    assert!(stdout(&v).contains("listed"), "{v}");
+    // A hidden directory that holds the workspace is not hidden.
+    settings.sandbox.hidden = vec![ws.path().parent().unwrap().to_path_buf()];
+    let v = run_in(
+        &ExecShell::new(&settings),
+        ws.path(),
+        "echo ok > f && cat f",
+    )
+    .await
+    .unwrap();
+    assert!(stdout(&v).contains("ok"), "{v}");
+}
