@@ -576,13 +576,7 @@ mod helper {
         }
         hide_sockets();
         for dir in &policy.hidden {
-            let _ = mount(
-                Some("tmpfs"),
-                dir,
-                Some("tmpfs"),
-                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-                Some("size=4k,mode=0555"),
-            );
+            cover(dir);
         }
     }
 
@@ -642,6 +636,18 @@ mod helper {
         String::from_utf8_lossy(&out).into_owned()
     }
 
+    /// Puts an empty read-only directory over `dir`.
+    fn cover(dir: &std::path::Path) {
+        use nix::mount::{MsFlags, mount};
+        let _ = mount(
+            Some("tmpfs"),
+            dir,
+            Some("tmpfs"),
+            MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("size=4k,mode=0555"),
+        );
+    }
+
     /// Covers the places other programs keep their sockets: an empty
     /// read-only directory over a socket directory, `/dev/null` over a
     /// socket file.
@@ -658,13 +664,7 @@ mod helper {
             "/run/systemd/private".to_string(),
         ];
         for dir in dirs.iter().map(std::path::Path::new).filter(|d| d.is_dir()) {
-            let _ = mount(
-                Some("tmpfs"),
-                dir,
-                Some("tmpfs"),
-                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-                Some("size=4k,mode=0555"),
-            );
+            cover(dir);
         }
         for sock in [
             "/var/run/docker.sock",
