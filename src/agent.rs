@@ -135,9 +135,11 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
                 text(&mut need.reason);
             }
         }
-        AgentEvent::ToolCallFinished { content, .. } => r.redact_value(content),
         AgentEvent::Error { message, .. } => text(message),
-        AgentEvent::SessionStarted { .. }
+        // A result was redacted once already, as the model got it
+        // (`dispatch::normalize`): not again here.
+        AgentEvent::ToolCallFinished { .. }
+        | AgentEvent::SessionStarted { .. }
         | AgentEvent::UsageUpdated { .. }
         | AgentEvent::ApprovalDecided { .. }
         | AgentEvent::Permissions { .. } => {}

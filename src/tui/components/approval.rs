@@ -628,6 +628,16 @@ impl ApprovalOverlay {
             input.render(field, buf);
             return;
         }
+        // The rule between the call and its keys.
+        buf.set_line(
+            inner.x,
+            footer_y - 1,
+            &Line::from(Span::styled(
+                "─".repeat(usize::from(inner.width)),
+                theme.border(),
+            )),
+            inner.width,
+        );
         let armed = self.arming.is_armed(now);
         if self.confirming {
             let covers = req
@@ -656,15 +666,6 @@ impl ApprovalOverlay {
                 ),
             ]);
             buf.set_line(footer.x, footer.y, &line, footer.width);
-            buf.set_line(
-                inner.x,
-                footer_y - 1,
-                &Line::from(Span::styled(
-                    "─".repeat(usize::from(inner.width)),
-                    theme.border(),
-                )),
-                inner.width,
-            );
             return;
         }
         let key = |k: &str, what: &str| {
@@ -723,15 +724,6 @@ impl ApprovalOverlay {
             .unwrap_or_else(|| offered(&FOOTERS[2]));
         let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
         buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
-        buf.set_line(
-            inner.x,
-            footer_y - 1,
-            &Line::from(Span::styled(
-                "─".repeat(usize::from(inner.width)),
-                theme.border(),
-            )),
-            inner.width,
-        );
     }
 }
 

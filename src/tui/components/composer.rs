@@ -128,6 +128,9 @@ pub struct Composer {
     browsing: Option<(usize, String)>,
     popup_selected: usize,
     busy_hint: bool,
+    /// The last wrapped row count: for the width and text (by hash) it
+    /// was counted at, so a frame that changes neither lays out nothing.
+    rows_cache: std::cell::Cell<Option<(u16, u64, usize)>>,
 }
 
 impl Composer {
@@ -144,6 +147,7 @@ impl Composer {
             browsing: None,
             popup_selected: 0,
             busy_hint: false,
+            rows_cache: std::cell::Cell::new(None),
         }
     }
 
@@ -395,6 +399,17 @@ impl Composer {
         if lines.iter().all(|l| width::of(l) < usize::from(inner)) {
             return lines.len();
         }
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            lines.hash(&mut h);
+            h.finish()
+        };
+        if let Some((w, k, rows)) = self.rows_cache.get()
+            && (w, k) == (inner, key)
+        {
+            return rows;
+        }
         // The editor lays out when it draws: draw a copy unseen and ask
         // where the end of the text lands.
         let mut ta = TextArea::new(lines.to_vec());
@@ -404,7 +419,9 @@ impl Composer {
         (&ta).render(area, &mut scratch);
         ta.move_cursor(CursorMove::Bottom);
         ta.move_cursor(CursorMove::End);
-        ta.screen_cursor().row + 1
+        let rows = ta.screen_cursor().row + 1;
+        self.rows_cache.set(Some((inner, key, rows)));
+        rows
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
