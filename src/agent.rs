@@ -59,6 +59,10 @@ pub struct AgentConfig {
     pub pending_hooks: HookSet,
     /// Environment variables hooks never see (API keys).
     pub hook_env_remove: Vec<String>,
+    /// Hooks run through the sandbox's warden (contained; a workspace's
+    /// hooks also confined as commands are). `None`: directly, in a
+    /// process group of their own.
+    pub hook_sandbox: Option<crate::sandbox::Settings>,
 }
 
 impl AgentConfig {
@@ -76,6 +80,7 @@ impl AgentConfig {
             hooks: HookSet::default(),
             pending_hooks: HookSet::default(),
             hook_env_remove: Vec::new(),
+            hook_sandbox: None,
         }
     }
 }
@@ -182,6 +187,7 @@ pub(crate) struct Shared {
     /// Redacts what hooks are shown and what errors say.
     pub(crate) redactor: Redactor,
     pub(crate) hook_env_remove: Vec<String>,
+    pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
     /// The workspace files hooks run: writes to them always ask.
     pub(crate) protected_files: Vec<String>,
     user_hooks: Mutex<HookSet>,
@@ -434,6 +440,7 @@ impl Agent {
             session_id: cfg.session_id.clone(),
             redactor: self.redactor,
             hook_env_remove: cfg.hook_env_remove.clone(),
+            hook_sandbox: cfg.hook_sandbox.clone(),
             protected_files: {
                 let mut files = cfg.hooks.files();
                 files.extend(cfg.pending_hooks.files());

@@ -262,24 +262,43 @@ impl Config {
             1..=defaults::MAX_GRANT_TTL_SECS,
         )?);
         let shell = merged.shell.clone().unwrap_or_default();
+        let expand_all = |key: &str, list: Option<&Vec<String>>| {
+            list.into_iter()
+                .flatten()
+                .map(|r| expand_home(key, r, env))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let visible = expand_all("[shell] visible_paths", shell.visible_paths.as_ref())?;
+        // Lathe's own config (with its keys) and data, the credential
+        // stores a command has no business reading, and what the config
+        // adds; minus what it shows.
+        let mut hidden: Vec<PathBuf> = paths
+            .config_file
+            .parent()
+            .into_iter()
+            .map(Path::to_path_buf)
+            .chain([paths.data_dir.clone()])
+            .collect();
+        if let Some(home) = env("HOME").filter(|h| h.starts_with('/')) {
+            hidden.extend(
+                crate::sandbox::CREDENTIAL_STORES
+                    .iter()
+                    .map(|p| Path::new(&home).join(p))
+                    .filter(|p| !visible.contains(p)),
+            );
+        }
+        hidden.extend(expand_all(
+            "[shell] hidden_paths",
+            shell.hidden_paths.as_ref(),
+        )?);
         let sandbox = crate::sandbox::Settings {
             mode: overrides.sandbox.or(merged.sandbox).unwrap_or_default(),
             network: shell.network.unwrap_or(false),
-            writable_roots: shell
-                .writable_roots
-                .unwrap_or_default()
-                .iter()
-                .map(|r| expand_home(r, env))
-                .collect::<Result<_, _>>()?,
+            writable_roots: expand_all("[shell] writable_roots", shell.writable_roots.as_ref())?,
             helper: None,
-            env_allow: shell.env_allow.unwrap_or_default(),
-            hidden: paths
-                .config_file
-                .parent()
-                .into_iter()
-                .map(Path::to_path_buf)
-                .chain([paths.data_dir.clone()])
-                .collect(),
+            env_allow: shell.env_allow.clone().unwrap_or_default(),
+            hidden,
+            namespaces: shell.namespaces.unwrap_or(true),
         };
         let shell_timeout_secs = in_range(
             "[shell] timeout_secs",
@@ -507,6 +526,8 @@ fn restrict_workspace_layer(
             ("network", shell.network.take().is_some()),
             ("writable_roots", shell.writable_roots.take().is_some()),
             ("env_allow", shell.env_allow.take().is_some()),
+            ("visible_paths", shell.visible_paths.take().is_some()),
+            ("namespaces", shell.namespaces.take().is_some()),
         ] {
             if set {
                 warnings.push(format!(
@@ -558,20 +579,22 @@ fn in_range(
 }
 
 /// A configured path: absolute, or `~/…` under `HOME`.
-fn expand_home(raw: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+fn expand_home(
+    key: &str,
+    raw: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, ConfigError> {
     let path = if let Some(rest) = raw.strip_prefix("~/") {
-        let home = env("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
-            ConfigError::Invalid(format!(
-                "[shell] writable_roots: `{raw}` needs HOME to be set"
-            ))
-        })?;
+        let home = env("HOME")
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| ConfigError::Invalid(format!("{key}: `{raw}` needs HOME to be set")))?;
         PathBuf::from(home).join(rest)
     } else {
         PathBuf::from(raw)
     };
     if !path.is_absolute() {
         return Err(ConfigError::Invalid(format!(
-            "[shell] writable_roots: `{raw}` must be an absolute path (or start with ~/)"
+            "{key}: `{raw}` must be an absolute path (or start with ~/)"
         )));
     }
     Ok(path)

@@ -237,3 +237,55 @@ fn a_workspace_config_cannot_choose_the_provider_or_loosen_the_sandbox() {
         .unwrap();
     assert_eq!(c.sandbox.mode, crate::sandbox::Mode::ReadOnly);
 }
+
+#[test]
+fn credential_stores_are_hidden_and_layers_only_add_to_what_is_hidden() {
+    let mut f = Fixture::new();
+    f.env
+        .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+    f.env.insert("HOME".into(), "/home/u".into());
+    f.user("[shell]\nhidden_paths = [\"~/work-secrets\"]\nvisible_paths = [\"~/.npmrc\"]\n");
+    f.workspace(
+        "[shell]\nhidden_paths = [\"/srv/keys\"]\nvisible_paths = [\"~/.ssh\"]\nnamespaces = false\n",
+    );
+    let c = f
+        .load(Overrides {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+    let hidden = &c.sandbox.hidden;
+    for p in [
+        "/home/u/.ssh",
+        "/home/u/.aws",
+        "/home/u/.netrc",
+        "/home/u/work-secrets",
+        "/srv/keys",
+    ] {
+        assert!(hidden.contains(&PathBuf::from(p)), "{p}: {hidden:?}");
+    }
+    assert!(
+        !hidden.contains(&PathBuf::from("/home/u/.npmrc")),
+        "the person's own visible_paths apply"
+    );
+    assert!(
+        c.sandbox.namespaces,
+        "a workspace cannot turn namespaces off"
+    );
+    for what in ["visible_paths", "namespaces"] {
+        assert!(
+            c.warnings.iter().any(|w| w.contains(what)),
+            "{what}: {:?}",
+            c.warnings
+        );
+    }
+    f.user("[shell]\nhidden_paths = [\"relative/path\"]\n");
+    let err = f
+        .load(Overrides {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..Overrides::default()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("[shell] hidden_paths"), "{err}");
+}

@@ -78,6 +78,7 @@ pub fn spawn_agent(
     agent_config.hooks = config.hooks.clone();
     agent_config.hooks.pin(&workspace);
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
+    agent_config.hook_sandbox = Some(config.sandbox.clone());
     let mut warnings = Vec::new();
     let mut untrusted = HookSet::default();
     if !config.workspace_hooks.is_empty() {
@@ -94,6 +95,7 @@ pub fn spawn_agent(
             agent_config.pending_hooks = hooks;
         }
     }
+    warnings.extend(sandbox_warning(config));
     let session_id = agent_config.session_id.clone();
     let mut agent =
         Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
@@ -113,6 +115,29 @@ pub fn spawn_agent(
         warnings,
         untrusted_hooks: untrusted,
     })
+}
+
+/// What the person should know about the sandbox on this system: that
+/// it cannot be set up (commands will not run), or what it lacks.
+fn sandbox_warning(config: &Config) -> Option<String> {
+    if config.sandbox.mode == crate::sandbox::Mode::Off {
+        return None;
+    }
+    match config.sandbox.probe(&config.workspace) {
+        Err(why) => Some(format!(
+            "the sandbox cannot be set up, so commands will not run: {why}"
+        )),
+        Ok(probe) => {
+            let missing = probe.missing();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "the sandbox is partial (Landlock ABI {}): {}",
+                    probe.landlock_abi,
+                    missing.join("; ")
+                )
+            })
+        }
+    }
 }
 
 /// Trusted hooks, by workspace.

@@ -96,7 +96,7 @@ impl std::str::FromStr for Mode {
 }
 
 /// The sandbox as configured.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     pub mode: Mode,
     /// Let sandboxed commands use the network.
@@ -110,9 +110,32 @@ pub struct Settings {
     /// Environment variables commands may see although their names look
     /// like secrets.
     pub env_allow: Vec<String>,
-    /// Directories commands may not even read (Lathe's own config, with its
-    /// keys, and its data: journals, trusted hooks).
+    /// Paths commands may not even read (Lathe's own config, with its
+    /// keys, and its data: journals, trusted hooks; credential stores).
     pub hidden: Vec<PathBuf>,
+    /// Set up namespaces of its own for each command (user, PID,
+    /// network, mounts). Off, Landlock alone confines commands: the
+    /// workspace root itself becomes read-only so the protected paths in
+    /// it stay so.
+    pub namespaces: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::default(),
+            network: false,
+            writable_roots: Vec::new(),
+            helper: None,
+            env_allow: Vec::new(),
+            hidden: Vec::new(),
+            namespaces: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What the helpers are told: everything about one command.
@@ -135,6 +158,36 @@ pub struct Policy {
     pub argv: Vec<String>,
     /// The process the helper must be a child of.
     pub parent: u32,
+    /// Set by the warden for the confiner: mount the `/proc` of the
+    /// command's own PID namespace.
+    #[serde(default)]
+    pub own_proc: bool,
+    /// Set by the warden for the confiner: the protected paths are held
+    /// read-only by the mount table (else Landlock grants around them).
+    #[serde(default)]
+    pub protected_mounted: bool,
+    /// Set up namespaces (off only to try the Landlock-only path).
+    #[serde(default = "yes")]
+    pub namespaces: bool,
+    /// Report what was set up on stderr (lines starting with
+    /// [`REPORT_PREFIX`]) before the command runs: the probe.
+    #[serde(default)]
+    pub report: bool,
+}
+
+/// How the helpers' report lines start on stderr.
+pub const REPORT_PREFIX: &str = "lathe-sandbox-report: ";
+
+/// One thing the helpers set up, as they report it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Report {
+    /// The warden's namespaces.
+    Isolation(Isolation),
+    /// The command got a `/proc` of its own.
+    Proc(bool),
+    /// The Landlock ABI the kernel enforced the ruleset with.
+    Landlock(u8),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -190,7 +243,7 @@ impl Settings {
         } else {
             self.hidden
                 .iter()
-                .filter(|d| d.is_dir() && !workspace.starts_with(d))
+                .filter(|d| d.symlink_metadata().is_ok() && !workspace.starts_with(d))
                 .cloned()
                 .collect()
         };
@@ -203,6 +256,10 @@ impl Settings {
             cwd: workspace.to_path_buf(),
             argv,
             parent: std::process::id(),
+            own_proc: false,
+            protected_mounted: false,
+            namespaces: self.namespaces,
+            report: false,
         }
     }
 
@@ -210,19 +267,193 @@ impl Settings {
     /// environment and stdin closed. The warden starts a session of its
     /// own (no controlling terminal; its pid is the group to kill).
     pub fn command(&self, policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
+        // Not `kill_on_drop`: a SIGKILL would stop the warden before it
+        // cleans up. Whoever holds the child tells the warden to stop.
+        Ok(self.std_command(policy)?.into())
+    }
+
+    fn std_command(&self, policy: &Policy) -> Result<std::process::Command, SandboxError> {
         let helper = self.helper()?;
-        let mut cmd = tokio::process::Command::new(helper);
+        let mut cmd = std::process::Command::new(helper);
         cmd.arg(WARDEN_ARG)
             .arg(serde_json::to_string(policy)?)
             .current_dir(&policy.cwd)
             .env_clear()
             .envs(command_env(std::env::vars_os(), &self.env_allow))
             .stdin(std::process::Stdio::null());
-        // Not `kill_on_drop`: a SIGKILL would stop the warden before it
-        // cleans up. Whoever holds the child tells the warden to stop.
         Ok(cmd)
     }
+
+    /// Runs `true` in the sandbox as configured, in `workspace`, and
+    /// reports what was set up. An error says why nothing could run.
+    pub fn probe(&self, workspace: &Path) -> Result<Probe, String> {
+        let mut policy = self.policy(workspace, vec!["true".into()]);
+        policy.report = true;
+        let mut cmd = self.std_command(&policy).map_err(|e| e.to_string())?;
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the sandbox helper: {e}"))?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err("the sandbox helper did not answer within 5 s".into());
+                }
+                Err(e) => return Err(format!("lost the sandbox helper: {e}")),
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            use std::io::Read;
+            let _ = err.by_ref().take(64 * 1024).read_to_string(&mut stderr);
+        }
+        if let Some(why) = stderr.lines().find_map(|l| l.strip_prefix(FAILURE_PREFIX)) {
+            return Err(why.to_string());
+        }
+        if !status.success() {
+            return Err(format!(
+                "the sandbox helper failed ({status}): {}",
+                stderr.trim()
+            ));
+        }
+        let mut probe = Probe {
+            mode: self.mode,
+            network: self.network,
+            namespaces: self.namespaces,
+            ..Probe::default()
+        };
+        for line in stderr.lines() {
+            match line
+                .strip_prefix(REPORT_PREFIX)
+                .and_then(|r| serde_json::from_str::<Report>(r).ok())
+            {
+                Some(Report::Isolation(i)) => probe.isolation = i,
+                Some(Report::Proc(p)) => probe.own_proc = p,
+                Some(Report::Landlock(abi)) => probe.landlock_abi = abi,
+                None => {}
+            }
+        }
+        Ok(probe)
+    }
 }
+
+/// What the sandbox set up when it was tried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probe {
+    pub mode: Mode,
+    pub network: bool,
+    /// Namespaces were asked for.
+    pub namespaces: bool,
+    pub isolation: Isolation,
+    /// The command had a `/proc` of its own.
+    pub own_proc: bool,
+    /// The Landlock ABI the ruleset was enforced with (0: none).
+    pub landlock_abi: u8,
+}
+
+impl Probe {
+    /// What this system left out, in words for the person; empty when
+    /// the sandbox is whole (or off, as configured).
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.mode == Mode::Off {
+            return out;
+        }
+        let i = self.isolation;
+        if !self.namespaces {
+            out.push("no namespaces ([shell] namespaces = false)".to_string());
+        } else if !i.user && !i.pid {
+            out.push(
+                "no namespaces (this system does not let Lathe create a user namespace; on \
+                 Ubuntu 24.04, sysctl kernel.apparmor_restrict_unprivileged_userns=0 allows it)"
+                    .to_string(),
+            );
+        }
+        if !i.mounts {
+            out.push(
+                "no mount table of its own: the workspace root itself is read-only to \
+                 commands (files in it and its subdirectories stay writable) so that .git \
+                 and .lathe stay protected; permissions of files outside can change"
+                    .to_string(),
+            );
+        }
+        if !i.pid {
+            out.push("no PID namespace: commands see every process on the system".to_string());
+        } else if !self.own_proc {
+            out.push(
+                "no /proc of their own: commands see the command lines of every process"
+                    .to_string(),
+            );
+        }
+        if !self.network && !i.net {
+            out.push(
+                "no network namespace: Landlock blocks TCP only, so UDP stays open".to_string(),
+            );
+        }
+        if self.landlock_abi < 9 && !i.mounts {
+            out.push(format!(
+                "Landlock ABI {} cannot keep commands from other programs' Unix sockets \
+                 (ABI 9, Linux 7.1, can)",
+                self.landlock_abi
+            ));
+        }
+        out
+    }
+}
+
+/// Where, under the home directory, keys, tokens, passwords and session
+/// cookies are kept: hidden from sandboxed commands (an empty directory,
+/// an empty file in their place) unless `[shell] visible_paths` lists
+/// them. A command has no business reading them, and what a command
+/// reads, the model may see. Shell histories hold what was typed,
+/// passwords included.
+pub const CREDENTIAL_STORES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".terraform.d",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".config/op",
+    ".config/git/credentials",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".mozilla",
+    ".thunderbird",
+    ".local/share/keyrings",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+];
 
 /// The workspace paths a sandboxed command may not change, because a
 /// change there runs code later or changes Lathe's settings: the git
@@ -361,477 +592,12 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     ))
 }
 
-mod helper {
-    //! The two helper modes. They run in a fresh process with no runtime
-    //! and no other thread.
+mod git_traps;
+mod helper;
+mod namespaces;
 
-    use std::os::unix::process::CommandExt;
-    use std::process::Command;
-
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
-        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
-    };
-    use nix::errno::Errno;
-    use nix::sys::prctl;
-    use nix::sys::signal::{Signal, kill};
-    use nix::sys::signalfd::{SigSet, SignalFd};
-    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-    use nix::unistd::{Pid, getppid};
-
-    use super::{CONFINER_ARG, Mode, Policy, fail};
-
-    /// Signals that end the command (and the warden waits on SIGCHLD).
-    const STOPS: [Signal; 4] = [
-        Signal::SIGTERM,
-        Signal::SIGINT,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-    ];
-
-    fn parent_is(expected: u32) -> bool {
-        u32::try_from(getppid().as_raw()).is_ok_and(|p| p == expected)
-    }
-
-    pub fn warden(policy: Policy) -> i32 {
-        // A session of its own: no terminal to write to, and a group Lathe
-        // can kill as a whole.
-        if let Err(e) = nix::unistd::setsid() {
-            return fail(&format!("cannot start a session: {e}"));
-        }
-        // Lathe going away (even by SIGKILL) is a SIGTERM here; if it went
-        // before this line, the parent check sees it.
-        if let Err(e) = prctl::set_pdeathsig(Signal::SIGTERM) {
-            return fail(&format!("cannot set the parent-death signal: {e}"));
-        }
-        if !parent_is(policy.parent) {
-            return fail("lathe is gone");
-        }
-        if let Err(e) = prctl::set_child_subreaper(true) {
-            return fail(&format!("cannot become a subreaper: {e}"));
-        }
-        let mut mask = SigSet::empty();
-        mask.add(Signal::SIGCHLD);
-        for s in STOPS {
-            mask.add(s);
-        }
-        if let Err(e) = mask.thread_block() {
-            return fail(&format!("cannot block signals: {e}"));
-        }
-        // Close-on-exec: the command gets no descriptor of the warden's.
-        let signals = match SignalFd::with_flags(&mask, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC) {
-            Ok(fd) => fd,
-            Err(e) => return fail(&format!("cannot watch signals: {e}")),
-        };
-        if policy.mode != Mode::Off {
-            // Landlock covers TCP and writes; namespaces of its own add a
-            // network with no interface up (UDP, raw sockets) and mounts
-            // that hold the protected paths read-only, where the system
-            // lets us make them.
-            isolate(&policy);
-        }
-        let me = std::process::id();
-        let child_policy = Policy {
-            parent: me,
-            ..policy
-        };
-        let encoded = match serde_json::to_string(&child_policy) {
-            Ok(e) => e,
-            Err(e) => return fail(&format!("cannot encode the policy: {e}")),
-        };
-        let exe = match std::env::current_exe() {
-            Ok(e) => e,
-            Err(e) => return fail(&format!("cannot find the lathe binary: {e}")),
-        };
-        let child = match Command::new(exe).arg(CONFINER_ARG).arg(encoded).spawn() {
-            Ok(c) => c,
-            Err(e) => return fail(&format!("cannot start the confiner: {e}")),
-        };
-        let Ok(shell) = i32::try_from(child.id()).map(Pid::from_raw) else {
-            return fail("the confiner has no pid");
-        };
-        // The std handle is not waited on: the warden reaps everything.
-        drop(child);
-        let mut outcome: Option<WaitStatus> = None;
-        while outcome.is_none() {
-            match signals.read_signal() {
-                Ok(Some(info)) => {
-                    let signo = i32::try_from(info.ssi_signo).unwrap_or(0);
-                    if signo == Signal::SIGCHLD as i32 {
-                        outcome = reap(shell);
-                    } else {
-                        kill_all(Signal::SIGKILL);
-                        return 128 + signo;
-                    }
-                }
-                Ok(None) => {}
-                Err(Errno::EINTR) => {}
-                Err(e) => {
-                    kill_all(Signal::SIGKILL);
-                    return fail(&format!("cannot read signals: {e}"));
-                }
-            }
-        }
-        // The command is done: nothing it started outlives it.
-        kill_all(Signal::SIGKILL);
-        match outcome {
-            Some(WaitStatus::Exited(_, code)) => code,
-            Some(WaitStatus::Signaled(_, sig, _)) => {
-                // Die the way the shell died, so Lathe sees the signal.
-                let _ = SigSet::all().thread_unblock();
-                let _ = nix::sys::signal::raise(sig);
-                128 + sig as i32
-            }
-            _ => 1,
-        }
-    }
-
-    /// Moves the warden (and so the command) into namespaces of its own:
-    /// a network with nothing up (unless the network is allowed) and a
-    /// mount table in which the protected paths are read-only. Through a
-    /// user namespace when not privileged. Best effort: Landlock's rules
-    /// hold either way. The command cannot undo these mounts: Landlock
-    /// denies every mount change to a sandboxed process.
-    fn isolate(policy: &Policy) {
-        use nix::sched::{CloneFlags, unshare};
-        // The command starts a PID namespace of its own: when it ends,
-        // or its warden dies, the kernel kills everything left in it,
-        // whatever the command did to the warden (a `prlimit` that keeps
-        // it from reading /proc, say).
-        let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
-        if !policy.network {
-            flags |= CloneFlags::CLONE_NEWNET;
-        }
-        // A user namespace of its own first, even for root: capabilities
-        // held in it count for nothing outside, so a root command cannot
-        // use CAP_SYS_PTRACE to read Lathe's memory or environment
-        // through Landlock's ptrace scoping. Where the system forbids user
-        // namespaces, root still gets the rest.
-        let uid = nix::unistd::getuid();
-        let gid = nix::unistd::getgid();
-        if unshare(flags | CloneFlags::CLONE_NEWUSER).is_ok() {
-            // Keep the same ids inside, so files keep their owners.
-            let _ = std::fs::write("/proc/self/setgroups", "deny");
-            let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
-            let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-        } else if unshare(flags).is_err() {
-            return;
-        }
-        protect(policy);
-    }
-
-    /// The mount table the command sees (in this private mount
-    /// namespace): everything read-only, so no file outside the writable
-    /// roots can have its mode, owner, times or attributes changed either
-    /// (Landlock does not cover those); the writable roots writable; the
-    /// protected paths read-only inside them; and the sockets of other
-    /// programs (a terminal multiplexer, the desktop bus, Docker, X11)
-    /// hidden, since connecting to one would run code outside.
-    fn protect(policy: &Policy) {
-        use nix::mount::{MsFlags, mount};
-        const NONE: Option<&str> = None;
-        // Nothing done here reaches the rest of the system.
-        if mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE).is_err() {
-            return;
-        }
-        // Each writable root becomes a mount of its own, so the read-only
-        // remounts below pass it by.
-        let mut writable = Vec::new();
-        for root in &policy.writable {
-            if mount(
-                Some(root),
-                root,
-                NONE,
-                MsFlags::MS_BIND | MsFlags::MS_REC,
-                NONE,
-            )
-            .is_ok()
-            {
-                writable.push(root.clone());
-            }
-        }
-        let under_writable = |p: &std::path::Path| {
-            writable
-                .iter()
-                .any(|w| p.starts_with(w) && p != w.as_path())
-        };
-        for point in mount_points() {
-            if writable.iter().any(|w| w == &point) || under_writable(&point) {
-                continue;
-            }
-            read_only(&point);
-        }
-        for path in &policy.protected {
-            if mount(
-                Some(path),
-                path,
-                NONE,
-                MsFlags::MS_BIND | MsFlags::MS_REC,
-                NONE,
-            )
-            .is_ok()
-            {
-                read_only(path);
-            }
-        }
-        hide_sockets();
-        for dir in &policy.hidden {
-            cover(dir);
-        }
-    }
-
-    /// Remounts the mount at `path` read-only, keeping the flags a user
-    /// namespace may not drop.
-    fn read_only(path: &std::path::Path) {
-        use nix::mount::{MsFlags, mount};
-        use nix::sys::statvfs::{FsFlags, statvfs};
-        const NONE: Option<&str> = None;
-        let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-        if let Ok(st) = statvfs(path) {
-            for (fs, ms) in [
-                (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-                (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-                (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-                (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-                (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-                (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-            ] {
-                if st.flags().contains(fs) {
-                    flags |= ms;
-                }
-            }
-        }
-        let _ = mount(NONE, path, NONE, flags, NONE);
-    }
-
-    /// Every mount point, from `/proc/self/mountinfo`, parents first.
-    fn mount_points() -> Vec<std::path::PathBuf> {
-        let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-            return Vec::new();
-        };
-        info.lines()
-            .filter_map(|l| l.split(' ').nth(4))
-            .map(|p| std::path::PathBuf::from(unescape_mount_path(p)))
-            .collect()
-    }
-
-    /// Mount paths escape space, tab, newline and backslash as `\ooo`.
-    fn unescape_mount_path(p: &str) -> String {
-        let mut out = Vec::with_capacity(p.len());
-        let bytes = p.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let octal = bytes
-                .get(i + 1..i + 4)
-                .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)));
-            if let Some(d) = octal {
-                let v = d.iter().fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
-                out.push(u8::try_from(v).unwrap_or(b'?'));
-                i += 4;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    }
-
-    /// Puts an empty read-only directory over `dir`.
-    fn cover(dir: &std::path::Path) {
-        use nix::mount::{MsFlags, mount};
-        let _ = mount(
-            Some("tmpfs"),
-            dir,
-            Some("tmpfs"),
-            MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some("size=4k,mode=0555"),
-        );
-    }
-
-    /// Covers the places other programs keep their sockets: an empty
-    /// read-only directory over a socket directory, `/dev/null` over a
-    /// socket file.
-    fn hide_sockets() {
-        use nix::mount::{MsFlags, mount};
-        const NONE: Option<&str> = None;
-        let uid = nix::unistd::getuid();
-        let dirs = [
-            format!("/run/user/{uid}"),
-            format!("/tmp/tmux-{uid}"),
-            "/tmp/.X11-unix".to_string(),
-            "/run/dbus".to_string(),
-            "/var/run/dbus".to_string(),
-            "/run/systemd/private".to_string(),
-        ];
-        for dir in dirs.iter().map(std::path::Path::new).filter(|d| d.is_dir()) {
-            cover(dir);
-        }
-        for sock in [
-            "/var/run/docker.sock",
-            "/run/docker.sock",
-            "/run/podman/podman.sock",
-        ] {
-            if std::path::Path::new(sock).exists() {
-                let _ = mount(Some("/dev/null"), sock, NONE, MsFlags::MS_BIND, NONE);
-            }
-        }
-    }
-
-    /// Reaps every child that has exited; the shell's status if it was
-    /// one of them.
-    fn reap(shell: Pid) -> Option<WaitStatus> {
-        let mut found = None;
-        loop {
-            match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) | Err(_) => return found,
-                Ok(status) => {
-                    if status.pid() == Some(shell) {
-                        found = Some(status);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Kills every process under the warden and reaps it. Orphans come to
-    /// the warden (it is their subreaper), so this goes on until there
-    /// are no children left.
-    fn kill_all(sig: Signal) {
-        let me = std::process::id();
-        for _ in 0..10_000 {
-            // No child at all (the common case): nothing to look for.
-            if waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) == Err(Errno::ECHILD) {
-                return;
-            }
-            let children = children_of(me);
-            if children.is_empty() {
-                // Reap what is left; ECHILD means nothing is.
-                while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-                    if status == WaitStatus::StillAlive {
-                        break;
-                    }
-                }
-                if children_of(me).is_empty() {
-                    return;
-                }
-                continue;
-            }
-            for pid in &children {
-                let _ = kill(*pid, sig);
-            }
-            for pid in &children {
-                let _ = waitpid(*pid, None);
-            }
-        }
-    }
-
-    /// The children of `parent`, from `/proc`.
-    fn children_of(parent: u32) -> Vec<Pid> {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        dir.filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|&pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .ok()
-                    .and_then(|stat| {
-                        // pid (comm) state ppid …; comm may hold anything.
-                        let rest = &stat[stat.rfind(')')? + 1..];
-                        rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-                    })
-                    == Some(parent)
-            })
-            .map(Pid::from_raw)
-            .collect()
-    }
-
-    pub fn confine(policy: Policy) -> i32 {
-        if let Err(e) = prctl::set_pdeathsig(Signal::SIGKILL) {
-            return fail(&format!("cannot set the parent-death signal: {e}"));
-        }
-        // As the first process of a PID namespace of its own, the warden
-        // (outside it) shows as parent 0.
-        if !parent_is(policy.parent) && getppid().as_raw() != 0 {
-            return fail("the warden is gone");
-        }
-        // The warden blocked these for itself; the command gets them back.
-        if let Err(e) = SigSet::all().thread_unblock() {
-            return fail(&format!("cannot unblock signals: {e}"));
-        }
-        if policy.mode != Mode::Off
-            && let Err(e) = restrict(&policy)
-        {
-            return fail(&e);
-        }
-        let Some((program, args)) = policy.argv.split_first() else {
-            return fail("no command given");
-        };
-        let err = Command::new(program)
-            .args(args)
-            .current_dir(&policy.cwd)
-            .exec();
-        fail(&format!("cannot run {program}: {err}"))
-    }
-
-    /// Applies the Landlock ruleset to this process and what it starts.
-    fn restrict(policy: &Policy) -> Result<(), String> {
-        let abi = ABI::V6;
-        let off = "set sandbox = \"off\" in the config (~/.config/lathe/config.toml) \
-                   to run commands without it";
-        let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
-            let mut ruleset = Ruleset::default()
-                .set_compatibility(CompatLevel::BestEffort)
-                .handle_access(AccessFs::from_all(abi))?;
-            let scope = if policy.network {
-                Scope::Signal.into()
-            } else {
-                ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
-                Scope::from_all(abi)
-            };
-            ruleset
-                .scope(scope)?
-                .create()?
-                .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
-                .add_rules(path_beneath_rules(
-                    &policy.writable,
-                    AccessFs::from_all(abi),
-                ))?
-                .add_rules(path_beneath_rules(
-                    ["/dev/null", "/dev/zero", "/dev/full"],
-                    AccessFs::from_file(abi),
-                ))?
-                .restrict_self()
-        };
-        let status = build().map_err(|e| format!("the Landlock sandbox failed: {e}; {off}"))?;
-        let effective = match status.landlock {
-            LandlockStatus::Available { effective_abi, .. } => effective_abi,
-            LandlockStatus::NotEnabled => {
-                return Err(format!(
-                    "Landlock is built into this kernel but not enabled (add `landlock` to the \
-                     kernel's lsm= boot parameter); {off}"
-                ));
-            }
-            _ => {
-                return Err(format!(
-                    "this kernel has no Landlock (it needs Linux 5.13 or newer); {off}"
-                ));
-            }
-        };
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err(format!(
-                "the kernel did not enforce the Landlock ruleset; {off}"
-            ));
-        }
-        if !policy.network && effective < ABI::V4 {
-            return Err(format!(
-                "this kernel's Landlock (ABI {effective:?}) cannot block the network (it needs \
-                 Linux 6.7); allow it with [shell] network = true, or {off}"
-            ));
-        }
-        Ok(())
-    }
-}
+pub use git_traps::{Sweep, Trap, sweep as sweep_git_traps, unsafe_keys as unsafe_git_config};
+pub use namespaces::Isolation;
 
 #[cfg(test)]
 mod tests {

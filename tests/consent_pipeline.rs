@@ -536,3 +536,84 @@ async fn read_only_git_does_not_run_a_planted_repository_config() {
         "git ran the planted fsmonitor"
     );
 }
+
+/// Hooks run through the sandbox's warden: nothing a hook starts outlives
+/// it, and its environment holds no secret-looking variable. A
+/// workspace's hook is confined as the model's commands are (no write
+/// outside the workspace); the person's own hooks are not.
+#[tokio::test]
+async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::Builder::new()
+        .prefix("lathe-hook-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let command = |tag: &str| {
+        format!(
+            "setsid sleep 7731{tag} >/dev/null 2>&1 & echo {tag} > '{}/{tag}.txt'; env > env-{tag}.txt; exit 0",
+            outside.path().display()
+        )
+    };
+    let hook_of = |origin: RuleOrigin, tag: &str| HookSpec {
+        matcher: "write_file".into(),
+        command: command(tag),
+        timeout_secs: 5,
+        origin,
+        files: Vec::new(),
+    };
+    let setup = Setup {
+        hooks: HookSet {
+            before: vec![
+                hook_of(RuleOrigin::User, "user"),
+                hook_of(RuleOrigin::Workspace, "repo"),
+            ],
+            after: vec![],
+        },
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
+    };
+    let (events, _) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call(
+                "w",
+                "write_file",
+                json!({"path": "a.txt", "content": "x"}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        "write",
+    )
+    .await;
+    assert_eq!(result_of(&events, "w").0, ToolStatus::Ok);
+    assert!(
+        outside.path().join("user.txt").exists(),
+        "the person's hook may write where it likes"
+    );
+    assert!(
+        !outside.path().join("repo.txt").exists(),
+        "a workspace's hook is confined"
+    );
+    let env = std::fs::read_to_string(ws.path().join("env-user.txt")).unwrap();
+    assert!(env.contains("LATHE_WORKSPACE="), "{env}");
+    assert!(!env.contains("API_KEY"), "{env}");
+    // Neither left its daemon behind.
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.starts_with("sleep 7731"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left running: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

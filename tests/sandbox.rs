@@ -580,3 +580,273 @@ async fn lathes_own_files_are_hidden() {
     .unwrap();
     assert!(stdout(&v).contains("ok"), "{v}");
 }
+
+/// A Unix socket another program listens on, anywhere (here outside the
+/// workspace and the temp dir, as a terminal multiplexer's custom
+/// socket or an agent's could be), is a way out: connecting to it runs
+/// code outside. The command finds every such socket covered.
+#[tokio::test]
+async fn sockets_of_other_programs_cannot_be_reached() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let path = out.path().join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!(
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"CONNECTED\")' '{}' 2>&1; echo done",
+            path.display()
+        ),
+    )
+    .await;
+    assert!(stdout(&v).contains("done"), "{v}");
+    assert!(!stdout(&v).contains("CONNECTED"), "{v}");
+    assert!(
+        listener.accept().is_err(),
+        "nothing may have connected: {v}"
+    );
+    // Sockets the command makes itself still work.
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        "python3 -c 'import socket; a=socket.socket(socket.AF_UNIX); a.bind(\"own.sock\"); a.listen(); \
+         b=socket.socket(socket.AF_UNIX); b.connect(\"own.sock\"); print(\"OWN-OK\")'",
+    )
+    .await;
+    assert!(stdout(&v).contains("OWN-OK"), "{v}");
+}
+
+/// The command's `/proc` shows its own processes only: the command lines
+/// of everything else on the system (secrets in arguments included) stay
+/// out of sight.
+#[tokio::test]
+async fn other_processes_cannot_be_seen() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut marker = std::process::Command::new("sleep")
+        .arg("86421")
+        .spawn()
+        .unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; ls /proc | grep -c '^[0-9]'",
+    )
+    .await;
+    let _ = marker.kill();
+    let _ = marker.wait();
+    assert!(!stdout(&v).contains("86421"), "{v}");
+    let count: u32 = stdout(&v)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(u32::MAX);
+    assert!(count < 10, "the command sees {count} processes: {v}");
+}
+
+/// Files and directories that hold credentials read as empty.
+#[tokio::test]
+async fn hidden_files_read_as_empty() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = outside();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(
+        home.path().join(".netrc"),
+        "machine x password hunter2hunter2",
+    )
+    .unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.hidden = vec![home.path().join(".ssh"), home.path().join(".netrc")];
+    let v = run_in(
+        &ExecShell::new(&settings),
+        ws.path(),
+        &format!(
+            "cat '{0}/.ssh/id_ed25519' '{0}/.netrc' 2>&1; ls -A '{0}/.ssh'; echo listed",
+            home.path().display()
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(!stdout(&v).contains("PRIVATE-KEY"), "{v}");
+    assert!(!stdout(&v).contains("hunter2"), "{v}");
+    assert!(stdout(&v).contains("listed"), "{v}");
+}
+
+/// Where no namespace can be had, Landlock alone keeps `.git` and
+/// `.lathe` read-only: the workspace root is granted around them (its
+/// files and subdirectories writable, nothing new in the root itself).
+#[tokio::test]
+async fn without_namespaces_protected_paths_stay_read_only() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("README"), "r").unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.namespaces = false;
+    let v = run_in(
+        &ExecShell::new(&settings),
+        root,
+        "printf '\\tfsmonitor = evil\\n' >> .git/config; mv .git .old; rm -rf .git; \
+         echo edited >> README; echo new > src/new.rs; ls /proc | grep -c '^[0-9]'; true",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).unwrap(),
+        "[core]\n",
+        "{}: {v}",
+        landlock_hint()
+    );
+    assert!(!root.join(".old").exists(), "{v}");
+    assert!(
+        std::fs::read_to_string(root.join("README"))
+            .unwrap()
+            .contains("edited"),
+        "{v}"
+    );
+    assert!(root.join("src/new.rs").exists(), "{v}");
+    // The probe says what is missing.
+    let probe = settings.sandbox.probe(root).unwrap();
+    let missing = probe.missing().join("; ");
+    assert!(missing.contains("namespaces = false"), "{missing}");
+    assert!(missing.contains("read-only"), "{missing}");
+}
+
+/// With everything available, the probe finds nothing missing.
+#[tokio::test]
+async fn the_probe_reports_a_whole_sandbox() {
+    let ws = tempfile::tempdir().unwrap();
+    let probe = builtin_settings().sandbox.probe(ws.path()).unwrap();
+    assert!(probe.landlock_abi >= 4, "{probe:?}: {}", landlock_hint());
+    assert!(probe.isolation.user && probe.isolation.pid, "{probe:?}");
+    assert!(probe.isolation.mounts && probe.own_proc, "{probe:?}");
+    // Only the kernel's Landlock may lack the socket check (ABI 9).
+    assert!(
+        probe.missing().iter().all(|m| m.contains("Unix sockets")),
+        "{:?}",
+        probe.missing()
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap()
+}
+
+/// A command can create a git repository (nothing stops a name), or
+/// change a nested one, so that the person's next `git status` there runs
+/// a program outside any sandbox. Lathe looks after every command: such a
+/// repository is disarmed (its config and hooks moved aside) and the
+/// model and the person are told.
+#[tokio::test]
+async fn git_repositories_armed_by_a_command_are_disarmed() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let marker = root.join("RAN");
+    let v = run(
+        Mode::WorkspaceWrite,
+        root,
+        &format!(
+            "git init -q sub && git -C sub config core.fsmonitor 'touch {m}; false' && \
+             mkdir -p deep/er && git init -q deep/er && printf '#!/bin/sh\\ntouch {m}\\n' > deep/er/.git/hooks/post-checkout && \
+             chmod +x deep/er/.git/hooks/post-checkout && \
+             git init -q plain && echo armed",
+            m = marker.display()
+        ),
+    )
+    .await;
+    assert!(stdout(&v).contains("armed"), "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("sub/.git"), "{v}");
+    assert!(warnings.contains("core.fsmonitor"), "{v}");
+    assert!(warnings.contains("hook post-checkout"), "{v}");
+    assert!(
+        !warnings.contains("plain"),
+        "a plain repository is fine: {v}"
+    );
+    assert!(root.join("sub/.git/config.lathe-disarmed").exists());
+    assert!(root.join("deep/er/.git/hooks.lathe-disarmed").exists());
+    assert!(root.join("plain/.git/config").exists());
+    // The person's git runs nothing there now.
+    std::fs::write(root.join("sub/f"), "x").unwrap();
+    git(&root.join("sub"), &["status"]);
+    git(&root.join("deep/er"), &["status"]);
+    assert!(!marker.exists(), "git ran the planted program");
+}
+
+/// The other ways to arm one: a `.git` where the workspace had none, a
+/// `.git` file pointing into the temp directory, a `.git` above the
+/// workspace (inside a writable root), a bare repository, a changed
+/// nested one, and timestamps set back.
+#[tokio::test]
+async fn every_way_to_plant_a_git_repository_is_found() {
+    let parent = tempfile::tempdir().unwrap();
+    let root = parent.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    // A nested repository of the person's own, with a pager they chose:
+    // untouched by the command, so left alone.
+    std::fs::create_dir(root.join("vendor")).unwrap();
+    git(&root.join("vendor"), &["init", "-q", "mine"]);
+    git(
+        &root.join("vendor/mine"),
+        &["config", "core.pager", "less -R"],
+    );
+    git(&root.join("vendor"), &["init", "-q", "theirs"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    // Changes older than the command are the person's.
+    std::thread::sleep(Duration::from_millis(200));
+    let v = run(
+        Mode::WorkspaceWrite,
+        &root,
+        &format!(
+            "git init -q . && git config core.pager evil; \
+             git init -q --bare bare.git && printf '[alias]\\n\\tx = !evil\\n' >> bare.git/config; \
+             git init -q '{e}/gd' && git -C '{e}/gd' config diff.external evil && mkdir wt && echo 'gitdir: {e}/gd/.git' > wt/.git; \
+             git init -q .. && git -C .. config core.fsmonitor evil; \
+             git -C vendor/theirs config core.sshCommand evil && touch -d 2001-01-01 vendor/theirs/.git/config; \
+             echo planted",
+            e = elsewhere.path().display()
+        ),
+    )
+    .await;
+    assert!(stdout(&v).contains("planted"), "{v}");
+    let warnings = v["warnings"].to_string();
+    for found in [
+        "core.pager",
+        "alias.x",
+        "diff.external",
+        "core.fsmonitor",
+        "core.sshcommand",
+    ] {
+        assert!(warnings.contains(found), "{found} missing: {v}");
+    }
+    assert!(root.join(".git/config.lathe-disarmed").exists(), "{v}");
+    assert!(root.join("bare.git/config.lathe-disarmed").exists(), "{v}");
+    assert!(
+        elsewhere
+            .path()
+            .join("gd/.git/config.lathe-disarmed")
+            .exists(),
+        "{v}"
+    );
+    assert!(
+        parent.path().join(".git/config.lathe-disarmed").exists(),
+        "{v}"
+    );
+    assert!(
+        root.join("vendor/theirs/.git/config.lathe-disarmed")
+            .exists(),
+        "{v}"
+    );
+    assert!(root.join("vendor/mine/.git/config").exists(), "{v}");
+    assert!(!warnings.contains("vendor/mine"), "{v}");
+}

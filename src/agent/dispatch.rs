@@ -205,6 +205,7 @@ fn hook_runner(shared: &Shared) -> HookRunner<'_> {
     HookRunner {
         workspace: shared.workspace.root(),
         env_remove: &shared.hook_env_remove,
+        sandbox: shared.hook_sandbox.as_ref(),
     }
 }
 

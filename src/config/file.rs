@@ -97,6 +97,15 @@ pub struct ShellSection {
     pub writable_roots: Option<Vec<String>>,
     /// Variables commands may see although their names look secret.
     pub env_allow: Option<Vec<String>>,
+    /// More files and directories commands may not read (besides the
+    /// credential stores hidden by default). Layers add to each other.
+    pub hidden_paths: Option<Vec<String>>,
+    /// Credential stores hidden by default that commands may read after
+    /// all (e.g. `~/.npmrc` for a private registry).
+    pub visible_paths: Option<Vec<String>>,
+    /// Namespaces of its own for each command (user, PID, network,
+    /// mounts); `false` leaves Landlock alone.
+    pub namespaces: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -166,8 +175,22 @@ impl ConfigFile {
         section(&mut self.anthropic, other.anthropic, |m, t| {
             take!(m, t, base_url, api_key, model, max_tokens);
         });
-        section(&mut self.shell, other.shell, |m, t| {
-            take!(m, t, timeout_secs, network, writable_roots, env_allow);
+        section(&mut self.shell, other.shell, |m, mut t| {
+            // Hiding adds up: a later layer cannot unhide by replacing.
+            if let (Some(mine), Some(theirs)) = (m.hidden_paths.as_mut(), t.hidden_paths.take()) {
+                mine.extend(theirs);
+            }
+            take!(
+                m,
+                t,
+                timeout_secs,
+                network,
+                writable_roots,
+                env_allow,
+                hidden_paths,
+                visible_paths,
+                namespaces
+            );
         });
         section(&mut self.network, other.network, |m, t| {
             take!(

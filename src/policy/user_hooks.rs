@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -212,8 +212,50 @@ struct Ran {
     stderr: String,
 }
 
+/// Ends a hook and everything it started.
+struct Stop {
+    leader: Option<Pid>,
+    /// The leader is the sandbox's warden, which kills and reaps all of
+    /// it, in any session, when told to stop.
+    warden: bool,
+}
+
+impl Stop {
+    async fn now(&mut self, child: &mut tokio::process::Child) {
+        let Some(leader) = self.leader.take() else {
+            return;
+        };
+        if self.warden {
+            let _ = kill(leader, Signal::SIGTERM);
+            if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_ok()
+            {
+                return;
+            }
+        }
+        let _ = killpg(leader, Signal::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    }
+}
+
+/// A hook abandoned half-way (its call was dropped) is ended too.
+impl Drop for Stop {
+    fn drop(&mut self) {
+        if let Some(leader) = self.leader {
+            let _ = if self.warden {
+                kill(leader, Signal::SIGTERM)
+            } else {
+                killpg(leader, Signal::SIGKILL)
+            };
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 enum HookError {
+    #[error("the sandbox could not be set up: {0}")]
+    Sandbox(String),
     #[error("could not start: {0}")]
     Spawn(std::io::Error),
     #[error("did not finish within {0} s and was killed")]
@@ -233,6 +275,11 @@ pub struct HookRunner<'a> {
     pub workspace: &'a Path,
     /// Environment variables hooks never see (API keys).
     pub env_remove: &'a [String],
+    /// Run hooks through the sandbox's warden: nothing a hook starts
+    /// outlives it, its environment holds no secret-looking variable, and
+    /// a workspace's hook is confined as the model's commands are (a
+    /// person's own hooks are not: they may write where they like).
+    pub sandbox: Option<&'a crate::sandbox::Settings>,
 }
 
 impl HookRunner<'_> {
@@ -314,24 +361,50 @@ impl HookRunner<'_> {
         if let Some(path) = changed_file(hook, self.workspace) {
             return Err(HookError::Changed(path));
         }
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(&hook.command)
-            .current_dir(self.workspace)
-            .env("LATHE_WORKSPACE", self.workspace)
+        let mut cmd = match self.sandbox {
+            Some(settings) => {
+                let settings = match hook.origin {
+                    RuleOrigin::Workspace => settings.clone(),
+                    RuleOrigin::User => crate::sandbox::Settings {
+                        mode: crate::sandbox::Mode::Off,
+                        ..settings.clone()
+                    },
+                };
+                let policy = settings.policy(
+                    self.workspace,
+                    vec!["sh".into(), "-c".into(), hook.command.clone()],
+                );
+                settings
+                    .command(&policy)
+                    .map_err(|e| HookError::Sandbox(e.to_string()))?
+            }
+            None => {
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c")
+                    .arg(&hook.command)
+                    .current_dir(self.workspace)
+                    .process_group(0);
+                cmd
+            }
+        };
+        cmd.env("LATHE_WORKSPACE", self.workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         for var in self.env_remove {
             cmd.env_remove(var);
         }
         let mut child = cmd.spawn().map_err(HookError::Spawn)?;
-        let pgid = child
+        // The warden (or the hook's shell) leads the group; either way
+        // this ends everything the hook started.
+        let leader = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
+        let mut stop = Stop {
+            leader,
+            warden: self.sandbox.is_some(),
+        };
         let body = serde_json::to_vec(input).unwrap_or_default();
         let stdin = child.stdin.take();
         // Written concurrently: a hook that never reads stdin must not block us.
@@ -354,11 +427,19 @@ impl HookRunner<'_> {
         };
         let result = tokio::time::timeout(hook.timeout(), work).await;
         writer.abort();
-        if let Some(pgid) = pgid {
-            // Whatever the hook left behind goes with it.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
+        // Whatever the hook left behind goes with it.
+        stop.now(&mut child).await;
         match result {
+            Ok(Ok(ran)) if ran.code == Some(crate::sandbox::SETUP_FAILED) => {
+                match ran
+                    .stderr
+                    .trim()
+                    .strip_prefix(crate::sandbox::FAILURE_PREFIX)
+                {
+                    Some(why) => Err(HookError::Sandbox(why.to_string())),
+                    None => Ok(ran),
+                }
+            }
             Ok(r) => r,
             Err(_) => Err(HookError::Timeout(hook.timeout().as_secs())),
         }

@@ -16,6 +16,7 @@ fn runner(dir: &Path) -> HookRunner<'_> {
     HookRunner {
         workspace: dir,
         env_remove: &[],
+        sandbox: None,
     }
 }
 

@@ -71,6 +71,26 @@ impl ToolError {
         }
     }
 
+    /// The same error with `note` added to its message (internal errors
+    /// keep theirs: the model never sees it).
+    pub fn with_note(self, note: &str) -> Self {
+        let add = |m: String| format!("{m}; {note}");
+        match self {
+            ToolError::NotFound(m) => ToolError::NotFound(add(m)),
+            ToolError::InvalidArgs(m) => ToolError::InvalidArgs(add(m)),
+            ToolError::ExecutionFailed(m) => ToolError::ExecutionFailed(add(m)),
+            ToolError::PermissionDenied(m) => ToolError::PermissionDenied(add(m)),
+            ToolError::FileNotFound(m) => ToolError::FileNotFound(add(m)),
+            ToolError::InvalidPath(m) => ToolError::InvalidPath(add(m)),
+            ToolError::Timeout { secs, detail } => ToolError::Timeout {
+                secs,
+                detail: add(detail),
+            },
+            ToolError::Cancelled(m) => ToolError::Cancelled(add(m)),
+            ToolError::Internal(m) => ToolError::Internal(m),
+        }
+    }
+
     /// Maps a workspace refusal to the error the model sees.
     pub fn from_path(err: PathError) -> Self {
         match err {

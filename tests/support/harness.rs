@@ -75,6 +75,7 @@ impl Setup {
         cfg.max_tool_iterations = self.max_iterations;
         cfg.rules = self.rules;
         cfg.hooks = self.hooks;
+        cfg.hook_sandbox = Some(builtin_settings().sandbox);
         let provider = provider::build(settings(self.kind, mock)).unwrap();
         let mut agent = Agent::new(cfg.clone(), provider, Arc::new(registry), workspace)
             .with_redactor(Redactor::new([KEY.to_string()]));

@@ -141,12 +141,26 @@ impl Tool for ExecShell {
         }
         refuse_planted_git_dirs(&mut cmd);
         let started = Instant::now();
+        let since = std::time::SystemTime::now();
         let child = cmd
             .spawn()
             .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
-        Run::new(child, ctx, timeout, started, policy)
+        let result = Run::new(child, ctx, timeout, started, policy.clone())
             .finish()
-            .await
+            .await;
+        // Whatever way it ended, nothing of it runs any more: look for
+        // what it left to run later.
+        let warnings = disarm_git_traps(policy, since, ctx).await;
+        if warnings.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut v) => {
+                v["warnings"] = json!(warnings);
+                Ok(v)
+            }
+            Err(e) => Err(e.with_note(&warnings.join("; "))),
+        }
     }
 }
 
@@ -156,6 +170,33 @@ impl ExecShell {
         self.sandbox.mode != sandbox::Mode::Off
             && args.get("sandbox").and_then(Value::as_bool) == Some(false)
     }
+}
+
+/// Sweeps the workspace for git repositories the command armed to run a
+/// program later (see `sandbox::sweep_git_traps`), off the runtime's
+/// threads; what was found, in words, also shown to the person at once.
+async fn disarm_git_traps(
+    policy: sandbox::Policy,
+    since: std::time::SystemTime,
+    ctx: &ToolContext,
+) -> Vec<String> {
+    let workspace = policy.cwd.clone();
+    let sweep = tokio::task::spawn_blocking(move || sandbox::sweep_git_traps(&policy, since))
+        .await
+        .unwrap_or_default();
+    let mut warnings: Vec<String> = sweep.traps.iter().map(|t| t.describe(&workspace)).collect();
+    if sweep.incomplete {
+        warnings.push(
+            "the workspace is too large to check completely for git repositories this \
+             command may have set up to run programs"
+                .to_string(),
+        );
+    }
+    for w in &warnings {
+        tracing::warn!(warning = %w, "exec_shell");
+        ctx.progress.emit("lathe", format!("lathe: {w}"));
+    }
+    warnings
 }
 
 /// Git would take any directory that looks like a bare repository (a

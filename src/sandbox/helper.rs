@@ -1,0 +1,348 @@
+//! The two helper modes. They run in a fresh process with no runtime
+//! and no other thread.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+};
+use nix::errno::Errno;
+use nix::sys::prctl;
+use nix::sys::signal::{Signal, kill};
+use nix::sys::signalfd::{SigSet, SignalFd};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{Pid, getppid};
+
+use super::namespaces::{self, Isolation};
+use super::{CONFINER_ARG, Mode, Policy, REPORT_PREFIX, Report, fail};
+
+/// Signals that end the command (and the warden waits on SIGCHLD).
+const STOPS: [Signal; 4] = [
+    Signal::SIGTERM,
+    Signal::SIGINT,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+];
+
+/// One line of what the sandbox set up, on stderr, when asked to report
+/// (the probe): Lathe reads these before the command's own output.
+fn report(what: &Report) {
+    if let Ok(line) = serde_json::to_string(what) {
+        eprintln!("{REPORT_PREFIX}{line}");
+    }
+}
+
+fn parent_is(expected: u32) -> bool {
+    u32::try_from(getppid().as_raw()).is_ok_and(|p| p == expected)
+}
+
+pub fn warden(policy: Policy) -> i32 {
+    // A session of its own: no terminal to write to, and a group Lathe
+    // can kill as a whole.
+    if let Err(e) = nix::unistd::setsid() {
+        return fail(&format!("cannot start a session: {e}"));
+    }
+    // Lathe going away (even by SIGKILL) is a SIGTERM here; if it went
+    // before this line, the parent check sees it.
+    if let Err(e) = prctl::set_pdeathsig(Signal::SIGTERM) {
+        return fail(&format!("cannot set the parent-death signal: {e}"));
+    }
+    if !parent_is(policy.parent) {
+        return fail("lathe is gone");
+    }
+    if let Err(e) = prctl::set_child_subreaper(true) {
+        return fail(&format!("cannot become a subreaper: {e}"));
+    }
+    let mut mask = SigSet::empty();
+    mask.add(Signal::SIGCHLD);
+    for s in STOPS {
+        mask.add(s);
+    }
+    if let Err(e) = mask.thread_block() {
+        return fail(&format!("cannot block signals: {e}"));
+    }
+    // Close-on-exec: the command gets no descriptor of the warden's.
+    let signals = match SignalFd::with_flags(&mask, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC) {
+        Ok(fd) => fd,
+        Err(e) => return fail(&format!("cannot watch signals: {e}")),
+    };
+    // Landlock covers TCP and writes; namespaces of its own add a network
+    // with no interface up (UDP, raw sockets), mounts that hold the
+    // protected paths read-only, and a PID namespace, where the system
+    // lets us make them.
+    let isolation = if policy.mode == Mode::Off || !policy.namespaces {
+        Isolation::default()
+    } else {
+        namespaces::isolate(&policy)
+    };
+    if policy.report {
+        report(&Report::Isolation(isolation));
+    }
+    let me = std::process::id();
+    let child_policy = Policy {
+        parent: me,
+        own_proc: isolation.proc,
+        protected_mounted: isolation.mounts,
+        ..policy
+    };
+    let encoded = match serde_json::to_string(&child_policy) {
+        Ok(e) => e,
+        Err(e) => return fail(&format!("cannot encode the policy: {e}")),
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return fail(&format!("cannot find the lathe binary: {e}")),
+    };
+    let child = match Command::new(exe).arg(CONFINER_ARG).arg(encoded).spawn() {
+        Ok(c) => c,
+        Err(e) => return fail(&format!("cannot start the confiner: {e}")),
+    };
+    let Ok(shell) = i32::try_from(child.id()).map(Pid::from_raw) else {
+        return fail("the confiner has no pid");
+    };
+    // The std handle is not waited on: the warden reaps everything.
+    drop(child);
+    let mut outcome: Option<WaitStatus> = None;
+    while outcome.is_none() {
+        match signals.read_signal() {
+            Ok(Some(info)) => {
+                let signo = i32::try_from(info.ssi_signo).unwrap_or(0);
+                if signo == Signal::SIGCHLD as i32 {
+                    outcome = reap(shell);
+                } else {
+                    kill_all(Signal::SIGKILL);
+                    return 128 + signo;
+                }
+            }
+            Ok(None) => {}
+            Err(Errno::EINTR) => {}
+            Err(e) => {
+                kill_all(Signal::SIGKILL);
+                return fail(&format!("cannot read signals: {e}"));
+            }
+        }
+    }
+    // The command is done: nothing it started outlives it.
+    kill_all(Signal::SIGKILL);
+    match outcome {
+        Some(WaitStatus::Exited(_, code)) => code,
+        Some(WaitStatus::Signaled(_, sig, _)) => {
+            // Die the way the shell died, so Lathe sees the signal.
+            let _ = SigSet::all().thread_unblock();
+            let _ = nix::sys::signal::raise(sig);
+            128 + sig as i32
+        }
+        _ => 1,
+    }
+}
+
+/// Reaps every child that has exited; the shell's status if it was
+/// one of them.
+fn reap(shell: Pid) -> Option<WaitStatus> {
+    let mut found = None;
+    loop {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) | Err(_) => return found,
+            Ok(status) => {
+                if status.pid() == Some(shell) {
+                    found = Some(status);
+                }
+            }
+        }
+    }
+}
+
+/// Kills every process under the warden and reaps it. Orphans come to
+/// the warden (it is their subreaper), so this goes on until there
+/// are no children left.
+fn kill_all(sig: Signal) {
+    let me = std::process::id();
+    for _ in 0..10_000 {
+        // No child at all (the common case): nothing to look for.
+        if waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) == Err(Errno::ECHILD) {
+            return;
+        }
+        let children = children_of(me);
+        if children.is_empty() {
+            // Reap what is left; ECHILD means nothing is.
+            while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+                if status == WaitStatus::StillAlive {
+                    break;
+                }
+            }
+            if children_of(me).is_empty() {
+                return;
+            }
+            continue;
+        }
+        for pid in &children {
+            let _ = kill(*pid, sig);
+        }
+        for pid in &children {
+            let _ = waitpid(*pid, None);
+        }
+    }
+}
+
+/// The children of `parent`, from `/proc`.
+fn children_of(parent: u32) -> Vec<Pid> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // pid (comm) state ppid …; comm may hold anything.
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(parent)
+        })
+        .map(Pid::from_raw)
+        .collect()
+}
+
+pub fn confine(policy: Policy) -> i32 {
+    if let Err(e) = prctl::set_pdeathsig(Signal::SIGKILL) {
+        return fail(&format!("cannot set the parent-death signal: {e}"));
+    }
+    // As the first process of a PID namespace of its own, the warden
+    // (outside it) shows as parent 0.
+    if !parent_is(policy.parent) && getppid().as_raw() != 0 {
+        return fail("the warden is gone");
+    }
+    // Before Landlock, which forbids mounts: a `/proc` that shows the
+    // command's processes only. Where it cannot be had, Landlock's
+    // ptrace scoping still keeps other processes' memory and environment
+    // out of reach.
+    if policy.own_proc {
+        let mounted = namespaces::mount_own_proc();
+        if policy.report {
+            report(&Report::Proc(mounted.is_ok()));
+        }
+    }
+    // The warden blocked these for itself; the command gets them back.
+    if let Err(e) = SigSet::all().thread_unblock() {
+        return fail(&format!("cannot unblock signals: {e}"));
+    }
+    if policy.mode != Mode::Off {
+        match restrict(&policy) {
+            Ok(abi) if policy.report => report(&Report::Landlock(abi as u8)),
+            Ok(_) => {}
+            Err(e) => return fail(&e),
+        }
+    }
+    let Some((program, args)) = policy.argv.split_first() else {
+        return fail("no command given");
+    };
+    let err = Command::new(program)
+        .args(args)
+        .current_dir(&policy.cwd)
+        .exec();
+    fail(&format!("cannot run {program}: {err}"))
+}
+
+/// What to grant so that everything beneath `roots` is writable but
+/// `keep` (and what is beneath it): a root with nothing to keep as it is;
+/// one that holds a kept path through its entries, one by one, itself
+/// left read-only (nothing can be created or removed in it). Symbolic
+/// links are not followed: a grant is for what is inside the roots.
+pub(super) fn writable_around(roots: &[PathBuf], keep: &[PathBuf]) -> Vec<PathBuf> {
+    fn split(dir: &Path, keep: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize) {
+        if keep.iter().any(|k| k == dir) {
+            return;
+        }
+        if !keep.iter().any(|k| k.starts_with(dir)) {
+            out.push(dir.to_path_buf());
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        if depth > 32 {
+            return;
+        }
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| !t.is_symlink()) {
+                split(&entry.path(), keep, out, depth + 1);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        split(root, keep, &mut out, 0);
+    }
+    out
+}
+
+/// Applies the Landlock ruleset to this process and what it starts;
+/// the ABI the kernel enforced it with.
+fn restrict(policy: &Policy) -> Result<ABI, String> {
+    // V9 adds connecting to Unix sockets to what is checked (only beneath
+    // the writable roots); older kernels drop it (best effort), and the
+    // mount table hides the sockets listening at the start instead.
+    let abi = ABI::V9;
+    let off = "set sandbox = \"off\" in the config (~/.config/lathe/config.toml) \
+               to run commands without it";
+    // Without a mount table of its own nothing else holds the protected
+    // paths read-only: the writable roots are granted around them.
+    let writable = if policy.protected_mounted {
+        policy.writable.clone()
+    } else {
+        writable_around(&policy.writable, &policy.protected)
+    };
+    let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(abi))?;
+        let scope = if policy.network {
+            Scope::Signal.into()
+        } else {
+            ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+            Scope::from_all(abi)
+        };
+        ruleset
+            .scope(scope)?
+            .create()?
+            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
+            .add_rules(path_beneath_rules(
+                ["/dev/null", "/dev/zero", "/dev/full"],
+                AccessFs::from_file(abi),
+            ))?
+            .restrict_self()
+    };
+    let status = build().map_err(|e| format!("the Landlock sandbox failed: {e}; {off}"))?;
+    let effective = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => effective_abi,
+        LandlockStatus::NotEnabled => {
+            return Err(format!(
+                "Landlock is built into this kernel but not enabled (add `landlock` to the \
+                 kernel's lsm= boot parameter); {off}"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "this kernel has no Landlock (it needs Linux 5.13 or newer); {off}"
+            ));
+        }
+    };
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(format!(
+            "the kernel did not enforce the Landlock ruleset; {off}"
+        ));
+    }
+    if !policy.network && effective < ABI::V4 {
+        return Err(format!(
+            "this kernel's Landlock (ABI {effective:?}) cannot block the network (it needs \
+             Linux 6.7); allow it with [shell] network = true, or {off}"
+        ));
+    }
+    Ok(effective)
+}
