@@ -25,7 +25,9 @@ pub mod shell;
 pub mod user_hooks;
 pub mod workspace;
 
-pub use authorizer::{ApprovalRequest, Approver, Assessment, Assessor, HeadlessApprover, Need};
+pub use authorizer::{
+    ApprovalRequest, Approver, Assessment, Assessor, HeadlessApprover, Need, UNSANDBOXED_REASON,
+};
 pub use grants::{AuthorizationManager, GrantInfo, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};
 pub use hooks::{AfterHook, HookOutcome, Redactor};

@@ -617,3 +617,61 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A command the sandbox stopped may run again outside it, but only after
+/// a second question to the person, which no grant or mode answers; said
+/// no to, the model gets the first result and knows why.
+#[tokio::test]
+async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = tempfile::Builder::new()
+        .prefix("lathe-escalate-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let target = out.path().join("written.txt");
+    // A script whose writes the analysis cannot see: full-auto runs it.
+    std::fs::write(
+        ws.path().join("write.sh"),
+        format!("echo hi > '{}'\n", target.display()),
+    )
+    .unwrap();
+    let line = "bash write.sh";
+    for (answer, ran) in [(true, true), (false, false)] {
+        let _ = std::fs::remove_file(&target);
+        let mock = MockLlm::start(vec![shell("c1", line), Step::Reply(Reply::text("done"))]).await;
+        let mut handle = interactive(ApprovalMode::FullAuto).spawn(&mock, ws.path());
+        let events = drive(&mut handle, "go", |ev| match ev {
+            AgentEvent::ApprovalRequested { grant, .. } => {
+                assert!(grant.is_none(), "no grant covers an unsandboxed run");
+                if answer {
+                    ApprovalDecision::ApproveForConversation
+                } else {
+                    ApprovalDecision::Deny { message: None }
+                }
+            }
+            _ => ApprovalDecision::Deny { message: None },
+        })
+        .await;
+        let questions = asked(&events);
+        assert_eq!(
+            questions.len(),
+            1,
+            "full-auto asks only the second time: {questions:?}"
+        );
+        assert!(
+            questions[0].starts_with("run it again outside the sandbox"),
+            "{questions:?}"
+        );
+        assert_eq!(target.exists(), ran, "{events:?}");
+        let (status, content, _) = result_of(&events, "c1");
+        assert_eq!(status, ToolStatus::Ok);
+        let note = content["note"].as_str().unwrap_or_default();
+        if answer {
+            assert!(note.contains("outside the sandbox"), "{content}");
+            assert_eq!(content["exit_code"], 0, "{content}");
+        } else {
+            assert!(note.contains("chose not to"), "{content}");
+            assert!(content["sandbox"].is_string(), "{content}");
+        }
+    }
+}

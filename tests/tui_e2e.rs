@@ -597,3 +597,51 @@ async fn terminals_get_what_they_can_show() {
         assert_eq!(palette_beyond_16(&styled), palette, "{env}: {styled}");
     }
 }
+
+/// A command the sandbox stopped: the person is asked, a second time,
+/// whether to run it outside, and only a yes runs it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_sandbox_stopped_can_run_outside_on_a_second_yes() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let out = tempfile::Builder::new()
+        .prefix("lathe-tui-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let target = out.path().join("written.txt");
+    std::fs::write(
+        ws.path().join("write.sh"),
+        format!("echo hi > '{}'\n", target.display()),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "bash write.sh"}))),
+        Step::Reply(Reply::text("The script ran.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("full-auto").await;
+    pane.text("run write.sh");
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("run it again outside the sandbox").await;
+    assert!(dialog.contains("Approve exec_shell?"), "{dialog}");
+    assert!(!target.exists(), "the sandboxed run wrote nothing");
+    assert!(
+        !dialog.contains("`a` approves"),
+        "no grant covers it: {dialog}"
+    );
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("The script ran.").await;
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
+    let told = tool_results(&mock.requests()[1]);
+    assert!(
+        told[0].1["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("outside the sandbox"),
+        "{told:?}"
+    );
+}

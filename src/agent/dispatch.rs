@@ -21,7 +21,7 @@ use super::Shared;
 use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
 use crate::policy::{
     ApprovalRequest, Assessment, Assessor, GrantKey, GuardError, HookOutcome, Need, Operation,
-    Verdict,
+    UNSANDBOXED_REASON, Verdict,
 };
 use crate::protocol::{
     AgentEvent, ApprovalDecision, ApprovalNeed, DecisionSource, Effect, GrantOffer,
@@ -163,7 +163,7 @@ async fn run_stages(
         Err(outcome) => return outcome,
     };
     // 5. authorize
-    if let Err(outcome) = authorize(shared, call, tool, &args, &ops, cancel).await {
+    if let Err(outcome) = authorize(shared, call, tool, &args, &ops, cancel, None).await {
         return outcome;
     }
     if cancel.is_cancelled() {
@@ -174,8 +174,78 @@ async fn run_stages(
     // 6. execute
     *started = Instant::now();
     let result = execute(shared, call, tool, args.clone(), cancel).await;
+    // 6b. a run the sandbox stopped may go again outside it, when the
+    // person says so
+    let (args, ops, result) = match &result {
+        Ok(value) => match tool.tool.unsandboxed_retry(&args, value) {
+            Some(retry) if shared.approver.source() == DecisionSource::User => {
+                escalate(shared, call, tool, retry, cancel, started)
+                    .await
+                    .unwrap_or_else(|declined| (args, ops, Ok(with_note(result, &declined))))
+            }
+            _ => (args, ops, result),
+        },
+        Err(_) => (args, ops, result),
+    };
     // 7. after-hooks
     after_hooks(shared, call, tool, &args, &ops, result, note).await
+}
+
+/// A call the sandbox stopped, run again outside it: judged afresh (the
+/// guardrail and the before-hooks see the unsandboxed arguments) and
+/// asked of the person, whatever the mode, rules or grants. `Err` says
+/// why it did not run again.
+async fn escalate(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    retry: Value,
+    cancel: &CancellationToken,
+    started: &mut Instant,
+) -> Result<(Value, Vec<Operation>, Result<Value, ToolError>), String> {
+    if cancel.is_cancelled() {
+        return Err("the turn was interrupted".into());
+    }
+    let (args, ops, _) = guard(shared, call, tool, retry, cancel)
+        .await
+        .map_err(|_| "running it outside the sandbox was refused".to_string())?;
+    let why = Need {
+        what: "run it again outside the sandbox".into(),
+        reason: format!(
+            "it failed, and the sandbox may be why (see its output); {UNSANDBOXED_REASON}"
+        ),
+        grant: None,
+    };
+    if authorize(shared, call, tool, &args, &ops, cancel, Some(why))
+        .await
+        .is_err()
+    {
+        return Err("the person chose not to run it outside the sandbox".into());
+    }
+    *started = Instant::now();
+    let result = execute(shared, call, tool, args.clone(), cancel).await;
+    let result = result.map(|mut v| {
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "note".into(),
+                Value::from(
+                    "the sandboxed run failed; the person approved running it again outside \
+                     the sandbox, and this is that run",
+                ),
+            );
+        }
+        v
+    });
+    Ok((args, ops, result))
+}
+
+/// `result`, with `note` added to the value.
+fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
+    let mut value = result.unwrap_or_default();
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("note".into(), Value::from(note));
+    }
+    value
 }
 
 /// What a call looks like to a hook, secrets redacted.
@@ -326,6 +396,7 @@ async fn authorize(
     args: &Value,
     ops: &[Operation],
     cancel: &CancellationToken,
+    first: Option<Need>,
 ) -> Result<(), Outcome> {
     let name = tool.name();
     let effect = tool.tool.effect();
@@ -336,7 +407,8 @@ async fn authorize(
         protected: &shared.protected_files,
     };
     let needs = match assessor.assess(name, effect, ops) {
-        Assessment::Auto => return Ok(()),
+        Assessment::Auto if first.is_none() => return Ok(()),
+        Assessment::Auto => Vec::new(),
         Assessment::Refuse(reason) => {
             return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
         }
@@ -351,7 +423,16 @@ async fn authorize(
         });
     };
     let covered = |n: &Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
-    let uncovered: Vec<Need> = needs.into_iter().filter(|n| !covered(n)).collect();
+    // A rerun outside the sandbox says why in its own words.
+    let rerun = first.is_some();
+    let uncovered: Vec<Need> = first
+        .into_iter()
+        .chain(
+            needs
+                .into_iter()
+                .filter(|n| !(covered(n) || rerun && n.reason == UNSANDBOXED_REASON)),
+        )
+        .collect();
     if uncovered.is_empty() {
         decided(
             ApprovalDecision::ApproveForConversation,

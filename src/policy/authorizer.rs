@@ -24,6 +24,10 @@ use super::shell::{knows_file_roles, lexical_join};
 use super::workspace::Workspace;
 use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
 
+/// Why running a command outside the sandbox asks, every time.
+pub const UNSANDBOXED_REASON: &str = "outside the sandbox a command can write anywhere, use the \
+     network and reach your other processes; it is approved one call at a time";
+
 /// One part of a call that needs approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
@@ -194,9 +198,7 @@ impl Assessor<'_> {
             // No rule, mode or grant stands in for the person here.
             needs.push(Need {
                 what: format!("run `{}` outside the sandbox", e.line),
-                reason: "outside the sandbox a command can write anywhere, use the network \
-                         and reach your other processes; it is approved one call at a time"
-                    .into(),
+                reason: UNSANDBOXED_REASON.into(),
                 grant: None,
             });
         }

@@ -214,6 +214,12 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// When `result` says the sandbox stopped this (sandboxed) call: the
+    /// arguments that run it again outside the sandbox, which the person
+    /// may approve (every time; never the model alone).
+    fn unsandboxed_retry(&self, _args: &Value, _result: &Value) -> Option<Value> {
+        None
+    }
 }
 
 /// Reads a required string argument (the schema has checked its presence,

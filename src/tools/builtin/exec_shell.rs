@@ -103,6 +103,15 @@ impl Tool for ExecShell {
         Effect::Exec
     }
 
+    fn unsandboxed_retry(&self, args: &Value, result: &Value) -> Option<Value> {
+        if self.unsandboxed(args) || result.get("sandbox").is_none() {
+            return None;
+        }
+        let mut retry = args.clone();
+        retry["sandbox"] = Value::Bool(false);
+        Some(retry)
+    }
+
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
         let command = str_arg(args, "command")?;
         let mut exec = shell::analyze(command, workspace);
