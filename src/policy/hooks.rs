@@ -68,6 +68,35 @@ static SECRET_ASSIGNMENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 pub struct Redactor {
     /// Every form of every known secret, found in one pass.
     matcher: Option<aho_corasick::AhoCorasick>,
+    /// The same secrets' letters and digits, and the hex of their bytes,
+    /// in pieces, looked for in a text's letters and digits alone: what
+    /// `sed 's/./& /g'`, `fold -w1`, `tr a-z A-Z`, `xxd` or `od -c` make of
+    /// a key still shows them.
+    skeleton: Option<aho_corasick::AhoCorasick>,
+}
+
+/// How many letters and digits of a secret make a piece worth hiding on
+/// its own (12 random ones never turn up by chance).
+const SKELETON_PIECE: usize = 12;
+
+/// The ASCII letters and digits of `text`, lower-cased, with the byte
+/// offset of each in `text`.
+fn skeleton(text: &str) -> (Vec<u8>, Vec<usize>) {
+    let mut letters = Vec::with_capacity(text.len());
+    let mut offsets = Vec::with_capacity(text.len());
+    for (i, b) in text.bytes().enumerate() {
+        if b.is_ascii_alphanumeric() {
+            letters.push(b.to_ascii_lowercase());
+            offsets.push(i);
+        }
+    }
+    (letters, offsets)
+}
+
+/// Every window of `len` bytes of `s` (or `s` itself when shorter).
+fn windows(s: &[u8], len: usize) -> impl Iterator<Item = &[u8]> {
+    let n = s.len().saturating_sub(len) + 1;
+    (0..n).map(move |k| &s[k..(k + len).min(s.len())])
 }
 
 /// The piece of a secret whose encodings are looked for on their own: a
@@ -84,8 +113,9 @@ impl Redactor {
     /// most pieces too short to use.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         use base64::Engine;
+        let kept: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 8).collect();
         let mut all: Vec<String> = Vec::new();
-        for s in secrets.into_iter().filter(|s| s.len() >= 8) {
+        for s in kept.iter().cloned() {
             all.push(s.chars().rev().collect());
             let bytes = s.as_bytes();
             let pieces = (0..=bytes.len().saturating_sub(PIECE))
@@ -109,15 +139,68 @@ impl Redactor {
         all.retain(|p| !p.is_empty());
         all.sort();
         all.dedup();
-        let matcher = (!all.is_empty())
-            .then(|| {
-                aho_corasick::AhoCorasick::builder()
-                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-                    .build(&all)
-                    .ok()
-            })
-            .flatten();
-        Self { matcher }
+        let build = |patterns: &[Vec<u8>], kind| {
+            (!patterns.is_empty())
+                .then(|| {
+                    aho_corasick::AhoCorasick::builder()
+                        .match_kind(kind)
+                        .build(patterns)
+                        .ok()
+                })
+                .flatten()
+        };
+        let mut skeletons: Vec<Vec<u8>> = Vec::new();
+        for s in &kept {
+            let (letters, _) = skeleton(s);
+            if letters.len() >= 8 {
+                let reversed: Vec<u8> = letters.iter().rev().copied().collect();
+                skeletons.extend(windows(&letters, SKELETON_PIECE).map(<[u8]>::to_vec));
+                skeletons.extend(windows(&reversed, SKELETON_PIECE).map(<[u8]>::to_vec));
+            }
+            // The hex of its bytes, however grouped (`xxd`, `od -tx1`).
+            let hex: Vec<u8> = s
+                .bytes()
+                .flat_map(|b| format!("{b:02x}").into_bytes())
+                .collect();
+            skeletons.extend(windows(&hex, 2 * PIECE).map(<[u8]>::to_vec));
+        }
+        skeletons.sort();
+        skeletons.dedup();
+        let all: Vec<Vec<u8>> = all.into_iter().map(String::into_bytes).collect();
+        Self {
+            matcher: build(&all, aho_corasick::MatchKind::LeftmostLongest),
+            // Every window, overlapping, so a run is hidden to its last
+            // letter.
+            skeleton: build(&skeletons, aho_corasick::MatchKind::Standard),
+        }
+    }
+
+    /// Hides every run of `text` whose letters and digits spell a piece
+    /// of a secret, separators and case aside; `None` when there is none.
+    fn redact_skeleton(&self, text: &str) -> Option<String> {
+        let matcher = self.skeleton.as_ref()?;
+        let (letters, offsets) = skeleton(text);
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for m in matcher.find_overlapping_iter(&letters) {
+            let start = offsets[m.start()];
+            let end = offsets[m.end() - 1] + 1;
+            match spans.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => spans.push((start, end)),
+            }
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in spans {
+            out.push_str(&text[at..start]);
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        Some(out)
     }
 
     /// Redacts one string; returns `None` when nothing changed.
@@ -132,6 +215,9 @@ impl Redactor {
                 true
             });
             out = Some(replaced);
+        }
+        if let Some(r) = self.redact_skeleton(out.as_deref().unwrap_or(text)) {
+            out = Some(r);
         }
         for re in SECRET_PATTERNS.iter() {
             let current = out.as_deref().unwrap_or(text);
@@ -254,6 +340,54 @@ mod tests {
             .collect();
         let out = r.redact_str(&wrapped.join("\n")).unwrap();
         assert!(out.matches(REDACTED).count() >= 2, "{out}");
+    }
+
+    /// Separators, line breaks and case added to a key, or its bytes
+    /// dumped, still hide it: what is left of each line is shorter than a
+    /// piece (12 letters), and nothing of the middle shows.
+    #[test]
+    fn spaced_folded_upper_cased_and_dumped_keys_are_redacted() {
+        let key = "sk-lathe-test-SECRET-0123456789abcdef";
+        let r = Redactor::new([key.to_string()]);
+        let spaced: String = key.chars().flat_map(|c| [c, ' ']).collect();
+        let folded: String = key.chars().flat_map(|c| [c, '\n']).collect();
+        let xxd = "00000000: 736b 2d6c 6174 6865 2d74 6573 742d 5345  sk-lathe-test-SE\n\
+                   00000010: 4352 4554 2d30 3132 3334 3536 3738 3961  CRET-0123456789a\n\
+                   00000020: 6263 6465 660a                           bcdef.\n";
+        let od = "0000000   s   k   -   l   a   t   h   e   -   t   e   s   t   -   S   E\n\
+                  0000020   C   R   E   T   -   0   1   2   3   4   5   6   7   8   9   a\n\
+                  0000040   b   c   d   e   f  \\n\n";
+        for text in [
+            spaced.clone(),
+            folded,
+            key.to_uppercase(),
+            format!("x {} y", spaced.chars().rev().collect::<String>()),
+            xxd.to_string(),
+            od.to_string(),
+        ] {
+            let out = r.redact_str(&text).unwrap_or_else(|| text.clone());
+            assert!(out.contains(REDACTED), "{text:?} -> {out:?}");
+            // No line keeps ten letters of the key, or the hex of ten of
+            // its bytes, in a row (nor reversed).
+            let (letters, _) = skeleton(key);
+            let hex: Vec<u8> = key
+                .bytes()
+                .flat_map(|b| format!("{b:02x}").into_bytes())
+                .collect();
+            let reversed: Vec<u8> = letters.iter().rev().copied().collect();
+            for line in out.replace(REDACTED, "\n").lines() {
+                let (left, _) = skeleton(line);
+                let has = |piece: &[u8]| left.windows(piece.len()).any(|w| w == piece);
+                assert!(
+                    !letters.windows(10).any(has)
+                        && !reversed.windows(10).any(has)
+                        && !hex.windows(20).any(has),
+                    "{text:?} -> {out:?}"
+                );
+            }
+        }
+        // Text that merely shares a few letters stays.
+        assert_eq!(r.redact_str("the secret is 0123, and a test"), None);
     }
 
     #[test]
