@@ -63,6 +63,9 @@ pub struct AgentConfig {
     /// hooks also confined as commands are). `None`: directly, in a
     /// process group of their own.
     pub hook_sandbox: Option<crate::sandbox::Settings>,
+    /// The session's temporary directory for commands, removed when the
+    /// agent ends.
+    pub scratch: Option<Arc<tempfile::TempDir>>,
 }
 
 impl AgentConfig {
@@ -81,6 +84,7 @@ impl AgentConfig {
             pending_hooks: HookSet::default(),
             hook_env_remove: Vec::new(),
             hook_sandbox: None,
+            scratch: None,
         }
     }
 }
@@ -188,6 +192,8 @@ pub(crate) struct Shared {
     pub(crate) redactor: Redactor,
     pub(crate) hook_env_remove: Vec<String>,
     pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
+    /// Held so the directory lives as long as the agent.
+    pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
     /// The workspace files hooks run: writes to them always ask.
     pub(crate) protected_files: Vec<String>,
     user_hooks: Mutex<HookSet>,
@@ -420,6 +426,10 @@ impl Agent {
             redactor: self.redactor.clone(),
         };
         let cfg = self.config;
+        // Hooks the repository keeps in the workspace run at the person's
+        // next commit.
+        let hooks_path = crate::sandbox::git_hooks_path(self.workspace.root())
+            .map(|p| self.workspace.display_relative(&p));
         let shared = Arc::new(Shared {
             schemas: self.registry.schemas(),
             provider: self.provider,
@@ -441,9 +451,11 @@ impl Agent {
             redactor: self.redactor,
             hook_env_remove: cfg.hook_env_remove.clone(),
             hook_sandbox: cfg.hook_sandbox.clone(),
+            _scratch: cfg.scratch.clone(),
             protected_files: {
                 let mut files = cfg.hooks.files();
                 files.extend(cfg.pending_hooks.files());
+                files.extend(hooks_path);
                 files.sort();
                 files.dedup();
                 files

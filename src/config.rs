@@ -299,6 +299,8 @@ impl Config {
             env_allow: shell.env_allow.clone().unwrap_or_default(),
             hidden,
             namespaces: shell.namespaces.unwrap_or(true),
+            protected: Vec::new(),
+            private_tmp: None,
         };
         let shell_timeout_secs = in_range(
             "[shell] timeout_secs",

@@ -60,9 +60,32 @@ pub fn spawn_agent(
                 source,
             })?,
         );
+    let mut user_hooks = config.hooks.clone();
+    user_hooks.pin(&workspace);
+    let mut workspace_hooks = config.workspace_hooks.clone();
+    workspace_hooks.pin(&workspace);
+    let mut sandbox = config.sandbox.clone();
+    // The files hooks run: a command must not rewrite what runs after it.
+    sandbox.protected = user_hooks
+        .files()
+        .into_iter()
+        .chain(workspace_hooks.files())
+        .map(|f| workspace.root().join(f))
+        .collect();
+    // The session's own temp directory, removed when the agent ends.
+    let scratch = match tempfile::Builder::new().prefix("lathe-tmp-").tempdir() {
+        Ok(dir) => {
+            sandbox.private_tmp = Some(dir.path().to_path_buf());
+            Some(Arc::new(dir))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no private temp directory; commands share the system's");
+            None
+        }
+    };
     let settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
-        sandbox: config.sandbox.clone(),
+        sandbox: sandbox.clone(),
         ..BuiltinSettings::default()
     };
     let registry =
@@ -75,15 +98,14 @@ pub fn spawn_agent(
     agent_config.max_tool_iterations = config.max_tool_iterations;
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.rules = config.rules.clone();
-    agent_config.hooks = config.hooks.clone();
-    agent_config.hooks.pin(&workspace);
+    agent_config.hooks = user_hooks;
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
-    agent_config.hook_sandbox = Some(config.sandbox.clone());
+    agent_config.hook_sandbox = Some(sandbox.clone());
+    agent_config.scratch = scratch;
     let mut warnings = Vec::new();
     let mut untrusted = HookSet::default();
-    if !config.workspace_hooks.is_empty() {
-        let mut hooks = config.workspace_hooks.clone();
-        hooks.pin(&workspace);
+    if !workspace_hooks.is_empty() {
+        let hooks = workspace_hooks;
         if trust_workspace_hooks || hooks_trusted(config, &hooks) {
             warnings.push(format!(
                 "this workspace's hooks run (you trusted them): {}",
@@ -95,7 +117,7 @@ pub fn spawn_agent(
             agent_config.pending_hooks = hooks;
         }
     }
-    warnings.extend(sandbox_warning(config));
+    warnings.extend(sandbox_warning(&sandbox, &config.workspace));
     let session_id = agent_config.session_id.clone();
     let mut agent =
         Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
@@ -119,11 +141,11 @@ pub fn spawn_agent(
 
 /// What the person should know about the sandbox on this system: that
 /// it cannot be set up (commands will not run), or what it lacks.
-fn sandbox_warning(config: &Config) -> Option<String> {
-    if config.sandbox.mode == crate::sandbox::Mode::Off {
+fn sandbox_warning(sandbox: &crate::sandbox::Settings, workspace: &Path) -> Option<String> {
+    if sandbox.mode == crate::sandbox::Mode::Off {
         return None;
     }
-    match config.sandbox.probe(&config.workspace) {
+    match sandbox.probe(workspace) {
         Err(why) => Some(format!(
             "the sandbox cannot be set up, so commands will not run: {why}"
         )),

@@ -118,6 +118,13 @@ pub struct Settings {
     /// workspace root itself becomes read-only so the protected paths in
     /// it stay so.
     pub namespaces: bool,
+    /// More workspace paths commands may not change: the files hooks run,
+    /// which would otherwise let a command rewrite what runs unconfined
+    /// after it.
+    pub protected: Vec<PathBuf>,
+    /// The session's own temporary directory (see [`Policy::private_tmp`]);
+    /// `None`: the system's temp directory is writable.
+    pub private_tmp: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -130,6 +137,8 @@ impl Default for Settings {
             env_allow: Vec::new(),
             hidden: Vec::new(),
             namespaces: true,
+            protected: Vec::new(),
+            private_tmp: None,
         }
     }
 }
@@ -169,6 +178,10 @@ pub struct Policy {
     /// Set up namespaces (off only to try the Landlock-only path).
     #[serde(default = "yes")]
     pub namespaces: bool,
+    /// The session's own temporary directory: the command's `/tmp` (and
+    /// `TMPDIR`), in place of the system's.
+    #[serde(default)]
+    pub private_tmp: Option<PathBuf>,
     /// Report what was set up on stderr (lines starting with
     /// [`REPORT_PREFIX`]) before the command runs: the probe.
     #[serde(default)]
@@ -224,28 +237,44 @@ impl Settings {
     /// The policy for running `argv` in `workspace`.
     pub fn policy(&self, workspace: &Path, argv: Vec<String>) -> Policy {
         let mut writable = Vec::new();
+        let private_tmp = self.private_tmp.as_ref().filter(|p| p.is_dir()).cloned();
         if self.mode == Mode::WorkspaceWrite {
             writable.push(workspace.to_path_buf());
-            writable.push(std::env::temp_dir());
+            writable.push(private_tmp.clone().unwrap_or_else(std::env::temp_dir));
             if Path::new("/dev/shm").is_dir() {
                 writable.push(PathBuf::from("/dev/shm"));
             }
             writable.extend(self.writable_roots.iter().cloned());
         }
         let protected = if self.mode == Mode::WorkspaceWrite {
-            protected_paths(workspace)
+            let mut p = protected_paths(workspace);
+            p.extend(
+                self.protected
+                    .iter()
+                    .filter(|f| f.symlink_metadata().is_ok())
+                    .cloned(),
+            );
+            p.sort();
+            p.dedup();
+            p
         } else {
             Vec::new()
         };
-        // Never one that holds the workspace.
+        // As they really are (a dotfile manager links `~/.ssh` elsewhere),
+        // and never one that holds the workspace.
         let hidden = if self.mode == Mode::Off {
             Vec::new()
         } else {
-            self.hidden
+            let mut hidden: Vec<PathBuf> = self
+                .hidden
                 .iter()
+                .flat_map(|d| [Some(d.clone()), d.canonicalize().ok()])
+                .flatten()
                 .filter(|d| d.symlink_metadata().is_ok() && !workspace.starts_with(d))
-                .cloned()
-                .collect()
+                .collect();
+            hidden.sort();
+            hidden.dedup();
+            hidden
         };
         Policy {
             mode: self.mode,
@@ -260,6 +289,7 @@ impl Settings {
             protected_mounted: false,
             namespaces: self.namespaces,
             report: false,
+            private_tmp: private_tmp.filter(|_| self.mode == Mode::WorkspaceWrite),
         }
     }
 
@@ -381,7 +411,9 @@ impl Probe {
             out.push(
                 "no mount table of its own: the workspace root itself is read-only to \
                  commands (files in it and its subdirectories stay writable) so that .git \
-                 and .lathe stay protected; permissions of files outside can change"
+                 and .lathe stay protected; /tmp is read-only (TMPDIR is the session's own \
+                 temp directory); permissions of files outside can change; the sockets of \
+                 other programs are reachable"
                     .to_string(),
             );
         }
@@ -398,13 +430,7 @@ impl Probe {
                 "no network namespace: Landlock blocks TCP only, so UDP stays open".to_string(),
             );
         }
-        if self.landlock_abi < 9 && !i.mounts {
-            out.push(format!(
-                "Landlock ABI {} cannot keep commands from other programs' Unix sockets \
-                 (ABI 9, Linux 7.1, can)",
-                self.landlock_abi
-            ));
-        }
+
         out
     }
 }
@@ -467,6 +493,8 @@ pub fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
             out.push(p);
         }
     }
+    // Hooks kept in the workspace (`core.hooksPath`, husky, lefthook).
+    out.extend(git_traps::hooks_path(workspace));
     // A worktree or submodule: `.git` is a file naming the real directory.
     let dot_git = workspace.join(".git");
     if dot_git.is_file()
@@ -592,11 +620,15 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     ))
 }
 
+mod git_config;
 mod git_traps;
 mod helper;
 mod namespaces;
 
-pub use git_traps::{Sweep, Trap, sweep as sweep_git_traps, unsafe_keys as unsafe_git_config};
+pub use git_traps::{
+    Sweep, Trap, hooks_path as git_hooks_path, sweep as sweep_git_traps,
+    unsafe_keys as unsafe_git_config,
+};
 pub use namespaces::Isolation;
 
 #[cfg(test)]

@@ -757,3 +757,72 @@ async fn redirects_are_never_followed() {
     let reached = tokio::time::timeout(Duration::from_millis(200), elsewhere.accept()).await;
     assert!(reached.is_err(), "a redirect was followed");
 }
+
+/// The person's own hook runs outside the sandbox. A command the analysis
+/// cannot see into (a script) must not be able to rewrite the workspace
+/// file that hook runs, nor swap the directory it lives in: the file is
+/// read-only to commands, and a hook whose file changed anyway refuses to
+/// run until Lathe restarts.
+#[tokio::test]
+async fn a_command_cannot_rewrite_what_the_persons_own_hook_runs() {
+    let env = Env::new();
+    let ws = env.ws.path();
+    let home = env.home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        "[[hooks.after_tool_call]]\nmatch = \"*\"\ncommand = \"./scripts/audit.sh\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join("scripts")).unwrap();
+    let audit = ws.join("scripts/audit.sh");
+    std::fs::write(
+        &audit,
+        "#!/bin/sh\ncat > /dev/null\necho call >> audit.log\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&audit, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pwned = home.join("pwned");
+    let hostile = format!("#!/bin/sh\nid > '{}'\n", pwned.display());
+    std::fs::write(
+        ws.join("rewrite.sh"),
+        format!("printf '{hostile}' > scripts/audit.sh; echo rewrite=$?"),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("swap.sh"),
+        format!(
+            "mv scripts scripts.old && mkdir scripts && printf '{hostile}' > scripts/audit.sh && chmod +x scripts/audit.sh; echo swap=$?"
+        ),
+    )
+    .unwrap();
+    for script in ["rewrite.sh", "swap.sh"] {
+        let mock = MockLlm::start(vec![
+            Step::Reply(Reply::tools().call(
+                "s",
+                "exec_shell",
+                json!({"command": format!("bash {script}")}),
+            )),
+            Step::Reply(Reply::tools().call("n", "list_directory", json!({"path": "."}))),
+            Step::Reply(Reply::text("done")),
+        ])
+        .await;
+        let r = env
+            .exec(&mock, &["--json", "--approval", "full-auto"], "go")
+            .await;
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            !pwned.exists(),
+            "{script}: the rewritten hook ran: {}",
+            r.stdout
+        );
+        if script == "rewrite.sh" {
+            assert!(
+                std::fs::read_to_string(&audit)
+                    .unwrap()
+                    .contains("audit.log"),
+                "the script was rewritten in place"
+            );
+            assert!(r.stdout.contains("rewrite=1"), "{}", r.stdout);
+        }
+    }
+}

@@ -685,16 +685,28 @@ async fn without_namespaces_protected_paths_stay_read_only() {
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("README"), "r").unwrap();
+    let home = outside();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_rsa"), "PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(home.path().join("notes"), "readable").unwrap();
     let mut settings = builtin_settings();
     settings.sandbox.namespaces = false;
+    settings.sandbox.hidden = vec![home.path().join(".ssh")];
     let v = run_in(
         &ExecShell::new(&settings),
         root,
-        "printf '\\tfsmonitor = evil\\n' >> .git/config; mv .git .old; rm -rf .git; \
-         echo edited >> README; echo new > src/new.rs; ls /proc | grep -c '^[0-9]'; true",
+        &format!(
+            "printf '\\tfsmonitor = evil\\n' >> .git/config; mv .git .old; rm -rf .git; \
+             echo edited >> README; echo new > src/new.rs; cat '{h}/.ssh/id_rsa' '{h}/notes'; \
+             echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; true",
+            h = home.path().display()
+        ),
     )
     .await
     .unwrap();
+    assert!(!stdout(&v).contains("PRIVATE-KEY"), "{v}");
+    assert!(stdout(&v).contains("readable"), "{v}");
+    assert!(stdout(&v).contains("tmp"), "{v}");
     assert_eq!(
         std::fs::read_to_string(root.join(".git/config")).unwrap(),
         "[core]\n",
@@ -724,12 +736,7 @@ async fn the_probe_reports_a_whole_sandbox() {
     assert!(probe.landlock_abi >= 4, "{probe:?}: {}", landlock_hint());
     assert!(probe.isolation.user && probe.isolation.pid, "{probe:?}");
     assert!(probe.isolation.mounts && probe.own_proc, "{probe:?}");
-    // Only the kernel's Landlock may lack the socket check (ABI 9).
-    assert!(
-        probe.missing().iter().all(|m| m.contains("Unix sockets")),
-        "{:?}",
-        probe.missing()
-    );
+    assert!(probe.missing().is_empty(), "{:?}", probe.missing());
 }
 
 fn git(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -789,7 +796,9 @@ async fn git_repositories_armed_by_a_command_are_disarmed() {
 /// nested one, and timestamps set back.
 #[tokio::test]
 async fn every_way_to_plant_a_git_repository_is_found() {
-    let parent = tempfile::tempdir().unwrap();
+    // Outside the temp dir: the workspace's parent and another directory
+    // are writable roots of their own.
+    let parent = outside();
     let root = parent.path().join("ws");
     std::fs::create_dir(&root).unwrap();
     // A nested repository of the person's own, with a pager they chose:
@@ -801,11 +810,14 @@ async fn every_way_to_plant_a_git_repository_is_found() {
         &["config", "core.pager", "less -R"],
     );
     git(&root.join("vendor"), &["init", "-q", "theirs"]);
-    let elsewhere = tempfile::tempdir().unwrap();
+    let elsewhere = outside();
+    let mut settings = builtin_settings();
+    settings.sandbox.writable_roots = vec![parent.path().into(), elsewhere.path().into()];
+    let private = settings.sandbox.private_tmp.clone().unwrap();
     // Changes older than the command are the person's.
     std::thread::sleep(Duration::from_millis(200));
-    let v = run(
-        Mode::WorkspaceWrite,
+    let v = run_in(
+        &ExecShell::new(&settings),
         &root,
         &format!(
             "git init -q . && git config core.pager evil; \
@@ -813,11 +825,13 @@ async fn every_way_to_plant_a_git_repository_is_found() {
              git init -q '{e}/gd' && git -C '{e}/gd' config diff.external evil && mkdir wt && echo 'gitdir: {e}/gd/.git' > wt/.git; \
              git init -q .. && git -C .. config core.fsmonitor evil; \
              git -C vendor/theirs config core.sshCommand evil && touch -d 2001-01-01 vendor/theirs/.git/config; \
+             git init -q /tmp/scratch && git -C /tmp/scratch config core.editor evil; \
              echo planted",
             e = elsewhere.path().display()
         ),
     )
-    .await;
+    .await
+    .unwrap();
     assert!(stdout(&v).contains("planted"), "{v}");
     let warnings = v["warnings"].to_string();
     for found in [
@@ -826,6 +840,7 @@ async fn every_way_to_plant_a_git_repository_is_found() {
         "diff.external",
         "core.fsmonitor",
         "core.sshcommand",
+        "core.editor",
     ] {
         assert!(warnings.contains(found), "{found} missing: {v}");
     }
@@ -849,4 +864,173 @@ async fn every_way_to_plant_a_git_repository_is_found() {
     );
     assert!(root.join("vendor/mine/.git/config").exists(), "{v}");
     assert!(!warnings.contains("vendor/mine"), "{v}");
+    // The command's /tmp is the session's own, looked through whole.
+    assert!(
+        private.join("scratch/.git/config.lathe-disarmed").exists(),
+        "{v}"
+    );
+    assert!(!Path::new("/tmp/scratch").exists(), "{v}");
+}
+
+/// A credential store kept elsewhere and linked into place (as dotfile
+/// managers do) is hidden all the same.
+#[tokio::test]
+async fn linked_credential_stores_are_hidden_too() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = outside();
+    let dots = outside();
+    std::fs::create_dir(dots.path().join("ssh")).unwrap();
+    std::fs::write(dots.path().join("ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(
+        dots.path().join("netrc"),
+        "machine x password hunter2hunter2",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dots.path().join("ssh"), home.path().join(".ssh")).unwrap();
+    std::os::unix::fs::symlink(dots.path().join("netrc"), home.path().join(".netrc")).unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.hidden = vec![home.path().join(".ssh"), home.path().join(".netrc")];
+    for namespaces in [true, false] {
+        settings.sandbox.namespaces = namespaces;
+        let v = run_in(
+            &ExecShell::new(&settings),
+            ws.path(),
+            &format!(
+                "cat '{0}/.ssh/id_ed25519' '{0}/.netrc' 2>&1; echo listed",
+                home.path().display()
+            ),
+        )
+        .await
+        .unwrap();
+        assert!(!stdout(&v).contains("PRIVATE-KEY"), "{namespaces}: {v}");
+        assert!(!stdout(&v).contains("hunter2"), "{namespaces}: {v}");
+        assert!(stdout(&v).contains("listed"), "{v}");
+    }
+}
+
+/// Descriptors whatever started Lathe left open (an IDE, a CI runner) do
+/// not reach the command: it cannot write through one where the sandbox
+/// forbids it.
+#[tokio::test]
+async fn inherited_descriptors_are_closed() {
+    use std::os::fd::AsRawFd;
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let log = out.path().join("log.txt");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .unwrap();
+    // `dup` leaves the copy open across exec, as an inherited one is.
+    let inherited = nix::unistd::dup(&file).unwrap();
+    let fd = inherited.as_raw_fd();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!("echo leaked >&{fd}; echo rc=$?"),
+    )
+    .await;
+    drop(inherited);
+    assert!(stdout(&v).contains("rc=1"), "{v}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{v}");
+}
+
+/// `/tmp` is the session's own (kept from one command to the next), and
+/// `/dev/shm` and System V IPC are the command's: other programs' scratch
+/// files, sockets and shared memory are out of reach, and nothing the
+/// command leaves there meets the person's programs.
+#[tokio::test]
+async fn temp_shared_memory_and_ipc_are_the_sessions_own() {
+    let ws = tempfile::tempdir().unwrap();
+    let tool = shell(Mode::WorkspaceWrite, false);
+    let marker = format!("lathe-private-{}", std::process::id());
+    let v = run_in(
+        &tool,
+        ws.path(),
+        &format!(
+            "echo one > /tmp/{marker} && echo shm > /dev/shm/{marker} && echo \"tmpdir=$TMPDIR\"; \
+             readlink /proc/self/ns/ipc"
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(stdout(&v).contains("tmpdir=/tmp"), "{v}");
+    assert!(!Path::new("/tmp").join(&marker).exists(), "{v}");
+    assert!(!Path::new("/dev/shm").join(&marker).exists(), "{v}");
+    let ours = std::fs::read_link("/proc/self/ns/ipc").unwrap();
+    assert!(
+        !stdout(&v).contains(&*ours.to_string_lossy()),
+        "the same IPC namespace: {v}"
+    );
+    let v = run_in(&tool, ws.path(), &format!("cat /tmp/{marker}"))
+        .await
+        .unwrap();
+    assert_eq!(stdout(&v), "one\n", "kept for the session: {v}");
+}
+
+/// What an attacker tried against the sweep: a `.git` linked to the
+/// workspace's own (read-only) repository must not get it disarmed; a
+/// FIFO as a config must not hang Lathe; a `.git` file whose path ends in
+/// a space, a link into a writable root, a config that is a link, a bare
+/// repository whose `HEAD` is a link, a config over 1 MiB, a comment that
+/// ends in a backslash, an LFS filter that runs more than git-lfs: all
+/// found.
+#[tokio::test]
+async fn the_sweep_holds_against_its_attackers() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    git(root, &["init", "-q", "."]);
+    git(root, &["config", "core.editor", "vim"]);
+    let other = outside();
+    let mut settings = builtin_settings();
+    settings.sandbox.writable_roots = vec![other.path().into()];
+    std::thread::sleep(Duration::from_millis(200));
+    let o = other.path().display();
+    let started = Instant::now();
+    let v = run_in(
+        &ExecShell::new(&settings),
+        root,
+        &format!(
+            "mkdir -p link && ln -s ../.git link/.git; \
+             git init -q fifo && rm fifo/.git/config && mkfifo fifo/.git/config; \
+             git init -q 'sp ' && git -C 'sp ' config core.pager evil && mkdir wt && printf 'gitdir: %s/sp \\n' \"$PWD\" > wt/.git && mv 'sp /.git' 'sp /real' && printf 'gitdir: %s/sp /real ' \"$PWD\" > wt/.git; \
+             git init -q '{o}/far' && git -C '{o}/far' config core.pager evil && ln -s '{o}/far' farlink; \
+             git init -q cfglink && printf '[core]\\n\\tpager = evil\\n' > '{o}/cfg' && rm cfglink/.git/config && ln -s '{o}/cfg' cfglink/.git/config; \
+             git init -q --bare headlink.git && rm headlink.git/HEAD && ln -s refs/heads/main headlink.git/HEAD && printf '[core]\\n\\tpager = evil\\n' >> headlink.git/config; \
+             git init -q big && (for i in $(seq 1 20000); do echo '#################################################################'; done; printf '[core]\\n\\tfsmonitor = evil\\n') >> big/.git/config; \
+             git init -q comment && printf '[core]\\n\\t# note \\\\\\n\\tfsmonitor = evil\\n' >> comment/.git/config; \
+             git init -q lfs && printf '[filter \"lfs\"]\\n\\tclean = \"git-lfs clean -- %%f; evil\"\\n' >> lfs/.git/config; \
+             echo planted"
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the sweep hung"
+    );
+    assert!(stdout(&v).contains("planted"), "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        root.join(".git/config").exists() && !root.join(".git/config.lathe-disarmed").exists(),
+        "the workspace's own repository was disarmed: {v}"
+    );
+    assert!(!warnings.contains("core.editor"), "{v}");
+    for (what, armed) in [
+        ("fifo", "fifo/.git/config.lathe-disarmed".to_string()),
+        ("far", format!("{o}/far/.git/config.lathe-disarmed")),
+        ("cfglink", "cfglink/.git/config.lathe-disarmed".to_string()),
+        ("headlink", "headlink.git/config.lathe-disarmed".to_string()),
+        ("big", "big/.git/config.lathe-disarmed".to_string()),
+        ("comment", "comment/.git/config.lathe-disarmed".to_string()),
+        ("lfs", "lfs/.git/config.lathe-disarmed".to_string()),
+    ] {
+        assert!(root.join(&armed).exists(), "{what}: {v}");
+    }
+    assert!(
+        root.join("sp /real/config.lathe-disarmed").exists(),
+        "gitdir with a space: {v}"
+    );
+    assert!(warnings.contains("over 1 MiB"), "{v}");
 }

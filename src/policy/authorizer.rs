@@ -108,7 +108,13 @@ fn protected_argument(c: &SimpleCommand, workspace: &Workspace, also: &[String])
 /// protected.
 fn protected_path(rel: &str, glob: bool, also: &[String]) -> bool {
     const NAMES: &[&str] = &[".git", ".lathe", ".mcp.json", ".envrc"];
-    if is_protected(rel) || also.iter().any(|f| f == rel) {
+    let under = |f: &String| {
+        rel == f
+            || rel
+                .strip_prefix(f.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+    };
+    if is_protected(rel) || also.iter().any(under) {
         return true;
     }
     // Bash's globs match a leading dot only when written: only a part that

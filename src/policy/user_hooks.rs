@@ -176,12 +176,11 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
     Ok(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The first file of a workspace hook that no longer holds what the
-/// person trusted.
+/// The first workspace file of a hook that no longer holds what it held
+/// when Lathe started (or the person trusted it). The person's own hooks
+/// too: a command could rewrite the workspace script a hook of theirs
+/// runs, unconfined, after it.
 fn changed_file(hook: &HookSpec, workspace: &Path) -> Option<String> {
-    if hook.origin != RuleOrigin::Workspace {
-        return None;
-    }
     hook.files
         .iter()
         .find(|f| sha256_of(&workspace.join(&f.path)).ok().as_deref() != Some(f.sha256.as_str()))
@@ -263,8 +262,8 @@ enum HookError {
     #[error("{0}")]
     Io(std::io::Error),
     #[error(
-        "{0} changed since the person trusted this workspace's hooks; it does not run until \
-         they restart Lathe and trust it again"
+        "{0} changed since Lathe started (or the person trusted it); the hook does not run \
+         until they restart Lathe (and, for a workspace's hook, trust it again)"
     )]
     Changed(String),
 }
@@ -288,9 +287,9 @@ impl HookRunner<'_> {
         let ran = match self.run(hook, input).await {
             Ok(r) => r,
             Err(e @ HookError::Changed(_)) => {
-                tracing::warn!(hook = %hook.command, error = %e, "workspace hook changed; the call is refused");
+                tracing::warn!(hook = %hook.command, error = %e, "a hook's file changed; the call is refused");
                 return BeforeOutcome::Deny(format!(
-                    "the workspace hook `{}` refuses every call: {e}",
+                    "the hook `{}` refuses every call: {e}",
                     hook.command
                 ));
             }

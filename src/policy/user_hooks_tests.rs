@@ -234,16 +234,23 @@ async fn a_workspace_hook_whose_script_changed_refuses_instead_of_running() {
         BeforeOutcome::Deny(_)
     ));
     assert!(!d.path().join("pwned").exists());
-    // The person's own hooks are theirs to edit while Lathe runs.
+    // The person's own hooks too: a command could have rewritten the
+    // workspace script one runs, and it would run unconfined. A restart
+    // pins the new content.
     let mut mine = HookSet {
         before: vec![hook("sh mine.sh", 5)],
         after: vec![],
     };
     std::fs::write(d.path().join("mine.sh"), "cat > /dev/null\n").unwrap();
     mine.pin(&ws);
-    std::fs::write(d.path().join("mine.sh"), "cat > /dev/null; exit 0\n").unwrap();
     assert_eq!(
         r.before(&mine.before[0], &input()).await,
         BeforeOutcome::Allow
     );
+    std::fs::write(d.path().join("mine.sh"), "cat > /dev/null; touch pwned\n").unwrap();
+    match r.before(&mine.before[0], &input()).await {
+        BeforeOutcome::Deny(why) => assert!(why.contains("restart"), "{why}"),
+        other => panic!("ran a changed script: {other:?}"),
+    }
+    assert!(!d.path().join("pwned").exists());
 }

@@ -21,9 +21,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Mode, Policy};
 
-/// The most directory entries looked at after one command.
-const MAX_ENTRIES: usize = 400_000;
-
 /// A git directory that would run a program, and what was done about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trap {
@@ -73,7 +70,10 @@ pub struct Sweep {
 
 /// Looks for git directories a command running under `policy` since
 /// `since` left armed, and disarms them. Only `workspace-write` lets a
-/// command write anything such.
+/// command write anything such. Everything a command could write is
+/// looked through: the workspace, the session's temporary directory (or
+/// the system's, for its `.git` at the top) and the other writable
+/// roots, and the directories above the workspace that are writable.
 pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
     let mut out = Sweep::default();
     if policy.mode != Mode::WorkspaceWrite {
@@ -84,17 +84,47 @@ pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
     let since = since
         .checked_sub(Duration::from_millis(50))
         .unwrap_or(UNIX_EPOCH);
-    let mut found = BTreeSet::new();
-    out.incomplete = !walk(&policy.cwd, &policy.protected, &mut found);
-    // Git looks for a repository in the directories above, too.
-    for dir in policy.cwd.ancestors().skip(1) {
-        let dot_git = dir.join(".git");
-        if dot_git.symlink_metadata().is_ok() && within(&dot_git, &policy.writable) {
-            found.insert(dot_git);
+    let protected: Vec<PathBuf> = policy
+        .protected
+        .iter()
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+        .collect();
+    let mut walk = Walk {
+        writable: &policy.writable,
+        protected: &protected,
+        found: BTreeSet::new(),
+        visited: BTreeSet::new(),
+        seen: 0,
+    };
+    let shared_tmp = std::env::temp_dir();
+    let mut complete = walk.tree(&policy.cwd);
+    for root in &policy.writable {
+        // The system's temp directory and `/dev/shm` are the other
+        // programs' too: only a `.git` at their top is looked for there
+        // (a session's own temp directory is looked through whole).
+        if *root == shared_tmp || root == Path::new("/dev/shm") {
+            walk.entry(&root.join(".git"));
+        } else {
+            complete &= walk.tree(root);
         }
     }
-    for entry in found {
-        if let Some(trap) = inspect(&entry, since, &policy.writable) {
+    out.incomplete = !complete;
+    // Git looks for a repository in the directories above, too.
+    for dir in policy.cwd.ancestors().skip(1) {
+        walk.entry(&dir.join(".git"));
+    }
+    let mut inspected = BTreeSet::new();
+    for entry in std::mem::take(&mut walk.found) {
+        let Some(git_dir) = git_dir_of(&entry) else {
+            continue;
+        };
+        let real = git_dir.canonicalize().unwrap_or_else(|_| git_dir.clone());
+        // A read-only repository (the workspace's own) cannot have been
+        // armed by a command; one already looked at is done.
+        if walk.is_protected(&real) || !inspected.insert(real.clone()) {
+            continue;
+        }
+        if let Some(trap) = inspect(&entry, &real, since, &policy.writable, &protected) {
             out.traps.push(trap);
         }
     }
@@ -105,109 +135,178 @@ fn within(path: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| path.starts_with(r))
 }
 
-/// Collects every `.git` entry and every directory shaped like a git
-/// directory (`HEAD`, `objects/`, `refs/`) under `root`, symbolic links
-/// not followed, the protected paths (read-only to commands) skipped.
-/// False when it stopped at [`MAX_ENTRIES`].
-fn walk(root: &Path, skip: &[PathBuf], found: &mut BTreeSet<PathBuf>) -> bool {
-    let mut stack = vec![root.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let (mut head, mut objects, mut refs) = (None, false, false);
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                return false;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let path = entry.path();
-            match name.to_str() {
-                Some(".git") if !skip.contains(&path) => {
-                    found.insert(path.clone());
-                }
-                Some("HEAD") if kind.is_file() => head = Some(path.clone()),
-                Some("objects") => objects = kind.is_dir(),
-                Some("refs") => refs = kind.is_dir(),
-                _ => {}
-            }
-            if kind.is_dir() && !skip.contains(&path) {
-                stack.push(path);
-            }
-        }
-        if objects && refs && head.is_some_and(|h| is_head(&h)) {
-            found.insert(dir);
-        }
-    }
-    true
+/// The most directory entries looked at after one command.
+const MAX_ENTRIES: usize = 1_000_000;
+
+struct Walk<'a> {
+    writable: &'a [PathBuf],
+    protected: &'a [PathBuf],
+    /// `.git` entries and bare-looking git directories.
+    found: BTreeSet<PathBuf>,
+    /// Directories looked through, as they really are.
+    visited: BTreeSet<PathBuf>,
+    seen: usize,
 }
 
-/// Whether a file reads as git's `HEAD`: a symbolic ref or an object id.
+impl Walk<'_> {
+    fn is_protected(&self, real: &Path) -> bool {
+        self.protected.iter().any(|p| real.starts_with(p))
+    }
+
+    /// A `.git` (of any kind) at `path`, if there is one a command could
+    /// have made.
+    fn entry(&mut self, path: &Path) {
+        if path.symlink_metadata().is_ok()
+            && path.parent().is_some_and(|p| within(p, self.writable))
+        {
+            self.found.insert(path.to_path_buf());
+        }
+    }
+
+    /// Collects every `.git` entry and every directory shaped like a git
+    /// directory (`HEAD`, `objects/`, `refs/`) under `root`. A link to a
+    /// directory is followed when it leads into a writable root (git
+    /// follows it when the person `cd`s through it); the protected paths
+    /// are skipped. False when it stopped at [`MAX_ENTRIES`].
+    fn tree(&mut self, root: &Path) -> bool {
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            if self.is_protected(&real) || !self.visited.insert(real) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let (mut head, mut objects, mut refs) = (None, false, false);
+            for entry in entries.flatten() {
+                self.seen += 1;
+                if self.seen > MAX_ENTRIES {
+                    return false;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let path = entry.path();
+                match entry.file_name().to_str() {
+                    Some(".git") => {
+                        self.found.insert(path.clone());
+                    }
+                    Some("HEAD") if !kind.is_dir() => head = Some(path.clone()),
+                    Some("objects") => objects = true,
+                    Some("refs") => refs = true,
+                    _ => {}
+                }
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if kind.is_symlink()
+                    && let Ok(target) = path.canonicalize()
+                    && target.is_dir()
+                    && within(&target, self.writable)
+                {
+                    stack.push(target);
+                }
+            }
+            if objects && refs && head.is_some_and(|h| is_head(&h)) {
+                self.found.insert(dir);
+            }
+        }
+        true
+    }
+}
+
+/// A small regular file, read without blocking (a FIFO or a device in
+/// its place is not read), at most 1 MiB of it.
+struct Small {
+    text: String,
+    /// The file was larger and was cut.
+    cut: bool,
+}
+
+const SMALL: u64 = 1 << 20;
+
+fn read_small(path: &Path) -> Option<Small> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(SMALL).read_to_end(&mut bytes).ok()?;
+    Some(Small {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        cut: meta.len() > SMALL,
+    })
+}
+
+/// Whether a file reads as git's `HEAD`: a symbolic ref or an object id
+/// (a link `HEAD -> refs/heads/main`, as old git made, counts too).
 fn is_head(path: &Path) -> bool {
-    let Some(text) = read_small(path) else {
+    if let Ok(target) = std::fs::read_link(path) {
+        return target.starts_with("refs/");
+    }
+    let Some(small) = read_small(path) else {
         return false;
     };
-    let text = text.trim_end();
-    text.starts_with("ref: refs/")
+    let text = small.text.trim_end();
+    text.starts_with("ref: ")
         || (matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The git directory an entry stands for: itself, or where a `.git`
-/// file or link points.
+/// file or link points (read as git reads it: `gitdir: ` and the path,
+/// only the line break taken off the end).
 fn git_dir_of(entry: &Path) -> Option<PathBuf> {
-    let meta = entry.symlink_metadata().ok()?;
-    if meta.file_type().is_symlink() {
-        return entry.canonicalize().ok().filter(|p| p.is_dir());
-    }
+    let meta = entry.metadata().ok()?;
     if meta.is_dir() {
         return Some(entry.to_path_buf());
     }
-    let text = read_small(entry)?;
-    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let text = read_small(entry)?.text;
+    let target = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
     let base = entry.parent()?;
     Some(base.join(target)).filter(|p| p.is_dir())
 }
 
-/// A small file's text (a git config is small; a huge one is suspect
-/// anyway and reads as unsafe).
-fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(1 << 20).read_to_string(&mut text).ok()?;
-    Some(text)
-}
-
+/// Whether `path` (or, for a link, where it leads) changed since `since`.
+/// The change time: a command can set a file's modification time back,
+/// not this.
 fn changed_since(path: &Path, since: SystemTime) -> bool {
-    let Ok(meta) = path.symlink_metadata() else {
-        return false;
+    let ctime = |m: std::fs::Metadata| {
+        let secs = u64::try_from(m.ctime()).unwrap_or(0);
+        let nanos = u32::try_from(m.ctime_nsec()).unwrap_or(0);
+        UNIX_EPOCH + Duration::new(secs, nanos.min(999_999_999))
     };
-    // The change time: a command can set a file's modification time
-    // back, not this.
-    let secs = u64::try_from(meta.ctime()).unwrap_or(0);
-    let nanos = u32::try_from(meta.ctime_nsec()).unwrap_or(0);
-    UNIX_EPOCH + Duration::new(secs, nanos) >= since
+    path.symlink_metadata().is_ok_and(|m| ctime(m) >= since)
+        || path.metadata().is_ok_and(|m| ctime(m) >= since)
 }
 
-/// Checks one `.git` entry (or bare git directory): if it, or what makes
-/// git run programs in it, changed since `since` and could run one, it
-/// is disarmed.
-fn inspect(entry: &Path, since: SystemTime, writable: &[PathBuf]) -> Option<Trap> {
-    let git_dir = git_dir_of(entry)?;
-    let mut dirs = vec![git_dir.clone()];
+/// Checks one `.git` entry (or bare git directory) and the directory it
+/// stands for (`real`): if it, or what makes git run programs in it,
+/// changed since `since` and could run one, it is disarmed.
+fn inspect(
+    entry: &Path,
+    real: &Path,
+    since: SystemTime,
+    writable: &[PathBuf],
+    protected: &[PathBuf],
+) -> Option<Trap> {
+    let mut dirs = vec![real.to_path_buf()];
     // A linked worktree's git directory shares the configuration of the
     // one `commondir` names.
-    if let Some(common) = read_small(&git_dir.join("commondir")) {
-        let common = git_dir.join(common.trim());
-        if common.is_dir() {
+    if let Some(common) = read_small(&real.join("commondir")) {
+        let common = real.join(common.text.trim_end_matches(['\n', '\r']));
+        if let Ok(common) = common.canonicalize()
+            && common.is_dir()
+            && !protected.iter().any(|p| common.starts_with(p))
+        {
             dirs.push(common);
         }
     }
@@ -237,12 +336,17 @@ fn inspect(entry: &Path, since: SystemTime, writable: &[PathBuf]) -> Option<Trap
     for dir in &dirs {
         for name in ["config", "config.worktree"] {
             let path = dir.join(name);
-            if path.symlink_metadata().is_err() {
+            let Ok(meta) = path.symlink_metadata() else {
                 continue;
-            }
-            let found = match read_small(&path) {
-                Some(text) => unsafe_keys(&text),
-                None => vec![format!("{name} that is not a readable file")],
+            };
+            let found = if meta.file_type().is_symlink() {
+                vec![format!("{name} linked elsewhere")]
+            } else {
+                match read_small(&path) {
+                    Some(small) if small.cut => vec![format!("{name} over 1 MiB")],
+                    Some(small) => unsafe_keys(&small.text),
+                    None => vec![format!("{name} that is not a regular file")],
+                }
             };
             if !found.is_empty() {
                 reasons.extend(found);
@@ -251,7 +355,7 @@ fn inspect(entry: &Path, since: SystemTime, writable: &[PathBuf]) -> Option<Trap
         }
         let hooks = dir.join("hooks");
         let hook_names: Vec<String> = match hooks.symlink_metadata() {
-            Ok(m) if m.file_type().is_symlink() => vec!["hooks linked elsewhere".into()],
+            Ok(m) if !m.is_dir() => vec!["hooks that are not a directory".into()],
             Ok(_) => std::fs::read_dir(&hooks)
                 .into_iter()
                 .flatten()
@@ -271,25 +375,30 @@ fn inspect(entry: &Path, since: SystemTime, writable: &[PathBuf]) -> Option<Trap
         return None;
     }
     reasons.dedup();
-    let disarmed = disarm(&arms, writable);
+    let disarmed = disarm(&arms, writable, protected);
     Some(Trap {
-        git_dir,
+        git_dir: entry.to_path_buf(),
         reasons,
         disarmed,
     })
 }
 
 /// Moves each of `arms` aside, next to where it was. Only inside the
-/// writable roots: what a command could not write, it did not plant (a
-/// link may point anywhere).
-fn disarm(arms: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// writable roots and outside the protected paths, as they really are:
+/// what a command could not write, it did not plant (a link may point
+/// anywhere), and Lathe may write where the command could not.
+fn disarm(
+    arms: &[PathBuf],
+    writable: &[PathBuf],
+    protected: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
     let mut moved = Vec::new();
     for arm in arms {
         let parent = arm
             .parent()
             .and_then(|p| p.canonicalize().ok())
             .ok_or_else(|| format!("{} has no parent", arm.display()))?;
-        if !within(&parent, writable) {
+        if !within(&parent, writable) || protected.iter().any(|p| parent.starts_with(p)) {
             return Err(format!(
                 "{} is outside the directories commands may write",
                 parent.display()
@@ -314,65 +423,43 @@ fn disarm(arms: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<PathBuf>, String
 
 /// The keys of a git configuration that could make git run a program,
 /// or read configuration from elsewhere: everything but the keys known to
-/// hold data only. What cannot be parsed counts as unsafe.
+/// hold data only. What cannot be read as git reads it counts as unsafe.
 pub fn unsafe_keys(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut section = String::new();
-    let mut subsection: Option<String> = None;
-    let mut lines = text.lines();
-    while let Some(raw) = lines.next() {
-        let mut line = raw.trim_start().to_string();
-        // A value continued on the next line.
-        while line.ends_with('\\') && !line.ends_with("\\\\") {
-            line.pop();
-            match lines.next() {
-                Some(next) => line.push_str(next),
-                None => break,
-            }
-        }
-        let mut rest = line.as_str();
-        if rest.starts_with('[') {
-            let Some(end) = rest.find(']') else {
-                out.push("an unreadable section header".into());
-                continue;
-            };
-            let header = &rest[1..end];
-            rest = rest[end + 1..].trim_start();
-            match header.split_once(|c: char| c.is_whitespace()) {
-                Some((name, sub)) => {
-                    section = name.to_ascii_lowercase();
-                    subsection = Some(sub.trim().trim_matches('"').to_string());
-                }
-                None => match header.split_once('.') {
-                    Some((name, sub)) => {
-                        section = name.to_ascii_lowercase();
-                        subsection = Some(sub.to_ascii_lowercase());
-                    }
-                    None => {
-                        section = header.to_ascii_lowercase();
-                        subsection = None;
-                    }
-                },
-            }
-        }
-        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
-            continue;
-        }
-        let (key, value) = match rest.split_once('=') {
-            Some((k, v)) => (k.trim().to_ascii_lowercase(), v.trim()),
-            None => (rest.trim().to_ascii_lowercase(), "true"),
-        };
-        let value = value.trim_matches('"');
-        if !data_only(&section, subsection.as_deref(), &key, value) {
-            let name = match &subsection {
-                Some(sub) => format!("{section}.{sub}.{key}"),
-                None => format!("{section}.{key}"),
-            };
-            out.push(name);
-        }
-    }
+    let entries = match super::git_config::parse(text) {
+        Ok(e) => e,
+        Err(e) => return vec![format!("a configuration git may read otherwise ({e})")],
+    };
+    let mut out: Vec<String> = entries
+        .iter()
+        .filter(|e| {
+            !data_only(
+                &e.section,
+                e.subsection.as_deref(),
+                &e.key,
+                e.value.as_deref().unwrap_or("true"),
+            )
+        })
+        .map(super::git_config::Entry::name)
+        .collect();
     out.dedup();
     out
+}
+
+/// The hooks directory the workspace's repository names
+/// (`core.hooksPath`, as husky and lefthook set it), when it lies in the
+/// workspace: its scripts run at the next `git commit`, so they are
+/// protected as `.git/hooks` is.
+pub fn hooks_path(workspace: &Path) -> Option<PathBuf> {
+    let text = read_small(&workspace.join(".git/config"))?.text;
+    let value = super::git_config::parse(&text)
+        .ok()?
+        .into_iter()
+        .rev()
+        .find(|e| e.section == "core" && e.subsection.is_none() && e.key == "hookspath")?
+        .value?;
+    let path = workspace.join(value.trim());
+    let path = path.canonicalize().unwrap_or(path);
+    (path.starts_with(workspace) && path != workspace).then_some(path)
 }
 
 /// Whether `section.subsection.key = value` only holds data.
@@ -516,8 +603,11 @@ fn data_only(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
             "date" | "decorate" | "abbrevcommit" | "follow" | "showroot" | "showsignature"
         ),
         ("lfs", None) => matches!(key, "repositoryformatversion" | "url" | "locksverify"),
+        // Exactly what `git lfs install` writes.
         ("filter", Some("lfs")) => match key {
-            "clean" | "smudge" | "process" => value.starts_with("git-lfs "),
+            "clean" => value == "git-lfs clean -- %f",
+            "smudge" => value == "git-lfs smudge -- %f",
+            "process" => value == "git-lfs filter-process",
             "required" => bool_value,
             _ => false,
         },
@@ -568,7 +658,7 @@ mod tests {
             ("[core]\n\teditor = \\\nevil\n", "core.editor"),
             (
                 "[core\n\tfsmonitor = evil\n",
-                "an unreadable section header",
+                "a configuration git may read otherwise (line 2: a bad section header)",
             ),
         ] {
             let found = unsafe_keys(text);

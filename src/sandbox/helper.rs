@@ -39,7 +39,26 @@ fn parent_is(expected: u32) -> bool {
     u32::try_from(getppid().as_raw()).is_ok_and(|p| p == expected)
 }
 
-pub fn warden(policy: Policy) -> i32 {
+/// Closes every descriptor but stdin, stdout and stderr: whatever started
+/// Lathe may have left one open (an IDE, a CI runner), and a command must
+/// not write through it where the sandbox forbids it.
+fn close_inherited() {
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|&fd| fd > 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in fds {
+        // The directory's own descriptor is closed already: EBADF.
+        let _ = nix::unistd::close(fd);
+    }
+}
+
+pub fn warden(mut policy: Policy) -> i32 {
+    close_inherited();
     // A session of its own: no terminal to write to, and a group Lathe
     // can kill as a whole.
     if let Err(e) = nix::unistd::setsid() {
@@ -76,7 +95,7 @@ pub fn warden(policy: Policy) -> i32 {
     let isolation = if policy.mode == Mode::Off || !policy.namespaces {
         Isolation::default()
     } else {
-        namespaces::isolate(&policy)
+        namespaces::isolate(&mut policy)
     };
     if policy.report {
         report(&Report::Isolation(isolation));
@@ -241,25 +260,35 @@ pub fn confine(policy: Policy) -> i32 {
     let Some((program, args)) = policy.argv.split_first() else {
         return fail("no command given");
     };
-    let err = Command::new(program)
-        .args(args)
-        .current_dir(&policy.cwd)
-        .exec();
+    let mut command = Command::new(program);
+    command.args(args).current_dir(&policy.cwd);
+    if let Some(private) = &policy.private_tmp {
+        // The session's temp directory, where the command sees it.
+        let tmp = Path::new("/tmp");
+        let shown = if policy.writable.iter().any(|w| w == tmp) {
+            tmp
+        } else {
+            private.as_path()
+        };
+        command.env("TMPDIR", shown);
+    }
+    let err = command.exec();
     fail(&format!("cannot run {program}: {err}"))
 }
 
-/// What to grant so that everything beneath `roots` is writable but
+/// What to grant so that everything beneath `roots` is covered but
 /// `keep` (and what is beneath it): a root with nothing to keep as it is;
-/// one that holds a kept path through its entries, one by one, itself
-/// left read-only (nothing can be created or removed in it). Symbolic
-/// links are not followed: a grant is for what is inside the roots.
-pub(super) fn writable_around(roots: &[PathBuf], keep: &[PathBuf]) -> Vec<PathBuf> {
-    fn split(dir: &Path, keep: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize) {
+/// one that holds a kept path through its entries, one by one. The
+/// second list holds the directories split so (to be granted their own
+/// listing only). Symbolic links are not followed: a grant is for what
+/// is inside the roots.
+pub(super) fn around(roots: &[PathBuf], keep: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    fn split(dir: &Path, keep: &[PathBuf], out: &mut (Vec<PathBuf>, Vec<PathBuf>), depth: usize) {
         if keep.iter().any(|k| k == dir) {
             return;
         }
         if !keep.iter().any(|k| k.starts_with(dir)) {
-            out.push(dir.to_path_buf());
+            out.0.push(dir.to_path_buf());
             return;
         }
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -268,13 +297,14 @@ pub(super) fn writable_around(roots: &[PathBuf], keep: &[PathBuf]) -> Vec<PathBu
         if depth > 32 {
             return;
         }
+        out.1.push(dir.to_path_buf());
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|t| !t.is_symlink()) {
                 split(&entry.path(), keep, out, depth + 1);
             }
         }
     }
-    let mut out = Vec::new();
+    let mut out = (Vec::new(), Vec::new());
     for root in roots {
         split(root, keep, &mut out, 0);
     }
@@ -292,10 +322,20 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
                to run commands without it";
     // Without a mount table of its own nothing else holds the protected
     // paths read-only: the writable roots are granted around them.
-    let writable = if policy.protected_mounted {
-        policy.writable.clone()
+    // Nor are the hidden paths hidden: the reads are granted around them.
+    let (writable, readable, listable) = if policy.protected_mounted {
+        (
+            policy.writable.clone(),
+            vec![PathBuf::from("/")],
+            Vec::new(),
+        )
     } else {
-        writable_around(&policy.writable, &policy.protected)
+        let (readable, listable) = around(&[PathBuf::from("/")], &policy.hidden);
+        (
+            around(&policy.writable, &policy.protected).0,
+            readable,
+            listable,
+        )
     };
     let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
         let mut ruleset = Ruleset::default()
@@ -310,7 +350,8 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
         ruleset
             .scope(scope)?
             .create()?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(&readable, AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(&listable, AccessFs::ReadDir))?
             .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
             .add_rules(path_beneath_rules(
                 ["/dev/null", "/dev/zero", "/dev/full"],

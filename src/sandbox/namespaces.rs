@@ -4,6 +4,7 @@
 //! the command runs without it and Landlock's rules still hold; what was
 //! set up is reported ([`Isolation`]) so Lathe can say what is missing.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MsFlags, mount};
@@ -37,7 +38,7 @@ pub struct Isolation {
 /// namespace, and a mount table of its own (see [`protect`]), through a
 /// user namespace of its own. The command cannot undo these mounts:
 /// Landlock denies every mount change to a sandboxed process.
-pub fn isolate(policy: &Policy) -> Isolation {
+pub fn isolate(policy: &mut Policy) -> Isolation {
     // The sockets other programs listen on, as this network namespace
     // lists them: read before leaving it.
     let sockets = listening_sockets();
@@ -45,7 +46,8 @@ pub fn isolate(policy: &Policy) -> Isolation {
     // its warden dies, the kernel kills everything left in it, whatever
     // the command did to the warden (a `prlimit` that keeps it from
     // reading /proc, say).
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    // System V shared memory, semaphores and queues of its own too.
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if !policy.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -121,10 +123,20 @@ pub fn mount_own_proc() -> Result<(), String> {
 /// since connecting to one (a terminal multiplexer, an agent, the
 /// desktop bus, Docker) would run code outside; and the hidden paths
 /// (Lathe's own files, credential stores) empty. Whether it was set up.
-fn protect(policy: &Policy, sockets: &[PathBuf]) -> bool {
+fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> bool {
     // Nothing done here reaches the rest of the system.
     if mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE).is_err() {
         return false;
+    }
+    if let Some(private) = policy.private_tmp.clone()
+        && private_tmp(policy, &private)
+    {
+        // From here on the command's temp directory is `/tmp`.
+        for root in &mut policy.writable {
+            if *root == private {
+                *root = PathBuf::from("/tmp");
+            }
+        }
     }
     // Each writable root becomes a mount of its own, so the read-only
     // remounts below pass it by.
@@ -169,6 +181,61 @@ fn protect(policy: &Policy, sockets: &[PathBuf]) -> bool {
     hide_sockets(sockets);
     for path in &policy.hidden {
         cover(path);
+    }
+    true
+}
+
+/// The session's own temporary directory in place of `/tmp`, and an empty
+/// `/dev/shm`: what other programs keep there (their sockets, shared
+/// memory, scratch files) is out of reach, and what the command leaves
+/// there cannot be met by the person's programs. Paths the command must
+/// still reach under `/tmp` (a workspace there) are brought back.
+fn private_tmp(policy: &Policy, private: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let tmp = Path::new("/tmp");
+    // Held open, to be bound again once `/tmp` is covered.
+    let mut under: Vec<&PathBuf> = policy
+        .writable
+        .iter()
+        .chain([&policy.cwd])
+        .filter(|p| p.starts_with(tmp) && p.as_path() != private && !private.starts_with(p))
+        .collect();
+    under.sort();
+    under.dedup();
+    let keep: Vec<(PathBuf, std::fs::File)> = under
+        .into_iter()
+        .filter_map(|p| {
+            let dir = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::fcntl::OFlag::O_PATH.bits())
+                .open(p)
+                .ok()?;
+            Some((p.clone(), dir))
+        })
+        .collect();
+    if mount(Some(private), tmp, NONE, MsFlags::MS_BIND, NONE).is_err() {
+        return false;
+    }
+    for (path, dir) in keep {
+        let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
+        if std::fs::create_dir_all(&path).is_ok() {
+            let _ = mount(
+                Some(source.as_str()),
+                &path,
+                NONE,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                NONE,
+            );
+        }
+    }
+    if Path::new("/dev/shm").is_dir() {
+        let _ = mount(
+            Some("tmpfs"),
+            "/dev/shm",
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777,size=25%"),
+        );
     }
     true
 }
@@ -231,7 +298,9 @@ fn unescape_mount_path(p: &str) -> String {
 /// directory, `/dev/null` over anything else (a file reads as empty, a
 /// socket refuses connections).
 fn cover(path: &Path) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+    // Where a link leads is what is covered (a dotfile manager links
+    // `~/.ssh` elsewhere).
+    let Ok(meta) = std::fs::metadata(path) else {
         return;
     };
     if meta.is_dir() {
@@ -242,7 +311,7 @@ fn cover(path: &Path) {
             MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
             Some("size=4k,mode=0555"),
         );
-    } else if !meta.file_type().is_symlink() {
+    } else {
         let _ = mount(Some("/dev/null"), path, NONE, MsFlags::MS_BIND, NONE);
     }
 }
