@@ -282,7 +282,9 @@ fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
     let mut out = config.secrets();
     out.extend(
         std::env::vars()
-            .filter(|(k, _)| crate::sandbox::holds_secret_value(k))
+            .filter(|(k, v)| {
+                crate::sandbox::holds_secret_value(k) || crate::sandbox::has_url_password(v)
+            })
             .map(|(_, v)| v),
     );
     if let Ok(path) = workspace.resolve_existing(".env")

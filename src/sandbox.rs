@@ -467,6 +467,25 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".config/gcloud",
     ".config/op",
     ".config/git/credentials",
+    ".config/rclone",
+    ".config/doctl",
+    ".config/netlify",
+    ".config/sops",
+    ".oci",
+    ".s3cfg",
+    ".boto",
+    ".databrickscfg",
+    ".terraformrc",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".config/anthropic",
+    ".config/openai",
     ".config/google-chrome",
     ".config/chromium",
     ".config/BraveSoftware",
@@ -513,26 +532,53 @@ pub fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
 /// configures Lathe, or makes a shell run a file first).
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|w| upper.contains(w))
+    holds_secret_value(name)
         || upper.starts_with("LATHE_")
         || upper.starts_with("AWS_")
         || matches!(
             upper.as_str(),
-            "DATABASE_URL" | "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "SSH_AUTH_SOCK"
+            "BASH_ENV" | "ENV" | "PROMPT_COMMAND" | "SSH_AUTH_SOCK" | "GPG_AGENT_INFO"
         )
 }
 
-/// Whether a variable's value is to be hidden wherever it shows up (the
-/// words of [`is_secret_name`] that name secrets, not the configuration
-/// ones like `LATHE_MODEL`, whose values are ordinary words).
+/// Whether a variable's value is to be hidden wherever it shows up: a
+/// name that says secret (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`,
+/// a word such as `PASS`, `PWD`, `AUTH`, `PAT`, `JWT`, `DSN`, `WEBHOOK`,
+/// `COOKIE`, `CREDENTIALS`), or `DATABASE_URL`; not the configuration
+/// ones like `LATHE_MODEL`, whose values are ordinary words.
 pub fn holds_secret_value(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|w| upper.contains(w))
+    if matches!(upper.as_str(), "PWD" | "OLDPWD") {
+        return false;
+    }
+    let inside = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+    let words = [
+        "PASS",
+        "PWD",
+        "AUTH",
+        "PAT",
+        "JWT",
+        "DSN",
+        "WEBHOOK",
+        "COOKIE",
+        "SESSIONID",
+    ];
+    inside.iter().any(|w| upper.contains(w))
+        || upper
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|part| words.contains(&part))
         || upper == "DATABASE_URL"
+}
+
+/// Whether a value carries a password in a URL (`redis://:pw@host`,
+/// `https://user:pw@proxy`), whatever its variable is called.
+pub fn has_url_password(value: &str) -> bool {
+    value.split("://").skip(1).any(|rest| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
 }
 
 /// The environment a command gets: `vars` without the secret-looking ones
@@ -541,9 +587,10 @@ pub fn command_env(
     vars: impl Iterator<Item = (OsString, OsString)>,
     allow: &[String],
 ) -> Vec<(OsString, OsString)> {
-    vars.filter(|(k, _)| {
+    vars.filter(|(k, v)| {
         let name = k.to_string_lossy();
-        !is_secret_name(&name) || allow.iter().any(|a| a == name.as_ref())
+        let secret = is_secret_name(&name) || has_url_password(&v.to_string_lossy());
+        !secret || allow.iter().any(|a| a == name.as_ref())
     })
     .collect()
 }
@@ -624,6 +671,7 @@ mod git_config;
 mod git_traps;
 mod helper;
 mod namespaces;
+mod seccomp;
 
 pub use git_traps::{
     Sweep, Trap, hooks_path as git_hooks_path, sweep as sweep_git_traps,
@@ -659,6 +707,54 @@ mod tests {
         assert_eq!(kept, ["PATH", "HOME", "LANG"]);
         let kept = command_env(vars.into_iter(), &["GITHUB_TOKEN".into()]);
         assert!(kept.iter().any(|(k, _)| k == "GITHUB_TOKEN"));
+    }
+
+    /// Names an attacker found passing, and values that carry a password
+    /// whatever their name; and what must stay (a build needs it).
+    #[test]
+    fn secrets_are_known_by_their_words_and_urls() {
+        for name in [
+            "DB_PASS",
+            "MYSQL_PWD",
+            "GITHUB_PAT",
+            "NPM_AUTH",
+            "CI_JOB_JWT",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "DOCKER_AUTH_CONFIG",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "PYTHONPATH",
+            "SSL_CERT_FILE",
+            "CARGO_HOME",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+        assert!(has_url_password("redis://:hunter2@localhost:6379/0"));
+        assert!(has_url_password("http://user:pw@proxy:3128"));
+        assert!(!has_url_password("https://github.com/a/b@main"));
+        assert!(!has_url_password("git@github.com:a/b.git"));
+        let kept = command_env(
+            [
+                ("REDIS_URL", "redis://:hunter2@localhost:6379"),
+                ("HTTPS_PROXY", "http://u:p@proxy:3128"),
+                ("NO_PROXY", "localhost"),
+            ]
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .into_iter(),
+            &[],
+        );
+        assert_eq!(
+            kept,
+            [(OsString::from("NO_PROXY"), OsString::from("localhost"))]
+        );
     }
 
     #[test]

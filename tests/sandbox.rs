@@ -1000,6 +1000,7 @@ async fn the_sweep_holds_against_its_attackers() {
              git init -q --bare headlink.git && rm headlink.git/HEAD && ln -s refs/heads/main headlink.git/HEAD && printf '[core]\\n\\tpager = evil\\n' >> headlink.git/config; \
              git init -q big && (for i in $(seq 1 20000); do echo '#################################################################'; done; printf '[core]\\n\\tfsmonitor = evil\\n') >> big/.git/config; \
              git init -q comment && printf '[core]\\n\\t# note \\\\\\n\\tfsmonitor = evil\\n' >> comment/.git/config; \
+             echo '{{}}' > .mcp.json; \
              git init -q lfs && printf '[filter \"lfs\"]\\n\\tclean = \"git-lfs clean -- %%f; evil\"\\n' >> lfs/.git/config; \
              echo planted"
         ),
@@ -1033,4 +1034,52 @@ async fn the_sweep_holds_against_its_attackers() {
         "gitdir with a space: {v}"
     );
     assert!(warnings.contains("over 1 MiB"), "{v}");
+    assert!(warnings.contains("created .mcp.json"), "{v}");
+}
+
+/// A file a command leaves behind cannot run as its owner (root, when
+/// Lathe runs as root) or carry capabilities: set-user-ID and
+/// set-group-ID bits are refused however they are asked for, and so is a
+/// file capability. Ordinary modes, `cp -a` and `tar` work.
+#[tokio::test]
+async fn no_set_id_bits_or_file_capabilities() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        "cp /bin/true t && chmod 4755 t; echo suid=$?; chmod g+s t; echo sgid=$?; chmod 755 t; echo plain=$?; \
+         python3 -c 'import os; os.open(\"o\", os.O_CREAT|os.O_WRONLY, 0o4755)' 2>/dev/null; echo open=$?; \
+         python3 -c 'import os; os.setxattr(\"t\", \"security.capability\", bytes.fromhex(\"0100000200200000000000000000000000000000\"))' 2>/dev/null; echo cap=$?; \
+         python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); r=l.syscall(425, 8, 0); print(\"uring\", r, ctypes.get_errno())'; \
+         python3 -c 'import ctypes,os; l=ctypes.CDLL(None, use_errno=True); n={\"x86_64\": 250, \"aarch64\": 219}[os.uname().machine]; r=l.syscall(n, 0, -3, 0); print(\"keyring\", r, ctypes.get_errno())'; \
+         touch a && cp -a a b && tar cf t.tar a b && mkdir x && tar xf t.tar -C x && echo archive-ok",
+    )
+    .await;
+    let out = stdout(&v);
+    for refused in [
+        "suid=1",
+        "sgid=1",
+        "open=1",
+        "cap=1",
+        "uring -1 38",
+        "keyring -1 1",
+    ] {
+        assert!(out.contains(refused), "{refused}: {v}");
+    }
+    assert!(out.contains("plain=0") && out.contains("archive-ok"), "{v}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(ws.path().join("t"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o6000, 0, "{v}");
+    assert!(
+        !ws.path().join("o").exists()
+            || std::fs::metadata(ws.path().join("o"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o6000
+                == 0
+    );
 }

@@ -66,6 +66,10 @@ pub struct Sweep {
     pub traps: Vec<Trap>,
     /// The workspace was too big to look through completely.
     pub incomplete: bool,
+    /// Protected names the command created at the top of the workspace
+    /// (`.lathe`, `.mcp.json`, `.envrc`): they did not exist, so nothing
+    /// held them read-only.
+    pub created: Vec<PathBuf>,
 }
 
 /// Looks for git directories a command running under `policy` since
@@ -109,6 +113,12 @@ pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
         }
     }
     out.incomplete = !complete;
+    for name in [".lathe", ".mcp.json", ".envrc"] {
+        let path = policy.cwd.join(name);
+        if path.symlink_metadata().is_ok() && !policy.protected.contains(&path) {
+            out.created.push(path);
+        }
+    }
     // Git looks for a repository in the directories above, too.
     for dir in policy.cwd.ancestors().skip(1) {
         walk.entry(&dir.join(".git"));

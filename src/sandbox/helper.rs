@@ -256,6 +256,11 @@ pub fn confine(policy: Policy) -> i32 {
             Ok(_) => {}
             Err(e) => return fail(&e),
         }
+        if let Err(e) = super::seccomp::apply() {
+            return fail(&format!(
+                "{e}; set sandbox = \"off\" in the config to run commands without the sandbox"
+            ));
+        }
     }
     let Some((program, args)) = policy.argv.split_first() else {
         return fail("no command given");

@@ -154,9 +154,13 @@ impl Tool for ExecShell {
         let child = cmd
             .spawn()
             .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
+        // Should the call be dropped (Lathe quitting mid-command), the look
+        // for what it left to run later still happens.
+        let mut pending = PendingSweep(Some((policy.clone(), since)));
         let result = Run::new(child, ctx, timeout, started, policy.clone())
             .finish()
             .await;
+        pending.0 = None;
         // Whatever way it ended, nothing of it runs any more: look for
         // what it left to run later.
         let warnings = disarm_git_traps(policy, since, ctx).await;
@@ -181,6 +185,23 @@ impl ExecShell {
     }
 }
 
+/// The sweep of a command whose call was dropped before it ended: run
+/// when the warden has been told to stop, on this thread (the runtime
+/// may be going away), and logged.
+struct PendingSweep(Option<(sandbox::Policy, std::time::SystemTime)>);
+
+impl Drop for PendingSweep {
+    fn drop(&mut self) {
+        if let Some((policy, since)) = self.0.take() {
+            // Give the warden a moment to kill what is left.
+            std::thread::sleep(Duration::from_millis(100));
+            for trap in sandbox::sweep_git_traps(&policy, since).traps {
+                tracing::warn!(warning = %trap.describe(&policy.cwd), "exec_shell (dropped)");
+            }
+        }
+    }
+}
+
 /// Sweeps the workspace for git repositories the command armed to run a
 /// program later (see `sandbox::sweep_git_traps`), off the runtime's
 /// threads; what was found, in words, also shown to the person at once.
@@ -194,6 +215,13 @@ async fn disarm_git_traps(
         .await
         .unwrap_or_default();
     let mut warnings: Vec<String> = sweep.traps.iter().map(|t| t.describe(&workspace)).collect();
+    for path in &sweep.created {
+        warnings.push(format!(
+            "the command created {}, which changes what runs in this workspace (Lathe's \
+             settings and hooks, MCP servers, direnv): check it before you trust it",
+            path.strip_prefix(&workspace).unwrap_or(path).display()
+        ));
+    }
     if sweep.incomplete {
         warnings.push(
             "the workspace is too large to check completely for git repositories this \

@@ -523,7 +523,7 @@ impl ApprovalOverlay {
             }
             None => {
                 let shown = match req.arguments.get("command").and_then(Value::as_str) {
-                    Some(cmd) => format!("$ {cmd}"),
+                    Some(cmd) => format!("$ {}", visible_command(cmd)),
                     None => serde_json::to_string_pretty(&req.arguments).unwrap_or_default(),
                 };
                 for l in shown.lines() {
@@ -733,6 +733,62 @@ fn key_name(code: KeyCode) -> String {
         KeyCode::Char(c) => c.to_string(),
         other => format!("{other:?}"),
     }
+}
+
+/// A command as the person must see it to judge it: nothing it holds can
+/// be hidden by layout. Runs of blanks and of empty lines (which would
+/// push the rest out of the dialog), control characters and invisible or
+/// direction-changing characters are shown as what they are.
+pub fn visible_command(cmd: &str) -> String {
+    const BLANKS: usize = 4;
+    let mut out = String::with_capacity(cmd.len().min(64 * 1024));
+    let mut empty_lines = 0usize;
+    let lines: Vec<&str> = cmd.split('\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() && i != last {
+            empty_lines += 1;
+            continue;
+        }
+        if empty_lines > 1 {
+            out.push_str(&format!("⟨{empty_lines} empty lines⟩\n"));
+        } else if empty_lines == 1 {
+            out.push('\n');
+        }
+        empty_lines = 0;
+        let mut blanks = 0usize;
+        let flush = |out: &mut String, blanks: &mut usize| {
+            if *blanks >= BLANKS {
+                out.push_str(&format!("⟨{blanks} blanks⟩"));
+            } else {
+                out.extend(std::iter::repeat_n(' ', *blanks));
+            }
+            *blanks = 0;
+        };
+        for c in line.chars() {
+            if c == ' ' || c == '\t' {
+                blanks += 1;
+                continue;
+            }
+            flush(&mut out, &mut blanks);
+            match c {
+                c if c.is_control() => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c))),
+                '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}' => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        flush(&mut out, &mut blanks);
+        if i != last {
+            out.push('\n');
+        }
+    }
+    if empty_lines > 0 {
+        out.push_str(&format!("⟨{empty_lines} empty lines⟩"));
+    }
+    out
 }
 
 #[cfg(test)]
