@@ -179,10 +179,12 @@ impl Walk<'_> {
     /// follows it when the person `cd`s through it); the protected paths
     /// are skipped. False when it stopped at [`MAX_ENTRIES`].
     fn tree(&mut self, root: &Path) -> bool {
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-            if self.is_protected(&real) || !self.visited.insert(real) {
+        // Each directory with where it really is: a child of a real
+        // directory is real unless it is a link, and links are resolved.
+        let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let mut stack = vec![(root.to_path_buf(), real_root)];
+        while let Some((dir, real)) = stack.pop() {
+            if self.is_protected(&real) || !self.visited.insert(real.clone()) {
                 continue;
             }
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -208,13 +210,14 @@ impl Walk<'_> {
                     _ => {}
                 }
                 if kind.is_dir() {
-                    stack.push(path);
+                    let real_child = real.join(entry.file_name());
+                    stack.push((path, real_child));
                 } else if kind.is_symlink()
                     && let Ok(target) = path.canonicalize()
                     && target.is_dir()
                     && within(&target, self.writable)
                 {
-                    stack.push(target);
+                    stack.push((target.clone(), target));
                 }
             }
             if objects && refs && head.is_some_and(|h| is_head(&h)) {
