@@ -24,6 +24,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "edit_file",
     "list_directory",
     "exec_shell",
+    "grep",
+    "glob",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").

@@ -79,6 +79,8 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                     [
                         "edit_file",
                         "exec_shell",
+                        "glob",
+                        "grep",
                         "list_directory",
                         "read_file",
                         "write_file"

@@ -1,5 +1,5 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
-//! `list_directory` and `exec_shell`. File tools resolve every path through
+//! `list_directory`, `exec_shell`, `grep` and `glob`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -13,12 +13,14 @@ mod exec_shell;
 mod list_directory;
 mod read_file;
 pub mod regular;
+mod search;
 mod write_file;
 
 pub use edit_file::EditFile;
 pub use exec_shell::ExecShell;
 pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
+pub use search::{Glob, Grep};
 pub use write_file::WriteFile;
 
 pub use crate::config::defaults::{
@@ -60,6 +62,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(EditFile),
         Arc::new(ListDirectory),
         Arc::new(ExecShell::new(settings)),
+        Arc::new(Grep),
+        Arc::new(Glob),
     ]
 }
 

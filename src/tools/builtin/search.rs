@@ -1,0 +1,537 @@
+//! `grep` and `glob`: searching the workspace without a shell, so without
+//! asking. Both walk it as ripgrep does (the `ignore` crate): `.gitignore`,
+//! `.ignore` and the global git excludes are respected, hidden files are
+//! searched but `.git` is not, links are not followed (so the search stays
+//! in the workspace). `grep` skips binary files and files over 10 MiB,
+//! searches each file as a whole (a regex finds its way through the bytes;
+//! only matching lines are looked at), and numbers its lines. Both cap
+//! their results and say so; what they return is sorted by path.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
+use crate::protocol::Effect;
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
+
+/// Files larger than this are not searched.
+const MAX_FILE: u64 = 10 * 1024 * 1024;
+/// A line longer than this is cut in what is returned.
+const MAX_LINE: usize = 300;
+/// How much of a file decides whether it is binary (a NUL byte in it).
+const BINARY_PROBE: usize = 8 * 1024;
+
+fn path_arg(args: &Value) -> &str {
+    args.get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".")
+}
+
+/// A walk of `root` as ripgrep's, without `.git`.
+fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(false)
+        .follow_links(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)));
+    b
+}
+
+/// A path as the model sees it: relative to the workspace.
+fn shown(workspace: &Workspace, path: &Path) -> String {
+    workspace.display_relative(path)
+}
+
+pub struct Grep;
+
+#[async_trait]
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents in the workspace with a regular expression (Rust regex syntax), \
+         as ripgrep does: .gitignore is respected, binary files are skipped. Returns matching \
+         lines as `path:line:text` (context lines as `path-line-text`), sorted by path, capped \
+         at max_results. Read-only; prefer it to exec_shell grep."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1, "description": "Regular expression (or a literal with fixed_strings)"},
+                "path": {"type": "string", "description": "File or directory to search, relative to the workspace (default: the workspace root)"},
+                "glob": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs` (any depth) or `src/**/*.ts`"},
+                "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)"},
+                "fixed_strings": {"type": "boolean", "description": "Treat pattern as a literal string (default false)"},
+                "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context before and after each match (default 0)"},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "At most this many matching lines (default 200)"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            path_arg(args),
+            Access::Read,
+        )?])
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let pattern = str_arg(&args, "pattern")?;
+        let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let source = if flag("fixed_strings") {
+            regex::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        let regex = regex::bytes::RegexBuilder::new(&source)
+            .case_insensitive(flag("case_insensitive"))
+            .multi_line(true)
+            .crlf(true)
+            .size_limit(16 * 1024 * 1024)
+            .build()
+            .map_err(|e| ToolError::InvalidArgs(format!("pattern: {e}")))?;
+        let context = usize::try_from(u64_arg(&args, "context")?.unwrap_or(0).min(10)).unwrap_or(0);
+        let max = usize::try_from(u64_arg(&args, "max_results")?.unwrap_or(200).clamp(1, 2000))
+            .unwrap_or(200);
+        let filter = args
+            .get("glob")
+            .and_then(Value::as_str)
+            .map(name_filter)
+            .transpose()?;
+        let root = ctx
+            .workspace
+            .resolve_existing(path_arg(&args))
+            .map_err(ToolError::from_path)?;
+        let workspace = ctx.workspace.clone();
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            let found = search(&root, &regex, filter.as_ref(), context, max, &cancel);
+            let mut text = String::new();
+            let mut last: Option<&Path> = None;
+            for hit in &found.hits {
+                if context > 0 && last.is_some_and(|l| l != hit.path) {
+                    text.push_str("--\n");
+                }
+                last = Some(&hit.path);
+                let sep = if hit.matched { ':' } else { '-' };
+                text.push_str(&format!(
+                    "{}{sep}{}{sep}{}\n",
+                    shown(&workspace, &hit.path),
+                    hit.line,
+                    hit.text
+                ));
+            }
+            let mut v = json!({
+                "matches": text,
+                "count": found.hits.iter().filter(|h| h.matched).count(),
+                "files": found.files_matched,
+                "truncated": found.truncated,
+            });
+            if found.truncated {
+                v["note"] = json!(format!(
+                    "stopped at {max} matching lines; narrow the pattern, path or glob"
+                ));
+            }
+            if found.cancelled {
+                return Err(ToolError::Cancelled("interrupted by the user".into()));
+            }
+            Ok(v)
+        })
+        .await
+        .map_err(|e| ToolError::Internal(format!("grep panicked: {e}")))?
+    }
+}
+
+/// A glob on file names: without a `/` it matches the name at any depth,
+/// with one the path below the search root.
+fn name_filter(glob: &str) -> Result<NameFilter, ToolError> {
+    let bad = |e: globset::Error| ToolError::InvalidArgs(format!("glob: {e}"));
+    let glob = glob.trim().trim_start_matches("./");
+    let matcher = globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map_err(bad)?
+        .compile_matcher();
+    Ok(NameFilter {
+        matcher,
+        whole_path: glob.contains('/'),
+    })
+}
+
+struct NameFilter {
+    matcher: globset::GlobMatcher,
+    whole_path: bool,
+}
+
+impl NameFilter {
+    fn matches(&self, root: &Path, path: &Path) -> bool {
+        if self.whole_path {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| self.matcher.is_match(rel))
+        } else {
+            path.file_name()
+                .is_some_and(|n| self.matcher.is_match(Path::new(n)))
+        }
+    }
+}
+
+/// One line of output.
+struct Hit {
+    path: PathBuf,
+    line: usize,
+    text: String,
+    /// A matching line (not context).
+    matched: bool,
+}
+
+#[derive(Default)]
+struct Found {
+    hits: Vec<Hit>,
+    files_matched: usize,
+    truncated: bool,
+    cancelled: bool,
+}
+
+fn search(
+    root: &Path,
+    regex: &regex::bytes::Regex,
+    filter: Option<&NameFilter>,
+    context: usize,
+    max: usize,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Found {
+    let matched_lines = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let per_file: Mutex<Vec<(PathBuf, Vec<Hit>, usize)>> = Mutex::new(Vec::new());
+    walker(root).build_parallel().run(|| {
+        Box::new(|entry| {
+            use ignore::WalkState;
+            if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            if filter.is_some_and(|f| !f.matches(root, path)) {
+                return WalkState::Continue;
+            }
+            if let Some((hits, count)) = search_file(path, regex, context) {
+                let total = matched_lines.fetch_add(count, Ordering::Relaxed) + count;
+                per_file
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((path.to_path_buf(), hits, count));
+                if total >= max {
+                    stop.store(true, Ordering::Relaxed);
+                    return WalkState::Quit;
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    let mut files = per_file
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut found = Found {
+        truncated: stop.load(Ordering::Relaxed),
+        cancelled: cancel.is_cancelled(),
+        files_matched: files.len(),
+        ..Found::default()
+    };
+    let mut kept = 0;
+    'files: for (_, hits, _) in files {
+        for hit in hits {
+            if hit.matched {
+                if kept == max {
+                    found.truncated = true;
+                    break 'files;
+                }
+                kept += 1;
+            }
+            found.hits.push(hit);
+        }
+    }
+    found
+}
+
+/// The matching lines of one file (with context), and how many matched;
+/// `None` for no match, a binary file, or one too big or unreadable.
+fn search_file(
+    path: &Path,
+    regex: &regex::bytes::Regex,
+    context: usize,
+) -> Option<(Vec<Hit>, usize)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never blocks on a FIFO that turned up in place of a file.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+        return None;
+    }
+    // The start of each matching line, once.
+    let mut starts: Vec<usize> = Vec::new();
+    for m in regex.find_iter(&bytes) {
+        let start = line_start(&bytes, m.start());
+        if starts.last() != Some(&start) {
+            starts.push(start);
+        }
+    }
+    if starts.is_empty() {
+        return None;
+    }
+    let count = starts.len();
+    let mut hits = Vec::new();
+    let mut line = 1;
+    let mut at = 0;
+    // The lines to show: each match and its context, in order, once.
+    let mut last_shown: Option<usize> = None;
+    for (i, &start) in starts.iter().enumerate() {
+        line += count_lines(&bytes[at..start]);
+        at = start;
+        let first = line.saturating_sub(context).max(1);
+        let from = last_shown.map_or(first, |l| first.max(l + 1));
+        // Context before: walk back from the match.
+        let mut before = Vec::new();
+        let mut s = start;
+        for n in (from..line).rev() {
+            let prev = line_start(&bytes, s.saturating_sub(1));
+            before.push(Hit {
+                path: path.to_path_buf(),
+                line: n,
+                text: line_text(&bytes, prev),
+                matched: false,
+            });
+            s = prev;
+        }
+        hits.extend(before.into_iter().rev());
+        hits.push(Hit {
+            path: path.to_path_buf(),
+            line,
+            text: line_text(&bytes, start),
+            matched: true,
+        });
+        last_shown = Some(line);
+        // Context after, up to the next match.
+        let next = starts.get(i + 1).copied();
+        let mut s = next_line(&bytes, start);
+        for n in line + 1..=line + context {
+            match s {
+                Some(p) if next.is_none_or(|nx| p < nx) => {
+                    hits.push(Hit {
+                        path: path.to_path_buf(),
+                        line: n,
+                        text: line_text(&bytes, p),
+                        matched: false,
+                    });
+                    last_shown = Some(n);
+                    s = next_line(&bytes, p);
+                }
+                _ => break,
+            }
+        }
+    }
+    Some((hits, count))
+}
+
+fn line_start(bytes: &[u8], at: usize) -> usize {
+    bytes[..at.min(bytes.len())]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1)
+}
+
+fn next_line(bytes: &[u8], start: usize) -> Option<usize> {
+    let end = bytes[start..].iter().position(|&b| b == b'\n')? + start + 1;
+    (end < bytes.len()).then_some(end)
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// A line's text, without its line break, cut to [`MAX_LINE`] bytes on a
+/// character boundary.
+fn line_text(bytes: &[u8], start: usize) -> String {
+    let end = bytes[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| start + p);
+    let line = &bytes[start..end];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let text = String::from_utf8_lossy(line);
+    if text.len() <= MAX_LINE {
+        return text.into_owned();
+    }
+    let mut cut = MAX_LINE;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… [{} more bytes]", &text[..cut], text.len() - cut)
+}
+
+pub struct Glob;
+
+#[async_trait]
+impl Tool for Glob {
+    fn name(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> &str {
+        "Find workspace files by name with a glob: `*.rs` matches at any depth, `src/**/*.ts` \
+         the path below `path`. .gitignore is respected. Returns paths relative to the \
+         workspace, sorted, capped at max_results. Read-only."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1, "description": "Glob, e.g. `*.toml`, `src/**/*.rs`, `**/test_*.py`"},
+                "path": {"type": "string", "description": "Directory to search, relative to the workspace (default: the workspace root)"},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "At most this many paths (default 500)"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            path_arg(args),
+            Access::Read,
+        )?])
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let filter = name_filter(str_arg(&args, "pattern")?)?;
+        let max = usize::try_from(u64_arg(&args, "max_results")?.unwrap_or(500).clamp(1, 5000))
+            .unwrap_or(500);
+        let root = ctx
+            .workspace
+            .resolve_existing(path_arg(&args))
+            .map_err(ToolError::from_path)?;
+        let workspace = ctx.workspace.clone();
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            if !root.is_dir() {
+                return Err(ToolError::InvalidArgs(format!(
+                    "{} is not a directory",
+                    shown(&workspace, &root)
+                )));
+            }
+            let mut files: Vec<String> = Vec::new();
+            let mut total = 0usize;
+            for entry in walker(&root).build().flatten() {
+                if cancel.is_cancelled() {
+                    return Err(ToolError::Cancelled("interrupted by the user".into()));
+                }
+                if entry.file_type().is_some_and(|t| t.is_file())
+                    && filter.matches(&root, entry.path())
+                {
+                    total += 1;
+                    files.push(shown(&workspace, entry.path()));
+                }
+            }
+            files.sort();
+            let truncated = files.len() > max;
+            files.truncate(max);
+            let mut v = json!({"files": files, "count": total, "truncated": truncated});
+            if truncated {
+                v["note"] = json!(format!(
+                    "{total} files match; the first {max} by path are listed"
+                ));
+            }
+            Ok(v)
+        })
+        .await
+        .map_err(|e| ToolError::Internal(format!("glob panicked: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(text: &str, pattern: &str, context: usize) -> Vec<(usize, String, bool)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, text).unwrap();
+        let re = regex::bytes::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .crlf(true)
+            .build()
+            .unwrap();
+        search_file(&path, &re, context)
+            .map(|(h, _)| h.into_iter().map(|h| (h.line, h.text, h.matched)).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn lines_are_numbered_once_each_with_context() {
+        let text = "a\nfoo 1\nb\nc\nfoo 2 foo\nd\n";
+        assert_eq!(
+            hits(text, "foo", 0),
+            [(2, "foo 1".into(), true), (5, "foo 2 foo".into(), true)]
+        );
+        assert_eq!(
+            hits(text, "foo", 1),
+            [
+                (1, "a".into(), false),
+                (2, "foo 1".into(), true),
+                (3, "b".into(), false),
+                (4, "c".into(), false),
+                (5, "foo 2 foo".into(), true),
+                (6, "d".into(), false),
+            ]
+        );
+        assert_eq!(hits("x\r\nfoo\r\n", "^foo$", 0), [(2, "foo".into(), true)]);
+        assert!(hits("no\0match foo", "foo", 0).is_empty(), "binary");
+    }
+
+    #[test]
+    fn long_lines_are_cut_on_a_character_boundary() {
+        let line = "é".repeat(400);
+        let got = hits(&line, "é", 0);
+        assert!(got[0].1.contains("more bytes"));
+        assert!(got[0].1.len() < MAX_LINE + 40);
+    }
+}

@@ -1,0 +1,202 @@
+//! `grep` and `glob`: searching the workspace as ripgrep does, without a
+//! shell and without asking, in every approval mode.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use harness::*;
+use lathe::policy::Workspace;
+use lathe::protocol::{AgentEvent, ApprovalMode, ToolStatus};
+use lathe::provider::ProviderKind;
+use lathe::tools::builtin::{Glob, Grep};
+use lathe::tools::{Tool, ToolContext, ToolError};
+use serde_json::{Value, json};
+
+fn tree() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let w = |p: &str, text: &[u8]| {
+        let path = ws.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    w(".gitignore", b"target/\n*.log\n");
+    w("src/main.rs", b"fn main() {\n    let needle = 1;\n}\n");
+    w(
+        "src/lib/util.rs",
+        b"// Needle in a comment\npub fn util() {}\n",
+    );
+    w("src/app.ts", b"const needle = 2;\n");
+    w("target/debug/out.rs", b"needle in an ignored dir\n");
+    w("build.log", b"needle in an ignored file\n");
+    w(".github/workflows/ci.yml", b"run: needle\n");
+    w(".git/config", b"needle in git\n");
+    w("image.png", b"\x89PNG\0\0needle");
+    ws
+}
+
+async fn call(tool: &dyn Tool, ws: &Path, args: Value) -> Result<Value, ToolError> {
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws).unwrap()));
+    tool.execute(args, &ctx).await
+}
+
+#[tokio::test]
+async fn grep_respects_gitignore_skips_binary_files_and_numbers_lines() {
+    let ws = tree();
+    let v = call(&Grep, ws.path(), json!({"pattern": "needle"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        v["matches"],
+        ".github/workflows/ci.yml:1:run: needle\nsrc/app.ts:1:const needle = 2;\nsrc/main.rs:2:    let needle = 1;\n",
+        "{v}"
+    );
+    assert_eq!(v["count"], 3);
+    assert_eq!(v["truncated"], false);
+    let v = call(
+        &Grep,
+        ws.path(),
+        json!({"pattern": "NEEDLE", "case_insensitive": true, "glob": "*.rs"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        v["matches"],
+        "src/lib/util.rs:1:// Needle in a comment\nsrc/main.rs:2:    let needle = 1;\n"
+    );
+    let v = call(
+        &Grep,
+        ws.path(),
+        json!({"pattern": "fn main() {", "fixed_strings": true, "path": "src", "context": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        v["matches"],
+        "src/main.rs:1:fn main() {\nsrc/main.rs-2-    let needle = 1;\n"
+    );
+}
+
+#[tokio::test]
+async fn grep_caps_its_results_and_says_so_and_bad_input_is_an_error() {
+    let ws = tempfile::tempdir().unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            ws.path().join(format!("f{i:02}.txt")),
+            "hit\nhit\nhit\n".repeat(10),
+        )
+        .unwrap();
+    }
+    let v = call(
+        &Grep,
+        ws.path(),
+        json!({"pattern": "hit", "max_results": 25}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["truncated"], true, "{v}");
+    assert_eq!(v["matches"].as_str().unwrap().lines().count(), 25);
+    assert!(v["note"].as_str().unwrap().contains("narrow"));
+    let e = call(&Grep, ws.path(), json!({"pattern": "("}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, ToolError::InvalidArgs(ref m) if m.contains("pattern")),
+        "{e}"
+    );
+    let e = call(&Grep, ws.path(), json!({"pattern": "x", "path": "missing"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::FileNotFound(_)), "{e}");
+}
+
+#[tokio::test]
+async fn glob_finds_files_by_name_or_path_sorted() {
+    let ws = tree();
+    let v = call(&Glob, ws.path(), json!({"pattern": "*.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(v["files"], json!(["src/lib/util.rs", "src/main.rs"]), "{v}");
+    let v = call(&Glob, ws.path(), json!({"pattern": "src/*.ts"}))
+        .await
+        .unwrap();
+    assert_eq!(v["files"], json!(["src/app.ts"]));
+    let v = call(&Glob, ws.path(), json!({"pattern": "**/*.yml"}))
+        .await
+        .unwrap();
+    assert_eq!(v["files"], json!([".github/workflows/ci.yml"]));
+    let v = call(&Glob, ws.path(), json!({"pattern": "*", "max_results": 2}))
+        .await
+        .unwrap();
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["files"].as_array().unwrap().len(), 2);
+    assert!(v["count"].as_u64().unwrap() > 2);
+}
+
+/// Searching never asks, in any mode, and never leaves the workspace.
+#[tokio::test]
+async fn searches_never_ask_and_stay_in_the_workspace() {
+    let ws = tree();
+    for mode in [ApprovalMode::ReadOnly, ApprovalMode::Ask] {
+        let ((status, content, _), events) = run_one(
+            Setup::new(ProviderKind::OpenAi).mode(mode),
+            ws.path(),
+            "grep",
+            json!({"pattern": "needle"}),
+        )
+        .await;
+        assert_eq!(status, ToolStatus::Ok, "{content}");
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+            "{mode:?} asked"
+        );
+        let ((status, _, _), _) = run_one(
+            Setup::new(ProviderKind::OpenAi).mode(mode),
+            ws.path(),
+            "glob",
+            json!({"pattern": "*.rs"}),
+        )
+        .await;
+        assert_eq!(status, ToolStatus::Ok);
+    }
+    let ((status, content, _), _) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto),
+        ws.path(),
+        "grep",
+        json!({"pattern": "root", "path": "/etc"}),
+    )
+    .await;
+    assert_ne!(status, ToolStatus::Ok, "{content}");
+    let ((status, _, _), _) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto),
+        ws.path(),
+        "glob",
+        json!({"pattern": "*", "path": ".."}),
+    )
+    .await;
+    assert_ne!(status, ToolStatus::Ok);
+}
+
+/// A link out of the workspace is not followed.
+#[tokio::test]
+async fn links_out_of_the_workspace_are_not_followed() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("secret.txt"), "needle outside\n").unwrap();
+    std::os::unix::fs::symlink(out.path(), ws.path().join("link")).unwrap();
+    let v = call(&Grep, ws.path(), json!({"pattern": "needle"}))
+        .await
+        .unwrap();
+    assert_eq!(v["count"], 0, "{v}");
+    let v = call(&Glob, ws.path(), json!({"pattern": "*.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(v["files"], json!([]), "{v}");
+}
