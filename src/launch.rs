@@ -86,6 +86,7 @@ pub fn spawn_agent(
     let settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
         sandbox: sandbox.clone(),
+        memory_dir: Some(config.paths.data_dir.join("memory")),
         ..BuiltinSettings::default()
     };
     let registry =

@@ -26,6 +26,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "exec_shell",
     "grep",
     "glob",
+    "memory_read",
+    "memory_write",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").

@@ -82,6 +82,8 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "glob",
                         "grep",
                         "list_directory",
+                        "memory_read",
+                        "memory_write",
                         "read_file",
                         "write_file"
                     ]

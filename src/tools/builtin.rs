@@ -1,5 +1,6 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
-//! `list_directory`, `exec_shell`, `grep` and `glob`. File tools resolve every path through
+//! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read` and
+//! `memory_write`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -11,6 +12,7 @@ mod atomic;
 mod edit_file;
 mod exec_shell;
 mod list_directory;
+mod memory;
 mod read_file;
 pub mod regular;
 mod search;
@@ -19,6 +21,7 @@ mod write_file;
 pub use edit_file::EditFile;
 pub use exec_shell::ExecShell;
 pub use list_directory::ListDirectory;
+pub use memory::{MemoryRead, MemoryWrite, memory_file};
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
 pub use write_file::WriteFile;
@@ -38,6 +41,8 @@ pub struct BuiltinSettings {
     pub shell_env_remove: Vec<String>,
     /// How commands are confined.
     pub sandbox: crate::sandbox::Settings,
+    /// Where each workspace's MEMORY.md lives (`None`: no memory).
+    pub memory_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for BuiltinSettings {
@@ -47,6 +52,7 @@ impl Default for BuiltinSettings {
             shell_max_timeout_secs: MAX_SHELL_TIMEOUT_SECS,
             shell_env_remove: vec!["OPENAI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
             sandbox: crate::sandbox::Settings::default(),
+            memory_dir: None,
         }
     }
 }
@@ -64,6 +70,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(ExecShell::new(settings)),
         Arc::new(Grep),
         Arc::new(Glob),
+        Arc::new(MemoryRead::new(settings.memory_dir.clone())),
+        Arc::new(MemoryWrite::new(settings.memory_dir.clone())),
     ]
 }
 

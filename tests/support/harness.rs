@@ -262,6 +262,13 @@ pub fn asked(events: &[AgentEvent]) -> Vec<String> {
 pub fn builtin_settings() -> BuiltinSettings {
     let mut settings = BuiltinSettings::default();
     settings.sandbox.helper = Some(env!("CARGO_BIN_EXE_lathe").into());
+    settings.memory_dir = Some(
+        tempfile::Builder::new()
+            .prefix("lathe-test-memory-")
+            .tempdir()
+            .unwrap()
+            .keep(),
+    );
     // The session's own temp directory, as the binary gives one.
     settings.sandbox.private_tmp = Some(
         tempfile::Builder::new()

@@ -1,5 +1,6 @@
-//! `grep` and `glob`: searching the workspace as ripgrep does, without a
-//! shell and without asking, in every approval mode.
+//! The built-ins beyond files and the shell: `grep` and `glob` (searching
+//! the workspace as ripgrep does, without a shell and without asking),
+//! `memory_read` and `memory_write`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/harness.rs"]
@@ -14,7 +15,7 @@ use harness::*;
 use lathe::policy::Workspace;
 use lathe::protocol::{AgentEvent, ApprovalMode, ToolStatus};
 use lathe::provider::ProviderKind;
-use lathe::tools::builtin::{Glob, Grep};
+use lathe::tools::builtin::{Glob, Grep, MemoryRead, MemoryWrite};
 use lathe::tools::{Tool, ToolContext, ToolError};
 use serde_json::{Value, json};
 
@@ -199,4 +200,86 @@ async fn links_out_of_the_workspace_are_not_followed() {
         .await
         .unwrap();
     assert_eq!(v["files"], json!([]), "{v}");
+}
+
+#[tokio::test]
+async fn memory_appends_paragraphs_searches_and_overwrites_per_workspace() {
+    let store = tempfile::tempdir().unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let read = MemoryRead::new(Some(store.path().into()));
+    let write = MemoryWrite::new(Some(store.path().into()));
+    let v = call(&read, a.path(), json!({})).await.unwrap();
+    assert_eq!(v, json!({"content": "", "message": "No memory file found"}));
+    for note in [
+        "Decided: JWT for authentication.",
+        "Database: Postgres 16.\nMigrations in db/.",
+    ] {
+        let v = call(&write, a.path(), json!({"content": note}))
+            .await
+            .unwrap();
+        assert!(
+            v["message"].as_str().unwrap().contains("mode: append"),
+            "{v}"
+        );
+    }
+    let v = call(&read, a.path(), json!({})).await.unwrap();
+    assert_eq!(
+        v["content"],
+        "Decided: JWT for authentication.\n\nDatabase: Postgres 16.\nMigrations in db/.\n"
+    );
+    let v = call(&read, a.path(), json!({"query": "POSTGRES"}))
+        .await
+        .unwrap();
+    assert_eq!(v["count"], 1);
+    assert_eq!(
+        v["matches"][0],
+        "Database: Postgres 16.\nMigrations in db/."
+    );
+    // Another workspace has its own.
+    let v = call(&read, b.path(), json!({})).await.unwrap();
+    assert_eq!(v["content"], "");
+    call(
+        &write,
+        a.path(),
+        json!({"content": "Fresh start.", "mode": "overwrite"}),
+    )
+    .await
+    .unwrap();
+    let v = call(&read, a.path(), json!({})).await.unwrap();
+    assert_eq!(v["content"], "Fresh start.\n");
+    // Nothing of it lands in the workspace.
+    assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
+    let e = call(&MemoryWrite::new(None), a.path(), json!({"content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not available"), "{e}");
+}
+
+/// A memory write changes what the model is told in later sessions: it
+/// asks where writes ask, and read-only refuses it.
+#[tokio::test]
+async fn memory_writes_ask_where_writes_ask() {
+    let ws = tempfile::tempdir().unwrap();
+    for (mode, ok) in [
+        (ApprovalMode::ReadOnly, false),
+        (ApprovalMode::Ask, false),
+        (ApprovalMode::AutoEdit, true),
+    ] {
+        let ((status, content, _), _) = run_one(
+            Setup::new(ProviderKind::OpenAi).mode(mode),
+            ws.path(),
+            "memory_write",
+            json!({"content": "note"}),
+        )
+        .await;
+        assert_eq!(status == ToolStatus::Ok, ok, "{mode:?}: {content}");
+        let ((status, _, _), _) = run_one(
+            Setup::new(ProviderKind::OpenAi).mode(mode),
+            ws.path(),
+            "memory_read",
+            json!({}),
+        )
+        .await;
+        assert_eq!(status, ToolStatus::Ok, "{mode:?}");
+    }
 }

@@ -1,0 +1,267 @@
+//! `memory_read` and `memory_write`: notes the model keeps across
+//! sessions, one `MEMORY.md` per workspace in Lathe's data directory
+//! (`memory/<name>-<hash>/MEMORY.md`, the hash of the workspace's path),
+//! out of the workspace and out of reach of commands. Reading may search
+//! paragraphs (blocks between blank lines) case-insensitively; writing
+//! appends (after a blank line) or overwrites, atomically, under a lock
+//! so two writes of one session never lose each other's lines.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use crate::protocol::Effect;
+use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg};
+
+/// The most a memory file may hold (the model reads it whole).
+const MAX_MEMORY: usize = 256 * 1024;
+
+/// Where a workspace's memory lives under `dir`.
+pub fn memory_file(dir: &Path, workspace: &Path) -> PathBuf {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        workspace.as_os_str().as_encoded_bytes(),
+    );
+    let hash: String = digest.as_ref()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    dir.join(format!("{name}-{hash}")).join("MEMORY.md")
+}
+
+fn no_store() -> ToolError {
+    ToolError::ExecutionFailed("memory is not available: Lathe has no data directory".into())
+}
+
+fn read(path: &Path) -> Result<Option<String>, ToolError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ToolError::ExecutionFailed(format!(
+            "cannot read memory: {e}"
+        ))),
+    }
+}
+
+pub struct MemoryRead {
+    dir: Option<PathBuf>,
+}
+
+impl MemoryRead {
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self { dir }
+    }
+}
+
+#[async_trait]
+impl Tool for MemoryRead {
+    fn name(&self) -> &str {
+        "memory_read"
+    }
+
+    fn description(&self) -> &str {
+        "Read the notes kept for this workspace across sessions (MEMORY.md). With `query`, \
+         only the paragraphs that contain it (case-insensitive)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Return only paragraphs containing this text (case-insensitive)"}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let dir = self.dir.as_ref().ok_or_else(no_store)?;
+        let path = memory_file(dir, ctx.workspace.root());
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|q| !q.is_empty());
+        let Some(content) = tokio::task::spawn_blocking(move || read(&path))
+            .await
+            .map_err(|e| ToolError::Internal(e.to_string()))??
+        else {
+            return Ok(json!({"content": "", "message": "No memory file found"}));
+        };
+        let Some(query) = query else {
+            return Ok(json!({ "content": content }));
+        };
+        let needle = query.to_lowercase();
+        let matches: Vec<String> = paragraphs(&content)
+            .filter(|p| p.to_lowercase().contains(&needle))
+            .map(str::to_string)
+            .collect();
+        Ok(json!({"query": query, "count": matches.len(), "matches": matches}))
+    }
+}
+
+/// The blocks of `text` between blank lines, trimmed.
+fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            if let Some(s) = start.take() {
+                out.push(text[s..offset].trim());
+            }
+        } else if start.is_none() {
+            start = Some(offset);
+        }
+        offset += line.len();
+    }
+    if let Some(s) = start {
+        out.push(text[s..].trim());
+    }
+    out.into_iter().filter(|p| !p.is_empty())
+}
+
+pub struct MemoryWrite {
+    dir: Option<PathBuf>,
+    lock: tokio::sync::Mutex<()>,
+}
+
+impl MemoryWrite {
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            dir,
+            lock: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for MemoryWrite {
+    fn name(&self) -> &str {
+        "memory_write"
+    }
+
+    fn description(&self) -> &str {
+        "Keep notes for this workspace across sessions (MEMORY.md): decisions, conventions, \
+         what to remember next time. `append` (default) adds a paragraph; `overwrite` \
+         replaces everything. Never store secrets."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "content": {"type": "string", "minLength": 1, "description": "Markdown to write"},
+                "mode": {"type": "string", "enum": ["append", "overwrite"], "description": "append (default) or overwrite"}
+            },
+            "required": ["content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let dir = self.dir.as_ref().ok_or_else(no_store)?;
+        let content = str_arg(&args, "content")?.to_string();
+        let overwrite = match args.get("mode").and_then(Value::as_str) {
+            None | Some("append") => false,
+            Some("overwrite") => true,
+            Some(other) => {
+                return Err(ToolError::InvalidArgs(format!(
+                    "mode must be append or overwrite, not {other}"
+                )));
+            }
+        };
+        let path = memory_file(dir, ctx.workspace.root());
+        let _held = self.lock.lock().await;
+        let shown = path.clone();
+        let written = tokio::task::spawn_blocking(move || -> Result<usize, ToolError> {
+            let failed =
+                |e: std::io::Error| ToolError::ExecutionFailed(format!("cannot write memory: {e}"));
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(failed)?;
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700));
+            }
+            let old = if overwrite { None } else { read(&path)? };
+            let mut text = old.unwrap_or_default();
+            if !text.trim().is_empty() {
+                while !text.ends_with("\n\n") {
+                    text.push('\n');
+                }
+            } else {
+                text.clear();
+            }
+            text.push_str(content.trim_end());
+            text.push('\n');
+            if text.len() > MAX_MEMORY {
+                return Err(ToolError::InvalidArgs(format!(
+                    "memory would hold {} bytes, more than {MAX_MEMORY}; overwrite it with a \
+                     shorter summary",
+                    text.len()
+                )));
+            }
+            write_atomic(&path, text.as_bytes()).map_err(failed)?;
+            Ok(content.len())
+        })
+        .await
+        .map_err(|e| ToolError::Internal(e.to_string()))??;
+        let mode = if overwrite { "overwrite" } else { "append" };
+        Ok(json!({
+            "message": format!("Successfully wrote {written} bytes to memory (mode: {mode})"),
+            "path": shown,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paragraphs_are_blocks_between_blank_lines() {
+        let text = "# Notes\n\nUse JWT for auth.\nTokens last 1 h.\n\n  \n\nDB: Postgres\n";
+        assert_eq!(
+            paragraphs(text).collect::<Vec<_>>(),
+            [
+                "# Notes",
+                "Use JWT for auth.\nTokens last 1 h.",
+                "DB: Postgres"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_workspace_has_its_own_file() {
+        let a = memory_file(Path::new("/m"), Path::new("/home/u/proj"));
+        let b = memory_file(Path::new("/m"), Path::new("/home/v/proj"));
+        assert_ne!(a, b);
+        assert!(a.to_string_lossy().starts_with("/m/proj-"), "{}", a.display());
+        assert!(a.ends_with("MEMORY.md"));
+        let odd = memory_file(Path::new("/m"), Path::new("/x/../../etc passwd"));
+        assert!(odd.starts_with("/m/") && !odd.to_string_lossy().contains(".."));
+    }
+}
