@@ -83,6 +83,18 @@ pub struct Overrides {
     pub sandbox: Option<crate::sandbox::Mode>,
 }
 
+/// What the config says about the web tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebSettings {
+    /// Hosts (`name` or `name:port`) `web_fetch` may reach whatever their
+    /// address.
+    pub allow_hosts: Vec<String>,
+    /// Let `web_fetch` reach private and loopback addresses.
+    pub allow_private: bool,
+    /// A SearXNG instance for `web_search`.
+    pub search_endpoint: Option<String>,
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -100,6 +112,10 @@ pub struct Config {
     pub shell_timeout_secs: u64,
     /// How commands are confined.
     pub sandbox: crate::sandbox::Settings,
+    /// `[tools.web_fetch]`, `[tools.web_search]`.
+    pub web: WebSettings,
+    /// `[tools.message.channels]`: webhook URLs by channel name.
+    pub message_channels: std::collections::BTreeMap<String, Secret>,
     pub retry: RetryPolicy,
     pub max_output_tokens: u32,
     pub connect_timeout: Duration,
@@ -302,6 +318,38 @@ impl Config {
             protected: Vec::new(),
             private_tmp: None,
         };
+        let tools = merged.tools.clone().unwrap_or_default();
+        let fetch = tools.web_fetch.unwrap_or_default();
+        let web = WebSettings {
+            allow_hosts: fetch.allow_hosts.unwrap_or_default(),
+            allow_private: fetch.allow_private.unwrap_or(false),
+            search_endpoint: match tools.web_search.and_then(|s| s.endpoint) {
+                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                    return Err(ConfigError::Invalid(format!(
+                        "[tools.web_search] endpoint `{url}` must be an http:// or https:// URL"
+                    )));
+                }
+                other => other,
+            },
+        };
+        let mut message_channels = std::collections::BTreeMap::new();
+        for (name, channel) in tools.message.map(|m| m.channels).unwrap_or_default() {
+            let key = format!("[tools.message.channels.{name}] url");
+            if name == "terminal" {
+                return Err(ConfigError::Invalid(format!(
+                    "{key}: `terminal` is the built-in channel; name a webhook otherwise"
+                )));
+            }
+            let url = expand_vars(&key, &channel.url, env)?;
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(ConfigError::Invalid(format!(
+                    "{key} must be an http:// or https:// URL"
+                )));
+            }
+            if let Some(secret) = Secret::new(url) {
+                message_channels.insert(name, secret);
+            }
+        }
         let shell_timeout_secs = in_range(
             "[shell] timeout_secs",
             shell.timeout_secs,
@@ -309,6 +357,8 @@ impl Config {
             1..=defaults::SHELL_MAX_TIMEOUT_SECS,
         )?;
         Ok(Self {
+            web,
+            message_channels,
             provider,
             model,
             base_url,
@@ -523,6 +573,12 @@ fn restrict_workspace_layer(
             }
         }
     }
+    if ws.tools.take().is_some() {
+        warnings.push(format!(
+            "{shown}: ignored [tools]; a workspace config may not choose where the web and \
+             message tools send requests"
+        ));
+    }
     if let Some(shell) = ws.shell.as_mut() {
         for (key, set) in [
             ("network", shell.network.take().is_some()),
@@ -578,6 +634,32 @@ fn in_range(
             range.end()
         )))
     }
+}
+
+/// A configured value with `${VAR}` replaced by the variable's value; an
+/// unset variable is an error naming the key.
+pub fn expand_vars(
+    key: &str,
+    raw: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ConfigError> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| ConfigError::Invalid(format!("{key}: `${{` without a closing `}}`")))?;
+        let name = &after[..end];
+        let value = env(name).ok_or_else(|| {
+            ConfigError::Invalid(format!("{key}: the variable {name} is not set"))
+        })?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// A configured path: absolute, or `~/…` under `HOME`.

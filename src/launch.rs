@@ -87,6 +87,7 @@ pub fn spawn_agent(
         shell_timeout_secs: config.shell_timeout_secs,
         sandbox: sandbox.clone(),
         memory_dir: Some(config.paths.data_dir.join("memory")),
+        web: config.web.clone(),
         ..BuiltinSettings::default()
     };
     let registry =
@@ -281,6 +282,13 @@ mod tests {
 /// those of the workspace's `.env` that are secret by name or by look.
 fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
     let mut out = config.secrets();
+    // Webhook URLs are keys too.
+    out.extend(
+        config
+            .message_channels
+            .values()
+            .map(|u| u.expose().to_string()),
+    );
     out.extend(
         std::env::vars()
             .filter(|(k, v)| {

@@ -28,6 +28,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "glob",
     "memory_read",
     "memory_write",
+    "web_fetch",
+    "web_search",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").

@@ -85,6 +85,8 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "memory_read",
                         "memory_write",
                         "read_file",
+                        "web_fetch",
+                        "web_search",
                         "write_file"
                     ]
                 );

@@ -283,3 +283,172 @@ async fn memory_writes_ask_where_writes_ask() {
         assert_eq!(status, ToolStatus::Ok, "{mode:?}");
     }
 }
+
+/// A small web server on loopback: pages, a redirect, a big body, a
+/// SearXNG-style search.
+async fn web_server() -> String {
+    use axum::Router;
+    use axum::http::header;
+    use axum::response::{IntoResponse, Redirect};
+    use axum::routing::get;
+    let app = Router::new()
+        .route(
+            "/page",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                    "<html><head><style>x{}</style></head><body><h1>Docs</h1>\
+                     <p>Use <code>cargo test</code>.</p><script>steal()</script></body></html>",
+                )
+            }),
+        )
+        .route("/moved", get(|| async { Redirect::temporary("/page") }))
+        .route(
+            "/to-localhost",
+            get(|| async { Redirect::temporary("http://localhost:9/secret") }),
+        )
+        .route("/big", get(|| async { "x".repeat(3 * 1024 * 1024) }))
+        .route(
+            "/png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], vec![0x89u8, b'P', 0]) }),
+        )
+        .route(
+            "/search",
+            get(|uri: axum::http::Uri| async move {
+                let url = reqwest::Url::parse(&format!("http://x{uri}")).unwrap();
+                let q: std::collections::HashMap<String, String> =
+                    url.query_pairs().into_owned().collect();
+                assert_eq!(q.get("format").map(String::as_str), Some("json"));
+                let query = q.get("q").cloned().unwrap_or_default();
+                let results: Vec<Value> = (0..8)
+                    .map(|i| json!({"title": format!("{query} {i}"), "url": format!("https://r/{i}"), "content": "snippet", "engine": "x"}))
+                    .collect();
+                axum::Json(json!({"query": query, "results": results})).into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+fn web(allow: &[&str], endpoint: Option<String>) -> lathe::tools::builtin::WebSettings {
+    lathe::tools::builtin::WebSettings {
+        allow_hosts: allow.iter().map(|s| s.to_string()).collect(),
+        allow_private: false,
+        search_endpoint: endpoint,
+    }
+}
+
+#[tokio::test]
+async fn web_fetch_refuses_this_machine_and_the_local_network_unless_allowed() {
+    use lathe::tools::builtin::WebFetch;
+    let base = web_server().await;
+    let ws = tempfile::tempdir().unwrap();
+    let e = call(
+        &WebFetch::new(&web(&[], None)),
+        ws.path(),
+        json!({"url": format!("{base}/page")}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(e, ToolError::PermissionDenied(ref m) if m.contains("not a public address")),
+        "{e}"
+    );
+    for url in [
+        "http://[::1]:9/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://0x7f000001/",
+        "file:///etc/passwd",
+    ] {
+        assert!(
+            call(
+                &WebFetch::new(&web(&[], None)),
+                ws.path(),
+                json!({"url": url})
+            )
+            .await
+            .is_err(),
+            "{url}"
+        );
+    }
+    let allowed = WebFetch::new(&web(&["127.0.0.1"], None));
+    let v = call(&allowed, ws.path(), json!({"url": format!("{base}/moved")}))
+        .await
+        .unwrap();
+    assert_eq!(v["status"], 200, "{v}");
+    assert!(v["url"].as_str().unwrap().ends_with("/page"), "{v}");
+    let body = v["body"].as_str().unwrap();
+    assert!(
+        body.contains("# Docs") && body.contains("`cargo test`"),
+        "{body}"
+    );
+    assert!(!body.contains("steal"), "{body}");
+    // Allowing one host does not allow another behind a redirect.
+    let e = call(
+        &allowed,
+        ws.path(),
+        json!({"url": format!("{base}/to-localhost")}),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("not a public address"), "{e}");
+    let v = call(&allowed, ws.path(), json!({"url": format!("{base}/big")}))
+        .await
+        .unwrap();
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["bytes"], 1024 * 1024);
+    let v = call(&allowed, ws.path(), json!({"url": format!("{base}/png")}))
+        .await
+        .unwrap();
+    assert_eq!(v["body"], "[image/png content, 3 bytes, not shown]");
+}
+
+#[tokio::test]
+async fn web_search_speaks_searxng_and_says_when_it_is_not_configured() {
+    use lathe::tools::builtin::WebSearch;
+    let base = web_server().await;
+    let ws = tempfile::tempdir().unwrap();
+    let v = call(
+        &WebSearch::new(&web(&[], None)),
+        ws.path(),
+        json!({"query": "rust"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["error"], "web search not configured", "{v}");
+    let v = call(
+        &WebSearch::new(&web(&[], Some(base))),
+        ws.path(),
+        json!({"query": "tokio runtime", "num_results": 3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(
+        v["results"][0],
+        json!({"title": "tokio runtime 0", "url": "https://r/0", "snippet": "snippet"})
+    );
+}
+
+/// Reaching the network asks where the table says (not in full-auto), and
+/// headless `ask` is denied.
+#[tokio::test]
+async fn web_fetch_asks_for_the_network() {
+    let ws = tempfile::tempdir().unwrap();
+    let ((status, content, _), events) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit),
+        ws.path(),
+        "web_fetch",
+        json!({"url": "https://example.com/"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied, "{content}");
+    assert!(
+        asked(&events).iter().any(|a| a.contains("example.com")),
+        "{events:?}"
+    );
+}

@@ -26,6 +26,49 @@ pub struct ConfigFile {
     pub approvals: Option<ApprovalsSection>,
     pub permissions: Option<PermissionsSection>,
     pub hooks: Option<HooksSection>,
+    /// Settings of the built-in tools (user config only: a workspace
+    /// could point them at hosts of its choosing).
+    pub tools: Option<ToolsSection>,
+}
+
+/// `[tools.*]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    pub web_fetch: Option<WebFetchSection>,
+    pub web_search: Option<WebSearchSection>,
+    pub message: Option<MessageSection>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchSection {
+    /// Hosts (`name` or `name:port`) reachable whatever their address.
+    pub allow_hosts: Option<Vec<String>>,
+    /// Loopback and private addresses reachable.
+    pub allow_private: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchSection {
+    /// A SearXNG instance (`https://searx.example`).
+    pub endpoint: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSection {
+    /// Webhook channels by name.
+    #[serde(default)]
+    pub channels: std::collections::BTreeMap<String, ChannelEntry>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelEntry {
+    /// Where to POST `{"text": …}`; `${VAR}` is taken from the environment.
+    pub url: String,
 }
 
 /// `[permissions]`: `tool(pattern)` rules.
@@ -167,7 +210,8 @@ impl ConfigFile {
             approval,
             max_tool_iterations,
             theme,
-            sandbox
+            sandbox,
+            tools
         );
         section(&mut self.openai, other.openai, |m, t| {
             take!(m, t, base_url, api_key, model, max_tokens);

@@ -1,6 +1,6 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
-//! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read` and
-//! `memory_write`. File tools resolve every path through
+//! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
+//! `memory_write`, `web_fetch` and `web_search`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -16,6 +16,7 @@ mod memory;
 mod read_file;
 pub mod regular;
 mod search;
+mod web;
 mod write_file;
 
 pub use edit_file::EditFile;
@@ -24,6 +25,7 @@ pub use list_directory::ListDirectory;
 pub use memory::{MemoryRead, MemoryWrite, memory_file};
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
+pub use web::{WebFetch, WebSearch, WebSettings, is_public};
 pub use write_file::WriteFile;
 
 pub use crate::config::defaults::{
@@ -43,6 +45,8 @@ pub struct BuiltinSettings {
     pub sandbox: crate::sandbox::Settings,
     /// Where each workspace's MEMORY.md lives (`None`: no memory).
     pub memory_dir: Option<std::path::PathBuf>,
+    /// `web_fetch` and `web_search`.
+    pub web: WebSettings,
 }
 
 impl Default for BuiltinSettings {
@@ -53,6 +57,7 @@ impl Default for BuiltinSettings {
             shell_env_remove: vec!["OPENAI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
             sandbox: crate::sandbox::Settings::default(),
             memory_dir: None,
+            web: WebSettings::default(),
         }
     }
 }
@@ -72,6 +77,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(Glob),
         Arc::new(MemoryRead::new(settings.memory_dir.clone())),
         Arc::new(MemoryWrite::new(settings.memory_dir.clone())),
+        Arc::new(WebFetch::new(&settings.web)),
+        Arc::new(WebSearch::new(&settings.web)),
     ]
 }
 

@@ -259,7 +259,11 @@ mod tests {
         let a = memory_file(Path::new("/m"), Path::new("/home/u/proj"));
         let b = memory_file(Path::new("/m"), Path::new("/home/v/proj"));
         assert_ne!(a, b);
-        assert!(a.to_string_lossy().starts_with("/m/proj-"), "{}", a.display());
+        assert!(
+            a.to_string_lossy().starts_with("/m/proj-"),
+            "{}",
+            a.display()
+        );
         assert!(a.ends_with("MEMORY.md"));
         let odd = memory_file(Path::new("/m"), Path::new("/x/../../etc passwd"));
         assert!(odd.starts_with("/m/") && !odd.to_string_lossy().contains(".."));

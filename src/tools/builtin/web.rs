@@ -1,0 +1,565 @@
+//! `web_fetch` and `web_search`.
+//!
+//! `web_fetch` gets one http(s) URL, follows at most five redirects, and
+//! refuses any address that is not public (loopback, private, link-local,
+//! shared, multicast, reserved, and IPv6 forms of those) after resolving
+//! the name and on every hop, then connects to the very address it
+//! checked (a name that resolves differently the second time gets
+//! nowhere). `[tools.web_fetch] allow_hosts` and `allow_private` open
+//! that up. No proxy is used. At most 1 MiB of the body is read; HTML
+//! comes back as Markdown (`htmd`, on a real HTML parser), text as text,
+//! anything else as a short description.
+//!
+//! `web_search` asks a SearXNG instance (`[tools.web_search] endpoint`)
+//! for JSON results and returns title, URL and snippet of each.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::policy::Workspace;
+use crate::policy::operation::Operation;
+use crate::protocol::Effect;
+use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
+
+/// The most of a body that is read.
+const MAX_BODY: usize = 1024 * 1024;
+const MAX_REDIRECTS: usize = 5;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub use crate::config::WebSettings;
+
+/// Whether an address is on the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            // NAT64 and 6to4 carry an IPv4 address inside.
+            if s[0] == 0x64 && s[1] == 0xff9b {
+                let [a, b] = s[6].to_be_bytes();
+                let [c, d] = s[7].to_be_bytes();
+                return is_public_v4(Ipv4Addr::new(a, b, c, d));
+            }
+            if s[0] == 0x2002 {
+                let [a, b] = s[1].to_be_bytes();
+                let [c, d] = s[2].to_be_bytes();
+                return is_public_v4(Ipv4Addr::new(a, b, c, d));
+            }
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link-local
+                || (s[0] & 0xffc0) == 0xfec0 // site-local
+                || s[0] == 0x2001 && s[1] == 0x0db8 // documentation
+                || s[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible
+        }
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_private()
+        || ip.is_loopback()
+        || ip.is_link_local()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_unspecified()
+        || ip.is_documentation()
+        || a == 0
+        || a >= 240
+        || (a == 100 && (64..128).contains(&b)) // shared (CGNAT)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 198 && (18..20).contains(&b))) // benchmarking
+}
+
+fn http_client(pin: Option<(&str, &[SocketAddr])>) -> Result<reqwest::Client, ToolError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(TIMEOUT);
+    if let Some((host, addrs)) = pin {
+        builder = builder.resolve_to_addrs(host, addrs);
+    }
+    builder
+        .build()
+        .map_err(|e| ToolError::ExecutionFailed(format!("could not build an HTTP client: {e}")))
+}
+
+fn parse_url(raw: &str) -> Result<reqwest::Url, ToolError> {
+    let url = reqwest::Url::parse(raw.trim())
+        .map_err(|e| ToolError::InvalidArgs(format!("url `{raw}`: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError::InvalidArgs(format!(
+            "url `{raw}`: only http:// and https:// are fetched"
+        )));
+    }
+    if url.host_str().is_none() {
+        return Err(ToolError::InvalidArgs(format!("url `{raw}` has no host")));
+    }
+    Ok(url)
+}
+
+/// The host a URL reaches, for rules and the dialog.
+fn host_of(url: &reqwest::Url) -> String {
+    match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_string(),
+        _ => String::new(),
+    }
+}
+
+pub struct WebFetch {
+    settings: WebSettings,
+}
+
+impl WebFetch {
+    pub fn new(settings: &WebSettings) -> Self {
+        Self {
+            settings: settings.clone(),
+        }
+    }
+
+    fn allowed_host(&self, url: &reqwest::Url) -> bool {
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        let with_port = format!("{host}:{}", url.port_or_known_default().unwrap_or(0));
+        self.settings
+            .allow_hosts
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(&host) || a.eq_ignore_ascii_case(&with_port))
+    }
+
+    /// The addresses to connect to for `url`, all of them public unless
+    /// the config allows otherwise.
+    async fn addresses(&self, url: &reqwest::Url) -> Result<Vec<SocketAddr>, ToolError> {
+        let host = url.host_str().unwrap_or_default();
+        let port = url.port_or_known_default().unwrap_or(80);
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::time::timeout(
+                Duration::from_secs(10),
+                tokio::net::lookup_host((bare, port)),
+            )
+            .await
+            .map_err(|_| ToolError::ExecutionFailed(format!("looking up {host} timed out")))?
+            .map_err(|e| ToolError::ExecutionFailed(format!("cannot resolve {host}: {e}")))?
+            .collect(),
+        };
+        if addrs.is_empty() {
+            return Err(ToolError::ExecutionFailed(format!("{host} has no address")));
+        }
+        if !(self.settings.allow_private || self.allowed_host(url))
+            && let Some(bad) = addrs.iter().find(|a| !is_public(a.ip()))
+        {
+            return Err(ToolError::PermissionDenied(format!(
+                "{host} resolves to {}, which is not a public address; web_fetch does not \
+                 reach this machine or the local network (the person can allow it in \
+                 [tools.web_fetch] allow_hosts)",
+                bad.ip()
+            )));
+        }
+        Ok(addrs)
+    }
+}
+
+#[async_trait]
+impl Tool for WebFetch {
+    fn name(&self) -> &str {
+        "web_fetch"
+    }
+
+    fn description(&self) -> &str {
+        "Fetch an http(s) URL and return status, content type and body: HTML as Markdown, \
+         text as is, at most 1 MiB. Public addresses only; at most 5 redirects."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "http:// or https:// URL"},
+                "method": {"type": "string", "enum": ["GET", "HEAD"], "description": "GET (default) or HEAD"},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Request headers"},
+                "raw": {"type": "boolean", "description": "Return HTML as is instead of Markdown (default false)"}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Network
+    }
+
+    fn operations(
+        &self,
+        args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        let url = parse_url(str_arg(args, "url")?)?;
+        Ok(vec![Operation::Net {
+            host: host_of(&url),
+        }])
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut url = parse_url(str_arg(&args, "url")?)?;
+        let head = args.get("method").and_then(Value::as_str) == Some("HEAD");
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(map) = args.get("headers").and_then(Value::as_object) {
+            for (k, v) in map {
+                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|e| ToolError::InvalidArgs(format!("header `{k}`: {e}")))?;
+                if matches!(
+                    name.as_str(),
+                    "host" | "content-length" | "transfer-encoding" | "connection" | "upgrade"
+                ) {
+                    return Err(ToolError::InvalidArgs(format!(
+                        "header `{k}` is set by Lathe"
+                    )));
+                }
+                let value = reqwest::header::HeaderValue::from_str(v.as_str().unwrap_or(""))
+                    .map_err(|e| ToolError::InvalidArgs(format!("header `{k}`: {e}")))?;
+                headers.insert(name, value);
+            }
+        }
+        let mut hops = 0;
+        let response = loop {
+            let addrs = self.addresses(&url).await?;
+            let host = url.host_str().unwrap_or_default().to_string();
+            let client = http_client(Some((&host, &addrs)))?;
+            let request = if head {
+                client.head(url.clone())
+            } else {
+                client.get(url.clone())
+            };
+            let sent = tokio::select! {
+                r = request.headers(headers.clone()).send() => r,
+                () = ctx.cancel.cancelled() => {
+                    return Err(ToolError::Cancelled("interrupted by the user".into()));
+                }
+            };
+            let response = sent.map_err(|e| {
+                ToolError::ExecutionFailed(format!("fetching {url} failed: {}", error_chain(&e)))
+            })?;
+            if !response.status().is_redirection() {
+                break response;
+            }
+            let Some(location) = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+            else {
+                break response;
+            };
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(ToolError::ExecutionFailed(format!(
+                    "more than {MAX_REDIRECTS} redirects (the last to {location})"
+                )));
+            }
+            let next = url.join(location).map_err(|e| {
+                ToolError::ExecutionFailed(format!("bad redirect `{location}`: {e}"))
+            })?;
+            url = parse_url(next.as_str())?;
+        };
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let (bytes, truncated) = read_capped(response, &ctx.cancel).await?;
+        let raw = args.get("raw").and_then(Value::as_bool).unwrap_or(false);
+        let total = bytes.len();
+        let ct = content_type.clone();
+        let body = tokio::task::spawn_blocking(move || render(&bytes, &ct, raw))
+            .await
+            .map_err(|e| ToolError::Internal(e.to_string()))?;
+        let mut v = json!({
+            "status": status,
+            "content_type": content_type,
+            "url": url.as_str(),
+            "bytes": total,
+            "body": body,
+        });
+        if truncated {
+            v["truncated"] = json!(true);
+            v["note"] = json!(format!("only the first {MAX_BODY} bytes were read"));
+        }
+        Ok(v)
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+async fn read_capped(
+    mut response: reqwest::Response,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut out = Vec::new();
+    loop {
+        let chunk = tokio::select! {
+            c = response.chunk() => c,
+            () = cancel.cancelled() => return Err(ToolError::Cancelled("interrupted by the user".into())),
+        };
+        match chunk {
+            Ok(Some(c)) => {
+                let room = MAX_BODY - out.len();
+                if c.len() > room {
+                    out.extend_from_slice(&c[..room]);
+                    return Ok((out, true));
+                }
+                out.extend_from_slice(&c);
+            }
+            Ok(None) => return Ok((out, false)),
+            Err(e) => {
+                return Err(ToolError::ExecutionFailed(format!(
+                    "reading the body failed: {}",
+                    error_chain(&e)
+                )));
+            }
+        }
+    }
+}
+
+/// The body as the model gets it.
+fn render(bytes: &[u8], content_type: &str, raw: bool) -> String {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let charset = content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        (k.trim().eq_ignore_ascii_case("charset")).then(|| v.trim().trim_matches('"').to_string())
+    });
+    let textual = mime.is_empty()
+        || mime.starts_with("text/")
+        || mime.contains("json")
+        || mime.contains("xml")
+        || mime.contains("javascript")
+        || mime.contains("yaml")
+        || mime.contains("toml");
+    if !textual {
+        return format!("[{mime} content, {} bytes, not shown]", bytes.len());
+    }
+    let encoding = charset
+        .and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, _) = encoding.decode(bytes);
+    if mime == "text/html" || mime == "application/xhtml+xml" {
+        if raw {
+            return text.into_owned();
+        }
+        let converter = htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "svg", "head"])
+            .build();
+        return converter
+            .convert(&text)
+            .unwrap_or_else(|_| text.into_owned());
+    }
+    text.into_owned()
+}
+
+pub struct WebSearch {
+    endpoint: Option<String>,
+}
+
+impl WebSearch {
+    pub fn new(settings: &WebSettings) -> Self {
+        Self {
+            endpoint: settings.search_endpoint.clone(),
+        }
+    }
+
+    fn search_url(&self, query: &str) -> Option<Result<reqwest::Url, ToolError>> {
+        let endpoint = self.endpoint.as_deref()?.trim_end_matches('/');
+        let base = if endpoint.ends_with("/search") {
+            endpoint.to_string()
+        } else {
+            format!("{endpoint}/search")
+        };
+        Some(parse_url(&base).map(|mut url| {
+            url.query_pairs_mut()
+                .append_pair("q", query)
+                .append_pair("format", "json");
+            url
+        }))
+    }
+}
+
+#[async_trait]
+impl Tool for WebSearch {
+    fn name(&self) -> &str {
+        "web_search"
+    }
+
+    fn description(&self) -> &str {
+        "Search the web (the configured SearXNG instance) and return title, url and snippet \
+         of each result. Fetch a result with web_fetch."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "description": "What to search for"},
+                "num_results": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many results (default 5)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Network
+    }
+
+    fn operations(
+        &self,
+        args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        let query = str_arg(args, "query")?;
+        Ok(match self.search_url(query) {
+            Some(url) => vec![Operation::Net {
+                host: host_of(&url?),
+            }],
+            // Nothing is sent anywhere.
+            None => Vec::new(),
+        })
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let query = str_arg(&args, "query")?;
+        let n =
+            usize::try_from(u64_arg(&args, "num_results")?.unwrap_or(5).clamp(1, 20)).unwrap_or(5);
+        let Some(url) = self.search_url(query) else {
+            return Ok(json!({
+                "error": "web search not configured",
+                "message": "No search API endpoint is configured. Set [tools.web_search] endpoint \
+                            (a SearXNG instance with the JSON format enabled) in your config.",
+                "query": query,
+            }));
+        };
+        let url = url?;
+        let client = http_client(None)?;
+        let sent = tokio::select! {
+            r = client.get(url.clone()).header("Accept", "application/json").send() => r,
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled("interrupted by the user".into())),
+        };
+        let response = sent.map_err(|e| {
+            ToolError::ExecutionFailed(format!("the search failed: {}", error_chain(&e)))
+        })?;
+        let status = response.status();
+        let (bytes, _) = read_capped(response, &ctx.cancel).await?;
+        if !status.is_success() {
+            return Err(ToolError::ExecutionFailed(format!(
+                "the search endpoint answered {status}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+            )));
+        }
+        let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            ToolError::ExecutionFailed(format!(
+                "the search endpoint did not answer JSON ({e}); enable `json` in SearXNG's \
+                 search.formats"
+            ))
+        })?;
+        let results: Vec<Value> = body["results"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .take(n)
+            .map(|r| {
+                json!({
+                    "title": r["title"].as_str().unwrap_or(""),
+                    "url": r["url"].as_str().unwrap_or(""),
+                    "snippet": r["content"].as_str().unwrap_or(""),
+                })
+            })
+            .collect();
+        Ok(json!({"query": query, "results": results}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_public_addresses_are_public() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:7f00:1::",
+            "::127.0.0.1",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private}");
+        }
+        for public in ["1.1.1.1", "93.184.216.34", "2606:4700:4700::1111"] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[test]
+    fn html_becomes_markdown_and_binary_a_line() {
+        let html = b"<html><head><title>t</title><script>evil()</script></head>\
+                     <body><h1>Title</h1><p>Some <b>bold</b> text.</p></body></html>";
+        let md = render(html, "text/html; charset=utf-8", false);
+        assert!(md.contains("# Title"), "{md}");
+        assert!(md.contains("**bold**"), "{md}");
+        assert!(!md.contains("evil"), "{md}");
+        assert_eq!(
+            render(b"\x89PNG", "image/png", false),
+            "[image/png content, 4 bytes, not shown]"
+        );
+        assert_eq!(
+            render(b"caf\xe9", "text/plain; charset=iso-8859-1", false),
+            "café"
+        );
+    }
+
+    #[test]
+    fn only_http_urls() {
+        assert!(parse_url("file:///etc/passwd").is_err());
+        assert!(parse_url("ftp://x/y").is_err());
+        assert!(parse_url("https://example.com/a").is_ok());
+    }
+}
