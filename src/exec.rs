@@ -306,6 +306,11 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             crate::humanize::key_argument(arguments, 120)
         )
         .replace(" \n", "\n"),
+        AgentEvent::ToolProgress { text, stream, .. }
+            if stream == crate::protocol::NOTIFY_STREAM =>
+        {
+            format!("lathe: message: {text}\n")
+        }
         AgentEvent::ToolProgress { text, .. } => text
             .lines()
             .map(|l| format!("  │ {l}\n"))

@@ -88,6 +88,7 @@ pub fn spawn_agent(
         sandbox: sandbox.clone(),
         memory_dir: Some(config.paths.data_dir.join("memory")),
         web: config.web.clone(),
+        message_channels: config.message_channels.clone(),
         ..BuiltinSettings::default()
     };
     let registry =

@@ -18,6 +18,10 @@ use crate::policy::operation::Operation;
 
 /// The names of the built-in tools (`tools::builtin` checks it holds them
 /// all), as permission rules and hooks name them.
+/// The `tool_progress` stream of a `message` to the `terminal` channel: a
+/// front end raises a desktop notification with its text.
+pub const NOTIFY_STREAM: &str = "notify";
+
 pub const BUILTIN_TOOLS: &[&str] = &[
     "read_file",
     "write_file",
@@ -30,6 +34,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "memory_write",
     "web_fetch",
     "web_search",
+    "spawn",
+    "message",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").

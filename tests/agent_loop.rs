@@ -84,7 +84,9 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "list_directory",
                         "memory_read",
                         "memory_write",
+                        "message",
                         "read_file",
+                        "spawn",
                         "web_fetch",
                         "web_search",
                         "write_file"

@@ -452,3 +452,159 @@ async fn web_fetch_asks_for_the_network() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn spawn_runs_a_program_without_a_shell_in_the_sandbox_five_at_a_time() {
+    use lathe::tools::builtin::Spawn;
+    let ws = tempfile::tempdir().unwrap();
+    let spawn = Arc::new(Spawn::new(&builtin_settings()));
+    let v = call(
+        &*spawn,
+        ws.path(),
+        json!({"command": "echo", "args": ["$(id)", "a  b"], "description": "say it"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["stdout"], "$(id) a  b\n", "no shell: {v}");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["command"], "echo");
+    assert_eq!(v["description"], "say it");
+    let outside = tempfile::Builder::new()
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let target = outside.path().join("x");
+    let v = call(
+        &*spawn,
+        ws.path(),
+        json!({"command": "touch", "args": [target.to_str().unwrap()]}),
+    )
+    .await
+    .unwrap();
+    assert!(!target.exists(), "the sandbox holds: {v}");
+    assert!(v["sandbox"].is_string(), "{v}");
+    let e = call(
+        &*spawn,
+        ws.path(),
+        json!({"command": "no-such-program-xyz"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("no-such-program-xyz"), "{e}");
+    // A sixth at once is refused.
+    let ctx = ToolContext::standalone(Arc::new(Workspace::new(ws.path()).unwrap()));
+    let runs = (0..6).map(|_| {
+        let spawn = spawn.clone();
+        let ctx = ctx.clone();
+        async move {
+            spawn
+                .execute(json!({"command": "sleep", "args": ["1"]}), &ctx)
+                .await
+        }
+    });
+    let results = futures_util::future::join_all(runs).await;
+    let refused: Vec<_> = results.iter().filter(|r| r.is_err()).collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    assert!(
+        refused[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("limit")
+    );
+}
+
+/// A spawn is judged as the simple command it makes: what would ask as a
+/// shell line asks, what is read-only is not asked about.
+#[tokio::test]
+async fn spawn_is_judged_like_the_command_it_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("keep.txt"), "x").unwrap();
+    let ((status, _, _), events) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask),
+        ws.path(),
+        "spawn",
+        json!({"command": "ls", "args": ["-la"]}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Ok);
+    assert!(asked(&events).is_empty());
+    let ((status, _, _), events) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask),
+        ws.path(),
+        "spawn",
+        json!({"command": "rm", "args": ["keep.txt"]}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied);
+    assert!(asked(&events)[0].contains("rm keep.txt"), "{events:?}");
+    assert!(ws.path().join("keep.txt").exists());
+    let ((status, _, _), _) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto),
+        ws.path(),
+        "spawn",
+        json!({"command": "sudo", "args": ["rm", "-rf", "/"]}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied, "the denylist holds");
+}
+
+#[tokio::test]
+async fn message_notifies_the_terminal_or_posts_to_a_webhook() {
+    use lathe::tools::builtin::Message;
+    use std::sync::Mutex;
+    let ws = tempfile::tempdir().unwrap();
+    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = got.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: axum::Json<Value>| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(body.0);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let mut channels = std::collections::BTreeMap::new();
+    channels.insert(
+        "team".to_string(),
+        lathe::secret::Secret::new(format!("http://{addr}/hook")).unwrap(),
+    );
+    let tool = Message::new(&channels);
+    let v = call(
+        &tool,
+        ws.path(),
+        json!({"channel": "team", "chat_id": "C1", "content": "build done"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        v,
+        json!({"status": "sent", "channel": "team", "chat_id": "C1", "content_length": 10})
+    );
+    assert_eq!(
+        got.lock().unwrap()[0],
+        json!({"text": "build done", "content": "build done"})
+    );
+    let e = call(&tool, ws.path(), json!({"channel": "nope", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("terminal, team"), "{e}");
+    // The terminal channel: a notify line for the front end, no approval.
+    let ((status, _, _), events) = run_one(
+        Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask),
+        ws.path(),
+        "message",
+        json!({"channel": "terminal", "content": "tests pass"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Ok);
+    assert!(asked(&events).is_empty());
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::ToolProgress { stream, text, .. } if stream == "notify" && text == "tests pass")));
+}

@@ -1,6 +1,6 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
 //! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
-//! `memory_write`, `web_fetch` and `web_search`. File tools resolve every path through
+//! `memory_write`, `web_fetch`, `web_search`, `spawn` and `message`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -13,9 +13,11 @@ mod edit_file;
 mod exec_shell;
 mod list_directory;
 mod memory;
+mod message;
 mod read_file;
 pub mod regular;
 mod search;
+mod spawn;
 mod web;
 mod write_file;
 
@@ -23,8 +25,10 @@ pub use edit_file::EditFile;
 pub use exec_shell::ExecShell;
 pub use list_directory::ListDirectory;
 pub use memory::{MemoryRead, MemoryWrite, memory_file};
+pub use message::{Message, NOTIFY_STREAM};
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
+pub use spawn::Spawn;
 pub use web::{WebFetch, WebSearch, WebSettings, is_public};
 pub use write_file::WriteFile;
 
@@ -47,6 +51,8 @@ pub struct BuiltinSettings {
     pub memory_dir: Option<std::path::PathBuf>,
     /// `web_fetch` and `web_search`.
     pub web: WebSettings,
+    /// The `message` tool's webhooks, by channel name.
+    pub message_channels: std::collections::BTreeMap<String, crate::secret::Secret>,
 }
 
 impl Default for BuiltinSettings {
@@ -58,6 +64,7 @@ impl Default for BuiltinSettings {
             sandbox: crate::sandbox::Settings::default(),
             memory_dir: None,
             web: WebSettings::default(),
+            message_channels: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -79,6 +86,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(MemoryWrite::new(settings.memory_dir.clone())),
         Arc::new(WebFetch::new(&settings.web)),
         Arc::new(WebSearch::new(&settings.web)),
+        Arc::new(Spawn::new(settings)),
+        Arc::new(Message::new(&settings.message_channels)),
     ]
 }
 

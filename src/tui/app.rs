@@ -108,6 +108,9 @@ pub struct App {
     queued: VecDeque<String>,
     /// The last frame showed the trust question.
     trust_drawn: bool,
+    /// Desktop notifications to raise (the `message` tool's `terminal`
+    /// channel), written by the loop after the next frame.
+    notifications: Vec<String>,
     dirty: bool,
     now: Instant,
 }
@@ -156,6 +159,7 @@ impl App {
             ops: Vec::new(),
             queued: VecDeque::new(),
             trust_drawn: false,
+            notifications: Vec::new(),
             dirty: true,
             now,
         }
@@ -224,6 +228,11 @@ impl App {
     /// A frame is on screen (called right after it is written): questions
     /// count as shown from `now`, so keys read while the UI could not show
     /// them never answer them.
+    /// The desktop notifications waiting to be raised.
+    pub fn take_notifications(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notifications)
+    }
+
     pub fn drawn(&mut self, now: Instant) {
         self.approvals.after_draw(now);
         if let Some((_, arming)) = &mut self.trust {
@@ -352,8 +361,16 @@ impl App {
                     &call_id, &tool, &arguments,
                 ))));
             }
-            AgentEvent::ToolProgress { call_id, text, .. } => {
-                if let Some(t) = self.transcript.tool_mut(&call_id) {
+            AgentEvent::ToolProgress {
+                call_id,
+                text,
+                stream,
+                ..
+            } => {
+                if stream == crate::protocol::NOTIFY_STREAM {
+                    self.notice(NoticeKind::Info, format!("🔔 {text}"));
+                    self.notifications.push(text);
+                } else if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.push_output(&text);
                 }
             }

@@ -133,7 +133,28 @@ pub fn draw(app: &mut App, terminal: &mut Tui, depth: ColorDepth) -> io::Result<
     crossterm::execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     // Only now is the frame on screen.
     app.drawn(std::time::Instant::now());
+    for text in app.take_notifications() {
+        notify(terminal, &text)?;
+    }
     result
+}
+
+/// A desktop notification through the terminal: OSC 9 (iTerm2, Windows
+/// Terminal, kitty, WezTerm, Ghostty), OSC 777 (foot, urxvt, VTE), and
+/// the bell for the rest. The text holds no control character.
+fn notify(terminal: &mut Tui, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(300)
+        .collect();
+    let out = terminal.backend_mut();
+    write!(
+        out,
+        "\x1b]9;{clean}\x07\x1b]777;notify;Lathe;{clean}\x07\x07"
+    )?;
+    out.flush()
 }
 
 /// Asks the agent to stop and waits a moment for it (tools are killed).

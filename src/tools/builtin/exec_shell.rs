@@ -127,9 +127,30 @@ impl Tool for ExecShell {
         let timeout = u64_arg(&args, "timeout")?
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
+        self.run(
+            vec![shell_program().into(), "-c".into(), command.into()],
+            self.unsandboxed(&args),
+            timeout,
+            ctx,
+        )
+        .await
+    }
+}
+
+impl ExecShell {
+    /// Runs `argv` in the workspace, contained and (unless `unsandboxed`,
+    /// as the call asked and the person approved) confined, with output
+    /// streamed as progress, and sweeps what it left behind.
+    pub(super) async fn run(
+        &self,
+        argv: Vec<String>,
+        unsandboxed: bool,
+        timeout: u64,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
         // Outside the sandbox only as the call asked (and was approved):
         // the warden still contains its processes.
-        let settings = if self.unsandboxed(&args) {
+        let settings = if unsandboxed {
             sandbox::Settings {
                 mode: sandbox::Mode::Off,
                 ..self.sandbox.clone()
@@ -137,10 +158,7 @@ impl Tool for ExecShell {
         } else {
             self.sandbox.clone()
         };
-        let policy = settings.policy(
-            ctx.workspace.root(),
-            vec![shell_program().into(), "-c".into(), command.into()],
-        );
+        let policy = settings.policy(ctx.workspace.root(), argv);
         let mut cmd = settings
             .command(&policy)
             .map_err(|e| ToolError::ExecutionFailed(e.to_string()))?;
@@ -153,7 +171,7 @@ impl Tool for ExecShell {
         let since = std::time::SystemTime::now();
         let child = cmd
             .spawn()
-            .map_err(|e| ToolError::ExecutionFailed(format!("could not start the shell: {e}")))?;
+            .map_err(|e| ToolError::ExecutionFailed(format!("could not start the command: {e}")))?;
         // Should the call be dropped (Lathe quitting mid-command), the look
         // for what it left to run later still happens.
         let mut pending = PendingSweep(Some((policy.clone(), since)));
@@ -175,11 +193,9 @@ impl Tool for ExecShell {
             Err(e) => Err(e.with_note(&warnings.join("; "))),
         }
     }
-}
 
-impl ExecShell {
     /// Whether the call asks to run outside a sandbox that is on.
-    fn unsandboxed(&self, args: &Value) -> bool {
+    pub(super) fn unsandboxed(&self, args: &Value) -> bool {
         self.sandbox.mode != sandbox::Mode::Off
             && args.get("sandbox").and_then(Value::as_bool) == Some(false)
     }

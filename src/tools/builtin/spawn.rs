@@ -1,0 +1,160 @@
+//! `spawn`: run a program with arguments, without a shell. It is judged,
+//! approved, sandboxed, streamed and swept exactly as `exec_shell` is
+//! (its program and arguments are analysed as the one simple command
+//! they make, quoted), at most five at a time, with a timeout (default
+//! 60 s).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use super::BuiltinSettings;
+use super::exec_shell::ExecShell;
+use crate::policy::Workspace;
+use crate::policy::operation::Operation;
+use crate::policy::shell;
+use crate::protocol::Effect;
+use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
+
+/// At most this many spawned processes run at once.
+pub const MAX_CONCURRENT: usize = 5;
+const DEFAULT_TIMEOUT: u64 = 60;
+
+pub struct Spawn {
+    runner: ExecShell,
+    slots: Arc<Semaphore>,
+    max_timeout: u64,
+}
+
+impl Spawn {
+    pub fn new(settings: &BuiltinSettings) -> Self {
+        Self {
+            runner: ExecShell::new(settings),
+            slots: Arc::new(Semaphore::new(MAX_CONCURRENT)),
+            max_timeout: settings.shell_max_timeout_secs.max(1),
+        }
+    }
+}
+
+/// The program and its arguments.
+fn argv(args: &Value) -> Result<Vec<String>, ToolError> {
+    let program = str_arg(args, "command")?.trim();
+    if program.is_empty() {
+        return Err(ToolError::InvalidArgs("command is empty".into()));
+    }
+    let mut argv = vec![program.to_string()];
+    if let Some(list) = args.get("args").and_then(Value::as_array) {
+        for a in list {
+            match a.as_str() {
+                Some(s) => argv.push(s.to_string()),
+                None => {
+                    return Err(ToolError::InvalidArgs(
+                        "args must be a list of strings".into(),
+                    ));
+                }
+            }
+        }
+    }
+    if argv.iter().any(|a| a.contains('\0')) {
+        return Err(ToolError::InvalidArgs(
+            "an argument holds a NUL byte".into(),
+        ));
+    }
+    Ok(argv)
+}
+
+/// The line a shell would need to run `argv` as it is: what the policy
+/// analyses, so a spawn is judged as the simple command it is.
+fn as_line(argv: &[String]) -> Result<String, ToolError> {
+    shlex::try_join(argv.iter().map(String::as_str))
+        .map_err(|e| ToolError::InvalidArgs(format!("cannot quote the command: {e}")))
+}
+
+#[async_trait]
+impl Tool for Spawn {
+    fn name(&self) -> &str {
+        "spawn"
+    }
+
+    fn description(&self) -> &str {
+        "Run a program with arguments (no shell: no pipes, globs or variables) in the \
+         workspace, sandboxed like exec_shell, and return exit_code, stdout and stderr. \
+         At most 5 at a time; killed after `timeout` seconds (default 60)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The program, e.g. `cargo`"},
+                "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments"},
+                "description": {"type": "string", "description": "What it is for, for the person"},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds (default 60)"},
+                "sandbox": {"type": "boolean", "description": "false runs it outside the sandbox; the person must approve it explicitly, every time"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Exec
+    }
+
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let line = as_line(&argv(args)?)?;
+        let mut exec = shell::analyze(&line, workspace);
+        exec.unsandboxed = self.runner.unsandboxed(args);
+        Ok(vec![Operation::Exec(exec)])
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let argv = argv(&args)?;
+        let timeout = u64_arg(&args, "timeout")?
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .clamp(1, self.max_timeout);
+        let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
+            return Err(ToolError::ExecutionFailed(format!(
+                "{MAX_CONCURRENT} spawned processes are running already (the limit); wait for \
+                 one to finish"
+            )));
+        };
+        let description = args
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("(no description)")
+            .to_string();
+        let program = argv[0].clone();
+        let unsandboxed = self.runner.unsandboxed(&args);
+        let mut v = self.runner.run(argv, unsandboxed, timeout, ctx).await?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("command".into(), json!(program));
+            obj.insert("description".into(), json!(description));
+        }
+        Ok(v)
+    }
+
+    fn unsandboxed_retry(&self, args: &Value, result: &Value) -> Option<Value> {
+        if self.runner.unsandboxed(args) || result.get("sandbox").is_none() {
+            return None;
+        }
+        let mut retry = args.clone();
+        retry["sandbox"] = Value::Bool(false);
+        Some(retry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_quoted_as_one_simple_command() {
+        let argv = argv(&json!({"command": "rm", "args": ["-rf", "a b", "$(x)"]})).unwrap();
+        assert_eq!(as_line(&argv).unwrap(), "rm -rf 'a b' '$(x)'");
+        assert!(super::argv(&json!({"command": "x", "args": [1]})).is_err());
+        assert!(super::argv(&json!({"command": "  "})).is_err());
+    }
+}
