@@ -22,9 +22,9 @@ use crate::policy::{
     Workspace,
 };
 use crate::protocol::{AgentEvent, ApprovalMode, Op, RuleLists, Usage};
-use crate::provider::{Message, Provider, ToolSchema};
+use crate::provider::{Message, Provider};
 use crate::session::Journal;
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolRegistry, ToolSource, Toolset};
 
 mod approval;
 mod dispatch;
@@ -176,8 +176,7 @@ impl Emitter {
 /// State shared by the turn and its concurrent tool calls.
 pub(crate) struct Shared {
     pub(crate) provider: Arc<dyn Provider>,
-    pub(crate) registry: Arc<ToolRegistry>,
-    pub(crate) schemas: Vec<ToolSchema>,
+    pub(crate) tools: Toolset,
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) guardrails: Guardrails,
     pub(crate) authz: AuthorizationManager,
@@ -357,6 +356,7 @@ pub struct Agent {
     config: AgentConfig,
     provider: Arc<dyn Provider>,
     registry: Arc<ToolRegistry>,
+    sources: Vec<Arc<dyn ToolSource>>,
     workspace: Arc<Workspace>,
     approver: Option<Arc<dyn Approver>>,
     hooks: Vec<Arc<dyn AfterHook>>,
@@ -375,12 +375,21 @@ impl Agent {
             config,
             provider,
             registry,
+            sources: Vec::new(),
             workspace,
             approver: None,
             hooks: Vec::new(),
             redactor: Redactor::default(),
             journal: None,
         }
+    }
+
+    /// Adds tools that may change while the conversation runs (an MCP
+    /// server's).
+    #[must_use]
+    pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
+        self
     }
 
     /// Decides approvals with `approver` (headless mode). Without one, each
@@ -431,9 +440,8 @@ impl Agent {
         let hooks_path = crate::sandbox::git_hooks_path(self.workspace.root())
             .map(|p| self.workspace.display_relative(&p));
         let shared = Arc::new(Shared {
-            schemas: self.registry.schemas(),
             provider: self.provider,
-            registry: self.registry,
+            tools: Toolset::new((*self.registry).clone(), self.sources),
             guardrails: Guardrails::new(
                 self.workspace.clone(),
                 Arc::new(cfg.rules.clone()),
@@ -472,7 +480,7 @@ impl Agent {
             model: cfg.model.clone(),
             workspace: shared.workspace.root().to_path_buf(),
             approval: cfg.approval,
-            tools: shared.registry.names(),
+            tools: shared.tools.snapshot().registry.names(),
         });
         let task = tokio::spawn(run(shared, pending, op_rx));
         AgentHandle {

@@ -11,10 +11,12 @@ pub mod builtin;
 pub mod preview;
 pub mod registry;
 pub mod spec;
+pub mod toolset;
 pub mod truncate;
 pub mod validate;
 
 pub use builtin::BuiltinSettings;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use spec::{Progress, ProgressSink, Tool, ToolContext, ToolError, file_operation};
+pub use toolset::{Snapshot, ToolSource, Toolset};
 pub use truncate::{MAX_TOOL_RESULT_BYTES, truncate};

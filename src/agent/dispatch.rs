@@ -29,7 +29,7 @@ use crate::protocol::{
 };
 use crate::provider::{ToolCall, ToolOutput};
 use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate_sized};
-use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError};
+use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
 /// How a call ended before normalization.
 enum Outcome {
@@ -45,21 +45,25 @@ pub(crate) async fn run_calls(
     calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Vec<ToolOutput> {
+    // The tools as they are now: one that goes away during the batch is
+    // still found here, and fails as its server does.
+    let snapshot = shared.tools.snapshot();
+    let registry = &snapshot.registry;
     let mut results = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
         let batch_end = calls[i..]
             .iter()
-            .position(|c| !is_read_only(shared, c))
+            .position(|c| !is_read_only(registry, c))
             .map_or(calls.len(), |p| i + p);
         if batch_end > i {
             let batch = calls[i..batch_end]
                 .iter()
-                .map(|c| dispatch_one(shared, turn_id, c, cancel));
+                .map(|c| dispatch_one(shared, registry, turn_id, c, cancel));
             results.extend(join_all(batch).await);
             i = batch_end;
         } else {
-            results.push(dispatch_one(shared, turn_id, &calls[i], cancel).await);
+            results.push(dispatch_one(shared, registry, turn_id, &calls[i], cancel).await);
             i += 1;
         }
     }
@@ -67,15 +71,15 @@ pub(crate) async fn run_calls(
 }
 
 /// Unknown tools count as read-only: they fail at once, touching nothing.
-fn is_read_only(shared: &Shared, call: &ToolCall) -> bool {
-    shared
-        .registry
+fn is_read_only(registry: &ToolRegistry, call: &ToolCall) -> bool {
+    registry
         .resolve(&call.name)
         .map_or(true, |t| t.tool.effect() == Effect::Read)
 }
 
 async fn dispatch_one(
     shared: &Shared,
+    registry: &ToolRegistry,
     turn_id: u64,
     call: &ToolCall,
     cancel: &CancellationToken,
@@ -85,7 +89,7 @@ async fn dispatch_one(
     // tool's).
     let mut started = Instant::now();
     // 1. resolve
-    let resolved = shared.registry.resolve(&call.name);
+    let resolved = registry.resolve(&call.name);
     let tool_name = resolved
         .as_ref()
         .map_or_else(|_| call.name.clone(), |t| t.name().to_string());

@@ -63,11 +63,12 @@ pub(crate) async fn run_turn(
     let mut turn_usage = Usage::default();
     loop {
         let model = shared.model();
+        let tools = shared.tools.snapshot();
         let request = ChatRequest {
             model: &model,
             system: &shared.system_prompt,
             messages: &conv.messages,
-            tools: &shared.schemas,
+            tools: &tools.schemas,
         };
         let mut observer = TurnObserver { emitter, turn_id };
         let completion = match shared

@@ -23,6 +23,8 @@ pub enum RegistryError {
     InvalidSchema { tool: String, reason: String },
     #[error("tool name `{0}` is invalid: use 1-64 letters, digits, `_` or `-`")]
     InvalidName(String),
+    #[error("tool name `{0}` is taken")]
+    Taken(String),
 }
 
 /// A tool with its compiled validator and its schema for the model.
@@ -50,9 +52,11 @@ impl std::fmt::Debug for RegisteredTool {
     }
 }
 
-#[derive(Debug, Default)]
+/// Entries are shared: a registry extended with more tools (an MCP
+/// server's) reuses the compiled validators of the ones it had.
+#[derive(Debug, Default, Clone)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, RegisteredTool>,
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
 
 impl ToolRegistry {
@@ -100,13 +104,30 @@ impl ToolRegistry {
         }
         self.tools.insert(
             name,
-            RegisteredTool {
+            Arc::new(RegisteredTool {
                 tool,
                 schema,
                 validator,
-            },
+            }),
         );
         Ok(())
+    }
+
+    /// This registry with `more` tools added (each replacing none of the
+    /// ones here); the tools that could not be added, with why.
+    pub fn extended(&self, more: Vec<Arc<dyn Tool>>) -> (Self, Vec<RegistryError>) {
+        let mut out = self.clone();
+        let mut refused = Vec::new();
+        for tool in more {
+            if out.tools.contains_key(tool.name()) {
+                refused.push(RegistryError::Taken(tool.name().to_string()));
+                continue;
+            }
+            if let Err(e) = out.register(tool) {
+                refused.push(e);
+            }
+        }
+        (out, refused)
     }
 
     /// Finds the tool a model asked for (see the module docs for the rules).
@@ -118,15 +139,15 @@ impl ToolRegistry {
                 self.names().join(", ")
             )));
         }
-        if let Some(t) = self.tools.get(requested) {
+        if let Some(t) = self.get(requested) {
             return Ok(t);
         }
         let bare = requested.strip_prefix("functions.").unwrap_or(requested);
-        if let Some(t) = self.tools.get(bare) {
+        if let Some(t) = self.get(bare) {
             return Ok(t);
         }
         if let Some((server, tool)) = bare.split_once('.')
-            && let Some(t) = self.tools.get(&format!("{server}__{tool}"))
+            && let Some(t) = self.get(&format!("{server}__{tool}"))
         {
             return Ok(t);
         }
@@ -137,7 +158,7 @@ impl ToolRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+        self.tools.get(name).map(|t| &**t)
     }
 
     /// Schemas for the model, sorted by name.
