@@ -437,8 +437,10 @@ impl Agent {
         let cfg = self.config;
         // Hooks the repository keeps in the workspace run at the person's
         // next commit.
-        let hooks_path = crate::sandbox::git_hooks_path(self.workspace.root())
-            .map(|p| self.workspace.display_relative(&p));
+        let hooks_path: Vec<String> = crate::sandbox::repo_code_paths(self.workspace.root())
+            .iter()
+            .map(|p| self.workspace.display_relative(p))
+            .collect();
         let shared = Arc::new(Shared {
             provider: self.provider,
             tools: Toolset::new((*self.registry).clone(), self.sources),

@@ -516,6 +516,8 @@ fn hook_set(
                     )?,
                     origin,
                     files: Vec::new(),
+                    // A workspace cannot let its hooks out.
+                    unconfined: origin == RuleOrigin::User && e.sandbox == Some(false),
                 })
             })
             .collect::<Result<Vec<_>, _>>()

@@ -110,26 +110,30 @@ fn exit_code(ev: &AgentEvent) -> Option<i32> {
     }
 }
 
-/// Ctrl-C and SIGTERM, counted.
+/// Ctrl-C, SIGTERM and SIGHUP (the terminal went away), counted: each
+/// interrupts the turn, so commands are killed and what they left swept.
 struct Interrupts {
     count: u32,
-    term: Option<tokio::signal::unix::Signal>,
+    term: Vec<tokio::signal::unix::Signal>,
 }
 
 impl Interrupts {
     fn new() -> Self {
-        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = [SignalKind::terminate(), SignalKind::hangup()]
+            .into_iter()
+            .filter_map(|k| signal(k).ok())
+            .collect();
         Self { count: 0, term }
     }
 
     async fn next(&mut self) {
         let term = async {
-            match self.term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
+            if self.term.is_empty() {
+                std::future::pending::<()>().await;
             }
+            let waits = self.term.iter_mut().map(|s| Box::pin(s.recv()));
+            futures_util::future::select_all(waits).await;
         };
         tokio::select! {
             r = tokio::signal::ctrl_c() => {

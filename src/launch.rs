@@ -75,6 +75,8 @@ pub fn spawn_agent(
     // The session's own temp directory, removed when the agent ends.
     let scratch = match tempfile::Builder::new().prefix("lathe-tmp-").tempdir() {
         Ok(dir) => {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
             sandbox.private_tmp = Some(dir.path().to_path_buf());
             Some(Arc::new(dir))
         }

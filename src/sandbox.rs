@@ -411,9 +411,11 @@ impl Probe {
             out.push(
                 "no mount table of its own: the workspace root itself is read-only to \
                  commands (files in it and its subdirectories stay writable) so that .git \
-                 and .lathe stay protected; /tmp is read-only (TMPDIR is the session's own \
-                 temp directory); permissions of files outside can change; the sockets of \
-                 other programs are reachable"
+                 and .lathe stay protected; /tmp and /dev/shm are read-only (TMPDIR is \
+                 the session's own temp directory) and System V IPC is refused; \
+                 permissions of files outside can change; the sockets of other programs \
+                 are reachable; the names (not the contents) of what is hidden can be \
+                 listed"
                     .to_string(),
             );
         }
@@ -486,6 +488,36 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".claude.json",
     ".config/anthropic",
     ".config/openai",
+    ".config/github-copilot",
+    ".gemini",
+    ".config/stripe",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".pulumi",
+    ".config/glab-cli",
+    ".fly",
+    ".config/Bitwarden CLI",
+    ".config/configstore",
+    ".config/.wrangler",
+    ".wrangler",
+    ".supabase",
+    ".config/supabase",
+    ".railway",
+    ".config/railway",
+    ".config/hcloud",
+    ".config/ngrok",
+    ".ngrok2",
+    ".sentryclirc",
+    ".kaggle",
+    ".local/share/com.vercel.cli",
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".config/fish",
+    ".gitconfig",
     ".config/google-chrome",
     ".config/chromium",
     ".config/BraveSoftware",
@@ -512,8 +544,9 @@ pub fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
             out.push(p);
         }
     }
-    // Hooks kept in the workspace (`core.hooksPath`, husky, lefthook).
-    out.extend(git_traps::hooks_path(workspace));
+    // What the repository runs from the workspace (`core.hooksPath`,
+    // husky, lefthook, pre-commit, included config).
+    out.extend(git_traps::repo_code_paths(workspace));
     // A worktree or submodule: `.git` is a file naming the real directory.
     let dot_git = workspace.join(".git");
     if dot_git.is_file()
@@ -551,10 +584,23 @@ pub fn holds_secret_value(name: &str) -> bool {
     if matches!(upper.as_str(), "PWD" | "OLDPWD") {
         return false;
     }
-    let inside = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+    let inside = [
+        "KEY",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CONNECTIONSTRING",
+        "CONNECTION_STRING",
+    ];
     let words = [
         "PASS",
         "PWD",
+        "PW",
+        "CREDS",
+        "SESSION",
         "AUTH",
         "PAT",
         "JWT",
@@ -571,8 +617,23 @@ pub fn holds_secret_value(name: &str) -> bool {
 }
 
 /// Whether a value carries a password in a URL (`redis://:pw@host`,
-/// `https://user:pw@proxy`), whatever its variable is called.
+/// `https://user:pw@proxy`, `?password=`) or a connection string
+/// (`Password=…;`, `AccountKey=…`), whatever its variable is called.
 pub fn has_url_password(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if [
+        "password=",
+        "pwd=",
+        "accountkey=",
+        "sharedaccesssignature=",
+        "sig=",
+        "secret=",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+    {
+        return true;
+    }
     value.split("://").skip(1).any(|rest| {
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         authority
@@ -674,7 +735,7 @@ mod namespaces;
 mod seccomp;
 
 pub use git_traps::{
-    Sweep, Trap, hooks_path as git_hooks_path, sweep as sweep_git_traps,
+    Sweep, Trap, check_written as check_written_git, repo_code_paths, sweep as sweep_git_traps,
     unsafe_keys as unsafe_git_config,
 };
 pub use namespaces::Isolation;

@@ -608,3 +608,33 @@ async fn message_notifies_the_terminal_or_posts_to_a_webhook() {
     assert!(events.iter().any(|e| matches!(e,
         AgentEvent::ToolProgress { stream, text, .. } if stream == "notify" && text == "tests pass")));
 }
+
+/// A few file writes can assemble a bare repository set up to run a
+/// program: the write that completes it gets it disarmed.
+#[tokio::test]
+async fn file_writes_that_assemble_a_git_repository_are_checked() {
+    use lathe::tools::builtin::WriteFile;
+    let ws = tempfile::tempdir().unwrap();
+    for (path, content) in [
+        ("docs/config", "[core]\n\tpager = evil\n"),
+        ("docs/objects/.keep", ""),
+        ("docs/refs/.keep", ""),
+    ] {
+        call(
+            &WriteFile,
+            ws.path(),
+            json!({"path": path, "content": content}),
+        )
+        .await
+        .unwrap();
+    }
+    let v = call(
+        &WriteFile,
+        ws.path(),
+        json!({"path": "docs/HEAD", "content": "ref: refs/heads/main\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(v["warnings"].to_string().contains("core.pager"), "{v}");
+    assert!(ws.path().join("docs/config.lathe-disarmed").exists());
+}

@@ -187,6 +187,7 @@ fn hook(command: &str) -> HookSpec {
         timeout_secs: 5,
         origin: RuleOrigin::User,
         files: Vec::new(),
+        unconfined: false,
     }
 }
 
@@ -325,6 +326,7 @@ async fn after_hooks_see_redacted_results_and_may_replace_them() {
         timeout_secs: 5,
         origin: RuleOrigin::User,
         files: Vec::new(),
+        unconfined: false,
     };
     let setup = Setup {
         hooks: HookSet {
@@ -538,9 +540,10 @@ async fn read_only_git_does_not_run_a_planted_repository_config() {
 }
 
 /// Hooks run through the sandbox's warden: nothing a hook starts outlives
-/// it, and its environment holds no secret-looking variable. A
-/// workspace's hook is confined as the model's commands are (no write
-/// outside the workspace); the person's own hooks are not.
+/// it, and its environment holds no secret-looking variable. Hooks are
+/// confined as the model's commands are (no write outside the
+/// workspace), but for the person's own hooks configured `sandbox =
+/// false`; a workspace's hook cannot be let out.
 #[tokio::test]
 async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
     let ws = tempfile::tempdir().unwrap();
@@ -554,18 +557,20 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
             outside.path().display()
         )
     };
-    let hook_of = |origin: RuleOrigin, tag: &str| HookSpec {
+    let hook_of = |origin: RuleOrigin, tag: &str, unconfined: bool| HookSpec {
         matcher: "write_file".into(),
         command: command(tag),
         timeout_secs: 5,
         origin,
         files: Vec::new(),
+        unconfined,
     };
     let setup = Setup {
         hooks: HookSet {
             before: vec![
-                hook_of(RuleOrigin::User, "user"),
-                hook_of(RuleOrigin::Workspace, "repo"),
+                hook_of(RuleOrigin::User, "user", true),
+                hook_of(RuleOrigin::User, "confined", false),
+                hook_of(RuleOrigin::Workspace, "repo", true),
             ],
             after: vec![],
         },
@@ -588,7 +593,11 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
     assert_eq!(result_of(&events, "w").0, ToolStatus::Ok);
     assert!(
         outside.path().join("user.txt").exists(),
-        "the person's hook may write where it likes"
+        "the person's hook set `sandbox = false` may write where it likes"
+    );
+    assert!(
+        !outside.path().join("confined.txt").exists(),
+        "a hook is confined unless its person says otherwise"
     );
     assert!(
         !outside.path().join("repo.txt").exists(),

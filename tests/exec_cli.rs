@@ -826,3 +826,39 @@ async fn a_command_cannot_rewrite_what_the_persons_own_hook_runs() {
         }
     }
 }
+
+/// A hook script that does not exist when Lathe starts is pinned as
+/// absent: a command that creates it does not get it run, confined or
+/// not.
+#[tokio::test]
+async fn a_hook_script_a_command_creates_does_not_run() {
+    let env = Env::new();
+    let ws = env.ws.path();
+    let home = env.home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        "[[hooks.after_tool_call]]\nmatch = \"exec_shell\"\ncommand = \"./scripts/audit.sh\"\nsandbox = false\n",
+    )
+    .unwrap();
+    let pwned = home.join("pwned");
+    // What the analysis cannot see into: a script.
+    std::fs::write(
+        ws.join("create.sh"),
+        format!(
+            "mkdir -p scripts && printf '#!/bin/sh\\nid > {}\\n' > scripts/audit.sh && chmod +x scripts/audit.sh",
+            pwned.display()
+        ),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("s", "exec_shell", json!({"command": "bash create.sh"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--json", "--approval", "full-auto"], "go")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(ws.join("scripts/audit.sh").exists(), "{}", r.stdout);
+    assert!(!pwned.exists(), "the created hook script ran: {}", r.stdout);
+}

@@ -1083,3 +1083,151 @@ async fn no_set_id_bits_or_file_capabilities() {
                 == 0
     );
 }
+
+/// The second round of attacks on the sweep: a NUL that git stops at, a
+/// `.git` file ending in one, HEADs git takes that are not spelt the
+/// usual way, a git directory whose objects live in its `commondir`, a
+/// directory the command made unreadable.
+#[tokio::test]
+async fn the_sweep_reads_git_directories_as_git_does() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    std::thread::sleep(Duration::from_millis(100));
+    let v = run(
+        Mode::WorkspaceWrite,
+        root,
+        "git init -q nul && printf '[remote \"origin.uploadpack\\0x\"]\\n\\turl = evil\\n' >> nul/.git/config; \
+         git init -q --bare store && printf 'ref:refs/heads/main' > store/HEAD && printf '[core]\\n\\tfsmonitor = evil\\n' >> store/config && \
+         mkdir app && printf 'gitdir: ../store\\0' > app/.git; \
+         git init -q --bare hex && printf '0123456789012345678901234567890123456789 junk' > hex/HEAD && printf '[core]\\n\\tpager = evil\\n' >> hex/config; \
+         git init -q --bare common && mkdir linked && printf 'ref: refs/heads/main\\n' > linked/HEAD && echo ../common > linked/commondir && printf '[core]\\n\\tpager = evil\\n' >> common/config; \
+         mkdir -p locked/sub && git init -q locked/sub && git -C locked/sub config core.fsmonitor evil && chmod 111 locked; \
+         echo planted",
+    )
+    .await;
+    assert!(stdout(&v).contains("planted"), "{v}");
+    for armed in [
+        "nul/.git/config.lathe-disarmed",
+        "store/config.lathe-disarmed",
+        "hex/config.lathe-disarmed",
+        "common/config.lathe-disarmed",
+        "locked/sub/.git/config.lathe-disarmed",
+    ] {
+        assert!(root.join(armed).exists(), "{armed}: {v}");
+    }
+}
+
+/// Where the workspace lies under /tmp, an earlier command cannot swap a
+/// directory on its way for a link to have the next command's workspace
+/// (or the warden's directories) land elsewhere: the next command does
+/// not run, and says why.
+#[tokio::test]
+async fn a_link_in_the_sessions_tmp_stops_the_next_command() {
+    let parent = tempfile::tempdir().unwrap();
+    let ws = parent.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let elsewhere = outside();
+    let tool = shell(Mode::WorkspaceWrite, false);
+    let p = parent.path().display();
+    let _ = run_in(
+        &tool,
+        &ws,
+        &format!(
+            "cd / && mv '{p}' /tmp/moved && ln -s '{}' '{p}'",
+            elsewhere.path().display()
+        ),
+    )
+    .await;
+    let e = run_in(&tool, &ws, "echo ran").await.unwrap_err();
+    assert!(e.to_string().contains("link"), "{e}");
+    assert!(!elsewhere.path().join("ws").exists());
+}
+
+/// The scripts a repository runs from the workspace when the person uses
+/// git (husky's, files its config includes) are as protected as `.git`.
+#[tokio::test]
+async fn what_the_repository_runs_from_the_workspace_is_read_only() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    git(root, &["init", "-q", "."]);
+    git(root, &["config", "core.hooksPath", ".husky/_"]);
+    git(root, &["config", "include.path", "../.gitconfig.local"]);
+    std::fs::create_dir_all(root.join(".husky/_")).unwrap();
+    std::fs::write(root.join(".husky/pre-commit"), "npm test\n").unwrap();
+    std::fs::write(root.join(".gitconfig.local"), "[user]\n\tname = A\n").unwrap();
+    std::fs::write(root.join(".pre-commit-config.yaml"), "repos: []\n").unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        root,
+        "echo evil >> .husky/pre-commit; printf '[core]\\n\\tfsmonitor = evil\\n' >> .gitconfig.local; \
+         echo evil >> .pre-commit-config.yaml; echo ok > other.txt; true",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join(".husky/pre-commit")).unwrap(),
+        "npm test\n",
+        "{v}"
+    );
+    assert!(
+        !std::fs::read_to_string(root.join(".gitconfig.local"))
+            .unwrap()
+            .contains("evil")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".pre-commit-config.yaml")).unwrap(),
+        "repos: []\n"
+    );
+    assert!(root.join("other.txt").exists());
+}
+
+/// A hidden store inside the workspace (a workspace that is the home
+/// directory) cannot be carried out from under its cover by moving a
+/// parent.
+#[tokio::test]
+async fn moving_a_parent_does_not_uncover_a_hidden_store() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    std::fs::create_dir_all(root.join(".config/gh")).unwrap();
+    std::fs::write(
+        root.join(".config/gh/hosts.yml"),
+        "oauth_token: gho_secret123456",
+    )
+    .unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.hidden = vec![root.join(".config/gh")];
+    let tool = ExecShell::new(&settings);
+    let v = run_in(&tool, root, "mv .config cfg 2>&1; echo moved=$?")
+        .await
+        .unwrap();
+    assert!(stdout(&v).contains("moved=1"), "{v}");
+    let v = run_in(
+        &tool,
+        root,
+        "cat .config/gh/hosts.yml cfg/gh/hosts.yml 2>&1",
+    )
+    .await
+    .unwrap();
+    assert!(!stdout(&v).contains("gho_secret"), "{v}");
+}
+
+/// Without namespaces, the system's /dev/shm and System V IPC are other
+/// programs': neither can be used.
+#[tokio::test]
+async fn without_namespaces_shared_memory_is_refused() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.namespaces = false;
+    let marker = format!("lathe-shm-{}", std::process::id());
+    let v = run_in(
+        &ExecShell::new(&settings),
+        ws.path(),
+        &format!(
+            "echo x > /dev/shm/{marker}; echo shm=$?; \
+             python3 -c 'import ctypes,os; l=ctypes.CDLL(None, use_errno=True); n={{\"x86_64\": 29, \"aarch64\": 194}}[os.uname().machine]; r=l.syscall(n, 0, 4096, 0o1600); print(\"sysv\", r, ctypes.get_errno())'"
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(!Path::new("/dev/shm").join(&marker).exists(), "{v}");
+    assert!(stdout(&v).contains("sysv -1 1"), "{v}");
+}

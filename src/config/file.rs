@@ -118,6 +118,9 @@ pub struct HookEntry {
     pub matcher: Option<String>,
     pub command: String,
     pub timeout_secs: Option<u64>,
+    /// `false` runs the hook outside the sandbox (still contained); a
+    /// person's own hooks only.
+    pub sandbox: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

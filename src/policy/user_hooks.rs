@@ -49,6 +49,12 @@ pub struct HookSpec {
     /// ask, and a workspace hook whose file changed no longer runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<HookFile>,
+    /// Runs outside the sandbox (still contained): the person's own hook,
+    /// configured `sandbox = false`. Every other hook is confined as the
+    /// model's commands are, since what it runs may come from the
+    /// workspace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfined: bool,
 }
 
 /// A workspace file a hook runs or reads, and its SHA-256.
@@ -107,9 +113,9 @@ impl HookSet {
         for hook in self.before.iter_mut().chain(self.after.iter_mut()) {
             hook.files = named_files(&hook.command, workspace)
                 .into_iter()
-                .filter_map(|path| {
-                    let sha256 = sha256_of(&workspace.root().join(&path)).ok()?;
-                    Some(HookFile { path, sha256 })
+                .map(|path| {
+                    let sha256 = content_of(&workspace.root().join(&path));
+                    HookFile { path, sha256 }
                 })
                 .collect();
         }
@@ -138,14 +144,24 @@ fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
         let abs = workspace.check(&path.to_string_lossy()).ok()?;
         abs.is_file().then(|| workspace.display_relative(&abs))
     };
+    // A program or script named by path is pinned even when it does not
+    // exist yet: a command must not be able to create it.
+    let to_run = |path: &Path| -> Option<String> {
+        let abs = workspace.check(&path.to_string_lossy()).ok()?;
+        (!abs.is_dir()).then(|| workspace.display_relative(&abs))
+    };
     let mut files = Vec::new();
     for c in &op.commands {
+        let cwd = c.cwd.as_deref().unwrap_or(workspace.root());
         for program in std::iter::once(&c.program).chain(c.script.as_ref()) {
-            if let Program::Path { path, .. } = program {
-                files.extend(inside(path));
+            match program {
+                Program::Path { path, .. } => files.extend(to_run(path)),
+                Program::NotFound { name } if name.contains('/') => {
+                    files.extend(to_run(&cwd.join(name)));
+                }
+                _ => {}
             }
         }
-        let cwd = c.cwd.as_deref().unwrap_or(workspace.root());
         for word in c.argv.iter().filter(|w| !w.dynamic) {
             let value = word
                 .text
@@ -169,6 +185,14 @@ fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
     files
 }
 
+/// What a hook file holds: its SHA-256, or `absent` (a file a command
+/// could create).
+fn content_of(path: &Path) -> String {
+    sha256_of(path).unwrap_or_else(|_| ABSENT.to_string())
+}
+
+const ABSENT: &str = "absent";
+
 /// The SHA-256 of a file's content, in hex.
 fn sha256_of(path: &Path) -> std::io::Result<String> {
     let bytes = std::fs::read(path)?;
@@ -183,7 +207,7 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
 fn changed_file(hook: &HookSpec, workspace: &Path) -> Option<String> {
     hook.files
         .iter()
-        .find(|f| sha256_of(&workspace.join(&f.path)).ok().as_deref() != Some(f.sha256.as_str()))
+        .find(|f| content_of(&workspace.join(&f.path)) != f.sha256)
         .map(|f| f.path.clone())
 }
 
@@ -362,12 +386,13 @@ impl HookRunner<'_> {
         }
         let mut cmd = match self.sandbox {
             Some(settings) => {
-                let settings = match hook.origin {
-                    RuleOrigin::Workspace => settings.clone(),
-                    RuleOrigin::User => crate::sandbox::Settings {
+                let settings = if hook.unconfined && hook.origin == RuleOrigin::User {
+                    crate::sandbox::Settings {
                         mode: crate::sandbox::Mode::Off,
                         ..settings.clone()
-                    },
+                    }
+                } else {
+                    settings.clone()
                 };
                 let policy = settings.policy(
                     self.workspace,

@@ -9,6 +9,7 @@ fn hook(command: &str, timeout_secs: u64) -> HookSpec {
         timeout_secs,
         origin: RuleOrigin::User,
         files: Vec::new(),
+        unconfined: false,
     }
 }
 

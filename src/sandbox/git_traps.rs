@@ -66,6 +66,10 @@ pub struct Sweep {
     pub traps: Vec<Trap>,
     /// The workspace was too big to look through completely.
     pub incomplete: bool,
+    /// Directories the command had made unreadable, readable again.
+    pub repaired: Vec<PathBuf>,
+    /// Directories that could not be looked into.
+    pub unreadable: Vec<PathBuf>,
     /// Protected names the command created at the top of the workspace
     /// (`.lathe`, `.mcp.json`, `.envrc`): they did not exist, so nothing
     /// held them read-only.
@@ -99,6 +103,8 @@ pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
         found: BTreeSet::new(),
         visited: BTreeSet::new(),
         seen: 0,
+        repaired: Vec::new(),
+        unreadable: Vec::new(),
     };
     let shared_tmp = std::env::temp_dir();
     let mut complete = walk.tree(&policy.cwd);
@@ -123,6 +129,8 @@ pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
     for dir in policy.cwd.ancestors().skip(1) {
         walk.entry(&dir.join(".git"));
     }
+    out.repaired = std::mem::take(&mut walk.repaired);
+    out.unreadable = std::mem::take(&mut walk.unreadable);
     let mut inspected = BTreeSet::new();
     for entry in std::mem::take(&mut walk.found) {
         let Some(git_dir) = git_dir_of(&entry) else {
@@ -141,6 +149,54 @@ pub fn sweep(policy: &Policy, since: SystemTime) -> Sweep {
     out
 }
 
+/// After a file tool wrote `written` in `workspace`: if it lies in a git
+/// directory (or one shaped so, or beside a `.git`) other than the
+/// protected ones, that directory is checked as a command's would be,
+/// changed or not (a few writes can assemble a bare repository).
+pub fn check_written(workspace: &Path, written: &Path) -> Vec<Trap> {
+    let protected: Vec<PathBuf> = super::protected_paths(workspace)
+        .into_iter()
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect();
+    let writable = [workspace.to_path_buf()];
+    let mut traps = Vec::new();
+    let mut seen = BTreeSet::new();
+    for dir in written.ancestors().skip(1) {
+        if !dir.starts_with(workspace) {
+            break;
+        }
+        let mut candidates = Vec::new();
+        if dir.join(".git").symlink_metadata().is_ok() {
+            candidates.push(dir.join(".git"));
+        }
+        if is_git_shaped(dir) {
+            candidates.push(dir.to_path_buf());
+        }
+        for entry in candidates {
+            let Some(git_dir) = git_dir_of(&entry) else {
+                continue;
+            };
+            let real = git_dir.canonicalize().unwrap_or(git_dir);
+            if protected.iter().any(|p| real.starts_with(p)) || !seen.insert(real.clone()) {
+                continue;
+            }
+            traps.extend(inspect(&entry, &real, UNIX_EPOCH, &writable, &protected));
+        }
+        if dir == workspace {
+            break;
+        }
+    }
+    traps
+}
+
+/// Whether git would take `dir` for a git directory.
+fn is_git_shaped(dir: &Path) -> bool {
+    let head = dir.join("HEAD");
+    (dir.join("objects").is_dir() && dir.join("refs").is_dir() || dir.join("commondir").is_file())
+        && head.symlink_metadata().is_ok_and(|m| !m.is_dir())
+        && is_head(&head)
+}
+
 fn within(path: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| path.starts_with(r))
 }
@@ -156,6 +212,10 @@ struct Walk<'a> {
     /// Directories looked through, as they really are.
     visited: BTreeSet<PathBuf>,
     seen: usize,
+    /// Directories whose read permission was given back to look inside.
+    repaired: Vec<PathBuf>,
+    /// Directories that could not be looked into at all.
+    unreadable: Vec<PathBuf>,
 }
 
 impl Walk<'_> {
@@ -187,10 +247,26 @@ impl Walk<'_> {
             if self.is_protected(&real) || !self.visited.insert(real.clone()) {
                 continue;
             }
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    // Git needs only to pass through a directory; looking
+                    // needs to read it. A command may have taken that away
+                    // to hide what is inside: it is given back.
+                    match readable_again(&dir).and_then(|()| std::fs::read_dir(&dir).ok()) {
+                        Some(entries) => {
+                            self.repaired.push(dir.clone());
+                            entries
+                        }
+                        None => {
+                            self.unreadable.push(dir.clone());
+                            continue;
+                        }
+                    }
+                }
+                Err(_) => continue,
             };
-            let (mut head, mut objects, mut refs) = (None, false, false);
+            let (mut head, mut objects, mut refs, mut common) = (None, false, false, false);
             for entry in entries.flatten() {
                 self.seen += 1;
                 if self.seen > MAX_ENTRIES {
@@ -207,6 +283,7 @@ impl Walk<'_> {
                     Some("HEAD") if !kind.is_dir() => head = Some(path.clone()),
                     Some("objects") => objects = true,
                     Some("refs") => refs = true,
+                    Some("commondir") => common = true,
                     _ => {}
                 }
                 if kind.is_dir() {
@@ -220,12 +297,25 @@ impl Walk<'_> {
                     stack.push((target.clone(), target));
                 }
             }
-            if objects && refs && head.is_some_and(|h| is_head(&h)) {
+            // As git recognises a git directory: a valid HEAD, and the
+            // object store and refs here or in the one `commondir` names.
+            if ((objects && refs) || common) && head.is_some_and(|h| is_head(&h)) {
                 self.found.insert(dir);
             }
         }
         true
     }
+}
+
+/// Adds the owner's read and search permission to a directory Lathe owns.
+fn readable_again(dir: &Path) -> Option<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = dir.symlink_metadata().ok()?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        return None;
+    }
+    let mode = meta.permissions().mode() | 0o500;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).ok()
 }
 
 /// A small regular file, read without blocking (a FIFO or a device in
@@ -267,9 +357,20 @@ fn is_head(path: &Path) -> bool {
     let Some(small) = read_small(path) else {
         return false;
     };
-    let text = small.text.trim_end();
-    text.starts_with("ref: ")
-        || (matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
+    // As git validates it: `ref:`, blanks, `refs/…`; or an object id at
+    // the start, whatever follows.
+    let text = small.text.as_str();
+    if let Some(rest) = text.strip_prefix("ref:") {
+        return rest.trim_start().starts_with("refs/");
+    }
+    text.len() >= 40 && text.as_bytes()[..40].iter().all(u8::is_ascii_hexdigit)
+}
+
+/// A file's text as git reads it: up to a NUL, without the line breaks
+/// at its end.
+fn git_text(small: &Small) -> &str {
+    let text = small.text.split('\0').next().unwrap_or("");
+    text.trim_end_matches(['\n', '\r'])
 }
 
 /// The git directory an entry stands for: itself, or where a `.git`
@@ -280,10 +381,8 @@ fn git_dir_of(entry: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return Some(entry.to_path_buf());
     }
-    let text = read_small(entry)?.text;
-    let target = text
-        .strip_prefix("gitdir: ")?
-        .trim_end_matches(['\n', '\r']);
+    let small = read_small(entry)?;
+    let target = git_text(&small).strip_prefix("gitdir: ")?;
     let base = entry.parent()?;
     Some(base.join(target)).filter(|p| p.is_dir())
 }
@@ -315,7 +414,7 @@ fn inspect(
     // A linked worktree's git directory shares the configuration of the
     // one `commondir` names.
     if let Some(common) = read_small(&real.join("commondir")) {
-        let common = real.join(common.text.trim_end_matches(['\n', '\r']));
+        let common = real.join(git_text(&common));
         if let Ok(common) = common.canonicalize()
             && common.is_dir()
             && !protected.iter().any(|p| common.starts_with(p))
@@ -369,14 +468,15 @@ fn inspect(
         let hooks = dir.join("hooks");
         let hook_names: Vec<String> = match hooks.symlink_metadata() {
             Ok(m) if !m.is_dir() => vec!["hooks that are not a directory".into()],
-            Ok(_) => std::fs::read_dir(&hooks)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                .filter(|n| !n.ends_with(".sample"))
-                .map(|n| format!("hook {n}"))
-                .collect(),
+            Ok(_) => match std::fs::read_dir(&hooks) {
+                Ok(list) => list
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .filter(|n| !n.ends_with(".sample"))
+                    .map(|n| format!("hook {n}"))
+                    .collect(),
+                Err(_) => vec!["hooks that cannot be listed".into()],
+            },
             Err(_) => Vec::new(),
         };
         if !hook_names.is_empty() {
@@ -438,6 +538,11 @@ fn disarm(
 /// or read configuration from elsewhere: everything but the keys known to
 /// hold data only. What cannot be read as git reads it counts as unsafe.
 pub fn unsafe_keys(text: &str) -> Vec<String> {
+    // Git stops reading a name at a NUL; no reader can agree with it on
+    // what follows.
+    if text.contains('\0') {
+        return vec!["a configuration with a NUL byte".to_string()];
+    }
     let entries = match super::git_config::parse(text) {
         Ok(e) => e,
         Err(e) => return vec![format!("a configuration git may read otherwise ({e})")],
@@ -458,21 +563,70 @@ pub fn unsafe_keys(text: &str) -> Vec<String> {
     out
 }
 
-/// The hooks directory the workspace's repository names
-/// (`core.hooksPath`, as husky and lefthook set it), when it lies in the
-/// workspace: its scripts run at the next `git commit`, so they are
-/// protected as `.git/hooks` is.
-pub fn hooks_path(workspace: &Path) -> Option<PathBuf> {
-    let text = read_small(&workspace.join(".git/config"))?.text;
-    let value = super::git_config::parse(&text)
-        .ok()?
-        .into_iter()
-        .rev()
-        .find(|e| e.section == "core" && e.subsection.is_none() && e.key == "hookspath")?
-        .value?;
-    let path = workspace.join(value.trim());
-    let path = path.canonicalize().unwrap_or(path);
-    (path.starts_with(workspace) && path != workspace).then_some(path)
+/// The workspace files the workspace's own repository runs, or reads
+/// configuration from, when the person uses git: its `core.hooksPath`
+/// (husky, lefthook; with husky's `_` directory, the scripts beside it),
+/// files its config includes, and, while it has hooks, the hook
+/// managers' configuration (`.pre-commit-config.yaml`, `lefthook.yml`, …).
+/// They are protected as `.git` is.
+pub fn repo_code_paths(workspace: &Path) -> Vec<PathBuf> {
+    let git_dir = workspace.join(".git");
+    let Some(text) = read_small(&git_dir.join("config")).map(|s| s.text) else {
+        return Vec::new();
+    };
+    let entries = super::git_config::parse(&text).unwrap_or_default();
+    let inside = |p: PathBuf| {
+        let p = p.canonicalize().unwrap_or(p);
+        (p.starts_with(workspace) && p != workspace && !p.starts_with(&git_dir)).then_some(p)
+    };
+    let mut out = Vec::new();
+    let mut hooks_path = false;
+    for e in &entries {
+        let Some(value) = e.value.as_deref() else {
+            continue;
+        };
+        if e.section == "core" && e.subsection.is_none() && e.key == "hookspath" {
+            hooks_path = true;
+            if let Some(p) = inside(workspace.join(value.trim())) {
+                if p.file_name().is_some_and(|n| n == "_")
+                    && let Some(parent) = p.parent().filter(|d| *d != workspace)
+                {
+                    out.push(parent.to_path_buf());
+                }
+                out.push(p);
+            }
+        }
+        if matches!(e.section.as_str(), "include" | "includeif") && e.key == "path" {
+            out.extend(inside(git_dir.join(value.trim())));
+        }
+    }
+    let has_hooks = hooks_path
+        || std::fs::read_dir(git_dir.join("hooks")).is_ok_and(|list| {
+            list.flatten()
+                .any(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
+        });
+    if has_hooks {
+        for name in [
+            ".pre-commit-config.yaml",
+            ".pre-commit-config.yml",
+            "lefthook.yml",
+            "lefthook.yaml",
+            ".lefthook.yml",
+            ".lefthook.yaml",
+            "lefthook-local.yml",
+            ".overcommit.yml",
+            ".husky",
+            ".githooks",
+        ] {
+            let p = workspace.join(name);
+            if p.symlink_metadata().is_ok() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Whether `section.subsection.key = value` only holds data.

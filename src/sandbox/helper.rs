@@ -95,7 +95,10 @@ pub fn warden(mut policy: Policy) -> i32 {
     let isolation = if policy.mode == Mode::Off || !policy.namespaces {
         Isolation::default()
     } else {
-        namespaces::isolate(&mut policy)
+        match namespaces::isolate(&mut policy) {
+            Ok(isolation) => isolation,
+            Err(e) => return fail(&e),
+        }
     };
     if policy.report {
         report(&Report::Isolation(isolation));
@@ -111,10 +114,9 @@ pub fn warden(mut policy: Policy) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(&format!("cannot encode the policy: {e}")),
     };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return fail(&format!("cannot find the lathe binary: {e}")),
-    };
+    // This very binary, wherever it lies (a path under the system's
+    // /tmp is out of sight now).
+    let exe = std::path::PathBuf::from("/proc/self/exe");
     let child = match Command::new(exe).arg(CONFINER_ARG).arg(encoded).spawn() {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot start the confiner: {e}")),
@@ -256,7 +258,9 @@ pub fn confine(policy: Policy) -> i32 {
             Ok(_) => {}
             Err(e) => return fail(&e),
         }
-        if let Err(e) = super::seccomp::apply() {
+        // Without an IPC namespace of its own, System V IPC is the
+        // system's: refused.
+        if let Err(e) = super::seccomp::apply(!policy.protected_mounted) {
             return fail(&format!(
                 "{e}; set sandbox = \"off\" in the config to run commands without the sandbox"
             ));
@@ -336,11 +340,14 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
         )
     } else {
         let (readable, listable) = around(&[PathBuf::from("/")], &policy.hidden);
-        (
-            around(&policy.writable, &policy.protected).0,
-            readable,
-            listable,
-        )
+        // No empty `/dev/shm` of its own: the system's is other programs'.
+        let roots: Vec<PathBuf> = policy
+            .writable
+            .iter()
+            .filter(|w| *w != Path::new("/dev/shm"))
+            .cloned()
+            .collect();
+        (around(&roots, &policy.protected).0, readable, listable)
     };
     let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
         let mut ruleset = Ruleset::default()

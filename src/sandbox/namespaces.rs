@@ -38,7 +38,7 @@ pub struct Isolation {
 /// namespace, and a mount table of its own (see [`protect`]), through a
 /// user namespace of its own. The command cannot undo these mounts:
 /// Landlock denies every mount change to a sandboxed process.
-pub fn isolate(policy: &mut Policy) -> Isolation {
+pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     // The sockets other programs listen on, as this network namespace
     // lists them: read before leaving it.
     let sockets = listening_sockets();
@@ -66,13 +66,13 @@ pub fn isolate(policy: &mut Policy) -> Isolation {
         let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
         got.user = true;
     } else if unshare(flags).is_err() {
-        return got;
+        return Ok(got);
     }
     got.pid = true;
     got.net = !policy.network;
-    got.mounts = protect(policy, &sockets);
+    got.mounts = protect(policy, &sockets)?;
     got.proc = got.pid && got.mounts && pass_mount_capability();
-    got
+    Ok(got)
 }
 
 /// Lets the confiner (a new program: capabilities do not survive `exec`
@@ -123,13 +123,13 @@ pub fn mount_own_proc() -> Result<(), String> {
 /// since connecting to one (a terminal multiplexer, an agent, the
 /// desktop bus, Docker) would run code outside; and the hidden paths
 /// (Lathe's own files, credential stores) empty. Whether it was set up.
-fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> bool {
+fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> Result<bool, String> {
     // Nothing done here reaches the rest of the system.
     if mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE).is_err() {
-        return false;
+        return Ok(false);
     }
     if let Some(private) = policy.private_tmp.clone()
-        && private_tmp(policy, &private)
+        && private_tmp(policy, &private)?
     {
         // From here on the command's temp directory is `/tmp`.
         for root in &mut policy.writable {
@@ -179,10 +179,30 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> bool {
         }
     }
     hide_sockets(sockets);
+    // A hidden path inside a writable root (a workspace that is the home
+    // directory) is covered, and so cannot be moved; its parents are made
+    // mounts of their own too, so that moving one of them (`~/.config`)
+    // does not carry what is hidden out from under its cover.
     for path in &policy.hidden {
+        for root in writable.iter().filter(|w| path.starts_with(w)) {
+            let parents: Vec<&Path> = path
+                .ancestors()
+                .skip(1)
+                .take_while(|a| *a != root.as_path() && a.starts_with(root))
+                .collect();
+            for dir in parents.into_iter().rev() {
+                let _ = mount(
+                    Some(dir),
+                    dir,
+                    NONE,
+                    MsFlags::MS_BIND | MsFlags::MS_REC,
+                    NONE,
+                );
+            }
+        }
         cover(path);
     }
-    true
+    Ok(true)
 }
 
 /// The session's own temporary directory in place of `/tmp`, and an empty
@@ -190,7 +210,7 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> bool {
 /// memory, scratch files) is out of reach, and what the command leaves
 /// there cannot be met by the person's programs. Paths the command must
 /// still reach under `/tmp` (a workspace there) are brought back.
-fn private_tmp(policy: &Policy, private: &Path) -> bool {
+fn private_tmp(policy: &Policy, private: &Path) -> Result<bool, String> {
     use std::os::fd::AsRawFd;
     let tmp = Path::new("/tmp");
     // Held open, to be bound again once `/tmp` is covered.
@@ -214,19 +234,32 @@ fn private_tmp(policy: &Policy, private: &Path) -> bool {
         })
         .collect();
     if mount(Some(private), tmp, NONE, MsFlags::MS_BIND, NONE).is_err() {
-        return false;
+        return Ok(false);
     }
     for (path, dir) in keep {
         let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
-        if std::fs::create_dir_all(&path).is_ok() {
-            let _ = mount(
-                Some(source.as_str()),
-                &path,
-                NONE,
-                MsFlags::MS_BIND | MsFlags::MS_REC,
-                NONE,
-            );
-        }
+        // Where it goes in the session's `/tmp`, made without following a
+        // link an earlier command left there (which would have the
+        // warden create directories anywhere).
+        let Some(target) = path
+            .strip_prefix(tmp)
+            .ok()
+            .and_then(|rel| directory_beneath(tmp, rel))
+        else {
+            return Err(format!(
+                "{} cannot be shown in the session's /tmp: an earlier command put a link \
+                 in its way there; restart Lathe for a fresh temp directory",
+                path.display()
+            ));
+        };
+        let target = format!("/proc/self/fd/{}", target.as_raw_fd());
+        let _ = mount(
+            Some(source.as_str()),
+            target.as_str(),
+            NONE,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            NONE,
+        );
     }
     if Path::new("/dev/shm").is_dir() {
         let _ = mount(
@@ -237,7 +270,31 @@ fn private_tmp(policy: &Policy, private: &Path) -> bool {
             Some("mode=1777,size=25%"),
         );
     }
-    true
+    Ok(true)
+}
+
+/// The directory `rel` beneath `root`, made where missing, each step
+/// opened without following a link: `None` if one is in the way.
+fn directory_beneath(root: &Path, rel: &Path) -> Option<std::os::fd::OwnedFd> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+    let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mut dir = nix::fcntl::open(root, flags, Mode::empty()).ok()?;
+    for part in rel.components() {
+        let std::path::Component::Normal(name) = part else {
+            return None;
+        };
+        let next = match openat(&dir, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(nix::errno::Errno::ENOENT) => {
+                mkdirat(&dir, name, Mode::from_bits_truncate(0o700)).ok()?;
+                openat(&dir, name, flags, Mode::empty()).ok()?
+            }
+            Err(_) => return None,
+        };
+        dir = next;
+    }
+    Some(dir)
 }
 
 /// Remounts the mount at `path` read-only, keeping the flags a user

@@ -23,11 +23,13 @@ use seccompiler::{
 /// `fchmodat2` (Linux 6.6), the same number on every architecture.
 const SYS_FCHMODAT2: i64 = 452;
 
-/// Applies the filters to this process (and what it executes).
-pub fn apply() -> Result<(), String> {
+/// Applies the filters to this process (and what it executes);
+/// `no_ipc` refuses System V IPC too (where the command has no IPC
+/// namespace of its own, it would be the system's).
+pub fn apply(no_ipc: bool) -> Result<(), String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| format!("no seccomp filter for this architecture: {e}"))?;
-    for program in [refused(arch)?, missing(arch)?] {
+    for program in [refused(arch, no_ipc)?, missing(arch)?] {
         seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
     }
     drop_file_capability_right();
@@ -54,7 +56,7 @@ fn mode_arguments() -> Vec<(i64, u8)> {
 }
 
 /// The calls that fail with EPERM.
-fn refused(arch: TargetArch) -> Result<BpfProgram, String> {
+fn refused(arch: TargetArch, no_ipc: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     let bit = |index: u8, bit: u32| -> Result<SeccompRule, String> {
         let condition = SeccompCondition::new(
@@ -74,7 +76,24 @@ fn refused(arch: TargetArch) -> Result<BpfProgram, String> {
         }
         rules.insert(call, set_id);
     }
-    for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
+    let mut whole = vec![libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key];
+    if no_ipc {
+        whole.extend([
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_shmdt,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semctl,
+            libc::SYS_semtimedop,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+        ]);
+    }
+    for call in whole {
         rules.insert(call, Vec::new());
         if cfg!(target_arch = "x86_64") {
             rules.insert(call | 0x4000_0000, Vec::new());
@@ -133,7 +152,8 @@ mod tests {
     #[test]
     fn the_filters_compile_for_this_machine() {
         let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        assert!(!refused(arch).unwrap().is_empty());
+        assert!(!refused(arch, false).unwrap().is_empty());
+        assert!(!refused(arch, true).unwrap().is_empty());
         assert!(!missing(arch).unwrap().is_empty());
     }
 }

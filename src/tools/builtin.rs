@@ -69,6 +69,29 @@ impl Default for BuiltinSettings {
     }
 }
 
+/// After a file tool wrote `path`: a git directory it completed or changed
+/// so that git would run a program is disarmed, and the result says so
+/// (`warnings`), as after a command.
+async fn disarm_written(
+    ctx: &super::ToolContext,
+    path: &std::path::Path,
+    result: &mut serde_json::Value,
+) {
+    let root = ctx.workspace.root().to_path_buf();
+    let written = path.to_path_buf();
+    let traps = tokio::task::spawn_blocking(move || {
+        crate::sandbox::check_written_git(&root, &written)
+            .into_iter()
+            .map(|t| t.describe(&root))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    if !traps.is_empty() {
+        result["warnings"] = serde_json::json!(traps);
+    }
+}
+
 /// The names of the built-in tools, as rules and hooks name them.
 pub use crate::protocol::BUILTIN_TOOLS as NAMES;
 

@@ -83,7 +83,8 @@ impl Tool for EditFile {
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
         let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || {
+        let written = resolved.clone();
+        let mut v = tokio::task::spawn_blocking(move || {
             let text = read_text(&resolved, &shown)?;
             let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
             if cancel.is_cancelled() {
@@ -101,7 +102,9 @@ impl Tool for EditFile {
             }))
         })
         .await
-        .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))?
+        .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))??;
+        super::disarm_written(ctx, &written, &mut v).await;
+        Ok(v)
     }
 }
 

@@ -231,6 +231,25 @@ async fn disarm_git_traps(
         .await
         .unwrap_or_default();
     let mut warnings: Vec<String> = sweep.traps.iter().map(|t| t.describe(&workspace)).collect();
+    let shown = |p: &std::path::Path| {
+        p.strip_prefix(&workspace)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    for dir in &sweep.repaired {
+        warnings.push(format!(
+            "the command had made {} unreadable; Lathe made it readable again to look inside",
+            shown(dir)
+        ));
+    }
+    for dir in &sweep.unreadable {
+        warnings.push(format!(
+            "Lathe could not look inside {} for git repositories set up to run programs; do \
+             not run git there before you have",
+            shown(dir)
+        ));
+    }
     for path in &sweep.created {
         warnings.push(format!(
             "the command created {}, which changes what runs in this workspace (Lathe's \

