@@ -234,7 +234,8 @@ fn startup(c: &mut Criterion) {
             let config =
                 Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone())).unwrap();
             let theme = Theme::load(&config.theme, None, false).unwrap();
-            let launched = lathe::launch::spawn_agent(&config, None, false).unwrap();
+            let launched =
+                lathe::launch::spawn_agent(&config, None, lathe::launch::Trust::default()).unwrap();
             let mut app = App::new(
                 AppInit {
                     model: config.model.clone(),

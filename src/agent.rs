@@ -145,6 +145,12 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::McpServerStatus(status) => {
+            text(&mut status.endpoint);
+            if let Some(m) = status.message.as_mut() {
+                text(m);
+            }
+        }
         // A result was redacted once already, as the model got it
         // (`dispatch::normalize`): not again here.
         AgentEvent::ToolCallFinished { .. }
@@ -177,6 +183,7 @@ impl Emitter {
 pub(crate) struct Shared {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Toolset,
+    pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) guardrails: Guardrails,
     pub(crate) authz: AuthorizationManager,
@@ -337,6 +344,11 @@ impl Shared {
                 self.emitter.emit(self.permissions());
             }
             Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
+            Op::TrustWorkspaceMcp => {
+                if let Some(m) = &self.mcp {
+                    m.start_held();
+                }
+            }
             _ => return false,
         }
         true
@@ -357,6 +369,7 @@ pub struct Agent {
     provider: Arc<dyn Provider>,
     registry: Arc<ToolRegistry>,
     sources: Vec<Arc<dyn ToolSource>>,
+    mcp: Option<Arc<crate::mcp::Manager>>,
     workspace: Arc<Workspace>,
     approver: Option<Arc<dyn Approver>>,
     hooks: Vec<Arc<dyn AfterHook>>,
@@ -376,6 +389,7 @@ impl Agent {
             provider,
             registry,
             sources: Vec::new(),
+            mcp: None,
             workspace,
             approver: None,
             hooks: Vec::new(),
@@ -389,6 +403,16 @@ impl Agent {
     #[must_use]
     pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
         self.sources.push(source);
+        self
+    }
+
+    /// MCP servers: their tools join the registry as they come and go,
+    /// their states become `mcp_server_status` events, and they stop with
+    /// the agent.
+    #[must_use]
+    pub fn with_mcp(mut self, manager: Arc<crate::mcp::Manager>) -> Self {
+        self.sources.push(manager.clone());
+        self.mcp = Some(manager);
         self
     }
 
@@ -444,6 +468,7 @@ impl Agent {
         let shared = Arc::new(Shared {
             provider: self.provider,
             tools: Toolset::new((*self.registry).clone(), self.sources),
+            mcp: self.mcp.clone(),
             guardrails: Guardrails::new(
                 self.workspace.clone(),
                 Arc::new(cfg.rules.clone()),
@@ -484,6 +509,9 @@ impl Agent {
             approval: cfg.approval,
             tools: shared.tools.snapshot().registry.names(),
         });
+        if let Some(manager) = &self.mcp {
+            forward_mcp_status(manager.clone(), shared.emitter.clone());
+        }
         let task = tokio::spawn(run(shared, pending, op_rx));
         AgentHandle {
             ops: op_tx,
@@ -495,7 +523,15 @@ impl Agent {
 
 /// The agent task: waits for input, runs turns, and keeps reading ops
 /// while a turn runs.
-async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc::Receiver<Op>) {
+async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, ops: mpsc::Receiver<Op>) {
+    serve(shared.clone(), pending, ops).await;
+    // The servers' processes end with the agent.
+    if let Some(m) = &shared.mcp {
+        m.shutdown().await;
+    }
+}
+
+async fn serve(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc::Receiver<Op>) {
     let mut conversation = Conversation::default();
     let mut queued: VecDeque<String> = VecDeque::new();
     let mut ops_open = true;
@@ -557,6 +593,26 @@ async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc:
             return;
         }
     }
+}
+
+/// Turns MCP server states into events, those so far first. Ends when
+/// the manager does.
+fn forward_mcp_status(manager: Arc<crate::mcp::Manager>, emitter: Emitter) {
+    let mut rx = manager.subscribe();
+    let now = manager.statuses();
+    drop(manager);
+    tokio::spawn(async move {
+        for s in now {
+            emitter.emit(AgentEvent::McpServerStatus(s));
+        }
+        loop {
+            match rx.recv().await {
+                Ok(s) => emitter.emit(AgentEvent::McpServerStatus(s)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
 }
 
 /// Ops that arrive while no turn runs.

@@ -28,6 +28,27 @@ pub struct Cli {
 pub enum Command {
     /// Run one prompt headless: the final answer goes to stdout, progress to stderr.
     Exec(ExecArgs),
+    /// MCP servers: `lathe mcp list` starts each, and prints its state and tools.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server, then print each with its state and tools.
+    List {
+        /// One JSON object per server, per line.
+        #[arg(long)]
+        json: bool,
+        /// Start the workspace's servers too, even if you never trusted them.
+        #[arg(long)]
+        trust_workspace_mcp: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -39,6 +60,10 @@ pub struct ExecArgs {
     /// even if you never trusted them.
     #[arg(long)]
     pub trust_workspace_hooks: bool,
+    /// Start the MCP servers of the workspace's .mcp.json (and
+    /// .lathe/config.toml) for this run, even if you never trusted them.
+    #[arg(long)]
+    pub trust_workspace_mcp: bool,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

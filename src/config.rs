@@ -17,6 +17,7 @@ use crate::provider::{ProviderKind, ProviderSettings, RetryPolicy};
 use crate::secret::Secret;
 
 pub mod file;
+pub mod mcp;
 pub mod paths;
 
 /// Defaults every layer starts from. The modules that use these values
@@ -130,6 +131,11 @@ pub struct Config {
     pub hooks: HookSet,
     /// The workspace's hooks; they run only once the person trusts them.
     pub workspace_hooks: HookSet,
+    /// MCP servers from the user config.
+    pub mcp_servers: Vec<mcp::McpServer>,
+    /// MCP servers from the workspace (`.mcp.json`, its config): started
+    /// only once the person trusts them.
+    pub workspace_mcp: Vec<mcp::McpServer>,
     pub paths: Paths,
     /// Config files that were read, in layer order.
     pub sources: Vec<PathBuf>,
@@ -163,6 +169,13 @@ impl Config {
             &user_text,
             RuleOrigin::User,
         )?;
+        let mcp_servers = mcp::servers(
+            merged.mcp_servers.take().unwrap_or_default(),
+            RuleOrigin::User,
+            &paths.config_file.display().to_string(),
+            env,
+        )?;
+        let mut workspace_mcp = mcp::mcp_json(&workspace, env)?;
         let mut workspace_hooks = HookSet::default();
         let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
         let user_sandbox = merged.sandbox.unwrap_or_default();
@@ -184,6 +197,12 @@ impl Config {
                 RuleOrigin::Workspace,
             )?);
             workspace_hooks = hook_set(ws.hooks.take(), &ws_file, &ws_text, RuleOrigin::Workspace)?;
+            workspace_mcp.extend(mcp::servers(
+                ws.mcp_servers.take().unwrap_or_default(),
+                RuleOrigin::Workspace,
+                &ws_file.display().to_string(),
+                env,
+            )?);
             merged.merge(restrict_workspace_layer(
                 ws,
                 &ws_file,
@@ -386,6 +405,8 @@ impl Config {
             rules,
             hooks,
             workspace_hooks,
+            mcp_servers,
+            workspace_mcp,
             paths,
             sources,
             warnings,

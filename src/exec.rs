@@ -34,6 +34,8 @@ pub struct ExecOptions {
     pub prompt: String,
     /// Run the workspace's hooks even if the person never trusted them.
     pub trust_workspace_hooks: bool,
+    /// Start the workspace's MCP servers even if never trusted.
+    pub trust_workspace_mcp: bool,
 }
 
 /// Runs one turn; returns the exit status.
@@ -41,7 +43,10 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
     let launched = spawn_agent(
         config,
         Some(Arc::new(HeadlessApprover)),
-        opts.trust_workspace_hooks,
+        crate::launch::Trust {
+            hooks: opts.trust_workspace_hooks,
+            mcp: opts.trust_workspace_mcp,
+        },
     )?;
     for w in &launched.warnings {
         eprintln!("lathe: warning: {w}");
@@ -51,6 +56,18 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             "lathe: warning: the workspace's hooks do not run until you trust them \
              (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
             launched.untrusted_hooks.describe().join("; ")
+        );
+    }
+    if !launched.untrusted_mcp.is_empty() {
+        eprintln!(
+            "lathe: warning: the workspace's MCP servers do not start until you trust them \
+             (run `lathe` here once and answer y, or pass --trust-workspace-mcp): {}",
+            launched
+                .untrusted_mcp
+                .iter()
+                .map(|s| s.describe())
+                .collect::<Vec<_>>()
+                .join("; ")
         );
     }
     let mut handle = launched.handle;
@@ -377,6 +394,17 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             *delay_ms as f64 / 1000.0
         ),
         AgentEvent::Error { message, .. } => format!("error: {message}\n"),
+        AgentEvent::McpServerStatus(s) => match s.state {
+            crate::protocol::McpState::Ready => {
+                format!("  mcp {} ready ({} tools)\n", s.server, s.tools.len())
+            }
+            crate::protocol::McpState::Failed => format!(
+                "  ⚠ mcp {} failed: {}\n",
+                s.server,
+                s.message.as_deref().unwrap_or("no reason given")
+            ),
+            _ => return None,
+        },
         _ => return None,
     })
 }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{Agent, AgentConfig, AgentHandle, prompt};
 use crate::config::Config;
+use crate::config::mcp::McpServer;
 use crate::policy::{Approver, HookSet, Redactor, Workspace};
 use crate::session::Journal;
 use crate::tools::{BuiltinSettings, ToolRegistry};
@@ -43,6 +44,18 @@ pub struct Launched {
     /// files they run (`Op::TrustWorkspaceHooks` starts them;
     /// [`remember_workspace_hooks`] remembers them).
     pub untrusted_hooks: HookSet,
+    /// The workspace's MCP servers waiting for the person's trust
+    /// (`Op::TrustWorkspaceMcp` starts them; [`remember_workspace_mcp`]
+    /// remembers them).
+    pub untrusted_mcp: Vec<McpServer>,
+}
+
+/// What to run of the workspace's own without asking (the flags of
+/// `lathe exec`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Trust {
+    pub hooks: bool,
+    pub mcp: bool,
 }
 
 /// Starts the agent `config` describes; `approver` decides approvals, or
@@ -51,8 +64,9 @@ pub struct Launched {
 pub fn spawn_agent(
     config: &Config,
     approver: Option<Arc<dyn Approver>>,
-    trust_workspace_hooks: bool,
+    trust: Trust,
 ) -> Result<Launched, LaunchError> {
+    let trust_workspace_hooks = trust.hooks;
     let workspace =
         Arc::new(
             Workspace::new(&config.workspace).map_err(|source| LaunchError::Workspace {
@@ -97,7 +111,11 @@ pub fn spawn_agent(
         ToolRegistry::with_defaults(&settings).map_err(|e| LaunchError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let redactor = Redactor::new(secrets(config, &workspace));
+    let mut secret_values = secrets(config, &workspace);
+    for server in config.mcp_servers.iter().chain(&config.workspace_mcp) {
+        secret_values.extend(server.secrets());
+    }
+    let redactor = Redactor::new(secret_values);
     let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace, &redactor));
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
@@ -124,8 +142,29 @@ pub fn spawn_agent(
     }
     warnings.extend(sandbox_warning(&sandbox, &config.workspace));
     let session_id = agent_config.session_id.clone();
+    // MCP servers: the person's, and the workspace's once trusted (as
+    // they are written); they start in the background.
+    let (trusted_mcp, untrusted_mcp): (Vec<McpServer>, Vec<McpServer>) = config
+        .workspace_mcp
+        .iter()
+        .cloned()
+        .partition(|s| trust.mcp || mcp_trusted(config, s));
+    let manager = (!config.mcp_servers.is_empty() || !config.workspace_mcp.is_empty()).then(|| {
+        let manager = crate::mcp::Manager::new(crate::mcp::Launch {
+            workspace: workspace.root().to_path_buf(),
+            sandbox: sandbox.clone(),
+        });
+        let mut start = config.mcp_servers.clone();
+        start.extend(trusted_mcp);
+        manager.start(start);
+        manager.hold(untrusted_mcp.clone());
+        manager
+    });
     let mut agent =
         Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
+    if let Some(m) = manager {
+        agent = agent.with_mcp(m);
+    }
     if let Some(a) = approver {
         agent = agent.with_approver(a);
     }
@@ -141,6 +180,7 @@ pub fn spawn_agent(
         session_id,
         warnings,
         untrusted_hooks: untrusted,
+        untrusted_mcp,
     })
 }
 
@@ -165,6 +205,91 @@ fn sandbox_warning(sandbox: &crate::sandbox::Settings, workspace: &Path) -> Opti
             })
         }
     }
+}
+
+/// Every MCP server `config` names, started (the workspace's only if
+/// trusted, or `trust_workspace` says so) and settled, with its state and
+/// tools; then stopped. For `lathe mcp list`.
+pub async fn mcp_statuses(
+    config: &Config,
+    trust_workspace: bool,
+) -> Vec<crate::protocol::McpStatus> {
+    let (trusted, untrusted): (Vec<McpServer>, Vec<McpServer>) = config
+        .workspace_mcp
+        .iter()
+        .cloned()
+        .partition(|s| trust_workspace || mcp_trusted(config, s));
+    let manager = crate::mcp::Manager::new(crate::mcp::Launch {
+        workspace: config.workspace.clone(),
+        sandbox: config.sandbox.clone(),
+    });
+    let mut start = config.mcp_servers.clone();
+    start.extend(trusted);
+    manager.start(start);
+    manager.hold(untrusted);
+    manager.settled().await;
+    let statuses = manager.statuses();
+    manager.shutdown().await;
+    statuses
+}
+
+/// Trusted MCP servers, by workspace: each name with the digest of its
+/// entry as it was when trusted.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct McpTrustStore {
+    workspaces: BTreeMap<PathBuf, BTreeMap<String, String>>,
+}
+
+fn mcp_trust_file(config: &Config) -> PathBuf {
+    config.paths.data_dir.join("trusted-mcp.json")
+}
+
+fn read_mcp_store(path: &Path) -> McpTrustStore {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the person trusted this workspace server as it is written now.
+fn mcp_trusted(config: &Config, server: &McpServer) -> bool {
+    read_mcp_store(&mcp_trust_file(config))
+        .workspaces
+        .get(&config.workspace)
+        .and_then(|servers| servers.get(&server.name))
+        .is_some_and(|d| *d == server.digest)
+}
+
+/// Remembers that the person trusts these workspace servers, as written.
+pub fn remember_workspace_mcp(config: &Config, servers: &[McpServer]) -> Result<(), String> {
+    let path = mcp_trust_file(config);
+    let mut store = read_mcp_store(&path);
+    let entry = store
+        .workspaces
+        .entry(config.workspace.clone())
+        .or_default();
+    for s in servers {
+        entry.insert(s.name.clone(), s.digest.clone());
+    }
+    let body = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+    write_private(&path, &body)
+}
+
+/// Writes `body` to `path` atomically, readable by the person only.
+fn write_private(path: &Path, body: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .ok_or_else(|| format!("{} has no parent directory", path.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    tmp.write_all(body)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| format!("{}: {}", path.display(), e.error))?;
+    Ok(())
 }
 
 /// Trusted hooks, by workspace.
@@ -237,7 +362,9 @@ mod tests {
     }
 
     fn untrusted(config: &Config) -> HookSet {
-        spawn_agent(config, None, false).unwrap().untrusted_hooks
+        spawn_agent(config, None, Trust::default())
+            .unwrap()
+            .untrusted_hooks
     }
 
     #[tokio::test]

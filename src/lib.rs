@@ -8,7 +8,8 @@
 //! ```text
 //! 4  exec (headless front end), tui (the terminal UI), launch (their wiring)
 //! 3  agent: turn (the loop), dispatch (the pipeline), approval, prompt
-//! 2  tools: registry, validate, truncate, builtin/   session: journal
+//! 2  tools: registry, toolset, validate, truncate, builtin/   mcp (rmcp tool source)
+//!    session: journal
 //! 1  policy: workspace, shell_rules, guardrails, authorizer, grants, hooks
 //!    sandbox (Landlock, process containment)    provider: openai, anthropic, http, sse
 //!    config    cli    protocol    secret
@@ -25,6 +26,7 @@ pub mod config;
 pub mod exec;
 pub mod humanize;
 pub mod launch;
+pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod provider;

@@ -32,9 +32,11 @@ fn main() -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-fn run(cli: Cli) -> anyhow::Result<i32> {
-    let Some(Command::Exec(args)) = cli.command else {
-        return run_tui(&cli);
+fn run(mut cli: Cli) -> anyhow::Result<i32> {
+    let args = match cli.command.take() {
+        None => return run_tui(&cli),
+        Some(Command::Mcp(mcp)) => return run_mcp(&cli, mcp),
+        Some(Command::Exec(args)) => args,
     };
     let prompt = read_prompt(&args)?;
     let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
@@ -58,8 +60,53 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         json: args.json,
         prompt,
         trust_workspace_hooks: args.trust_workspace_hooks,
+        trust_workspace_mcp: args.trust_workspace_mcp,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+/// `lathe mcp list`: starts the servers, prints them, stops them.
+fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
+    let lathe::cli::McpCommand::List {
+        json,
+        trust_workspace_mcp,
+    } = args.command;
+    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    for warning in &config.warnings {
+        eprintln!("lathe: warning: {warning}");
+    }
+    let _log_guard = init_logging(&config.paths.logs_dir);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let statuses = runtime.block_on(lathe::launch::mcp_statuses(&config, trust_workspace_mcp));
+    if statuses.is_empty() {
+        if !json {
+            println!(
+                "no MCP servers: add one under [mcp_servers.NAME] in {}, or in the workspace's .mcp.json",
+                config.paths.config_file.display()
+            );
+        }
+        return Ok(0);
+    }
+    for s in &statuses {
+        if json {
+            println!("{}", serde_json::to_string(s)?);
+        } else {
+            println!("{} ({}) {}", s.server, s.state.as_str(), s.endpoint);
+            if let Some(m) = &s.message {
+                println!("  {m}");
+            }
+            for t in &s.tools {
+                println!("  {t}");
+            }
+        }
+    }
+    let failed = statuses
+        .iter()
+        .any(|s| s.state == lathe::protocol::McpState::Failed);
+    Ok(i32::from(failed))
 }
 
 /// `lathe` with no subcommand: the terminal UI. Exits 0 when the person quits.

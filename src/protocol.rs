@@ -148,6 +148,8 @@ pub enum Op {
     RevokeGrant { id: u64 },
     /// The person trusts the workspace's hooks: run them from now on.
     TrustWorkspaceHooks,
+    /// Start the workspace's MCP servers (the person trusts them).
+    TrustWorkspaceMcp,
     /// Stop the agent task.
     Shutdown,
 }
@@ -271,6 +273,46 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// What an MCP server is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpState {
+    /// Connecting, or restarting.
+    Starting,
+    Ready,
+    /// Did not start, or died; tried again (with backoff) when next used.
+    Failed,
+    /// Waiting for the person to trust the workspace's servers.
+    Untrusted,
+}
+
+impl McpState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpState::Starting => "starting",
+            McpState::Ready => "ready",
+            McpState::Failed => "failed",
+            McpState::Untrusted => "untrusted",
+        }
+    }
+}
+
+/// One MCP server as `mcp_server_status`, `/mcp` and `lathe mcp list`
+/// show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpStatus {
+    pub server: String,
+    pub state: McpState,
+    /// Its tools, as the model calls them (`server__tool`).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// What it runs or reaches.
+    pub endpoint: String,
+    /// Why it failed, or what it is waiting for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// Output of the agent task. Serialized as one JSON object with a `type` tag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -372,6 +414,8 @@ pub enum AgentEvent {
         content: Value,
         metadata: ResultMetadata,
     },
+    /// An MCP server started, failed, came back or changed its tools.
+    McpServerStatus(McpStatus),
     /// The answer to `Op::ListPermissions` and `Op::RevokeGrant`.
     Permissions {
         approval: ApprovalMode,
@@ -411,6 +455,7 @@ impl AgentEvent {
             AgentEvent::ApprovalDecided { .. } => "approval_decided",
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
             AgentEvent::Permissions { .. } => "permissions",
+            AgentEvent::McpServerStatus(_) => "mcp_server_status",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::Error { .. } => "error",
         }

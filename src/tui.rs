@@ -61,16 +61,27 @@ pub async fn run(config: &Config) -> Result<Ended, TuiError> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user_themes = config.paths.config_file.parent().map(|d| d.join("themes"));
     let theme = theme::Theme::load(&config.theme, user_themes.as_deref(), no_color)?;
-    let launched = spawn_agent(config, None, false)?;
+    let launched = spawn_agent(config, None, crate::launch::Trust::default())?;
     let mut notices = config.warnings.clone();
     notices.extend(launched.warnings);
-    let trust = (!launched.untrusted_hooks.is_empty()).then(|| {
+    let untrusted = !launched.untrusted_hooks.is_empty() || !launched.untrusted_mcp.is_empty();
+    let trust = untrusted.then(|| {
         let config = config.clone();
         let hooks = launched.untrusted_hooks.clone();
+        let servers = launched.untrusted_mcp.clone();
         app::TrustPrompt {
             hooks: hooks.describe(),
+            servers: servers.iter().map(|s| s.describe()).collect(),
             files: hooks.files(),
-            remember: Box::new(move || crate::launch::remember_workspace_hooks(&config, &hooks)),
+            remember: Box::new(move || {
+                if !hooks.is_empty() {
+                    crate::launch::remember_workspace_hooks(&config, &hooks)?;
+                }
+                if !servers.is_empty() {
+                    crate::launch::remember_workspace_mcp(&config, &servers)?;
+                }
+                Ok(())
+            }),
         }
     });
     let mut app = app::App::new(

@@ -63,6 +63,13 @@ pub(crate) async fn run_turn(
     let mut turn_usage = Usage::default();
     loop {
         let model = shared.model();
+        // Tool sources still starting, or re-reading a changed tool list
+        // (MCP servers, each bounded by its timeout), are waited for, so
+        // the model sees their tools.
+        tokio::select! {
+            () = shared.tools.settle() => {}
+            () = cancel.cancelled() => {}
+        }
         let tools = shared.tools.snapshot();
         let request = ChatRequest {
             model: &model,

@@ -29,6 +29,8 @@ pub struct ConfigFile {
     /// Settings of the built-in tools (user config only: a workspace
     /// could point them at hosts of its choosing).
     pub tools: Option<ToolsSection>,
+    /// `[mcp_servers.NAME]`.
+    pub mcp_servers: Option<std::collections::BTreeMap<String, super::mcp::ServerEntry>>,
 }
 
 /// `[tools.*]`.
@@ -214,7 +216,8 @@ impl ConfigFile {
             max_tool_iterations,
             theme,
             sandbox,
-            tools
+            tools,
+            mcp_servers
         );
         section(&mut self.openai, other.openai, |m, t| {
             take!(m, t, base_url, api_key, model, max_tokens);

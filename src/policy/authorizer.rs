@@ -179,7 +179,19 @@ impl Assessor<'_> {
                 GrantKey::Net { host: host.clone() },
                 needs,
             ),
-            Operation::External { server, tool: t } => self.remote(
+            Operation::External {
+                trusted: true,
+                server,
+                tool: t,
+            } if self.mode != ApprovalMode::ReadOnly
+                && self.rule(RuleKind::Ask, tool, Subject::Call).is_none() =>
+            {
+                let _ = (server, t);
+                Ok(())
+            }
+            Operation::External {
+                server, tool: t, ..
+            } => self.remote(
                 tool,
                 Subject::Call,
                 format!("call {t} on MCP server {server}"),

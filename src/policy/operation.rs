@@ -24,7 +24,14 @@ pub enum Operation {
     /// A network request to `host`.
     Net { host: String },
     /// A tool of an external (MCP) server.
-    External { server: String, tool: String },
+    External {
+        server: String,
+        tool: String,
+        /// The person's config trusts the server: its calls need no
+        /// approval (but in read-only mode).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted: bool,
+    },
 }
 
 /// How a file is accessed.
@@ -359,7 +366,9 @@ impl fmt::Display for Operation {
             Operation::Exec(e) => write!(f, "run `{}`", e.line.trim()),
             Operation::File(file) => write!(f, "{file}"),
             Operation::Net { host } => write!(f, "connect to {host}"),
-            Operation::External { server, tool } => write!(f, "call {tool} on MCP server {server}"),
+            Operation::External { server, tool, .. } => {
+                write!(f, "call {tool} on MCP server {server}")
+            }
         }
     }
 }

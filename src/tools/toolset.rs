@@ -13,11 +13,14 @@ use super::spec::Tool;
 use crate::provider::ToolSchema;
 
 /// Tools that may come and go.
+#[async_trait::async_trait]
 pub trait ToolSource: Send + Sync {
     /// Changes whenever [`ToolSource::tools`] would return something else.
     fn generation(&self) -> u64;
     /// The tools now.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits until the source is done starting (bounded by the source).
+    async fn settle(&self) {}
 }
 
 /// The tools at one moment.
@@ -54,6 +57,14 @@ impl Toolset {
             base,
             sources,
             current: RwLock::new(first),
+        }
+    }
+
+    /// Waits for every source still starting (before a turn's first
+    /// request, so the model sees their tools).
+    pub async fn settle(&self) {
+        for source in &self.sources {
+            source.settle().await;
         }
     }
 
@@ -133,6 +144,7 @@ mod tests {
         names: Mutex<Vec<String>>,
     }
 
+    #[async_trait]
     impl ToolSource for Source {
         fn generation(&self) -> u64 {
             self.generation.load(Ordering::SeqCst)

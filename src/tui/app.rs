@@ -26,8 +26,8 @@ use super::components::transcript::Transcript;
 use super::highlight::Highlighter;
 use super::theme::Theme;
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
-    Usage,
+    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome,
+    McpState, McpStatus, Op, Usage,
 };
 
 /// How long "press Ctrl-C again" stays armed.
@@ -59,6 +59,8 @@ pub struct AppInit {
 pub struct TrustPrompt {
     /// The hooks, one line each.
     pub hooks: Vec<String>,
+    /// The MCP servers, one line each (`name: command` or `name: url`).
+    pub servers: Vec<String>,
     /// The workspace files they run, which the trust pins.
     pub files: Vec<String>,
     /// Remembers the trust for this workspace (its hooks as they are).
@@ -108,6 +110,8 @@ pub struct App {
     queued: VecDeque<String>,
     /// The last frame showed the trust question.
     trust_drawn: bool,
+    /// The MCP servers, as last reported.
+    mcp: std::collections::BTreeMap<String, McpStatus>,
     /// Desktop notifications to raise (the `message` tool's `terminal`
     /// channel), written by the loop after the next frame.
     notifications: Vec<String>,
@@ -160,6 +164,7 @@ impl App {
             queued: VecDeque::new(),
             trust_drawn: false,
             notifications: Vec::new(),
+            mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,
         }
@@ -323,6 +328,20 @@ impl App {
         self.log.on_event(&ev, now);
         match ev {
             AgentEvent::SessionStarted { model, .. } => self.model = model,
+            AgentEvent::McpServerStatus(status) => {
+                let was = self.mcp.get(&status.server).map(|s| s.state);
+                if status.state == McpState::Failed && was != Some(McpState::Failed) {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "MCP server {} failed: {}",
+                            status.server,
+                            status.message.as_deref().unwrap_or("no reason given")
+                        ),
+                    );
+                }
+                self.mcp.insert(status.server.clone(), status);
+            }
             AgentEvent::TurnStarted { .. } => {
                 self.turn_started = Some(now);
                 self.composer.set_busy(true);
@@ -688,9 +707,17 @@ impl App {
         match key.code {
             KeyCode::Char('y' | 'Y') if plain => {
                 if let Some((mut prompt, _)) = self.trust.take() {
-                    self.ops.push(Op::TrustWorkspaceHooks);
+                    if !prompt.hooks.is_empty() {
+                        self.ops.push(Op::TrustWorkspaceHooks);
+                    }
+                    if !prompt.servers.is_empty() {
+                        self.ops.push(Op::TrustWorkspaceMcp);
+                    }
                     match (prompt.remember)() {
-                        Ok(()) => self.notice(NoticeKind::Info, "workspace hooks trusted; they run from now on"),
+                        Ok(()) => self.notice(
+                            NoticeKind::Info,
+                            "the workspace's hooks and servers are trusted; they run from now on",
+                        ),
                         Err(e) => self.notice(
                             NoticeKind::Warning,
                             format!("workspace hooks run this session, but the trust could not be saved: {e}"),
@@ -703,7 +730,8 @@ impl App {
                 self.trust = None;
                 self.notice(
                     NoticeKind::Info,
-                    "workspace hooks stay off this session; you will be asked again next time",
+                    "the workspace's hooks and servers stay off this session; you will be asked \
+                     again next time",
                 );
                 if alt {
                     self.composer_key(
@@ -818,6 +846,10 @@ impl App {
                 self.permissions = Some(PermissionsView::new());
                 self.ops.push(Op::ListPermissions);
             }
+            SlashCommand::Mcp => {
+                let text = mcp_report(&self.mcp);
+                self.notice(NoticeKind::Info, text);
+            }
             SlashCommand::Quit => self.should_quit = true,
         }
     }
@@ -924,17 +956,34 @@ fn render_trust(
     use ratatui::text::{Line, Span};
     use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
     let w = area.width.saturating_sub(4).max(20).min(area.width);
-    let mut lines = vec![Line::from(Span::styled(
-        "This workspace's .lathe/config.toml runs these programs around tool calls. A cloned \
-         repository could run anything this way, so they stay off until you trust them:",
-        theme.text(),
-    ))];
-    lines.extend(
-        prompt
-            .hooks
-            .iter()
-            .map(|h| Line::from(Span::styled(format!("  {h}"), theme.accent()))),
-    );
+    let mut lines = Vec::new();
+    if !prompt.hooks.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "This workspace's .lathe/config.toml runs these programs around tool calls. A cloned \
+             repository could run anything this way, so they stay off until you trust them:",
+            theme.text(),
+        )));
+        lines.extend(
+            prompt
+                .hooks
+                .iter()
+                .map(|h| Line::from(Span::styled(format!("  {h}"), theme.accent()))),
+        );
+    }
+    if !prompt.servers.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "This workspace names MCP servers (in .mcp.json or .lathe/config.toml): programs \
+             to run on this machine, or addresses to send your requests to. They stay off until \
+             you trust them:",
+            theme.text(),
+        )));
+        lines.extend(
+            prompt
+                .servers
+                .iter()
+                .map(|s| Line::from(Span::styled(format!("  {s}"), theme.accent()))),
+        );
+    }
     if !prompt.files.is_empty() {
         lines.push(Line::from(Span::styled(
             "Read the files they run first. Trust covers them as they are now: if one changes, \
@@ -969,7 +1018,11 @@ fn render_trust(
         .borders(Borders::ALL)
         .border_style(theme.bold(theme.colors.warning))
         .title(Span::styled(
-            " Run this workspace's hooks? ",
+            if prompt.servers.is_empty() {
+                " Run this workspace's hooks? "
+            } else {
+                " Trust this workspace's hooks and servers? "
+            },
             theme.bold(theme.colors.warning),
         ));
     let inner = block.inner(modal);
@@ -984,6 +1037,31 @@ fn render_trust(
             buf,
         );
     }
+}
+
+/// `/mcp`: each server, its state and its tools.
+fn mcp_report(servers: &std::collections::BTreeMap<String, McpStatus>) -> String {
+    if servers.is_empty() {
+        return "no MCP servers: add one under [mcp_servers.NAME] in your config, or in the \
+                workspace's .mcp.json"
+            .to_string();
+    }
+    let mut out = String::from("MCP servers:");
+    for s in servers.values() {
+        out.push_str(&format!(
+            "\n  {} ({}) — {}",
+            s.server,
+            s.state.as_str(),
+            s.endpoint
+        ));
+        if let Some(m) = &s.message {
+            out.push_str(&format!("\n    {m}"));
+        }
+        if !s.tools.is_empty() {
+            out.push_str(&format!("\n    tools: {}", s.tools.join(", ")));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -330,6 +330,7 @@ fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>
         theme: Theme::plain(),
         notices: vec![],
         trust: Some(TrustPrompt {
+            servers: Vec::new(),
             hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
             files: vec!["scripts/guard.sh".into()],
             remember: Box::new(move || {

@@ -69,6 +69,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/permissions",
         "the approval mode, permission rules and live grants (revoke them here)",
     ),
+    ("/mcp", "MCP servers: their state and tools"),
     ("/quit", "exit Lathe"),
 ];
 
@@ -80,6 +81,7 @@ pub enum SlashCommand {
     Approvals(Option<ApprovalMode>),
     Log,
     Permissions,
+    Mcp,
     Quit,
 }
 
@@ -114,6 +116,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         },
         "log" => Ok(SlashCommand::Log),
         "permissions" | "perms" => Ok(SlashCommand::Permissions),
+        "mcp" => Ok(SlashCommand::Mcp),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"

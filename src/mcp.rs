@@ -1,0 +1,322 @@
+//! MCP servers as a tool source (the `rmcp` client).
+//!
+//! The [`Manager`] starts every configured server at once, each within
+//! its startup timeout, and never waits for one to show the first screen:
+//! a turn waits (at most that long) for the servers still starting before
+//! its first request, so the model sees their tools. A server that fails
+//! is reported (`mcp_server_status`) and the rest go on. Each server's
+//! tools are registered as `server__tool` (at most 64 characters, a hash
+//! suffix when a name must be cut or would collide), with the server's
+//! description and input schema, as [`McpTool`]s: their operation is
+//! `External { server, tool }`, so they pass the same approvals, rules,
+//! hooks, redaction and log as built-ins.
+//!
+//! Stdio servers run through the sandbox's warden (contained: nothing
+//! they start outlives them; their environment has no secret-looking
+//! variable but what the config gives them), with their stderr kept (its
+//! end goes into errors). A call has the server's timeout, reset by each
+//! progress notification (which become `tool_progress` events); an
+//! interrupt or a timeout drops it, and rmcp tells the server
+//! (`notifications/cancelled`). A server that dies mid-call gives that
+//! call an error result, never a hang, and is started again, with
+//! backoff, when next used; a call is never sent twice.
+//! `notifications/tools/list_changed` re-reads the tool list, effective
+//! from the next model request.
+
+mod client;
+mod result;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+pub use client::Server;
+
+use crate::config::mcp::McpServer;
+use crate::policy::Workspace;
+use crate::policy::operation::Operation;
+use crate::protocol::{Effect, McpState, McpStatus};
+use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
+
+/// The longest a tool's registered name may be (the providers' limit).
+const MAX_NAME: usize = 64;
+
+/// What servers run with.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub workspace: std::path::PathBuf,
+    /// Stdio servers start through the warden, contained, unconfined
+    /// (the person configured or trusted them).
+    pub sandbox: crate::sandbox::Settings,
+}
+
+/// Every MCP server of a session.
+pub struct Manager {
+    servers: Mutex<Vec<Arc<Server>>>,
+    /// The workspace's servers, waiting for the person's trust.
+    held: Mutex<Vec<McpServer>>,
+    generation: Arc<AtomicU64>,
+    events: broadcast::Sender<McpStatus>,
+    launch: Launch,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager").finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A manager with no server yet.
+    pub fn new(launch: Launch) -> Arc<Self> {
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Self {
+            servers: Mutex::new(Vec::new()),
+            held: Mutex::new(Vec::new()),
+            generation: Arc::new(AtomicU64::new(0)),
+            events,
+            launch,
+        })
+    }
+
+    /// Starts `configs`, all at once, in the background.
+    pub fn start(self: &Arc<Self>, configs: Vec<McpServer>) {
+        for config in configs {
+            let server = Server::new(
+                config,
+                self.launch.clone(),
+                self.generation.clone(),
+                self.events.clone(),
+            );
+            self.lock().push(server.clone());
+            tokio::spawn(async move { server.start().await });
+        }
+    }
+
+    /// Keeps the workspace's servers until the person trusts them
+    /// ([`Manager::start_held`]); they show as untrusted.
+    pub fn hold(&self, configs: Vec<McpServer>) {
+        for c in &configs {
+            let _ = self.events.send(held_status(c));
+        }
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(configs);
+    }
+
+    /// Starts the servers held for trust.
+    pub fn start_held(self: &Arc<Self>) {
+        let held = std::mem::take(
+            &mut *self
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        self.start(held);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Server>>> {
+        self.servers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every server's state now, by name.
+    pub fn statuses(&self) -> Vec<McpStatus> {
+        let mut out: Vec<McpStatus> = self.lock().iter().map(|s| s.status()).collect();
+        out.extend(
+            self.held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .map(held_status),
+        );
+        out.sort_by(|a, b| a.server.cmp(&b.server));
+        out
+    }
+
+    /// Status changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<McpStatus> {
+        self.events.subscribe()
+    }
+
+    /// Waits until no server is starting (each is bounded by its own
+    /// startup timeout).
+    pub async fn settled(&self) {
+        let servers: Vec<Arc<Server>> = self.lock().clone();
+        for s in servers {
+            s.started().await;
+        }
+    }
+
+    /// Stops every server (their processes and all they started).
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<Server>> = self.lock().drain(..).collect();
+        for s in servers {
+            s.stop().await;
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for Manager {
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let servers: Vec<Arc<Server>> = self.lock().clone();
+        let mut used: BTreeMap<String, usize> = BTreeMap::new();
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for server in servers {
+            for remote in server.tools() {
+                let name = tool_name(&server.config.name, &remote.name, &mut used);
+                out.push(Arc::new(McpTool {
+                    name,
+                    remote,
+                    server: server.clone(),
+                }));
+            }
+        }
+        out
+    }
+
+    async fn settle(&self) {
+        self.settled().await;
+    }
+}
+
+fn held_status(c: &McpServer) -> McpStatus {
+    McpStatus {
+        server: c.name.clone(),
+        state: McpState::Untrusted,
+        tools: Vec::new(),
+        endpoint: client::endpoint(c),
+        message: Some("a workspace server: it starts once you trust it".into()),
+    }
+}
+
+/// A remote tool as the server describes it.
+#[derive(Debug, Clone)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub schema: Value,
+}
+
+/// `server__tool`, made of what tool names may hold, at most 64 bytes,
+/// with a hash of the original when it had to change or would collide.
+fn tool_name(server: &str, tool: &str, used: &mut BTreeMap<String, usize>) -> String {
+    let clean: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut name = format!("{server}__{clean}");
+    let changed = clean != tool || name.len() > MAX_NAME || used.contains_key(&name);
+    if changed {
+        let digest = ring::digest::digest(&ring::digest::SHA256, tool.as_bytes());
+        let hash: String = digest.as_ref()[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        name.truncate(MAX_NAME - 9);
+        name = format!("{name}_{hash}");
+        // Still taken (a hash collision): count on.
+        let n = used.get(&name).copied().unwrap_or(0);
+        if n > 0 {
+            name.truncate(MAX_NAME - 4);
+            name = format!("{name}_{n}");
+        }
+    }
+    *used.entry(name.clone()).or_insert(0) += 1;
+    name
+}
+
+/// One MCP server's tool, as the registry holds it.
+pub struct McpTool {
+    name: String,
+    remote: RemoteTool,
+    server: Arc<Server>,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.remote.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.remote.schema.clone()
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::External
+    }
+
+    fn operations(
+        &self,
+        _args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![Operation::External {
+            server: self.server.config.name.clone(),
+            tool: self.remote.name.clone(),
+            trusted: self.server.config.trusted,
+        }])
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        self.server.call(&self.remote.name, args, ctx).await
+    }
+}
+
+/// How long a restart waits after the `n`th failure in a row.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_secs(1u64 << failures.min(6)).min(Duration::from_secs(60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_namespaced_clean_bounded_and_unique() {
+        let mut used = BTreeMap::new();
+        assert_eq!(tool_name("fs", "read_file", &mut used), "fs__read_file");
+        let odd = tool_name("fs", "read.file/v2", &mut used);
+        assert!(
+            odd.starts_with("fs__read_file_v2_") && odd.len() <= MAX_NAME,
+            "{odd}"
+        );
+        let long = tool_name("server", &"x".repeat(100), &mut used);
+        assert!(long.len() <= MAX_NAME, "{long}");
+        // A second tool that cleans to a taken name gets its own.
+        let clash = tool_name("fs", "read-file", &mut used);
+        let again = tool_name("fs", "read-file", &mut used);
+        assert_ne!(clash, again);
+        assert!(again.len() <= MAX_NAME);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_a_minute() {
+        assert_eq!(backoff(0), Duration::from_secs(1));
+        assert_eq!(backoff(3), Duration::from_secs(8));
+        assert_eq!(backoff(30), Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,570 @@
+//! One MCP server: its connection (started, lost, started again with
+//! backoff), its tools, its calls.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Notify, broadcast, watch};
+
+use super::{Launch, RemoteTool, backoff, result};
+use crate::config::mcp::{McpServer, McpTransport};
+use crate::protocol::{McpState, McpStatus};
+use crate::tools::{ProgressSink, ToolContext, ToolError};
+
+/// How much of a server's stderr is kept for errors.
+const STDERR_KEPT: usize = 4 * 1024;
+
+/// What the server runs or reaches, for the person.
+pub fn endpoint(config: &McpServer) -> String {
+    match &config.transport {
+        McpTransport::Stdio { command, args, .. } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        McpTransport::Http { url, .. } => url.clone(),
+    }
+}
+
+/// Where the progress of the call in flight goes (calls to one server
+/// come one at a time: they need approval, so they are not batched).
+#[derive(Default)]
+struct Progress {
+    sink: Mutex<Option<ProgressSink>>,
+    /// Told on every notification: the call's idle timeout starts over.
+    alive: Notify,
+}
+
+impl Progress {
+    fn deliver(&self, p: &ProgressNotificationParam) {
+        let text = match (&p.message, p.total) {
+            (Some(m), Some(t)) => format!("{m} ({}/{})", p.progress, t),
+            (Some(m), None) => m.clone(),
+            (None, Some(t)) => format!("{}/{}", p.progress, t),
+            (None, None) => format!("{}", p.progress),
+        };
+        if let Some(sink) = self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            sink.emit("progress", text);
+        }
+        self.alive.notify_waiters();
+    }
+}
+
+/// The client side of the conversation with one server.
+#[derive(Clone)]
+struct Handler {
+    progress: Arc<Progress>,
+    server: Weak<Server>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(&params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(server) = self.server.upgrade() {
+            // Marked now, before the answer to the call that changed the
+            // list is read: the next request waits for the new list.
+            server.starting.send_replace(true);
+            tokio::spawn(async move {
+                server.refresh_tools().await;
+                server.starting.send_replace(false);
+            });
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("lathe", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+type Session = RunningService<RoleClient, Handler>;
+
+enum Conn {
+    /// Not connected: never tried, failed, or lost.
+    Down {
+        failures: u32,
+        retry_at: Option<Instant>,
+    },
+    Up(Arc<Session>),
+}
+
+pub struct Server {
+    pub config: McpServer,
+    launch: Launch,
+    generation: Arc<AtomicU64>,
+    events: broadcast::Sender<McpStatus>,
+    conn: tokio::sync::Mutex<Conn>,
+    tools: RwLock<Vec<RemoteTool>>,
+    status: Mutex<McpStatus>,
+    /// True while starting, or re-reading its tool list.
+    starting: watch::Sender<bool>,
+    progress: Arc<Progress>,
+    stderr: Arc<Mutex<String>>,
+    me: Weak<Server>,
+}
+
+impl Server {
+    pub(super) fn new(
+        config: McpServer,
+        launch: Launch,
+        generation: Arc<AtomicU64>,
+        events: broadcast::Sender<McpStatus>,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            status: Mutex::new(McpStatus {
+                server: config.name.clone(),
+                state: McpState::Starting,
+                tools: Vec::new(),
+                endpoint: endpoint(&config),
+                message: None,
+            }),
+            config,
+            launch,
+            generation,
+            events,
+            conn: tokio::sync::Mutex::new(Conn::Down {
+                failures: 0,
+                retry_at: None,
+            }),
+            tools: RwLock::new(Vec::new()),
+            starting: watch::channel(true).0,
+            progress: Arc::default(),
+            stderr: Arc::default(),
+            me: me.clone(),
+        })
+    }
+
+    pub fn status(&self) -> McpStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(super) fn tools(&self) -> Vec<RemoteTool> {
+        self.tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set_status(&self, state: McpState, message: Option<String>) {
+        let status = {
+            let mut s = self
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.state = state;
+            s.message = message;
+            s.tools = self
+                .tools()
+                .iter()
+                .map(|t| format!("{}__{}", self.config.name, t.name))
+                .collect();
+            s.clone()
+        };
+        let _ = self.events.send(status);
+    }
+
+    fn set_tools(&self, tools: Vec<RemoteTool>) {
+        *self
+            .tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Waits while the server is starting or re-reading its tools (a
+    /// list that never comes is given up after the startup timeout).
+    pub(super) async fn started(&self) {
+        let mut rx = self.starting.subscribe();
+        let limit = Duration::from_secs(self.config.startup_timeout_secs);
+        let _ = tokio::time::timeout(limit, rx.wait_for(|starting| !starting)).await;
+    }
+
+    /// The first start.
+    pub(super) async fn start(self: Arc<Self>) {
+        let mut conn = self.conn.lock().await;
+        let _ = self.connect_locked(&mut conn).await;
+        self.starting.send_replace(false);
+    }
+
+    /// Connects (holding the connection lock), publishing the outcome.
+    async fn connect_locked(&self, conn: &mut Conn) -> Result<Arc<Session>, String> {
+        let failures = match conn {
+            Conn::Down { failures, .. } => *failures,
+            Conn::Up(_) => 0,
+        };
+        self.set_status(McpState::Starting, None);
+        let limit = Duration::from_secs(self.config.startup_timeout_secs);
+        let outcome = match tokio::time::timeout(limit, self.connect()).await {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "did not start within {} s (startup_timeout_secs)",
+                limit.as_secs()
+            )),
+        };
+        match outcome {
+            Ok((session, tools)) => {
+                let session = Arc::new(session);
+                *conn = Conn::Up(session.clone());
+                self.set_tools(tools);
+                self.set_status(McpState::Ready, None);
+                tracing::info!(server = %self.config.name, "MCP server ready");
+                Ok(session)
+            }
+            Err(e) => {
+                let e = self.with_stderr(e);
+                *conn = Conn::Down {
+                    failures: failures + 1,
+                    retry_at: Some(Instant::now() + backoff(failures)),
+                };
+                self.set_tools(Vec::new());
+                self.set_status(McpState::Failed, Some(e.clone()));
+                tracing::warn!(server = %self.config.name, error = %e, "MCP server failed");
+                Err(e)
+            }
+        }
+    }
+
+    /// `error`, with the end of what the server wrote on stderr.
+    fn with_stderr(&self, error: String) -> String {
+        let tail = self
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .trim()
+            .to_string();
+        if tail.is_empty() {
+            error
+        } else {
+            format!("{error}; its stderr ended with: {tail}")
+        }
+    }
+
+    async fn connect(&self) -> Result<(Session, Vec<RemoteTool>), String> {
+        let handler = Handler {
+            progress: self.progress.clone(),
+            server: self.me.clone(),
+        };
+        let session = match &self.config.transport {
+            McpTransport::Stdio { command, args, env } => {
+                use rmcp::transport::TokioChildProcess;
+                // Contained by the warden, not confined: the person
+                // configured (or trusted) what it runs.
+                let settings = crate::sandbox::Settings {
+                    mode: crate::sandbox::Mode::Off,
+                    ..self.launch.sandbox.clone()
+                };
+                let mut argv = vec![command.clone()];
+                argv.extend(args.iter().cloned());
+                let policy = settings.policy(&self.launch.workspace, argv);
+                let mut cmd = settings.command(&policy).map_err(|e| e.to_string())?;
+                for (k, v) in env {
+                    cmd.env(k, v);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                if let Some(stderr) = stderr {
+                    self.keep_stderr(stderr);
+                }
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("the handshake failed: {e}"))?
+            }
+            McpTransport::Http { url, headers } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let mut builder = reqwest::Client::builder()
+                    // Headers (a bearer token) never go to another host.
+                    .redirect(reqwest::redirect::Policy::none())
+                    .connect_timeout(Duration::from_secs(10));
+                if is_local(url) {
+                    builder = builder.no_proxy();
+                }
+                let client = builder.build().map_err(|e| e.to_string())?;
+                let mut custom = HashMap::new();
+                for (k, v) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|e| format!("header `{k}`: {e}"))?;
+                    let value = reqwest::header::HeaderValue::from_str(v)
+                        .map_err(|_| format!("header `{k}` has a value HTTP cannot carry"))?;
+                    custom.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("the handshake with {url} failed: {e}"))?
+            }
+        };
+        session
+            .set_response_cache_config(
+                rmcp::service::ClientCacheConfig::default().with_serve_stale_on_error(false),
+            )
+            .await;
+        let tools = list_tools(&session).await?;
+        Ok((session, tools))
+    }
+
+    /// Keeps the end of the server's stderr, for errors, and logs it.
+    fn keep_stderr(&self, stderr: tokio::process::ChildStderr) {
+        let kept = self.stderr.clone();
+        let name = self.config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(server = %name, "{line}");
+                let mut k = kept
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                k.push_str(&line);
+                k.push('\n');
+                if k.len() > STDERR_KEPT {
+                    let mut cut = k.len() - STDERR_KEPT;
+                    while !k.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    k.drain(..cut);
+                }
+            }
+        });
+    }
+
+    /// Re-reads the tool list (the server said it changed).
+    pub(super) async fn refresh_tools(&self) {
+        let session = match &*self.conn.lock().await {
+            Conn::Up(s) => s.clone(),
+            Conn::Down { .. } => return,
+        };
+        match list_tools(&session).await {
+            Ok(tools) => {
+                self.set_tools(tools);
+                self.set_status(McpState::Ready, Some("its tools changed".into()));
+            }
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "re-listing tools failed")
+            }
+        }
+    }
+
+    /// The live session, started (again) if it is down and its backoff
+    /// has passed.
+    async fn session(&self) -> Result<Arc<Session>, ToolError> {
+        let mut conn = self.conn.lock().await;
+        match &*conn {
+            Conn::Up(s) if !s.is_transport_closed() => return Ok(s.clone()),
+            Conn::Up(_) => {
+                *conn = Conn::Down {
+                    failures: 0,
+                    retry_at: None,
+                };
+            }
+            Conn::Down {
+                retry_at: Some(at), ..
+            } if Instant::now() < *at => {
+                let wait = at.saturating_duration_since(Instant::now());
+                return Err(ToolError::ExecutionFailed(format!(
+                    "MCP server {} is not available ({}); it is tried again in {} s",
+                    self.config.name,
+                    self.status().message.unwrap_or_default(),
+                    wait.as_secs().max(1)
+                )));
+            }
+            Conn::Down { .. } => {}
+        }
+        self.starting.send_replace(true);
+        let result = self.connect_locked(&mut conn).await;
+        self.starting.send_replace(false);
+        result.map_err(|e| {
+            ToolError::ExecutionFailed(format!(
+                "MCP server {} could not be started: {e}",
+                self.config.name
+            ))
+        })
+    }
+
+    /// Marks the session lost (it died during a call).
+    async fn lost(&self, why: &str) {
+        let mut conn = self.conn.lock().await;
+        if let Conn::Up(s) = &*conn {
+            let _ = s.is_transport_closed();
+            *conn = Conn::Down {
+                failures: 0,
+                retry_at: None,
+            };
+            let why = self.with_stderr(why.to_string());
+            self.set_tools(self.tools());
+            self.set_status(McpState::Failed, Some(why));
+        }
+    }
+
+    /// One call of the remote tool `name`, within the server's timeout
+    /// (which progress renews), until the turn is interrupted.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let session = self.session().await?;
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(ToolError::InvalidArgs(format!(
+                    "arguments must be an object, not {other}"
+                )));
+            }
+        };
+        *self
+            .progress
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ctx.progress.clone());
+        let timeout = Duration::from_secs(self.config.timeout_secs);
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        // Dropping this future tells the server the call was abandoned.
+        let call = session.call_tool(params);
+        tokio::pin!(call);
+        let idle = tokio::time::sleep(timeout);
+        tokio::pin!(idle);
+        let total = tokio::time::sleep(timeout * 10);
+        tokio::pin!(total);
+        let outcome = loop {
+            tokio::select! {
+                r = &mut call => break r,
+                () = self.progress.alive.notified() => {
+                    idle.as_mut().reset(tokio::time::Instant::now() + timeout);
+                }
+                () = &mut idle => {
+                    break Err(ServiceError::Timeout { timeout });
+                }
+                () = &mut total => {
+                    break Err(ServiceError::Timeout { timeout: timeout * 10 });
+                }
+                () = ctx.cancel.cancelled() => {
+                    self.clear_sink();
+                    return Err(ToolError::Cancelled(format!(
+                        "interrupted by the user; MCP server {} was told to stop the call",
+                        self.config.name
+                    )));
+                }
+            }
+        };
+        self.clear_sink();
+        match outcome {
+            Ok(r) => result::map(&self.config.name, r),
+            Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout {
+                secs: timeout.as_secs(),
+                detail: format!(
+                    "MCP server {} gave no answer or progress within {} s; the call was \
+                     cancelled",
+                    self.config.name,
+                    timeout.as_secs()
+                ),
+            }),
+            Err(ServiceError::McpError(e)) => Err(ToolError::ExecutionFailed(format!(
+                "MCP server {}: {}",
+                self.config.name, e.message
+            ))),
+            Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                self.lost(&format!("it went away during a call ({e})"))
+                    .await;
+                Err(ToolError::ExecutionFailed(format!(
+                    "MCP server {} went away during the call ({}); it is started again when \
+                     next used, and this call was not sent again",
+                    self.config.name,
+                    self.with_stderr(e.to_string())
+                )))
+            }
+            Err(e) => Err(ToolError::ExecutionFailed(format!(
+                "MCP server {}: {e}",
+                self.config.name
+            ))),
+        }
+    }
+
+    fn clear_sink(&self) {
+        *self
+            .progress
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// Closes the connection and ends the server's process.
+    pub(super) async fn stop(&self) {
+        let mut conn = self.conn.lock().await;
+        if let Conn::Up(session) = std::mem::replace(
+            &mut *conn,
+            Conn::Down {
+                failures: 0,
+                retry_at: None,
+            },
+        ) {
+            // The last holder closes it; a call in flight keeps its own.
+            if let Ok(session) = Arc::try_unwrap(session) {
+                let _ = tokio::time::timeout(Duration::from_secs(5), session.cancel()).await;
+            }
+        }
+    }
+}
+
+/// Every tool of a session, as the registry will hold it.
+async fn list_tools(session: &Session) -> Result<Vec<RemoteTool>, String> {
+    let tools = session
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    Ok(tools
+        .into_iter()
+        .map(|t| RemoteTool {
+            name: t.name.to_string(),
+            description: t
+                .description
+                .map(|d| d.to_string())
+                .or(t.title)
+                .unwrap_or_default(),
+            schema: Value::Object((*t.input_schema).clone()),
+        })
+        .collect())
+}
+
+fn is_local(url: &str) -> bool {
+    reqwest::Url::parse(url).ok().is_some_and(|u| {
+        matches!(
+            u.host_str(),
+            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+        )
+    })
+}

@@ -1,0 +1,448 @@
+//! MCP servers end to end: the real `lathe` binary against real MCP
+//! servers on rmcp (`examples/mcp_test_server.rs`, over stdio and over
+//! streamable HTTP) and the scripted mock LLM: discovery and namespacing,
+//! calls with approvals, progress, errors, timeouts, a server that dies
+//! mid-call and comes back, a tool list that changes, a server that fails
+//! to start, workspace servers that wait for trust, and `lathe mcp list`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mock_llm::{MockLlm, Reply, Step, tool_results};
+use serde_json::{Value, json};
+
+const SECRET: &str = "sk-lathe-test-SECRET-0123456789abcdef";
+
+/// The test server, built with the tests (`cargo test` builds examples).
+fn server_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("examples").join("mcp_test_server");
+    assert!(
+        bin.exists(),
+        "{} is missing: `cargo test` builds it (cargo build --example mcp_test_server)",
+        bin.display()
+    );
+    bin
+}
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn finished(&self, call_id: &str) -> Value {
+        self.events()
+            .into_iter()
+            .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == call_id)
+            .unwrap_or_else(|| panic!("no result for {call_id}: {}\n{}", self.stdout, self.stderr))
+    }
+}
+
+impl Env {
+    fn new(config: &str) -> Self {
+        let env = Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        env
+    }
+
+    async fn lathe(&self, args: &[&str]) -> Run {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("LATHE_HOME", self.home.path())
+            .env("OPENAI_API_KEY", SECRET)
+            .env("MY_SERVICE_TOKEN", "tok-0123456789-secret")
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("lathe did not exit in time")
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    async fn exec(&self, mock: &MockLlm, mode: &str, extra: &[&str]) -> Run {
+        let url = mock.openai_url();
+        let mut args = vec![
+            "exec",
+            "--json",
+            "--base-url",
+            url.as_str(),
+            "--model",
+            "mock-model",
+            "--approval",
+            mode,
+        ];
+        args.extend_from_slice(extra);
+        args.push("go");
+        self.lathe(&args).await
+    }
+}
+
+fn stdio_server(name: &str, extra: &str) -> String {
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"{}\"\n{extra}\n",
+        server_bin().display()
+    )
+}
+
+fn calls(steps: &[(&str, &str, Value)]) -> Vec<Step> {
+    let mut out: Vec<Step> = steps
+        .iter()
+        .map(|(id, tool, args)| Step::Reply(Reply::tools().call(id, tool, args.clone())))
+        .collect();
+    out.push(Step::Reply(Reply::text("done")));
+    out
+}
+
+fn content(result: &Value) -> String {
+    result["content"]["content"]
+        .as_str()
+        .or_else(|| result["content"]["error"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Tools arrive namespaced, with the server's schema; calls go through
+/// approvals (an external effect), and by their dotted name too.
+#[tokio::test]
+async fn a_servers_tools_are_namespaced_and_called_through_the_pipeline() {
+    let env = Env::new(&stdio_server("test", ""));
+    let mock = MockLlm::start(calls(&[
+        ("e", "test__echo", json!({"message": "hi"})),
+        ("s", "test.get-sum", json!({"a": 2, "b": 3})),
+        ("i", "test__image", json!({})),
+        ("f", "test__fail", json!({})),
+        ("v", "test__echo", json!({"wrong": 1})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let req = &mock.requests()[0];
+    let tools: Vec<&str> = req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"test__echo") && tools.contains(&"test__get-sum"),
+        "{tools:?}"
+    );
+    let echo = req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "test__echo")
+        .unwrap();
+    assert_eq!(
+        echo["function"]["parameters"]["required"],
+        json!(["message"])
+    );
+    assert_eq!(content(&r.finished("e")), "Echo: hi");
+    let sum = r.finished("s");
+    assert_eq!(sum["tool"], "test__get-sum");
+    assert_eq!(sum["content"]["structured"], json!({"sum": 5.0}));
+    assert!(
+        content(&r.finished("i")).contains("[image image/png"),
+        "{}",
+        r.stdout
+    );
+    let fail = r.finished("f");
+    assert_eq!(fail["status"], "error");
+    assert!(content(&fail).contains("on purpose"), "{fail}");
+    let bad = r.finished("v");
+    assert_eq!(bad["metadata"]["error_kind"], "invalid_args", "{bad}");
+    assert!(
+        r.events()
+            .iter()
+            .any(|e| e["type"] == "mcp_server_status" && e["state"] == "ready")
+    );
+    // The model saw each result.
+    let told = tool_results(&mock.requests()[1]);
+    assert!(told[0].1.to_string().contains("Echo: hi"));
+
+    // Headless ask: nobody to approve an external call.
+    let echo = || calls(&[("e", "test__echo", json!({"message": "hi"}))]);
+    let mock = MockLlm::start(echo()).await;
+    let r = env.exec(&mock, "ask", &[]).await;
+    assert_eq!(r.finished("e")["status"], "denied");
+    // Unless the person trusts the server, or a rule allows the tool.
+    let env = Env::new(&stdio_server("test", "trusted = true"));
+    let mock = MockLlm::start(echo()).await;
+    let r = env.exec(&mock, "ask", &[]).await;
+    assert_eq!(r.finished("e")["status"], "ok", "{}", r.stdout);
+}
+
+#[tokio::test]
+async fn progress_streams_and_a_silent_call_times_out() {
+    let env = Env::new(&stdio_server("test", "timeout_secs = 1"));
+    let mock = MockLlm::start(calls(&[
+        ("p", "test__slow", json!({"steps": 4})),
+        ("h", "test__hang", json!({})),
+        ("e", "test__echo", json!({"message": "still here"})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let progress: Vec<String> = r
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "p")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(progress.len(), 4, "{progress:?}");
+    assert_eq!(progress[0], "step 1 (1/4)");
+    assert_eq!(content(&r.finished("p")), "done after 4 steps");
+    let hang = r.finished("h");
+    assert_eq!(hang["metadata"]["error_kind"], "timeout", "{hang}");
+    assert_eq!(content(&r.finished("e")), "Echo: still here");
+}
+
+/// A server that dies mid-call gives that call an error, never a hang;
+/// the next call starts it again. A call is never sent twice.
+#[tokio::test]
+async fn a_server_that_dies_mid_call_comes_back_on_next_use() {
+    let env = Env::new(&stdio_server("test", ""));
+    let mock = MockLlm::start(calls(&[
+        ("c", "test__crash", json!({})),
+        ("e", "test__echo", json!({"message": "back"})),
+    ]))
+    .await;
+    let started = std::time::Instant::now();
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let crash = r.finished("c");
+    assert_eq!(crash["status"], "error");
+    assert!(content(&crash).contains("went away"), "{crash}");
+    assert!(
+        content(&crash).contains("dying on purpose"),
+        "the stderr tail: {crash}"
+    );
+    assert_eq!(content(&r.finished("e")), "Echo: back");
+    assert!(
+        r.events()
+            .iter()
+            .any(|e| e["type"] == "mcp_server_status" && e["state"] == "failed")
+    );
+}
+
+/// `notifications/tools/list_changed`: the next request has the new tool.
+#[tokio::test]
+async fn a_tool_list_that_changes_changes_the_next_request() {
+    let env = Env::new(&stdio_server("test", ""));
+    let mock = MockLlm::start(calls(&[
+        ("g", "test__grow", json!({})),
+        ("l", "test__late", json!({})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let names = |i: usize| -> Vec<String> {
+        mock.requests()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!names(0).contains(&"test__late".to_string()));
+    assert!(
+        names(1).contains(&"test__late".to_string()),
+        "{:?}",
+        names(1)
+    );
+    assert_eq!(content(&r.finished("l")), "the late tool answers");
+}
+
+/// One server that cannot start is reported; the others work.
+#[tokio::test]
+async fn a_server_that_fails_to_start_is_reported_and_the_rest_go_on() {
+    let config = format!(
+        "{}{}",
+        stdio_server("test", ""),
+        stdio_server("broken", "args = [\"refuse\"]")
+    );
+    let env = Env::new(&config);
+    let mock = MockLlm::start(calls(&[("e", "test__echo", json!({"message": "ok"}))])).await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let failed = r
+        .events()
+        .into_iter()
+        .find(|e| {
+            e["type"] == "mcp_server_status" && e["server"] == "broken" && e["state"] == "failed"
+        })
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("refuses to start"),
+        "{failed}"
+    );
+    assert_eq!(content(&r.finished("e")), "Echo: ok");
+    // Text mode says so on stderr.
+    let url = mock.openai_url();
+    let r = env
+        .lathe(&[
+            "exec",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--approval",
+            "full-auto",
+            "hi",
+        ])
+        .await;
+    assert!(r.stderr.contains("mcp broken failed"), "{}", r.stderr);
+}
+
+/// A server gets no secret of Lathe's environment, only what its entry
+/// gives it; what it returns is redacted like any result.
+#[tokio::test]
+async fn a_server_sees_only_its_own_environment_and_results_are_redacted() {
+    let env = Env::new(&stdio_server(
+        "test",
+        "env = { SERVICE_TOKEN = \"${MY_SERVICE_TOKEN}\", LOG_LEVEL = \"warn\" }",
+    ));
+    let mock = MockLlm::start(calls(&[("l", "test__leak", json!({}))])).await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    let text = content(&r.finished("l"));
+    assert!(text.contains("LOG_LEVEL=warn"), "{text}");
+    assert!(
+        !text.contains(SECRET) && !text.contains("OPENAI_API_KEY"),
+        "{text}"
+    );
+    assert!(text.contains("SERVICE_TOKEN=[REDACTED]"), "{text}");
+    assert!(!r.stdout.contains("tok-0123456789-secret"));
+}
+
+/// A cloned repository's `.mcp.json` runs nothing until the person
+/// trusts it (headless: `--trust-workspace-mcp`).
+#[tokio::test]
+async fn workspace_servers_wait_for_trust() {
+    let env = Env::new("");
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {"command": server_bin()}}}).to_string(),
+    )
+    .unwrap();
+    let echo = || calls(&[("e", "repo__echo", json!({"message": "x"}))]);
+    let mock = MockLlm::start(echo()).await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert!(
+        r.stderr.contains("do not start until you trust them"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.finished("e")["metadata"]["error_kind"], "not_found");
+    let mock = MockLlm::start(echo()).await;
+    let r = env
+        .exec(&mock, "full-auto", &["--trust-workspace-mcp"])
+        .await;
+    assert_eq!(content(&r.finished("e")), "Echo: x", "{}", r.stdout);
+    // A workspace cannot trust its own server: its calls still ask.
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {"command": server_bin(), "trusted": true}}}).to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(echo()).await;
+    let r = env.exec(&mock, "ask", &["--trust-workspace-mcp"]).await;
+    assert_eq!(r.finished("e")["status"], "denied");
+}
+
+/// The same server over streamable HTTP.
+#[tokio::test]
+async fn streamable_http_servers_work_too() {
+    let mut server = tokio::process::Command::new(server_bin())
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut out = tokio::io::BufReader::new(server.stdout.take().unwrap());
+        out.read_line(&mut line).await.unwrap();
+    }
+    let addr = line.trim();
+    let env = Env::new(&format!(
+        "[mcp_servers.remote]\nurl = \"http://{addr}/mcp\"\nheaders = {{ Authorization = \"Bearer ${{MY_SERVICE_TOKEN}}\" }}\n"
+    ));
+    let mock = MockLlm::start(calls(&[
+        ("e", "remote__echo", json!({"message": "over http"})),
+        ("p", "remote__slow", json!({"steps": 2})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(content(&r.finished("e")), "Echo: over http");
+    assert!(
+        r.events()
+            .iter()
+            .any(|e| e["type"] == "tool_progress" && e["call_id"] == "p")
+    );
+    let _ = server.kill().await;
+}
+
+/// `lathe mcp list` starts each server and prints it with its tools.
+#[tokio::test]
+async fn mcp_list_prints_each_server_with_its_state_and_tools() {
+    let config = format!(
+        "{}{}",
+        stdio_server("test", ""),
+        stdio_server("broken", "args = [\"refuse\"]")
+    );
+    let env = Env::new(&config);
+    let r = env.lathe(&["mcp", "list"]).await;
+    assert_eq!(r.code, 1, "a failed server fails the listing: {}", r.stderr);
+    assert!(r.stdout.contains("test (ready)"), "{}", r.stdout);
+    assert!(r.stdout.contains("  test__echo"), "{}", r.stdout);
+    assert!(r.stdout.contains("broken (failed)"), "{}", r.stdout);
+    let r = env.lathe(&["mcp", "list", "--json"]).await;
+    let lines: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["server"], "test");
+    assert!(lines[1]["tools"].as_array().unwrap().len() >= 8);
+}
