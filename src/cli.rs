@@ -105,6 +105,7 @@ impl CommonArgs {
             approval: self.approval,
             max_tool_iterations: self.max_tool_iterations,
             sandbox: self.sandbox,
+            no_model: false,
         }
     }
 }

@@ -82,6 +82,8 @@ pub struct Overrides {
     pub approval: Option<ApprovalMode>,
     pub max_tool_iterations: Option<u32>,
     pub sandbox: Option<crate::sandbox::Mode>,
+    /// No model will be asked (`lathe mcp list`): a missing key is fine.
+    pub no_model: bool,
 }
 
 /// What the config says about the web tools.
@@ -238,7 +240,10 @@ impl Config {
         let api_key = env(provider.key_env())
             .and_then(Secret::new)
             .or_else(|| section.api_key.and_then(Secret::new));
-        if api_key.is_none() && base_url.trim_end_matches('/') == provider.default_base_url() {
+        if api_key.is_none()
+            && !overrides.no_model
+            && base_url.trim_end_matches('/') == provider.default_base_url()
+        {
             return Err(ConfigError::Invalid(format!(
                 "{} is not set. Export your API key (export {}=...), put `api_key` under [{}] in {}, \
                  or point --base-url at a server that needs no key",

@@ -71,7 +71,11 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
         json,
         trust_workspace_mcp,
     } = args.command;
-    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    let overrides = lathe::config::Overrides {
+        no_model: true,
+        ..cli.common.overrides()
+    };
+    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     for warning in &config.warnings {
         eprintln!("lathe: warning: {warning}");
     }

@@ -446,3 +446,166 @@ async fn mcp_list_prints_each_server_with_its_state_and_tools() {
     assert_eq!(lines[1]["server"], "test");
     assert!(lines[1]["tools"].as_array().unwrap().len() >= 8);
 }
+
+/// The reference server, `@modelcontextprotocol/server-everything` from
+/// npm, as `.ci/run` installs it (into `target/npm`, or where
+/// `LATHE_MCP_EVERYTHING` says). Without node these tests are skipped
+/// with a message, unless `LATHE_REQUIRE_NODE=1` makes that a failure.
+fn everything() -> Option<PathBuf> {
+    let path = std::env::var_os("LATHE_MCP_EVERYTHING")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        });
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if node && path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("LATHE_REQUIRE_NODE").is_none(),
+        "node and {} are required (LATHE_REQUIRE_NODE is set)",
+        path.display()
+    );
+    eprintln!(
+        "skipping: the reference MCP server is not installed; install node and npm, then \
+         `npm install --prefix target/npm @modelcontextprotocol/server-everything@2026.8.31`"
+    );
+    None
+}
+
+/// Echo, a sum, a long operation with progress, an erroring call, over
+/// stdio and over streamable HTTP, against the reference server.
+#[tokio::test]
+async fn the_reference_server_over_stdio_and_streamable_http() {
+    let Some(index) = everything() else {
+        return;
+    };
+    let stdio = format!(
+        "[mcp_servers.everything]\ncommand = \"node\"\nargs = [\"{}\", \"stdio\"]\n",
+        index.display()
+    );
+    // A free port for the HTTP server.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut http_server = tokio::process::Command::new("node")
+        .arg(&index)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut err = tokio::io::BufReader::new(http_server.stderr.take().unwrap()).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Ok(Some(line)) = err.next_line().await {
+                if line.contains("listening") {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(ready.ok(), Some(true), "the HTTP server did not start");
+        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+    }
+    let http = format!("[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\n");
+    for config in [stdio, http] {
+        let env = Env::new(&config);
+        let mock = MockLlm::start(calls(&[
+            ("e", "everything__echo", json!({"message": "hi"})),
+            ("s", "everything.get-sum", json!({"a": 2, "b": 3})),
+            (
+                "p",
+                "everything__trigger-long-running-operation",
+                json!({"duration": 2, "steps": 4}),
+            ),
+            (
+                "x",
+                "everything__get-resource-reference",
+                json!({"resourceType": "Text", "resourceId": -1}),
+            ),
+        ]))
+        .await;
+        let r = env.exec(&mock, "full-auto", &[]).await;
+        assert_eq!(r.code, 0, "{config}: {}", r.stderr);
+        assert!(content(&r.finished("e")).contains("hi"), "{}", r.stdout);
+        assert!(content(&r.finished("s")).contains('5'), "{}", r.stdout);
+        let progress = r
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "p")
+            .count();
+        assert!(progress >= 2, "{config}: {progress} progress events: {}", r.stdout);
+        assert_eq!(r.finished("p")["status"], "ok");
+        let x = r.finished("x");
+        assert_eq!(x["status"], "error", "{x}");
+        assert!(content(&x).contains("resourceId"), "{x}");
+    }
+    let _ = http_server.kill().await;
+}
+
+/// Ctrl-C during a long call ends it at once (the server is told).
+#[tokio::test]
+async fn an_interrupted_call_ends_at_once() {
+    let Some(index) = everything() else {
+        return;
+    };
+    let env = Env::new(&format!(
+        "[mcp_servers.everything]\ncommand = \"node\"\nargs = [\"{}\", \"stdio\"]\n",
+        index.display()
+    ));
+    let mock = MockLlm::start(calls(&[(
+        "p",
+        "everything__trigger-long-running-operation",
+        json!({"duration": 60, "steps": 60}),
+    )]))
+    .await;
+    let url = mock.openai_url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .args([
+            "exec", "--json", "--base-url", &url, "--model", "m", "--approval", "full-auto", "go",
+        ])
+        .env("HOME", env.home.path())
+        .env("LATHE_HOME", env.home.path())
+        .env("OPENAI_API_KEY", SECRET)
+        .current_dir(env.ws.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    // Wait for the first progress, then interrupt.
+    let mut seen = String::new();
+    {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 4096];
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !seen.contains("\"tool_progress\"") {
+            assert!(std::time::Instant::now() < deadline, "no progress: {seen}");
+            let n = tokio::time::timeout(Duration::from_secs(30), out.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id().unwrap()).unwrap());
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("lathe did not end after the interrupt")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
