@@ -455,8 +455,9 @@ fn everything() -> Option<PathBuf> {
     let path = std::env::var_os("LATHE_MCP_EVERYTHING")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("target/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+                "target/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            )
         });
     let node = std::process::Command::new("node")
         .arg("--version")
@@ -544,7 +545,11 @@ async fn the_reference_server_over_stdio_and_streamable_http() {
             .into_iter()
             .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "p")
             .count();
-        assert!(progress >= 2, "{config}: {progress} progress events: {}", r.stdout);
+        assert!(
+            progress >= 2,
+            "{config}: {progress} progress events: {}",
+            r.stdout
+        );
         assert_eq!(r.finished("p")["status"], "ok");
         let x = r.finished("x");
         assert_eq!(x["status"], "error", "{x}");
@@ -572,7 +577,15 @@ async fn an_interrupted_call_ends_at_once() {
     let url = mock.openai_url();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"))
         .args([
-            "exec", "--json", "--base-url", &url, "--model", "m", "--approval", "full-auto", "go",
+            "exec",
+            "--json",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--approval",
+            "full-auto",
+            "go",
         ])
         .env("HOME", env.home.path())
         .env("LATHE_HOME", env.home.path())

@@ -927,6 +927,11 @@ impl App {
             usage: self.usage,
             flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
             waiting: self.approvals.is_active() || self.trust.is_some(),
+            mcp_failed: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Failed)
+                .count(),
         };
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
@@ -1018,10 +1023,10 @@ fn render_trust(
         .borders(Borders::ALL)
         .border_style(theme.bold(theme.colors.warning))
         .title(Span::styled(
-            if prompt.servers.is_empty() {
-                " Run this workspace's hooks? "
-            } else {
-                " Trust this workspace's hooks and servers? "
+            match (prompt.hooks.is_empty(), prompt.servers.is_empty()) {
+                (_, true) => " Run this workspace's hooks? ",
+                (true, false) => " Start this workspace's MCP servers? ",
+                (false, false) => " Trust this workspace's hooks and servers? ",
             },
             theme.bold(theme.colors.warning),
         ));

@@ -377,6 +377,59 @@ fn a_paused_y_trusts_workspace_hooks() {
     assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
 }
 
+/// The workspace's MCP servers wait in the same question; a `y` starts
+/// them and remembers them. A server that fails shows in the status bar
+/// and in `/mcp`.
+#[test]
+fn workspace_servers_wait_for_trust_and_failures_show() {
+    use crate::protocol::{McpState, McpStatus};
+    let t0 = Instant::now();
+    let init = AppInit {
+        model: "mock-model".into(),
+        workspace: PathBuf::from("/work/project"),
+        approval: ApprovalMode::Ask,
+        theme: Theme::plain(),
+        notices: vec![],
+        trust: Some(TrustPrompt {
+            servers: vec!["repo: npx -y some-server".into()],
+            hooks: Vec::new(),
+            files: Vec::new(),
+            remember: Box::new(|| Ok(())),
+        }),
+    };
+    let mut a = App::new(init, t0);
+    assert_snapshot!("app_trust_servers", screen(&mut a, 72, 18));
+    a.now = t0 + 3 * QUIET;
+    screen(&mut a, 72, 18);
+    a.on_terminal_event(
+        key(KeyCode::Char('y')),
+        t0 + 4 * QUIET + Duration::from_millis(1),
+    );
+    assert_eq!(a.take_ops(), vec![Op::TrustWorkspaceMcp]);
+    let status = |state, message: Option<&str>| {
+        AgentEvent::McpServerStatus(McpStatus {
+            server: "repo".into(),
+            state,
+            tools: vec!["repo__search".into()],
+            endpoint: "npx -y some-server".into(),
+            message: message.map(str::to_string),
+        })
+    };
+    a.on_agent_event(status(McpState::Ready, None), t0);
+    a.on_agent_event(status(McpState::Failed, Some("it exited: boom")), t0);
+    let shown = screen(&mut a, 100, 20);
+    assert!(
+        shown.contains("MCP server repo failed: it exited: boom"),
+        "{shown}"
+    );
+    assert!(shown.contains("mcp 1 down"), "{shown}");
+    type_text(&mut a, "/mcp", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    let shown = screen(&mut a, 100, 20);
+    assert!(shown.contains("repo (failed)"), "{shown}");
+    assert!(shown.contains("tools: repo__search"), "{shown}");
+}
+
 /// Puts an app into one of the states a screen can be in.
 type Setup = Box<dyn Fn(&mut App, Instant)>;
 

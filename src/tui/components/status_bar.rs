@@ -26,6 +26,8 @@ pub struct StatusInfo<'a> {
     /// A question waits for the person (the turn's clock is not drawn
     /// meanwhile: nothing is redrawn while nothing changes).
     pub waiting: bool,
+    /// MCP servers that failed (`/mcp` says why).
+    pub mcp_failed: usize,
 }
 
 fn tokens(n: u64) -> String {
@@ -119,6 +121,15 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
             sep(),
             activity.clone(),
         ]);
+        if info.mcp_failed > 0 {
+            left.extend([
+                sep(),
+                Span::styled(
+                    format!("⚠ mcp {} down", info.mcp_failed),
+                    base.fg(theme.colors.warning),
+                ),
+            ]);
+        }
         let mut right = Vec::new();
         if with_usage {
             right.push(Span::styled(usage.clone(), base.fg(theme.colors.muted)));
@@ -186,6 +197,7 @@ mod tests {
             },
             flash: None,
             waiting: false,
+            mcp_failed: 0,
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
         info.running_ms = Some(3_250);
@@ -211,6 +223,7 @@ mod tests {
                         },
                         flash: None,
                         waiting: false,
+                        mcp_failed: 0,
                     };
                     let shown = draw(&info, width);
                     let row = shown.lines().next().unwrap_or("");
