@@ -226,32 +226,51 @@ fn startup(c: &mut Criterion) {
         workspace: Some(ws.path().to_path_buf()),
         ..Overrides::default()
     };
+    // The same with three MCP servers, one of which cannot start and two
+    // that never answer: they start in the background, so the first
+    // frame does not wait for them.
+    let mcp_home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        mcp_home.path().join("config.toml"),
+        "[mcp_servers.slow1]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_secs = 1\n\
+         [mcp_servers.slow2]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_secs = 1\n\
+         [mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n",
+    )
+    .unwrap();
+    let mcp_home_s = mcp_home.path().display().to_string();
     let mut group = c.benchmark_group("startup");
     group.measurement_time(Duration::from_secs(5));
-    group.bench_function("first_frame", |b| {
-        b.iter(|| {
-            let _guard = rt.enter();
-            let config =
-                Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone())).unwrap();
-            let theme = Theme::load(&config.theme, None, false).unwrap();
-            let launched =
-                lathe::launch::spawn_agent(&config, None, lathe::launch::Trust::default()).unwrap();
-            let mut app = App::new(
-                AppInit {
-                    model: config.model.clone(),
-                    workspace: config.workspace.clone(),
-                    approval: config.approval,
-                    theme,
-                    notices: vec![],
-                    trust: None,
-                },
-                Instant::now(),
-            );
-            let mut term = terminal();
-            term.draw(|f| app.draw(f)).unwrap();
-            launched.handle.task.abort();
+    for (name, home_s) in [
+        ("first_frame", &home_s),
+        ("first_frame_3_mcp_servers", &mcp_home_s),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let _guard = rt.enter();
+                let config =
+                    Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone()))
+                        .unwrap();
+                let theme = Theme::load(&config.theme, None, false).unwrap();
+                let launched =
+                    lathe::launch::spawn_agent(&config, None, lathe::launch::Trust::default())
+                        .unwrap();
+                let mut app = App::new(
+                    AppInit {
+                        model: config.model.clone(),
+                        workspace: config.workspace.clone(),
+                        approval: config.approval,
+                        theme,
+                        notices: vec![],
+                        trust: None,
+                    },
+                    Instant::now(),
+                );
+                let mut term = terminal();
+                term.draw(|f| app.draw(f)).unwrap();
+                launched.handle.task.abort();
+            });
         });
-    });
+    }
     group.finish();
 }
 

@@ -204,6 +204,27 @@ async fn a_servers_tools_are_namespaced_and_called_through_the_pipeline() {
     let mock = MockLlm::start(echo()).await;
     let r = env.exec(&mock, "ask", &[]).await;
     assert_eq!(r.finished("e")["status"], "ok", "{}", r.stdout);
+    let env = Env::new(&format!(
+        "[permissions]\nallow = [\"test.echo\"]\n{}",
+        stdio_server("test", "")
+    ));
+    let mock = MockLlm::start(calls(&[
+        ("e", "test__echo", json!({"message": "hi"})),
+        ("s", "test__get-sum", json!({"a": 1, "b": 2})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "ask", &[]).await;
+    assert_eq!(
+        r.finished("e")["status"],
+        "ok",
+        "the rule allows it: {}",
+        r.stdout
+    );
+    assert_eq!(
+        r.finished("s")["status"],
+        "denied",
+        "the rule is for echo only"
+    );
 }
 
 #[tokio::test]

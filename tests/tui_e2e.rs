@@ -645,3 +645,55 @@ async fn a_command_the_sandbox_stopped_can_run_outside_on_a_second_yes() {
         "{told:?}"
     );
 }
+
+/// A person adds a server to `.mcp.json`, approves it, sees its tools in
+/// `/mcp`, and uses one in a conversation through the approval dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_mcp_server_is_trusted_listed_and_used() {
+    if !have_tmux() {
+        return;
+    }
+    let server = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/mcp_test_server");
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {"command": server}}}).to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "repo__echo",
+            json!({"message": "from the tmux test"}),
+        )),
+        Step::Reply(Reply::text("The server echoed it.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("Start this workspace's MCP servers?").await;
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("trusted").await;
+    pane.text("/mcp");
+    pane.keys(&["Enter"]);
+    let listed = pane.wait_for("repo (ready)").await;
+    assert!(listed.contains("repo__echo"), "{listed}");
+    pane.text("echo something through the server");
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("Approve repo__echo?").await;
+    assert!(dialog.contains("call echo on MCP server repo"), "{dialog}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("The server echoed it.").await;
+    let told = tool_results(&mock.requests()[1]);
+    assert!(
+        told[0].1.to_string().contains("Echo: from the tmux test"),
+        "{told:?}"
+    );
+}
