@@ -38,6 +38,31 @@ pub struct ExecOptions {
     pub trust_workspace_mcp: bool,
 }
 
+/// The most piped input sent along with a prompt.
+pub const MAX_PIPED_INPUT: u64 = 1024 * 1024;
+
+/// A prompt with piped input after it, in a fenced block (a fence longer
+/// than any run of backticks inside); nothing added for empty input.
+pub fn prompt_with_input(prompt: &str, piped: &[u8]) -> String {
+    let cut = piped.len() as u64 > MAX_PIPED_INPUT;
+    let piped = &piped[..piped
+        .len()
+        .min(usize::try_from(MAX_PIPED_INPUT).unwrap_or(usize::MAX))];
+    let text = String::from_utf8_lossy(piped);
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.trim().is_empty() {
+        return prompt.to_string();
+    }
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let note = if cut {
+        format!("\n(the piped input was cut at {MAX_PIPED_INPUT} bytes)")
+    } else {
+        String::new()
+    };
+    format!("{prompt}\n\n{fence}\n{text}\n{fence}{note}")
+}
+
 /// Runs one turn; returns the exit status.
 pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError> {
     let launched = spawn_agent(

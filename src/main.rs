@@ -150,7 +150,21 @@ fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
 fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
     match args.prompt.as_deref() {
         Some("-") => {}
-        Some(p) => return non_empty(p.to_string()),
+        Some(p) => {
+            // `git diff | lathe exec "review this"`: the piped text goes
+            // along. Only from a pipe or a file: a terminal, /dev/null or a
+            // socket is not read.
+            let prompt = non_empty(p.to_string())?;
+            if !stdin_is_piped() {
+                return Ok(prompt);
+            }
+            let mut piped = Vec::new();
+            std::io::stdin()
+                .take(exec::MAX_PIPED_INPUT + 1)
+                .read_to_end(&mut piped)
+                .context("cannot read the piped input")?;
+            return Ok(exec::prompt_with_input(&prompt, &piped));
+        }
         None if !std::io::stdin().is_terminal() => {}
         None => {
             anyhow::bail!("a prompt is required: lathe exec \"what to do\" (or `-` to read stdin)")
@@ -161,6 +175,15 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
         .read_to_string(&mut text)
         .context("cannot read the prompt from stdin")?;
     non_empty(text)
+}
+
+/// Whether stdin is a pipe or a regular file.
+fn stdin_is_piped() -> bool {
+    use nix::sys::stat::{SFlag, fstat};
+    fstat(std::io::stdin()).is_ok_and(|st| {
+        let kind = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
+        kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
+    })
 }
 
 fn non_empty(prompt: String) -> anyhow::Result<String> {

@@ -381,6 +381,49 @@ async fn the_prompt_can_come_from_stdin() {
     assert_eq!(user["content"], "a prompt\nover two lines\n");
 }
 
+/// `git diff | lathe exec "review this"`: the prompt, then the piped text
+/// in a fenced block (a fence longer than any inside it).
+#[tokio::test]
+async fn piped_input_goes_along_with_a_prompt_argument() {
+    let env = Env::new();
+    let user_message = |mock: &MockLlm| {
+        mock.requests()[0].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("reviewed"))]).await;
+    let url = mock.openai_url();
+    let diff = "diff --git a/x b/x\n+```rust\n+fn x() {}\n+```\n";
+    let r = env
+        .run(
+            &["exec", "--base-url", &url, "review this diff"],
+            &[("OPENAI_API_KEY", SECRET)],
+            diff,
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        user_message(&mock),
+        "review this diff\n\n````\ndiff --git a/x b/x\n+```rust\n+fn x() {}\n+```\n````"
+    );
+    // Nothing piped: the prompt alone.
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let url = mock.openai_url();
+    env.run(
+        &["exec", "--base-url", &url, "just this"],
+        &[("OPENAI_API_KEY", SECRET)],
+        "",
+    )
+    .await;
+    assert_eq!(user_message(&mock), "just this");
+}
+
 #[tokio::test]
 async fn anthropic_works_through_the_binary() {
     let env = Env::new();
