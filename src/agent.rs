@@ -184,6 +184,8 @@ pub(crate) struct Shared {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Toolset,
     pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
+    /// The conversation's durable record.
+    pub(crate) history: Option<crate::session::history::Recorder>,
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) guardrails: Guardrails,
     pub(crate) authz: AuthorizationManager,
@@ -209,6 +211,27 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Records `item` in the conversation's history (queued).
+    pub(crate) async fn record(&self, item: crate::session::history::Item) {
+        if let Some(h) = &self.history {
+            h.append(item).await;
+        }
+    }
+
+    /// Records `item` before returning: an intent, before its step.
+    pub(crate) async fn record_now(&self, item: crate::session::history::Item) {
+        if let Some(h) = &self.history {
+            h.append_now(item).await;
+        }
+    }
+
+    /// Makes the history durable (a turn's end).
+    pub(crate) async fn sync_history(&self) {
+        if let Some(h) = &self.history {
+            h.sync().await;
+        }
+    }
+
     pub(crate) fn model(&self) -> String {
         self.model
             .lock()
@@ -361,6 +384,9 @@ pub(crate) struct Conversation {
     pub(crate) messages: Vec<Message>,
     pub(crate) usage: Usage,
     pub(crate) turns: u64,
+    /// How the last turn ended, when not well, for the model to read
+    /// before the next message (a resumed session).
+    pub(crate) note: Option<String>,
 }
 
 /// An agent, ready to spawn.
@@ -370,6 +396,8 @@ pub struct Agent {
     registry: Arc<ToolRegistry>,
     sources: Vec<Arc<dyn ToolSource>>,
     mcp: Option<Arc<crate::mcp::Manager>>,
+    history: Option<crate::session::history::Recorder>,
+    resumed: Option<crate::session::history::Rebuilt>,
     workspace: Arc<Workspace>,
     approver: Option<Arc<dyn Approver>>,
     hooks: Vec<Arc<dyn AfterHook>>,
@@ -390,6 +418,8 @@ impl Agent {
             registry,
             sources: Vec::new(),
             mcp: None,
+            history: None,
+            resumed: None,
             workspace,
             approver: None,
             hooks: Vec::new(),
@@ -413,6 +443,19 @@ impl Agent {
     pub fn with_mcp(mut self, manager: Arc<crate::mcp::Manager>) -> Self {
         self.sources.push(manager.clone());
         self.mcp = Some(manager);
+        self
+    }
+
+    /// Records the conversation in `recorder`; `resumed` is the
+    /// conversation so far, rebuilt from it.
+    #[must_use]
+    pub fn with_history(
+        mut self,
+        recorder: crate::session::history::Recorder,
+        resumed: Option<crate::session::history::Rebuilt>,
+    ) -> Self {
+        self.history = Some(recorder);
+        self.resumed = resumed;
         self
     }
 
@@ -469,6 +512,7 @@ impl Agent {
             provider: self.provider,
             tools: Toolset::new((*self.registry).clone(), self.sources),
             mcp: self.mcp.clone(),
+            history: self.history.clone(),
             guardrails: Guardrails::new(
                 self.workspace.clone(),
                 Arc::new(cfg.rules.clone()),
@@ -512,7 +556,16 @@ impl Agent {
         if let Some(manager) = &self.mcp {
             forward_mcp_status(manager.clone(), shared.emitter.clone());
         }
-        let task = tokio::spawn(run(shared, pending, op_rx));
+        let conversation = match self.resumed {
+            Some(r) => Conversation {
+                messages: r.messages,
+                usage: r.usage,
+                turns: r.turns,
+                note: r.aborted,
+            },
+            None => Conversation::default(),
+        };
+        let task = tokio::spawn(run(shared, pending, op_rx, conversation));
         AgentHandle {
             ops: op_tx,
             events: ev_rx,
@@ -523,16 +576,26 @@ impl Agent {
 
 /// The agent task: waits for input, runs turns, and keeps reading ops
 /// while a turn runs.
-async fn run(shared: Arc<Shared>, pending: Arc<PendingApprovals>, ops: mpsc::Receiver<Op>) {
-    serve(shared.clone(), pending, ops).await;
+async fn run(
+    shared: Arc<Shared>,
+    pending: Arc<PendingApprovals>,
+    ops: mpsc::Receiver<Op>,
+    conversation: Conversation,
+) {
+    serve(shared.clone(), pending, ops, conversation).await;
+    shared.sync_history().await;
     // The servers' processes end with the agent.
     if let Some(m) = &shared.mcp {
         m.shutdown().await;
     }
 }
 
-async fn serve(shared: Arc<Shared>, pending: Arc<PendingApprovals>, mut ops: mpsc::Receiver<Op>) {
-    let mut conversation = Conversation::default();
+async fn serve(
+    shared: Arc<Shared>,
+    pending: Arc<PendingApprovals>,
+    mut ops: mpsc::Receiver<Op>,
+    mut conversation: Conversation,
+) {
     let mut queued: VecDeque<String> = VecDeque::new();
     let mut ops_open = true;
     loop {
@@ -622,8 +685,14 @@ fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
     }
     match op {
         Op::Clear => {
+            // The turn count goes on: turn ids stay unique in the record.
+            let turns = conversation.turns;
             *conversation = Conversation::default();
+            conversation.turns = turns;
             shared.authz.clear();
+            if let Some(h) = &shared.history {
+                h.append_detached(crate::session::history::Item::Clear);
+            }
         }
         Op::Decide { call_id, .. } => {
             tracing::debug!(%call_id, "decision for a call that is not waiting; ignored");

@@ -30,6 +30,15 @@ pub enum Command {
     Exec(ExecArgs),
     /// MCP servers: `lathe mcp list` starts each, and prints its state and tools.
     Mcp(McpArgs),
+    /// This workspace's sessions, newest first (resume one with `lathe exec --resume ID`).
+    Sessions {
+        /// One JSON object per session, per line.
+        #[arg(long)]
+        json: bool,
+        /// Every workspace's sessions.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -64,6 +73,12 @@ pub struct ExecArgs {
     /// .lathe/config.toml) for this run, even if you never trusted them.
     #[arg(long)]
     pub trust_workspace_mcp: bool,
+    /// Go on with the newest session of this workspace.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Go on with session ID (see `lathe sessions`).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

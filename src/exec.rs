@@ -36,6 +36,8 @@ pub struct ExecOptions {
     pub trust_workspace_hooks: bool,
     /// Start the workspace's MCP servers even if never trusted.
     pub trust_workspace_mcp: bool,
+    /// Go on with this session (already resolved from `--continue`).
+    pub resume: Option<String>,
 }
 
 /// The most piped input sent along with a prompt.
@@ -71,6 +73,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
         crate::launch::Trust {
             hooks: opts.trust_workspace_hooks,
             mcp: opts.trust_workspace_mcp,
+            resume: opts.resume.clone(),
         },
     )?;
     for w in &launched.warnings {

@@ -48,14 +48,18 @@ pub struct Launched {
     /// (`Op::TrustWorkspaceMcp` starts them; [`remember_workspace_mcp`]
     /// remembers them).
     pub untrusted_mcp: Vec<McpServer>,
+    /// The conversation so far, when a session was resumed.
+    pub resumed: Option<crate::session::history::Rebuilt>,
 }
 
 /// What to run of the workspace's own without asking (the flags of
-/// `lathe exec`).
-#[derive(Debug, Clone, Copy, Default)]
+/// `lathe exec`), and which session to go on with.
+#[derive(Debug, Clone, Default)]
 pub struct Trust {
     pub hooks: bool,
     pub mcp: bool,
+    /// Go on with this session (its id) instead of starting one.
+    pub resume: Option<String>,
 }
 
 /// Starts the agent `config` describes; `approver` decides approvals, or
@@ -141,6 +145,17 @@ pub fn spawn_agent(
         }
     }
     warnings.extend(sandbox_warning(&sandbox, &config.workspace));
+    // A session to go on with: its conversation, rebuilt from its record.
+    let resumed = match &trust.resume {
+        Some(id) => {
+            let (info, rebuilt) =
+                crate::session::store::load(&config.paths.sessions_dir, id, &config.workspace)
+                    .map_err(|e| LaunchError::Setup(e.to_string()))?;
+            agent_config.session_id = info.id;
+            Some(rebuilt)
+        }
+        None => None,
+    };
     let session_id = agent_config.session_id.clone();
     // MCP servers: the person's, and the workspace's once trusted (as
     // they are written); they start in the background.
@@ -168,6 +183,23 @@ pub fn spawn_agent(
     if let Some(a) = approver {
         agent = agent.with_approver(a);
     }
+    match crate::session::history::Recorder::open(&config.paths.sessions_dir, &session_id) {
+        Ok(recorder) => {
+            if resumed.is_none() {
+                recorder.append_detached(crate::session::history::Item::Session {
+                    workspace: config.workspace.clone(),
+                    provider: config.provider.to_string(),
+                    model: config.model.clone(),
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                });
+            }
+            agent = agent.with_history(recorder, resumed.clone());
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "session history unavailable");
+            warnings.push(format!("session history unavailable (no resume): {e}"));
+        }
+    }
     match Journal::create(&config.paths.sessions_dir, &session_id) {
         Ok(j) => agent = agent.with_journal(j),
         Err(e) => {
@@ -181,6 +213,7 @@ pub fn spawn_agent(
         warnings,
         untrusted_hooks: untrusted,
         untrusted_mcp,
+        resumed,
     })
 }
 

@@ -36,6 +36,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
     let args = match cli.command.take() {
         None => return run_tui(&cli),
         Some(Command::Mcp(mcp)) => return run_mcp(&cli, mcp),
+        Some(Command::Sessions { json, all }) => return run_sessions(&cli, json, all),
         Some(Command::Exec(args)) => args,
     };
     let prompt = read_prompt(&args)?;
@@ -61,8 +62,59 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         prompt,
         trust_workspace_hooks: args.trust_workspace_hooks,
         trust_workspace_mcp: args.trust_workspace_mcp,
+        resume: match (&args.resume, args.continue_) {
+            (Some(id), _) => Some(id.clone()),
+            (None, true) => Some(lathe::session::store::newest(
+                &config.paths.sessions_dir,
+                &config.workspace,
+            )?),
+            (None, false) => None,
+        },
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+/// `lathe sessions`: the sessions of this workspace (or all), newest first.
+fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
+    let overrides = lathe::config::Overrides {
+        no_model: true,
+        ..cli.common.overrides()
+    };
+    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let sessions = lathe::session::store::list(
+        &config.paths.sessions_dir,
+        (!all).then_some(config.workspace.as_path()),
+    );
+    if json {
+        for s in &sessions {
+            println!("{}", serde_json::to_string(s)?);
+        }
+        return Ok(0);
+    }
+    if sessions.is_empty() {
+        println!("no sessions in {}", config.workspace.display());
+        return Ok(0);
+    }
+    for s in &sessions {
+        let when = |ms: u64| {
+            humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+            )
+            .to_string()
+        };
+        let prompt: String = s.first_prompt.chars().take(60).collect();
+        println!(
+            "{}  {}  {} turn{}  {prompt}",
+            s.id,
+            when(s.last_activity),
+            s.turns,
+            if s.turns == 1 { "" } else { "s" }
+        );
+        if all {
+            println!("    {}", s.workspace.display());
+        }
+    }
+    Ok(0)
 }
 
 /// `lathe mcp list`: starts the servers, prints them, stops them.
@@ -177,13 +229,25 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
     non_empty(text)
 }
 
-/// Whether stdin is a pipe or a regular file.
+/// Whether stdin holds input to send along: a file, or a pipe that has
+/// something to read (or its end) within a moment. A pipe a parent keeps
+/// open and never writes to (an IDE, a CI runner) is not waited on.
 fn stdin_is_piped() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use nix::sys::stat::{SFlag, fstat};
-    fstat(std::io::stdin()).is_ok_and(|st| {
-        let kind = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
-        kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
-    })
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let Ok(st) = fstat(&stdin) else {
+        return false;
+    };
+    match SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT {
+        SFlag::S_IFREG => true,
+        SFlag::S_IFIFO => {
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            poll(&mut fds, PollTimeout::from(1000u16)).is_ok_and(|n| n > 0)
+        }
+        _ => false,
+    }
 }
 
 fn non_empty(prompt: String) -> anyhow::Result<String> {

@@ -3,6 +3,8 @@
 //! `assistant_message` events repeat) to `sessions/<session-id>.jsonl` under
 //! the data directory, one JSON object per line with a `ts` field.
 
+pub mod history;
 pub mod journal;
+pub mod store;
 
 pub use journal::Journal;

@@ -327,7 +327,10 @@ async fn json_mode_streams_every_event_of_a_real_session() {
     assert!(finished[0]["metadata"]["duration_ms"].is_u64());
     assert_eq!(events.last().unwrap()["text"], "The answer is now 42.");
     // The session journal and the log were written under LATHE_HOME.
-    let sessions: Vec<_> = all_files_under(&env.home.path().join("sessions"));
+    let sessions: Vec<_> = all_files_under(&env.home.path().join("sessions"))
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().ends_with(".history.jsonl"))
+        .collect();
     assert_eq!(sessions.len(), 1);
     assert!(
         std::fs::read_to_string(&sessions[0])
@@ -904,4 +907,154 @@ async fn a_hook_script_a_command_creates_does_not_run() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(ws.join("scripts/audit.sh").exists(), "{}", r.stdout);
     assert!(!pwned.exists(), "the created hook script ran: {}", r.stdout);
+}
+
+fn messages(mock: &MockLlm, i: usize) -> Vec<Value> {
+    mock.requests()[i].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// `--continue` goes on with the newest session of the workspace, its
+/// conversation exact; `--resume ID` with a given one; an unknown id is a
+/// usage error naming it; `lathe sessions` lists them.
+#[tokio::test]
+async fn sessions_continue_and_resume_with_the_conversation_exact() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "a.txt", "content": "one"}),
+        )),
+        Step::Reply(Reply::text("wrote a.txt")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--json", "--approval", "full-auto"], "first task")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r.first("session_started")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mock2 = MockLlm::start(vec![Step::Reply(Reply::text("continued"))]).await;
+    let r = env
+        .exec(&mock2, &["--json", "--continue"], "second task")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.first("session_started")["session_id"], id.as_str());
+    let sent = messages(&mock2, 0);
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"],
+        "{sent:?}"
+    );
+    assert_eq!(sent[1]["content"], "first task");
+    assert_eq!(sent[2]["tool_calls"][0]["function"]["name"], "write_file");
+    assert!(
+        sent[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("created a.txt")
+    );
+    assert_eq!(sent[4]["content"], "wrote a.txt");
+    assert_eq!(sent[5]["content"], "second task");
+    // By id, and listed.
+    let mock3 = MockLlm::start(vec![Step::Reply(Reply::text("third"))]).await;
+    let r = env
+        .exec(&mock3, &["--json", "--resume", &id], "third task")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(messages(&mock3, 0).len(), 8);
+    let listed = env.run(&["sessions", "--json"], &[], "").await;
+    let rows: Vec<Value> = listed
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{}", listed.stdout);
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["turns"], 3);
+    assert_eq!(rows[0]["first_prompt"], "first task");
+    let r = env
+        .exec(&mock3, &["--resume", "no-such-session"], "x")
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no-such-session"), "{}", r.stderr);
+}
+
+/// A session killed while a command ran: resumed, the model is told the
+/// call was interrupted, and it is not run again.
+#[tokio::test]
+async fn a_killed_session_resumes_with_the_unfinished_call_reported_not_rerun() {
+    let env = Env::new();
+    let counter = env.ws.path().join("ran.txt");
+    std::fs::write(
+        env.ws.path().join("work.sh"),
+        format!("echo run >> '{}'; sleep 30\n", counter.display()),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::tools().call(
+        "c",
+        "exec_shell",
+        json!({"command": "bash work.sh"}),
+    ))])
+    .await;
+    let url = mock.openai_url();
+    let mut child = env
+        .command(
+            &[
+                "exec",
+                "--json",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--approval",
+                "full-auto",
+                "go",
+            ],
+            &[("OPENAI_API_KEY", SECRET)],
+        )
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    // Wait until the command has run, then kill Lathe outright.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&counter)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    let mock2 = MockLlm::start(vec![Step::Reply(Reply::text("noted"))]).await;
+    let r = env
+        .exec(&mock2, &["--json", "--continue"], "what happened?")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = messages(&mock2, 0);
+    let tool = sent.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        tool["content"].as_str().unwrap().contains("not run again"),
+        "{sent:?}"
+    );
+    let last = sent.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        last.contains("cut off") && last.ends_with("what happened?"),
+        "{last}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap().lines().count(),
+        1,
+        "the command ran once"
+    );
 }

@@ -245,11 +245,11 @@ async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
     pane.keys(&["Enter"]);
     let end = pane.wait_for("EXIT=").await;
     assert!(end.contains("EXIT=0"), "{end}");
-    // The session journal recorded the decision.
+    // The session's journal and its history were written.
     let sessions = std::fs::read_dir(pane.home.path().join("sessions"))
         .unwrap()
         .count();
-    assert_eq!(sessions, 1);
+    assert_eq!(sessions, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,7 @@ use crate::protocol::{
     GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
 };
 use crate::provider::{ToolCall, ToolOutput};
+use crate::session::history::Item;
 use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate_sized};
 use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
@@ -117,6 +118,13 @@ async fn dispatch_one(
         }
     };
     let (result, text) = normalize(shared, &call.id, outcome, started);
+    shared
+        .record(Item::ToolOutput {
+            call_id: call.id.clone(),
+            content: text.clone(),
+            is_error: result.status != ToolStatus::Ok,
+        })
+        .await;
     if let Some(kind) = &result.metadata.error_kind {
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
@@ -175,7 +183,13 @@ async fn run_stages(
             "not run: the user interrupted the turn before it started".into(),
         ));
     }
-    // 6. execute
+    // 6. execute (what is about to run is on record first: a session
+    // resumed after a kill never runs it again)
+    shared
+        .record_now(Item::Approved {
+            call_id: call.id.clone(),
+        })
+        .await;
     *started = Instant::now();
     let result = execute(shared, call, tool, args.clone(), cancel).await;
     // 6b. a run the sandbox stopped may go again outside it, when the

@@ -12,6 +12,7 @@ use crate::protocol::{AgentEvent, ErrorKind, Usage};
 use crate::provider::{
     ChatRequest, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
 };
+use crate::session::history::{Item, RecordedCall};
 
 /// Forwards streamed text as `assistant_delta` events.
 struct TurnObserver<'a> {
@@ -47,7 +48,14 @@ pub(crate) async fn run_turn(
     conv.turns += 1;
     let turn_id = conv.turns;
     let emitter = &shared.emitter;
-    let fail = |kind: ErrorKind, message: String| {
+    let fail = |kind: ErrorKind, message: String| async move {
+        shared
+            .record(Item::TurnAborted {
+                turn: turn_id,
+                reason: message.clone(),
+            })
+            .await;
+        shared.sync_history().await;
         emitter.emit(AgentEvent::Error {
             turn_id: Some(turn_id),
             kind,
@@ -58,6 +66,18 @@ pub(crate) async fn run_turn(
         turn_id,
         prompt: prompt.clone(),
     });
+    // How the last turn ended, if not well (a session resumed after a
+    // kill): the model reads it first.
+    let prompt = match conv.note.take() {
+        Some(note) => format!("{note}\n\n{prompt}"),
+        None => prompt,
+    };
+    shared
+        .record(Item::User {
+            turn: turn_id,
+            text: prompt.clone(),
+        })
+        .await;
     conv.messages.push(Message::User(prompt));
     let mut iterations = 0u32;
     let mut turn_usage = Usage::default();
@@ -77,6 +97,7 @@ pub(crate) async fn run_turn(
             messages: &conv.messages,
             tools: &tools.schemas,
         };
+        shared.record_now(Item::Request { turn: turn_id }).await;
         let mut observer = TurnObserver { emitter, turn_id };
         let completion = match shared
             .provider
@@ -85,15 +106,31 @@ pub(crate) async fn run_turn(
         {
             Ok(c) => c,
             Err(ProviderError::Cancelled) => {
-                return fail(ErrorKind::Interrupted, "turn interrupted".into());
+                return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
             }
             Err(e) => {
                 tracing::error!(error = %e, "provider request failed");
-                return fail(ErrorKind::Provider, format!("provider error: {e}"));
+                return fail(ErrorKind::Provider, format!("provider error: {e}")).await;
             }
         };
         turn_usage.add(completion.usage);
         conv.usage.add(completion.usage);
+        let calls = unique_ids(completion.tool_calls);
+        shared
+            .record(Item::Assistant {
+                turn: turn_id,
+                text: completion.text.clone(),
+                tool_calls: calls
+                    .iter()
+                    .map(|c| RecordedCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
+                    .collect(),
+                usage: completion.usage,
+            })
+            .await;
         emitter.emit(AgentEvent::UsageUpdated {
             turn_id,
             last: completion.usage,
@@ -105,11 +142,13 @@ pub(crate) async fn run_turn(
                 text: completion.text.clone(),
             });
         }
-        if completion.tool_calls.is_empty() {
+        if calls.is_empty() {
             conv.messages.push(Message::Assistant {
                 text: completion.text.clone(),
                 tool_calls: Vec::new(),
             });
+            shared.record(Item::TurnEnd { turn: turn_id }).await;
+            shared.sync_history().await;
             emitter.emit(AgentEvent::TurnCompleted {
                 turn_id,
                 text: completion.text,
@@ -118,13 +157,12 @@ pub(crate) async fn run_turn(
             });
             return;
         }
-        let calls = unique_ids(completion.tool_calls);
         if iterations >= shared.max_tool_iterations {
             let message = format!(
                 "max tool iterations ({}) exceeded",
                 shared.max_tool_iterations
             );
-            let refused = calls
+            let refused: Vec<ToolOutput> = calls
                 .iter()
                 .map(|c| ToolOutput {
                     call_id: c.id.clone(),
@@ -133,13 +171,22 @@ pub(crate) async fn run_turn(
                     is_error: true,
                 })
                 .collect();
+            for r in &refused {
+                shared
+                    .record(Item::ToolOutput {
+                        call_id: r.call_id.clone(),
+                        content: r.content.clone(),
+                        is_error: true,
+                    })
+                    .await;
+            }
             conv.messages.push(Message::Assistant {
                 text: completion.text,
                 tool_calls: calls,
             });
             conv.messages.push(Message::ToolResults(refused));
             tracing::warn!(%message, "turn stopped");
-            return fail(ErrorKind::MaxIterations, message);
+            return fail(ErrorKind::MaxIterations, message).await;
         }
         iterations += 1;
         tracing::debug!(
@@ -154,7 +201,7 @@ pub(crate) async fn run_turn(
         });
         conv.messages.push(Message::ToolResults(outputs));
         if cancel.is_cancelled() {
-            return fail(ErrorKind::Interrupted, "turn interrupted".into());
+            return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
         }
     }
 }

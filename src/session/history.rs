@@ -1,0 +1,612 @@
+//! The conversation as a durable record: `sessions/<id>.history.jsonl`.
+//!
+//! One line per model-facing item (the person's message, the model's
+//! answer with its tool calls and their raw arguments, each tool output
+//! exactly as the model saw it, a turn's end or abort) and per intent (a
+//! request about to be sent, an approved call about to run), each with a
+//! sequence number and its causal parent. A recorder on a thread of its
+//! own writes them, so the turn never waits on the disk but for an
+//! intent, which is written before its step starts; a turn's end is
+//! synced to the disk. Reading ignores a torn last line (a killed
+//! process) and rebuilds the conversation exactly: every tool call gets
+//! an answer, the recorded one or an "interrupted" one (a call approved
+//! but unanswered is never run again).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::protocol::Usage;
+use crate::provider::{Message, ToolCall, ToolOutput};
+
+/// How many items may wait for the recorder before a turn waits.
+const QUEUE: usize = 1024;
+
+/// One model-facing item or intent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Item {
+    /// The first line: what the session is.
+    Session {
+        workspace: PathBuf,
+        provider: String,
+        model: String,
+        version: String,
+    },
+    User {
+        turn: u64,
+        text: String,
+    },
+    /// A request is about to be sent.
+    Request {
+        turn: u64,
+    },
+    Assistant {
+        turn: u64,
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<RecordedCall>,
+        #[serde(default)]
+        usage: Usage,
+    },
+    /// A call was approved and is about to run.
+    Approved {
+        call_id: String,
+    },
+    ToolOutput {
+        call_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    TurnEnd {
+        turn: u64,
+    },
+    /// A turn that did not end well: interrupted, failed, cut short.
+    TurnAborted {
+        turn: u64,
+        reason: String,
+    },
+    /// `/clear`: what came before is not part of the conversation.
+    Clear,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A line: an item with its place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub seq: u64,
+    /// The item that led to this one (0: none).
+    pub parent: u64,
+    /// Milliseconds since the Unix epoch.
+    pub ts: u64,
+    #[serde(flatten)]
+    pub item: Item,
+}
+
+enum Cmd {
+    Append(Item, Option<oneshot::Sender<()>>),
+    /// Flush and sync; answered when done.
+    Sync(oneshot::Sender<()>),
+}
+
+/// Sends items to the recorder thread.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    tx: mpsc::Sender<Cmd>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Cmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cmd")
+    }
+}
+
+impl Recorder {
+    /// Appends to `<dir>/<session_id>.history.jsonl` (created 0600),
+    /// numbering on from what it holds.
+    pub fn open(dir: &Path, session_id: &str) -> std::io::Result<Self> {
+        super::journal::private_dir(dir)?;
+        let path = history_path(dir, session_id);
+        let existing = read(&path).unwrap_or_default();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)?;
+        // A torn last line (a killed process) stays a line of its own.
+        if ends_torn(&path) {
+            file.write_all(b"\n")?;
+        }
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let state = Writer::new(file, &existing);
+        std::thread::Builder::new()
+            .name("lathe-recorder".into())
+            .spawn(move || state.run(rx))?;
+        Ok(Self { tx, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Queues `item` (waits only when the queue is full).
+    pub async fn append(&self, item: Item) {
+        let _ = self.tx.send(Cmd::Append(item, None)).await;
+    }
+
+    /// Queues `item` without waiting (from code that cannot): dropped,
+    /// and logged, if the queue is full.
+    pub fn append_detached(&self, item: Item) {
+        if self.tx.try_send(Cmd::Append(item, None)).is_err() {
+            tracing::warn!("the session history is behind; an item was dropped");
+        }
+    }
+
+    /// Writes `item` before returning (an intent, before its step).
+    pub async fn append_now(&self, item: Item) {
+        let (ack, done) = oneshot::channel();
+        if self.tx.send(Cmd::Append(item, Some(ack))).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+
+    /// Makes everything so far durable (a turn's end).
+    pub async fn sync(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.tx.send(Cmd::Sync(ack)).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+}
+
+/// Whether a file's last byte is not a line break.
+fn ends_torn(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return false;
+    };
+    if f.seek(SeekFrom::End(-1)).is_err() {
+        return false;
+    }
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+}
+
+/// The history file of a session.
+pub fn history_path(dir: &Path, session_id: &str) -> PathBuf {
+    dir.join(format!("{session_id}.history.jsonl"))
+}
+
+struct Writer {
+    out: Option<BufWriter<File>>,
+    seq: u64,
+    last: u64,
+    /// The intent of each approved call, for its output's parent.
+    approved: HashMap<String, u64>,
+    /// The assistant message of each call.
+    asked: HashMap<String, u64>,
+}
+
+impl Writer {
+    fn new(file: File, existing: &[Record]) -> Self {
+        let seq = existing.last().map_or(0, |r| r.seq);
+        Self {
+            out: Some(BufWriter::new(file)),
+            seq,
+            last: seq,
+            approved: HashMap::new(),
+            asked: HashMap::new(),
+        }
+    }
+
+    fn parent_of(&self, item: &Item) -> u64 {
+        match item {
+            Item::Approved { call_id } => self.asked.get(call_id).copied().unwrap_or(self.last),
+            Item::ToolOutput { call_id, .. } => self
+                .approved
+                .get(call_id)
+                .or_else(|| self.asked.get(call_id))
+                .copied()
+                .unwrap_or(self.last),
+            _ => self.last,
+        }
+    }
+
+    fn write(&mut self, item: Item) {
+        self.seq += 1;
+        let seq = self.seq;
+        let parent = self.parent_of(&item);
+        match &item {
+            Item::Assistant { tool_calls, .. } => {
+                for c in tool_calls {
+                    self.asked.insert(c.id.clone(), seq);
+                }
+            }
+            Item::Approved { call_id } => {
+                self.approved.insert(call_id.clone(), seq);
+            }
+            _ => {}
+        }
+        if !matches!(item, Item::Approved { .. } | Item::ToolOutput { .. }) {
+            self.last = seq;
+        }
+        let ts = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let record = Record {
+            seq,
+            parent,
+            ts,
+            item,
+        };
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
+        let result = serde_json::to_writer(&mut *out, &record)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"));
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "the session history cannot be written; it stops here");
+            self.out = None;
+        }
+    }
+
+    fn flush(&mut self, sync: bool) {
+        if let Some(out) = self.out.as_mut() {
+            let result = out.flush().and_then(|()| {
+                if sync {
+                    out.get_ref().sync_data()
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "the session history cannot be written; it stops here");
+                self.out = None;
+            }
+        }
+    }
+
+    fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
+        while let Some(cmd) = rx.blocking_recv() {
+            match cmd {
+                Cmd::Append(item, ack) => {
+                    self.write(item);
+                    if let Some(ack) = ack {
+                        self.flush(false);
+                        let _ = ack.send(());
+                    } else if rx.is_empty() {
+                        // Nothing more waiting: to the OS, so a kill loses
+                        // nothing written.
+                        self.flush(false);
+                    }
+                }
+                Cmd::Sync(ack) => {
+                    self.flush(true);
+                    let _ = ack.send(());
+                }
+            }
+        }
+        self.flush(true);
+    }
+}
+
+/// Every readable record of a history file, in order; a line that does
+/// not parse (a torn last line) is left out.
+pub fn read(path: &Path) -> std::io::Result<Vec<Record>> {
+    let file = File::open(path)?;
+    let mut out = Vec::new();
+    for line in BufReader::new(file).split(b'\n') {
+        let line = line?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(r) => out.push(r),
+            Err(e) => tracing::debug!(error = %e, "a history line that does not parse is left out"),
+        }
+    }
+    Ok(out)
+}
+
+/// A conversation rebuilt from its history.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rebuilt {
+    pub messages: Vec<Message>,
+    pub usage: Usage,
+    pub turns: u64,
+    /// A note for the model about how the last turn ended, if it did not
+    /// end well (prefixed to the next message).
+    pub aborted: Option<String>,
+}
+
+/// What the model is told for a call with no recorded output.
+pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (Lathe stopped \
+     while it ran, or before it started); it was not run again. Check its effects before \
+     calling it again.";
+
+/// The conversation `records` hold (from the last `/clear` on): messages
+/// in order, every tool call answered, in the order the model asked.
+pub fn rebuild(records: &[Record]) -> Rebuilt {
+    let start = records
+        .iter()
+        .rposition(|r| matches!(r.item, Item::Clear))
+        .map_or(0, |i| i + 1);
+    let mut out = Rebuilt::default();
+    let mut outputs: HashMap<&str, (&str, bool)> = HashMap::new();
+    for r in &records[start..] {
+        if let Item::ToolOutput {
+            call_id,
+            content,
+            is_error,
+        } = &r.item
+        {
+            outputs
+                .entry(call_id.as_str())
+                .or_insert((content, *is_error));
+        }
+    }
+    let mut open_turn: Option<u64> = None;
+    let mut ended: HashSet<u64> = HashSet::new();
+    let mut last_abort: Option<String> = None;
+    for r in &records[start..] {
+        match &r.item {
+            Item::User { turn, text } => {
+                out.turns = out.turns.max(*turn);
+                open_turn = Some(*turn);
+                let text = match out.aborted.take() {
+                    Some(note) => format!("{note}\n\n{text}"),
+                    None => text.clone(),
+                };
+                out.messages.push(Message::User(text));
+            }
+            Item::Assistant {
+                text,
+                tool_calls,
+                usage,
+                ..
+            } => {
+                out.usage.input_tokens += usage.input_tokens;
+                out.usage.output_tokens += usage.output_tokens;
+                let calls: Vec<ToolCall> = tool_calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
+                    .collect();
+                out.messages.push(Message::Assistant {
+                    text: text.clone(),
+                    tool_calls: calls.clone(),
+                });
+                if !calls.is_empty() {
+                    let results = calls
+                        .iter()
+                        .map(|c| match outputs.get(c.id.as_str()) {
+                            Some((content, is_error)) => ToolOutput {
+                                call_id: c.id.clone(),
+                                content: (*content).to_string(),
+                                is_error: *is_error,
+                            },
+                            None => ToolOutput {
+                                call_id: c.id.clone(),
+                                content: serde_json::json!({ "error": INTERRUPTED }).to_string(),
+                                is_error: true,
+                            },
+                        })
+                        .collect();
+                    out.messages.push(Message::ToolResults(results));
+                }
+            }
+            Item::TurnEnd { turn } => {
+                ended.insert(*turn);
+                open_turn = None;
+            }
+            Item::TurnAborted { turn, reason } => {
+                ended.insert(*turn);
+                open_turn = None;
+                last_abort = Some(reason.clone());
+                out.aborted = Some(format!("[the previous turn did not finish: {reason}]"));
+            }
+            _ => {}
+        }
+    }
+    if let Some(turn) = open_turn.filter(|t| !ended.contains(t)) {
+        let _ = last_abort;
+        out.aborted = Some(format!(
+            "[the previous turn ({turn}) was cut off: Lathe stopped before it ended]"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(seq: u64, item: Item) -> Record {
+        Record {
+            seq,
+            parent: seq.saturating_sub(1),
+            ts: 0,
+            item,
+        }
+    }
+
+    #[test]
+    fn every_call_gets_an_answer_and_a_cut_turn_is_said() {
+        let records = vec![
+            rec(
+                1,
+                Item::User {
+                    turn: 1,
+                    text: "fix it".into(),
+                },
+            ),
+            rec(2, Item::Request { turn: 1 }),
+            rec(
+                3,
+                Item::Assistant {
+                    turn: 1,
+                    text: String::new(),
+                    tool_calls: vec![
+                        RecordedCall {
+                            id: "a".into(),
+                            name: "read_file".into(),
+                            arguments: "{}".into(),
+                        },
+                        RecordedCall {
+                            id: "b".into(),
+                            name: "exec_shell".into(),
+                            arguments: "{\"command\":\"make\"}".into(),
+                        },
+                    ],
+                    usage: Usage {
+                        input_tokens: 10,
+                        output_tokens: 2,
+                    },
+                },
+            ),
+            rec(
+                4,
+                Item::ToolOutput {
+                    call_id: "a".into(),
+                    content: "{\"content\":\"x\"}".into(),
+                    is_error: false,
+                },
+            ),
+            rec(
+                5,
+                Item::Approved {
+                    call_id: "b".into(),
+                },
+            ),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.messages.len(), 3);
+        let Message::ToolResults(results) = &r.messages[2] else {
+            panic!("{r:?}")
+        };
+        assert_eq!(results[0].content, "{\"content\":\"x\"}");
+        assert!(results[1].is_error && results[1].content.contains("not run again"));
+        assert!(r.aborted.as_deref().unwrap().contains("cut off"));
+        assert_eq!(r.usage.input_tokens, 10);
+        assert_eq!(r.turns, 1);
+    }
+
+    #[test]
+    fn a_clear_starts_over() {
+        let records = vec![
+            rec(
+                1,
+                Item::User {
+                    turn: 1,
+                    text: "old".into(),
+                },
+            ),
+            rec(2, Item::TurnEnd { turn: 1 }),
+            rec(3, Item::Clear),
+            rec(
+                4,
+                Item::User {
+                    turn: 2,
+                    text: "new".into(),
+                },
+            ),
+            rec(
+                5,
+                Item::Assistant {
+                    turn: 2,
+                    text: "hi".into(),
+                    tool_calls: vec![],
+                    usage: Usage::default(),
+                },
+            ),
+            rec(6, Item::TurnEnd { turn: 2 }),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(
+            r.messages,
+            vec![
+                Message::User("new".into()),
+                Message::Assistant {
+                    text: "hi".into(),
+                    tool_calls: vec![]
+                }
+            ]
+        );
+        assert_eq!(r.aborted, None);
+    }
+
+    #[tokio::test]
+    async fn the_recorder_numbers_links_and_survives_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Recorder::open(dir.path(), "s1").unwrap();
+        rec.append(Item::User {
+            turn: 1,
+            text: "hi".into(),
+        })
+        .await;
+        rec.append(Item::Assistant {
+            turn: 1,
+            text: String::new(),
+            tool_calls: vec![RecordedCall {
+                id: "c".into(),
+                name: "t".into(),
+                arguments: "{}".into(),
+            }],
+            usage: Usage::default(),
+        })
+        .await;
+        rec.append_now(Item::Approved {
+            call_id: "c".into(),
+        })
+        .await;
+        rec.append(Item::ToolOutput {
+            call_id: "c".into(),
+            content: "ok".into(),
+            is_error: false,
+        })
+        .await;
+        rec.sync().await;
+        let path = rec.path().to_path_buf();
+        // A torn line at the end, as a kill leaves it.
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"seq\":5,\"par")
+            .unwrap();
+        let records = read(&path).unwrap();
+        assert_eq!(records.len(), 4);
+        assert_eq!(records[2].parent, 2, "the approval follows its call");
+        assert_eq!(records[3].parent, 3, "the output follows its approval");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Opened again, it numbers on.
+        drop(rec);
+        let rec = Recorder::open(dir.path(), "s1").unwrap();
+        rec.append(Item::TurnEnd { turn: 1 }).await;
+        rec.sync().await;
+        let records = read(&path).unwrap();
+        assert_eq!(records.last().unwrap().seq, 5);
+    }
+}

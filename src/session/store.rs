@@ -1,0 +1,114 @@
+//! The sessions on disk: which belong to a workspace, the newest, and
+//! one loaded back.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::history::{self, Item, Rebuilt};
+
+/// One session as `lathe sessions` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub id: String,
+    pub workspace: PathBuf,
+    /// Milliseconds since the Unix epoch.
+    pub started: u64,
+    pub last_activity: u64,
+    pub first_prompt: String,
+    pub turns: u64,
+}
+
+/// Why a session cannot be resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session `{0}` (see `lathe sessions`)")]
+    Unknown(String),
+    #[error("session `{id}` belongs to {workspace}, not this workspace; run it there (-C)")]
+    OtherWorkspace { id: String, workspace: String },
+    #[error("no earlier session in this workspace (see `lathe sessions --all`)")]
+    NoneHere,
+    #[error("session `{0}` cannot be read: {1}")]
+    Unreadable(String, String),
+}
+
+fn id_of(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let id = name.strip_suffix(".history.jsonl")?;
+    (!id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    .then(|| id.to_string())
+}
+
+fn info(path: &Path) -> Option<SessionInfo> {
+    let id = id_of(path)?;
+    let records = history::read(path).ok()?;
+    let first = records.first()?;
+    let Item::Session { workspace, .. } = &first.item else {
+        return None;
+    };
+    let first_prompt = records
+        .iter()
+        .find_map(|r| match &r.item {
+            Item::User { text, .. } => Some(text.lines().next().unwrap_or("").to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let turns = records
+        .iter()
+        .filter(|r| matches!(r.item, Item::User { .. }))
+        .count() as u64;
+    Some(SessionInfo {
+        id,
+        workspace: workspace.clone(),
+        started: first.ts,
+        last_activity: records.last().map_or(first.ts, |r| r.ts),
+        first_prompt,
+        turns,
+    })
+}
+
+/// The sessions in `dir` (of `workspace`, or all), newest activity first.
+pub fn list(dir: &Path, workspace: Option<&Path>) -> Vec<SessionInfo> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<SessionInfo> = entries
+        .flatten()
+        .filter_map(|e| info(&e.path()))
+        .filter(|s| workspace.is_none_or(|w| s.workspace == w))
+        .filter(|s| s.turns > 0)
+        .collect();
+    out.sort_by(|a, b| b.last_activity.cmp(&a.last_activity).then(b.id.cmp(&a.id)));
+    out
+}
+
+/// The session `id` (of `workspace`), rebuilt.
+pub fn load(dir: &Path, id: &str, workspace: &Path) -> Result<(SessionInfo, Rebuilt), StoreError> {
+    let path = history::history_path(dir, id);
+    if id_of(&path).is_none() || !path.exists() {
+        return Err(StoreError::Unknown(id.to_string()));
+    }
+    let records =
+        history::read(&path).map_err(|e| StoreError::Unreadable(id.to_string(), e.to_string()))?;
+    let info = info(&path)
+        .ok_or_else(|| StoreError::Unreadable(id.to_string(), "it has no header".into()))?;
+    if info.workspace != workspace {
+        return Err(StoreError::OtherWorkspace {
+            id: id.to_string(),
+            workspace: info.workspace.display().to_string(),
+        });
+    }
+    Ok((info, history::rebuild(&records)))
+}
+
+/// The newest session of `workspace`.
+pub fn newest(dir: &Path, workspace: &Path) -> Result<String, StoreError> {
+    list(dir, Some(workspace))
+        .into_iter()
+        .next()
+        .map(|s| s.id)
+        .ok_or(StoreError::NoneHere)
+}
