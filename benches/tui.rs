@@ -55,6 +55,7 @@ fn app_with(messages: usize) -> App {
             theme,
             notices: vec![],
             trust: None,
+            session: Default::default(),
         },
         t0,
     );
@@ -262,6 +263,7 @@ fn startup(c: &mut Criterion) {
                         theme,
                         notices: vec![],
                         trust: None,
+                        session: Default::default(),
                     },
                     Instant::now(),
                 );

@@ -363,7 +363,9 @@ impl Shared {
             Op::SetModel { model } => self.set_model(model.clone()),
             Op::ListPermissions => self.emitter.emit(self.permissions()),
             Op::RevokeGrant { id } => {
-                self.authz.revoke(*id);
+                if let (Some(key), Some(h)) = (self.authz.revoke(*id), &self.history) {
+                    h.append_detached(crate::session::history::Item::Revoke { key: Box::new(key) });
+                }
                 self.emitter.emit(self.permissions());
             }
             Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
@@ -557,12 +559,15 @@ impl Agent {
             forward_mcp_status(manager.clone(), shared.emitter.clone());
         }
         let conversation = match self.resumed {
-            Some(r) => Conversation {
-                messages: r.messages,
-                usage: r.usage,
-                turns: r.turns,
-                note: r.aborted,
-            },
+            Some(r) => {
+                restore_grants(&shared.authz, &r.grants);
+                Conversation {
+                    messages: r.messages,
+                    usage: r.usage,
+                    turns: r.turns,
+                    note: r.aborted,
+                }
+            }
             None => Conversation::default(),
         };
         let task = tokio::spawn(run(shared, pending, op_rx, conversation));
@@ -570,6 +575,21 @@ impl Agent {
             ops: op_tx,
             events: ev_rx,
             task,
+        }
+    }
+}
+
+/// Gives a resumed conversation back the grants that have not expired,
+/// for the time they have left.
+fn restore_grants(
+    authz: &crate::policy::AuthorizationManager,
+    grants: &[(crate::policy::grants::GrantKey, u64)],
+) {
+    let now = crate::session::history::epoch_ms(std::time::SystemTime::now());
+    for (key, expires_ms) in grants {
+        if let Some(left) = expires_ms.checked_sub(now).filter(|l| *l > 0) {
+            let at = tokio::time::Instant::now() + std::time::Duration::from_millis(left);
+            authz.grant_until(std::slice::from_ref(key), at);
         }
     }
 }
@@ -698,5 +718,38 @@ fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
             tracing::debug!(%call_id, "decision for a call that is not waiting; ignored");
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::GrantKey;
+    use crate::policy::grants::AuthorizationManager;
+
+    #[tokio::test]
+    async fn a_resumed_conversation_keeps_live_grants_for_the_time_they_have_left() {
+        let key = |p: &str| GrantKey::FileWrite { path: p.into() };
+        let authz = AuthorizationManager::new(std::time::Duration::from_secs(300));
+        let now = crate::session::history::epoch_ms(std::time::SystemTime::now());
+        restore_grants(
+            &authz,
+            &[
+                (key("live"), now + 60_000),
+                (key("gone"), now.saturating_sub(1)),
+                (key("far"), now + 10_000_000),
+            ],
+        );
+        assert!(authz.covers(&key("live")));
+        assert!(
+            !authz.covers(&key("gone")),
+            "an expired grant stays expired"
+        );
+        let left: Vec<u64> = authz.list().iter().map(|g| g.expires_in_secs).collect();
+        assert!(
+            left.iter().all(|s| *s <= 300),
+            "never past the ttl: {left:?}"
+        );
+        assert!(left[0] <= 60, "the time left, not a new ttl: {left:?}");
     }
 }

@@ -20,6 +20,9 @@ then LATHE_* environment variables, then flags. Keys: OPENAI_API_KEY, ANTHROPIC_
 pub struct Cli {
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Reopen the newest session of this workspace, with its transcript.
+    #[arg(long = "continue", short = 'c')]
+    pub continue_: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -30,7 +33,13 @@ pub enum Command {
     Exec(ExecArgs),
     /// MCP servers: `lathe mcp list` starts each, and prints its state and tools.
     Mcp(McpArgs),
-    /// This workspace's sessions, newest first (resume one with `lathe exec --resume ID`).
+    /// Reopen a session in the terminal UI: the one given, or choose from a list.
+    Resume {
+        /// The session (see `lathe sessions`); without it, a list to choose from.
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
+    /// This workspace's sessions, newest first (`lathe resume ID` reopens one).
     Sessions {
         /// One JSON object per session, per line.
         #[arg(long)]

@@ -37,6 +37,17 @@ pub fn lifetime(secs: u64) -> String {
     }
 }
 
+/// How long ago, roughly: `just now`, `5 min ago`, `3 h ago`, `2 days ago`.
+pub fn ago(secs: u64) -> String {
+    match secs {
+        0..60 => "just now".to_string(),
+        60..3600 => format!("{} min ago", secs / 60),
+        3600..86_400 => format!("{} h ago", secs / 3600),
+        86_400..172_800 => "yesterday".to_string(),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn shorten_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

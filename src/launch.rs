@@ -32,6 +32,9 @@ pub enum LaunchError {
     },
     #[error("{0}")]
     Setup(String),
+    /// The session to resume does not exist here, or cannot be read.
+    #[error(transparent)]
+    Session(#[from] crate::session::store::StoreError),
 }
 
 /// A running agent, and what the front end should tell the person.
@@ -149,8 +152,7 @@ pub fn spawn_agent(
     let resumed = match &trust.resume {
         Some(id) => {
             let (info, rebuilt) =
-                crate::session::store::load(&config.paths.sessions_dir, id, &config.workspace)
-                    .map_err(|e| LaunchError::Setup(e.to_string()))?;
+                crate::session::store::load(&config.paths.sessions_dir, id, &config.workspace)?;
             agent_config.session_id = info.id;
             Some(rebuilt)
         }

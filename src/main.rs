@@ -33,8 +33,16 @@ fn main() -> ExitCode {
 }
 
 fn run(mut cli: Cli) -> anyhow::Result<i32> {
+    if cli.continue_ && cli.command.is_some() {
+        anyhow::bail!(
+            "--continue before a subcommand means the terminal UI; for headless use `lathe exec --continue PROMPT`"
+        );
+    }
     let args = match cli.command.take() {
-        None => return run_tui(&cli),
+        None if cli.continue_ => return run_tui(&cli, Continue::Newest),
+        None => return run_tui(&cli, Continue::No),
+        Some(Command::Resume { id: Some(id) }) => return run_tui(&cli, Continue::Id(id)),
+        Some(Command::Resume { id: None }) => return run_tui(&cli, Continue::Pick),
         Some(Command::Mcp(mcp)) => return run_mcp(&cli, mcp),
         Some(Command::Sessions { json, all }) => return run_sessions(&cli, json, all),
         Some(Command::Exec(args)) => args,
@@ -165,9 +173,30 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// `lathe` with no subcommand: the terminal UI. Exits 0 when the person quits.
-fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
+/// Which session the terminal UI opens.
+enum Continue {
+    No,
+    Newest,
+    Id(String),
+    Pick,
+}
+
+/// `lathe` with no subcommand: the terminal UI. Exits 0 when the person
+/// quits, and says how to come back to the session.
+fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
     let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    let start = match which {
+        Continue::No => lathe::tui::Start::New,
+        Continue::Pick => lathe::tui::Start::Pick,
+        Continue::Id(id) => {
+            lathe::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)?;
+            lathe::tui::Start::Resume(id)
+        }
+        Continue::Newest => lathe::tui::Start::Resume(lathe::session::store::newest(
+            &config.paths.sessions_dir,
+            &config.workspace,
+        )?),
+    };
     let _log_guard = init_logging(&config.paths.logs_dir);
     tracing::info!(
         provider = %config.provider,
@@ -180,13 +209,21 @@ fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    match runtime.block_on(lathe::tui::run(&config)) {
-        Ok(lathe::tui::Ended::Quit) => Ok(0),
-        Ok(lathe::tui::Ended::Signal(n)) => Ok(128 + n),
+    match runtime.block_on(lathe::tui::run(&config, start)) {
+        Ok(outcome) => {
+            if outcome.has_turns {
+                println!("{}", resume_hint(&outcome.session_id, &config.workspace));
+            }
+            Ok(match outcome.ended {
+                lathe::tui::Ended::Quit => 0,
+                lathe::tui::Ended::Signal(n) => 128 + n,
+            })
+        }
         Err(
             e @ (lathe::tui::TuiError::NotATerminal
             | lathe::tui::TuiError::DumbTerminal(_)
-            | lathe::tui::TuiError::Theme(_)),
+            | lathe::tui::TuiError::Theme(_)
+            | lathe::tui::TuiError::Launch(lathe::launch::LaunchError::Session(_))),
         ) => {
             eprintln!("lathe: {e}");
             Ok(EXIT_USAGE)
@@ -197,6 +234,23 @@ fn run_tui(cli: &Cli) -> anyhow::Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// What the terminal shows after the UI: the session, and the command
+/// that reopens it (from here: with `-C` when the workspace is elsewhere).
+fn resume_hint(session_id: &str, workspace: &Path) -> String {
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    let dir = if here.as_deref() == Some(workspace) {
+        String::new()
+    } else {
+        let shown = workspace.to_string_lossy();
+        let quoted =
+            shlex::try_quote(&shown).map_or_else(|_| shown.to_string(), |q| q.into_owned());
+        format!(" -C {quoted}")
+    };
+    format!("Session {session_id} saved. Resume it with: lathe resume {session_id}{dir}")
 }
 
 fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {

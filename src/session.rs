@@ -5,6 +5,7 @@
 
 pub mod history;
 pub mod journal;
+pub mod prompts;
 pub mod store;
 
 pub use journal::Journal;

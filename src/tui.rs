@@ -47,8 +47,29 @@ pub enum Ended {
     Signal(i32),
 }
 
+/// Which session the UI opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Start {
+    /// A new one.
+    #[default]
+    New,
+    /// This one, with its transcript (`lathe resume ID`, `--continue`).
+    Resume(String),
+    /// A new one, with the picker of earlier ones open (`lathe resume`).
+    Pick,
+}
+
+/// How the UI ended, and the session it showed last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ended: Ended,
+    pub session_id: String,
+    /// Whether the session holds anything to resume.
+    pub has_turns: bool,
+}
+
 /// Runs the UI until the person quits or a signal ends it.
-pub async fn run(config: &Config) -> Result<Ended, TuiError> {
+pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
@@ -61,7 +82,79 @@ pub async fn run(config: &Config) -> Result<Ended, TuiError> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user_themes = config.paths.config_file.parent().map(|d| d.join("themes"));
     let theme = theme::Theme::load(&config.theme, user_themes.as_deref(), no_color)?;
-    let launched = spawn_agent(config, None, crate::launch::Trust::default())?;
+    let resume = match &start {
+        Start::Resume(id) => Some(id.clone()),
+        Start::New | Start::Pick => None,
+    };
+    let launched = spawn_agent(
+        config,
+        None,
+        crate::launch::Trust {
+            resume,
+            ..Default::default()
+        },
+    )?;
+    let mut session_id = launched.session_id.clone();
+    let (mut app, mut agent) = open(config, launched, theme.clone(), start == Start::Pick);
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let result = loop {
+        let exit = event_loop::run(&mut app, &mut agent, &mut guard.terminal, depth).await;
+        let id = match exit {
+            Ok(event_loop::Exit::Switch(id)) => id,
+            Ok(event_loop::Exit::Quit) => break Ok(None),
+            Ok(event_loop::Exit::Signal(n)) => break Ok(Some(n)),
+            Err(e) => break Err(e),
+        };
+        // The session must open before this one is left.
+        if let Err(e) =
+            crate::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)
+        {
+            app.warn(e.to_string());
+            continue;
+        }
+        event_loop::shutdown(agent).await;
+        let trust = crate::launch::Trust {
+            resume: Some(id),
+            ..Default::default()
+        };
+        let launched = match spawn_agent(config, None, trust) {
+            Ok(l) => l,
+            Err(e) => {
+                // Read a moment ago, gone now: a new session instead.
+                let mut l = spawn_agent(config, None, crate::launch::Trust::default())?;
+                l.warnings
+                    .push(format!("that session could not be opened: {e}"));
+                l
+            }
+        };
+        session_id = launched.session_id.clone();
+        (app, agent) = open(config, launched, theme.clone(), false);
+    };
+    // The commands die before the terminal is given back, whatever ended it.
+    event_loop::shutdown(agent).await;
+    drop(guard);
+    let ended = match result? {
+        Some(signal) => Ended::Signal(signal),
+        None => Ended::Quit,
+    };
+    let has_turns =
+        crate::session::store::list(&config.paths.sessions_dir, Some(&config.workspace))
+            .iter()
+            .any(|s| s.id == session_id);
+    Ok(Outcome {
+        ended,
+        session_id,
+        has_turns,
+    })
+}
+
+/// The app over a started agent.
+fn open(
+    config: &Config,
+    launched: crate::launch::Launched,
+    theme: theme::Theme,
+    pick: bool,
+) -> (app::App, crate::agent::AgentHandle) {
     let mut notices = config.warnings.clone();
     notices.extend(launched.warnings);
     let untrusted = !launched.untrusted_hooks.is_empty() || !launched.untrusted_mcp.is_empty();
@@ -84,7 +177,7 @@ pub async fn run(config: &Config) -> Result<Ended, TuiError> {
             }),
         }
     });
-    let mut app = app::App::new(
+    let app = app::App::new(
         app::AppInit {
             model: config.model.clone(),
             workspace: config.workspace.clone(),
@@ -92,17 +185,18 @@ pub async fn run(config: &Config) -> Result<Ended, TuiError> {
             theme,
             notices,
             trust,
+            session: app::SessionInit {
+                id: launched.session_id,
+                dir: Some(config.paths.sessions_dir.clone()),
+                prompts: Some(crate::session::prompts::PromptLog::new(
+                    &config.paths.data_dir,
+                    &config.workspace,
+                )),
+                resumed: launched.resumed,
+                pick,
+            },
         },
         std::time::Instant::now(),
     );
-    let mut agent = launched.handle;
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let result = event_loop::run(&mut app, &mut agent, &mut guard.terminal, depth).await;
-    // The commands die before the terminal is given back, whatever ended it.
-    event_loop::shutdown(agent).await;
-    drop(guard);
-    Ok(match result? {
-        Some(signal) => Ended::Signal(signal),
-        None => Ended::Quit,
-    })
+    (app, launched.handle)
 }

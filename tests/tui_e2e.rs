@@ -697,3 +697,110 @@ async fn a_workspace_mcp_server_is_trusted_listed_and_used() {
         "{told:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_comes_back_with_its_transcript_and_up_remembers_the_last_run() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "read_file", json!({"path": "notes.txt"}))),
+        Step::Reply(Reply::text("The notes say **remember the milk**.")),
+        Step::Reply(Reply::text("You asked about the notes.")),
+        Step::Reply(Reply::text("Picked up again.")),
+    ])
+    .await;
+    std::fs::write(ws.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let first = Pane::start(&mock, ws.path(), "");
+    let home = first.home.path().to_path_buf();
+    first.wait_for("approval ask").await;
+    first.text("what do the notes say");
+    first.keys(&["Enter"]);
+    first.wait_for("remember the milk.").await;
+    first.text("/quit");
+    first.keys(&["Enter"]);
+    let end = first.wait_for("EXIT=").await;
+    assert!(end.contains("EXIT=0"), "{end}");
+    // The terminal keeps the session's id and how to come back.
+    let hint = end
+        .lines()
+        .find(|l| l.contains("Resume it with: lathe resume "))
+        .unwrap_or_else(|| panic!("no resume hint:\n{end}"));
+    let id = hint.rsplit(' ').next().unwrap().trim().to_string();
+    assert!(id.len() >= 8, "{hint}");
+
+    // `lathe --continue`: the transcript is back, the conversation goes on.
+    let again = Pane::open(
+        &format!(
+            "{}; echo \"EXIT=$?\"; sleep 600",
+            lathe_line(&mock, ws.path(), &home, "", "--continue")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    let screen = again.wait_for("resumed session").await;
+    assert!(screen.contains("› what do the notes say"), "{screen}");
+    assert!(screen.contains("✓ read_file notes.txt"), "{screen}");
+    assert!(screen.contains("remember the milk."), "{screen}");
+    // Up brings back the message of the last run.
+    again.keys(&["Up"]);
+    again.wait_for("│what do the notes say").await;
+    again.keys(&["C-c"]);
+    again.text("what did I ask?");
+    again.keys(&["Enter"]);
+    again.wait_for("You asked about the notes.").await;
+    let req = &mock.requests()[2];
+    let messages = req.body["messages"].as_array().unwrap();
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        users,
+        ["what do the notes say", "what did I ask?"],
+        "{req:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m["role"] == "tool"),
+        "the tool result is sent again: {messages:?}"
+    );
+    again.text("/quit");
+    again.keys(&["Enter"]);
+    assert!(again.wait_for("EXIT=").await.contains(&id));
+
+    // `lathe resume`: a list to choose from; Enter opens the session.
+    let pick = Pane::open(
+        &format!(
+            "{}; echo \"EXIT=$?\"; sleep 600",
+            lathe_line(&mock, ws.path(), &home, "", "resume")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    let list = pick.wait_for("Resume a session").await;
+    assert!(list.contains("what do the notes say"), "{list}");
+    assert!(list.contains("2 turns"), "{list}");
+    pick.keys(&["Enter"]);
+    pick.wait_for("resumed session").await;
+    pick.text("once more");
+    pick.keys(&["Enter"]);
+    pick.wait_for("Picked up again.").await;
+    pick.text("/quit");
+    pick.keys(&["Enter"]);
+    assert!(pick.wait_for("EXIT=").await.contains(&id));
+
+    // An unknown id is a usage error naming it.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} 2>&1; echo EXIT=$?",
+            lathe_line(&mock, ws.path(), &home, "", "resume no-such-session")
+        ))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.contains("no session `no-such-session`") && out.contains("EXIT=2"),
+        "{out}"
+    );
+}

@@ -505,6 +505,13 @@ async fn authorize(
             // A call no grant may cover is approved this once.
             if let Some(keys) = &request.grant {
                 shared.authz.grant(keys);
+                let expires = std::time::SystemTime::now() + shared.authz.ttl();
+                shared
+                    .record(Item::Grant {
+                        keys: keys.clone(),
+                        expires_ms: crate::session::history::epoch_ms(expires),
+                    })
+                    .await;
             }
             Ok(())
         }

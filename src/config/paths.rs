@@ -3,7 +3,7 @@
 //! `directories` (on Linux: ~/.config/lathe/config.toml and
 //! ~/.local/share/lathe/{sessions,logs}).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::ConfigError;
 
@@ -45,4 +45,32 @@ impl Paths {
             logs_dir: home.join("logs"),
         }
     }
+}
+
+/// A file name for a workspace's own data: its directory's name (safe
+/// characters only) and a hash of its whole path, `lathe-3f9a0c1d2e4b`.
+pub fn workspace_slug(workspace: &Path) -> String {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        workspace.as_os_str().as_encoded_bytes(),
+    );
+    let hash: String = digest.as_ref()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    format!("{name}-{hash}")
 }

@@ -460,10 +460,12 @@ impl Server {
         tokio::pin!(idle);
         let total = tokio::time::sleep(timeout * 10);
         tokio::pin!(total);
+        let mut reported = false;
         let outcome = loop {
             tokio::select! {
                 r = &mut call => break r,
                 () = self.progress.alive.notified() => {
+                    reported = true;
                     idle.as_mut().reset(tokio::time::Instant::now() + timeout);
                 }
                 () = &mut idle => {
@@ -481,6 +483,17 @@ impl Server {
                 }
             }
         };
+        if reported && outcome.is_ok() {
+            // rmcp hands each notification to a task of its own, so the
+            // last progress sent before the answer may still be on its
+            // way: a moment for it, before the call's output is final.
+            for _ in 0..5 {
+                let more = self.progress.alive.notified();
+                if tokio::time::timeout(Duration::from_millis(10), more).await.is_err() {
+                    break;
+                }
+            }
+        }
         self.clear_sink();
         match outcome {
             Ok(r) => result::map(&self.config.name, r),

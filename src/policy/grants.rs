@@ -26,7 +26,8 @@ pub const MAX_GRANT_TTL: Duration =
     Duration::from_secs(crate::config::defaults::MAX_GRANT_TTL_SECS);
 
 /// The program part of a command grant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ProgramId {
     /// An executable file and its identity.
     File(PathBuf, Option<FileStamp>),
@@ -36,8 +37,10 @@ pub enum ProgramId {
     Missing(String),
 }
 
-/// One operation a grant covers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One operation a grant covers (kept in the session's record, so a
+/// resumed conversation keeps its grants until they expire).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[expect(
     clippy::large_enum_variant,
     reason = "a conversation holds a handful of grants; boxing buys nothing"
@@ -164,7 +167,13 @@ impl AuthorizationManager {
 
     /// Grants each of `keys` for the conversation.
     pub fn grant(&self, keys: &[GrantKey]) {
-        let expires_at = Instant::now() + self.ttl;
+        self.grant_until(keys, Instant::now() + self.ttl);
+    }
+
+    /// Grants each of `keys` until `expires_at` (a resumed conversation's
+    /// grants; never past the manager's lifetime for a grant).
+    pub fn grant_until(&self, keys: &[GrantKey], expires_at: Instant) {
+        let expires_at = expires_at.min(Instant::now() + self.ttl);
         let mut state = self.lock();
         for key in keys {
             state.grants.retain(|g| g.key != *key);
@@ -204,12 +213,11 @@ impl AuthorizationManager {
         out
     }
 
-    /// Revokes one grant; whether it existed.
-    pub fn revoke(&self, id: u64) -> bool {
+    /// Revokes one grant; what it covered, if it existed.
+    pub fn revoke(&self, id: u64) -> Option<GrantKey> {
         let mut state = self.lock();
-        let before = state.grants.len();
-        state.grants.retain(|g| g.id != id);
-        state.grants.len() != before
+        let at = state.grants.iter().position(|g| g.id == id)?;
+        Some(state.grants.remove(at).key)
     }
 
     /// Drops every grant (`/clear`, a new conversation).
@@ -285,9 +293,9 @@ mod tests {
             .find(|g| g.covers.contains(" a"))
             .unwrap()
             .id;
-        assert!(m.revoke(id));
+        assert!(m.revoke(id).is_some());
         assert!(!m.covers(&a) && m.covers(&b));
-        assert!(!m.revoke(id));
+        assert!(m.revoke(id).is_none());
     }
 
     #[tokio::test(start_paused = true)]

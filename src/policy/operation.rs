@@ -200,7 +200,7 @@ pub enum Program {
 
 /// Identity of an executable file: the same path with other content is a
 /// different program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileStamp {
     pub dev: u64,
     pub ino: u64,

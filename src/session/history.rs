@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::policy::grants::GrantKey;
 use crate::protocol::Usage;
 use crate::provider::{Message, ToolCall, ToolOutput};
 
@@ -74,6 +75,16 @@ pub enum Item {
     },
     /// `/clear`: what came before is not part of the conversation.
     Clear,
+    /// The person approved these operations for the conversation, until
+    /// `expires_ms` (milliseconds since the Unix epoch).
+    Grant {
+        keys: Vec<GrantKey>,
+        expires_ms: u64,
+    },
+    /// The person revoked the grant of this operation.
+    Revoke {
+        key: Box<GrantKey>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,6 +196,12 @@ fn ends_torn(path: &Path) -> bool {
     f.read_exact(&mut last).is_ok() && last[0] != b'\n'
 }
 
+/// Milliseconds since the Unix epoch (0 before it).
+pub fn epoch_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// The history file of a session.
 pub fn history_path(dir: &Path, session_id: &str) -> PathBuf {
     dir.join(format!("{session_id}.history.jsonl"))
@@ -243,9 +260,7 @@ impl Writer {
         if !matches!(item, Item::Approved { .. } | Item::ToolOutput { .. }) {
             self.last = seq;
         }
-        let ts = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let ts = epoch_ms(std::time::SystemTime::now());
         let record = Record {
             seq,
             parent,
@@ -331,6 +346,28 @@ pub struct Rebuilt {
     /// A note for the model about how the last turn ended, if it did not
     /// end well (prefixed to the next message).
     pub aborted: Option<String>,
+    /// The conversation's grants with when they expire (milliseconds
+    /// since the Unix epoch); expired ones included, the agent skips them.
+    pub grants: Vec<(GrantKey, u64)>,
+    /// The conversation as a transcript shows it.
+    pub shown: Vec<Shown>,
+}
+
+/// One piece of a resumed conversation, for the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    User(String),
+    Assistant(String),
+    Tool {
+        call_id: String,
+        name: String,
+        arguments: String,
+        /// What the model saw, and whether it was an error.
+        content: String,
+        is_error: bool,
+    },
+    /// How a turn ended, when not well.
+    Note(String),
 }
 
 /// What the model is told for a call with no recorded output.
@@ -361,12 +398,12 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
     }
     let mut open_turn: Option<u64> = None;
     let mut ended: HashSet<u64> = HashSet::new();
-    let mut last_abort: Option<String> = None;
     for r in &records[start..] {
         match &r.item {
             Item::User { turn, text } => {
                 out.turns = out.turns.max(*turn);
                 open_turn = Some(*turn);
+                out.shown.push(Shown::User(text.clone()));
                 let text = match out.aborted.take() {
                     Some(note) => format!("{note}\n\n{text}"),
                     None => text.clone(),
@@ -393,6 +430,9 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                     text: text.clone(),
                     tool_calls: calls.clone(),
                 });
+                if !text.trim().is_empty() {
+                    out.shown.push(Shown::Assistant(text.clone()));
+                }
                 if !calls.is_empty() {
                     let results = calls
                         .iter()
@@ -408,7 +448,16 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                                 is_error: true,
                             },
                         })
-                        .collect();
+                        .collect::<Vec<ToolOutput>>();
+                    for (c, r) in calls.iter().zip(&results) {
+                        out.shown.push(Shown::Tool {
+                            call_id: c.id.clone(),
+                            name: c.name.clone(),
+                            arguments: c.arguments.clone(),
+                            content: r.content.clone(),
+                            is_error: r.is_error,
+                        });
+                    }
                     out.messages.push(Message::ToolResults(results));
                 }
             }
@@ -419,17 +468,27 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             Item::TurnAborted { turn, reason } => {
                 ended.insert(*turn);
                 open_turn = None;
-                last_abort = Some(reason.clone());
                 out.aborted = Some(format!("[the previous turn did not finish: {reason}]"));
+                out.shown
+                    .push(Shown::Note(format!("turn {turn} did not finish: {reason}")));
             }
+            Item::Grant { keys, expires_ms } => {
+                for key in keys {
+                    out.grants.retain(|(k, _)| k != key);
+                    out.grants.push((key.clone(), *expires_ms));
+                }
+            }
+            Item::Revoke { key } => out.grants.retain(|(k, _)| k != key.as_ref()),
             _ => {}
         }
     }
     if let Some(turn) = open_turn.filter(|t| !ended.contains(t)) {
-        let _ = last_abort;
         out.aborted = Some(format!(
             "[the previous turn ({turn}) was cut off: Lathe stopped before it ended]"
         ));
+        out.shown.push(Shown::Note(format!(
+            "turn {turn} was cut off: Lathe stopped before it ended"
+        )));
     }
     out
 }
@@ -506,6 +565,61 @@ mod tests {
         assert!(r.aborted.as_deref().unwrap().contains("cut off"));
         assert_eq!(r.usage.input_tokens, 10);
         assert_eq!(r.turns, 1);
+        // The transcript's view: the message, each call with its result
+        // (the cut one as interrupted), and the note.
+        assert!(matches!(&r.shown[0], Shown::User(t) if t == "fix it"));
+        let tools: Vec<(&str, bool)> = r
+            .shown
+            .iter()
+            .filter_map(|s| match s {
+                Shown::Tool {
+                    call_id, is_error, ..
+                } => Some((call_id.as_str(), *is_error)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tools, [("a", false), ("b", true)]);
+        assert!(matches!(r.shown.last(), Some(Shown::Note(n)) if n.contains("cut off")));
+    }
+
+    #[test]
+    fn grants_come_back_as_granted_less_the_revoked_and_cleared() {
+        let key = |p: &str| GrantKey::FileWrite { path: p.into() };
+        let records = vec![
+            rec(
+                1,
+                Item::Grant {
+                    keys: vec![key("old")],
+                    expires_ms: 5,
+                },
+            ),
+            rec(2, Item::Clear),
+            rec(
+                3,
+                Item::Grant {
+                    keys: vec![key("a"), key("b")],
+                    expires_ms: 10,
+                },
+            ),
+            rec(
+                4,
+                Item::Revoke {
+                    key: Box::new(key("a")),
+                },
+            ),
+            rec(
+                5,
+                Item::Grant {
+                    keys: vec![key("b")],
+                    expires_ms: 20,
+                },
+            ),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.grants, vec![(key("b"), 20)]);
+        // As a line of the file, and back.
+        let line = serde_json::to_string(&records[2]).unwrap();
+        assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), records[2]);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize}
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE, Highlighted};
 use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
+use super::components::sessions::{PickerAction, SessionPicker};
 use super::components::status_bar::{self, StatusInfo};
 use super::components::tool_log::{LogAction, ToolLog};
 use super::components::transcript::Transcript;
@@ -40,7 +41,8 @@ const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑
 Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint · Ctrl-Z suspend · \
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
-(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /quit.
+(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp · \
+/resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
 n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
 
@@ -53,6 +55,21 @@ pub struct AppInit {
     pub notices: Vec<String>,
     /// The workspace's hooks, waiting for the person's trust.
     pub trust: Option<TrustPrompt>,
+    pub session: SessionInit,
+}
+
+/// The session the app shows, and where the others are.
+#[derive(Debug, Default)]
+pub struct SessionInit {
+    pub id: String,
+    /// Where the sessions are (for `/resume`).
+    pub dir: Option<PathBuf>,
+    /// The workspace's remembered messages (for Up).
+    pub prompts: Option<crate::session::prompts::PromptLog>,
+    /// The conversation so far, when the session was resumed.
+    pub resumed: Option<crate::session::history::Rebuilt>,
+    /// Open the session picker at once (`lathe resume` without an id).
+    pub pick: bool,
 }
 
 /// The question whether to run the hooks a workspace config defines.
@@ -74,6 +91,8 @@ pub enum Work {
         call_id: String,
         highlighted: Highlighted,
     },
+    /// The workspace's sessions, for the picker.
+    Sessions(Vec<crate::session::store::SessionInfo>),
 }
 
 /// Queued messages shown above the composer at most.
@@ -90,7 +109,13 @@ pub struct App {
     log: ToolLog,
     log_open: bool,
     permissions: Option<PermissionsView>,
+    picker: Option<SessionPicker>,
     trust: Option<(TrustPrompt, Arming)>,
+    session_id: String,
+    sessions_dir: Option<PathBuf>,
+    prompts: Option<crate::session::prompts::PromptLog>,
+    /// A session to switch to (`/resume`), for the loop.
+    switch_to: Option<String>,
     model: String,
     workspace: PathBuf,
     approval: ApprovalMode,
@@ -136,11 +161,30 @@ impl App {
         for n in init.notices {
             transcript.push(Cell::Notice(NoticeKind::Warning, n));
         }
+        let session = init.session;
+        let mut usage = Usage::default();
+        if let Some(r) = &session.resumed {
+            replay(&mut transcript, &r.shown);
+            usage = r.usage;
+            transcript.push(Cell::Notice(
+                NoticeKind::Info,
+                format!(
+                    "resumed session {} ({} turn{}); go on where you left off",
+                    session.id,
+                    r.turns,
+                    if r.turns == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        let mut composer = Composer::new(&init.theme);
+        if let Some(log) = &session.prompts {
+            composer.set_history(log.load());
+        }
         let (work_tx, work_rx) = tokio::sync::mpsc::unbounded_channel();
-        Self {
+        let mut app = Self {
             work_tx,
             work_rx,
-            composer: Composer::new(&init.theme),
+            composer,
             theme: init.theme,
             hl,
             transcript,
@@ -148,11 +192,16 @@ impl App {
             log: ToolLog::new(now),
             log_open: false,
             permissions: None,
+            picker: None,
             trust: init.trust.map(|t| (t, Arming::pending())),
+            session_id: session.id,
+            sessions_dir: session.dir,
+            prompts: session.prompts,
+            switch_to: None,
             model: init.model,
             workspace: init.workspace,
             approval: init.approval,
-            usage: Usage::default(),
+            usage,
             turn_started: None,
             tool_started: HashMap::new(),
             flash: None,
@@ -167,7 +216,42 @@ impl App {
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,
+        };
+        if session.pick {
+            app.open_picker();
         }
+        app
+    }
+
+    /// The session picker, its list read off the UI thread.
+    fn open_picker(&mut self) {
+        let Some(dir) = self.sessions_dir.clone() else {
+            self.notice(
+                NoticeKind::Warning,
+                "no session directory: nothing to resume",
+            );
+            return;
+        };
+        self.picker = Some(SessionPicker::new(&self.session_id));
+        let workspace = self.workspace.clone();
+        let tx = self.work_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lathe-sessions".into())
+            .spawn(move || {
+                let list = crate::session::store::list(&dir, Some(&workspace));
+                let _ = tx.send(Work::Sessions(list));
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot list the sessions: {e}");
+            if let Some(p) = &mut self.picker {
+                p.set(Vec::new());
+            }
+        }
+    }
+
+    /// The session to switch to, once (`/resume`).
+    pub fn take_switch(&mut self) -> Option<String> {
+        self.switch_to.take()
     }
 
     /// Parses a diff to review; a big one is highlighted on a thread of
@@ -212,6 +296,12 @@ impl App {
                 highlighted,
             } => {
                 if self.approvals.set_highlighted(&call_id, highlighted) {
+                    self.dirty = true;
+                }
+            }
+            Work::Sessions(list) => {
+                if let Some(p) = &mut self.picker {
+                    p.set(list);
                     self.dirty = true;
                 }
             }
@@ -310,6 +400,13 @@ impl App {
         if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
             self.flash = None;
         }
+        self.dirty = true;
+    }
+
+    /// A warning in the transcript (from outside: a session that would
+    /// not open).
+    pub fn warn(&mut self, text: String) {
+        self.notice(NoticeKind::Warning, text);
         self.dirty = true;
     }
 
@@ -579,7 +676,7 @@ impl App {
                 self.dirty = true;
                 if self.approvals.is_writing() {
                     self.approvals.paste(&text);
-                } else if !self.log_open && self.permissions.is_none() {
+                } else if !self.log_open && self.permissions.is_none() && self.picker.is_none() {
                     self.composer.paste(&text);
                 }
             }
@@ -648,6 +745,17 @@ impl App {
             }
             return;
         }
+        if let Some(picker) = &mut self.picker {
+            match picker.handle_key(key) {
+                PickerAction::None => {}
+                PickerAction::Close => self.picker = None,
+                PickerAction::Open(id) => {
+                    self.picker = None;
+                    self.switch_to = Some(id);
+                }
+            }
+            return;
+        }
         if let Some(view) = &mut self.permissions {
             match view.handle_key(key) {
                 PermissionsAction::None => {}
@@ -684,6 +792,14 @@ impl App {
             KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
             _ => {
                 let action = self.composer.handle_key(key);
+                // What was sent is remembered for the next run, but `/quit`.
+                let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
+                if let (Some(text), Some(log)) = (self.composer.take_submitted(), &self.prompts)
+                    && !quit
+                    && let Err(e) = log.append(&text)
+                {
+                    tracing::warn!(error = %e, "cannot remember the message for Up");
+                }
                 self.on_composer(action, now);
             }
         }
@@ -768,9 +884,10 @@ impl App {
             }
             return;
         }
-        if self.log_open || self.permissions.is_some() {
+        if self.log_open || self.permissions.is_some() || self.picker.is_some() {
             self.log_open = false;
             self.permissions = None;
+            self.picker = None;
             return;
         }
         if !self.composer.is_empty() {
@@ -850,6 +967,28 @@ impl App {
                 let text = mcp_report(&self.mcp);
                 self.notice(NoticeKind::Info, text);
             }
+            SlashCommand::Resume(None) => {
+                if self.is_running() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "a turn runs: stop it (Ctrl-C) before /resume",
+                    );
+                } else {
+                    self.open_picker();
+                }
+            }
+            SlashCommand::Resume(Some(id)) => {
+                if self.is_running() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "a turn runs: stop it (Ctrl-C) before /resume",
+                    );
+                } else if id == self.session_id {
+                    self.notice(NoticeKind::Info, "this is the session on screen");
+                } else {
+                    self.switch_to = Some(id);
+                }
+            }
             SlashCommand::Quit => self.should_quit = true,
         }
     }
@@ -913,6 +1052,7 @@ impl App {
         let focused = !self.approvals.is_active()
             && !self.log_open
             && self.permissions.is_none()
+            && self.picker.is_none()
             && self.trust.is_none();
         self.composer
             .render(composer_area, buf, &self.theme, focused);
@@ -940,6 +1080,10 @@ impl App {
         }
         if let Some(view) = &self.permissions {
             view.render(overlay, buf, &self.theme, self.now);
+        }
+        if let Some(picker) = &self.picker {
+            let now_ms = crate::session::history::epoch_ms(std::time::SystemTime::now());
+            picker.render(overlay, buf, &self.theme, now_ms);
         }
         if self.approvals.is_active() {
             self.approvals.render(main, buf, &self.theme, self.now);
@@ -1072,3 +1216,47 @@ fn mcp_report(servers: &std::collections::BTreeMap<String, McpStatus>) -> String
 #[cfg(test)]
 #[path = "app_tests.rs"]
 mod tests;
+
+/// A resumed conversation into the transcript: messages, and each tool
+/// call finished as it ended.
+fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown]) {
+    use crate::protocol::{ResultMetadata, ToolStatus};
+    use crate::session::history::Shown;
+    let parse = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .unwrap_or_else(|_| serde_json::Value::String(s.to_string()))
+    };
+    for item in shown {
+        match item {
+            Shown::User(text) => transcript.push(Cell::User(text.clone())),
+            Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
+            Shown::Note(text) => transcript.push(Cell::Notice(NoticeKind::Info, text.clone())),
+            Shown::Tool {
+                call_id,
+                name,
+                arguments,
+                content,
+                is_error,
+            } => {
+                let content_len = content.len();
+                let content = parse(content);
+                let status = match (*is_error, content.get("error").and_then(|e| e.as_str())) {
+                    (false, _) => ToolStatus::Ok,
+                    (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
+                    (true, _) => ToolStatus::Error,
+                };
+                let mut cell = ToolCell::new(call_id, name, &parse(arguments));
+                cell.earlier = true;
+                cell.state = ToolState::Done {
+                    status,
+                    summary: summarize(name, status, &content),
+                    metadata: ResultMetadata {
+                        bytes: content_len,
+                        ..ResultMetadata::default()
+                    },
+                };
+                transcript.push(Cell::Tool(Box::new(cell)));
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@ fn app() -> (App, Instant) {
         theme: Theme::plain(),
         notices: vec![],
         trust: None,
+        session: Default::default(),
     };
     (App::new(init, t0), t0)
 }
@@ -338,6 +339,7 @@ fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>
                 Ok(())
             }),
         }),
+        session: Default::default(),
     };
     (App::new(init, t0), remembered)
 }
@@ -396,6 +398,7 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
             files: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
+        session: Default::default(),
     };
     let mut a = App::new(init, t0);
     assert_snapshot!("app_trust_servers", screen(&mut a, 72, 18));
@@ -694,4 +697,140 @@ fn ctrl_l_repaints_the_whole_screen_once() {
     assert!(a.take_repaint());
     assert!(!a.take_repaint());
     assert!(a.composer.text().is_empty(), "Ctrl-L types nothing");
+}
+
+fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::PromptLog>) -> App {
+    use crate::session::history::{Rebuilt, Shown};
+    let rebuilt = Rebuilt {
+        turns: 2,
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+        },
+        shown: vec![
+            Shown::User("fix the failing test".into()),
+            Shown::Assistant("Let me look at it.".into()),
+            Shown::Tool {
+                call_id: "c1".into(),
+                name: "shell".into(),
+                arguments: json!({"command": "cargo test"}).to_string(),
+                content: json!({"exit_code": 0, "stdout": "ok"}).to_string(),
+                is_error: false,
+            },
+            Shown::Tool {
+                call_id: "c2".into(),
+                name: "write_file".into(),
+                arguments: json!({"path": "src/lib.rs"}).to_string(),
+                content: json!({"error": "permission denied: the user denied this call"})
+                    .to_string(),
+                is_error: true,
+            },
+            Shown::Note("turn 1 did not finish: interrupted".into()),
+            Shown::User("go on".into()),
+            Shown::Assistant("Done: the test passes.".into()),
+        ],
+        ..Rebuilt::default()
+    };
+    let init = AppInit {
+        model: "mock-model".into(),
+        workspace: PathBuf::from("/work/project"),
+        approval: ApprovalMode::Ask,
+        theme: Theme::plain(),
+        notices: vec![],
+        trust: None,
+        session: SessionInit {
+            id: "0193-old".into(),
+            dir,
+            prompts,
+            resumed: Some(rebuilt),
+            pick: false,
+        },
+    };
+    App::new(init, Instant::now())
+}
+
+#[test]
+fn a_resumed_session_shows_its_transcript() {
+    let mut a = resumed_app(None, None);
+    assert_eq!(a.usage.input_tokens, 1200, "the usage goes on");
+    assert_snapshot!("app_resumed", screen(&mut a, 72, 22));
+}
+
+#[test]
+fn up_walks_the_messages_of_earlier_runs_and_new_ones_are_remembered() {
+    let data = tempfile::tempdir().unwrap();
+    let log =
+        crate::session::prompts::PromptLog::new(data.path(), std::path::Path::new("/work/project"));
+    log.append("an earlier question").unwrap();
+    let mut a = resumed_app(None, Some(log.clone()));
+    let now = a.now;
+    a.on_terminal_event(key(KeyCode::Up), now);
+    assert!(
+        screen(&mut a, 60, 12).contains("an earlier question"),
+        "Up brings back the last run's message"
+    );
+    a.on_terminal_event(ctrl('c'), now);
+    type_text(&mut a, "a new one", now);
+    a.on_terminal_event(key(KeyCode::Enter), now);
+    assert_eq!(log.load(), vec!["an earlier question", "a new one"]);
+}
+
+#[test]
+fn resume_opens_a_picker_and_enter_switches_sessions() {
+    use crate::session::history::{Item, Recorder};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let r = Recorder::open(dir.path(), "0193-other").unwrap();
+        r.append(Item::Session {
+            workspace: "/work/project".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            version: "0".into(),
+        })
+        .await;
+        r.append(Item::User {
+            turn: 1,
+            text: "add a --json flag".into(),
+        })
+        .await;
+        r.sync().await;
+    });
+    let mut a = resumed_app(Some(dir.path().to_path_buf()), None);
+    let now = a.now;
+    type_text(&mut a, "/resume", now);
+    a.on_terminal_event(key(KeyCode::Enter), now);
+    let work = rt.block_on(async {
+        tokio::time::timeout(std::time::Duration::from_secs(5), a.next_work())
+            .await
+            .unwrap()
+            .unwrap()
+    });
+    a.on_work(work);
+    let shown = screen(&mut a, 72, 12);
+    assert!(shown.contains("Resume a session"), "{shown}");
+    assert!(shown.contains("add a --json flag"), "{shown}");
+    a.on_terminal_event(key(KeyCode::Enter), now);
+    assert_eq!(a.take_switch().as_deref(), Some("0193-other"));
+    assert!(!screen(&mut a, 72, 12).contains("Resume a session"));
+}
+
+#[test]
+fn resume_waits_for_a_running_turn() {
+    let mut a = resumed_app(None, None);
+    let now = a.now;
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 3,
+            prompt: "x".into(),
+        },
+        now,
+    );
+    type_text(&mut a, "/resume 0193-other", now);
+    a.on_terminal_event(key(KeyCode::Enter), now);
+    assert_eq!(a.take_switch(), None);
+    assert!(screen(&mut a, 72, 20).contains("before /resume"));
 }

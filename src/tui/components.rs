@@ -1,12 +1,13 @@
 //! The UI's components: the transcript and its cells, the composer, the
 //! approval dialog with its diff view, the tool-call log, the permissions
-//! view, the status bar.
+//! view, the session picker, the status bar.
 
 pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod diff_view;
 pub mod permissions;
+pub mod sessions;
 pub mod status_bar;
 pub mod tool_log;
 pub mod transcript;

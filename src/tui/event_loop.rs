@@ -29,14 +29,25 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// Most agent events handled before the next frame gets a chance.
 const EVENT_BATCH: usize = 512;
 
-/// Runs until the person quits, the agent stops, or a signal ends it
-/// (its number is returned).
+/// Why the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    /// The person quit, or the agent stopped.
+    Quit,
+    /// A signal (its number).
+    Signal(i32),
+    /// The person chose another session (`/resume`).
+    Switch(String),
+}
+
+/// Runs until the person quits or switches sessions, the agent stops, or
+/// a signal ends it.
 pub async fn run(
     app: &mut App,
     agent: &mut AgentHandle,
     terminal: &mut Tui,
     depth: ColorDepth,
-) -> io::Result<Option<i32>> {
+) -> io::Result<Exit> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut input = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -51,10 +62,10 @@ pub async fn run(
         let tick_at = app.next_tick().map(Instant::from_std);
         tokio::select! {
             biased;
-            _ = sigterm.recv() => return Ok(Some(15)),
-            _ = sighup.recv() => return Ok(Some(1)),
-            _ = sigint.recv() => return Ok(Some(2)),
-            _ = sigquit.recv() => return Ok(Some(3)),
+            _ = sigterm.recv() => return Ok(Exit::Signal(15)),
+            _ = sighup.recv() => return Ok(Exit::Signal(1)),
+            _ = sigint.recv() => return Ok(Exit::Signal(2)),
+            _ = sigquit.recv() => return Ok(Exit::Signal(3)),
             _ = sigtstp.recv() => {
                 suspend(terminal)?;
                 app.redraw();
@@ -62,11 +73,11 @@ pub async fn run(
             ev = input.next() => match ev {
                 Some(Ok(ev)) => app.on_terminal_event(ev, std::time::Instant::now()),
                 Some(Err(e)) => return Err(e),
-                None => return Ok(None),
+                None => return Ok(Exit::Quit),
             },
             Some(work) = app.next_work() => app.on_work(work),
             ev = agent.events.recv() => {
-                let Some(ev) = ev else { return Ok(None) };
+                let Some(ev) = ev else { return Ok(Exit::Quit) };
                 let now = std::time::Instant::now();
                 app.on_agent_event(ev, now);
                 for _ in 0..EVENT_BATCH {
@@ -84,7 +95,7 @@ pub async fn run(
         }
         for op in app.take_ops() {
             if agent.ops.send(op).await.is_err() {
-                return Ok(None);
+                return Ok(Exit::Quit);
             }
         }
         if app.take_suspend() {
@@ -96,7 +107,10 @@ pub async fn run(
             app.redraw();
         }
         if app.should_quit() {
-            return Ok(None);
+            return Ok(Exit::Quit);
+        }
+        if let Some(id) = app.take_switch() {
+            return Ok(Exit::Switch(id));
         }
     }
 }

@@ -20,29 +20,8 @@ const MAX_MEMORY: usize = 256 * 1024;
 
 /// Where a workspace's memory lives under `dir`.
 pub fn memory_file(dir: &Path, workspace: &Path) -> PathBuf {
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        workspace.as_os_str().as_encoded_bytes(),
-    );
-    let hash: String = digest.as_ref()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let name: String = workspace
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "root".into())
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(40)
-        .collect();
-    dir.join(format!("{name}-{hash}")).join("MEMORY.md")
+    dir.join(crate::config::paths::workspace_slug(workspace))
+        .join("MEMORY.md")
 }
 
 fn no_store() -> ToolError {

@@ -87,6 +87,8 @@ pub struct ToolCell {
     /// How an approval was settled, when one was needed: "you approved",
     /// "by grant".
     pub approval: Option<&'static str>,
+    /// From an earlier run (a resumed session): its time is not known.
+    pub earlier: bool,
 }
 
 impl ToolCell {
@@ -100,6 +102,7 @@ impl ToolCell {
             tail: VecDeque::new(),
             note: None,
             approval: None,
+            earlier: false,
         }
     }
 
@@ -255,7 +258,11 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
                 ToolStatus::Error => ("✗", theme.colors.error),
                 ToolStatus::Denied => ("⊘", theme.colors.denied),
             };
-            let mut d = human_duration(metadata.duration_ms);
+            let mut d = if t.earlier {
+                "earlier".to_string()
+            } else {
+                human_duration(metadata.duration_ms)
+            };
             if *status == ToolStatus::Ok {
                 d.push_str(&format!(" · {}", human_bytes(metadata.bytes)));
                 if metadata.truncated {

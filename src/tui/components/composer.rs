@@ -70,6 +70,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "the approval mode, permission rules and live grants (revoke them here)",
     ),
     ("/mcp", "MCP servers: their state and tools"),
+    (
+        "/resume",
+        "reopen an earlier session of this workspace (/resume ID for one)",
+    ),
     ("/quit", "exit Lathe"),
 ];
 
@@ -82,6 +86,8 @@ pub enum SlashCommand {
     Log,
     Permissions,
     Mcp,
+    /// `/resume`: the picker, or the session given.
+    Resume(Option<String>),
     Quit,
 }
 
@@ -117,6 +123,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "log" => Ok(SlashCommand::Log),
         "permissions" | "perms" => Ok(SlashCommand::Permissions),
         "mcp" => Ok(SlashCommand::Mcp),
+        "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"
@@ -127,6 +134,8 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
 pub struct Composer {
     textarea: TextArea<'static>,
     history: Vec<String>,
+    /// The text last submitted, for the app to remember across runs.
+    submitted: Option<String>,
     /// Where in the history Up/Down are, and the draft they left.
     browsing: Option<(usize, String)>,
     popup_selected: usize,
@@ -147,6 +156,7 @@ impl Composer {
         Self {
             textarea,
             history: Vec::new(),
+            submitted: None,
             browsing: None,
             popup_selected: 0,
             busy_hint: false,
@@ -345,6 +355,7 @@ impl Composer {
         self.browsing = None;
         if self.history.last() != Some(&text) {
             self.history.push(text.clone());
+            self.submitted = Some(text.clone());
         }
         self.clear();
         if text.starts_with('/') {
@@ -355,6 +366,18 @@ impl Composer {
             }
         }
         ComposerAction::Submit(text.trim_start_matches(' ').to_string())
+    }
+
+    /// Up/Down walk `history` (oldest first) before this run's messages.
+    pub fn set_history(&mut self, history: Vec<String>) {
+        let mine = std::mem::replace(&mut self.history, history);
+        self.history.extend(mine);
+        self.browsing = None;
+    }
+
+    /// The text submitted last, once (a new entry of the history).
+    pub fn take_submitted(&mut self) -> Option<String> {
+        self.submitted.take()
     }
 
     fn history_prev(&mut self) {
