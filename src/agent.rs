@@ -27,6 +27,7 @@ use crate::session::Journal;
 use crate::tools::{ToolRegistry, ToolSource, Toolset};
 
 mod approval;
+mod compact;
 mod dispatch;
 pub mod prompt;
 mod turn;
@@ -66,6 +67,11 @@ pub struct AgentConfig {
     /// The session's temporary directory for commands, removed when the
     /// agent ends.
     pub scratch: Option<Arc<tempfile::TempDir>>,
+    /// The model's context window, when configured (else the
+    /// known-models table's, for the model in use).
+    pub context_window: Option<u64>,
+    /// Compact when the context is this full (percent).
+    pub compact_at: u8,
 }
 
 impl AgentConfig {
@@ -85,6 +91,8 @@ impl AgentConfig {
             hook_env_remove: Vec::new(),
             hook_sandbox: None,
             scratch: None,
+            context_window: None,
+            compact_at: crate::config::defaults::COMPACT_AT,
         }
     }
 }
@@ -156,6 +164,9 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
         AgentEvent::ToolCallFinished { .. }
         | AgentEvent::SessionStarted { .. }
         | AgentEvent::UsageUpdated { .. }
+        | AgentEvent::ContextUpdated { .. }
+        | AgentEvent::ContextCompacted { .. }
+        | AgentEvent::ToolLimitReached { .. }
         | AgentEvent::ApprovalDecided { .. }
         | AgentEvent::Permissions { .. } => {}
     }
@@ -204,6 +215,10 @@ pub(crate) struct Shared {
     pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
     /// The workspace files hooks run: writes to them always ask.
     pub(crate) protected_files: Vec<String>,
+    pub(crate) context_window: Option<u64>,
+    pub(crate) compact_at: u8,
+    /// The turn waiting to hear whether to go on past its tool rounds.
+    pub(crate) limit_answer: Mutex<Option<(u64, tokio::sync::oneshot::Sender<bool>)>>,
     user_hooks: Mutex<HookSet>,
     pending_hooks: Mutex<HookSet>,
     model: Mutex<String>,
@@ -251,6 +266,38 @@ impl Shared {
             .model
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = model;
+    }
+
+    /// Waits for the front end to say whether turn `turn_id` goes on
+    /// past its tool rounds; `false` if the turn is interrupted first.
+    pub(crate) async fn ask_to_go_on(&self, turn_id: u64, cancel: &CancellationToken) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        *self
+            .limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((turn_id, tx));
+        let answer = tokio::select! {
+            a = rx => a.unwrap_or(false),
+            () = cancel.cancelled() => false,
+        };
+        self.limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        answer
+    }
+
+    /// The front end's answer to `tool_limit_reached` (for that turn only).
+    fn answer_limit(&self, turn_id: u64, go_on: bool) {
+        let mut slot = self
+            .limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|(t, _)| *t == turn_id)
+            && let Some((_, tx)) = slot.take()
+        {
+            let _ = tx.send(go_on);
+        }
     }
 
     fn set_mode(&self, mode: ApprovalMode) {
@@ -389,6 +436,8 @@ pub(crate) struct Conversation {
     /// How the last turn ended, when not well, for the model to read
     /// before the next message (a resumed session).
     pub(crate) note: Option<String>,
+    /// How full the model's context is.
+    pub(crate) context: compact::ContextCount,
 }
 
 /// An agent, ready to spawn.
@@ -541,6 +590,9 @@ impl Agent {
                 files.dedup();
                 files
             },
+            context_window: cfg.context_window,
+            compact_at: cfg.compact_at,
+            limit_answer: Mutex::new(None),
             user_hooks: Mutex::new(cfg.hooks.clone()),
             pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
             model: Mutex::new(cfg.model.clone()),
@@ -566,10 +618,14 @@ impl Agent {
                     usage: r.usage,
                     turns: r.turns,
                     note: r.aborted,
+                    ..Conversation::default()
                 }
             }
             None => Conversation::default(),
         };
+        if !conversation.messages.is_empty() {
+            compact::report(&shared, &conversation);
+        }
         let task = tokio::spawn(run(shared, pending, op_rx, conversation));
         AgentHandle {
             ops: op_tx,
@@ -616,17 +672,18 @@ async fn serve(
     mut ops: mpsc::Receiver<Op>,
     mut conversation: Conversation,
 ) {
-    let mut queued: VecDeque<String> = VecDeque::new();
+    let mut queued: VecDeque<Work> = VecDeque::new();
     let mut ops_open = true;
     loop {
-        let prompt = match queued.pop_front() {
-            Some(p) => p,
+        let work = match queued.pop_front() {
+            Some(w) => w,
             None => {
                 let Some(op) = ops.recv().await else {
                     return;
                 };
                 match op {
-                    Op::UserInput { text } => text,
+                    Op::UserInput { text } => Work::Turn(text),
+                    Op::Compact => Work::Compact,
                     Op::Shutdown => return,
                     other => {
                         idle_op(&shared, &mut conversation, other);
@@ -639,7 +696,18 @@ async fn serve(
         let mut clear_after = false;
         let mut shutdown = false;
         {
-            let turn = turn::run_turn(&shared, &mut conversation, prompt, cancel.clone());
+            let turn: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> =
+                match work {
+                    Work::Turn(prompt) => Box::pin(turn::run_turn(
+                        &shared,
+                        &mut conversation,
+                        prompt,
+                        cancel.clone(),
+                    )),
+                    Work::Compact => {
+                        Box::pin(compact_asked(&shared, &mut conversation, cancel.clone()))
+                    }
+                };
             tokio::pin!(turn);
             loop {
                 tokio::select! {
@@ -657,7 +725,9 @@ async fn serve(
                         }
                         Some(Op::Interrupt) => cancel.cancel(),
                         Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
-                        Some(Op::UserInput { text }) => queued.push_back(text),
+                        Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
+                        Some(Op::Compact) => queued.push_back(Work::Compact),
+                        Some(Op::ContinueTurn { turn_id, go_on }) => shared.answer_limit(turn_id, go_on),
                         Some(Op::Clear) => {
                             clear_after = true;
                             cancel.cancel();
@@ -675,6 +745,25 @@ async fn serve(
         if shutdown {
             return;
         }
+    }
+}
+
+/// What the agent task does next.
+enum Work {
+    Turn(String),
+    /// `/compact`.
+    Compact,
+}
+
+/// `/compact`: summarizes the older turns now, and says how it went.
+async fn compact_asked(shared: &Shared, conv: &mut Conversation, cancel: CancellationToken) {
+    match compact::compact(shared, conv, None, "asked", &cancel).await {
+        Ok(()) => shared.sync_history().await,
+        Err(e) => shared.emitter.emit(AgentEvent::Error {
+            turn_id: None,
+            kind: crate::protocol::ErrorKind::Provider,
+            message: format!("the conversation was not compacted: {e}"),
+        }),
     }
 }
 

@@ -36,6 +36,8 @@ pub mod defaults {
     pub const HOOK_TIMEOUT_SECS: u64 = 10;
     /// Longest a whole model response may take.
     pub const REQUEST_TIMEOUT_SECS: u64 = 900;
+    /// How full the context may get before it is compacted (percent).
+    pub const COMPACT_AT: u8 = 85;
 }
 
 pub use file::ConfigFile;
@@ -110,6 +112,11 @@ pub struct Config {
     pub configured_keys: Vec<Secret>,
     pub approval: ApprovalMode,
     pub max_tool_iterations: u32,
+    /// The model's context window in tokens, when configured (else the
+    /// known-models table says, for the model in use).
+    pub context_window: Option<u64>,
+    /// Compact when the context is this full (percent).
+    pub compact_at: u8,
     pub workspace: PathBuf,
     pub theme: String,
     pub shell_timeout_secs: u64,
@@ -374,6 +381,17 @@ impl Config {
                 message_channels.insert(name, secret);
             }
         }
+        let compact_at = u8::try_from(in_range(
+            "compact_at",
+            merged.compact_at.map(u64::from),
+            u64::from(defaults::COMPACT_AT),
+            10..=99,
+        )?)
+        .unwrap_or(defaults::COMPACT_AT);
+        let context_window = match merged.context_window {
+            Some(w) => Some(in_range("context_window", Some(w), w, 1024..=100_000_000)?),
+            None => None,
+        };
         let shell_timeout_secs = in_range(
             "[shell] timeout_secs",
             shell.timeout_secs,
@@ -397,6 +415,8 @@ impl Config {
                 .or(merged.max_tool_iterations)
                 .unwrap_or(defaults::MAX_TOOL_ITERATIONS)
                 .max(1),
+            context_window,
+            compact_at,
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
             shell_timeout_secs,
@@ -731,6 +751,14 @@ fn env_layer(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, ConfigE
     }
     if let Some(v) = env("LATHE_APPROVAL").filter(|v| !v.trim().is_empty()) {
         layer.approval = Some(v.parse().map_err(|m| bad("LATHE_APPROVAL", m))?);
+    }
+    if let Some(v) = env("LATHE_CONTEXT_WINDOW").filter(|v| !v.trim().is_empty()) {
+        layer.context_window = Some(v.trim().parse().map_err(|e| {
+            bad(
+                "LATHE_CONTEXT_WINDOW",
+                format!("`{v}` is not a whole number of tokens: {e}"),
+            )
+        })?);
     }
     if let Some(v) = env("LATHE_MAX_TOOL_ITERATIONS").filter(|v| !v.trim().is_empty()) {
         layer.max_tool_iterations = Some(v.trim().parse().map_err(|e| {

@@ -422,6 +422,16 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             *delay_ms as f64 / 1000.0
         ),
         AgentEvent::Error { message, .. } => format!("error: {message}\n"),
+        AgentEvent::ContextCompacted {
+            reason,
+            before_tokens,
+            after_tokens,
+            summarized,
+            ..
+        } => format!(
+            "  ⇣ context compacted ({reason}): {summarized} older messages summarized, about \
+             {before_tokens} → {after_tokens} tokens\n"
+        ),
         AgentEvent::McpServerStatus(s) => match s.state {
             crate::protocol::McpState::Ready => {
                 format!("  mcp {} ready ({} tools)\n", s.server, s.tools.len())

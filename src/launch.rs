@@ -127,6 +127,8 @@ pub fn spawn_agent(
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
     agent_config.grant_ttl = config.grant_ttl;
+    agent_config.context_window = config.context_window;
+    agent_config.compact_at = config.compact_at;
     agent_config.rules = config.rules.clone();
     agent_config.hooks = user_hooks;
     agent_config.hook_env_remove = settings.shell_env_remove.clone();

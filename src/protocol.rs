@@ -150,6 +150,11 @@ pub enum Op {
     TrustWorkspaceHooks,
     /// Start the workspace's MCP servers (the person trusts them).
     TrustWorkspaceMcp,
+    /// Summarize the older turns now (`/compact`), while no turn runs.
+    Compact,
+    /// Answer a `tool_limit_reached` question: go on for more rounds, or
+    /// end the turn.
+    ContinueTurn { turn_id: u64, go_on: bool },
     /// Stop the agent task.
     Shutdown,
 }
@@ -354,6 +359,40 @@ pub enum AgentEvent {
         /// The whole conversation.
         total: Usage,
     },
+    /// How full the model's context is: after each response, a
+    /// compaction, a model change, a resume.
+    ContextUpdated {
+        /// Tokens the conversation takes (the last request's input and
+        /// output, plus an estimate of what was added since).
+        tokens: u64,
+        /// The model's window, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<u64>,
+    },
+    /// Older turns were summarized into one message to free context.
+    ContextCompacted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn_id: Option<u64>,
+        /// `auto` (the context was nearly full), `overflow` (the server
+        /// said it was too long) or `asked` (`/compact`).
+        reason: String,
+        /// Estimated tokens before and after.
+        before_tokens: u64,
+        after_tokens: u64,
+        /// Messages folded into the summary, and kept as they were.
+        summarized: usize,
+        kept: usize,
+    },
+    /// The turn used its tool rounds: go on (`Op::ContinueTurn`) or stop.
+    /// Only front ends that answer approvals get it; headless, the turn
+    /// fails with `max_iterations`.
+    ToolLimitReached {
+        turn_id: u64,
+        /// Rounds used so far this turn.
+        rounds: u32,
+        /// Rounds another yes allows.
+        more: u32,
+    },
     ToolCallStarted {
         turn_id: u64,
         call_id: String,
@@ -448,6 +487,9 @@ impl AgentEvent {
             AgentEvent::AssistantMessage { .. } => "assistant_message",
             AgentEvent::ProviderRetry { .. } => "provider_retry",
             AgentEvent::UsageUpdated { .. } => "usage_updated",
+            AgentEvent::ContextUpdated { .. } => "context_updated",
+            AgentEvent::ContextCompacted { .. } => "context_compacted",
+            AgentEvent::ToolLimitReached { .. } => "tool_limit_reached",
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolProgress { .. } => "tool_progress",
             AgentEvent::GuardrailVerdict { .. } => "guardrail_verdict",

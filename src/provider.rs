@@ -21,6 +21,7 @@ use crate::secret::Secret;
 
 pub mod anthropic;
 pub mod http;
+pub mod models;
 pub mod openai;
 pub mod sse;
 
@@ -134,6 +135,39 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// Whether the server refused the request as too long for the
+    /// model's context (OpenAI's `context_length_exceeded`, Anthropic's
+    /// "prompt is too long", llama.cpp, vLLM and Ollama's wordings).
+    pub fn is_context_overflow(&self) -> bool {
+        const SIGNS: &[&str] = &[
+            "context_length_exceeded",
+            "context length",
+            "context window",
+            "maximum context",
+            "prompt is too long",
+            "prompt too long",
+            "too many tokens",
+            "exceeds the context",
+            "exceed context",
+            "input is too long",
+            "reduce the length",
+        ];
+        match self {
+            ProviderError::Http {
+                status, message, ..
+            } if matches!(status, 400 | 413 | 422) => {
+                let m = message.to_ascii_lowercase();
+                *status == 413 || SIGNS.iter().any(|s| m.contains(s))
+            }
+            ProviderError::Stream { message, .. } => {
+                let m = message.to_ascii_lowercase();
+                SIGNS.iter().any(|s| m.contains(s))
+            }
+            ProviderError::Exhausted { last, .. } => last.is_context_overflow(),
+            _ => false,
+        }
+    }
+
     /// Whether trying again might help.
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -1058,3 +1058,178 @@ async fn a_killed_session_resumes_with_the_unfinished_call_reported_not_rerun() 
         "the command ran once"
     );
 }
+
+/// A first session that read a big file, for the compaction tests.
+async fn session_with_a_big_read(env: &Env) {
+    let line = "fn main() { println!(\"this line is part of a rather large file\"); }\n";
+    std::fs::write(env.ws.path().join("big.rs"), line.repeat(120)).unwrap();
+    std::fs::write(
+        env.ws.path().join("small.rs"),
+        "// a small file\n".repeat(30),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r1", "read_file", json!({"path": "big.rs"}))),
+        Step::Reply(Reply::tools().call("r2", "read_file", json!({"path": "small.rs"}))),
+        Step::Reply(Reply::text("Both files print one line many times.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--approval", "full-auto"],
+            "what do big.rs and small.rs do",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+fn request_bytes(mock: &MockLlm, i: usize) -> usize {
+    mock.requests()[i].body["messages"].to_string().len()
+}
+
+#[tokio::test]
+async fn a_context_length_refusal_compacts_and_the_request_goes_again_smaller() {
+    let env = Env::new();
+    session_with_a_big_read(&env).await;
+    let mock = MockLlm::start(vec![
+        Step::Status {
+            status: 400,
+            message: "This model's maximum context length is 4096 tokens. However, your \
+                      messages resulted in 5120 tokens. Please reduce the length of the messages."
+                .into(),
+            retry_after: None,
+        },
+        Step::Reply(Reply::text(
+            "SUMMARY: the person asked what big.rs and small.rs do; both print one line.",
+        )),
+        Step::Reply(Reply::text("Now on to the next thing.")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--json", "--continue"], "next: add a test")
+        .await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let compacted = r.first("context_compacted");
+    assert_eq!(compacted["reason"], "overflow");
+    assert!(compacted["after_tokens"].as_u64() < compacted["before_tokens"].as_u64());
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request: the old part as a transcript, no tools.
+    let ask = &requests[1].body;
+    assert!(
+        ask.get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "{ask}"
+    );
+    let ask_text = ask["messages"].to_string();
+    assert!(
+        ask_text.contains("what do big.rs and small.rs do"),
+        "{ask_text}"
+    );
+    assert!(
+        !ask_text.contains("next: add a test"),
+        "the new message stays verbatim"
+    );
+    // The request again: smaller, with the summary, the new message once.
+    assert!(request_bytes(&mock, 2) * 2 < request_bytes(&mock, 0));
+    let sent = messages(&mock, 2);
+    let all = serde_json::to_string(&sent).unwrap();
+    assert!(all.contains("SUMMARY: the person asked"), "{all}");
+    assert_eq!(all.matches("next: add a test").count(), 1, "{all}");
+    assert!(!all.contains("rather large file"), "{all}");
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.contains("turn_completed"))
+            .count(),
+        1
+    );
+
+    // Resumed later, the conversation is the compacted one.
+    let mock2 = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let r = env
+        .exec(&mock2, &["--json", "--continue"], "and then?")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let resumed = serde_json::to_string(&messages(&mock2, 0)).unwrap();
+    assert!(resumed.contains("SUMMARY: the person asked"), "{resumed}");
+    assert!(!resumed.contains("rather large file"), "{resumed}");
+    assert!(resumed.contains("Now on to the next thing."), "{resumed}");
+}
+
+#[tokio::test]
+async fn a_nearly_full_context_is_compacted_before_the_request() {
+    let env = Env::new();
+    session_with_a_big_read(&env).await;
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text(
+            "SUMMARY: two files were read; both print a line.",
+        )),
+        Step::Reply(Reply::text("Done.")),
+    ])
+    .await;
+    let url = mock.openai_url();
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--json",
+                "--base-url",
+                &url,
+                "--model",
+                "mock-model",
+                "--continue",
+                "go on",
+            ],
+            &[("OPENAI_API_KEY", SECRET), ("LATHE_CONTEXT_WINDOW", "2500")],
+            "",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.first("context_compacted")["reason"], "auto");
+    let window = r
+        .events()
+        .into_iter()
+        .rfind(|e| e["type"] == "context_updated")
+        .unwrap();
+    assert_eq!(window["window"], 2500);
+    assert!(
+        window["tokens"].as_u64().unwrap() < 2500 * 85 / 100,
+        "{window}"
+    );
+    let sent = serde_json::to_string(&messages(&mock, 1)).unwrap();
+    assert!(sent.contains("SUMMARY: two files were read"), "{sent}");
+    assert!(
+        sent.contains("Both files print one line"),
+        "the recent part is kept: {sent}"
+    );
+    assert!(!sent.contains("rather large file"), "{sent}");
+}
+
+#[tokio::test]
+async fn headless_keeps_the_tool_round_limit_as_an_error() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("a", "list_dir", json!({"path": "."}))),
+        Step::Reply(Reply::tools().call("b", "list_dir", json!({"path": "."}))),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--max-tool-iterations", "1"],
+            "look around",
+        )
+        .await;
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        !r.stdout.contains("tool_limit_reached"),
+        "nobody to ask headless"
+    );
+    assert!(
+        r.stdout.contains("max tool iterations (1) exceeded"),
+        "{}",
+        r.stdout
+    );
+}

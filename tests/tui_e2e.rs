@@ -804,3 +804,30 @@ async fn a_session_comes_back_with_its_transcript_and_up_remembers_the_last_run(
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_tool_round_limit_the_person_lets_the_turn_go_on() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("a", "list_dir", json!({"path": "."}))),
+        Step::Reply(Reply::tools().call("b", "list_dir", json!({"path": "."}))),
+        Step::Reply(Reply::text("Looked twice; all is well.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--max-tool-iterations 1");
+    pane.wait_for("approval ask").await;
+    pane.text("look around");
+    pane.keys(&["Enter"]);
+    let asked = pane.wait_for("Keep going?").await;
+    assert!(asked.contains("used 1 tool round in"), "{asked}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("Looked twice; all is well.").await;
+    assert_eq!(mock.requests().len(), 3);
+    pane.text("/quit");
+    pane.keys(&["Enter"]);
+    assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
+}

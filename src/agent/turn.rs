@@ -78,10 +78,28 @@ pub(crate) async fn run_turn(
             text: prompt.clone(),
         })
         .await;
-    conv.messages.push(Message::User(prompt));
+    crate::session::history::push_user(&mut conv.messages, prompt);
     let mut iterations = 0u32;
+    let mut limit = shared.max_tool_iterations;
     let mut turn_usage = Usage::default();
+    // Whether the request after a context-length refusal was compacted
+    // already (it is tried once more, not again and again).
+    let mut overflowed = false;
     loop {
+        // Nearly full: the older turns are summarized before asking.
+        if super::compact::due(shared, conv) {
+            let auto = super::compact::compact(shared, conv, Some(turn_id), "auto", &cancel).await;
+            if let Err(e) = auto {
+                if cancel.is_cancelled() {
+                    return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
+                }
+                emitter.emit(AgentEvent::Error {
+                    turn_id: None,
+                    kind: ErrorKind::Provider,
+                    message: format!("the context is nearly full and was not compacted: {e}"),
+                });
+            }
+        }
         let model = shared.model();
         // Tool sources still starting, or re-reading a changed tool list
         // (MCP servers, each bounded by its timeout), are waited for, so
@@ -107,6 +125,28 @@ pub(crate) async fn run_turn(
             Ok(c) => c,
             Err(ProviderError::Cancelled) => {
                 return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
+            }
+            Err(e) if e.is_context_overflow() && !overflowed => {
+                overflowed = true;
+                tracing::warn!(error = %e, "the conversation is too long for the model; compacting");
+                match super::compact::compact(shared, conv, Some(turn_id), "overflow", &cancel)
+                    .await
+                {
+                    Ok(()) => continue,
+                    Err(_) if cancel.is_cancelled() => {
+                        return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
+                    }
+                    Err(c) => {
+                        return fail(
+                            ErrorKind::Provider,
+                            format!(
+                                "provider error: {e}; the conversation is too long for the model \
+                                 and could not be compacted ({c}): /clear starts over"
+                            ),
+                        )
+                        .await;
+                    }
+                }
             }
             Err(e) => {
                 tracing::error!(error = %e, "provider request failed");
@@ -147,6 +187,8 @@ pub(crate) async fn run_turn(
                 text: completion.text.clone(),
                 tool_calls: Vec::new(),
             });
+            conv.counted(completion.usage);
+            super::compact::report(shared, conv);
             shared.record(Item::TurnEnd { turn: turn_id }).await;
             shared.sync_history().await;
             emitter.emit(AgentEvent::TurnCompleted {
@@ -157,11 +199,11 @@ pub(crate) async fn run_turn(
             });
             return;
         }
-        if iterations >= shared.max_tool_iterations {
-            let message = format!(
-                "max tool iterations ({}) exceeded",
-                shared.max_tool_iterations
-            );
+        if iterations >= limit && go_on(shared, turn_id, iterations, &cancel).await {
+            limit += shared.max_tool_iterations;
+        }
+        if iterations >= limit {
+            let message = format!("max tool iterations ({limit}) exceeded");
             let refused: Vec<ToolOutput> = calls
                 .iter()
                 .map(|c| ToolOutput {
@@ -185,6 +227,7 @@ pub(crate) async fn run_turn(
                 tool_calls: calls,
             });
             conv.messages.push(Message::ToolResults(refused));
+            conv.counted(completion.usage);
             tracing::warn!(%message, "turn stopped");
             return fail(ErrorKind::MaxIterations, message).await;
         }
@@ -200,10 +243,27 @@ pub(crate) async fn run_turn(
             tool_calls: calls,
         });
         conv.messages.push(Message::ToolResults(outputs));
+        // The results are estimated until the next response counts them.
+        conv.counted_before_results(completion.usage);
+        super::compact::report(shared, conv);
         if cancel.is_cancelled() {
             return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
         }
     }
+}
+
+/// Whether a person says to go on past `rounds` tool rounds. Only a
+/// front end that answers approvals is asked; headless, the turn ends.
+async fn go_on(shared: &Shared, turn_id: u64, rounds: u32, cancel: &CancellationToken) -> bool {
+    if shared.approver.source() != crate::protocol::DecisionSource::User {
+        return false;
+    }
+    shared.emitter.emit(AgentEvent::ToolLimitReached {
+        turn_id,
+        rounds,
+        more: shared.max_tool_iterations,
+    });
+    shared.ask_to_go_on(turn_id, cancel).await
 }
 
 /// Gives each call of a response an id of its own: a server that repeats

@@ -16,6 +16,11 @@ pub struct ConfigFile {
     pub model: Option<String>,
     pub approval: Option<ApprovalMode>,
     pub max_tool_iterations: Option<u32>,
+    /// The model's context window in tokens (else the known-models table).
+    pub context_window: Option<u64>,
+    /// How full the context may get, in percent, before older turns are
+    /// summarized.
+    pub compact_at: Option<u8>,
     pub theme: Option<String>,
     /// How commands are confined.
     pub sandbox: Option<crate::sandbox::Mode>,
@@ -214,6 +219,8 @@ impl ConfigFile {
             model,
             approval,
             max_tool_iterations,
+            context_window,
+            compact_at,
             theme,
             sandbox,
             tools,

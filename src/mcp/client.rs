@@ -489,7 +489,10 @@ impl Server {
             // way: a moment for it, before the call's output is final.
             for _ in 0..5 {
                 let more = self.progress.alive.notified();
-                if tokio::time::timeout(Duration::from_millis(10), more).await.is_err() {
+                if tokio::time::timeout(Duration::from_millis(10), more)
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }

@@ -85,6 +85,13 @@ pub enum Item {
     Revoke {
         key: Box<GrantKey>,
     },
+    /// The conversation so far became `summary` and its last `kept`
+    /// messages (see [`apply_compaction`]).
+    Compacted {
+        summary: String,
+        kept: usize,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -370,6 +377,54 @@ pub enum Shown {
     Note(String),
 }
 
+/// Adds the person's message; one that repeats the message before it,
+/// which never got an answer (its turn failed), takes its place rather
+/// than being sent twice.
+pub fn push_user(messages: &mut Vec<Message>, text: String) {
+    if let Some(Message::User(last)) = messages.last_mut()
+        && without_note(last) == without_note(&text)
+    {
+        *last = text;
+        return;
+    }
+    messages.push(Message::User(text));
+}
+
+/// What the model reads in place of the turns a compaction folded away.
+pub const SUMMARY_HEADING: &str = "[Lathe summarized the earlier part of this conversation to \
+     free context. The summary:]";
+
+/// The conversation after a compaction: the summary, as the person's
+/// message, then the last `kept` messages. A kept part that starts with
+/// the person's message takes the summary in front of it (one message,
+/// so roles still alternate).
+pub fn apply_compaction(messages: &mut Vec<Message>, summary: &str, kept: usize) {
+    let kept = kept.min(messages.len());
+    let tail = messages.split_off(messages.len() - kept);
+    messages.clear();
+    let head = format!("{SUMMARY_HEADING}\n\n{}", summary.trim());
+    let mut tail = tail.into_iter().peekable();
+    match tail.peek() {
+        Some(Message::User(text)) => {
+            let merged = format!("{head}\n\n[The conversation goes on:]\n\n{text}");
+            tail.next();
+            messages.push(Message::User(merged));
+        }
+        _ => messages.push(Message::User(head)),
+    }
+    messages.extend(tail);
+}
+
+/// A message without the note about how the turn before it ended.
+fn without_note(text: &str) -> &str {
+    if text.starts_with("[the previous turn")
+        && let Some((_, rest)) = text.split_once("]\n\n")
+    {
+        return rest;
+    }
+    text
+}
+
 /// What the model is told for a call with no recorded output.
 pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (Lathe stopped \
      while it ran, or before it started); it was not run again. Check its effects before \
@@ -403,12 +458,10 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             Item::User { turn, text } => {
                 out.turns = out.turns.max(*turn);
                 open_turn = Some(*turn);
-                out.shown.push(Shown::User(text.clone()));
-                let text = match out.aborted.take() {
-                    Some(note) => format!("{note}\n\n{text}"),
-                    None => text.clone(),
-                };
-                out.messages.push(Message::User(text));
+                // The note was for this message, and is in its text.
+                out.aborted = None;
+                out.shown.push(Shown::User(without_note(text).to_string()));
+                push_user(&mut out.messages, text.clone());
             }
             Item::Assistant {
                 text,
@@ -479,6 +532,12 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 }
             }
             Item::Revoke { key } => out.grants.retain(|(k, _)| k != key.as_ref()),
+            Item::Compacted { summary, kept, .. } => {
+                apply_compaction(&mut out.messages, summary, *kept);
+                out.shown.push(Shown::Note(
+                    "the earlier conversation was summarized to free context".into(),
+                ));
+            }
             _ => {}
         }
     }
@@ -580,6 +639,49 @@ mod tests {
             .collect();
         assert_eq!(tools, [("a", false), ("b", true)]);
         assert!(matches!(r.shown.last(), Some(Shown::Note(n)) if n.contains("cut off")));
+    }
+
+    #[test]
+    fn a_failed_turn_resent_is_sent_once_and_the_record_is_taken_as_written() {
+        let records = vec![
+            rec(
+                1,
+                Item::User {
+                    turn: 1,
+                    text: "deploy".into(),
+                },
+            ),
+            rec(
+                2,
+                Item::TurnAborted {
+                    turn: 1,
+                    reason: "provider error: HTTP 503".into(),
+                },
+            ),
+            rec(
+                3,
+                Item::User {
+                    turn: 2,
+                    text: "deploy".into(),
+                },
+            ),
+            rec(4, Item::TurnEnd { turn: 2 }),
+        ];
+        let r = rebuild(&records);
+        assert_eq!(r.messages, vec![Message::User("deploy".into())]);
+        assert_eq!(
+            r.aborted, None,
+            "the note was for the message that followed"
+        );
+        let mut live = Vec::new();
+        push_user(&mut live, "deploy".into());
+        push_user(
+            &mut live,
+            "[the previous turn did not finish: x]\n\ndeploy".into(),
+        );
+        assert_eq!(live.len(), 1, "{live:?}");
+        push_user(&mut live, "something else".into());
+        assert_eq!(live.len(), 2);
     }
 
     #[test]

@@ -135,6 +135,11 @@ pub struct App {
     queued: VecDeque<String>,
     /// The last frame showed the trust question.
     trust_drawn: bool,
+    /// The turn used its tool rounds: go on? (turn, rounds, more).
+    limit: Option<((u64, u32, u32), Arming)>,
+    limit_drawn: bool,
+    /// How full the context is: tokens, and the window if known.
+    context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
     mcp: std::collections::BTreeMap<String, McpStatus>,
     /// Desktop notifications to raise (the `message` tool's `terminal`
@@ -212,6 +217,9 @@ impl App {
             ops: Vec::new(),
             queued: VecDeque::new(),
             trust_drawn: false,
+            limit: None,
+            limit_drawn: false,
+            context: None,
             notifications: Vec::new(),
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
@@ -333,6 +341,9 @@ impl App {
         if let Some((_, arming)) = &mut self.trust {
             arming.drawn(std::mem::take(&mut self.trust_drawn), now);
         }
+        if let Some((_, arming)) = &mut self.limit {
+            arming.drawn(std::mem::take(&mut self.limit_drawn), now);
+        }
     }
 
     /// Everything is drawn again (after the terminal was given away).
@@ -366,6 +377,7 @@ impl App {
         if (self.turn_started.is_some() || !self.tool_started.is_empty())
             && !self.approvals.is_active()
             && self.trust.is_none()
+            && self.limit.is_none()
         {
             consider(self.now + TICK);
         }
@@ -466,6 +478,35 @@ impl App {
                 );
             }
             AgentEvent::UsageUpdated { total, .. } => self.usage = total,
+            AgentEvent::ContextUpdated { tokens, window } => self.context = Some((tokens, window)),
+            AgentEvent::ContextCompacted {
+                reason,
+                before_tokens,
+                after_tokens,
+                summarized,
+                kept,
+                ..
+            } => {
+                let why = match reason.as_str() {
+                    "auto" => "the context was nearly full",
+                    "overflow" => "the model said the conversation was too long",
+                    _ => "you asked",
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "context compacted ({why}): {summarized} older messages summarized,                          {kept} kept as they were; about {} → {} tokens. The model reads the                          summary from now on; this transcript keeps everything.",
+                        before_tokens, after_tokens
+                    ),
+                );
+            }
+            AgentEvent::ToolLimitReached {
+                turn_id,
+                rounds,
+                more,
+            } => {
+                self.limit = Some(((turn_id, rounds, more), Arming::pending()));
+            }
             AgentEvent::ToolCallStarted {
                 call_id,
                 tool,
@@ -610,6 +651,7 @@ impl App {
     }
 
     fn end_turn(&mut self) {
+        self.limit = None;
         self.turn_started = None;
         self.tool_started.clear();
         self.approvals.clear();
@@ -673,6 +715,9 @@ impl App {
                 if let Some((_, arming)) = &mut self.trust {
                     arming.input(now);
                 }
+                if let Some((_, arming)) = &mut self.limit {
+                    arming.input(now);
+                }
                 self.dirty = true;
                 if self.approvals.is_writing() {
                     self.approvals.paste(&text);
@@ -686,6 +731,9 @@ impl App {
                 // before a key answers it.
                 self.approvals.input(now);
                 if let Some((_, arming)) = &mut self.trust {
+                    arming.input(now);
+                }
+                if let Some((_, arming)) = &mut self.limit {
                     arming.input(now);
                 }
                 self.dirty = true;
@@ -721,6 +769,9 @@ impl App {
         self.quit_armed = None;
         if self.trust.is_some() {
             return self.on_trust_key(key, now);
+        }
+        if self.limit.is_some() {
+            return self.on_limit_key(key, now);
         }
         if self.approvals.is_active() {
             match self.approvals.handle_key(key, now) {
@@ -860,6 +911,32 @@ impl App {
         }
     }
 
+    /// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
+    /// armed like the other questions.
+    fn on_limit_key(&mut self, key: KeyEvent, now: Instant) {
+        let Some((_, arming)) = &mut self.limit else {
+            return;
+        };
+        let armed = arming.is_armed(now);
+        arming.input(now);
+        if !armed {
+            return self.composer_key(key, now);
+        }
+        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let go_on = match key.code {
+            KeyCode::Char('y' | 'Y') if plain => true,
+            _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => false,
+            _ => return,
+        };
+        if let Some(((turn_id, _, more), _)) = self.limit.take() {
+            self.ops.push(Op::ContinueTurn { turn_id, go_on });
+            if go_on {
+                self.flash(&format!("going on for {more} more rounds"), now);
+            }
+        }
+    }
+
     fn open_log(&mut self) {
         self.log.open();
         self.log_open = true;
@@ -967,6 +1044,17 @@ impl App {
                 let text = mcp_report(&self.mcp);
                 self.notice(NoticeKind::Info, text);
             }
+            SlashCommand::Compact => {
+                self.ops.push(Op::Compact);
+                self.notice(
+                    NoticeKind::Info,
+                    if self.is_running() {
+                        "the conversation is compacted when this turn ends"
+                    } else {
+                        "compacting: the model summarizes the older turns…"
+                    },
+                );
+            }
             SlashCommand::Resume(None) => {
                 if self.is_running() {
                     self.notice(
@@ -1053,7 +1141,8 @@ impl App {
             && !self.log_open
             && self.permissions.is_none()
             && self.picker.is_none()
-            && self.trust.is_none();
+            && self.trust.is_none()
+            && self.limit.is_none();
         self.composer
             .render(composer_area, buf, &self.theme, focused);
         let running_ms = self
@@ -1066,12 +1155,13 @@ impl App {
             running_ms,
             usage: self.usage,
             flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
-            waiting: self.approvals.is_active() || self.trust.is_some(),
+            waiting: self.approvals.is_active() || self.trust.is_some() || self.limit.is_some(),
             mcp_failed: self
                 .mcp
                 .values()
                 .filter(|s| s.state == McpState::Failed)
                 .count(),
+            context: self.context,
         };
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
@@ -1092,6 +1182,27 @@ impl App {
             render_trust(prompt, main, buf, &self.theme);
             self.trust_drawn = true;
         }
+        if let Some(((_, rounds, more), _)) = &self.limit {
+            let t = &self.theme;
+            use ratatui::text::{Line, Span};
+            let lines = vec![Line::from(Span::styled(
+                format!(
+                    "The model has used {rounds} tool round{} in this turn without finishing. \
+                     Let it go on for {more} more? (The log, Ctrl-T after answering, shows \
+                     what it did.)",
+                    if *rounds == 1 { "" } else { "s" }
+                ),
+                t.text(),
+            ))];
+            let keys = Line::from(vec![
+                Span::styled("y", t.bold(t.colors.accent)),
+                Span::styled(" go on  ", t.muted()),
+                Span::styled("n", t.bold(t.colors.accent)),
+                Span::styled(" stop the turn", t.muted()),
+            ]);
+            render_question(" Keep going? ", lines, keys, main, buf, t);
+            self.limit_drawn = true;
+        }
     }
 }
 
@@ -1103,8 +1214,6 @@ fn render_trust(
     theme: &Theme,
 ) {
     use ratatui::text::{Line, Span};
-    use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
-    let w = area.width.saturating_sub(4).max(20).min(area.width);
     let mut lines = Vec::new();
     if !prompt.hooks.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -1152,6 +1261,27 @@ fn render_trust(
         Span::styled("n", theme.bold(theme.colors.accent)),
         Span::styled(" not now", theme.muted()),
     ]);
+    let title = match (prompt.hooks.is_empty(), prompt.servers.is_empty()) {
+        (_, true) => " Run this workspace's hooks? ",
+        (true, false) => " Start this workspace's MCP servers? ",
+        (false, false) => " Trust this workspace's hooks and servers? ",
+    };
+    render_question(title, lines, keys, area, buf, theme);
+}
+
+/// A modal question over `area`: the text wrapped, the keys on the last
+/// row whatever the text needs.
+fn render_question(
+    title: &str,
+    lines: Vec<ratatui::text::Line<'static>>,
+    keys: ratatui::text::Line<'static>,
+    area: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    use ratatui::text::Span;
+    use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
     // Borders, a blank line and the keys around the wrapped text.
     let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
     let rows = paragraph.line_count(w.saturating_sub(4));
@@ -1167,11 +1297,7 @@ fn render_trust(
         .borders(Borders::ALL)
         .border_style(theme.bold(theme.colors.warning))
         .title(Span::styled(
-            match (prompt.hooks.is_empty(), prompt.servers.is_empty()) {
-                (_, true) => " Run this workspace's hooks? ",
-                (true, false) => " Start this workspace's MCP servers? ",
-                (false, false) => " Trust this workspace's hooks and servers? ",
-            },
+            title.to_string(),
             theme.bold(theme.colors.warning),
         ));
     let inner = block.inner(modal);

@@ -834,3 +834,67 @@ fn resume_waits_for_a_running_turn() {
     assert_eq!(a.take_switch(), None);
     assert!(screen(&mut a, 72, 20).contains("before /resume"));
 }
+
+#[test]
+fn at_the_tool_round_limit_the_person_says_whether_to_go_on() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 4,
+            prompt: "x".into(),
+        },
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::ToolLimitReached {
+            turn_id: 4,
+            rounds: 20,
+            more: 20,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 72, 16);
+    assert!(shown.contains("Keep going?") && shown.contains("20 tool rounds"), "{shown}");
+    // Typed before the question could be read: it goes to the composer.
+    a.on_terminal_event(key(KeyCode::Char('y')), t0);
+    assert!(a.take_ops().is_empty());
+    let later = t0 + QUIET + Duration::from_millis(50);
+    a.on_terminal_event(key(KeyCode::Char('y')), later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::ContinueTurn {
+            turn_id: 4,
+            go_on: true
+        }]
+    );
+    assert!(!screen(&mut a, 72, 16).contains("Keep going?"));
+}
+
+#[test]
+fn the_context_meter_and_a_compaction_show() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::ContextUpdated {
+            tokens: 150_000,
+            window: Some(200_000),
+        },
+        t0,
+    );
+    assert!(screen(&mut a, 100, 10).contains("ctx 75%"));
+    a.on_agent_event(
+        AgentEvent::ContextCompacted {
+            turn_id: Some(2),
+            reason: "auto".into(),
+            before_tokens: 170_000,
+            after_tokens: 40_000,
+            summarized: 30,
+            kept: 6,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 14);
+    assert!(shown.contains("context compacted"), "{shown}");
+    type_text(&mut a, "/compact", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_ops(), [Op::Compact]);
+}

@@ -71,6 +71,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/mcp", "MCP servers: their state and tools"),
     (
+        "/compact",
+        "summarize the older turns to free context (the transcript keeps them)",
+    ),
+    (
         "/resume",
         "reopen an earlier session of this workspace (/resume ID for one)",
     ),
@@ -88,6 +92,8 @@ pub enum SlashCommand {
     Mcp,
     /// `/resume`: the picker, or the session given.
     Resume(Option<String>),
+    /// `/compact`: summarize the older turns now.
+    Compact,
     Quit,
 }
 
@@ -124,6 +130,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "permissions" | "perms" => Ok(SlashCommand::Permissions),
         "mcp" => Ok(SlashCommand::Mcp),
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
+        "compact" => Ok(SlashCommand::Compact),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"

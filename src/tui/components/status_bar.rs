@@ -1,5 +1,6 @@
 //! The status bar: model, workspace, approval mode, whether a turn is
-//! running, the conversation's token usage, and key hints. What does not
+//! running, how full the context is, the conversation's token usage,
+//! and key hints. What does not
 //! fit is dropped from the right, hints first.
 
 use std::path::Path;
@@ -28,6 +29,8 @@ pub struct StatusInfo<'a> {
     pub waiting: bool,
     /// MCP servers that failed (`/mcp` says why).
     pub mcp_failed: usize,
+    /// How full the model's context is: tokens, and the window if known.
+    pub context: Option<(u64, Option<u64>)>,
 }
 
 fn tokens(n: u64) -> String {
@@ -78,6 +81,20 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         tokens(info.usage.input_tokens),
         tokens(info.usage.output_tokens)
     );
+    // How full the context is: a share of a known window (coloured as
+    // it fills), else its size.
+    let context = info.context.map(|(used, window)| match window {
+        Some(w) if w > 0 => {
+            let pct = used.saturating_mul(100) / w;
+            let color = match pct {
+                0..70 => theme.colors.muted,
+                70..85 => theme.colors.warning,
+                _ => theme.colors.error,
+            };
+            Span::styled(format!("ctx {pct}%"), base.fg(color))
+        }
+        _ => Span::styled(format!("ctx {}", tokens(used)), base.fg(theme.colors.muted)),
+    });
     let hints = if info.running_ms.is_some() {
         "^C interrupt · ^T log "
     } else {
@@ -94,21 +111,23 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
     );
     // What shows, most first; the first layout that fits is drawn. The
     // approval mode and the activity (or a flash) are never dropped.
-    let layouts: [(bool, Option<&str>, bool, bool); 7] = [
-        (true, Some(&full_path), true, true),
-        (true, Some(&full_path), true, false),
-        (true, Some(&full_path), false, false),
-        (true, last_part.as_deref(), false, false),
-        (true, None, false, false),
-        (false, last_part.as_deref(), false, false),
-        (false, None, false, false),
+    let layouts: [(bool, Option<&str>, bool, bool, bool); 9] = [
+        (true, Some(&full_path), true, true, true),
+        (true, Some(&full_path), true, false, true),
+        (true, Some(&full_path), false, false, true),
+        (true, last_part.as_deref(), false, false, true),
+        (true, None, false, false, true),
+        (false, last_part.as_deref(), false, false, true),
+        (false, None, false, false, true),
+        (false, last_part.as_deref(), false, false, false),
+        (false, None, false, false, false),
     ];
     let sep = || Span::styled(" · ", base);
     let width = usize::from(area.width);
     let spans_width =
         |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| width::of(&s.content)).sum() };
     let mut chosen = None;
-    for (with_model, path, with_usage, with_hints) in layouts {
+    for (with_model, path, with_usage, with_hints, with_context) in layouts {
         let mut left = vec![Span::styled(" ", base)];
         if with_model {
             left.extend([model.clone(), sep()]);
@@ -131,7 +150,13 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
             ]);
         }
         let mut right = Vec::new();
+        if let Some(c) = context.as_ref().filter(|_| with_context) {
+            right.push(c.clone());
+        }
         if with_usage {
+            if !right.is_empty() {
+                right.push(sep());
+            }
             right.push(Span::styled(usage.clone(), base.fg(theme.colors.muted)));
         }
         if with_hints {
@@ -198,8 +223,17 @@ mod tests {
             flash: None,
             waiting: false,
             mcp_failed: 0,
+            context: Some((84_000, Some(200_000))),
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
+        info.context = Some((180_000, Some(200_000)));
+        assert!(draw(&info, 100).contains("ctx 90%"));
+        info.context = Some((3_400, None));
+        assert!(
+            draw(&info, 100).contains("ctx 3.4k"),
+            "an unknown window: the size"
+        );
+        info.context = Some((84_000, Some(200_000)));
         info.running_ms = Some(3_250);
         assert_snapshot!("status_running_narrow", draw(&info, 60));
         info.flash = Some("press Ctrl-C again to quit");
@@ -224,6 +258,7 @@ mod tests {
                         flash: None,
                         waiting: false,
                         mcp_failed: 0,
+                        context: Some((50_000, Some(200_000))),
                     };
                     let shown = draw(&info, width);
                     let row = shown.lines().next().unwrap_or("");
@@ -251,7 +286,10 @@ mod tests {
                             || piece.ends_with(" out")
                             || piece.contains("^C")
                             || piece.contains("^T")
-                            || piece == "/help";
+                            || piece == "/help"
+                            || piece.starts_with("ctx ")
+                            || piece.ends_with(" ctx 25%")
+                            || piece.ends_with("ctx 25%");
                         assert!(whole, "piece {piece:?} at {width}: {row:?}");
                     }
                 }
