@@ -3,6 +3,7 @@
 //! `assistant_message` events repeat) to `sessions/<session-id>.jsonl` under
 //! the data directory, one JSON object per line with a `ts` field.
 
+pub mod checkpoints;
 pub mod history;
 pub mod journal;
 pub mod prompts;

@@ -854,7 +854,10 @@ fn at_the_tool_round_limit_the_person_says_whether_to_go_on() {
         t0,
     );
     let shown = screen(&mut a, 72, 16);
-    assert!(shown.contains("Keep going?") && shown.contains("20 tool rounds"), "{shown}");
+    assert!(
+        shown.contains("Keep going?") && shown.contains("20 tool rounds"),
+        "{shown}"
+    );
     // Typed before the question could be read: it goes to the composer.
     a.on_terminal_event(key(KeyCode::Char('y')), t0);
     assert!(a.take_ops().is_empty());
