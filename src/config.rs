@@ -178,13 +178,15 @@ impl Config {
             &user_text,
             RuleOrigin::User,
         )?;
-        let mcp_servers = mcp::servers(
+        let (mcp_servers, mcp_warnings) = mcp::servers(
             merged.mcp_servers.take().unwrap_or_default(),
             RuleOrigin::User,
             &paths.config_file.display().to_string(),
             env,
-        )?;
-        let mut workspace_mcp = mcp::mcp_json(&workspace, env)?;
+        );
+        warnings.extend(mcp_warnings);
+        let (mut workspace_mcp, mcp_warnings) = mcp::mcp_json(&workspace, env);
+        warnings.extend(mcp_warnings);
         let mut workspace_hooks = HookSet::default();
         let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
         let user_sandbox = merged.sandbox.unwrap_or_default();
@@ -206,12 +208,14 @@ impl Config {
                 RuleOrigin::Workspace,
             )?);
             workspace_hooks = hook_set(ws.hooks.take(), &ws_file, &ws_text, RuleOrigin::Workspace)?;
-            workspace_mcp.extend(mcp::servers(
+            let (servers, mcp_warnings) = mcp::servers(
                 ws.mcp_servers.take().unwrap_or_default(),
                 RuleOrigin::Workspace,
                 &ws_file.display().to_string(),
                 env,
-            )?);
+            );
+            workspace_mcp.extend(servers);
+            warnings.extend(mcp_warnings);
             merged.merge(restrict_workspace_layer(
                 ws,
                 &ws_file,
@@ -221,6 +225,49 @@ impl Config {
             ));
         }
         merged.merge(env_layer(env)?);
+        // A workspace server never passes for one of the person's: one
+        // with the same name (or twice the same name) is renamed.
+        let mut taken: std::collections::BTreeSet<String> =
+            mcp_servers.iter().map(|s| s.name.clone()).collect();
+        for server in &mut workspace_mcp {
+            if taken.insert(server.name.clone()) {
+                continue;
+            }
+            let base: String = format!("ws-{}", server.name).chars().take(29).collect();
+            let mut renamed = base.clone();
+            let mut n = 2;
+            while !taken.insert(renamed.clone()) {
+                renamed = format!("{base}-{n}");
+                n += 1;
+            }
+            warnings.push(format!(
+                "the workspace's MCP server `{}` has the name of another server; it is called \
+                 `{renamed}` here, so its tools are `{renamed}__…`",
+                server.name
+            ));
+            server.name = renamed;
+        }
+        // A rule about a server that is not configured covers nothing:
+        // most likely a typo, which in a deny rule protects nothing.
+        for rule in rules.allow.iter().chain(&rules.ask).chain(&rules.deny) {
+            if let Some(server) = rule.server()
+                && !taken.contains(server)
+            {
+                let known = if taken.is_empty() {
+                    "no MCP server is configured".to_string()
+                } else {
+                    format!(
+                        "the servers are {}",
+                        taken.iter().cloned().collect::<Vec<_>>().join(", ")
+                    )
+                };
+                warnings.push(format!(
+                    "the rule `{}` names the MCP server `{server}`, which is not configured \
+                     ({known}); it covers nothing",
+                    rule.text
+                ));
+            }
+        }
 
         let configured_keys: Vec<Secret> = [&merged.openai, &merged.anthropic]
             .into_iter()
@@ -504,6 +551,62 @@ fn line_containing(text: &str, needle: &str) -> Option<usize> {
     Some(text[..at].matches('\n').count() + 1)
 }
 
+/// The line of the string `value` in the list `key` of `[section]`: the
+/// first quoted `value` after the key's own line, so that a comment or an
+/// earlier list holding the same words does not count.
+fn line_of_listed(text: &str, section: &str, key: &str, value: &str) -> Option<usize> {
+    let header = format!("[{section}]");
+    let mut in_section = false;
+    let mut after_key = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with('[') && !code.starts_with("[[") && !after_key {
+            in_section = code.starts_with(&header);
+            continue;
+        }
+        if !in_section || code.starts_with('#') {
+            continue;
+        }
+        if !after_key {
+            let Some((k, rest)) = code.split_once('=') else {
+                continue;
+            };
+            if k.trim() != key {
+                continue;
+            }
+            after_key = true;
+            if quotes(rest, value) {
+                return Some(n + 1);
+            }
+            continue;
+        }
+        if quotes(code, value) {
+            return Some(n + 1);
+        }
+    }
+    line_containing(text, value)
+}
+
+/// Whether `code` holds `value` as a TOML string.
+fn quotes(code: &str, value: &str) -> bool {
+    let basic = toml_basic_string(value);
+    code.contains(&basic) || code.contains(&format!("'{value}'"))
+}
+
+/// `value` written as a TOML basic string.
+fn toml_basic_string(value: &str) -> String {
+    let mut out = String::from("\"");
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Parses one file's `[permissions]`, naming the file, line and key of a
 /// rule that does not parse.
 fn policy_rules(
@@ -520,7 +623,7 @@ fn policy_rules(
             if let Err(message) = crate::policy::Rule::parse(rule, origin) {
                 return Err(ConfigError::File {
                     path: path.to_path_buf(),
-                    line: line_containing(text, rule),
+                    line: line_of_listed(text, "permissions", key, rule),
                     key: Some(format!("permissions.{key}")),
                     message,
                 });
@@ -699,10 +802,16 @@ pub fn expand_vars(
         let end = after
             .find('}')
             .ok_or_else(|| ConfigError::Invalid(format!("{key}: `${{` without a closing `}}`")))?;
-        let name = &after[..end];
-        let value = env(name).ok_or_else(|| {
-            ConfigError::Invalid(format!("{key}: the variable {name} is not set"))
-        })?;
+        let inner = &after[..end];
+        // `${NAME:-default}`: the default when NAME is unset or empty.
+        let value = match inner.split_once(":-") {
+            Some((name, default)) => env(name)
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| default.to_string()),
+            None => env(inner).ok_or_else(|| {
+                ConfigError::Invalid(format!("{key}: the variable {inner} is not set"))
+            })?,
+        };
         out.push_str(&value);
         rest = &after[end + 1..];
     }

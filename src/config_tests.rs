@@ -328,3 +328,37 @@ fn tools_come_from_the_user_config_only_and_channels_expand_variables() {
     let err = f.load(over()).unwrap_err().to_string();
     assert!(err.contains("MISSING is not set"), "{err}");
 }
+
+/// A rule's error names the line of the rule, not the first line that
+/// mentions the same words; a rule about a server that does not exist is
+/// said to cover nothing.
+#[test]
+fn rule_errors_name_their_line_and_rules_of_unknown_servers_are_flagged() {
+    let f = Fixture::new();
+    f.user(
+        "# deny exec_shel later\n[permissions]\nallow = [\"read_file\"]\ndeny = [\n  \"write_file\",\n  \"exec_shel\",\n]\n",
+    );
+    let err = f.load(local()).unwrap_err().to_string();
+    assert!(err.contains("line 6"), "{err}");
+    assert!(err.contains("permissions.deny"), "{err}");
+    f.user(
+        "[permissions]\ndeny = [\"github.create_issue\", \"tset.*\"]\n[mcp_servers.test]\ncommand = \"true\"\n",
+    );
+    let c = f.load(local()).unwrap();
+    let w = c.warnings.join("\n");
+    assert!(
+        w.contains("`github.create_issue` names the MCP server `github`, which is not configured"),
+        "{w}"
+    );
+    assert!(
+        w.contains("`tset.*`") && w.contains("the servers are test"),
+        "{w}"
+    );
+}
+
+fn local() -> Overrides {
+    Overrides {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..Overrides::default()
+    }
+}

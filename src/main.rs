@@ -15,6 +15,20 @@ use lathe::exec::{self, EXIT_USAGE, ExecOptions};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
+/// A line on stdout; a reader that went away (`lathe sessions | head`)
+/// ends the listing quietly, as for any Unix tool.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            return Err(e.into());
+        }
+    }};
+}
+
 fn main() -> ExitCode {
     // The sandbox helper modes run before anything else starts.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -95,12 +109,12 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
     );
     if json {
         for s in &sessions {
-            println!("{}", serde_json::to_string(s)?);
+            out!("{}", serde_json::to_string(s)?);
         }
         return Ok(0);
     }
     if sessions.is_empty() {
-        println!("no sessions in {}", config.workspace.display());
+        out!("no sessions in {}", config.workspace.display());
         return Ok(0);
     }
     for s in &sessions {
@@ -111,7 +125,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
             .to_string()
         };
         let prompt: String = s.first_prompt.chars().take(60).collect();
-        println!(
+        out!(
             "{}  {}  {} turn{}  {prompt}",
             s.id,
             when(s.last_activity),
@@ -119,7 +133,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
             if s.turns == 1 { "" } else { "s" }
         );
         if all {
-            println!("    {}", s.workspace.display());
+            out!("    {}", s.workspace.display());
         }
     }
     Ok(0)
@@ -147,7 +161,7 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
     let statuses = runtime.block_on(lathe::launch::mcp_statuses(&config, trust_workspace_mcp));
     if statuses.is_empty() {
         if !json {
-            println!(
+            out!(
                 "no MCP servers: add one under [mcp_servers.NAME] in {}, or in the workspace's .mcp.json",
                 config.paths.config_file.display()
             );
@@ -156,14 +170,14 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
     }
     for s in &statuses {
         if json {
-            println!("{}", serde_json::to_string(s)?);
+            out!("{}", serde_json::to_string(s)?);
         } else {
-            println!("{} ({}) {}", s.server, s.state.as_str(), s.endpoint);
+            out!("{} ({}) {}", s.server, s.state.as_str(), s.endpoint);
             if let Some(m) = &s.message {
-                println!("  {m}");
+                out!("  {m}");
             }
             for t in &s.tools {
-                println!("  {t}");
+                out!("  {t}");
             }
         }
     }
@@ -212,7 +226,7 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
     match runtime.block_on(lathe::tui::run(&config, start)) {
         Ok(outcome) => {
             if outcome.has_turns {
-                println!("{}", resume_hint(&outcome.session_id, &config.workspace));
+                out!("{}", resume_hint(&outcome.session_id, &config.workspace));
             }
             Ok(match outcome.ended {
                 lathe::tui::Ended::Quit => 0,

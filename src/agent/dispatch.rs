@@ -551,6 +551,7 @@ async fn execute(
                 text: p.text,
             });
         }),
+        redactor: shared.redactor.clone(),
     };
     let run = AssertUnwindSafe(tool.tool.execute(args, &ctx)).catch_unwind();
     let limit = shared.tool_timeout;

@@ -53,15 +53,39 @@ impl McpServer {
     /// What it runs or reaches, in one line for the person.
     pub fn describe(&self) -> String {
         match &self.transport {
-            McpTransport::Stdio { command, args, .. } => {
+            McpTransport::Stdio { command, args, env } => {
                 let mut line = command.clone();
                 for a in args {
                     line.push(' ');
                     line.push_str(a);
                 }
+                // What it is given matters to trust as much as what it
+                // runs; a secret is shown as set, never by value.
+                if !env.is_empty() {
+                    let shown: Vec<String> = env
+                        .iter()
+                        .map(|(k, v)| {
+                            if crate::sandbox::holds_secret_value(k)
+                                || crate::sandbox::has_url_password(v)
+                            {
+                                format!("{k}=•••")
+                            } else {
+                                format!("{k}={}", clip(v))
+                            }
+                        })
+                        .collect();
+                    line.push_str(&format!(" (env {})", shown.join(" ")));
+                }
                 format!("{}: {line}", self.name)
             }
-            McpTransport::Http { url, .. } => format!("{}: {url}", self.name),
+            McpTransport::Http { url, headers } => {
+                let mut line = format!("{}: {}", self.name, without_password(url));
+                if !headers.is_empty() {
+                    let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+                    line.push_str(&format!(" (headers {})", names.join(", ")));
+                }
+                line
+            }
         }
     }
 
@@ -115,6 +139,49 @@ pub struct ServerEntry {
     pub enabled: Option<bool>,
 }
 
+/// A workspace's entry as other assistants write it: fields Lathe does
+/// not use (`alwaysAllow`, `autoApprove`, `timeout`, `description`, …)
+/// are left aside rather than refused; `disabled: true` leaves it out.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct JsonEntry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    timeout_secs: Option<u64>,
+    startup_timeout_secs: Option<u64>,
+    trusted: Option<bool>,
+    enabled: Option<bool>,
+    disabled: Option<bool>,
+    cwd: Option<String>,
+}
+
+/// A name other assistants accept (`github.com/foo`) made one Lathe can
+/// prefix tools with: other characters become `_`, at most 32.
+fn tool_safe_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out: String = out.trim_matches('_').chars().take(32).collect();
+    if out.is_empty() { "server".into() } else { out }
+}
+
 /// A server name as tools are named after it: letters, digits, `-` and
 /// `_`, no `__` (which separates server and tool).
 fn check_name(name: &str) -> Result<(), String> {
@@ -132,18 +199,38 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The servers of one source, in name order; `where_` names it in errors.
+/// The servers of one source, in name order, and a warning for each
+/// entry left out (a bad entry stops only itself); `where_` names the
+/// source.
 pub fn servers(
     entries: BTreeMap<String, ServerEntry>,
     origin: RuleOrigin,
     where_: &str,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<McpServer>, ConfigError> {
+) -> (Vec<McpServer>, Vec<String>) {
     let mut out = Vec::new();
+    let mut warnings = Vec::new();
     for (name, entry) in entries {
         if entry.enabled == Some(false) {
             continue;
         }
+        match server(&name, entry, origin, where_, env) {
+            Ok(s) => out.push(s),
+            Err(e) => warnings.push(format!("{e}; that server is left out")),
+        }
+    }
+    (out, warnings)
+}
+
+fn server(
+    name: &str,
+    entry: ServerEntry,
+    origin: RuleOrigin,
+    where_: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpServer, ConfigError> {
+    {
+        let name = name.to_string();
         let bad = |message: String| ConfigError::Invalid(format!("{where_}: {message}"));
         check_name(&name).map_err(bad)?;
         let key = |k: &str| format!("{where_}: mcp_servers.{name}.{k}");
@@ -213,7 +300,7 @@ pub fn servers(
             entry.startup_timeout_secs,
             DEFAULT_STARTUP_TIMEOUT_SECS,
         )?;
-        out.push(McpServer {
+        Ok(McpServer {
             name,
             transport,
             timeout_secs,
@@ -222,36 +309,111 @@ pub fn servers(
             trusted: origin == RuleOrigin::User && entry.trusted == Some(true),
             origin,
             digest,
-        });
+        })
     }
-    Ok(out)
 }
 
-/// The servers of a workspace's `.mcp.json`, if it has one.
+/// The servers of a workspace's `.mcp.json`, if it has one, and what was
+/// wrong with it: the repository's file never stops Lathe from starting,
+/// a bad entry (or a file that is not JSON) is left out with a warning.
 pub fn mcp_json(
     workspace: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<McpServer>, ConfigError> {
+) -> (Vec<McpServer>, Vec<String>) {
     let path = workspace.join(".mcp.json");
+    let shown = path.display().to_string();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => {
-            return Err(ConfigError::Invalid(format!(
-                "{}: cannot read it: {e}",
-                path.display()
-            )));
+            return (
+                Vec::new(),
+                vec![format!(
+                    "{shown}: cannot read it ({e}); its servers are left out"
+                )],
+            );
         }
     };
-    let shown = path.display().to_string();
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| ConfigError::Invalid(format!("{shown}: not JSON: {e}")))?;
-    let Some(servers_value) = value.get("mcpServers") else {
-        return Ok(Vec::new());
+    let value: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![format!("{shown}: not JSON ({e}); its servers are left out")],
+            );
+        }
     };
-    let entries: BTreeMap<String, ServerEntry> = serde_json::from_value(servers_value.clone())
-        .map_err(|e| ConfigError::Invalid(format!("{shown}: mcpServers: {e}")))?;
-    servers(entries, RuleOrigin::Workspace, &shown, env)
+    let Some(Value::Object(map)) = value.get("mcpServers") else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut warnings = Vec::new();
+    let mut entries = BTreeMap::new();
+    for (raw_name, v) in map {
+        let e: JsonEntry = match serde_json::from_value(v.clone()) {
+            Ok(e) => e,
+            Err(err) => {
+                warnings.push(format!(
+                    "{shown}: mcpServers.{raw_name}: {err}; that server is left out"
+                ));
+                continue;
+            }
+        };
+        if e.disabled == Some(true) {
+            continue;
+        }
+        if e.cwd.is_some() {
+            warnings.push(format!(
+                "{shown}: mcpServers.{raw_name}: `cwd` is not supported; it runs in the workspace"
+            ));
+        }
+        let name = if check_name(raw_name).is_ok() {
+            raw_name.clone()
+        } else {
+            let safe = tool_safe_name(raw_name);
+            warnings.push(format!(
+                "{shown}: MCP server `{raw_name}` is called `{safe}` here (its tools are `{safe}__…`)"
+            ));
+            safe
+        };
+        entries.insert(
+            name,
+            ServerEntry {
+                command: e.command,
+                args: e.args,
+                env: e.env,
+                url: e.url,
+                headers: e.headers,
+                kind: e.kind,
+                timeout_secs: e.timeout_secs,
+                startup_timeout_secs: e.startup_timeout_secs,
+                trusted: e.trusted,
+                enabled: e.enabled,
+            },
+        );
+    }
+    let (servers, more) = servers(entries, RuleOrigin::Workspace, &shown, env);
+    warnings.extend(more);
+    (servers, warnings)
+}
+
+/// `value`, cut to a length that fits a line.
+fn clip(value: &str) -> String {
+    const MAX: usize = 60;
+    match value.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &value[..at]),
+        None => value.to_string(),
+    }
+}
+
+/// `url` with the password of its user part, if any, masked.
+fn without_password(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -286,7 +448,8 @@ mod tests {
                 ..ServerEntry::default()
             },
         );
-        let s = servers(entries.clone(), RuleOrigin::User, "config", &env).unwrap();
+        let (s, warnings) = servers(entries.clone(), RuleOrigin::User, "config", &env);
+        assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(s.len(), 2);
         assert!(
             matches!(&s[0].transport, McpTransport::Stdio { env, .. } if env["API_TOKEN"] == "t0k3n-value")
@@ -294,7 +457,7 @@ mod tests {
         assert!(s[1].trusted);
         assert!(s[1].secrets().contains(&"t0k3n-value".to_string()));
         // A workspace cannot trust its own.
-        let w = servers(entries, RuleOrigin::Workspace, ".mcp.json", &env).unwrap();
+        let (w, _) = servers(entries, RuleOrigin::Workspace, ".mcp.json", &env);
         assert!(!w[1].trusted);
     }
 
@@ -337,15 +500,90 @@ mod tests {
                 "NOPE is not set",
             ),
         ] {
-            let err = servers(
-                [(name.to_string(), entry)].into(),
-                RuleOrigin::User,
-                "f",
-                &env,
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(err.contains(says), "{err}");
+            let mut entries: BTreeMap<String, ServerEntry> = [(name.to_string(), entry)].into();
+            entries.insert(
+                "good".into(),
+                ServerEntry {
+                    command: Some("ok".into()),
+                    ..ServerEntry::default()
+                },
+            );
+            let (s, warnings) = servers(entries, RuleOrigin::User, "f", &env);
+            assert_eq!(s.len(), 1, "the good one goes on");
+            assert_eq!(s[0].name, "good");
+            let err = warnings.join("\n");
+            assert!(err.contains(says) && err.contains("left out"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_workspace_mcp_json_as_other_assistants_write_it_never_stops_lathe() {
+        let ws = tempfile::tempdir().unwrap();
+        let write = |text: &str| std::fs::write(ws.path().join(".mcp.json"), text).unwrap();
+        write(
+            r#"{"mcpServers": {
+                "a": {"command": "x", "alwaysAllow": ["echo"], "timeout": 5000},
+                "github.com/foo": {"command": "y"},
+                "off": {"command": "z", "disabled": true},
+                "needs": {"command": "w", "env": {"T": "${NOPE}"}},
+                "dflt": {"command": "v", "env": {"T": "${NOPE:-fallback}"}},
+                "broken": {"command": 3}
+            }}"#,
+        );
+        let (s, warnings) = mcp_json(ws.path(), &env);
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "dflt", "github_com_foo"], "{warnings:?}");
+        assert!(
+            matches!(&s[1].transport, McpTransport::Stdio { env, .. } if env["T"] == "fallback")
+        );
+        let all = warnings.join("\n");
+        assert!(all.contains("NOPE is not set"), "{all}");
+        assert!(all.contains("mcpServers.broken"), "{all}");
+        assert!(all.contains("called `github_com_foo`"), "{all}");
+        write(r#"{"mcpServers": {"a": {"command": "x"},}}"#);
+        let (s, warnings) = mcp_json(ws.path(), &env);
+        assert!(
+            s.is_empty() && warnings[0].contains("not JSON"),
+            "{warnings:?}"
+        );
+    }
+
+    /// The trust prompt shows what a server is given, never a secret.
+    #[test]
+    fn the_description_shows_env_and_header_names_but_no_secret() {
+        let stdio = McpServer {
+            name: "db".into(),
+            transport: McpTransport::Stdio {
+                command: "db-mcp".into(),
+                args: vec!["--ro".into()],
+                env: BTreeMap::from([
+                    ("LOG_LEVEL".into(), "warn".into()),
+                    ("API_KEY".into(), "sk-verysecret".into()),
+                    ("DSN".into(), "postgres://u:hunter2@h/db?password=x".into()),
+                ]),
+            },
+            timeout_secs: 1,
+            startup_timeout_secs: 1,
+            trusted: false,
+            origin: RuleOrigin::User,
+            digest: String::new(),
+        };
+        let d = stdio.describe();
+        assert!(d.contains("LOG_LEVEL=warn"), "{d}");
+        assert!(d.contains("API_KEY=•••"), "{d}");
+        assert!(
+            !d.contains("sk-verysecret") && !d.contains("hunter2"),
+            "{d}"
+        );
+        let http = McpServer {
+            transport: McpTransport::Http {
+                url: "https://me:pa55word@mcp.example.org/mcp".into(),
+                headers: BTreeMap::from([("Authorization".into(), "Bearer tok-123".into())]),
+            },
+            ..stdio
+        };
+        let d = http.describe();
+        assert!(d.contains("headers Authorization"), "{d}");
+        assert!(!d.contains("tok-123") && !d.contains("pa55word"), "{d}");
     }
 }

@@ -123,6 +123,13 @@ pub struct Server {
     starting: watch::Sender<bool>,
     progress: Arc<Progress>,
     stderr: Arc<Mutex<String>>,
+    /// The warden of a stdio server's process. Stopped with SIGTERM, on
+    /// which it ends everything the server started; a SIGKILL (what
+    /// dropping a child does) would leave those behind.
+    child: Mutex<Option<tokio::process::Child>>,
+    /// The task reading a stdio server's stderr; a failed start waits a
+    /// moment for it so that the error carries what the server said.
+    stderr_reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
     me: Weak<Server>,
 }
 
@@ -153,6 +160,8 @@ impl Server {
             starting: watch::channel(true).0,
             progress: Arc::default(),
             stderr: Arc::default(),
+            child: Mutex::new(None),
+            stderr_reader: Mutex::new(None),
             me: me.clone(),
         })
     }
@@ -237,6 +246,18 @@ impl Server {
                 Ok(session)
             }
             Err(e) => {
+                // Whatever it started ends with it; what it said on the
+                // way out is read to its end (briefly) before the error
+                // is written.
+                self.end_process();
+                let reader = self
+                    .stderr_reader
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                if let Some(reader) = reader {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
+                }
                 let e = self.with_stderr(e);
                 *conn = Conn::Down {
                     failures: failures + 1,
@@ -272,7 +293,6 @@ impl Server {
         };
         let session = match &self.config.transport {
             McpTransport::Stdio { command, args, env } => {
-                use rmcp::transport::TokioChildProcess;
                 // Contained by the warden, not confined: the person
                 // configured (or trusted) what it runs.
                 let settings = crate::sandbox::Settings {
@@ -286,15 +306,29 @@ impl Server {
                 for (k, v) in env {
                     cmd.env(k, v);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                let mut child = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                if let Some(stderr) = stderr {
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(format!("cannot talk to `{command}`"));
+                };
+                if let Some(stderr) = child.stderr.take() {
+                    self.stderr
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clear();
                     self.keep_stderr(stderr);
                 }
+                self.end_process();
+                *self
+                    .child
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(child);
                 handler
-                    .serve(transport)
+                    .serve((stdout, stdin))
                     .await
                     .map_err(|e| format!("the handshake failed: {e}"))?
             }
@@ -340,7 +374,7 @@ impl Server {
     fn keep_stderr(&self, stderr: tokio::process::ChildStderr) {
         let kept = self.stderr.clone();
         let name = self.config.name.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(server = %name, "{line}");
@@ -358,6 +392,10 @@ impl Server {
                 }
             }
         });
+        *self
+            .stderr_reader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reader);
     }
 
     /// Re-reads the tool list (the server said it changed).
@@ -426,6 +464,34 @@ impl Server {
             self.set_tools(self.tools());
             self.set_status(McpState::Failed, Some(why));
         }
+        self.end_process();
+    }
+
+    /// Ends the server's process, and everything it started: SIGTERM to
+    /// its warden, then SIGKILL if it is still there after a moment.
+    fn end_process(&self) {
+        let child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(mut child) = child else {
+            return;
+        };
+        if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        tokio::spawn(async move {
+            if tokio::time::timeout(Duration::from_secs(3), child.wait())
+                .await
+                .is_err()
+            {
+                let _ = child.kill().await;
+            }
+        });
     }
 
     /// One call of the remote tool `name`, within the server's timeout
@@ -552,6 +618,23 @@ impl Server {
             if let Ok(session) = Arc::try_unwrap(session) {
                 let _ = tokio::time::timeout(Duration::from_secs(5), session.cancel()).await;
             }
+        }
+        // Its stdin closed, the server ends by itself; if not, it is ended.
+        let child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(mut child) = child
+            && tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_err()
+        {
+            *self
+                .child
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(child);
+            self.end_process();
         }
     }
 }

@@ -99,6 +99,27 @@ fn windows(s: &[u8], len: usize) -> impl Iterator<Item = &[u8]> {
     (0..n).map(move |k| &s[k..(k + len).min(s.len())])
 }
 
+/// The parts of `secret` worth hiding in pieces: the secret itself, or,
+/// for a URL, its password, path, query and fragment (each long enough).
+fn secret_parts(secret: &str) -> Vec<String> {
+    let Ok(url) = reqwest::Url::parse(secret) else {
+        return vec![secret.to_string()];
+    };
+    if url.host_str().is_none() {
+        return vec![secret.to_string()];
+    }
+    [
+        url.password().map(str::to_string),
+        Some(url.path().to_string()),
+        url.query().map(str::to_string),
+        url.fragment().map(str::to_string),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| p.len() >= 8)
+    .collect()
+}
+
 /// The piece of a secret whose encodings are looked for on their own: a
 /// line-wrapped encoding (`base64` wraps at 76 columns, `xxd -p` at 60)
 /// still shows every whole piece.
@@ -113,8 +134,12 @@ impl Redactor {
     /// most pieces too short to use.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         use base64::Engine;
-        let kept: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 8).collect();
-        let mut all: Vec<String> = Vec::new();
+        let whole: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 8).collect();
+        // A secret URL (a webhook, a DSN) is hidden whole, but only its
+        // secret parts are hidden in pieces: pieces of its scheme and host
+        // would hide every mention of the site.
+        let kept: Vec<String> = whole.iter().flat_map(|s| secret_parts(s)).collect();
+        let mut all: Vec<String> = whole.clone();
         for s in kept.iter().cloned() {
             all.push(s.chars().rev().collect());
             let bytes = s.as_bytes();
@@ -289,6 +314,24 @@ mod tests {
         assert!(!s.contains("AKIAABCDEFGHIJKLMNOP"), "{s}");
         assert!(s.contains("short stays"), "{s}");
         assert_eq!(v["n"], 3);
+    }
+
+    /// A secret URL hides its secret parts, not every mention of its site.
+    #[test]
+    fn a_secret_url_hides_its_secret_parts_not_its_host() {
+        let hook = "https://hooks.example.org/services/T0A1B2C3/B4D5E6F7/abcdEFGHijklMNOP";
+        let r = Redactor::new([hook.to_string()]);
+        let text = "see https://hooks.example.org/about and https://hooks.example.org";
+        assert_eq!(r.redact_str(text), None, "the site alone is no secret");
+        let out = r.redact_str(&format!("posting to {hook} now")).unwrap();
+        assert!(
+            !out.contains("abcdEFGHijklMNOP") && !out.contains("T0A1B2C3"),
+            "{out}"
+        );
+        // Its path, spelled out with spaces, still is.
+        let spaced: String = "abcdEFGHijklMNOP".chars().flat_map(|c| [c, ' ']).collect();
+        let out = r.redact_str(&spaced).unwrap();
+        assert!(out.contains(REDACTED), "{out}");
     }
 
     /// What a command can do to a key to get it past verbatim matching.

@@ -241,14 +241,42 @@ impl Rule {
                 (tool.trim(), Some(inner))
             }
         };
+        // `server.*` (or `server__*`): every tool of an MCP server.
+        let (tool, every) = match tool.strip_suffix(".*").or_else(|| tool.strip_suffix("__*")) {
+            Some(server) if pattern.is_none() => (server, true),
+            Some(_) => {
+                return Err(format!(
+                    "rule `{text}`: `server.*` covers whole calls and takes no pattern"
+                ));
+            }
+            None => (tool, false),
+        };
         if tool.is_empty()
             || !tool
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         {
+            let hint = if tool.contains('*') {
+                "; every tool of an MCP server is written `server.*`"
+            } else {
+                ""
+            };
             return Err(format!(
-                "rule `{text}`: `{tool}` is not a tool name (letters, digits, `_`, `-`, `.`)"
+                "rule `{text}`: `{tool}` is not a tool name (letters, digits, `_`, `-`, `.`){hint}"
             ));
+        }
+        if every {
+            if tool.contains('.') || tool.contains("__") {
+                return Err(format!(
+                    "rule `{text}`: `{tool}` is not a server name (`server.*`)"
+                ));
+            }
+            return Ok(Self {
+                text: trimmed.to_string(),
+                tool: format!("{tool}__*"),
+                origin,
+                pattern: None,
+            });
         }
         let name = tool.replace('.', "__");
         if !name.contains("__") && !crate::protocol::BUILTIN_TOOLS.contains(&name.as_str()) {
@@ -279,9 +307,22 @@ impl Rule {
         self.pattern.is_some()
     }
 
+    /// The MCP server whose tools the rule covers, if it names one.
+    pub fn server(&self) -> Option<&str> {
+        self.tool.split_once("__").map(|(server, _)| server)
+    }
+
+    /// Whether the rule is about calls of `tool`.
+    fn names(&self, tool: &str) -> bool {
+        match self.tool.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => self.tool == tool,
+        }
+    }
+
     fn matches(&self, tool: &str, subject: Subject<'_>, kind: RuleKind) -> bool {
         let Some(p) = &self.pattern else {
-            return self.tool == tool;
+            return self.names(tool);
         };
         match subject {
             Subject::Call => false,

@@ -50,7 +50,33 @@ fn a_misspelt_tool_is_refused_not_ignored() {
             .tool,
         "github__create_issue"
     );
-    assert!(Rule::parse("github__*", RuleOrigin::User).is_err_and(|e| e.contains("not a tool")));
+    // Every tool of a server.
+    for every in ["github.*", "github__*"] {
+        let r = Rule::parse(every, RuleOrigin::User).unwrap();
+        assert_eq!(r.tool, "github__*");
+        assert_eq!(r.server(), Some("github"));
+    }
+    assert!(Rule::parse("github.*(x)", RuleOrigin::User).is_err_and(|e| e.contains("no pattern")));
+    assert!(Rule::parse("git*", RuleOrigin::User).is_err_and(|e| e.contains("server.*")));
+    assert!(Rule::parse("a.b.*", RuleOrigin::User).is_err_and(|e| e.contains("server name")));
+}
+
+/// `server.*` covers that server's tools and no other's.
+#[test]
+fn a_server_rule_covers_its_tools_only() {
+    let r = rules(&[], &[], &["github.*"]);
+    assert!(
+        r.first(RuleKind::Deny, "github__create_issue", Subject::Call)
+            .is_some()
+    );
+    assert!(
+        r.first(RuleKind::Deny, "githubx__create", Subject::Call)
+            .is_none()
+    );
+    assert!(
+        r.first(RuleKind::Deny, "read_file", Subject::Call)
+            .is_none()
+    );
 }
 
 #[test]

@@ -175,6 +175,9 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     pub cancel: CancellationToken,
     pub progress: ProgressSink,
+    /// Hides secrets in what a tool keeps or sends beyond the
+    /// conversation (memory, messages); results are redacted anyway.
+    pub redactor: crate::policy::Redactor,
 }
 
 impl ToolContext {
@@ -185,6 +188,7 @@ impl ToolContext {
             workspace,
             cancel: CancellationToken::new(),
             progress: ProgressSink::none(),
+            redactor: crate::policy::Redactor::default(),
         }
     }
 }

@@ -165,6 +165,11 @@ impl Tool for MemoryWrite {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let dir = self.dir.as_ref().ok_or_else(no_store)?;
         let content = str_arg(&args, "content")?.to_string();
+        // The file outlives the session and is read back into prompts:
+        // a secret the model meant to keep is not kept.
+        let redacted = ctx.redactor.redact_str(&content);
+        let hid_secret = redacted.is_some();
+        let content = redacted.unwrap_or(content);
         let overwrite = match args.get("mode").and_then(Value::as_str) {
             None | Some("append") => false,
             Some("overwrite") => true,
@@ -209,10 +214,16 @@ impl Tool for MemoryWrite {
         .await
         .map_err(|e| ToolError::Internal(e.to_string()))??;
         let mode = if overwrite { "overwrite" } else { "append" };
-        Ok(json!({
+        let mut result = json!({
             "message": format!("Successfully wrote {written} bytes to memory (mode: {mode})"),
             "path": shown,
-        }))
+        });
+        if hid_secret {
+            result["warnings"] = json!([
+                "what looked like secrets was written as [REDACTED]: memory never keeps secrets"
+            ]);
+        }
+        Ok(result)
     }
 }
 
@@ -246,5 +257,31 @@ mod tests {
         assert!(a.ends_with("MEMORY.md"));
         let odd = memory_file(Path::new("/m"), Path::new("/x/../../etc passwd"));
         assert!(odd.starts_with("/m/") && !odd.to_string_lossy().contains(".."));
+    }
+
+    /// A secret the model writes to memory is not kept.
+    #[tokio::test]
+    async fn secrets_are_not_kept_in_memory() {
+        let root = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let workspace = std::sync::Arc::new(crate::policy::Workspace::new(root.path()).unwrap());
+        let mut ctx = ToolContext::standalone(workspace);
+        ctx.redactor = crate::policy::Redactor::new(["my-configured-key-0123".to_string()]);
+        let tool = MemoryWrite::new(Some(data.path().to_path_buf()));
+        let out = tool
+            .execute(
+                json!({"content": "deploy with my-configured-key-0123 and AKIAABCDEFGHIJKLMNOP"}),
+                &ctx,
+            )
+            .await
+            .unwrap();
+        assert!(
+            out["warnings"][0].as_str().unwrap().contains("REDACTED"),
+            "{out}"
+        );
+        let kept = std::fs::read_to_string(memory_file(data.path(), root.path())).unwrap();
+        assert!(kept.starts_with("deploy with "), "{kept}");
+        assert!(!kept.contains("my-configured-key-0123"), "{kept}");
+        assert!(!kept.contains("AKIAABCDEFGHIJKLMNOP"), "{kept}");
     }
 }

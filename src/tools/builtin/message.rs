@@ -103,6 +103,8 @@ impl Tool for Message {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let channel = str_arg(&args, "channel")?.to_string();
         let content = str_arg(&args, "content")?.trim().to_string();
+        // A message leaves the machine: no secret goes with it.
+        let content = ctx.redactor.redact_str(&content).unwrap_or(content);
         if content.is_empty() {
             return Err(ToolError::InvalidArgs("content is empty".into()));
         }
