@@ -9,7 +9,7 @@
 //! builds the system prompt. While a turn runs, the task still reads ops, so
 //! an interrupt or an approval decision is handled at once.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use crate::policy::{
     AfterHook, Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
     Workspace,
 };
-use crate::protocol::{AgentEvent, ApprovalMode, Op, RuleLists, Usage};
+use crate::protocol::{AgentEvent, ApprovalMode, McpStatus, Op, RuleLists, Usage};
 use crate::provider::{Message, Provider};
 use crate::session::Journal;
 use crate::tools::{ToolRegistry, ToolSource, Toolset};
@@ -421,6 +421,12 @@ impl Shared {
                     m.start_held();
                 }
             }
+            Op::RestartMcp { server } => {
+                // The front end checked the name; a stale one is logged.
+                if let Some(Err(e)) = self.mcp.as_ref().map(|m| m.restart(server.as_deref())) {
+                    tracing::warn!(error = %e, "MCP restart");
+                }
+            }
             _ => return false,
         }
         true
@@ -774,12 +780,21 @@ fn forward_mcp_status(manager: Arc<crate::mcp::Manager>, emitter: Emitter) {
     let now = manager.statuses();
     drop(manager);
     tokio::spawn(async move {
+        // A state already in the snapshot may also be on its way as an
+        // event: each server's news is told once.
+        let mut told: HashMap<String, McpStatus> = HashMap::new();
+        let mut tell = |s: McpStatus| {
+            if told.get(&s.server) != Some(&s) {
+                told.insert(s.server.clone(), s.clone());
+                emitter.emit(AgentEvent::McpServerStatus(s));
+            }
+        };
         for s in now {
-            emitter.emit(AgentEvent::McpServerStatus(s));
+            tell(s);
         }
         loop {
             match rx.recv().await {
-                Ok(s) => emitter.emit(AgentEvent::McpServerStatus(s)),
+                Ok(s) => tell(s),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }

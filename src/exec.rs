@@ -433,6 +433,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
              {before_tokens} → {after_tokens} tokens\n"
         ),
         AgentEvent::McpServerStatus(s) => match s.state {
+            crate::protocol::McpState::Starting => format!("  mcp {} starting…\n", s.server),
             crate::protocol::McpState::Ready => {
                 format!("  mcp {} ready ({} tools)\n", s.server, s.tools.len())
             }

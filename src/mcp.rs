@@ -155,6 +155,34 @@ impl Manager {
         }
     }
 
+    /// Restarts the server `name`, or every server: each ends and starts
+    /// again in the background, its failures forgotten.
+    pub fn restart(&self, name: Option<&str>) -> Result<(), String> {
+        let servers: Vec<Arc<Server>> = self
+            .lock()
+            .iter()
+            .filter(|s| name.is_none_or(|n| s.config.name == n))
+            .cloned()
+            .collect();
+        if servers.is_empty() {
+            let known: Vec<String> = self.lock().iter().map(|s| s.config.name.clone()).collect();
+            return Err(match name {
+                Some(n) if known.is_empty() => {
+                    format!("there is no MCP server `{n}` (none has started)")
+                }
+                Some(n) => format!(
+                    "there is no MCP server `{n}`; the servers are {}",
+                    known.join(", ")
+                ),
+                None => "no MCP server has started (untrusted ones wait for trust)".into(),
+            });
+        }
+        for server in servers {
+            tokio::spawn(async move { server.restart().await });
+        }
+        Ok(())
+    }
+
     /// Stops every server (their processes and all they started).
     pub async fn shutdown(&self) {
         let servers: Vec<Arc<Server>> = self.lock().drain(..).collect();

@@ -150,6 +150,9 @@ pub enum Op {
     TrustWorkspaceHooks,
     /// Start the workspace's MCP servers (the person trusts them).
     TrustWorkspaceMcp,
+    /// Restart one MCP server (by name), or every one: its process ends
+    /// and it starts again, its failures forgotten.
+    RestartMcp { server: Option<String> },
     /// Summarize the older turns now (`/compact`), while no turn runs.
     Compact,
     /// Answer a `tool_limit_reached` question: go on for more rounds, or

@@ -431,6 +431,42 @@ async fn an_interrupt_stops_the_rest_of_a_batch_and_nothing_more_lands_on_disk()
     assert!(error_text(&result_of(&events, "w2").1).contains("not run"));
 }
 
+/// Ctrl-C while a question is open is an interrupt, not the person's
+/// denial: the model is not told the user said no.
+#[tokio::test]
+async fn an_interrupt_while_asking_is_no_denial() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![shell("c1", "touch a")]).await;
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(&ev, AgentEvent::ApprovalRequested { .. }) {
+            handle.ops.send(Op::Interrupt).await.unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    let (status, content, meta) = result_of(&events, "c1");
+    assert_eq!(status, ToolStatus::Error, "{content}");
+    assert_eq!(meta.error_kind.as_deref(), Some("cancelled"), "{content}");
+    let text = error_text(&content);
+    assert!(!text.contains("denied"), "{text}");
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(!ws.path().join("a").exists());
+}
+
 #[tokio::test]
 async fn the_permissions_report_lists_grants_and_revokes_them() {
     let ws = tempfile::tempdir().unwrap();

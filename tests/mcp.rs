@@ -443,6 +443,49 @@ async fn streamable_http_servers_work_too() {
     let _ = server.kill().await;
 }
 
+/// A remote server that dies during a call is found gone (it is pinged
+/// while no progress comes), not waited for until the call's timeout; the
+/// errors say what happened in words, not in the SDK's type names.
+#[tokio::test]
+async fn a_remote_server_that_dies_mid_call_is_reported_gone_not_timed_out() {
+    let mut server = tokio::process::Command::new(server_bin())
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut out = tokio::io::BufReader::new(server.stdout.take().unwrap());
+        out.read_line(&mut line).await.unwrap();
+    }
+    let addr = line.trim();
+    let env = Env::new(&format!(
+        "[mcp_servers.remote]\nurl = \"http://{addr}/mcp\"\ntimeout_secs = 120\n"
+    ));
+    let mock = MockLlm::start(calls(&[
+        ("c", "remote__crash", json!({})),
+        ("e", "remote__echo", json!({"message": "still there?"})),
+    ]))
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    let _ = server.wait().await;
+    let crash = r.finished("c");
+    let text = content(&crash);
+    assert!(text.contains("went away during the call"), "{crash}");
+    assert!(
+        !text.contains("Transport") && !text.contains("timeout"),
+        "{crash}"
+    );
+    let after = content(&r.finished("e"));
+    assert!(
+        !after.contains("Transport") && !after.contains("Worker"),
+        "{after}"
+    );
+    assert!(after.contains("remote"), "{after}");
+}
+
 /// `lathe mcp list` starts each server and prints it with its tools.
 #[tokio::test]
 async fn mcp_list_prints_each_server_with_its_state_and_tools() {
@@ -642,4 +685,56 @@ async fn an_interrupted_call_ends_at_once() {
         .unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// A restart ends the server and starts it again (a new process), its
+/// failures forgotten; an unknown name is an error that names the others.
+#[tokio::test]
+async fn a_server_restarts_on_request() {
+    use lathe::config::mcp::{McpServer, McpTransport};
+    use lathe::protocol::McpState;
+    let ws = tempfile::tempdir().unwrap();
+    let manager = lathe::mcp::Manager::new(lathe::mcp::Launch {
+        workspace: ws.path().to_path_buf(),
+        sandbox: lathe::sandbox::Settings {
+            helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_lathe"))),
+            ..lathe::sandbox::Settings::default()
+        },
+    });
+    let mut events = manager.subscribe();
+    manager.start(vec![McpServer {
+        name: "test".into(),
+        transport: McpTransport::Stdio {
+            command: server_bin().display().to_string(),
+            args: Vec::new(),
+            env: Default::default(),
+        },
+        timeout_secs: 10,
+        startup_timeout_secs: 10,
+        trusted: true,
+        origin: lathe::policy::RuleOrigin::User,
+        digest: String::new(),
+    }]);
+    manager.settled().await;
+    assert_eq!(
+        manager.statuses()[0].state,
+        McpState::Ready,
+        "{:?}",
+        manager.statuses()
+    );
+    while events.try_recv().is_ok() {}
+    let e = manager.restart(Some("nope")).unwrap_err();
+    assert!(e.contains("the servers are test"), "{e}");
+    manager.restart(Some("test")).unwrap();
+    let mut seen = Vec::new();
+    while seen.last() != Some(&McpState::Ready) {
+        let s = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push(s.state);
+    }
+    assert!(seen.contains(&McpState::Starting), "{seen:?}");
+    assert!(!manager.statuses()[0].tools.is_empty());
+    manager.shutdown().await;
 }

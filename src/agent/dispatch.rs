@@ -515,6 +515,12 @@ async fn authorize(
             }
             Ok(())
         }
+        // An interrupt while the question was open is no one's denial.
+        ApprovalDecision::Deny { .. } if cancel.is_cancelled() => {
+            Err(Outcome::Failed(ToolError::Cancelled(
+                "not run: the user interrupted the turn while it waited for approval".into(),
+            )))
+        }
         ApprovalDecision::Deny { message } => {
             let text = match (source, message) {
                 (DecisionSource::User, Some(m)) => {

@@ -6,9 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
+use futures_util::future::FusedFuture;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    ProgressNotificationParam,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    PingRequest, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
@@ -102,6 +104,45 @@ impl ClientHandler for Handler {
 
 type Session = RunningService<RoleClient, Handler>;
 
+/// How long a remote call goes without progress before the server is
+/// pinged, to find out whether it is still there.
+const PROBE_EVERY: Duration = Duration::from_secs(5);
+
+type ProbeFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ServiceError>> + Send>>;
+
+/// The first cause of `e`, where the words are (the errors around it
+/// name the SDK's types).
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// Why a handshake failed, in words for a person.
+fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
+    match e {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            format!("cannot reach it: {}", root_cause(error))
+        }
+        other => root_cause(other),
+    }
+}
+
+/// What went wrong, in words for a person: a transport error's own cause,
+/// not the names of the types it passed through.
+fn plain(e: &ServiceError) -> String {
+    match e {
+        ServiceError::TransportClosed => "the connection closed".into(),
+        ServiceError::TransportSend(t) => format!("cannot reach it: {}", root_cause(t)),
+        ServiceError::McpError(e) => e.message.to_string(),
+        ServiceError::Timeout { timeout } => format!("no answer within {} s", timeout.as_secs()),
+        other => other.to_string(),
+    }
+}
+
 enum Conn {
     /// Not connected: never tried, failed, or lost.
     Down {
@@ -186,13 +227,21 @@ impl Server {
                 .status
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            s.state = state;
-            s.message = message;
-            s.tools = self
-                .tools()
-                .iter()
-                .map(|t| format!("{}__{}", self.config.name, t.name))
-                .collect();
+            let next = McpStatus {
+                state,
+                message,
+                tools: self
+                    .tools()
+                    .iter()
+                    .map(|t| format!("{}__{}", self.config.name, t.name))
+                    .collect(),
+                ..s.clone()
+            };
+            // Said once: the same news twice is noise in every outlet.
+            if *s == next {
+                return;
+            }
+            *s = next;
             s.clone()
         };
         let _ = self.events.send(status);
@@ -217,6 +266,19 @@ impl Server {
     /// The first start.
     pub(super) async fn start(self: Arc<Self>) {
         let mut conn = self.conn.lock().await;
+        let _ = self.connect_locked(&mut conn).await;
+        self.starting.send_replace(false);
+    }
+
+    /// Ends the server and starts it again, as if for the first time.
+    pub(super) async fn restart(self: Arc<Self>) {
+        self.starting.send_replace(true);
+        self.stop().await;
+        let mut conn = self.conn.lock().await;
+        *conn = Conn::Down {
+            failures: 0,
+            retry_at: None,
+        };
         let _ = self.connect_locked(&mut conn).await;
         self.starting.send_replace(false);
     }
@@ -330,7 +392,7 @@ impl Server {
                 handler
                     .serve((stdout, stdin))
                     .await
-                    .map_err(|e| format!("the handshake failed: {e}"))?
+                    .map_err(|e| format!("the handshake failed: {}", init_error(&e)))?
             }
             McpTransport::Http { url, headers } => {
                 use rmcp::transport::StreamableHttpClientTransport;
@@ -358,7 +420,7 @@ impl Server {
                 handler
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("the handshake with {url} failed: {e}"))?
+                    .map_err(|e| format!("the handshake with {url} failed: {}", init_error(&e)))?
             }
         };
         session
@@ -527,12 +589,40 @@ impl Server {
         let total = tokio::time::sleep(timeout * 10);
         tokio::pin!(total);
         let mut reported = false;
+        // A remote server that dies mid-call may leave its answer's stream
+        // hanging: while no progress comes, it is pinged now and then, and
+        // a ping that cannot be sent means it is gone (a slow answer to a
+        // ping proves nothing: a busy server may be slow).
+        let probes = matches!(self.config.transport, McpTransport::Http { .. });
+        let next_probe = tokio::time::sleep(PROBE_EVERY);
+        tokio::pin!(next_probe);
+        let probe = futures_util::future::Fuse::terminated();
+        tokio::pin!(probe);
         let outcome = loop {
             tokio::select! {
                 r = &mut call => break r,
                 () = self.progress.alive.notified() => {
                     reported = true;
                     idle.as_mut().reset(tokio::time::Instant::now() + timeout);
+                    next_probe.as_mut().reset(tokio::time::Instant::now() + PROBE_EVERY);
+                }
+                () = &mut next_probe, if probes && probe.is_terminated() => {
+                    let peer = session.peer().clone();
+                    let ping: ProbeFuture = Box::pin(async move {
+                        let ping = ClientRequest::PingRequest(PingRequest::default());
+                        match tokio::time::timeout(PROBE_EVERY, peer.send_request(ping)).await {
+                            Ok(Err(e @ (ServiceError::TransportSend(_)
+                                | ServiceError::TransportClosed))) => Err(e),
+                            _ => Ok(()),
+                        }
+                    });
+                    probe.set(ping.fuse());
+                }
+                r = &mut probe => {
+                    if let Err(e) = r {
+                        break Err(e);
+                    }
+                    next_probe.as_mut().reset(tokio::time::Instant::now() + PROBE_EVERY);
                 }
                 () = &mut idle => {
                     break Err(ServiceError::Timeout { timeout });
@@ -580,18 +670,20 @@ impl Server {
                 self.config.name, e.message
             ))),
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
-                self.lost(&format!("it went away during a call ({e})"))
+                let why = plain(&e);
+                self.lost(&format!("it went away during a call ({why})"))
                     .await;
                 Err(ToolError::ExecutionFailed(format!(
                     "MCP server {} went away during the call ({}); it is started again when \
                      next used, and this call was not sent again",
                     self.config.name,
-                    self.with_stderr(e.to_string())
+                    self.with_stderr(why)
                 )))
             }
             Err(e) => Err(ToolError::ExecutionFailed(format!(
-                "MCP server {}: {e}",
-                self.config.name
+                "MCP server {}: {}",
+                self.config.name,
+                plain(&e)
             ))),
         }
     }

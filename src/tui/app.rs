@@ -41,8 +41,8 @@ const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑
 Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint · Ctrl-Z suspend · \
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
-(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp · \
-/resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
+(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
+(/mcp restart [NAME]) · /compact · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
 n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
 
@@ -82,6 +82,17 @@ pub struct TrustPrompt {
     pub files: Vec<String>,
     /// Remembers the trust for this workspace (its hooks as they are).
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
+}
+
+impl TrustPrompt {
+    /// What it asks about, in words: "hooks", "MCP servers" or both.
+    fn what(&self) -> &'static str {
+        match (self.hooks.is_empty(), self.servers.is_empty()) {
+            (false, true) => "hooks",
+            (true, false) => "MCP servers",
+            _ => "hooks and MCP servers",
+        }
+    }
 }
 
 /// Work done off the UI thread, handed back to it.
@@ -874,6 +885,7 @@ impl App {
         match key.code {
             KeyCode::Char('y' | 'Y') if plain => {
                 if let Some((mut prompt, _)) = self.trust.take() {
+                    let what = prompt.what();
                     if !prompt.hooks.is_empty() {
                         self.ops.push(Op::TrustWorkspaceHooks);
                     }
@@ -883,22 +895,30 @@ impl App {
                     match (prompt.remember)() {
                         Ok(()) => self.notice(
                             NoticeKind::Info,
-                            "the workspace's hooks and servers are trusted; they run from now on",
+                            format!("the workspace's {what} are trusted; they run from now on"),
                         ),
                         Err(e) => self.notice(
                             NoticeKind::Warning,
-                            format!("workspace hooks run this session, but the trust could not be saved: {e}"),
+                            format!(
+                                "the workspace's {what} run this session, but the trust could \
+                                 not be saved: {e}"
+                            ),
                         ),
                     }
                 }
             }
             // Alt-x is an Esc and an x: "not now", and x to the composer.
             _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => {
-                self.trust = None;
+                let what = self
+                    .trust
+                    .take()
+                    .map_or("hooks and servers", |(p, _)| p.what());
                 self.notice(
                     NoticeKind::Info,
-                    "the workspace's hooks and servers stay off this session; you will be asked \
-                     again next time",
+                    format!(
+                        "the workspace's {what} stay off this session; you will be asked again \
+                         next time"
+                    ),
                 );
                 if alt {
                     self.composer_key(
@@ -1044,6 +1064,44 @@ impl App {
                 let text = mcp_report(&self.mcp);
                 self.notice(NoticeKind::Info, text);
             }
+            SlashCommand::McpRestart(name) => {
+                let running: Vec<&String> = self
+                    .mcp
+                    .iter()
+                    .filter(|(_, s)| s.state != McpState::Untrusted)
+                    .map(|(n, _)| n)
+                    .collect();
+                match name {
+                    Some(n) if !running.contains(&&n) => {
+                        let known = if running.is_empty() {
+                            "no MCP server runs".to_string()
+                        } else {
+                            format!(
+                                "the servers are {}",
+                                running
+                                    .iter()
+                                    .map(|s| s.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        };
+                        self.notice(
+                            NoticeKind::Warning,
+                            format!("there is no MCP server `{n}`; {known}"),
+                        );
+                    }
+                    _ if running.is_empty() => {
+                        self.notice(NoticeKind::Warning, "no MCP server runs");
+                    }
+                    name => {
+                        let what = name
+                            .as_ref()
+                            .map_or_else(|| "every MCP server".to_string(), Clone::clone);
+                        self.ops.push(Op::RestartMcp { server: name });
+                        self.notice(NoticeKind::Info, format!("restarting {what}…"));
+                    }
+                }
+            }
             SlashCommand::Compact => {
                 self.ops.push(Op::Compact);
                 self.notice(
@@ -1160,6 +1218,11 @@ impl App {
                 .mcp
                 .values()
                 .filter(|s| s.state == McpState::Failed)
+                .count(),
+            mcp_starting: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Starting)
                 .count(),
             context: self.context,
         };

@@ -431,6 +431,26 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
     let shown = screen(&mut a, 100, 20);
     assert!(shown.contains("repo (failed)"), "{shown}");
     assert!(shown.contains("tools: repo__search"), "{shown}");
+    // A failed server is restarted by name; a wrong name says which exist.
+    a.take_ops();
+    type_text(&mut a, "/mcp restart nope", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.take_ops().is_empty());
+    let shown = screen(&mut a, 100, 20);
+    assert!(
+        shown.contains("there is no MCP server `nope`; the servers are repo"),
+        "{shown}"
+    );
+    type_text(&mut a, "/mcp restart repo", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        vec![Op::RestartMcp {
+            server: Some("repo".into())
+        }]
+    );
+    a.on_agent_event(status(McpState::Starting, None), t0);
+    assert!(screen(&mut a, 100, 20).contains("mcp 1 starting…"));
 }
 
 /// Puts an app into one of the states a screen can be in.

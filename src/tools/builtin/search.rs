@@ -165,6 +165,14 @@ impl Tool for Grep {
 fn name_filter(glob: &str) -> Result<NameFilter, ToolError> {
     let bad = |e: globset::Error| ToolError::InvalidArgs(format!("glob: {e}"));
     let glob = glob.trim().trim_start_matches("./");
+    // Matched against paths below the search directory: an absolute or
+    // climbing pattern would silently match nothing.
+    if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
+        return Err(ToolError::InvalidArgs(format!(
+            "glob `{glob}`: a pattern is relative to the directory searched (`path`, the \
+             workspace by default), as in `src/**/*.rs`; to search a subdirectory, set `path`"
+        )));
+    }
     let matcher = globset::GlobBuilder::new(glob)
         .literal_separator(true)
         .build()
@@ -503,6 +511,21 @@ mod tests {
         search_file(&path, &re, context)
             .map(|(h, _)| h.into_iter().map(|h| (h.line, h.text, h.matched)).collect())
             .unwrap_or_default()
+    }
+
+    /// A pattern that could only match outside the directory searched is
+    /// an error that says how to write it, not an empty result.
+    #[test]
+    fn absolute_and_climbing_patterns_are_errors() {
+        for glob in ["/etc/*", "../*.rs", "src/../../x"] {
+            let e = name_filter(glob).err().unwrap();
+            assert!(
+                e.to_string().contains("relative to the directory searched"),
+                "{e}"
+            );
+        }
+        assert!(name_filter("./src/**/*.rs").is_ok());
+        assert!(name_filter("a..b/*.rs").is_ok());
     }
 
     #[test]

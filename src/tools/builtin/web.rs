@@ -207,6 +207,22 @@ impl Tool for WebFetch {
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
         let url = parse_url(str_arg(args, "url")?)?;
+        // A literal address that would be refused is refused now, before
+        // the person is asked about it.
+        let bare = url
+            .host_str()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>()
+            && !is_public(ip)
+            && !(self.settings.allow_private || self.allowed_host(&url))
+        {
+            return Err(ToolError::PermissionDenied(format!(
+                "{ip} is not a public address; web_fetch does not reach this machine or the \
+                 local network (the person can allow it in [tools.web_fetch] allow_hosts)"
+            )));
+        }
         Ok(vec![Operation::Net {
             host: host_of(&url),
         }])
@@ -561,5 +577,36 @@ mod tests {
         assert!(parse_url("file:///etc/passwd").is_err());
         assert!(parse_url("ftp://x/y").is_err());
         assert!(parse_url("https://example.com/a").is_ok());
+    }
+
+    /// A private address written in the URL is refused before anyone is
+    /// asked; allowed, it is an ordinary network operation.
+    #[test]
+    fn a_literal_private_address_is_refused_before_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let fetch = WebFetch::new(&WebSettings::default());
+        for url in [
+            "http://127.0.0.1:8080/x",
+            "http://[::1]/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://10.0.0.1/",
+        ] {
+            let e = fetch.operations(&json!({"url": url}), &ws).unwrap_err();
+            assert!(matches!(e, ToolError::PermissionDenied(_)), "{url}: {e:?}");
+        }
+        assert!(
+            fetch
+                .operations(&json!({"url": "https://example.com/"}), &ws)
+                .is_ok()
+        );
+        let open = WebFetch::new(&WebSettings {
+            allow_hosts: vec!["127.0.0.1:8080".into()],
+            ..WebSettings::default()
+        });
+        assert!(
+            open.operations(&json!({"url": "http://127.0.0.1:8080/x"}), &ws)
+                .is_ok()
+        );
     }
 }

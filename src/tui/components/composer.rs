@@ -69,7 +69,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/permissions",
         "the approval mode, permission rules and live grants (revoke them here)",
     ),
-    ("/mcp", "MCP servers: their state and tools"),
+    ("/mcp", "MCP servers and tools; restart [NAME]"),
     (
         "/compact",
         "summarize the older turns to free context (the transcript keeps them)",
@@ -90,6 +90,8 @@ pub enum SlashCommand {
     Log,
     Permissions,
     Mcp,
+    /// `/mcp restart [NAME]`: one server, or all of them.
+    McpRestart(Option<String>),
     /// `/resume`: the picker, or the session given.
     Resume(Option<String>),
     /// `/compact`: summarize the older turns now.
@@ -128,7 +130,15 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         },
         "log" => Ok(SlashCommand::Log),
         "permissions" | "perms" => Ok(SlashCommand::Permissions),
-        "mcp" => Ok(SlashCommand::Mcp),
+        "mcp" => match arg.as_deref().map(|a| a.split_once(' ').unwrap_or((a, ""))) {
+            None => Ok(SlashCommand::Mcp),
+            Some(("restart", name)) => Ok(SlashCommand::McpRestart(
+                (!name.trim().is_empty()).then(|| name.trim().to_string()),
+            )),
+            Some((other, _)) => Err(format!(
+                "/mcp {other}: /mcp shows the servers, /mcp restart [NAME] restarts them"
+            )),
+        },
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "compact" => Ok(SlashCommand::Compact),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),

@@ -29,6 +29,8 @@ pub struct StatusInfo<'a> {
     pub waiting: bool,
     /// MCP servers that failed (`/mcp` says why).
     pub mcp_failed: usize,
+    /// MCP servers still starting.
+    pub mcp_starting: usize,
     /// How full the model's context is: tokens, and the window if known.
     pub context: Option<(u64, Option<u64>)>,
 }
@@ -149,6 +151,15 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
                 ),
             ]);
         }
+        if info.mcp_starting > 0 {
+            left.extend([
+                sep(),
+                Span::styled(
+                    format!("mcp {} starting…", info.mcp_starting),
+                    theme.muted(),
+                ),
+            ]);
+        }
         let mut right = Vec::new();
         if let Some(c) = context.as_ref().filter(|_| with_context) {
             right.push(c.clone());
@@ -223,6 +234,7 @@ mod tests {
             flash: None,
             waiting: false,
             mcp_failed: 0,
+            mcp_starting: 0,
             context: Some((84_000, Some(200_000))),
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
@@ -238,6 +250,12 @@ mod tests {
         assert_snapshot!("status_running_narrow", draw(&info, 60));
         info.flash = Some("press Ctrl-C again to quit");
         assert!(draw(&info, 100).contains("press Ctrl-C again to quit"));
+        info.flash = None;
+        info.mcp_starting = 2;
+        assert!(
+            draw(&info, 120).contains("mcp 2 starting…"),
+            "a slow server is seen starting"
+        );
     }
 
     #[test]
@@ -258,6 +276,7 @@ mod tests {
                         flash: None,
                         waiting: false,
                         mcp_failed: 0,
+                        mcp_starting: 0,
                         context: Some((50_000, Some(200_000))),
                     };
                     let shown = draw(&info, width);
