@@ -31,6 +31,7 @@ mod compact;
 mod dispatch;
 pub mod prompt;
 mod turn;
+mod undo;
 
 pub use approval::PendingApprovals;
 
@@ -72,6 +73,9 @@ pub struct AgentConfig {
     pub context_window: Option<u64>,
     /// Compact when the context is this full (percent).
     pub compact_at: u8,
+    /// Lathe's data directory, where the checkpoints that `/undo` and
+    /// `/rewind` restore files from are kept; `None`: no checkpoints.
+    pub checkpoints: Option<std::path::PathBuf>,
 }
 
 impl AgentConfig {
@@ -93,6 +97,7 @@ impl AgentConfig {
             scratch: None,
             context_window: None,
             compact_at: crate::config::defaults::COMPACT_AT,
+            checkpoints: None,
         }
     }
 }
@@ -153,6 +158,19 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::Turns { turns } => {
+            for t in turns {
+                text(&mut t.prompt);
+            }
+        }
+        AgentEvent::Rewound { prompt, error, .. } => {
+            if let Some(p) = prompt {
+                text(p);
+            }
+            if let Some(e) = error {
+                text(e);
+            }
+        }
         AgentEvent::McpServerStatus(status) => {
             text(&mut status.endpoint);
             if let Some(m) = status.message.as_mut() {
@@ -217,6 +235,8 @@ pub(crate) struct Shared {
     pub(crate) protected_files: Vec<String>,
     pub(crate) context_window: Option<u64>,
     pub(crate) compact_at: u8,
+    /// Checkpoints of the workspace's files, for undo and rewind.
+    pub(crate) checkpoints: Option<undo::Checkpoints>,
     /// The turn waiting to hear whether to go on past its tool rounds.
     pub(crate) limit_answer: Mutex<Option<(u64, tokio::sync::oneshot::Sender<bool>)>>,
     user_hooks: Mutex<HookSet>,
@@ -444,6 +464,9 @@ pub(crate) struct Conversation {
     pub(crate) note: Option<String>,
     /// How full the model's context is.
     pub(crate) context: compact::ContextCount,
+    /// Each turn of the conversation with the person's message: what a
+    /// rewind can go back to.
+    pub(crate) prompts: Vec<(u64, String)>,
 }
 
 /// An agent, ready to spawn.
@@ -565,6 +588,14 @@ impl Agent {
             .iter()
             .map(|p| self.workspace.display_relative(p))
             .collect();
+        let checkpoints = cfg.checkpoints.clone().map(|dir| {
+            let turns = self
+                .resumed
+                .as_ref()
+                .map(|r| r.checkpoints.clone())
+                .unwrap_or_default();
+            undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns)
+        });
         let shared = Arc::new(Shared {
             provider: self.provider,
             tools: Toolset::new((*self.registry).clone(), self.sources),
@@ -598,6 +629,7 @@ impl Agent {
             },
             context_window: cfg.context_window,
             compact_at: cfg.compact_at,
+            checkpoints,
             limit_answer: Mutex::new(None),
             user_hooks: Mutex::new(cfg.hooks.clone()),
             pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
@@ -624,6 +656,7 @@ impl Agent {
                     usage: r.usage,
                     turns: r.turns,
                     note: r.aborted,
+                    prompts: r.prompts,
                     ..Conversation::default()
                 }
             }
@@ -690,6 +723,16 @@ async fn serve(
                 match op {
                     Op::UserInput { text } => Work::Turn(text),
                     Op::Compact => Work::Compact,
+                    Op::ListTurns => Work::ListTurns,
+                    Op::Rewind {
+                        turn,
+                        files,
+                        conversation,
+                    } => Work::Rewind {
+                        turn,
+                        files,
+                        conversation,
+                    },
                     Op::Shutdown => return,
                     other => {
                         idle_op(&shared, &mut conversation, other);
@@ -713,6 +756,12 @@ async fn serve(
                     Work::Compact => {
                         Box::pin(compact_asked(&shared, &mut conversation, cancel.clone()))
                     }
+                    Work::ListTurns => Box::pin(undo::list(&shared, &conversation)),
+                    Work::Rewind {
+                        turn,
+                        files,
+                        conversation: c,
+                    } => Box::pin(undo::rewind(&shared, &mut conversation, turn, files, c)),
                 };
             tokio::pin!(turn);
             loop {
@@ -733,6 +782,10 @@ async fn serve(
                         Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
                         Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
                         Some(Op::Compact) => queued.push_back(Work::Compact),
+                        Some(Op::ListTurns) => queued.push_back(Work::ListTurns),
+                        Some(Op::Rewind { turn, files, conversation }) => {
+                            queued.push_back(Work::Rewind { turn, files, conversation });
+                        }
                         Some(Op::ContinueTurn { turn_id, go_on }) => shared.answer_limit(turn_id, go_on),
                         Some(Op::Clear) => {
                             clear_after = true;
@@ -744,6 +797,10 @@ async fn serve(
                     },
                 }
             }
+        }
+        // The files as the turn left them (a turn that changed any).
+        if let Some(c) = &shared.checkpoints {
+            c.end(&shared).await;
         }
         if clear_after {
             idle_op(&shared, &mut conversation, Op::Clear);
@@ -759,6 +816,12 @@ enum Work {
     Turn(String),
     /// `/compact`.
     Compact,
+    ListTurns,
+    Rewind {
+        turn: Option<u64>,
+        files: bool,
+        conversation: bool,
+    },
 }
 
 /// `/compact`: summarizes the older turns now, and says how it went.

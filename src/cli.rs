@@ -117,6 +117,18 @@ pub struct CommonArgs {
     /// How commands are confined: workspace-write (default), read-only or off.
     #[arg(long, global = true, value_name = "MODE")]
     pub sandbox: Option<crate::sandbox::Mode>,
+    /// Checkpoint files before each turn changes them, for /undo and /rewind: on (default) or off (CI).
+    #[arg(long, global = true, value_name = "on|off", value_parser = on_off)]
+    pub checkpoints: Option<bool>,
+}
+
+/// `on` or `off`.
+fn on_off(value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        other => Err(format!("`{other}`: use on or off")),
+    }
 }
 
 impl CommonArgs {
@@ -129,6 +141,7 @@ impl CommonArgs {
             approval: self.approval,
             max_tool_iterations: self.max_tool_iterations,
             sandbox: self.sandbox,
+            checkpoints: self.checkpoints,
             no_model: false,
         }
     }

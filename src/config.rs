@@ -84,6 +84,8 @@ pub struct Overrides {
     pub approval: Option<ApprovalMode>,
     pub max_tool_iterations: Option<u32>,
     pub sandbox: Option<crate::sandbox::Mode>,
+    /// `--checkpoints on|off`.
+    pub checkpoints: Option<bool>,
     /// No model will be asked (`lathe mcp list`): a missing key is fine.
     pub no_model: bool,
 }
@@ -117,6 +119,8 @@ pub struct Config {
     pub context_window: Option<u64>,
     /// Compact when the context is this full (percent).
     pub compact_at: u8,
+    /// Checkpoint the workspace's files for `/undo` and `/rewind`.
+    pub checkpoints: bool,
     pub workspace: PathBuf,
     pub theme: String,
     pub shell_timeout_secs: u64,
@@ -464,6 +468,7 @@ impl Config {
                 .max(1),
             context_window,
             compact_at,
+            checkpoints: overrides.checkpoints.or(merged.checkpoints).unwrap_or(true),
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
             shell_timeout_secs,
@@ -723,6 +728,12 @@ fn restrict_workspace_layer(
                 ));
             }
         }
+    }
+    if ws.checkpoints == Some(false) {
+        ws.checkpoints = None;
+        warnings.push(format!(
+            "{shown}: ignored checkpoints = false; a workspace config may not turn off undo"
+        ));
     }
     if ws.tools.take().is_some() {
         warnings.push(format!(

@@ -129,6 +129,7 @@ pub fn spawn_agent(
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.context_window = config.context_window;
     agent_config.compact_at = config.compact_at;
+    agent_config.checkpoints = config.checkpoints.then(|| config.paths.data_dir.clone());
     agent_config.rules = config.rules.clone();
     agent_config.hooks = user_hooks;
     agent_config.hook_env_remove = settings.shell_env_remove.clone();

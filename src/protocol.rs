@@ -150,6 +150,18 @@ pub enum Op {
     TrustWorkspaceHooks,
     /// Start the workspace's MCP servers (the person trusts them).
     TrustWorkspaceMcp,
+    /// Undo (`files`) and/or forget (`conversation`) what happened since
+    /// turn `turn` began; no turn: the last turn that changed files
+    /// (`/undo`). Answered with a `rewound` event. Only while no turn runs
+    /// (sent during one, it waits for the turn's end).
+    Rewind {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u64>,
+        files: bool,
+        conversation: bool,
+    },
+    /// List the turns a rewind can go back to (answered with `turns`).
+    ListTurns,
     /// Restart one MCP server (by name), or every one: its process ends
     /// and it starts again, its failures forgotten.
     RestartMcp { server: Option<String> },
@@ -305,6 +317,18 @@ impl McpState {
     }
 }
 
+/// A turn a rewind can go back to (`turns`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnInfo {
+    pub turn_id: u64,
+    /// The person's message (its start).
+    pub prompt: String,
+    /// Files it changed can be restored to before it.
+    pub files: bool,
+    /// The conversation can be rewound to before it.
+    pub conversation: bool,
+}
+
 /// One MCP server as `mcp_server_status`, `/mcp` and `lathe mcp list`
 /// show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -458,6 +482,27 @@ pub enum AgentEvent {
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
+    /// The answer to `Op::ListTurns`, oldest first.
+    Turns {
+        turns: Vec<TurnInfo>,
+    },
+    /// The answer to `Op::Rewind`: what was restored (paths relative to
+    /// the workspace), or why nothing was.
+    Rewound {
+        /// The turn rewound to before (0 when none could be).
+        turn_id: u64,
+        files: bool,
+        conversation: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed: Vec<String>,
+        /// That turn's message, for the person to edit and send again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The answer to `Op::ListPermissions` and `Op::RevokeGrant`.
     Permissions {
         approval: ApprovalMode,
@@ -501,6 +546,8 @@ impl AgentEvent {
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
             AgentEvent::Permissions { .. } => "permissions",
             AgentEvent::McpServerStatus(_) => "mcp_server_status",
+            AgentEvent::Turns { .. } => "turns",
+            AgentEvent::Rewound { .. } => "rewound",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::Error { .. } => "error",
         }

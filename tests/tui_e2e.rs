@@ -831,3 +831,56 @@ async fn at_the_tool_round_limit_the_person_lets_the_turn_go_on() {
     pane.keys(&["Enter"]);
     assert!(pane.wait_for("EXIT=").await.contains("EXIT=0"));
 }
+
+/// A turn edits a file and makes another; `/undo` puts both back, and
+/// `/rewind` lists the turn, in a real terminal.
+#[tokio::test]
+async fn undo_puts_back_what_the_last_turn_changed() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "e",
+                    "edit_file",
+                    json!({"path": "notes.txt", "old_text": "milk", "new_text": "eggs"}),
+                )
+                .call(
+                    "w",
+                    "write_file",
+                    json!({"path": "todo.txt", "content": "buy eggs\n"}),
+                ),
+        ),
+        Step::Reply(Reply::text("Changed the notes and wrote a todo.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.text("switch milk to eggs");
+    pane.keys(&["Enter"]);
+    pane.wait_for("wrote a todo.").await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "remember the eggs\n"
+    );
+    pane.text("/undo");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("rewound to before turn 1").await;
+    assert!(screen.contains("1 file restored (notes.txt)"), "{screen}");
+    assert!(screen.contains("1 file removed (todo.txt)"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "remember the milk\n"
+    );
+    assert!(!ws.path().join("todo.txt").exists());
+    pane.text("/rewind");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("Rewind to before a turn").await;
+    assert!(screen.contains("turn 1"), "{screen}");
+    assert!(screen.contains("switch milk to eggs"), "{screen}");
+    pane.keys(&["Escape"]);
+}

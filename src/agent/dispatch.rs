@@ -50,6 +50,11 @@ pub(crate) async fn run_calls(
     // still found here, and fails as its server does.
     let snapshot = shared.tools.snapshot();
     let registry = &snapshot.registry;
+    let changes_files = calls.iter().any(|c| {
+        registry
+            .resolve(&c.name)
+            .is_ok_and(|t| super::undo::may_change_files(t.tool.effect()))
+    });
     let mut results = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
@@ -67,6 +72,9 @@ pub(crate) async fn run_calls(
             results.push(dispatch_one(shared, registry, turn_id, &calls[i], cancel).await);
             i += 1;
         }
+    }
+    if changes_files && let Some(c) = &shared.checkpoints {
+        c.after_round().await;
     }
     results
 }
@@ -184,7 +192,13 @@ async fn run_stages(
         ));
     }
     // 6. execute (what is about to run is on record first: a session
-    // resumed after a kill never runs it again)
+    // resumed after a kill never runs it again; the files are
+    // checkpointed before the turn's first change)
+    if let Some(c) = &shared.checkpoints
+        && super::undo::may_change_files(tool.tool.effect())
+    {
+        c.before_change(shared).await;
+    }
     shared
         .record_now(Item::Approved {
             call_id: call.id.clone(),

@@ -66,6 +66,10 @@ pub(crate) async fn run_turn(
         turn_id,
         prompt: prompt.clone(),
     });
+    conv.prompts.push((turn_id, prompt.clone()));
+    if let Some(c) = &shared.checkpoints {
+        c.begin(turn_id).await;
+    }
     // How the last turn ended, if not well (a session resumed after a
     // kill): the model reads it first.
     let prompt = match conv.note.take() {

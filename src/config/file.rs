@@ -21,6 +21,8 @@ pub struct ConfigFile {
     /// How full the context may get, in percent, before older turns are
     /// summarized.
     pub compact_at: Option<u8>,
+    /// Checkpoint the workspace's files for `/undo` and `/rewind`.
+    pub checkpoints: Option<bool>,
     pub theme: Option<String>,
     /// How commands are confined.
     pub sandbox: Option<crate::sandbox::Mode>,
@@ -221,6 +223,7 @@ impl ConfigFile {
             max_tool_iterations,
             context_window,
             compact_at,
+            checkpoints,
             theme,
             sandbox,
             tools,

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoints::TurnTrees;
 use crate::policy::grants::GrantKey;
 use crate::protocol::Usage;
 use crate::provider::{Message, ToolCall, ToolOutput};
@@ -91,6 +92,26 @@ pub enum Item {
         summary: String,
         kept: usize,
         reason: String,
+    },
+    /// The workspace's files before turn `turn` first changed them
+    /// (`before`), and when it ended (`after`; absent while it runs), as
+    /// trees of the checkpoint repository.
+    Checkpoint {
+        turn: u64,
+        before: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<String>,
+    },
+    /// The person rewound to before turn `turn`: its files (those
+    /// `restored` and `removed`), the conversation, or both.
+    Rewind {
+        turn: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed: Vec<String>,
+        files: bool,
+        conversation: bool,
     },
 }
 
@@ -358,6 +379,11 @@ pub struct Rebuilt {
     pub grants: Vec<(GrantKey, u64)>,
     /// The conversation as a transcript shows it.
     pub shown: Vec<Shown>,
+    /// The turns whose file changes can be undone, oldest first.
+    pub checkpoints: Vec<TurnTrees>,
+    /// Each turn of the conversation with the person's message, oldest
+    /// first: what a conversation can be rewound to.
+    pub prompts: Vec<(u64, String)>,
 }
 
 /// One piece of a resumed conversation, for the transcript.
@@ -425,6 +451,104 @@ fn without_note(text: &str) -> &str {
     text
 }
 
+/// The records of the conversation as it is after every rewind: a
+/// conversation rewound to before turn N goes on from the records before
+/// that turn's message (the rewind itself stays, to be told).
+fn conversation_records(records: &[Record]) -> Vec<&Record> {
+    let mut kept: Vec<&Record> = Vec::with_capacity(records.len());
+    for r in records {
+        if let Item::Rewind {
+            turn,
+            conversation: true,
+            ..
+        } = &r.item
+            && let Some(at) = kept
+                .iter()
+                .rposition(|k| matches!(&k.item, Item::User { turn: t, .. } if t == turn))
+        {
+            kept.truncate(at);
+        }
+        kept.push(r);
+    }
+    kept
+}
+
+/// The turns whose file changes can still be undone, oldest first: each
+/// checkpointed turn that changed something, less those a rewind of the
+/// files undid.
+pub fn checkpoints(records: &[Record]) -> Vec<TurnTrees> {
+    let mut out: Vec<TurnTrees> = Vec::new();
+    for r in records {
+        match &r.item {
+            Item::Checkpoint {
+                turn,
+                before,
+                after,
+            } => match out.iter_mut().find(|t| t.turn == *turn) {
+                Some(t) => t.after = after.clone().or(t.after.take()),
+                None => out.push(TurnTrees {
+                    turn: *turn,
+                    before: before.clone(),
+                    after: after.clone(),
+                }),
+            },
+            Item::Rewind {
+                turn, files: true, ..
+            } => out.retain(|t| t.turn < *turn),
+            _ => {}
+        }
+    }
+    // A turn that ended with its files as they were changed nothing.
+    out.retain(|t| t.after.as_ref() != Some(&t.before));
+    out
+}
+
+/// What the model (and the transcript) is told of a rewind.
+pub fn rewind_note(
+    turn: u64,
+    restored: &[String],
+    removed: &[String],
+    files: bool,
+    conversation: bool,
+) -> String {
+    let list = |v: &[String]| {
+        const SHOWN: usize = 20;
+        let mut s = v.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+        if v.len() > SHOWN {
+            s.push_str(&format!(" and {} more", v.len() - SHOWN));
+        }
+        s
+    };
+    let mut what = Vec::new();
+    if !restored.is_empty() {
+        what.push(format!("restored {}", list(restored)));
+    }
+    if !removed.is_empty() {
+        what.push(format!("removed {}", list(removed)));
+    }
+    let changes = if what.is_empty() {
+        "no file needed it".to_string()
+    } else {
+        what.join("; ")
+    };
+    match (files, conversation) {
+        (true, false) => format!(
+            "[the person undid the file changes made since turn {turn} began: {changes}. The \
+             files are as they were before that turn; read them again before relying on what \
+             you saw since]"
+        ),
+        (true, true) => format!(
+            "[the person rewound the conversation and the files to before turn {turn}: \
+             {changes}]"
+        ),
+        _ => format!(
+            "[the person rewound the conversation to before turn {turn}; the files keep every \
+             change made since, which you no longer see: read them again before relying on \
+             them]"
+        ),
+    }
+}
+
 /// What the model is told for a call with no recorded output.
 pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (Lathe stopped \
      while it ran, or before it started); it was not run again. Check its effects before \
@@ -433,11 +557,25 @@ pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (La
 /// The conversation `records` hold (from the last `/clear` on): messages
 /// in order, every tool call answered, in the order the model asked.
 pub fn rebuild(records: &[Record]) -> Rebuilt {
+    let mut out = Rebuilt {
+        // Turn ids never repeat, whatever was cleared or rewound.
+        turns: records
+            .iter()
+            .filter_map(|r| match &r.item {
+                Item::User { turn, .. } => Some(*turn),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0),
+        checkpoints: checkpoints(records),
+        ..Rebuilt::default()
+    };
+    let records = conversation_records(records);
+    let records = records.as_slice();
     let start = records
         .iter()
         .rposition(|r| matches!(r.item, Item::Clear))
         .map_or(0, |i| i + 1);
-    let mut out = Rebuilt::default();
     let mut outputs: HashMap<&str, (&str, bool)> = HashMap::new();
     for r in &records[start..] {
         if let Item::ToolOutput {
@@ -456,8 +594,8 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
     for r in &records[start..] {
         match &r.item {
             Item::User { turn, text } => {
-                out.turns = out.turns.max(*turn);
                 open_turn = Some(*turn);
+                out.prompts.push((*turn, without_note(text).to_string()));
                 // The note was for this message, and is in its text.
                 out.aborted = None;
                 out.shown.push(Shown::User(without_note(text).to_string()));
@@ -537,6 +675,17 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 out.shown.push(Shown::Note(
                     "the earlier conversation was summarized to free context".into(),
                 ));
+            }
+            Item::Rewind {
+                turn,
+                restored,
+                removed,
+                files,
+                conversation,
+            } => {
+                let note = rewind_note(*turn, restored, removed, *files, *conversation);
+                out.shown.push(Shown::Note(note.clone()));
+                out.aborted = Some(note);
             }
             _ => {}
         }

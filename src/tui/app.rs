@@ -20,6 +20,7 @@ use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize}
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE, Highlighted};
 use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
+use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
 use super::components::status_bar::{self, StatusInfo};
 use super::components::tool_log::{LogAction, ToolLog};
@@ -121,6 +122,12 @@ pub struct App {
     log_open: bool,
     permissions: Option<PermissionsView>,
     picker: Option<SessionPicker>,
+    /// `/rewind`'s list of turns.
+    rewind: Option<RewindPicker>,
+    /// Where each turn's message is in the transcript, by turn id; and
+    /// the messages sent whose turn has not started yet.
+    turn_marks: Vec<(u64, usize)>,
+    sent_marks: VecDeque<usize>,
     trust: Option<(TrustPrompt, Arming)>,
     session_id: String,
     sessions_dir: Option<PathBuf>,
@@ -179,8 +186,12 @@ impl App {
         }
         let session = init.session;
         let mut usage = Usage::default();
+        let mut turn_marks = Vec::new();
         if let Some(r) = &session.resumed {
-            replay(&mut transcript, &r.shown);
+            let users = replay(&mut transcript, &r.shown);
+            // The messages shown and the conversation's turns are the
+            // same messages, in the same order.
+            turn_marks = r.prompts.iter().map(|(t, _)| *t).zip(users).collect();
             usage = r.usage;
             transcript.push(Cell::Notice(
                 NoticeKind::Info,
@@ -209,6 +220,9 @@ impl App {
             log_open: false,
             permissions: None,
             picker: None,
+            rewind: None,
+            turn_marks,
+            sent_marks: VecDeque::new(),
             trust: init.trust.map(|t| (t, Arming::pending())),
             session_id: session.id,
             sessions_dir: session.dir,
@@ -462,7 +476,32 @@ impl App {
                 }
                 self.mcp.insert(status.server.clone(), status);
             }
-            AgentEvent::TurnStarted { .. } => {
+            AgentEvent::Turns { turns } => {
+                if let Some(r) = &mut self.rewind {
+                    r.set(turns);
+                }
+            }
+            AgentEvent::Rewound {
+                turn_id,
+                files,
+                conversation,
+                restored,
+                removed,
+                prompt,
+                error,
+            } => self.rewound(
+                turn_id,
+                files,
+                conversation,
+                &restored,
+                &removed,
+                prompt,
+                error,
+            ),
+            AgentEvent::TurnStarted { turn_id, .. } => {
+                if let Some(at) = self.sent_marks.pop_front() {
+                    self.turn_marks.push((turn_id, at));
+                }
                 self.turn_started = Some(now);
                 self.composer.set_busy(true);
             }
@@ -693,7 +732,77 @@ impl App {
         }
     }
 
+    /// What a rewind did, on screen: a conversation rewound loses the
+    /// turns since from the transcript, and the turn's message comes back
+    /// to the composer to edit and send again.
+    #[allow(clippy::too_many_arguments)]
+    fn rewound(
+        &mut self,
+        turn: u64,
+        files: bool,
+        conversation: bool,
+        restored: &[String],
+        removed: &[String],
+        prompt: Option<String>,
+        error: Option<String>,
+    ) {
+        if let Some(e) = error {
+            let what = if files {
+                "nothing was undone"
+            } else {
+                "nothing was rewound"
+            };
+            self.notice(NoticeKind::Warning, format!("{what}: {e}"));
+            return;
+        }
+        if conversation {
+            if let Some(i) = self.turn_marks.iter().position(|(t, _)| *t == turn) {
+                let at = self.turn_marks[i].1;
+                self.turn_marks.truncate(i);
+                self.transcript.truncate(at);
+            }
+            if let Some(p) = prompt
+                && self.composer.is_empty()
+            {
+                self.composer.set_text(&p);
+            }
+        }
+        let count =
+            |n: usize, what: &str| format!("{n} file{} {what}", if n == 1 { "" } else { "s" });
+        let mut done = Vec::new();
+        if files {
+            done.push(if restored.is_empty() && removed.is_empty() {
+                "no file needed restoring".to_string()
+            } else {
+                let mut parts = Vec::new();
+                if !restored.is_empty() {
+                    parts.push(format!(
+                        "{} ({})",
+                        count(restored.len(), "restored"),
+                        list(restored)
+                    ));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!(
+                        "{} ({})",
+                        count(removed.len(), "removed"),
+                        list(removed)
+                    ));
+                }
+                parts.join(", ")
+            });
+        }
+        if conversation {
+            done.push("the conversation is back to before it".into());
+        }
+        self.notice(
+            NoticeKind::Info,
+            format!("↶ rewound to before turn {turn}: {}", done.join("; ")),
+        );
+    }
+
     fn send(&mut self, text: String) {
+        self.sent_marks.push_back(self.transcript.len());
         self.transcript.push(Cell::User(text.clone()));
         self.transcript.scroll_to_bottom();
         self.ops.push(Op::UserInput { text });
@@ -814,6 +923,26 @@ impl App {
                 PickerAction::Open(id) => {
                     self.picker = None;
                     self.switch_to = Some(id);
+                }
+            }
+            return;
+        }
+        if let Some(rewind) = &mut self.rewind {
+            match rewind.handle_key(key) {
+                RewindAction::None => {}
+                RewindAction::Close => self.rewind = None,
+                RewindAction::Hint(text) => self.flash(text, now),
+                RewindAction::Rewind {
+                    turn,
+                    files,
+                    conversation,
+                } => {
+                    self.rewind = None;
+                    self.ops.push(Op::Rewind {
+                        turn: Some(turn),
+                        files,
+                        conversation,
+                    });
                 }
             }
             return;
@@ -981,10 +1110,15 @@ impl App {
             }
             return;
         }
-        if self.log_open || self.permissions.is_some() || self.picker.is_some() {
+        if self.log_open
+            || self.permissions.is_some()
+            || self.picker.is_some()
+            || self.rewind.is_some()
+        {
             self.log_open = false;
             self.permissions = None;
             self.picker = None;
+            self.rewind = None;
             return;
         }
         if !self.composer.is_empty() {
@@ -1024,6 +1158,7 @@ impl App {
             SlashCommand::Clear => {
                 self.unqueue();
                 self.transcript.clear();
+                self.turn_marks.clear();
                 self.approvals.clear();
                 self.usage = Usage::default();
                 self.ops.push(Op::Clear);
@@ -1113,6 +1248,23 @@ impl App {
                     },
                 );
             }
+            SlashCommand::Undo | SlashCommand::Rewind if self.is_running() => {
+                self.notice(
+                    NoticeKind::Warning,
+                    "a turn runs: stop it (Ctrl-C) before going back",
+                );
+            }
+            SlashCommand::Undo => {
+                self.ops.push(Op::Rewind {
+                    turn: None,
+                    files: true,
+                    conversation: false,
+                });
+            }
+            SlashCommand::Rewind => {
+                self.ops.push(Op::ListTurns);
+                self.rewind = Some(RewindPicker::new());
+            }
             SlashCommand::Resume(None) => {
                 if self.is_running() {
                     self.notice(
@@ -1199,6 +1351,7 @@ impl App {
             && !self.log_open
             && self.permissions.is_none()
             && self.picker.is_none()
+            && self.rewind.is_none()
             && self.trust.is_none()
             && self.limit.is_none();
         self.composer
@@ -1237,6 +1390,9 @@ impl App {
         if let Some(picker) = &self.picker {
             let now_ms = crate::session::history::epoch_ms(std::time::SystemTime::now());
             picker.render(overlay, buf, &self.theme, now_ms);
+        }
+        if let Some(rewind) = &self.rewind {
+            rewind.render(overlay, buf, &self.theme);
         }
         if self.approvals.is_active() {
             self.approvals.render(main, buf, &self.theme, self.now);
@@ -1406,18 +1562,38 @@ fn mcp_report(servers: &std::collections::BTreeMap<String, McpStatus>) -> String
 #[path = "app_tests.rs"]
 mod tests;
 
+/// A few paths, and how many more.
+fn list(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut s = paths
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        s.push_str(&format!(", +{}", paths.len() - SHOWN));
+    }
+    s
+}
+
 /// A resumed conversation into the transcript: messages, and each tool
 /// call finished as it ended.
-fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown]) {
+/// Returns where each of the person's messages is.
+fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown]) -> Vec<usize> {
     use crate::protocol::{ResultMetadata, ToolStatus};
     use crate::session::history::Shown;
     let parse = |s: &str| {
         serde_json::from_str::<serde_json::Value>(s)
             .unwrap_or_else(|_| serde_json::Value::String(s.to_string()))
     };
+    let mut users = Vec::new();
     for item in shown {
         match item {
-            Shown::User(text) => transcript.push(Cell::User(text.clone())),
+            Shown::User(text) => {
+                users.push(transcript.len());
+                transcript.push(Cell::User(text.clone()));
+            }
             Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
             Shown::Note(text) => transcript.push(Cell::Notice(NoticeKind::Info, text.clone())),
             Shown::Tool {
@@ -1448,4 +1624,5 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
             }
         }
     }
+    users
 }

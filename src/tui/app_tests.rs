@@ -921,3 +921,124 @@ fn the_context_meter_and_a_compaction_show() {
     a.on_terminal_event(key(KeyCode::Enter), t0);
     assert_eq!(a.take_ops(), [Op::Compact]);
 }
+
+fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
+    a.on_agent_event(
+        AgentEvent::TurnCompleted {
+            turn_id: id,
+            text: text.into(),
+            iterations: 1,
+            usage: Usage::default(),
+        },
+        now,
+    );
+}
+
+/// `/undo` asks for the last turn's files; `/rewind` lists the turns and
+/// goes back to one: the transcript loses the turns since and the turn's
+/// message comes back to the composer.
+#[test]
+fn undo_and_rewind_from_the_composer() {
+    let (mut a, t0) = app();
+    for (id, prompt) in [(1, "add a parser"), (2, "rename things")] {
+        type_text(&mut a, prompt, t0);
+        a.on_terminal_event(key(KeyCode::Enter), t0);
+        turn_started(&mut a, id, prompt, t0);
+        finish(&mut a, id, &format!("answer {id}"), t0);
+    }
+    a.take_ops();
+    type_text(&mut a, "/undo", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Rewind {
+            turn: None,
+            files: true,
+            conversation: false
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::Rewound {
+            turn_id: 2,
+            files: true,
+            conversation: false,
+            restored: vec!["src/a.rs".into()],
+            removed: vec!["src/new.rs".into()],
+            prompt: None,
+            error: None,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 30);
+    assert!(
+        shown.contains("rewound to before turn 2: 1 file restored (src/a.rs), 1 file removed"),
+        "{shown}"
+    );
+    type_text(&mut a, "/rewind", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_ops(), [Op::ListTurns]);
+    assert!(screen(&mut a, 100, 30).contains("reading the turns…"));
+    let info = |turn_id: u64, prompt: &str, files: bool| crate::protocol::TurnInfo {
+        turn_id,
+        prompt: prompt.into(),
+        files,
+        conversation: true,
+    };
+    a.on_agent_event(
+        AgentEvent::Turns {
+            turns: vec![
+                info(1, "add a parser", true),
+                info(2, "rename things", false),
+            ],
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 30);
+    assert!(shown.contains("Rewind to before a turn"), "{shown}");
+    a.on_terminal_event(key(KeyCode::Down), t0);
+    a.on_terminal_event(key(KeyCode::Char('b')), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Rewind {
+            turn: Some(1),
+            files: true,
+            conversation: true
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::Rewound {
+            turn_id: 1,
+            files: true,
+            conversation: true,
+            restored: vec![],
+            removed: vec!["src/parser.rs".into()],
+            prompt: Some("add a parser".into()),
+            error: None,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 30);
+    assert!(
+        !shown.contains("answer 1") && !shown.contains("answer 2"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("the conversation is back to before it"),
+        "{shown}"
+    );
+    assert_eq!(a.composer.text(), "add a parser");
+    // A refusal says why and changes nothing.
+    a.on_agent_event(
+        AgentEvent::Rewound {
+            turn_id: 0,
+            files: true,
+            conversation: false,
+            restored: vec![],
+            removed: vec![],
+            prompt: None,
+            error: Some("nothing to undo: no turn changed files yet".into()),
+        },
+        t0,
+    );
+    assert!(screen(&mut a, 100, 30).contains("nothing was undone: nothing to undo"));
+}

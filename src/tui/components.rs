@@ -7,6 +7,8 @@ pub mod cells;
 pub mod composer;
 pub mod diff_view;
 pub mod permissions;
+pub mod picker;
+pub mod rewind;
 pub mod sessions;
 pub mod status_bar;
 pub mod tool_log;

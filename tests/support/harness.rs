@@ -44,6 +44,11 @@ pub struct Setup {
     pub journal_dir: Option<std::path::PathBuf>,
     pub rules: Rules,
     pub hooks: HookSet,
+    /// Lathe's data directory: the session is recorded under it and the
+    /// files checkpointed (undo and rewind work).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// The session to go on with (with `data_dir`).
+    pub resume: Option<String>,
 }
 
 impl Setup {
@@ -57,6 +62,8 @@ impl Setup {
             journal_dir: None,
             rules: Rules::default(),
             hooks: HookSet::default(),
+            data_dir: None,
+            resume: None,
         }
     }
 
@@ -76,11 +83,28 @@ impl Setup {
         cfg.rules = self.rules;
         cfg.hooks = self.hooks;
         cfg.hook_sandbox = Some(builtin_settings().sandbox);
+        cfg.checkpoints = self.data_dir.clone();
+        if let Some(id) = &self.resume {
+            cfg.session_id = id.clone();
+        }
         let provider = provider::build(settings(self.kind, mock)).unwrap();
         let mut agent = Agent::new(cfg.clone(), provider, Arc::new(registry), workspace)
             .with_redactor(Redactor::new([KEY.to_string()]));
         if !self.interactive {
             agent = agent.with_approver(Arc::new(HeadlessApprover));
+        }
+        if let Some(data) = &self.data_dir {
+            let sessions = data.join("sessions");
+            let resumed = self.resume.as_ref().map(|id| {
+                let records = lathe::session::history::read(
+                    &lathe::session::history::history_path(&sessions, id),
+                )
+                .unwrap();
+                lathe::session::history::rebuild(&records)
+            });
+            let recorder =
+                lathe::session::history::Recorder::open(&sessions, &cfg.session_id).unwrap();
+            agent = agent.with_history(recorder, resumed);
         }
         if let Some(dir) = self.journal_dir {
             agent = agent.with_journal(Journal::create(&dir, &cfg.session_id).unwrap());

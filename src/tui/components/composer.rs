@@ -74,6 +74,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "summarize the older turns to free context (the transcript keeps them)",
     ),
+    ("/undo", "put back the files the last turn changed"),
+    (
+        "/rewind",
+        "go back to before a turn: its files, the conversation or both",
+    ),
     (
         "/resume",
         "reopen an earlier session of this workspace (/resume ID for one)",
@@ -96,6 +101,10 @@ pub enum SlashCommand {
     Resume(Option<String>),
     /// `/compact`: summarize the older turns now.
     Compact,
+    /// `/undo`: put back the files of the last turn that changed any.
+    Undo,
+    /// `/rewind`: choose a turn to go back to.
+    Rewind,
     Quit,
 }
 
@@ -141,6 +150,8 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         },
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "compact" => Ok(SlashCommand::Compact),
+        "undo" => Ok(SlashCommand::Undo),
+        "rewind" => Ok(SlashCommand::Rewind),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"

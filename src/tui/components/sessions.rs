@@ -8,7 +8,6 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::humanize;
 use crate::session::store::SessionInfo;
@@ -50,24 +49,11 @@ impl SessionPicker {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> PickerAction {
         let n = self.sessions.as_ref().map_or(0, Vec::len);
+        if super::picker::step(key.code, &mut self.selected, n) {
+            return PickerAction::None;
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => PickerAction::Close,
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(n.saturating_sub(1));
-                PickerAction::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                PickerAction::None
-            }
-            KeyCode::Home => {
-                self.selected = 0;
-                PickerAction::None
-            }
-            KeyCode::End => {
-                self.selected = n.saturating_sub(1);
-                PickerAction::None
-            }
             KeyCode::Enter => self
                 .sessions
                 .as_ref()
@@ -78,37 +64,18 @@ impl SessionPicker {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now_ms: u64) {
-        Clear.render(area, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.accent())
-            .title(Span::styled(
-                " Resume a session ",
-                theme.bold(theme.colors.accent),
-            ));
-        let inner = block.inner(area);
-        block.render(area, buf);
-        if inner.height < 2 || inner.width < 8 {
+        let keys = "↑↓ select · Enter resume · Esc close";
+        let Some(body) = super::picker::frame(" Resume a session ", keys, area, buf, theme) else {
             return;
-        }
-        let body = Rect::new(inner.x + 1, inner.y, inner.width - 2, inner.height - 1);
-        let width = usize::from(body.width);
+        };
         let rows = usize::from(body.height);
         match &self.sessions {
-            None => {
-                buf.set_string(body.x, body.y, "reading the sessions…", theme.muted());
-            }
+            None => super::picker::message(body, buf, "reading the sessions…", theme),
             Some(list) if list.is_empty() => {
-                buf.set_string(
-                    body.x,
-                    body.y,
-                    crate::tui::width::truncate("no earlier sessions in this workspace", width),
-                    theme.muted(),
-                );
+                super::picker::message(body, buf, "no earlier sessions in this workspace", theme);
             }
             Some(list) => {
-                // The selected row stays in sight.
-                let first = self.selected.saturating_sub(rows.saturating_sub(1));
+                let first = super::picker::first_shown(self.selected, rows);
                 for (row, (i, s)) in list.iter().enumerate().skip(first).take(rows).enumerate() {
                     let selected = i == self.selected;
                     let when = humanize::ago(now_ms.saturating_sub(s.last_activity) / 1000);
@@ -129,13 +96,6 @@ impl SessionPicker {
                 }
             }
         }
-        let keys = "↑↓ select · Enter resume · Esc close";
-        buf.set_string(
-            inner.x + 1,
-            inner.bottom() - 1,
-            crate::tui::width::truncate(keys, width),
-            theme.muted(),
-        );
     }
 }
 

@@ -114,6 +114,17 @@ impl Transcript {
         self.dirty_from = self.dirty_from.min(self.entries.len() - 1);
     }
 
+    /// Keeps the first `len` cells (a conversation rewound).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.entries.len() {
+            return;
+        }
+        self.entries.truncate(len);
+        self.ends.truncate(len);
+        self.dirty_from = self.dirty_from.min(len);
+        self.from_bottom = 0;
+    }
+
     pub fn clear(&mut self) {
         *self = Self {
             width: self.width,

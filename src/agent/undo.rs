@@ -1,0 +1,357 @@
+//! Undo and rewind: the workspace's files are checkpointed before the
+//! first call of a turn that may change them and again at the turn's end
+//! (trees in the shadow repository of [`crate::session::checkpoints`],
+//! recorded in the session's history), so that `/undo` can put back the
+//! files of the last turn that changed any, and `/rewind` the files, the
+//! conversation or both as they were before any turn. The model is told
+//! what was undone, in a note before the person's next message.
+
+use std::path::{Path, PathBuf};
+
+use crate::protocol::{AgentEvent, Effect, TurnInfo};
+use crate::session::checkpoints::{Restored, Store, TurnTrees};
+use crate::session::history::Item;
+
+use super::{Conversation, Shared};
+
+/// The checkpoints of one conversation.
+pub(crate) struct Checkpoints {
+    data_dir: PathBuf,
+    workspace: PathBuf,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl std::fmt::Debug for Checkpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoints").finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Opened at first use; why not, if it cannot be.
+    store: Option<Result<Store, String>>,
+    /// The turn running, and the tree before its first change.
+    turn: u64,
+    before: Option<String>,
+    /// The tree after its last round of calls that may have changed files.
+    after: Option<String>,
+    /// The turns that changed files and were not undone, oldest first.
+    turns: Vec<TurnTrees>,
+}
+
+impl State {
+    async fn store(&mut self, data_dir: &Path, workspace: &Path) -> Result<Store, String> {
+        if self.store.is_none() {
+            let (d, w) = (data_dir.to_path_buf(), workspace.to_path_buf());
+            let opened = tokio::task::spawn_blocking(move || Store::open(&d, &w))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            if let Err(e) = &opened {
+                tracing::warn!(error = %e, "checkpoints are not available");
+            }
+            self.store = Some(opened);
+        }
+        match &self.store {
+            Some(Ok(s)) => Ok(s.clone()),
+            Some(Err(e)) => Err(format!("checkpoints are not available: {e}")),
+            None => Err("checkpoints are not available".into()),
+        }
+    }
+}
+
+/// Runs `f` on the store off the runtime.
+async fn blocking<T: Send + 'static>(
+    store: Store,
+    f: impl FnOnce(&Store) -> Result<T, crate::session::checkpoints::CheckpointError> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+/// Whether a call of this effect may change the workspace's files.
+pub(crate) fn may_change_files(effect: Effect) -> bool {
+    matches!(effect, Effect::Write | Effect::Exec | Effect::External)
+}
+
+impl Checkpoints {
+    /// Checkpoints of `workspace` under `data_dir`, knowing the turns a
+    /// resumed session can still undo.
+    pub(crate) fn new(data_dir: PathBuf, workspace: PathBuf, turns: Vec<TurnTrees>) -> Self {
+        Self {
+            data_dir,
+            workspace,
+            state: tokio::sync::Mutex::new(State {
+                turns,
+                ..State::default()
+            }),
+        }
+    }
+
+    /// A turn begins.
+    pub(crate) async fn begin(&self, turn: u64) {
+        let mut st = self.state.lock().await;
+        st.turn = turn;
+        st.before = None;
+        st.after = None;
+    }
+
+    /// Before a call that may change files: the files as they are, once
+    /// per turn. A checkpoint that cannot be taken never stops the call.
+    pub(crate) async fn before_change(&self, shared: &Shared) {
+        let mut st = self.state.lock().await;
+        if st.before.is_some() {
+            return;
+        }
+        let Ok(store) = st.store(&self.data_dir, &self.workspace).await else {
+            return;
+        };
+        match blocking(store, Store::snapshot).await {
+            Ok(tree) => {
+                st.before = Some(tree.clone());
+                shared
+                    .record(Item::Checkpoint {
+                        turn: st.turn,
+                        before: tree,
+                        after: None,
+                    })
+                    .await;
+            }
+            Err(e) => tracing::warn!(error = %e, "no checkpoint before this turn's changes"),
+        }
+    }
+
+    /// A round of calls that may have changed files is over: the files as
+    /// it left them (taken before the turn's end is told, so that nothing
+    /// the person does after it passes for the turn's work).
+    pub(crate) async fn after_round(&self) {
+        let mut st = self.state.lock().await;
+        if st.before.is_none() {
+            return;
+        }
+        let Ok(store) = st.store(&self.data_dir, &self.workspace).await else {
+            return;
+        };
+        match blocking(store, Store::snapshot).await {
+            Ok(tree) => st.after = Some(tree),
+            Err(e) => tracing::warn!(error = %e, "no checkpoint after this round of calls"),
+        }
+    }
+
+    /// The turn ended: it is on record with the files as it left them.
+    pub(crate) async fn end(&self, shared: &Shared) {
+        let mut st = self.state.lock().await;
+        let Some(before) = st.before.take() else {
+            return;
+        };
+        let after = st.after.take();
+        let turn = st.turn;
+        shared
+            .record(Item::Checkpoint {
+                turn,
+                before: before.clone(),
+                after: after.clone(),
+            })
+            .await;
+        if after.as_ref() != Some(&before) {
+            st.turns.push(TurnTrees {
+                turn,
+                before,
+                after,
+            });
+        }
+    }
+
+    /// The turns whose files can be restored.
+    pub(crate) async fn undoable(&self) -> Vec<u64> {
+        self.state
+            .lock()
+            .await
+            .turns
+            .iter()
+            .map(|t| t.turn)
+            .collect()
+    }
+
+    /// The last turn whose files can be restored.
+    async fn last(&self) -> Option<u64> {
+        self.state.lock().await.turns.last().map(|t| t.turn)
+    }
+
+    /// Puts the files back as they were before `turn`, undoing it and
+    /// every later turn.
+    async fn rewind(&self, turn: u64) -> Result<Restored, String> {
+        let mut st = self.state.lock().await;
+        let turns: Vec<TurnTrees> = st
+            .turns
+            .iter()
+            .filter(|t| t.turn >= turn)
+            .cloned()
+            .collect();
+        if turns.is_empty() {
+            return Ok(Restored::default());
+        }
+        let store = st.store(&self.data_dir, &self.workspace).await?;
+        let restored = blocking(store, move |s| s.rewind(&turns)).await?;
+        st.turns.retain(|t| t.turn < turn);
+        Ok(restored)
+    }
+}
+
+/// The turns a rewind can go back to.
+pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
+    let undoable = match &shared.checkpoints {
+        Some(c) => c.undoable().await,
+        None => Vec::new(),
+    };
+    let mut turns: Vec<TurnInfo> = conv
+        .prompts
+        .iter()
+        .map(|(turn, prompt)| TurnInfo {
+            turn_id: *turn,
+            prompt: prompt.clone(),
+            files: undoable.contains(turn),
+            conversation: shared.history.is_some(),
+        })
+        .collect();
+    // A turn the conversation no longer holds (cleared) whose files can
+    // still be put back.
+    for turn in undoable {
+        if !turns.iter().any(|t| t.turn_id == turn) {
+            turns.push(TurnInfo {
+                turn_id: turn,
+                prompt: String::new(),
+                files: true,
+                conversation: false,
+            });
+        }
+    }
+    turns.sort_by_key(|t| t.turn_id);
+    shared.emitter.emit(AgentEvent::Turns { turns });
+}
+
+/// `/undo` and `/rewind`: puts back the files, the conversation or both
+/// as they were before `turn` (no turn: the last that changed files),
+/// and tells the model.
+pub(crate) async fn rewind(
+    shared: &Shared,
+    conv: &mut Conversation,
+    turn: Option<u64>,
+    files: bool,
+    conversation: bool,
+) {
+    let failed = |turn: u64, error: String| {
+        shared.emitter.emit(AgentEvent::Rewound {
+            turn_id: turn,
+            files,
+            conversation,
+            restored: Vec::new(),
+            removed: Vec::new(),
+            prompt: None,
+            error: Some(error),
+        });
+    };
+    if !files && !conversation {
+        return failed(
+            0,
+            "nothing to rewind: neither files nor conversation".into(),
+        );
+    }
+    let checkpoints = match (&shared.checkpoints, files) {
+        (Some(c), _) => Some(c),
+        (None, true) => {
+            return failed(
+                turn.unwrap_or(0),
+                "checkpoints are off (--checkpoints off, or checkpoints = false in the \
+                 config): there is nothing to restore the files from"
+                    .into(),
+            );
+        }
+        (None, false) => None,
+    };
+    let turn = match turn {
+        Some(t) => t,
+        None => match checkpoints {
+            Some(c) => match c.last().await {
+                Some(t) => t,
+                None => return failed(0, "nothing to undo: no turn changed files yet".into()),
+            },
+            None => return failed(0, "no turn given".into()),
+        },
+    };
+    let prompt = conv
+        .prompts
+        .iter()
+        .find(|(t, _)| *t == turn)
+        .map(|(_, p)| p.clone());
+    if conversation {
+        if shared.history.is_none() {
+            return failed(
+                turn,
+                "the conversation cannot be rewound: this session is not recorded".into(),
+            );
+        }
+        if prompt.is_none() {
+            return failed(
+                turn,
+                format!("turn {turn} is not in the conversation (it was cleared or rewound)"),
+            );
+        }
+    }
+    let restored = match checkpoints.filter(|_| files) {
+        Some(c) => match c.rewind(turn).await {
+            Ok(r) => r,
+            Err(e) => return failed(turn, e),
+        },
+        None => Restored::default(),
+    };
+    shared
+        .record(Item::Rewind {
+            turn,
+            restored: restored.restored.clone(),
+            removed: restored.removed.clone(),
+            files,
+            conversation,
+        })
+        .await;
+    shared.sync_history().await;
+    let note = crate::session::history::rewind_note(
+        turn,
+        &restored.restored,
+        &restored.removed,
+        files,
+        conversation,
+    );
+    if conversation && let Some(h) = &shared.history {
+        // The conversation as its record now has it: exact, whatever was
+        // compacted or cleared since.
+        let path = h.path().to_path_buf();
+        match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
+            Ok(Ok(records)) => {
+                let r = crate::session::history::rebuild(&records);
+                conv.messages = r.messages;
+                conv.usage = r.usage;
+                conv.prompts = r.prompts;
+                conv.context = super::compact::ContextCount::default();
+            }
+            Ok(Err(e)) => return failed(turn, format!("the session record cannot be read: {e}")),
+            Err(e) => return failed(turn, e.to_string()),
+        }
+    }
+    conv.note = Some(note);
+    shared.emitter.emit(AgentEvent::Rewound {
+        turn_id: turn,
+        files,
+        conversation,
+        restored: restored.restored,
+        removed: restored.removed,
+        prompt: prompt.filter(|_| conversation),
+        error: None,
+    });
+    if !conv.messages.is_empty() {
+        super::compact::report(shared, conv);
+    }
+}
