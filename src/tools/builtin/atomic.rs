@@ -1,7 +1,10 @@
 //! Atomic file replacement: write a temporary file in the target's
 //! directory, flush it to disk, then rename it over the target. A reader
 //! sees the old file or the new one, never half of either; a full disk or a
-//! killed process leaves the old file as it was. An existing file keeps its
+//! killed process leaves the old file as it was. The temporary file has no
+//! name while it is written (`O_TMPFILE`, where the file system has it), so
+//! a process killed mid-write leaves nothing behind; it is named beside
+//! the target only once whole, for the rename. An existing file keeps its
 //! permissions; a new one gets 0644.
 
 use std::fs;
@@ -22,12 +25,25 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> io::Result<bool> {
         ));
     }
     let created = existing.is_none();
+    let perms = existing.as_ref().map_or_else(
+        || fs::Permissions::from_mode(0o644),
+        fs::Metadata::permissions,
+    );
+    match write_unnamed(dir, path, data, &perms) {
+        Ok(()) => return Ok(created),
+        // No O_TMPFILE here (some file systems): a named temporary file.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(nix::libc::EOPNOTSUPP | nix::libc::EISDIR | nix::libc::EINVAL)
+            ) => {}
+        Err(e) => return Err(e),
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(".lathe-")
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(data)?;
-    let perms = existing.map_or_else(|| fs::Permissions::from_mode(0o644), |m| m.permissions());
     tmp.as_file().set_permissions(perms)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -37,6 +53,47 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> io::Result<bool> {
     }
     Ok(created)
 }
+
+/// Writes `data` to a file with no name in `dir`, makes it durable, then
+/// names it beside `path` and renames it over `path`.
+fn write_unnamed(dir: &Path, path: &Path, data: &[u8], perms: &fs::Permissions) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::libc::O_TMPFILE)
+        .mode(0o600)
+        .open(dir)?;
+    file.write_all(data)?;
+    file.set_permissions(perms.clone())?;
+    file.sync_all()?;
+    let name = dir.join(format!(
+        ".lathe-{}-{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+    nix::unistd::linkat(
+        nix::fcntl::AT_FDCWD,
+        fd.as_str(),
+        nix::fcntl::AT_FDCWD,
+        &name,
+        nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+    )
+    // No /proc to name it through: as if O_TMPFILE were missing.
+    .map_err(|e| match e {
+        nix::errno::Errno::ENOENT => io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP),
+        other => io::Error::from(other),
+    })?;
+    if let Err(e) = fs::rename(&name, path) {
+        let _ = fs::remove_file(&name);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Names of temporary files of this process, one each.
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[cfg(test)]
 mod tests {
