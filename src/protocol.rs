@@ -497,6 +497,9 @@ pub enum AgentEvent {
         restored: Vec<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         removed: Vec<String>,
+        /// Changed, but not put back (inside a nested git repository).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
         /// That turn's message, for the person to edit and send again.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt: Option<String>,

@@ -153,7 +153,7 @@ async fn undo_puts_back_writes_edits_and_what_commands_did_turn_by_turn() {
     let AgentEvent::Rewound { error, .. } = undo(&mut h).await else {
         unreachable!()
     };
-    assert!(error.unwrap().contains("nothing to undo"));
+    assert!(error.unwrap().contains("no turn's file changes are left"));
 
     // The model hears what was undone before the next message.
     turn(&mut h, "what now?").await;
@@ -332,4 +332,49 @@ async fn without_checkpoints_undo_says_why() {
     };
     assert!(error.unwrap().contains("checkpoints are off"));
     assert!(ws.path().join("x.txt").exists());
+}
+
+/// The next day: a resumed session still undoes the last run's turn.
+#[tokio::test]
+async fn a_resumed_session_undoes_the_turns_of_the_last_run() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("main.rs"), "fn main() {}\n").unwrap();
+    let mock = MockLlm::start(vec![
+        call(
+            "e",
+            "edit_file",
+            json!({"path": "main.rs", "old_text": "{}", "new_text": "{ run(); }"}),
+        ),
+        text("edited"),
+    ])
+    .await;
+    let mut h = setup(data.path()).spawn(&mock, ws.path());
+    let events = turn(&mut h, "call run").await;
+    let session = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::SessionStarted { session_id, .. } => Some(session_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    h.ops.send(Op::Shutdown).await.unwrap();
+    let _ = h.task.await;
+    assert_eq!(
+        read(ws.path(), "main.rs").as_deref(),
+        Some("fn main() { run(); }\n")
+    );
+    let mut h = Setup {
+        resume: Some(session),
+        ..setup(data.path())
+    }
+    .spawn(&mock, ws.path());
+    let AgentEvent::Rewound { turn_id, error, .. } = undo(&mut h).await else {
+        unreachable!()
+    };
+    assert_eq!((turn_id, error), (1, None));
+    assert_eq!(
+        read(ws.path(), "main.rs").as_deref(),
+        Some("fn main() {}\n")
+    );
 }

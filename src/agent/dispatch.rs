@@ -74,7 +74,7 @@ pub(crate) async fn run_calls(
         }
     }
     if changes_files && let Some(c) = &shared.checkpoints {
-        c.after_round().await;
+        c.after_round(shared).await;
     }
     results
 }
@@ -197,7 +197,7 @@ async fn run_stages(
     if let Some(c) = &shared.checkpoints
         && super::undo::may_change_files(tool.tool.effect())
     {
-        c.before_change(shared).await;
+        c.before_change(shared, &call.id, tool.name()).await;
     }
     shared
         .record_now(Item::Approved {

@@ -31,12 +31,11 @@ impl std::fmt::Debug for Checkpoints {
 struct State {
     /// Opened at first use; why not, if it cannot be.
     store: Option<Result<Store, String>>,
-    /// The turn running, and the tree before its first change.
+    /// The turn running, and the tree before its round of calls running.
     turn: u64,
     before: Option<String>,
-    /// The tree after its last round of calls that may have changed files.
-    after: Option<String>,
-    /// The turns that changed files and were not undone, oldest first.
+    /// The rounds of calls that changed files and were not undone (each
+    /// with its turn), oldest first.
     turns: Vec<TurnTrees>,
 }
 
@@ -96,12 +95,13 @@ impl Checkpoints {
         let mut st = self.state.lock().await;
         st.turn = turn;
         st.before = None;
-        st.after = None;
     }
 
     /// Before a call that may change files: the files as they are, once
-    /// per turn. A checkpoint that cannot be taken never stops the call.
-    pub(crate) async fn before_change(&self, shared: &Shared) {
+    /// per round of calls (so that what the person does between rounds
+    /// is never taken for the turn's work). A checkpoint that cannot be
+    /// taken never stops the call.
+    pub(crate) async fn before_change(&self, shared: &Shared, call_id: &str, tool: &str) {
         let mut st = self.state.lock().await;
         if st.before.is_some() {
             return;
@@ -109,7 +109,23 @@ impl Checkpoints {
         let Ok(store) = st.store(&self.data_dir, &self.workspace).await else {
             return;
         };
-        match blocking(store, Store::snapshot).await {
+        // A big tree seen for the first time takes a while: the call says
+        // what it waits for.
+        let snapshot = blocking(store, Store::snapshot);
+        tokio::pin!(snapshot);
+        let taken = tokio::select! {
+            r = &mut snapshot => r,
+            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {
+                shared.emitter.emit(AgentEvent::ToolProgress {
+                    call_id: call_id.to_string(),
+                    tool: tool.to_string(),
+                    stream: "lathe".into(),
+                    text: "lathe: checkpointing the workspace's files for /undo…".into(),
+                });
+                snapshot.await
+            }
+        };
+        match taken {
             Ok(tree) => {
                 st.before = Some(tree.clone());
                 shared
@@ -127,42 +143,44 @@ impl Checkpoints {
     /// A round of calls that may have changed files is over: the files as
     /// it left them (taken before the turn's end is told, so that nothing
     /// the person does after it passes for the turn's work).
-    pub(crate) async fn after_round(&self) {
-        let mut st = self.state.lock().await;
-        if st.before.is_none() {
-            return;
-        }
-        let Ok(store) = st.store(&self.data_dir, &self.workspace).await else {
-            return;
-        };
-        match blocking(store, Store::snapshot).await {
-            Ok(tree) => st.after = Some(tree),
-            Err(e) => tracing::warn!(error = %e, "no checkpoint after this round of calls"),
-        }
-    }
-
-    /// The turn ended: it is on record with the files as it left them.
-    pub(crate) async fn end(&self, shared: &Shared) {
+    pub(crate) async fn after_round(&self, shared: &Shared) {
         let mut st = self.state.lock().await;
         let Some(before) = st.before.take() else {
             return;
         };
-        let after = st.after.take();
+        let Ok(store) = st.store(&self.data_dir, &self.workspace).await else {
+            return;
+        };
+        let after = match blocking(store, Store::snapshot).await {
+            Ok(tree) => tree,
+            Err(e) => {
+                // Unknown: what the round changed cannot be undone, and
+                // an undo of what came before refuses the paths it touched.
+                tracing::warn!(error = %e, "no checkpoint after this round of calls");
+                return;
+            }
+        };
         let turn = st.turn;
         shared
             .record(Item::Checkpoint {
                 turn,
                 before: before.clone(),
-                after: after.clone(),
+                after: Some(after.clone()),
             })
             .await;
-        if after.as_ref() != Some(&before) {
+        if after != before {
             st.turns.push(TurnTrees {
                 turn,
                 before,
-                after,
+                after: Some(after),
             });
         }
+    }
+
+    /// The turn ended: a round still open (the turn stopped within it)
+    /// is closed.
+    pub(crate) async fn end(&self, shared: &Shared) {
+        self.after_round(shared).await;
     }
 
     /// The turns whose files can be restored.
@@ -250,6 +268,7 @@ pub(crate) async fn rewind(
             conversation,
             restored: Vec::new(),
             removed: Vec::new(),
+            skipped: Vec::new(),
             prompt: None,
             error: Some(error),
         });
@@ -277,7 +296,7 @@ pub(crate) async fn rewind(
         None => match checkpoints {
             Some(c) => match c.last().await {
                 Some(t) => t,
-                None => return failed(0, "nothing to undo: no turn changed files yet".into()),
+                None => return failed(0, "no turn's file changes are left to put back".into()),
             },
             None => return failed(0, "no turn given".into()),
         },
@@ -348,6 +367,7 @@ pub(crate) async fn rewind(
         conversation,
         restored: restored.restored,
         removed: restored.removed,
+        skipped: restored.skipped,
         prompt: prompt.filter(|_| conversation),
         error: None,
     });

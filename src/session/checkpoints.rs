@@ -22,8 +22,18 @@ use std::process::{Command, Stdio};
 
 /// Left out of snapshots whatever the workspace's `.gitignore` says:
 /// build output and dependencies, big and made again at will.
-const EXCLUDE: &str = "node_modules/\ntarget/\n.venv/\nvenv/\n__pycache__/\n.tox/\n\
+/// Names a source directory may also have (`src/target/`) only at the
+/// top.
+const EXCLUDE: &str = "node_modules/\n/target/\n.venv/\n/venv/\n__pycache__/\n.tox/\n\
 .mypy_cache/\n.pytest_cache/\n.gradle/\n.next/\n.lathe-disarmed/\n";
+
+/// Content as it is on disk: no line-ending conversion, filter or
+/// encoding of the workspace's `.gitattributes` (a restore writes what
+/// was read).
+const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
+
+/// The mode of a nested repository's entry (a commit, not content).
+const GITLINK: &str = "160000";
 
 /// Paths per git command line.
 const CHUNK: usize = 256;
@@ -37,8 +47,8 @@ pub enum CheckpointError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error(
-        "not restored: these files changed after Lathe last changed them (outside Lathe, or by \
-         hand), and would be lost: {}. Nothing was restored.",
+        "these files changed after Lathe last changed them (outside Lathe, or by hand) and \
+         would be lost: {}",
         .0.join(", ")
     )]
     Conflict(Vec<String>),
@@ -67,6 +77,8 @@ pub struct Restored {
     pub restored: Vec<String>,
     /// Files the turns created, removed.
     pub removed: Vec<String>,
+    /// Changed, but not put back: inside a nested git repository.
+    pub skipped: Vec<String>,
 }
 
 /// A workspace's shadow repository.
@@ -74,6 +86,9 @@ pub struct Restored {
 pub struct Store {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    /// This process's index: two Lathes on one workspace never share one
+    /// (nor its lock).
+    index: PathBuf,
 }
 
 impl Store {
@@ -82,9 +97,11 @@ impl Store {
         let slug = crate::config::paths::workspace_slug(workspace);
         let git_dir = data_dir.join("checkpoints").join(slug);
         super::journal::private_dir(&git_dir)?;
+        let index = git_dir.join(format!("index-{}", std::process::id()));
         let store = Self {
             git_dir,
             work_tree: workspace.to_path_buf(),
+            index,
         };
         if !store.git_dir.join("HEAD").exists() {
             store.git(&["init", "--quiet"], None)?;
@@ -104,7 +121,41 @@ impl Store {
         }
         std::fs::create_dir_all(store.git_dir.join("info"))?;
         std::fs::write(store.git_dir.join("info").join("exclude"), EXCLUDE)?;
+        std::fs::write(store.git_dir.join("info").join("attributes"), ATTRIBUTES)?;
+        store.own_index();
         Ok(store)
+    }
+
+    /// Starts this process's index from the last one saved (so the first
+    /// snapshot need not read every file again), and removes those of
+    /// processes that are gone.
+    fn own_index(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.git_dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name
+                    .strip_prefix("index-")
+                    .map(|r| r.trim_end_matches(".lock"))
+                else {
+                    continue;
+                };
+                let mine = pid == std::process::id().to_string();
+                if mine || !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let _ = std::fs::copy(self.git_dir.join("index"), &self.index);
+    }
+
+    /// Saves this process's index for the next one to start from.
+    fn share_index(&self) {
+        let tmp = self
+            .git_dir
+            .join(format!("index.{}.tmp", std::process::id()));
+        if std::fs::copy(&self.index, &tmp).is_ok() {
+            let _ = std::fs::rename(&tmp, self.git_dir.join("index"));
+        }
     }
 
     /// Runs git on the shadow repository, with `input` on stdin.
@@ -129,6 +180,7 @@ impl Store {
             .arg(&self.work_tree)
             .args(args)
             .current_dir(&self.work_tree)
+            .env("GIT_INDEX_FILE", &self.index)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
@@ -179,6 +231,7 @@ impl Store {
                 other => Err(other),
             })?;
         let out = self.git(&["write-tree"], None)?;
+        self.share_index();
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
@@ -275,54 +328,89 @@ impl Store {
         Ok(blobs)
     }
 
-    /// Rewinds the files to before the first of `turns` (checkpointed
-    /// turns in order; the turns since then follow it): every path those
-    /// turns changed goes back to its content before the first, unless
-    /// one of them changed after the last turn that touched it.
+    /// Rewinds the files to before the first of `turns`: the segments of
+    /// work to undo (each round of calls of each turn, with the trees
+    /// before and after it), in order. Every path a segment changed goes
+    /// back to its content before the first, unless the path was changed
+    /// by anyone else: between segments (its content at a segment's start
+    /// is not what the segment before that touched it left, or what it
+    /// was at the start), or since the last segment that touched it.
+    /// A segment with no tree after it (Lathe was stopped during it)
+    /// counts as changing nothing: what it changed stays, and a path it
+    /// changed that an earlier segment touched is refused. Nested git
+    /// repositories are left alone (`skipped`). Nothing is written unless
+    /// everything can be.
     pub fn rewind(&self, turns: &[TurnTrees]) -> Result<Restored, CheckpointError> {
         let Some(first) = turns.first() else {
             return Ok(Restored::default());
         };
         let now = self.snapshot()?;
-        // What each turn changed, and the tree after the last turn that
-        // touched each path.
-        let mut last_after: HashMap<PathBuf, String> = HashMap::new();
-        for (i, t) in turns.iter().enumerate() {
-            let after = t
-                .after
-                .clone()
-                .or_else(|| turns.get(i + 1).map(|n| n.before.clone()))
-                .unwrap_or_else(|| now.clone());
-            for p in self.changed(&t.before, &after)? {
-                last_after.insert(p, after.clone());
+        // The segments that changed something, and what.
+        let mut segments: Vec<(&str, &str, Vec<PathBuf>)> = Vec::new();
+        for t in turns {
+            let after = t.after.as_deref().unwrap_or(&t.before);
+            let changed = self.changed(&t.before, after)?;
+            if !changed.is_empty() {
+                segments.push((&t.before, after, changed));
             }
         }
-        let paths: Vec<PathBuf> = last_after
-            .keys()
-            .cloned()
+        let paths: Vec<PathBuf> = segments
+            .iter()
+            .flat_map(|(_, _, c)| c.iter().cloned())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        // Changed since Lathe last wrote them: refuse, losing nothing.
-        let now_entries = self.entries(&now, &paths)?;
-        let mut by_tree: HashMap<&str, Vec<PathBuf>> = HashMap::new();
-        for (p, tree) in &last_after {
-            by_tree.entry(tree.as_str()).or_default().push(p.clone());
+        if paths.is_empty() {
+            return Ok(Restored::default());
         }
-        let mut conflicts = Vec::new();
-        for (tree, ps) in by_tree {
-            let then = self.entries(tree, &ps)?;
-            for p in ps {
-                if then.get(&p) != now_entries.get(&p) {
-                    conflicts.push(p.display().to_string());
+        let mut cache: HashMap<String, HashMap<PathBuf, Entry>> = HashMap::new();
+        let mut at = |tree: &str| -> Result<HashMap<PathBuf, Entry>, CheckpointError> {
+            if let Some(e) = cache.get(tree) {
+                return Ok(e.clone());
+            }
+            let e = self.entries(tree, &paths)?;
+            cache.insert(tree.to_string(), e.clone());
+            Ok(e)
+        };
+        let start = at(&first.before)?;
+        // What each path should hold now, by what the segments left.
+        let mut expected: HashMap<PathBuf, Option<Entry>> = paths
+            .iter()
+            .map(|p| (p.clone(), start.get(p).cloned()))
+            .collect();
+        let mut conflicts = BTreeSet::new();
+        let mut skipped = BTreeSet::new();
+        for (before, after, changed) in &segments {
+            let b = at(before)?;
+            let a = at(after)?;
+            for p in changed {
+                if [b.get(p), a.get(p), start.get(p)]
+                    .into_iter()
+                    .flatten()
+                    .any(|e| e.mode == GITLINK)
+                {
+                    skipped.insert(p.clone());
+                    continue;
                 }
+                if expected.get(p).map(Option::as_ref) != Some(b.get(p)) {
+                    conflicts.insert(p.display().to_string());
+                }
+                expected.insert(p.clone(), a.get(p).cloned());
+            }
+        }
+        let current = at(&now)?;
+        for p in &paths {
+            if !skipped.contains(p) && expected.get(p).map(Option::as_ref) != Some(current.get(p)) {
+                conflicts.insert(p.display().to_string());
             }
         }
         if !conflicts.is_empty() {
-            conflicts.sort();
-            return Err(CheckpointError::Conflict(conflicts));
+            return Err(CheckpointError::Conflict(conflicts.into_iter().collect()));
         }
-        self.restore(&first.before, &paths)
+        let restore: Vec<PathBuf> = paths.into_iter().filter(|p| !skipped.contains(p)).collect();
+        let mut done = self.restore(&first.before, &restore)?;
+        done.skipped = skipped.iter().map(|p| p.display().to_string()).collect();
+        Ok(done)
     }
 
     /// Writes `paths` as they are in `tree` (removing those it lacks).
@@ -330,30 +418,89 @@ impl Store {
         let target = self.entries(tree, paths)?;
         let oids: Vec<&str> = target.values().map(|e| e.oid.as_str()).collect();
         let blobs = self.blobs(&oids)?;
-        let mut done = Restored::default();
-        for p in paths {
-            let full = self.safe_path(p)?;
-            match target.get(p) {
-                Some(entry) => {
-                    let data = blobs.get(&entry.oid).ok_or_else(|| {
-                        CheckpointError::Git("cat-file".into(), format!("no blob {}", entry.oid))
-                    })?;
-                    write_entry(&full, entry, data)?;
-                    done.restored.push(p.display().to_string());
-                }
-                None => {
-                    match std::fs::symlink_metadata(&full) {
-                        Ok(m) if !m.is_dir() => std::fs::remove_file(&full)?,
-                        Ok(_) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                    remove_empty_parents(&self.work_tree, &full);
-                    done.removed.push(p.display().to_string());
-                }
+        let at = |p: &Path, e: std::io::Error| -> CheckpointError {
+            std::io::Error::new(e.kind(), format!("{}: {e}", p.display())).into()
+        };
+        // Everything is checked before anything is written.
+        let removals: BTreeSet<&Path> = paths
+            .iter()
+            .filter(|p| !target.contains_key(*p))
+            .map(PathBuf::as_path)
+            .collect();
+        for p in &removals {
+            self.safe_path(p)?;
+        }
+        for (p, entry) in &target {
+            if !blobs.contains_key(&entry.oid) {
+                return Err(CheckpointError::Git(
+                    "cat-file".into(),
+                    format!("{}: no content {}", p.display(), entry.oid),
+                ));
             }
+            self.check_writable(p, &removals)?;
+        }
+        let mut done = Restored::default();
+        // What the turns made goes first: a link or a file may stand
+        // where a directory has to be again.
+        for p in paths.iter().filter(|p| removals.contains(p.as_path())) {
+            let full = self.safe_path(p)?;
+            match std::fs::symlink_metadata(&full) {
+                Ok(m) if !m.is_dir() => std::fs::remove_file(&full).map_err(|e| at(p, e))?,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(at(p, e)),
+            }
+            remove_empty_parents(&self.work_tree, &full);
+            done.removed.push(p.display().to_string());
+        }
+        for p in paths {
+            let Some(entry) = target.get(p) else {
+                continue;
+            };
+            let full = self.safe_path(p)?;
+            let data = blobs.get(&entry.oid).map_or(&[][..], Vec::as_slice);
+            write_entry(&full, entry, data).map_err(|e| match e {
+                CheckpointError::Io(e) => at(p, e),
+                other => other,
+            })?;
+            done.restored.push(p.display().to_string());
         }
         Ok(done)
+    }
+
+    /// Whether `rel` can be written as a file once `removals` are gone:
+    /// every directory on the way is one (or goes), and a directory in
+    /// its place holds nothing but what goes.
+    fn check_writable(
+        &self,
+        rel: &Path,
+        removals: &BTreeSet<&Path>,
+    ) -> Result<(), CheckpointError> {
+        let refuse = |why: String| -> CheckpointError {
+            std::io::Error::other(format!("{} cannot be put back: {why}", rel.display())).into()
+        };
+        let mut prefix = PathBuf::new();
+        let parts: Vec<_> = rel.components().collect();
+        for (i, c) in parts.iter().enumerate() {
+            prefix.push(c);
+            let full = self.work_tree.join(&prefix);
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                break;
+            };
+            let last = i + 1 == parts.len();
+            if !last && !meta.is_dir() && !removals.contains(prefix.as_path()) {
+                return Err(refuse(format!(
+                    "{} is not a directory now",
+                    prefix.display()
+                )));
+            }
+            if last && meta.is_dir() && !emptied(&full, &prefix, removals, &mut 0) {
+                return Err(refuse(
+                    "a directory with other files stands in its place".into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `rel` under the workspace, refused when a directory on the way is
@@ -400,7 +547,17 @@ fn write_entry(full: &Path, entry: &Entry, data: &[u8]) -> Result<(), Checkpoint
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(data)?;
     tmp.as_file().sync_data()?;
-    let mode = if entry.mode == "100755" { 0o755 } else { 0o644 };
+    // A file that is there keeps its permissions (git knows only whether
+    // a file is executable): a private key stays private.
+    let exec = entry.mode == "100755";
+    let mode = match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => {
+            let old = m.permissions().mode() & 0o7777;
+            if exec { old | 0o111 } else { old & !0o111 }
+        }
+        _ if exec => 0o755,
+        _ => 0o644,
+    };
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
     // A directory where the file was: it is not replaced.
     if std::fs::symlink_metadata(full).is_ok_and(|m| m.is_dir()) {
@@ -412,6 +569,34 @@ fn write_entry(full: &Path, entry: &Entry, data: &[u8]) -> Result<(), Checkpoint
     }
     tmp.persist(full).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Whether every file under the directory `full` (`rel` in the
+/// workspace) is among `removals` (a bounded look).
+fn emptied(full: &Path, rel: &Path, removals: &BTreeSet<&Path>, seen: &mut usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(full) else {
+        return false;
+    };
+    for e in entries {
+        *seen += 1;
+        if *seen > 10_000 {
+            return false;
+        }
+        let Ok(e) = e else {
+            return false;
+        };
+        let name = rel.join(e.file_name());
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        let gone = if is_dir {
+            emptied(&e.path(), &name, removals, seen)
+        } else {
+            removals.contains(name.as_path())
+        };
+        if !gone {
+            return false;
+        }
+    }
+    true
 }
 
 /// Removes directories left empty under `root`, up from `file`.
@@ -531,7 +716,28 @@ mod tests {
         let t2 = f.store.snapshot().unwrap();
         f.write("a.txt", "v2\n");
         f.write("b.txt", "made in turn 2\n");
-        // Turn 2 never ended (Lathe was stopped).
+        let t2_after = f.store.snapshot().unwrap();
+        let turns = [
+            TurnTrees {
+                turn: 1,
+                before: t1.clone(),
+                after: Some(t1_after.clone()),
+            },
+            TurnTrees {
+                turn: 2,
+                before: t2.clone(),
+                after: None,
+            },
+        ];
+        // Turn 2 never ended (Lathe was stopped): what it did is not
+        // known, so a.txt, which it changed after turn 1, is refused.
+        let err = f.store.rewind(&turns).unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::Conflict(p) if p == &["a.txt"]),
+            "{err}"
+        );
+        assert_eq!(f.read("a.txt").as_deref(), Some("v2\n"));
+        // Known, both turns go back.
         let turns = [
             TurnTrees {
                 turn: 1,
@@ -541,7 +747,7 @@ mod tests {
             TurnTrees {
                 turn: 2,
                 before: t2,
-                after: None,
+                after: Some(t2_after),
             },
         ];
         f.store.rewind(&turns).unwrap();
@@ -593,5 +799,171 @@ mod tests {
         let names = String::from_utf8_lossy(&listing);
         assert!(!names.contains(".git/"), "{names}");
         assert_eq!(f.read(".git/config").as_deref(), Some("[core]\n"));
+    }
+
+    fn seg(turn: u64, before: &str, after: Option<&str>) -> TurnTrees {
+        TurnTrees {
+            turn,
+            before: before.into(),
+            after: after.map(str::to_string),
+        }
+    }
+
+    /// A round Lathe was stopped in counts as changing nothing: what the
+    /// person did afterwards is neither reverted nor deleted.
+    #[test]
+    fn a_round_cut_off_never_takes_the_persons_later_work_for_its_own() {
+        let f = fixture();
+        f.write("a.txt", "A\n");
+        f.write("b.txt", "B\n");
+        let before = f.store.snapshot().unwrap();
+        f.write("a.txt", "A2 (Lathe, then killed)\n");
+        f.write("b.txt", "B (the person)\n");
+        f.write("mine.txt", "the person's\n");
+        let done = f.store.rewind(&[seg(1, &before, None)]).unwrap();
+        assert_eq!(done, Restored::default());
+        assert_eq!(f.read("b.txt").as_deref(), Some("B (the person)\n"));
+        assert_eq!(f.read("mine.txt").as_deref(), Some("the person's\n"));
+    }
+
+    /// Between two rounds of a turn the person edits a file: undoing the
+    /// turn puts back what the rounds changed and leaves that file alone;
+    /// if a later round changed it too, the undo refuses it.
+    #[test]
+    fn edits_between_rounds_are_the_persons() {
+        let f = fixture();
+        f.write("a.txt", "A\n");
+        f.write("b.txt", "B\n");
+        let r1 = f.store.snapshot().unwrap();
+        f.write("a.txt", "A1\n");
+        let r1_after = f.store.snapshot().unwrap();
+        f.write("b.txt", "B (the person, between rounds)\n");
+        f.write("notes.md", "the person's\n");
+        let r2 = f.store.snapshot().unwrap();
+        f.write("a.txt", "A2\n");
+        let r2_after = f.store.snapshot().unwrap();
+        let rounds = [seg(1, &r1, Some(&r1_after)), seg(1, &r2, Some(&r2_after))];
+        f.store.rewind(&rounds).unwrap();
+        assert_eq!(f.read("a.txt").as_deref(), Some("A\n"));
+        assert_eq!(
+            f.read("b.txt").as_deref(),
+            Some("B (the person, between rounds)\n")
+        );
+        assert_eq!(f.read("notes.md").as_deref(), Some("the person's\n"));
+        // A round that changed what the person edited before it: refused.
+        let f = fixture();
+        f.write("a.txt", "A\n");
+        let r1 = f.store.snapshot().unwrap();
+        f.write("a.txt", "A1\n");
+        let r1_after = f.store.snapshot().unwrap();
+        f.write("a.txt", "A1 + the person's line\n");
+        let r2 = f.store.snapshot().unwrap();
+        f.write("a.txt", "A2\n");
+        let r2_after = f.store.snapshot().unwrap();
+        let err = f
+            .store
+            .rewind(&[seg(1, &r1, Some(&r1_after)), seg(1, &r2, Some(&r2_after))])
+            .unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::Conflict(p) if p == &["a.txt"]),
+            "{err}"
+        );
+        assert_eq!(f.read("a.txt").as_deref(), Some("A2\n"));
+    }
+
+    /// A link the turn replaced with a directory comes back, and nothing
+    /// is written at all when one path cannot be put back.
+    #[test]
+    fn type_changes_are_put_back_or_nothing_is() {
+        let f = fixture();
+        f.write("a.txt", "A\n");
+        f.write("real/r.txt", "r\n");
+        std::os::unix::fs::symlink("real", f.ws.path().join("d")).unwrap();
+        let before = f.store.snapshot().unwrap();
+        f.write("a.txt", "A2\n");
+        std::fs::remove_file(f.ws.path().join("d")).unwrap();
+        f.write("d/n.txt", "new\n");
+        let after = f.store.snapshot().unwrap();
+        f.store.rewind(&[seg(1, &before, Some(&after))]).unwrap();
+        assert_eq!(f.read("a.txt").as_deref(), Some("A\n"));
+        let link = std::fs::read_link(f.ws.path().join("d")).unwrap();
+        assert_eq!(link, Path::new("real"));
+        assert_eq!(f.read("real/r.txt").as_deref(), Some("r\n"));
+        // A file whose place a directory of the person's takes now.
+        let f = fixture();
+        f.write("a.txt", "A\n");
+        f.write("x", "x\n");
+        let before = f.store.snapshot().unwrap();
+        f.write("a.txt", "A2\n");
+        std::fs::remove_file(f.ws.path().join("x")).unwrap();
+        let after = f.store.snapshot().unwrap();
+        f.write("x/kept.txt", "the person's\n");
+        let err = f
+            .store
+            .rewind(&[seg(1, &before, Some(&after))])
+            .unwrap_err();
+        assert!(err.to_string().contains('x'), "{err}");
+        assert_eq!(f.read("a.txt").as_deref(), Some("A2\n"), "all or nothing");
+        assert_eq!(f.read("x/kept.txt").as_deref(), Some("the person's\n"));
+    }
+
+    /// Bytes come back as they were (no line-ending conversion), and a
+    /// file keeps its permissions.
+    #[test]
+    fn bytes_and_permissions_come_back_as_they_were() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        f.write(".gitattributes", "* text=auto\n");
+        f.write("crlf.txt", "line1\r\nline2\r\n");
+        f.write("secret.key", "k\n");
+        let key = f.ws.path().join("secret.key");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let before = f.store.snapshot().unwrap();
+        f.write("crlf.txt", "changed\n");
+        f.write("secret.key", "other\n");
+        let after = f.store.snapshot().unwrap();
+        f.store.rewind(&[seg(1, &before, Some(&after))]).unwrap();
+        assert_eq!(
+            std::fs::read(f.ws.path().join("crlf.txt")).unwrap(),
+            b"line1\r\nline2\r\n"
+        );
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    /// A nested repository's files are its own: skipped, said, and never
+    /// in the way of the rest.
+    #[test]
+    fn a_nested_repository_is_skipped_not_in_the_way() {
+        let f = fixture();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(f.ws.path().join("sub"))
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        f.write("top.txt", "T\n");
+        f.write("sub/s.txt", "S\n");
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "one"]);
+        let before = f.store.snapshot().unwrap();
+        f.write("top.txt", "T2\n");
+        f.write("sub/s.txt", "S2\n");
+        git(&["commit", "-qam", "two"]);
+        let after = f.store.snapshot().unwrap();
+        let done = f.store.rewind(&[seg(1, &before, Some(&after))]).unwrap();
+        assert_eq!(f.read("top.txt").as_deref(), Some("T\n"));
+        assert_eq!(done.skipped, vec!["sub"]);
+        assert_eq!(f.read("sub/s.txt").as_deref(), Some("S2\n"));
     }
 }

@@ -473,9 +473,10 @@ fn conversation_records(records: &[Record]) -> Vec<&Record> {
     kept
 }
 
-/// The turns whose file changes can still be undone, oldest first: each
-/// checkpointed turn that changed something, less those a rewind of the
-/// files undid.
+/// The rounds of calls whose file changes can still be undone, oldest
+/// first, each with its turn: those that changed something, less those a
+/// rewind of the files undid. A round Lathe was stopped in (no tree
+/// after it) is left out: what it changed is not known.
 pub fn checkpoints(records: &[Record]) -> Vec<TurnTrees> {
     let mut out: Vec<TurnTrees> = Vec::new();
     for r in records {
@@ -484,8 +485,11 @@ pub fn checkpoints(records: &[Record]) -> Vec<TurnTrees> {
                 turn,
                 before,
                 after,
-            } => match out.iter_mut().find(|t| t.turn == *turn) {
-                Some(t) => t.after = after.clone().or(t.after.take()),
+            } => match out
+                .iter_mut()
+                .find(|t| t.turn == *turn && t.before == *before && t.after.is_none())
+            {
+                Some(t) => t.after = after.clone(),
                 None => out.push(TurnTrees {
                     turn: *turn,
                     before: before.clone(),
@@ -498,8 +502,7 @@ pub fn checkpoints(records: &[Record]) -> Vec<TurnTrees> {
             _ => {}
         }
     }
-    // A turn that ended with its files as they were changed nothing.
-    out.retain(|t| t.after.as_ref() != Some(&t.before));
+    out.retain(|t| t.after.as_ref().is_some_and(|a| *a != t.before));
     out
 }
 
@@ -511,9 +514,24 @@ pub fn rewind_note(
     files: bool,
     conversation: bool,
 ) -> String {
+    // A file's name is the person's or the model's: written so that no
+    // name can pass for more of the note.
     let list = |v: &[String]| {
         const SHOWN: usize = 20;
-        let mut s = v.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+        let mut s = v
+            .iter()
+            .take(SHOWN)
+            .map(|p| {
+                if p.chars()
+                    .any(|c| c.is_control() || c == ',' || c == ']' || c == '[')
+                {
+                    format!("{p:?}")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         if v.len() > SHOWN {
             s.push_str(&format!(" and {} more", v.len() - SHOWN));
         }
@@ -533,9 +551,10 @@ pub fn rewind_note(
     };
     match (files, conversation) {
         (true, false) => format!(
-            "[the person undid the file changes made since turn {turn} began: {changes}. The \
-             files are as they were before that turn; read them again before relying on what \
-             you saw since]"
+            "[the person undid the file changes made since turn {turn} began: {changes}. \
+             Those files are as they were before that turn (files git ignores, build \
+             directories, .git and nested repositories are not checkpointed: a change there \
+             stays); read them again before relying on what you saw since]"
         ),
         (true, true) => format!(
             "[the person rewound the conversation and the files to before turn {turn}: \

@@ -43,7 +43,8 @@ Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
 (read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
-(/mcp restart [NAME]) · /compact · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
+(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /rewind (files, \
+conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
 n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
 
@@ -129,6 +130,8 @@ pub struct App {
     turn_marks: Vec<(u64, usize)>,
     sent_marks: VecDeque<usize>,
     trust: Option<(TrustPrompt, Arming)>,
+    /// The trust question answered "not now", for `/trust`.
+    untrusted: Option<TrustPrompt>,
     session_id: String,
     sessions_dir: Option<PathBuf>,
     prompts: Option<crate::session::prompts::PromptLog>,
@@ -198,8 +201,8 @@ impl App {
                 format!(
                     "resumed session {} ({} turn{}); go on where you left off",
                     session.id,
-                    r.turns,
-                    if r.turns == 1 { "" } else { "s" }
+                    r.prompts.len(),
+                    if r.prompts.len() == 1 { "" } else { "s" }
                 ),
             ));
         }
@@ -224,6 +227,7 @@ impl App {
             turn_marks,
             sent_marks: VecDeque::new(),
             trust: init.trust.map(|t| (t, Arming::pending())),
+            untrusted: None,
             session_id: session.id,
             sessions_dir: session.dir,
             prompts: session.prompts,
@@ -487,17 +491,29 @@ impl App {
                 conversation,
                 restored,
                 removed,
+                skipped,
                 prompt,
                 error,
-            } => self.rewound(
-                turn_id,
-                files,
-                conversation,
-                &restored,
-                &removed,
-                prompt,
-                error,
-            ),
+            } => {
+                self.rewound(
+                    turn_id,
+                    files,
+                    conversation,
+                    &restored,
+                    &removed,
+                    prompt,
+                    error,
+                );
+                if !skipped.is_empty() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "not put back (inside a nested git repository): {}",
+                            list(&skipped)
+                        ),
+                    );
+                }
+            }
             AgentEvent::TurnStarted { turn_id, .. } => {
                 if let Some(at) = self.sent_marks.pop_front() {
                     self.turn_marks.push((turn_id, at));
@@ -795,6 +811,9 @@ impl App {
         if conversation {
             done.push("the conversation is back to before it".into());
         }
+        if files {
+            done.push("files git ignores are never checkpointed".into());
+        }
         self.notice(
             NoticeKind::Info,
             format!("↶ rewound to before turn {turn}: {}", done.join("; ")),
@@ -1038,15 +1057,16 @@ impl App {
             }
             // Alt-x is an Esc and an x: "not now", and x to the composer.
             _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => {
-                let what = self
-                    .trust
-                    .take()
-                    .map_or("hooks and servers", |(p, _)| p.what());
+                let prompt = self.trust.take().map(|(p, _)| p);
+                let what = prompt
+                    .as_ref()
+                    .map_or("hooks and servers", TrustPrompt::what);
+                self.untrusted = prompt;
                 self.notice(
                     NoticeKind::Info,
                     format!(
-                        "the workspace's {what} stay off this session; you will be asked again \
-                         next time"
+                        "the workspace's {what} stay off for now; /trust asks again, and so \
+                         does the next start"
                     ),
                 );
                 if alt {
@@ -1248,6 +1268,13 @@ impl App {
                     },
                 );
             }
+            SlashCommand::Trust => match self.untrusted.take() {
+                Some(prompt) => self.trust = Some((prompt, Arming::pending())),
+                None => self.notice(
+                    NoticeKind::Info,
+                    "nothing of this workspace waits for your trust",
+                ),
+            },
             SlashCommand::Undo | SlashCommand::Rewind if self.is_running() => {
                 self.notice(
                     NoticeKind::Warning,
@@ -1565,10 +1592,19 @@ mod tests;
 /// A few paths, and how many more.
 fn list(paths: &[String]) -> String {
     const SHOWN: usize = 5;
+    // One line each: a name with a line break or a very long one is
+    // shown escaped and cut.
     let mut s = paths
         .iter()
         .take(SHOWN)
-        .cloned()
+        .map(|p| {
+            let p = if p.chars().any(char::is_control) {
+                format!("{p:?}")
+            } else {
+                p.clone()
+            };
+            crate::tui::width::truncate(&p, 60).into_owned()
+        })
         .collect::<Vec<_>>()
         .join(", ");
     if paths.len() > SHOWN {

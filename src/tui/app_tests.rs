@@ -359,7 +359,19 @@ fn workspace_hooks_wait_for_trust() {
     );
     assert!(a.take_ops().is_empty());
     assert!(!remembered.load(std::sync::atomic::Ordering::SeqCst));
-    assert!(screen(&mut a, 72, 18).contains("stay off this session"));
+    assert!(screen(&mut a, 72, 18).contains("stay off for now"));
+    // `/trust` asks again; a paused y then trusts.
+    a.on_terminal_event(ctrl('c'), t1);
+    type_text(&mut a, "/trust", t1);
+    a.on_terminal_event(key(KeyCode::Enter), t1);
+    assert!(screen(&mut a, 72, 18).contains("Run this workspace's hooks?"));
+    let t2 = a.now + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::Char('y')), t2);
+    assert!(a.take_ops().contains(&Op::TrustWorkspaceHooks));
+    assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
+    type_text(&mut a, "/trust", t2);
+    a.on_terminal_event(key(KeyCode::Enter), t2);
+    assert!(screen(&mut a, 72, 18).contains("nothing of this workspace waits"));
 }
 
 #[test]
@@ -749,6 +761,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
             Shown::User("go on".into()),
             Shown::Assistant("Done: the test passes.".into()),
         ],
+        prompts: vec![(1, "fix the failing test".into()), (2, "go on".into())],
         ..Rebuilt::default()
     };
     let init = AppInit {
@@ -964,6 +977,7 @@ fn undo_and_rewind_from_the_composer() {
             conversation: false,
             restored: vec!["src/a.rs".into()],
             removed: vec!["src/new.rs".into()],
+            skipped: vec![],
             prompt: None,
             error: None,
         },
@@ -1012,6 +1026,7 @@ fn undo_and_rewind_from_the_composer() {
             conversation: true,
             restored: vec![],
             removed: vec!["src/parser.rs".into()],
+            skipped: vec![],
             prompt: Some("add a parser".into()),
             error: None,
         },
@@ -1035,10 +1050,11 @@ fn undo_and_rewind_from_the_composer() {
             conversation: false,
             restored: vec![],
             removed: vec![],
+            skipped: vec![],
             prompt: None,
-            error: Some("nothing to undo: no turn changed files yet".into()),
+            error: Some("no turn's file changes are left to put back".into()),
         },
         t0,
     );
-    assert!(screen(&mut a, 100, 30).contains("nothing was undone: nothing to undo"));
+    assert!(screen(&mut a, 100, 30).contains("nothing was undone: no turn's file changes"));
 }

@@ -76,6 +76,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/undo", "put back the files the last turn changed"),
     (
+        "/trust",
+        "the workspace's hooks and MCP servers: asked again",
+    ),
+    (
         "/rewind",
         "go back to before a turn: its files, the conversation or both",
     ),
@@ -103,6 +107,8 @@ pub enum SlashCommand {
     Compact,
     /// `/undo`: put back the files of the last turn that changed any.
     Undo,
+    /// `/trust`: the workspace's hooks and servers, asked again.
+    Trust,
     /// `/rewind`: choose a turn to go back to.
     Rewind,
     Quit,
@@ -151,6 +157,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "compact" => Ok(SlashCommand::Compact),
         "undo" => Ok(SlashCommand::Undo),
+        "trust" => Ok(SlashCommand::Trust),
         "rewind" => Ok(SlashCommand::Rewind),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
