@@ -293,6 +293,7 @@ fn approval_with_diff(diff: String) -> AgentEvent {
             ttl_secs: 300,
         }),
         diff: Some(diff),
+        change: None,
     }
 }
 

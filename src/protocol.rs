@@ -13,6 +13,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod change;
+
 use crate::policy::grants::GrantInfo;
 use crate::policy::operation::Operation;
 
@@ -118,6 +120,9 @@ pub enum ApprovalDecision {
     ApproveOnce,
     /// Run it, and grant the same operation for the rest of the conversation.
     ApproveForConversation,
+    /// Run this one call with only these hunks (0-based, in the order of
+    /// the request's `change`) of its file change; none is a denial.
+    ApproveHunks { hunks: Vec<usize> },
     /// Do not run it; `message`, when given, tells the model what to do instead.
     Deny { message: Option<String> },
 }
@@ -464,6 +469,11 @@ pub enum AgentEvent {
         /// For file changes: the unified diff the call would apply.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// The same change as data: its file, the hash of the content it
+        /// was computed from, and its hunks (the diff's `@@` sections, in
+        /// order), which `approve_hunks` picks from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<change::FileChange>,
     },
     ApprovalDecided {
         call_id: String,

@@ -8,6 +8,7 @@
 //! `"truncated": true` has cut its own output (the pipeline reports it).
 
 pub mod builtin;
+pub mod change;
 pub mod preview;
 pub mod registry;
 pub mod spec;

@@ -720,3 +720,75 @@ async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
         }
     }
 }
+
+/// Approved in part, a change writes exactly the hunks kept, and the model
+/// hears which were left out; a file that changed after the preview is
+/// never written.
+#[tokio::test]
+async fn a_change_approved_in_part_writes_exactly_the_hunks_kept() {
+    let ws = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "notes.txt", "content": new}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    let events = drive(&mut handle, "go", |ev| {
+        let AgentEvent::ApprovalRequested { change, diff, .. } = ev else {
+            unreachable!()
+        };
+        let change = change.as_ref().expect("a file change comes as data");
+        assert_eq!(change.hunks.len(), 2);
+        assert_eq!(diff.as_deref(), Some(change.unified().as_str()));
+        ApprovalDecision::ApproveHunks { hunks: vec![1] }
+    })
+    .await;
+    let text = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    assert!(
+        text.contains("line 2\n") && text.contains("line twenty-five\n"),
+        "{text}"
+    );
+    let (status, content, _) = result_of(&events, "w");
+    assert_eq!(status, ToolStatus::Ok, "{content}");
+    assert_eq!(content["hunks_applied"], 1);
+    assert_eq!(content["not_applied"][0]["old_lines"], "1-5");
+    let sent = tool_results(&mock.requests()[1]);
+    assert!(sent[0].1.to_string().contains("not_applied"), "{sent:?}");
+
+    // Changed between the preview and the answer: refused, kept.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "e",
+            "edit_file",
+            json!({"path": "notes.txt", "old_text": "line 10\n", "new_text": "line ten\n"}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let path = ws.path().join("notes.txt");
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    let events = drive(&mut handle, "go", |_| {
+        let mut now = std::fs::read_to_string(&path).unwrap();
+        now.push_str("a line the person added\n");
+        std::fs::write(&path, now).unwrap();
+        ApprovalDecision::ApproveOnce
+    })
+    .await;
+    let (status, content, _) = result_of(&events, "e");
+    assert_eq!(status, ToolStatus::Error);
+    assert!(
+        error_text(&content).contains("changed after the change was shown"),
+        "{content}"
+    );
+    let text = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    assert!(text.contains("line 10\n") && text.ends_with("a line the person added\n"));
+}

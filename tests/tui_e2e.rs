@@ -884,3 +884,46 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     assert!(screen.contains("switch milk to eggs"), "{screen}");
     pane.keys(&["Escape"]);
 }
+
+/// Hunk by hunk in a real terminal: the second of two hunks is left out,
+/// the first approved; the file has exactly the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_hunk_is_left_out_and_the_first_written() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "notes.txt", "content": new}),
+        )),
+        Step::Reply(Reply::text("Kept what you chose.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("spell out two numbers");
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("Approve write_file?").await;
+    assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
+    pause().await;
+    pane.keys(&["j"]);
+    pane.keys(&["x"]);
+    pane.wait_for("1 of 2 hunks").await;
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("Kept what you chose.").await;
+    let text = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    assert!(text.contains("line two\n"), "{text}");
+    assert!(
+        text.contains("line 25\n") && !text.contains("twenty-five"),
+        "{text}"
+    );
+}

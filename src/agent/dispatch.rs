@@ -23,6 +23,7 @@ use crate::policy::{
     ApprovalRequest, Assessment, Assessor, GrantKey, GuardError, HookOutcome, Need, Operation,
     UNSANDBOXED_REASON, Verdict,
 };
+use crate::protocol::change::FileChange;
 use crate::protocol::{
     AgentEvent, ApprovalDecision, ApprovalNeed, DecisionSource, Effect, GrantOffer,
     GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
@@ -183,9 +184,10 @@ async fn run_stages(
         Err(outcome) => return outcome,
     };
     // 5. authorize
-    if let Err(outcome) = authorize(shared, call, tool, &args, &ops, cancel, None).await {
-        return outcome;
-    }
+    let exact = match authorize(shared, call, tool, &args, &ops, cancel, None).await {
+        Ok(exact) => exact,
+        Err(outcome) => return outcome,
+    };
     if cancel.is_cancelled() {
         return Outcome::Failed(ToolError::Cancelled(
             "not run: the user interrupted the turn before it started".into(),
@@ -205,7 +207,7 @@ async fn run_stages(
         })
         .await;
     *started = Instant::now();
-    let result = execute(shared, call, tool, args.clone(), cancel).await;
+    let result = execute(shared, call, tool, args.clone(), exact, cancel).await;
     // 6b. a run the sandbox stopped may go again outside it, when the
     // person says so
     let (args, ops, result) = match &result {
@@ -255,7 +257,7 @@ async fn escalate(
         return Err("the person chose not to run it outside the sandbox".into());
     }
     *started = Instant::now();
-    let result = execute(shared, call, tool, args.clone(), cancel).await;
+    let result = execute(shared, call, tool, args.clone(), None, cancel).await;
     let result = result.map(|mut v| {
         if let Some(obj) = v.as_object_mut() {
             obj.insert(
@@ -429,7 +431,7 @@ async fn authorize(
     ops: &[Operation],
     cancel: &CancellationToken,
     first: Option<Need>,
-) -> Result<(), Outcome> {
+) -> Result<Option<Exact>, Outcome> {
     let name = tool.name();
     let effect = tool.tool.effect();
     let assessor = Assessor {
@@ -439,7 +441,7 @@ async fn authorize(
         protected: &shared.protected_files,
     };
     let needs = match assessor.assess(name, effect, ops) {
-        Assessment::Auto if first.is_none() => return Ok(()),
+        Assessment::Auto if first.is_none() => return Ok(None),
         Assessment::Auto => Vec::new(),
         Assessment::Refuse(reason) => {
             return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
@@ -470,14 +472,21 @@ async fn authorize(
             ApprovalDecision::ApproveForConversation,
             DecisionSource::Grant,
         );
-        return Ok(());
+        return Ok(None);
     }
     // A call that would fail anyway (an edit whose text is not there) fails
     // now, without bothering the person.
-    let diff = tool
+    let change = tool
         .tool
-        .preview(args, &shared.workspace)
+        .change(args, &shared.workspace)
         .map_err(Outcome::Failed)?;
+    let diff = match &change {
+        Some(c) => Some(c.unified()),
+        None => tool
+            .tool
+            .preview(args, &shared.workspace)
+            .map_err(Outcome::Failed)?,
+    };
     let grant: Option<Vec<GrantKey>> = uncovered.iter().map(|n| n.grant.clone()).collect();
     let request = ApprovalRequest {
         call_id: call.id.clone(),
@@ -509,12 +518,36 @@ async fn authorize(
             ttl_secs: shared.authz.ttl().as_secs(),
         }),
         diff: request.diff.clone(),
+        change: change.clone(),
     });
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
     decided(decision.clone(), source);
+    // What was shown is what is written: the whole change, or the hunks
+    // kept.
+    let all = |c: FileChange| {
+        let n = c.hunks.len();
+        Exact {
+            change: c,
+            include: vec![true; n],
+        }
+    };
     match decision {
-        ApprovalDecision::ApproveOnce => Ok(()),
+        ApprovalDecision::ApproveOnce => Ok(change.map(all)),
+        ApprovalDecision::ApproveHunks { hunks } => {
+            let Some(change) = change else {
+                return Ok(None);
+            };
+            let include: Vec<bool> = (0..change.hunks.len())
+                .map(|i| hunks.contains(&i))
+                .collect();
+            if !include.contains(&true) {
+                return Err(Outcome::Denied(ToolError::PermissionDenied(
+                    "the user left out every hunk of this change; nothing was written".into(),
+                )));
+            }
+            Ok(Some(Exact { change, include }))
+        }
         ApprovalDecision::ApproveForConversation => {
             // A call no grant may cover is approved this once.
             if let Some(keys) = &request.grant {
@@ -527,7 +560,7 @@ async fn authorize(
                     })
                     .await;
             }
-            Ok(())
+            Ok(change.map(all))
         }
         // An interrupt while the question was open is no one's denial.
         ApprovalDecision::Deny { .. } if cancel.is_cancelled() => {
@@ -549,11 +582,18 @@ async fn authorize(
     }
 }
 
+/// A file change approved as shown: the hunks to write.
+struct Exact {
+    change: FileChange,
+    include: Vec<bool>,
+}
+
 async fn execute(
     shared: &Shared,
     call: &ToolCall,
     tool: &RegisteredTool,
     args: Value,
+    exact: Option<Exact>,
     cancel: &CancellationToken,
 ) -> Result<Value, ToolError> {
     let emitter = shared.emitter.clone();
@@ -573,7 +613,13 @@ async fn execute(
         }),
         redactor: shared.redactor.clone(),
     };
-    let run = AssertUnwindSafe(tool.tool.execute(args, &ctx)).catch_unwind();
+    let work = async {
+        match &exact {
+            Some(e) => crate::tools::change::apply(&e.change, &e.include, &ctx).await,
+            None => tool.tool.execute(args, &ctx).await,
+        }
+    };
+    let run = AssertUnwindSafe(work).catch_unwind();
     let limit = shared.tool_timeout;
     let result = tokio::select! {
         r = tokio::time::timeout(limit, run) => r,

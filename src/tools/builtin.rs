@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::spec::Tool;
 
-mod atomic;
+pub(crate) mod atomic;
 mod edit_file;
 mod exec_shell;
 mod list_directory;
@@ -72,7 +72,7 @@ impl Default for BuiltinSettings {
 /// After a file tool wrote `path`: a git directory it completed or changed
 /// so that git would run a program is disarmed, and the result says so
 /// (`warnings`), as after a command.
-async fn disarm_written(
+pub(crate) async fn disarm_written(
     ctx: &super::ToolContext,
     path: &std::path::Path,
     result: &mut serde_json::Value,

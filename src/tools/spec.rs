@@ -214,7 +214,17 @@ pub trait Tool: Send + Sync {
     /// What a call would change, as a unified diff, for the person asked
     /// to approve it. An error means the call would fail anyway; it is
     /// reported without asking.
-    fn preview(&self, _args: &Value, _workspace: &Workspace) -> Result<Option<String>, ToolError> {
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        Ok(self.change(args, workspace)?.map(|c| c.unified()))
+    }
+    /// What a call would change in a file, as hunks: approved, in whole or
+    /// in part, exactly that is written (and only to the file as it was
+    /// read). `None`: no such change (the call runs as it is).
+    fn change(
+        &self,
+        _args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;

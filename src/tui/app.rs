@@ -648,6 +648,9 @@ impl App {
                     t.approval = match (&decision, source) {
                         (_, DecisionSource::Grant) => Some("by grant"),
                         (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
+                        (ApprovalDecision::ApproveHunks { .. }, _) => {
+                            Some("you approved some hunks")
+                        }
                         (ApprovalDecision::ApproveForConversation, _) => {
                             Some("you approved, with a grant")
                         }

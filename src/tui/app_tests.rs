@@ -161,6 +161,7 @@ fn an_approval_round_trip_keeps_the_draft() {
                 ttl_secs: 300,
             }),
             diff: Some(unified_diff("notes.md", None, "# Notes\n")),
+            change: None,
         },
         t0,
     );
@@ -515,6 +516,7 @@ fn every_state_renders_at_every_size() {
                         reason: "why".into(),
                         grant: None,
                         diff: Some(unified_diff("a.rs", None, "x\n")),
+                        change: None,
                     },
                     t0,
                 );
@@ -660,6 +662,7 @@ fn approval_request(id: &str) -> AgentEvent {
         reason: "approval mode ask".into(),
         grant: None,
         diff: None,
+        change: None,
     }
 }
 

@@ -10,7 +10,6 @@ use super::atomic::write_atomic;
 use crate::policy::Workspace;
 use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
-use crate::tools::preview::unified_diff;
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 pub struct EditFile;
@@ -52,7 +51,11 @@ impl Tool for EditFile {
         )?])
     }
 
-    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+    fn change(
+        &self,
+        args: &Value,
+        workspace: &Workspace,
+    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
         let path = str_arg(args, "path")?;
         let resolved = workspace
             .resolve_existing(path)
@@ -65,7 +68,12 @@ impl Tool for EditFile {
             str_arg(args, "new_text")?,
             &shown,
         )?;
-        Ok(Some(unified_diff(&shown, Some(&text), &updated)))
+        Ok(Some(crate::tools::change::FileChange::new(
+            &shown,
+            resolved,
+            Some(&text),
+            &updated,
+        )))
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {

@@ -48,7 +48,11 @@ impl Tool for WriteFile {
         )?])
     }
 
-    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+    fn change(
+        &self,
+        args: &Value,
+        workspace: &Workspace,
+    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
         let path = str_arg(args, "path")?;
         let content = str_arg(args, "content")?;
         let resolved = workspace
@@ -59,6 +63,37 @@ impl Tool for WriteFile {
         }
         let shown = workspace.display_relative(&resolved);
         refuse_special(&resolved, &shown)?;
+        let old = match std::fs::symlink_metadata(&resolved) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            _ => match super::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES) {
+                // Text read whole: the change is exact.
+                Ok((bytes, false)) => match String::from_utf8(bytes) {
+                    Ok(text) => Some(text),
+                    Err(_) => return Ok(None),
+                },
+                // Too big, or not text: shown as a whole rewrite by the
+                // tool itself.
+                _ => return Ok(None),
+            },
+        };
+        Ok(Some(crate::tools::change::FileChange::new(
+            &shown,
+            resolved,
+            old.as_deref(),
+            content,
+        )))
+    }
+
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(args, workspace)? {
+            return Ok(Some(c.unified()));
+        }
+        let path = str_arg(args, "path")?;
+        let content = str_arg(args, "content")?;
+        let resolved = workspace
+            .resolve_for_write(path)
+            .map_err(ToolError::from_path)?;
+        let shown = workspace.display_relative(&resolved);
         let old = super::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
             .ok()
             .map(|(b, _)| String::from_utf8_lossy(&b).into_owned());

@@ -144,6 +144,11 @@ pub struct ApprovalOverlay {
     drawn_once: bool,
     /// How far the last frame could scroll; keys never scroll past it.
     max_scroll: std::cell::Cell<usize>,
+    /// The front request's review: the hunk chosen, those left out.
+    hunk: usize,
+    excluded: Vec<bool>,
+    /// Where the last frame put the diff: rows above it, and its width.
+    diff_at: std::cell::Cell<(usize, u16)>,
 }
 
 impl ApprovalOverlay {
@@ -213,6 +218,37 @@ impl ApprovalOverlay {
         self.message = None;
         self.confirming = false;
         self.drawn_once = false;
+        self.hunk = 0;
+        self.excluded = vec![false; self.hunks()];
+        self.mark();
+    }
+
+    /// Hunks of the front request's diff.
+    fn hunks(&self) -> usize {
+        self.queue
+            .front()
+            .and_then(|r| r.diff.as_ref())
+            .map_or(0, DiffView::hunks)
+    }
+
+    /// Tells the diff which hunk is chosen and which are left out.
+    fn mark(&self) {
+        if let Some(d) = self.queue.front().and_then(|r| r.diff.as_ref()) {
+            d.set_marks((d.hunks() > 1).then_some(self.hunk), &self.excluded);
+        }
+    }
+
+    /// Moves to hunk `n`, scrolled into view.
+    fn choose_hunk(&mut self, n: usize) {
+        let Some(d) = self.queue.front().and_then(|r| r.diff.as_ref()) else {
+            return;
+        };
+        self.hunk = n.min(d.hunks().saturating_sub(1));
+        let (above, width) = self.diff_at.get();
+        if width > 0 {
+            self.scroll = (above + d.hunk_row(self.hunk, width)).min(self.max_scroll.get());
+        }
+        self.mark();
     }
 
     /// When keys start to count; `None` when nothing is shown.
@@ -284,9 +320,12 @@ impl ApprovalOverlay {
             self.confirming = false;
             return ApprovalAction::Pass(key);
         }
-        if self.message.is_none() && key.modifiers.is_empty() && self.scroll_key(key.code) {
-            // Reading is not answering; the next answer waits for a quiet
-            // moment after it.
+        if self.message.is_none()
+            && key.modifiers.is_empty()
+            && (self.scroll_key(key.code) || self.review_key(key.code))
+        {
+            // Reading (and choosing hunks) is not answering; the next
+            // answer waits for a quiet moment after it.
             return ApprovalAction::None;
         }
         if let Some(input) = &mut self.message {
@@ -364,11 +403,33 @@ impl ApprovalOverlay {
         let Some(front) = self.queue.front() else {
             return ApprovalAction::None;
         };
+        let left_out = self.excluded.iter().filter(|x| **x).count();
         match key.code {
+            KeyCode::Char('y' | 'Y') if plain && left_out > 0 => {
+                let kept: Vec<usize> = (0..self.excluded.len())
+                    .filter(|i| !self.excluded[*i])
+                    .collect();
+                let how = format!(
+                    "y with {} of {} hunks, {shown_for:.1} s after it showed",
+                    kept.len(),
+                    self.excluded.len()
+                );
+                let decision = if kept.is_empty() {
+                    ApprovalDecision::Deny {
+                        message: Some("every hunk was left out".into()),
+                    }
+                } else {
+                    ApprovalDecision::ApproveHunks { hunks: kept }
+                };
+                self.decide(decision, &how, None)
+            }
             KeyCode::Char('y' | 'Y') if plain => self.decide(
                 ApprovalDecision::ApproveOnce,
                 &format!("y, {shown_for:.1} s after it showed"),
                 None,
+            ),
+            KeyCode::Char('a' | 'A') if plain && left_out > 0 => ApprovalAction::Hint(
+                "`a` approves the whole change: take every hunk back in (x), or y for these",
             ),
             KeyCode::Char('a' | 'A') if plain && front.grant.is_some() => {
                 self.confirming = true;
@@ -439,13 +500,35 @@ impl ApprovalOverlay {
 
     /// Arrows, pages, Home and End scroll; whether `code` was one.
     fn scroll_key(&mut self, code: KeyCode) -> bool {
+        // In a diff, ↑↓ move between hunks (the match in handle_key).
+        let hunks = self.hunks() > 1;
         match code {
-            KeyCode::Down => self.scroll_by(1),
-            KeyCode::Up => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::Down if !hunks => self.scroll_by(1),
+            KeyCode::Up if !hunks => self.scroll = self.scroll.saturating_sub(1),
             KeyCode::PageDown => self.scroll_by(10),
             KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Home => self.scroll = 0,
             KeyCode::End => self.scroll = self.max_scroll.get(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Hunk keys: ↓/j and ↑/k choose a hunk (when there are several), x
+    /// leaves the chosen one out or takes it back; whether `code` was one.
+    fn review_key(&mut self, code: KeyCode) -> bool {
+        let hunks = self.hunks();
+        match code {
+            KeyCode::Char('x' | 'X') if hunks > 0 => {
+                if let Some(x) = self.excluded.get_mut(self.hunk) {
+                    *x = !*x;
+                }
+                self.mark();
+            }
+            KeyCode::Char('j') | KeyCode::Down if hunks > 1 => self.choose_hunk(self.hunk + 1),
+            KeyCode::Char('k') | KeyCode::Up if hunks > 1 => {
+                self.choose_hunk(self.hunk.saturating_sub(1));
+            }
             _ => return false,
         }
         true
@@ -512,14 +595,27 @@ impl ApprovalOverlay {
         lines.push(Line::default());
         match &req.diff {
             Some(diff) => {
-                lines.push(Line::from(vec![
+                let mut header = vec![
                     Span::styled(diff.path.clone(), theme.text().add_modifier(Modifier::BOLD)),
                     Span::styled(format!(" +{}", diff.added), theme.fg(theme.colors.diff_add)),
                     Span::styled(
                         format!(" -{}", diff.removed),
                         theme.fg(theme.colors.diff_del),
                     ),
-                ]));
+                ];
+                let total = diff.hunks();
+                if total > 1 || self.excluded.contains(&true) {
+                    let kept = self.excluded.iter().filter(|x| !**x).count();
+                    header.push(Span::styled(
+                        format!("  {kept} of {total} hunks"),
+                        if kept < total {
+                            theme.bold(theme.colors.warning)
+                        } else {
+                            theme.muted()
+                        },
+                    ));
+                }
+                lines.push(Line::from(header));
             }
             None => {
                 let shown = match req.arguments.get("command").and_then(Value::as_str) {
@@ -598,6 +694,7 @@ impl ApprovalOverlay {
             inner.height - 2,
         );
         let height = usize::from(body_area.height);
+        self.diff_at.set((total - diff_rows, body_width));
         let max_scroll = total.saturating_sub(height);
         self.max_scroll.set(max_scroll);
         let scroll = self.scroll.min(max_scroll);
@@ -681,34 +778,43 @@ impl ApprovalOverlay {
                 Span::styled(format!(" {what}  "), theme.muted()),
             ]
         };
-        const FOOTERS: [[(&str, &str); 5]; 3] = [
+        const FOOTERS: [[(&str, &str); 6]; 3] = [
             [
                 ("y", "approve once"),
                 ("a", "approve for this conversation"),
                 ("n", "deny"),
                 ("e", "deny, say what instead"),
                 ("↑↓", "scroll"),
+                ("x", "leave out"),
             ],
             [
                 ("y", "approve once"),
                 ("a", "for conversation"),
                 ("n", "deny"),
                 ("e", "instead…"),
-                ("↑↓", "scroll"),
+                ("x", "out"),
+                ("↑↓", ""),
             ],
             [
                 ("y", "once"),
                 ("a", "grant"),
                 ("n", "deny"),
                 ("e", "instead"),
+                ("x", "out"),
                 ("↑↓", ""),
             ],
         ];
         let grantable = req.grant.is_some();
-        let offered = |f: &[(&'static str, &'static str); 5]| -> Vec<(&'static str, &'static str)> {
+        let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let offered = |f: &[(&'static str, &'static str); 6]| -> Vec<(&'static str, &'static str)> {
             f.iter()
                 .copied()
                 .filter(|(k, _)| grantable || *k != "a")
+                .filter(|(k, _)| hunks > 0 || *k != "x")
+                .map(|(k, w)| match (k, hunks > 1) {
+                    ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
+                    _ => (k, w),
+                })
                 .collect()
         };
         let fits = |f: &[(&str, &str)]| {

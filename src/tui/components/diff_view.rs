@@ -37,7 +37,8 @@ enum Kind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Row {
-    Hunk(String),
+    /// A `@@` header, and which hunk it starts.
+    Hunk(String, usize),
     Note(String),
     Line {
         kind: Kind,
@@ -74,6 +75,7 @@ pub struct DiffView {
     layout: RefCell<(Option<u16>, Vec<usize>)>,
     /// Changed byte ranges of the lines whose word diff was made.
     words: RefCell<HashMap<usize, Vec<Range<usize>>>>,
+    marks: RefCell<Marks>,
 }
 
 impl PartialEq for DiffView {
@@ -104,7 +106,7 @@ impl DiffView {
             }
             if let Some(rest) = raw.strip_prefix("@@") {
                 (old_no, new_no) = parse_hunk_header(rest);
-                rows.push(Row::Hunk(raw.to_string()));
+                rows.push(Row::Hunk(raw.to_string(), sides.len()));
                 sides.push((String::new(), String::new()));
                 (old_count, new_count) = (0, 0);
                 removed_run.clear();
@@ -204,6 +206,7 @@ impl DiffView {
             num_width,
             layout: RefCell::new((None, Vec::new())),
             words: RefCell::new(HashMap::new()),
+            marks: RefCell::default(),
         }
     }
 
@@ -331,7 +334,7 @@ impl DiffView {
     /// Row `i` with its text only, to count its rows.
     fn plain_logical(&self, i: usize) -> Logical {
         match &self.rows[i] {
-            Row::Hunk(t) | Row::Note(t) => Logical::code(Line::from(t.clone())),
+            Row::Hunk(t, _) | Row::Note(t) => Logical::code(Line::from(t.clone())),
             Row::Line { old, new, text, .. } => {
                 let gutter = self.gutter(*old, *new);
                 let mut spans = vec![Span::raw(gutter), Span::raw("  ")];
@@ -378,8 +381,26 @@ impl DiffView {
     /// Row `i` styled: syntax colours, line and word backgrounds.
     fn styled_logical(&self, i: usize, theme: &Theme) -> Logical {
         let (kind, old, new, text, side_index, hunk) = match &self.rows[i] {
-            Row::Hunk(h) => {
-                return Logical::code(Line::from(Span::styled(h.clone(), theme.accent())));
+            Row::Hunk(h, n) => {
+                let marks = self.marks.borrow();
+                let out = marks.excluded.get(*n).copied().unwrap_or(false);
+                let chosen = marks.selected == Some(*n);
+                let mut spans = vec![Span::styled(
+                    if chosen { "▸ " } else { "" }.to_string(),
+                    theme.bold(theme.colors.accent),
+                )];
+                spans.push(Span::styled(
+                    h.clone(),
+                    if chosen {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.accent()
+                    },
+                ));
+                if out {
+                    spans.push(Span::styled("  left out", theme.bold(theme.colors.warning)));
+                }
+                return Logical::code(Line::from(spans));
             }
             Row::Note(n) => {
                 return Logical::code(Line::from(Span::styled(n.clone(), theme.muted())));
@@ -448,8 +469,61 @@ impl DiffView {
             ),
         ];
         spans.extend(expand_tabs(content, true));
+        // A hunk left out is drawn struck through and dim.
+        if self
+            .marks
+            .borrow()
+            .excluded
+            .get(hunk)
+            .copied()
+            .unwrap_or(false)
+        {
+            let out = Modifier::CROSSED_OUT | Modifier::DIM;
+            spans = spans
+                .into_iter()
+                .map(|s| {
+                    let style = s.style.add_modifier(out);
+                    s.style(style)
+                })
+                .collect();
+        }
         Logical::new(Line::from(spans), hang, true)
     }
+
+    /// How many hunks the diff has.
+    pub fn hunks(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r, Row::Hunk(..)))
+            .count()
+    }
+
+    /// The row (at `width`) where hunk `n` starts.
+    pub fn hunk_row(&self, n: usize, width: u16) -> usize {
+        let Some(i) = self
+            .rows
+            .iter()
+            .position(|r| matches!(r, Row::Hunk(_, h) if *h == n))
+        else {
+            return 0;
+        };
+        i.checked_sub(1).map_or(0, |j| self.ends(width)[j])
+    }
+
+    /// Marks the hunk chosen and those left out, for the next frames.
+    pub fn set_marks(&self, selected: Option<usize>, excluded: &[bool]) {
+        *self.marks.borrow_mut() = Marks {
+            selected,
+            excluded: excluded.to_vec(),
+        };
+    }
+}
+
+/// The hunk chosen in a review, and those left out.
+#[derive(Debug, Clone, Default)]
+struct Marks {
+    selected: Option<usize>,
+    excluded: Vec<bool>,
 }
 
 fn parse_hunk_header(rest: &str) -> (usize, usize) {

@@ -215,6 +215,7 @@ impl ToolLog {
                 let word = match (decision, source) {
                     (_, DecisionSource::Grant) => "by grant",
                     (ApprovalDecision::ApproveOnce, _) => "approved once",
+                    (ApprovalDecision::ApproveHunks { .. }, _) => "approved in part",
                     (ApprovalDecision::ApproveForConversation, _) => "approved + grant",
                     (ApprovalDecision::Deny { .. }, DecisionSource::User) => "denied by you",
                     (ApprovalDecision::Deny { .. }, _) => "denied by mode",

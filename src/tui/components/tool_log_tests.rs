@@ -82,6 +82,7 @@ fn log() -> ToolLog {
             reason: String::new(),
             grant: None,
             diff: None,
+            change: None,
         },
         at(2500),
     );
@@ -241,6 +242,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             reason: String::new(),
             grant: None,
             diff: None,
+            change: None,
         },
         t0,
     );

@@ -1,0 +1,250 @@
+//! File changes as data: what a file tool would write, as hunks over the
+//! file's lines (line endings kept), with a hash of the content they were
+//! computed from. The approval dialog, the event and the log render the
+//! same hunks; a change approved in part applies exactly the hunks kept
+//! (`tools::change` writes it, only to the content it was computed from).
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// Context lines around each change.
+const CONTEXT: usize = 3;
+
+/// What a change does to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Create,
+    Modify,
+}
+
+/// One hunk: a run of changed lines with their context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hunk {
+    /// 1-based first line in the old file, and how many lines it spans.
+    pub old_start: usize,
+    pub old_lines: usize,
+    pub new_start: usize,
+    pub new_lines: usize,
+    /// The hunk's lines as a unified diff writes them (` `, `-`, `+`),
+    /// without line endings.
+    pub lines: Vec<String>,
+    #[serde(skip)]
+    old: Range<usize>,
+    #[serde(skip)]
+    new: Range<usize>,
+}
+
+/// A proposed change of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// As the person sees it (relative to the workspace).
+    pub path: String,
+    pub kind: ChangeKind,
+    /// SHA-256 of the content the hunks were computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_hash: Option<String>,
+    pub hunks: Vec<Hunk>,
+    #[serde(skip)]
+    file: PathBuf,
+    #[serde(skip)]
+    old: Vec<String>,
+    #[serde(skip)]
+    new: Vec<String>,
+}
+
+/// SHA-256 of `bytes`, in hex.
+pub fn hash(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Lines with their endings.
+fn lines(text: &str) -> Vec<String> {
+    text.split_inclusive('\n').map(str::to_string).collect()
+}
+
+impl FileChange {
+    /// The change that turns `old` (nothing: a new file) into `new` at
+    /// `file`, shown as `path`.
+    pub fn new(path: &str, file: PathBuf, old: Option<&str>, new: &str) -> Self {
+        let old_lines = lines(old.unwrap_or(""));
+        let new_lines = lines(new);
+        let deadline = Instant::now() + Duration::from_millis(500);
+        // A huge file gives a coarser diff, never a stalled call.
+        let ops = similar::capture_diff_slices_deadline(
+            similar::Algorithm::Myers,
+            &old_lines,
+            &new_lines,
+            Some(deadline),
+        );
+        let mut hunks = Vec::new();
+        for group in similar::group_diff_ops(ops, CONTEXT) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let old_range = first.old_range().start..last.old_range().end;
+            let new_range = first.new_range().start..last.new_range().end;
+            let mut shown = Vec::new();
+            for op in &group {
+                for (tag, range, side) in [
+                    ('-', op.old_range(), &old_lines),
+                    ('+', op.new_range(), &new_lines),
+                ] {
+                    let tag = if op.tag() == similar::DiffTag::Equal {
+                        if tag == '+' {
+                            continue;
+                        }
+                        ' '
+                    } else {
+                        tag
+                    };
+                    for l in &side[range] {
+                        let text = l.strip_suffix('\n').unwrap_or(l);
+                        let text = text.strip_suffix('\r').unwrap_or(text);
+                        shown.push(format!("{tag}{text}"));
+                    }
+                }
+            }
+            hunks.push(Hunk {
+                old_start: old_range.start + usize::from(!old_range.is_empty()),
+                old_lines: old_range.len(),
+                new_start: new_range.start + usize::from(!new_range.is_empty()),
+                new_lines: new_range.len(),
+                lines: shown,
+                old: old_range,
+                new: new_range,
+            });
+        }
+        Self {
+            path: path.to_string(),
+            kind: if old.is_some() {
+                ChangeKind::Modify
+            } else {
+                ChangeKind::Create
+            },
+            base_hash: old.map(|o| hash(o.as_bytes())),
+            hunks,
+            file,
+            old: old_lines,
+            new: new_lines,
+        }
+    }
+
+    /// The file it changes.
+    pub fn file(&self) -> &std::path::Path {
+        &self.file
+    }
+
+    /// As a unified diff (its `@@` headers in the order of `hunks`).
+    pub fn unified(&self) -> String {
+        let from = match self.kind {
+            ChangeKind::Create => "/dev/null".to_string(),
+            ChangeKind::Modify => format!("a/{}", self.path),
+        };
+        let mut out = format!("--- {from}\n+++ b/{}\n", self.path);
+        for h in &self.hunks {
+            out.push_str(&format!(
+                "@@ -{} +{} @@\n",
+                span(h.old_start, h.old_lines),
+                span(h.new_start, h.new_lines)
+            ));
+            for l in &h.lines {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// The file's text with the hunks `include` keeps applied.
+    pub fn apply(&self, include: &[bool]) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for (i, h) in self.hunks.iter().enumerate() {
+            if !include.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            out.extend(self.old[at..h.old.start].iter().map(String::as_str));
+            out.extend(self.new[h.new.clone()].iter().map(String::as_str));
+            at = h.old.end;
+        }
+        out.extend(self.old[at..].iter().map(String::as_str));
+        out
+    }
+}
+
+/// `start,len` as a unified diff writes a range.
+fn span(start: usize, len: usize) -> String {
+    if len == 1 {
+        start.to_string()
+    } else {
+        format!("{start},{len}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(old: Option<&str>, new: &str) -> FileChange {
+        FileChange::new("f.txt", PathBuf::from("/nowhere/f.txt"), old, new)
+    }
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn every_subset_of_hunks_applies_exactly() {
+        let old = numbered(40);
+        let new = old
+            .replace("line 3\n", "line three\n")
+            .replace("line 20\n", "")
+            .replace("line 38\n", "line 38\nline 38b\n");
+        let c = change(Some(&old), &new);
+        assert_eq!(c.hunks.len(), 3);
+        assert_eq!(c.apply(&[true, true, true]), new);
+        assert_eq!(c.apply(&[false, false, false]), old);
+        let first = c.apply(&[true, false, false]);
+        assert!(first.contains("line three\n") && first.contains("line 20\n"));
+        let last = c.apply(&[false, false, true]);
+        assert!(last.contains("line 38b\n") && last.contains("line 3\n"));
+        let middle = c.apply(&[false, true, false]);
+        assert!(!middle.contains("line 20\n") && middle.contains("line 3\n"));
+        assert!(c.unified().matches("\n@@ ").count() == 3, "{}", c.unified());
+    }
+
+    #[test]
+    fn adjacent_changes_share_a_hunk_and_endings_are_kept() {
+        let old = "a\r\nb\r\nc\r\nd\r\n";
+        let new = "a\r\nB\r\nc\r\nD\r\n";
+        let c = change(Some(old), new);
+        assert_eq!(c.hunks.len(), 1, "close changes are one hunk");
+        assert_eq!(c.apply(&[true]), new);
+        assert_eq!(c.hunks[0].lines[0], " a", "no \\r in what is shown");
+        // No newline at the end, on either side.
+        let c = change(Some("x\ny"), "x\nz");
+        assert_eq!(c.apply(&[true]), "x\nz");
+        assert_eq!(c.apply(&[false]), "x\ny");
+    }
+
+    #[test]
+    fn a_new_file_is_one_hunk_from_nothing() {
+        let c = change(None, "hello\nworld\n");
+        assert_eq!(c.kind, ChangeKind::Create);
+        assert_eq!(c.base_hash, None);
+        assert_eq!(c.hunks.len(), 1);
+        assert_eq!(c.apply(&[true]), "hello\nworld\n");
+        assert!(
+            c.unified()
+                .starts_with("--- /dev/null\n+++ b/f.txt\n@@ -0,0 +1,2 @@\n+hello\n")
+        );
+    }
+}
