@@ -82,6 +82,7 @@ fn app_with(messages: usize) -> App {
                     duration_ms: 2,
                     ..ResultMetadata::default()
                 },
+                diff: None,
             },
         };
         app.on_agent_event(ev, t0);

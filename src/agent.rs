@@ -178,9 +178,13 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         // A result was redacted once already, as the model got it
-        // (`dispatch::normalize`): not again here.
-        AgentEvent::ToolCallFinished { .. }
-        | AgentEvent::SessionStarted { .. }
+        // (`dispatch::normalize`): not again here; what was written is.
+        AgentEvent::ToolCallFinished { diff, .. } => {
+            if let Some(d) = diff {
+                text(d);
+            }
+        }
+        AgentEvent::SessionStarted { .. }
         | AgentEvent::UsageUpdated { .. }
         | AgentEvent::ContextUpdated { .. }
         | AgentEvent::ContextCompacted { .. }

@@ -499,6 +499,7 @@ mod tests {
                 duration_ms: 5,
                 ..ResultMetadata::default()
             },
+            diff: None,
         };
         assert_eq!(
             human_line(&done).unwrap(),
@@ -510,6 +511,7 @@ mod tests {
             status: ToolStatus::Denied,
             content: json!({"error": "permission denied: no"}),
             metadata: ResultMetadata::default(),
+            diff: None,
         };
         assert_eq!(
             human_line(&denied).unwrap(),

@@ -489,6 +489,10 @@ pub enum AgentEvent {
         status: ToolStatus,
         content: Value,
         metadata: ResultMetadata,
+        /// For a file change that was written: what was written, as a
+        /// unified diff (the hunks kept, when some were left out).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
@@ -607,6 +611,7 @@ mod tests {
             status: ToolStatus::Ok,
             content: serde_json::json!({"content": "x"}),
             metadata: ResultMetadata::default(),
+            diff: None,
         };
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["type"], "tool_call_finished");

@@ -225,6 +225,9 @@ async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
     pane.keys(&["y"]);
     let done = pane.wait_for("now prints hello").await;
     assert!(done.contains("✓ edit_file hello.py"), "{done}");
+    // The change stays in the transcript.
+    assert!(done.contains("┊ -print('helo')"), "{done}");
+    assert!(done.contains("┊ +print('hello')"), "{done}");
     assert_eq!(
         std::fs::read_to_string(ws.path().join("hello.py")).unwrap(),
         "print('hello')\n"
@@ -237,7 +240,10 @@ async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
         "{log}"
     );
     pane.keys(&["Enter"]);
-    pane.wait_for("\"old_text\"").await;
+    // The detail shows the change as a diff, not its raw arguments.
+    let detail = pane.wait_for("change:").await;
+    assert!(detail.contains("-print('helo')"), "{detail}");
+    assert!(detail.contains("+print('hello')"), "{detail}");
     pane.keys(&["Escape"]);
     pane.keys(&["Escape"]);
     pane.wait_for("message").await;

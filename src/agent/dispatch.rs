@@ -114,6 +114,7 @@ async fn dispatch_one(
             .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
         effect: resolved.as_ref().ok().map(|t| t.tool.effect()),
     });
+    let mut written = None;
     let outcome = if cancel.is_cancelled() {
         Outcome::Failed(ToolError::Cancelled(
             "not run: the user interrupted the turn before this call started".into(),
@@ -122,7 +123,7 @@ async fn dispatch_one(
         match (resolved, parsed) {
             (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
             (Ok(tool), Ok(args)) => {
-                run_stages(shared, call, tool, args, cancel, &mut started).await
+                run_stages(shared, call, tool, args, cancel, &mut started, &mut written).await
             }
         }
     };
@@ -142,12 +143,14 @@ async fn dispatch_one(
         content: text,
         is_error: result.status != ToolStatus::Ok,
     };
+    let diff = written.filter(|_| result.status == ToolStatus::Ok);
     shared.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
         status: result.status,
         content: result.content,
         metadata: result.metadata,
+        diff,
     });
     output
 }
@@ -173,6 +176,7 @@ async fn run_stages(
     args: Value,
     cancel: &CancellationToken,
     started: &mut Instant,
+    written: &mut Option<String>,
 ) -> Outcome {
     // 3. validate
     if let Err(e) = tool.validate(&args) {
@@ -185,9 +189,19 @@ async fn run_stages(
     };
     // 5. authorize
     let exact = match authorize(shared, call, tool, &args, &ops, cancel, None).await {
-        Ok(exact) => exact,
+        Ok(Some(exact)) => Some(exact),
+        // Allowed without asking: a file change is still computed once
+        // and written as computed (and shown once written).
+        Ok(None) => match tool.tool.change(&args, &shared.workspace) {
+            Ok(change) => change.map(|change| {
+                let include = vec![true; change.hunks.len()];
+                Exact { change, include }
+            }),
+            Err(e) => return Outcome::Failed(e),
+        },
         Err(outcome) => return outcome,
     };
+    let shown = exact.as_ref().map(|e| e.change.unified_of(&e.include));
     if cancel.is_cancelled() {
         return Outcome::Failed(ToolError::Cancelled(
             "not run: the user interrupted the turn before it started".into(),
@@ -208,6 +222,9 @@ async fn run_stages(
         .await;
     *started = Instant::now();
     let result = execute(shared, call, tool, args.clone(), exact, cancel).await;
+    if result.is_ok() {
+        *written = shown;
+    }
     // 6b. a run the sandbox stopped may go again outside it, when the
     // person says so
     let (args, ops, result) = match &result {
@@ -615,7 +632,7 @@ async fn execute(
     };
     let work = async {
         match &exact {
-            Some(e) => crate::tools::change::apply(&e.change, &e.include, &ctx).await,
+            Some(e) => crate::tools::change::apply(tool.name(), &e.change, &e.include, &ctx).await,
             None => tool.tool.execute(args, &ctx).await,
         }
     };

@@ -144,12 +144,17 @@ impl FileChange {
 
     /// As a unified diff (its `@@` headers in the order of `hunks`).
     pub fn unified(&self) -> String {
+        self.unified_of(&vec![true; self.hunks.len()])
+    }
+
+    /// The hunks `include` keeps, as a unified diff.
+    pub fn unified_of(&self, include: &[bool]) -> String {
         let from = match self.kind {
             ChangeKind::Create => "/dev/null".to_string(),
             ChangeKind::Modify => format!("a/{}", self.path),
         };
         let mut out = format!("--- {from}\n+++ b/{}\n", self.path);
-        for h in &self.hunks {
+        for (h, _) in self.hunks.iter().zip(include).filter(|(_, keep)| **keep) {
             out.push_str(&format!(
                 "@@ -{} +{} @@\n",
                 span(h.old_start, h.old_lines),

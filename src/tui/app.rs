@@ -672,10 +672,12 @@ impl App {
                 status,
                 content,
                 metadata,
+                diff,
             } => {
                 self.tool_started.remove(&call_id);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.elapsed_ms = metadata.duration_ms;
+                    t.diff = diff;
                     t.state = ToolState::Done {
                         status,
                         summary: summarize(&tool, status, &content),

@@ -251,6 +251,7 @@ fn streaming_tools_and_the_log_view() {
                 duration_ms: 1800,
                 ..ResultMetadata::default()
             },
+            diff: None,
         },
         t0 + Duration::from_millis(1800),
     );

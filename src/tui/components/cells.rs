@@ -89,6 +89,8 @@ pub struct ToolCell {
     pub approval: Option<&'static str>,
     /// From an earlier run (a resumed session): its time is not known.
     pub earlier: bool,
+    /// What a file change wrote, as a unified diff (shown compact).
+    pub diff: Option<String>,
 }
 
 impl ToolCell {
@@ -103,6 +105,7 @@ impl ToolCell {
             note: None,
             approval: None,
             earlier: false,
+            diff: None,
         }
     }
 
@@ -303,6 +306,9 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             false,
         ));
     }
+    if let Some(diff) = &t.diff {
+        compact_diff(diff, theme, out);
+    }
     for line in &t.tail {
         out.push(Logical::new(
             Line::from(vec![
@@ -311,6 +317,51 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             ]),
             Line::from(vec![Span::styled("  │ ", theme.border())]),
             true,
+        ));
+    }
+}
+
+/// Diff lines a change shows in the transcript; the rest is counted.
+const DIFF_SHOWN: usize = 12;
+
+/// What a change wrote, in a few lines under its call: changed lines with
+/// their signs (context and file headers left out), then how many more.
+fn compact_diff(diff: &str, theme: &Theme, out: &mut Vec<Logical>) {
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') && !l.starts_with("+++"))
+                || (l.starts_with('-') && !l.starts_with("---"))
+                || l.starts_with("@@")
+        })
+        .collect();
+    let gutter = || Span::styled("  ┊ ", theme.border());
+    for l in changed.iter().take(DIFF_SHOWN) {
+        let style = match l.as_bytes().first() {
+            Some(b'+') => Style::default().fg(theme.colors.diff_add),
+            Some(b'-') => Style::default().fg(theme.colors.diff_del),
+            _ => theme.muted(),
+        };
+        out.push(Logical::new(
+            Line::from(vec![gutter(), Span::styled(terminal_line(l), style)]),
+            Line::from(vec![gutter()]),
+            true,
+        ));
+    }
+    if changed.len() > DIFF_SHOWN {
+        out.push(Logical::new(
+            Line::from(vec![
+                gutter(),
+                Span::styled(
+                    format!(
+                        "… {} more lines (Ctrl-T shows the whole change)",
+                        changed.len() - DIFF_SHOWN
+                    ),
+                    theme.muted(),
+                ),
+            ]),
+            Line::from(vec![gutter()]),
+            false,
         ));
     }
 }

@@ -44,6 +44,8 @@ pub struct LogEntry {
     pub status: Option<ToolStatus>,
     pub metadata: ResultMetadata,
     pub content: Option<Value>,
+    /// What a file change wrote, as a unified diff.
+    pub diff: Option<String>,
     /// Bumped on every change, so the detail view knows to lay out again.
     rev: u64,
 }
@@ -182,6 +184,7 @@ impl ToolLog {
                     status: None,
                     metadata: ResultMetadata::default(),
                     content: None,
+                    diff: None,
                     rev: 0,
                 });
             }
@@ -229,12 +232,14 @@ impl ToolLog {
                 status,
                 content,
                 metadata,
+                diff,
                 ..
             } => {
                 if let Some(e) = self.entry(call_id) {
                     e.status = Some(*status);
                     e.metadata = metadata.clone();
                     e.content = Some(content.clone());
+                    e.diff = diff.clone();
                 }
             }
             _ => {}
@@ -581,8 +586,26 @@ fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
         }
     }
     add(String::new(), theme.text());
-    add("arguments:".into(), theme.bold(theme.colors.heading));
-    json_lines(&e.arguments, theme.text(), &mut lines);
+    match &e.diff {
+        // A file change reads as the change, not as its raw arguments.
+        Some(diff) => {
+            add("change:".into(), theme.bold(theme.colors.heading));
+            for l in diff.lines() {
+                let style = match l.as_bytes().first() {
+                    _ if l.starts_with("+++") || l.starts_with("---") => theme.muted(),
+                    Some(b'+') => Style::default().fg(theme.colors.diff_add),
+                    Some(b'-') => Style::default().fg(theme.colors.diff_del),
+                    Some(b'@') => theme.accent(),
+                    _ => theme.text(),
+                };
+                add(crate::tui::components::cells::terminal_line(l), style);
+            }
+        }
+        None => {
+            add("arguments:".into(), theme.bold(theme.colors.heading));
+            json_lines(&e.arguments, theme.text(), &mut lines);
+        }
+    }
     lines.push(Logical::code(Line::default()));
     lines.push(Logical::code(Line::from(Span::styled(
         "result:",

@@ -34,6 +34,7 @@ fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -
             error_kind: (status != ToolStatus::Ok).then(|| "permission_denied".into()),
             redactions: 0,
         },
+        diff: None,
     }
 }
 

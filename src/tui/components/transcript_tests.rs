@@ -165,3 +165,35 @@ fn tabs_and_wide_graphemes_show_as_they_are() {
     crate::tui::width::assert_no_ghosts(&screen);
     assert_snapshot!("transcript_tabs_and_graphemes", screen);
 }
+
+/// A written change stays under its call as a compact diff: the changed
+/// lines, then how many more.
+#[test]
+fn written_changes_stay_as_compact_diffs() {
+    let mut t = Transcript::new();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let new = old.replace("line 2\n", "line two\n");
+    let small =
+        crate::protocol::change::FileChange::new("a.txt", "/w/a.txt".into(), Some(&old), &new);
+    let mut edit = ToolCell::new("c1", "edit_file", &json!({"path": "a.txt"}));
+    edit.state = done(ToolStatus::Ok, "edited a.txt at line 2", 2);
+    edit.diff = Some(small.unified());
+    t.push(Cell::Tool(Box::new(edit)));
+    let big_new: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+    let big =
+        crate::protocol::change::FileChange::new("b.txt", "/w/b.txt".into(), Some(&old), &big_new);
+    let mut write = ToolCell::new("c2", "write_file", &json!({"path": "b.txt"}));
+    write.state = done(ToolStatus::Ok, "overwrote b.txt", 2);
+    write.diff = Some(big.unified());
+    t.push(Cell::Tool(Box::new(write)));
+    let shown = draw(&mut t, 70, 24);
+    assert_snapshot!("transcript_compact_diffs", shown);
+    assert!(
+        shown.contains("┊ -line 2") && shown.contains("┊ +line two"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("… 49 more lines (Ctrl-T shows the whole change)"),
+        "{shown}"
+    );
+}
