@@ -158,6 +158,12 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::SessionDiff { diff, error, .. } => {
+            text(diff);
+            if let Some(e) = error {
+                text(e);
+            }
+        }
         AgentEvent::Turns { turns } => {
             for t in turns {
                 text(&mut t.prompt);
@@ -598,7 +604,8 @@ impl Agent {
                 .as_ref()
                 .map(|r| r.checkpoints.clone())
                 .unwrap_or_default();
-            undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns)
+            let start = self.resumed.as_ref().and_then(|r| r.start_tree.clone());
+            undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns, start)
         });
         let shared = Arc::new(Shared {
             provider: self.provider,
@@ -728,6 +735,7 @@ async fn serve(
                     Op::UserInput { text } => Work::Turn(text),
                     Op::Compact => Work::Compact,
                     Op::ListTurns => Work::ListTurns,
+                    Op::SessionDiff => Work::SessionDiff,
                     Op::Rewind {
                         turn,
                         files,
@@ -761,6 +769,7 @@ async fn serve(
                         Box::pin(compact_asked(&shared, &mut conversation, cancel.clone()))
                     }
                     Work::ListTurns => Box::pin(undo::list(&shared, &conversation)),
+                    Work::SessionDiff => Box::pin(undo::session_diff(&shared)),
                     Work::Rewind {
                         turn,
                         files,
@@ -787,6 +796,7 @@ async fn serve(
                         Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
                         Some(Op::Compact) => queued.push_back(Work::Compact),
                         Some(Op::ListTurns) => queued.push_back(Work::ListTurns),
+                        Some(Op::SessionDiff) => queued.push_back(Work::SessionDiff),
                         Some(Op::Rewind { turn, files, conversation }) => {
                             queued.push_back(Work::Rewind { turn, files, conversation });
                         }
@@ -821,6 +831,7 @@ enum Work {
     /// `/compact`.
     Compact,
     ListTurns,
+    SessionDiff,
     Rewind {
         turn: Option<u64>,
         files: bool,

@@ -167,6 +167,10 @@ pub enum Op {
     },
     /// List the turns a rewind can go back to (answered with `turns`).
     ListTurns,
+    /// Every change of the session to the workspace's files, as one diff
+    /// against the files before the session changed them (answered with
+    /// `session_diff`).
+    SessionDiff,
     /// Restart one MCP server (by name), or every one: its process ends
     /// and it starts again, its failures forgotten.
     RestartMcp { server: Option<String> },
@@ -500,6 +504,15 @@ pub enum AgentEvent {
     Turns {
         turns: Vec<TurnInfo>,
     },
+    /// The answer to `Op::SessionDiff`: a unified diff (empty when nothing
+    /// changed), cut at 2 MiB (`cut`), or why there is none.
+    SessionDiff {
+        diff: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The answer to `Op::Rewind`: what was restored (paths relative to
     /// the workspace), or why nothing was.
     Rewound {
@@ -564,6 +577,7 @@ impl AgentEvent {
             AgentEvent::Permissions { .. } => "permissions",
             AgentEvent::McpServerStatus(_) => "mcp_server_status",
             AgentEvent::Turns { .. } => "turns",
+            AgentEvent::SessionDiff { .. } => "session_diff",
             AgentEvent::Rewound { .. } => "rewound",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::Error { .. } => "error",

@@ -873,6 +873,14 @@ async fn undo_puts_back_what_the_last_turn_changed() {
         std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
         "remember the eggs\n"
     );
+    // `/diff`: the session's changes, on a page of their own.
+    pane.text("/diff");
+    pane.keys(&["Enter"]);
+    let page = pane.wait_for("Changes of this session").await;
+    assert!(page.contains("-remember the milk"), "{page}");
+    assert!(page.contains("+remember the eggs"), "{page}");
+    assert!(page.contains("+buy eggs"), "{page}");
+    pane.keys(&["Escape"]);
     pane.text("/undo");
     pane.keys(&["Enter"]);
     let screen = pane.wait_for("rewound to before turn 1").await;

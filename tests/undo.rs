@@ -42,7 +42,10 @@ async fn ask(handle: &mut AgentHandle, op: Op) -> AgentEvent {
             .await
             .expect("no answer in time")
             .expect("agent stopped");
-        if matches!(ev, AgentEvent::Rewound { .. } | AgentEvent::Turns { .. }) {
+        if matches!(
+            ev,
+            AgentEvent::Rewound { .. } | AgentEvent::Turns { .. } | AgentEvent::SessionDiff { .. }
+        ) {
             return ev;
         }
     }
@@ -376,5 +379,47 @@ async fn a_resumed_session_undoes_the_turns_of_the_last_run() {
     assert_eq!(
         read(ws.path(), "main.rs").as_deref(),
         Some("fn main() {}\n")
+    );
+}
+
+/// `/diff`: every change of the session, by tools and commands, against
+/// the files before it, in one diff.
+#[tokio::test]
+async fn the_session_diff_shows_every_change_against_the_start() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\n").unwrap();
+    std::fs::write(ws.path().join("gone.txt"), "bye\n").unwrap();
+    let mock = MockLlm::start(vec![
+        call(
+            "w",
+            "write_file",
+            json!({"path": "a.txt", "content": "two\n"}),
+        ),
+        text("wrote"),
+        call(
+            "s",
+            "exec_shell",
+            json!({"command": "rm gone.txt && echo made > new.txt"}),
+        ),
+        text("ran"),
+    ])
+    .await;
+    let mut h = setup(data.path()).spawn(&mock, ws.path());
+    let AgentEvent::SessionDiff { diff, error, .. } = ask(&mut h, Op::SessionDiff).await else {
+        unreachable!()
+    };
+    assert_eq!((diff.as_str(), error), ("", None), "nothing changed yet");
+    turn(&mut h, "write").await;
+    turn(&mut h, "run").await;
+    let AgentEvent::SessionDiff { diff, error, .. } = ask(&mut h, Op::SessionDiff).await else {
+        unreachable!()
+    };
+    assert_eq!(error, None);
+    assert!(diff.contains("-one") && diff.contains("+two"), "{diff}");
+    assert!(diff.contains("-bye") && diff.contains("+made"), "{diff}");
+    assert!(
+        diff.contains("b/new.txt") && diff.contains("a/gone.txt"),
+        "{diff}"
     );
 }

@@ -37,6 +37,8 @@ struct State {
     /// The rounds of calls that changed files and were not undone (each
     /// with its turn), oldest first.
     turns: Vec<TurnTrees>,
+    /// The files before the session first changed them.
+    start: Option<String>,
 }
 
 impl State {
@@ -79,12 +81,18 @@ pub(crate) fn may_change_files(effect: Effect) -> bool {
 impl Checkpoints {
     /// Checkpoints of `workspace` under `data_dir`, knowing the turns a
     /// resumed session can still undo.
-    pub(crate) fn new(data_dir: PathBuf, workspace: PathBuf, turns: Vec<TurnTrees>) -> Self {
+    pub(crate) fn new(
+        data_dir: PathBuf,
+        workspace: PathBuf,
+        turns: Vec<TurnTrees>,
+        start: Option<String>,
+    ) -> Self {
         Self {
             data_dir,
             workspace,
             state: tokio::sync::Mutex::new(State {
                 turns,
+                start,
                 ..State::default()
             }),
         }
@@ -128,6 +136,9 @@ impl Checkpoints {
         match taken {
             Ok(tree) => {
                 st.before = Some(tree.clone());
+                if st.start.is_none() {
+                    st.start = Some(tree.clone());
+                }
                 shared
                     .record(Item::Checkpoint {
                         turn: st.turn,
@@ -216,6 +227,45 @@ impl Checkpoints {
         let restored = blocking(store, move |s| s.rewind(&turns)).await?;
         st.turns.retain(|t| t.turn < turn);
         Ok(restored)
+    }
+}
+
+/// The largest session diff sent.
+const DIFF_LIMIT: usize = 2 * 1024 * 1024;
+
+/// `/diff`: every change of the session to the workspace's files (by
+/// tools and commands alike), against the files before the session first
+/// changed them.
+pub(crate) async fn session_diff(shared: &Shared) {
+    let answer = |diff: String, cut: bool, error: Option<String>| {
+        shared
+            .emitter
+            .emit(AgentEvent::SessionDiff { diff, cut, error });
+    };
+    let Some(c) = &shared.checkpoints else {
+        return answer(
+            String::new(),
+            false,
+            Some("checkpoints are off (--checkpoints off): there is nothing to compare".into()),
+        );
+    };
+    let mut st = c.state.lock().await;
+    let Some(start) = st.start.clone() else {
+        return answer(String::new(), false, None);
+    };
+    let store = match st.store(&c.data_dir, &c.workspace).await {
+        Ok(s) => s,
+        Err(e) => return answer(String::new(), false, Some(e)),
+    };
+    drop(st);
+    match blocking(store, move |s| {
+        let now = s.snapshot()?;
+        s.patch(&start, &now, DIFF_LIMIT)
+    })
+    .await
+    {
+        Ok((diff, cut)) => answer(diff, cut, None),
+        Err(e) => answer(String::new(), false, Some(e)),
     }
 }
 

@@ -235,6 +235,45 @@ impl Store {
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
+    /// Everything that differs between two trees, as a unified diff, at
+    /// most `limit` bytes of it (cut at a line; `true` when cut).
+    pub fn patch(
+        &self,
+        from: &str,
+        to: &str,
+        limit: usize,
+    ) -> Result<(String, bool), CheckpointError> {
+        if from == to {
+            return Ok((String::new(), false));
+        }
+        let out = self.git(
+            &[
+                "diff-tree",
+                "-p",
+                "-r",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                from,
+                to,
+            ],
+            None,
+        )?;
+        let text = String::from_utf8_lossy(&out);
+        if text.len() <= limit {
+            return Ok((text.into_owned(), false));
+        }
+        let mut cut = limit;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let end = text[..cut].rfind('\n').map_or(0, |i| i + 1);
+        Ok((text[..end].to_string(), true))
+    }
+
     /// The paths that differ between two trees.
     pub fn changed(&self, from: &str, to: &str) -> Result<Vec<PathBuf>, CheckpointError> {
         if from == to {

@@ -381,6 +381,8 @@ pub struct Rebuilt {
     pub shown: Vec<Shown>,
     /// The turns whose file changes can be undone, oldest first.
     pub checkpoints: Vec<TurnTrees>,
+    /// The files before the session first changed them (`/diff`).
+    pub start_tree: Option<String>,
     /// Each turn of the conversation with the person's message, oldest
     /// first: what a conversation can be rewound to.
     pub prompts: Vec<(u64, String)>,
@@ -587,6 +589,10 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             .max()
             .unwrap_or(0),
         checkpoints: checkpoints(records),
+        start_tree: records.iter().find_map(|r| match &r.item {
+            Item::Checkpoint { before, .. } => Some(before.clone()),
+            _ => None,
+        }),
         ..Rebuilt::default()
     };
     let records = conversation_records(records);

@@ -19,6 +19,7 @@ use super::components::approval::{ApprovalAction, ApprovalOverlay, Arming, Pendi
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE, Highlighted};
+use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
 use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
@@ -43,7 +44,7 @@ Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
 (read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
-(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /rewind (files, \
+(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /rewind (files, \
 conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
 n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
@@ -125,6 +126,8 @@ pub struct App {
     picker: Option<SessionPicker>,
     /// `/rewind`'s list of turns.
     rewind: Option<RewindPicker>,
+    /// `/diff`'s page (`None` in it while the agent answers).
+    diff_page: Option<Option<Pager>>,
     /// Where each turn's message is in the transcript, by turn id; and
     /// the messages sent whose turn has not started yet.
     turn_marks: Vec<(u64, usize)>,
@@ -224,6 +227,7 @@ impl App {
             permissions: None,
             picker: None,
             rewind: None,
+            diff_page: None,
             turn_marks,
             sent_marks: VecDeque::new(),
             trust: init.trust.map(|t| (t, Arming::pending())),
@@ -479,6 +483,29 @@ impl App {
                     );
                 }
                 self.mcp.insert(status.server.clone(), status);
+            }
+            AgentEvent::SessionDiff { diff, cut, error } => {
+                if self.diff_page.is_none() {
+                    // Closed while it was computed.
+                } else if let Some(e) = error {
+                    self.diff_page = None;
+                    self.notice(NoticeKind::Warning, format!("no session diff: {e}"));
+                } else if diff.trim().is_empty() {
+                    self.diff_page = None;
+                    self.notice(
+                        NoticeKind::Info,
+                        "no file of the workspace has changed in this session",
+                    );
+                } else {
+                    let mut text = diff;
+                    if cut {
+                        text.push_str("… (cut at 2 MiB)\n");
+                    }
+                    self.diff_page = Some(Some(Pager::new(
+                        "Changes of this session (against the files before it)",
+                        &text,
+                    )));
+                }
             }
             AgentEvent::Turns { turns } => {
                 if let Some(r) = &mut self.rewind {
@@ -951,6 +978,16 @@ impl App {
             }
             return;
         }
+        if let Some(page) = &mut self.diff_page {
+            let close = match page {
+                Some(p) => p.handle_key(key),
+                None => matches!(key.code, KeyCode::Esc | KeyCode::Char('q')),
+            };
+            if close {
+                self.diff_page = None;
+            }
+            return;
+        }
         if let Some(rewind) = &mut self.rewind {
             match rewind.handle_key(key) {
                 RewindAction::None => {}
@@ -1286,6 +1323,10 @@ impl App {
                     "a turn runs: stop it (Ctrl-C) before going back",
                 );
             }
+            SlashCommand::Diff => {
+                self.ops.push(Op::SessionDiff);
+                self.diff_page = Some(None);
+            }
             SlashCommand::Undo => {
                 self.ops.push(Op::Rewind {
                     turn: None,
@@ -1384,6 +1425,7 @@ impl App {
             && self.permissions.is_none()
             && self.picker.is_none()
             && self.rewind.is_none()
+            && self.diff_page.is_none()
             && self.trust.is_none()
             && self.limit.is_none();
         self.composer
@@ -1425,6 +1467,14 @@ impl App {
         }
         if let Some(rewind) = &self.rewind {
             rewind.render(overlay, buf, &self.theme);
+        }
+        match &self.diff_page {
+            Some(Some(page)) => page.render(overlay, buf, &self.theme),
+            Some(None) => {
+                let page = Pager::new("Changes of this session", "reading the changes…");
+                page.render(overlay, buf, &self.theme);
+            }
+            None => {}
         }
         if self.approvals.is_active() {
             self.approvals.render(main, buf, &self.theme, self.now);

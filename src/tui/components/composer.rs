@@ -75,6 +75,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "summarize the older turns to free context (the transcript keeps them)",
     ),
     ("/undo", "put back the files the last turn changed"),
+    ("/diff", "every change of this session to the files"),
     (
         "/trust",
         "the workspace's hooks and MCP servers: asked again",
@@ -109,6 +110,8 @@ pub enum SlashCommand {
     Undo,
     /// `/trust`: the workspace's hooks and servers, asked again.
     Trust,
+    /// `/diff`: every change of the session.
+    Diff,
     /// `/rewind`: choose a turn to go back to.
     Rewind,
     Quit,
@@ -158,6 +161,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "compact" => Ok(SlashCommand::Compact),
         "undo" => Ok(SlashCommand::Undo),
         "trust" => Ok(SlashCommand::Trust),
+        "diff" => Ok(SlashCommand::Diff),
         "rewind" => Ok(SlashCommand::Rewind),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
