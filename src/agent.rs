@@ -158,6 +158,10 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::ApprovalDecided {
+            decision: crate::protocol::ApprovalDecision::ApproveEdited { content },
+            ..
+        } => text(content),
         AgentEvent::SessionDiff { diff, error, .. } => {
             text(diff);
             if let Some(e) = error {

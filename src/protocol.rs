@@ -123,6 +123,9 @@ pub enum ApprovalDecision {
     /// Run this one call with only these hunks (0-based, in the order of
     /// the request's `change`) of its file change; none is a denial.
     ApproveHunks { hunks: Vec<usize> },
+    /// Write this content instead of the proposed one (the person edited
+    /// the change); the model is told.
+    ApproveEdited { content: String },
     /// Do not run it; `message`, when given, tells the model what to do instead.
     Deny { message: Option<String> },
 }

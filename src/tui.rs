@@ -13,6 +13,7 @@ use crate::launch::{LaunchError, spawn_agent};
 pub mod app;
 pub mod color_depth;
 pub mod components;
+pub mod editor;
 pub mod event_loop;
 pub mod highlight;
 pub mod markdown;

@@ -792,3 +792,49 @@ async fn a_change_approved_in_part_writes_exactly_the_hunks_kept() {
     let text = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
     assert!(text.contains("line 10\n") && text.ends_with("a line the person added\n"));
 }
+
+/// The person edits the change before it is written: their version is
+/// written, and the model is told.
+#[tokio::test]
+async fn a_change_edited_by_the_person_is_written_as_edited() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "e",
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "one", "new_text": "two"}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
+    let events = drive(&mut handle, "go", |ev| {
+        let AgentEvent::ApprovalRequested { change, .. } = ev else {
+            unreachable!()
+        };
+        assert_eq!(change.as_ref().unwrap().new_text(), "two\n");
+        ApprovalDecision::ApproveEdited {
+            content: "two, as the person wants it\n".into(),
+        }
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "two, as the person wants it\n"
+    );
+    let (status, content, _) = result_of(&events, "e");
+    assert_eq!(status, ToolStatus::Ok, "{content}");
+    assert_eq!(content["edited_by_user"], true);
+    assert!(
+        content["note"]
+            .as_str()
+            .unwrap()
+            .contains("edited your change")
+    );
+    let written = events.iter().find_map(|e| match e {
+        AgentEvent::ToolCallFinished { diff, .. } => diff.clone(),
+        _ => None,
+    });
+    assert!(written.unwrap().contains("+two, as the person wants it"));
+}

@@ -941,3 +941,53 @@ async fn the_second_hunk_is_left_out_and_the_first_written() {
         "{text}"
     );
 }
+
+/// `E` in the dialog: the person's editor gets the proposed file and the
+/// terminal; what they save is written, and the UI comes back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e_writes_what_the_person_edited() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let tools = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("hello.py"), "print('helo')\n").unwrap();
+    let editor = tools.path().join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/hello/HELLO THERE/' \"$1\"\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "edit_file",
+            json!({"path": "hello.py", "old_text": "print('helo')", "new_text": "print('hello')"}),
+        )),
+        Step::Reply(Reply::text("Noted your edit.")),
+    ])
+    .await;
+    let pane = Pane::start_env(
+        &mock,
+        ws.path(),
+        &format!("VISUAL='{}'", editor.display()),
+        "",
+    );
+    pane.wait_for("approval ask").await;
+    pane.text("fix the typo");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve edit_file?").await;
+    pause().await;
+    pane.keys(&["E"]);
+    let done = pane.wait_for("Noted your edit.").await;
+    assert!(done.contains("you edited and approved it"), "{done}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("hello.py")).unwrap(),
+        "print('HELLO THERE')\n"
+    );
+    let sent = tool_results(&mock.requests()[1]);
+    assert!(
+        sent[0].1.to_string().contains("edited your change"),
+        "{sent:?}"
+    );
+}

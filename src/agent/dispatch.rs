@@ -195,7 +195,11 @@ async fn run_stages(
         Ok(None) => match tool.tool.change(&args, &shared.workspace) {
             Ok(change) => change.map(|change| {
                 let include = vec![true; change.hunks.len()];
-                Exact { change, include }
+                Exact {
+                    change,
+                    include,
+                    edited: false,
+                }
             }),
             Err(e) => return Outcome::Failed(e),
         },
@@ -547,10 +551,23 @@ async fn authorize(
         Exact {
             change: c,
             include: vec![true; n],
+            edited: false,
         }
     };
     match decision {
         ApprovalDecision::ApproveOnce => Ok(change.map(all)),
+        ApprovalDecision::ApproveEdited { content } => {
+            let Some(change) = change else {
+                return Ok(None);
+            };
+            let change = change.with_new(&content);
+            let include = vec![true; change.hunks.len()];
+            Ok(Some(Exact {
+                change,
+                include,
+                edited: true,
+            }))
+        }
         ApprovalDecision::ApproveHunks { hunks } => {
             let Some(change) = change else {
                 return Ok(None);
@@ -563,7 +580,11 @@ async fn authorize(
                     "the user left out every hunk of this change; nothing was written".into(),
                 )));
             }
-            Ok(Some(Exact { change, include }))
+            Ok(Some(Exact {
+                change,
+                include,
+                edited: false,
+            }))
         }
         ApprovalDecision::ApproveForConversation => {
             // A call no grant may cover is approved this once.
@@ -603,6 +624,8 @@ async fn authorize(
 struct Exact {
     change: FileChange,
     include: Vec<bool>,
+    /// The person edited the proposal: what is written is theirs.
+    edited: bool,
 }
 
 async fn execute(
@@ -632,7 +655,18 @@ async fn execute(
     };
     let work = async {
         match &exact {
-            Some(e) => crate::tools::change::apply(tool.name(), &e.change, &e.include, &ctx).await,
+            Some(e) => {
+                let mut v =
+                    crate::tools::change::apply(tool.name(), &e.change, &e.include, &ctx).await?;
+                if e.edited {
+                    v["edited_by_user"] = json!(true);
+                    v["note"] = json!(
+                        "the person edited your change before it was written: the file holds \
+                         their version, not yours; read it again before changing it further"
+                    );
+                }
+                Ok(v)
+            }
             None => tool.tool.execute(args, &ctx).await,
         }
     };

@@ -142,6 +142,20 @@ impl FileChange {
         &self.file
     }
 
+    /// The file as the whole change leaves it.
+    pub fn new_text(&self) -> String {
+        self.new.concat()
+    }
+
+    /// The same file, changed to `new` instead (the person edited the
+    /// proposal): computed from the same content, with the same hash.
+    pub fn with_new(&self, new: &str) -> Self {
+        let old = self.base_hash.as_ref().map(|_| self.old.concat());
+        let mut c = Self::new(&self.path, self.file.clone(), old.as_deref(), new);
+        c.base_hash.clone_from(&self.base_hash);
+        c
+    }
+
     /// As a unified diff (its `@@` headers in the order of `hunks`).
     pub fn unified(&self) -> String {
         self.unified_of(&vec![true; self.hunks.len()])

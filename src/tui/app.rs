@@ -40,14 +40,15 @@ const TICK: Duration = Duration::from_millis(100);
 const MOUSE_LINES: usize = 3;
 
 const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
-Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-L repaint · Ctrl-Z suspend · \
+Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-L repaint · Ctrl-Z suspend · \
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
 (read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
 (/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /rewind (files, \
 conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
-n or Esc deny · e deny and say what to do instead. It answers only after a pause with no key.";
+n or Esc deny · e deny and say what to do instead · ↑↓ or j/k choose a hunk, x leave it out · \
+E edit the change in $EDITOR. It answers only after a pause with no key.";
 
 /// Facts the app starts with.
 pub struct AppInit {
@@ -98,6 +99,24 @@ impl TrustPrompt {
     }
 }
 
+/// Text for the person's editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditRequest {
+    pub purpose: EditPurpose,
+    /// A file name for the editor to pick a syntax by.
+    pub name: String,
+    pub text: String,
+}
+
+/// What an edit is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditPurpose {
+    /// The message being written (Ctrl-G).
+    Composer,
+    /// The file change of this call, to be written as edited (`E`).
+    Approval(String),
+}
+
 /// Work done off the UI thread, handed back to it.
 pub enum Work {
     /// The syntax colours of a diff waiting for approval.
@@ -126,6 +145,8 @@ pub struct App {
     picker: Option<SessionPicker>,
     /// `/rewind`'s list of turns.
     rewind: Option<RewindPicker>,
+    /// A text for the person's editor, for the loop to hand over.
+    edit: Option<EditRequest>,
     /// `/diff`'s page (`None` in it while the agent answers).
     diff_page: Option<Option<Pager>>,
     /// Where each turn's message is in the transcript, by turn id; and
@@ -227,6 +248,7 @@ impl App {
             permissions: None,
             picker: None,
             rewind: None,
+            edit: None,
             diff_page: None,
             turn_marks,
             sent_marks: VecDeque::new(),
@@ -354,6 +376,55 @@ impl App {
     /// pieces behind, and this clears them.
     pub fn take_repaint(&mut self) -> bool {
         std::mem::take(&mut self.repaint)
+    }
+
+    /// A text to edit in the person's editor (once).
+    pub fn take_edit(&mut self) -> Option<EditRequest> {
+        self.edit.take()
+    }
+
+    /// What came back from the editor: the text, `None` if the edit was
+    /// abandoned, or why the editor could not run.
+    pub fn on_edited(
+        &mut self,
+        purpose: EditPurpose,
+        result: Result<Option<String>, String>,
+        now: Instant,
+    ) {
+        self.dirty = true;
+        match (purpose, result) {
+            (_, Err(e)) => self.notice(NoticeKind::Warning, format!("the editor did not run: {e}")),
+            (EditPurpose::Composer, Ok(Some(text))) => {
+                self.composer.set_text(text.trim_end_matches('\n'));
+            }
+            (EditPurpose::Composer, Ok(None)) => self.flash("edit abandoned", now),
+            (EditPurpose::Approval(call_id), Ok(Some(content))) => {
+                // Answered only if the call still waits (its turn may
+                // have ended meanwhile).
+                if !self.approvals.call_ids().contains(&call_id) {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "the call no longer waits for approval: your edit was not written",
+                    );
+                    return;
+                }
+                self.approvals.remove(&call_id, now);
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.state = ToolState::Running;
+                }
+                self.log.decided(&call_id, "E, edited in the editor");
+                self.ops.push(Op::Decide {
+                    call_id,
+                    decision: ApprovalDecision::ApproveEdited { content },
+                });
+            }
+            (EditPurpose::Approval(_), Ok(None)) => {
+                self.flash(
+                    "edit abandoned: the change still waits for your answer",
+                    now,
+                );
+            }
+        }
     }
 
     /// Whether Ctrl-Z asked to suspend (once).
@@ -644,6 +715,7 @@ impl App {
                 reason,
                 grant,
                 diff,
+                change,
                 ..
             } => {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
@@ -660,6 +732,7 @@ impl App {
                         reason,
                         grant,
                         diff,
+                        change,
                     },
                     now,
                 );
@@ -677,6 +750,9 @@ impl App {
                         (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
                         (ApprovalDecision::ApproveHunks { .. }, _) => {
                             Some("you approved some hunks")
+                        }
+                        (ApprovalDecision::ApproveEdited { .. }, _) => {
+                            Some("you edited and approved it")
                         }
                         (ApprovalDecision::ApproveForConversation, _) => {
                             Some("you approved, with a grant")
@@ -937,6 +1013,20 @@ impl App {
             self.repaint = true;
             return;
         }
+        // Ctrl-G: the message in the person's editor.
+        if ctrl
+            && key.code == KeyCode::Char('g')
+            && !self.approvals.is_active()
+            && self.trust.is_none()
+            && self.limit.is_none()
+        {
+            self.edit = Some(EditRequest {
+                purpose: EditPurpose::Composer,
+                name: "message.md".into(),
+                text: self.composer.text(),
+            });
+            return;
+        }
         self.quit_armed = None;
         if self.trust.is_some() {
             return self.on_trust_key(key, now);
@@ -960,6 +1050,17 @@ impl App {
                     if let Some(k) = pass {
                         self.composer_key(k, now);
                     }
+                }
+                ApprovalAction::Edit {
+                    call_id,
+                    name,
+                    text,
+                } => {
+                    self.edit = Some(EditRequest {
+                        purpose: EditPurpose::Approval(call_id),
+                        name,
+                        text,
+                    });
                 }
                 ApprovalAction::Pass(k) => self.composer_key(k, now),
                 ApprovalAction::Hint(text) => self.flash(text, now),

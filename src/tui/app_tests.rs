@@ -1062,3 +1062,62 @@ fn undo_and_rewind_from_the_composer() {
     );
     assert!(screen(&mut a, 100, 30).contains("nothing was undone: no turn's file changes"));
 }
+
+/// `E` hands the proposed file to the editor; what comes back is the
+/// answer. Ctrl-G hands the message over the same way.
+#[test]
+fn e_edits_the_change_and_ctrl_g_the_message() {
+    let (mut a, t0) = app();
+    let change = crate::protocol::change::FileChange::new(
+        "a.txt",
+        "/w/a.txt".into(),
+        Some("one\n"),
+        "two\n",
+    );
+    a.on_agent_event(
+        AgentEvent::ApprovalRequested {
+            call_id: "c1".into(),
+            tool: "edit_file".into(),
+            arguments: json!({"path": "a.txt", "old_text": "one", "new_text": "two"}),
+            effect: Effect::Write,
+            operations: vec![],
+            needs: vec![],
+            reason: "approval mode ask".into(),
+            grant: None,
+            diff: Some(change.unified()),
+            change: Some(change),
+        },
+        t0,
+    );
+    screen(&mut a, 80, 24);
+    let t = a.now + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT)),
+        t,
+    );
+    let request = a.take_edit().expect("an edit");
+    assert_eq!(request.purpose, EditPurpose::Approval("c1".into()));
+    assert_eq!(
+        (request.name.as_str(), request.text.as_str()),
+        ("a.txt", "two\n")
+    );
+    a.on_edited(request.purpose.clone(), Ok(None), t);
+    assert!(a.take_ops().is_empty(), "an abandoned edit answers nothing");
+    a.on_edited(request.purpose, Ok(Some("three\n".into())), t);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveEdited {
+                content: "three\n".into()
+            }
+        }]
+    );
+    type_text(&mut a, "draft", t);
+    a.on_terminal_event(ctrl('g'), t);
+    let request = a.take_edit().expect("an edit");
+    assert_eq!(request.purpose, EditPurpose::Composer);
+    assert_eq!(request.text, "draft");
+    a.on_edited(request.purpose, Ok(Some("a longer\nmessage\n".into())), t);
+    assert_eq!(a.composer.text(), "a longer\nmessage");
+}

@@ -102,6 +102,22 @@ pub async fn run(
             suspend(terminal)?;
             app.redraw();
         }
+        if let Some(request) = app.take_edit() {
+            // The editor has the terminal, and every key: no reader of
+            // ours may be left waiting on it.
+            drop(input);
+            super::terminal::restore();
+            let (text, name) = (request.text.clone(), request.name.clone());
+            let result = tokio::task::spawn_blocking(move || super::editor::edit(&text, &name))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            super::terminal::setup()?;
+            terminal.clear()?;
+            input = EventStream::new();
+            app.on_edited(request.purpose, result, std::time::Instant::now());
+            app.redraw();
+        }
         if app.take_repaint() {
             terminal.clear()?;
             app.redraw();

@@ -105,6 +105,8 @@ pub struct PendingApproval {
     pub reason: String,
     pub grant: Option<GrantOffer>,
     pub diff: Option<DiffView>,
+    /// The file change, for `E` (edit it before it is written).
+    pub change: Option<crate::protocol::change::FileChange>,
 }
 
 /// What a key did.
@@ -116,6 +118,12 @@ pub enum ApprovalAction {
     Pass(KeyEvent),
     /// A key that does nothing here, and why.
     Hint(&'static str),
+    /// `E`: the person edits the proposed file in their editor.
+    Edit {
+        call_id: String,
+        name: String,
+        text: String,
+    },
     Decide {
         call_id: String,
         decision: ApprovalDecision,
@@ -448,7 +456,15 @@ impl ApprovalOverlay {
                 &format!("Esc, {shown_for:.1} s after it showed"),
                 None,
             ),
-            KeyCode::Char('e' | 'E') if plain => {
+            KeyCode::Char('E') if plain => match &front.change {
+                Some(c) => ApprovalAction::Edit {
+                    call_id: front.call_id.clone(),
+                    name: c.path.clone(),
+                    text: c.new_text(),
+                },
+                None => ApprovalAction::Hint("only a file change can be edited (E)"),
+            },
+            KeyCode::Char('e') if plain => {
                 let mut input = TextArea::default();
                 input.set_placeholder_text(format!(
                     "what should the model do instead of {}?",

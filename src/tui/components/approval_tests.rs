@@ -33,6 +33,12 @@ fn edit(id: &str) -> PendingApproval {
             Some(old),
             new,
         ))),
+        change: Some(crate::protocol::change::FileChange::new(
+            "src/main.rs",
+            "/w/src/main.rs".into(),
+            Some(old),
+            new,
+        )),
     }
 }
 
@@ -52,6 +58,7 @@ fn shell(id: &str) -> PendingApproval {
             ttl_secs: 300,
         }),
         diff: None,
+        change: None,
     }
 }
 
@@ -484,6 +491,7 @@ fn three_hunks(id: &str) -> PendingApproval {
     );
     PendingApproval {
         diff: Some(DiffView::parse(&change.unified())),
+        change: Some(change.clone()),
         arguments: json!({"path": "src/lib.rs", "content": new}),
         tool: "write_file".into(),
         ..edit(id)

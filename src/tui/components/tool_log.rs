@@ -219,6 +219,7 @@ impl ToolLog {
                     (_, DecisionSource::Grant) => "by grant",
                     (ApprovalDecision::ApproveOnce, _) => "approved once",
                     (ApprovalDecision::ApproveHunks { .. }, _) => "approved in part",
+                    (ApprovalDecision::ApproveEdited { .. }, _) => "edited + approved",
                     (ApprovalDecision::ApproveForConversation, _) => "approved + grant",
                     (ApprovalDecision::Deny { .. }, DecisionSource::User) => "denied by you",
                     (ApprovalDecision::Deny { .. }, _) => "denied by mode",
