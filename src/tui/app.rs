@@ -40,11 +40,12 @@ const TICK: Duration = Duration::from_millis(100);
 const MOUSE_LINES: usize = 3;
 
 const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
-Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-L repaint · Ctrl-Z suspend · \
+Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-S mouse to the terminal (select, copy) · Ctrl-L repaint · Ctrl-Z suspend · \
 Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
 (read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
-(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /rewind (files, \
+(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /copy [N] \
+(the last answer, or its N-th code block) · /rewind (files, \
 conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
 Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
 n or Esc deny · e deny and say what to do instead · ↑↓ or j/k choose a hunk, x leave it out · \
@@ -147,6 +148,10 @@ pub struct App {
     rewind: Option<RewindPicker>,
     /// A text for the person's editor, for the loop to hand over.
     edit: Option<EditRequest>,
+    /// A text for the terminal's clipboard (OSC 52), for the loop.
+    clipboard: Option<String>,
+    /// Ctrl-S (or `/mouse`): the loop turns mouse reporting over.
+    mouse_toggle: bool,
     /// `/diff`'s page (`None` in it while the agent answers).
     diff_page: Option<Option<Pager>>,
     /// Where each turn's message is in the transcript, by turn id; and
@@ -249,6 +254,8 @@ impl App {
             picker: None,
             rewind: None,
             edit: None,
+            clipboard: None,
+            mouse_toggle: false,
             diff_page: None,
             turn_marks,
             sent_marks: VecDeque::new(),
@@ -376,6 +383,26 @@ impl App {
     /// pieces behind, and this clears them.
     pub fn take_repaint(&mut self) -> bool {
         std::mem::take(&mut self.repaint)
+    }
+
+    /// Whether mouse reporting is to be turned over (once).
+    pub fn take_mouse_toggle(&mut self) -> bool {
+        std::mem::take(&mut self.mouse_toggle)
+    }
+
+    /// Mouse reporting was turned over: says what that means.
+    pub fn mouse_toggled(&mut self, on: bool) {
+        let text = if on {
+            "mouse on: the wheel scrolls Lathe (Ctrl-S gives selection back to the terminal)"
+        } else {
+            "mouse off: select and copy with the terminal; Ctrl-S gives the wheel back"
+        };
+        self.flash(text, self.now);
+    }
+
+    /// A text for the clipboard (once).
+    pub fn take_clipboard(&mut self) -> Option<String> {
+        self.clipboard.take()
     }
 
     /// A text to edit in the person's editor (once).
@@ -1013,6 +1040,11 @@ impl App {
             self.repaint = true;
             return;
         }
+        // Ctrl-S: the mouse to the terminal (its own selection) or back.
+        if ctrl && key.code == KeyCode::Char('s') {
+            self.mouse_toggle = true;
+            return;
+        }
         // Ctrl-G: the message in the person's editor.
         if ctrl
             && key.code == KeyCode::Char('g')
@@ -1423,6 +1455,36 @@ impl App {
                     NoticeKind::Warning,
                     "a turn runs: stop it (Ctrl-C) before going back",
                 );
+            }
+            SlashCommand::Mouse => self.mouse_toggle = true,
+            SlashCommand::Copy(n) => {
+                let Some(answer) = self.transcript.last_answer() else {
+                    self.notice(NoticeKind::Info, "no answer to copy yet");
+                    return;
+                };
+                let text = match n {
+                    None => Some(answer.to_string()),
+                    Some(n) => crate::tui::markdown::code_blocks(answer)
+                        .get(n - 1)
+                        .cloned(),
+                };
+                match text {
+                    Some(text) => {
+                        let what = n.map_or_else(
+                            || "the last answer".to_string(),
+                            |n| format!("code block {n}"),
+                        );
+                        self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
+                        self.clipboard = Some(text);
+                    }
+                    None => {
+                        let count = crate::tui::markdown::code_blocks(answer).len();
+                        self.notice(
+                            NoticeKind::Warning,
+                            format!("the last answer has {count} code blocks"),
+                        );
+                    }
+                }
             }
             SlashCommand::Diff => {
                 self.ops.push(Op::SessionDiff);

@@ -1121,3 +1121,27 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
     a.on_edited(request.purpose, Ok(Some("a longer\nmessage\n".into())), t);
     assert_eq!(a.composer.text(), "a longer\nmessage");
 }
+
+/// `/copy` puts the last answer on the clipboard, `/copy N` its N-th code
+/// block as written (no gutter, no wrapping).
+#[test]
+fn copy_takes_the_answer_or_a_code_block() {
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::AssistantMessage {
+            turn_id: 1,
+            text: "Run this:\n\n```sh\ncargo test --all\n```\n".into(),
+        },
+        t0,
+    );
+    type_text(&mut a, "/copy 1", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_clipboard().as_deref(), Some("cargo test --all\n"));
+    type_text(&mut a, "/copy", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.take_clipboard().unwrap().starts_with("Run this:"));
+    type_text(&mut a, "/copy 3", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(a.take_clipboard(), None);
+    assert!(screen(&mut a, 80, 20).contains("the last answer has 1 code blocks"));
+}

@@ -102,6 +102,10 @@ pub async fn run(
             suspend(terminal)?;
             app.redraw();
         }
+        if app.take_mouse_toggle() {
+            let on = super::terminal::toggle_mouse()?;
+            app.mouse_toggled(on);
+        }
         if let Some(request) = app.take_edit() {
             // The editor has the terminal, and every key: no reader of
             // ours may be left waiting on it.
@@ -166,7 +170,21 @@ pub fn draw(app: &mut App, terminal: &mut Tui, depth: ColorDepth) -> io::Result<
     for text in app.take_notifications() {
         notify(terminal, &text)?;
     }
+    if let Some(text) = app.take_clipboard() {
+        copy(terminal, &text)?;
+    }
     result
+}
+
+/// Puts `text` on the clipboard through the terminal (OSC 52: xterm,
+/// kitty, WezTerm, iTerm2, foot, tmux with `set-clipboard on`).
+fn copy(terminal: &mut Tui, text: &str) -> io::Result<()> {
+    use base64::Engine;
+    use std::io::Write;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let out = terminal.backend_mut();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
 }
 
 /// A desktop notification through the terminal: OSC 9 (iTerm2, Windows

@@ -740,3 +740,41 @@ mod tests {
         assert_eq!(lines, ["Here:", "", "py", "▏ print(1)"]);
     }
 }
+
+/// The fenced and indented code blocks of `text`, in order, as written
+/// (no gutter, no wrapping: what a copy should give).
+pub fn code_blocks(text: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for event in Parser::new(text) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => current = Some(String::new()),
+            Event::Text(t) => {
+                if let Some(c) = current.as_mut() {
+                    c.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(c) = current.take() {
+                    out.push(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod code_block_tests {
+    #[test]
+    fn code_blocks_come_out_as_written() {
+        let text =
+            "Run:\n\n```sh\ncargo test\n```\n\nand\n\n~~~rust\nfn main() {\n    x();\n}\n~~~\n";
+        assert_eq!(
+            super::code_blocks(text),
+            ["cargo test\n", "fn main() {\n    x();\n}\n"]
+        );
+    }
+}

@@ -37,12 +37,13 @@ pub fn setup() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
-    if let Err(e) = execute!(
-        out,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableMouseCapture
-    ) {
+    if let Err(e) = execute!(out, EnterAlternateScreen, EnableBracketedPaste) {
+        restore();
+        return Err(e);
+    }
+    if !MOUSE_OFF.load(Ordering::SeqCst)
+        && let Err(e) = execute!(out, EnableMouseCapture)
+    {
         restore();
         return Err(e);
     }
@@ -80,6 +81,23 @@ impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();
     }
+}
+
+/// The person turned mouse reporting off (Ctrl-S), so the terminal's own
+/// selection works; it stays off across suspends and editors.
+static MOUSE_OFF: AtomicBool = AtomicBool::new(false);
+
+/// Turns mouse reporting on or off; returns whether it is now on.
+pub fn toggle_mouse() -> io::Result<bool> {
+    let on = MOUSE_OFF.load(Ordering::SeqCst);
+    MOUSE_OFF.store(!on, Ordering::SeqCst);
+    let mut out = io::stdout();
+    if on {
+        execute!(out, EnableMouseCapture)?;
+    } else {
+        execute!(out, DisableMouseCapture)?;
+    }
+    Ok(on)
 }
 
 /// Puts the terminal back the way the shell expects it. Safe to call twice.

@@ -535,6 +535,15 @@ impl ApprovalOverlay {
     fn review_key(&mut self, code: KeyCode) -> bool {
         let hunks = self.hunks();
         match code {
+            // The next waiting call comes to the front; this one waits.
+            KeyCode::Tab if self.queue.len() > 1 => {
+                if let Some(front) = self.queue.pop_front() {
+                    self.queue.push_back(front);
+                }
+                let (last, had_keys) = (self.arming.last_input, self.arming.has_keys);
+                self.show_front(last.unwrap_or_else(Instant::now));
+                self.arming.has_keys = had_keys;
+            }
             KeyCode::Char('x' | 'X') if hunks > 0 => {
                 if let Some(x) = self.excluded.get_mut(self.hunk) {
                     *x = !*x;
@@ -675,7 +684,7 @@ impl ApprovalOverlay {
         );
         Clear.render(modal, buf);
         let remaining = if self.queue.len() > 1 {
-            format!(" 1 of {} ", self.queue.len())
+            format!(" 1 of {} · Tab next ", self.queue.len())
         } else {
             String::new()
         };

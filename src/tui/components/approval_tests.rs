@@ -554,3 +554,20 @@ fn hunks_are_chosen_left_out_and_the_rest_approved() {
     };
     assert_eq!(decision, ApprovalDecision::ApproveOnce);
 }
+
+/// Tab steps through the waiting calls without answering any.
+#[test]
+fn tab_steps_through_waiting_calls() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![edit("c1"), shell("c2")], t0);
+    let t = later(t0);
+    assert_eq!(o.handle_key(key(KeyCode::Tab), t), ApprovalAction::None);
+    let screen = draw(&mut o, 80, 24, t);
+    assert!(screen.contains("Approve exec_shell?"), "{screen}");
+    let ApprovalAction::Decide { call_id, .. } = o.handle_key(key(KeyCode::Char('n')), later(t))
+    else {
+        panic!("no decision");
+    };
+    assert_eq!(call_id, "c2");
+    assert!(draw(&mut o, 80, 24, later(t)).contains("Approve edit_file?"));
+}

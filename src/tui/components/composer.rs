@@ -77,6 +77,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/undo", "put back the files the last turn changed"),
     ("/diff", "every change of this session to the files"),
     (
+        "/copy",
+        "copy the last answer (/copy N: its N-th code block)",
+    ),
+    (
         "/trust",
         "the workspace's hooks and MCP servers: asked again",
     ),
@@ -112,6 +116,10 @@ pub enum SlashCommand {
     Trust,
     /// `/diff`: every change of the session.
     Diff,
+    /// `/copy [N]`: the last answer, or its N-th code block.
+    Copy(Option<usize>),
+    /// `/mouse`: mouse reporting on or off (as Ctrl-S).
+    Mouse,
     /// `/rewind`: choose a turn to go back to.
     Rewind,
     Quit,
@@ -162,6 +170,12 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "undo" => Ok(SlashCommand::Undo),
         "trust" => Ok(SlashCommand::Trust),
         "diff" => Ok(SlashCommand::Diff),
+        "mouse" => Ok(SlashCommand::Mouse),
+        "copy" => match arg.as_deref().map(str::parse::<usize>) {
+            None => Ok(SlashCommand::Copy(None)),
+            Some(Ok(n)) if n > 0 => Ok(SlashCommand::Copy(Some(n))),
+            Some(_) => Err("/copy N: N is the code block's number, from 1".into()),
+        },
         "rewind" => Ok(SlashCommand::Rewind),
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(

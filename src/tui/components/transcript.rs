@@ -216,6 +216,14 @@ impl Transcript {
         self.dirty_from = self.dirty_from.min(i);
     }
 
+    /// The last answer of the model, as it wrote it.
+    pub fn last_answer(&self) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.cell {
+            Cell::Assistant(t) if !t.trim().is_empty() => Some(t.as_str()),
+            _ => None,
+        })
+    }
+
     pub fn cells(&self) -> impl Iterator<Item = &Cell> {
         self.entries.iter().map(|e| &e.cell)
     }
