@@ -36,6 +36,7 @@ pub fn render(text: &str, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
         code: None,
         link: None,
         table_row: Vec::new(),
+        table: Vec::new(),
         in_table: false,
     };
     let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
@@ -63,6 +64,9 @@ struct Renderer<'a> {
     code: Option<(String, String)>,
     link: Option<String>,
     table_row: Vec<String>,
+    /// The rows of the table being read (whether each is the header),
+    /// laid out at its end so the columns line up.
+    table: Vec<(bool, Vec<String>)>,
     in_table: bool,
 }
 
@@ -147,7 +151,13 @@ impl Renderer<'_> {
                     }
                 } else {
                     let s = self.theme.fg(self.theme.colors.inline_code);
-                    self.spans.push(Span::styled(t.into_string(), s));
+                    // Without colour, the backticks are what shows it is code.
+                    let text = if self.theme.has_color() {
+                        t.into_string()
+                    } else {
+                        format!("`{t}`")
+                    };
+                    self.spans.push(Span::styled(text, s));
                 }
             }
             Event::SoftBreak => self.spans.push(Span::raw(" ")),
@@ -280,28 +290,66 @@ impl Renderer<'_> {
                 }
             }
             TagEnd::TableHead | TagEnd::TableRow => {
-                let (mut first, hang) = self.prefixes();
                 let cells = std::mem::take(&mut self.table_row);
-                let head = matches!(tag, TagEnd::TableHead);
-                for (i, cell) in cells.into_iter().enumerate() {
-                    if i > 0 {
-                        first.push(Span::styled(" │ ", self.theme.border()));
-                    }
-                    let style = if head {
-                        self.theme.text().add_modifier(Modifier::BOLD)
-                    } else {
-                        self.theme.text()
-                    };
-                    first.push(Span::styled(cell, style));
-                }
-                self.out
-                    .push(Logical::new(Line::from(first), Line::from(hang), false));
+                self.table.push((matches!(tag, TagEnd::TableHead), cells));
             }
             TagEnd::Table => {
                 self.in_table = false;
+                self.end_table();
                 self.blank();
             }
             _ => {}
+        }
+    }
+
+    /// The table read, its columns padded to line up, a rule under the
+    /// header.
+    fn end_table(&mut self) {
+        let rows = std::mem::take(&mut self.table);
+        let columns = rows.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+        let mut widths = vec![0usize; columns];
+        for (_, r) in &rows {
+            for (i, cell) in r.iter().enumerate() {
+                widths[i] = widths[i].max(crate::tui::width::of(cell.trim()));
+            }
+        }
+        for (head, cells) in rows {
+            let (mut first, hang) = self.prefixes();
+            for (i, width) in widths.iter().enumerate() {
+                if i > 0 {
+                    first.push(Span::styled(" │ ", self.theme.border()));
+                }
+                let cell = cells.get(i).map_or("", |c| c.trim());
+                // The last column needs no padding (trailing blanks would
+                // only wrap).
+                let pad = if i + 1 == widths.len() {
+                    0
+                } else {
+                    width.saturating_sub(crate::tui::width::of(cell))
+                };
+                let style = if head {
+                    self.theme.text().add_modifier(Modifier::BOLD)
+                } else {
+                    self.theme.text()
+                };
+                first.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
+            }
+            self.out.push(Logical::new(
+                Line::from(first),
+                Line::from(hang.clone()),
+                false,
+            ));
+            if head {
+                let (mut rule, hang) = self.prefixes();
+                let line = widths
+                    .iter()
+                    .map(|w| "─".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("─┼─");
+                rule.push(Span::styled(line, self.theme.border()));
+                self.out
+                    .push(Logical::new(Line::from(rule), Line::from(hang), false));
+            }
         }
     }
 
@@ -628,7 +676,7 @@ mod tests {
             [
                 "Title",
                 "",
-                "Some emphasis and strong and code.",
+                "Some emphasis and strong and `code`.",
                 "",
                 "• one",
                 "• two",
@@ -663,7 +711,7 @@ mod tests {
         let md = "| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n- [ ] todo";
         assert_eq!(
             plain(md),
-            ["a │ b", "1 │ 2", "", "• [x] done", "• [ ] todo"]
+            ["a │ b", "──┼──", "1 │ 2", "", "• [x] done", "• [ ] todo"]
         );
     }
 
@@ -775,6 +823,27 @@ mod code_block_tests {
         assert_eq!(
             super::code_blocks(text),
             ["cargo test\n", "fn main() {\n    x();\n}\n"]
+        );
+    }
+
+    /// Columns line up whatever the cells' widths (wide characters too).
+    #[test]
+    fn table_columns_line_up() {
+        let md = "| name | size |\n|---|---|\n| main.rs | 12 KiB |\n| 漢字.txt | 3 |\n";
+        let theme = crate::tui::theme::Theme::plain();
+        let hl = crate::tui::highlight::Highlighter::new(None);
+        let lines: Vec<String> = super::render(md, &theme, &hl)
+            .iter()
+            .map(|l| l.text().to_string())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "name     │ size",
+                "─────────┼───────",
+                "main.rs  │ 12 KiB",
+                "漢字.txt │ 3",
+            ]
         );
     }
 }

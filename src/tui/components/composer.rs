@@ -149,7 +149,13 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
     Some(match name {
         "help" | "?" => Ok(SlashCommand::Help),
         "clear" | "new" => Ok(SlashCommand::Clear),
-        "model" => Ok(SlashCommand::Model(arg)),
+        "model" => match arg {
+            // `/model /model x`, `/model a b`: not a model's name.
+            Some(m) if m.starts_with('/') || m.contains(char::is_whitespace) => Err(format!(
+                "/model NAME: `{m}` is not a model name (one word, as the server knows it)"
+            )),
+            arg => Ok(SlashCommand::Model(arg)),
+        },
         "approvals" | "approval" => match arg {
             None => Ok(SlashCommand::Approvals(None)),
             Some(a) => a.parse().map(|m| SlashCommand::Approvals(Some(m))),
@@ -267,7 +273,9 @@ impl Composer {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        if !popup.is_empty() {
+        // A command recalled from history is not being typed: Up and Down
+        // go on through the history, not into the popup.
+        if !popup.is_empty() && self.browsing.is_none() {
             let sel = self.popup_selected.min(popup.len() - 1);
             match key.code {
                 KeyCode::Up => {

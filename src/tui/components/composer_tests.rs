@@ -274,3 +274,34 @@ fn the_cursor_covers_a_whole_cluster() {
         );
     }
 }
+
+/// A command recalled from history opens no popup that would take Up
+/// and Down: the history goes on. A second command as `/model`'s name is
+/// refused.
+#[test]
+fn a_recalled_command_never_traps_the_history() {
+    let mut c = composer();
+    typed(&mut c, "hello");
+    c.handle_key(key(KeyCode::Enter));
+    typed(&mut c, "/clear");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Command(SlashCommand::Clear)
+    );
+    c.handle_key(key(KeyCode::Up));
+    assert_eq!(c.text(), "/clear");
+    c.handle_key(key(KeyCode::Up));
+    assert_eq!(c.text(), "hello", "Up went on through the history");
+    c.handle_key(key(KeyCode::Down));
+    c.handle_key(key(KeyCode::Down));
+    assert_eq!(c.text(), "");
+    assert!(matches!(
+        parse_command("/model /model gpt-5"),
+        Some(Err(e)) if e.contains("not a model name")
+    ));
+    assert!(matches!(parse_command("/model gpt 5"), Some(Err(_))));
+    assert_eq!(
+        parse_command("/model gpt-5"),
+        Some(Ok(SlashCommand::Model(Some("gpt-5".into()))))
+    );
+}
