@@ -1066,6 +1066,21 @@ impl App {
         if self.limit.is_some() {
             return self.on_limit_key(key, now);
         }
+        if self.approvals.is_active()
+            && key.modifiers.is_empty()
+            && matches!(key.code, KeyCode::PageUp | KeyCode::PageDown)
+        {
+            // The transcript behind the dialog scrolls (the model's
+            // explanation is there); reading is not answering.
+            self.approvals.input(now);
+            let page = self.transcript.page();
+            if key.code == KeyCode::PageUp {
+                self.transcript.scroll_up(page);
+            } else {
+                self.transcript.scroll_down(page);
+            }
+            return;
+        }
         if self.approvals.is_active() {
             match self.approvals.handle_key(key, now) {
                 ApprovalAction::Decide {

@@ -1145,3 +1145,20 @@ fn copy_takes_the_answer_or_a_code_block() {
     assert_eq!(a.take_clipboard(), None);
     assert!(screen(&mut a, 80, 20).contains("the last answer has 1 code blocks"));
 }
+
+/// PgUp and PgDn scroll the transcript behind an open dialog (the model's
+/// explanation is there) and never answer it.
+#[test]
+fn pgup_behind_the_dialog_scrolls_the_transcript() {
+    let (mut a, t0) = app();
+    for i in 0..60 {
+        a.transcript.push(Cell::User(format!("message {i}")));
+    }
+    a.on_agent_event(approval_request("c1"), t0);
+    screen(&mut a, 80, 40);
+    let t = a.now + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::PageUp), t);
+    assert!(a.take_ops().is_empty());
+    assert!(!a.transcript.is_following(), "the transcript scrolled back");
+    assert!(screen(&mut a, 80, 40).contains("Approve exec_shell?"));
+}

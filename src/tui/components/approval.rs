@@ -253,7 +253,10 @@ impl ApprovalOverlay {
         };
         self.hunk = n.min(d.hunks().saturating_sub(1));
         let (above, width) = self.diff_at.get();
-        if width > 0 {
+        if self.hunk == 0 {
+            // The first hunk with what the call is about above it.
+            self.scroll = 0;
+        } else if width > 0 {
             self.scroll = (above + d.hunk_row(self.hunk, width)).min(self.max_scroll.get());
         }
         self.mark();
@@ -671,9 +674,18 @@ impl ApprovalOverlay {
         let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
         let total = head.len() + diff_rows;
         let wanted = u16::try_from(total).unwrap_or(u16::MAX);
+        // On a tall screen, at most two thirds of it: the transcript
+        // behind (what the model said about the call) stays in sight, and
+        // PgUp/PgDn scroll it. A short one gives the call all it can.
+        let cap = if area.height >= 30 {
+            area.height * 2 / 3
+        } else {
+            area.height
+        };
         let h = wanted
             .saturating_add(4)
             .max(10)
+            .min(cap)
             .min(area.height.saturating_sub(2).max(8))
             .min(area.height);
         let modal = Rect::new(
@@ -696,6 +708,24 @@ impl ApprovalOverlay {
                 theme.bold(theme.colors.warning),
             ))
             .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
+        // What is kept stays in sight however far the diff is scrolled.
+        let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let block = if hunk_total > 1 || self.excluded.contains(&true) {
+            let kept = self.excluded.iter().filter(|x| !**x).count();
+            block.title_bottom(
+                Line::from(Span::styled(
+                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
+                    if kept < hunk_total {
+                        theme.bold(theme.colors.warning)
+                    } else {
+                        theme.muted()
+                    },
+                ))
+                .left_aligned(),
+            )
+        } else {
+            block
+        };
         let inner = block.inner(modal);
         // Too small to show the call and its keys: one line says so, and
         // only a denial is taken.

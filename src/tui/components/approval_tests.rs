@@ -512,6 +512,8 @@ fn hunks_are_chosen_left_out_and_the_rest_approved() {
         o.handle_key(key(KeyCode::Char('x')), t),
         ApprovalAction::None
     );
+    // Back to the first hunk: the header, and the second one left out.
+    o.handle_key(key(KeyCode::Char('k')), t);
     let screen = draw(&mut o, 80, 40, t);
     assert!(screen.contains("2 of 3 hunks"), "{screen}");
     assert!(screen.contains("left out"), "{screen}");
