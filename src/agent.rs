@@ -29,6 +29,7 @@ use crate::tools::{ToolRegistry, ToolSource, Toolset};
 mod approval;
 mod compact;
 mod dispatch;
+mod mentions;
 pub mod prompt;
 mod turn;
 mod undo;

@@ -1337,3 +1337,44 @@ async fn running_outside_the_sandbox_is_denied_headless_in_every_mode() {
     assert_eq!(f[0].1, ToolStatus::Denied, "{:?}", f[0].2);
     assert!(!ws.path().join("escaped.txt").exists());
 }
+
+/// `@path` attaches a workspace file to the message (redacted, fenced);
+/// a mention of a file outside the workspace, or of no file, is text.
+#[tokio::test]
+async fn mentioned_workspace_files_go_along_with_the_message() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/main.rs"),
+        format!("fn main() {{ let key = \"{KEY}\"; }}\n```\n"),
+    )
+    .unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "outside secret\n").unwrap();
+    let prompt = format!(
+        "explain @src/main.rs and @{} to @alice",
+        outside.path().join("secret.txt").display()
+    );
+    let (events, mock) = run(
+        Setup::new(ProviderKind::OpenAi),
+        vec![Step::Reply(Reply::text("it is a main"))],
+        ws.path(),
+        &prompt,
+    )
+    .await;
+    assert!(final_text(&events).is_some());
+    let sent = mock.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sent.starts_with(&prompt), "{sent}");
+    assert!(sent.contains("src/main.rs:\n````\nfn main()"), "{sent}");
+    assert!(!sent.contains(KEY), "redacted: {sent}");
+    assert!(!sent.contains("outside secret"), "{sent}");
+    // The turn shows the message as written.
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TurnStarted { prompt: p, .. } if *p == prompt))
+    );
+}

@@ -70,6 +70,8 @@ pub(crate) async fn run_turn(
     if let Some(c) = &shared.checkpoints {
         c.begin(turn_id).await;
     }
+    // The files it mentions (`@path`) go along with it.
+    let prompt = super::mentions::attach(shared, &prompt);
     // How the last turn ended, if not well (a session resumed after a
     // kill): the model reads it first.
     let prompt = match conv.note.take() {

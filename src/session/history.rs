@@ -570,6 +570,14 @@ pub fn rewind_note(
     }
 }
 
+/// Where the files a message mentions (`@path`) begin, after its text.
+pub const ATTACHED: &str = "\n\n[The person mentioned these workspace files; their contents:]";
+
+/// A message as the person wrote it: without the files it attached.
+pub fn as_written(text: &str) -> &str {
+    text.split_once(ATTACHED).map_or(text, |(t, _)| t)
+}
+
 /// What the model is told for a call with no recorded output.
 pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (Lathe stopped \
      while it ran, or before it started); it was not run again. Check its effects before \
@@ -623,7 +631,8 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 out.prompts.push((*turn, without_note(text).to_string()));
                 // The note was for this message, and is in its text.
                 out.aborted = None;
-                out.shown.push(Shown::User(without_note(text).to_string()));
+                out.shown
+                    .push(Shown::User(as_written(without_note(text)).to_string()));
                 push_user(&mut out.messages, text.clone());
             }
             Item::Assistant {

@@ -236,6 +236,7 @@ impl App {
             ));
         }
         let mut composer = Composer::new(&init.theme);
+        composer.set_workspace(init.workspace.clone());
         if let Some(log) = &session.prompts {
             composer.set_history(log.load());
         }

@@ -199,6 +199,12 @@ pub struct Composer {
     browsing: Option<(usize, String)>,
     popup_selected: usize,
     busy_hint: bool,
+    /// The workspace, for `@path` completion, and its files (read on the
+    /// first Tab after an `@`).
+    workspace: Option<std::path::PathBuf>,
+    files: Option<Vec<String>>,
+    /// Files matching the `@` being typed, shown above the composer.
+    matches: Vec<String>,
     /// The last wrapped row count: for the width and text (by hash) it
     /// was counted at, so a frame that changes neither lays out nothing.
     rows_cache: std::cell::Cell<Option<(u16, u64, usize)>>,
@@ -219,6 +225,9 @@ impl Composer {
             browsing: None,
             popup_selected: 0,
             busy_hint: false,
+            workspace: None,
+            files: None,
+            matches: Vec::new(),
             rows_cache: std::cell::Cell::new(None),
         }
     }
@@ -268,7 +277,79 @@ impl Composer {
             .collect()
     }
 
+    /// The workspace whose files `@` completes.
+    pub fn set_workspace(&mut self, root: std::path::PathBuf) {
+        self.workspace = Some(root);
+        self.files = None;
+    }
+
+    /// Tab after `@part`: the workspace file it begins (as much as all
+    /// matches share), the matches shown when several.
+    fn complete_path(&mut self) -> bool {
+        let at = self.textarea.cursor();
+        let (row, col) = (at.0, at.1);
+        let Some(line) = self.textarea.lines().get(row) else {
+            return false;
+        };
+        let before: String = line.chars().take(col).collect();
+        let word = before.rsplit(char::is_whitespace).next().unwrap_or("");
+        let Some(prefix) = word.strip_prefix('@') else {
+            return false;
+        };
+        let prefix = prefix.to_string();
+        let typed = word.chars().count();
+        if self.files.is_none() {
+            self.files = self.workspace.as_deref().map(workspace_files);
+        }
+        let found: Vec<String> = self
+            .files
+            .iter()
+            .flatten()
+            .filter(|f| f.starts_with(&prefix))
+            .take(200)
+            .cloned()
+            .collect();
+        let Some(first) = found.first() else {
+            self.matches.clear();
+            return true;
+        };
+        let common = found.iter().fold(first.clone(), |acc, f| {
+            acc.chars()
+                .zip(f.chars())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a)
+                .collect()
+        });
+        let replacement = if found.len() == 1 {
+            format!("@{common} ")
+        } else {
+            format!("@{common}")
+        };
+        for _ in 0..typed {
+            self.textarea.delete_char();
+        }
+        self.textarea.insert_str(replacement);
+        self.matches = if found.len() > 1 {
+            found.into_iter().take(8).collect()
+        } else {
+            Vec::new()
+        };
+        true
+    }
+
+    /// The files `@` offers.
+    pub fn path_matches(&self) -> &[String] {
+        &self.matches
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+        if key.code == KeyCode::Tab && key.modifiers.is_empty() && self.popup().is_empty() {
+            if self.complete_path() {
+                return ComposerAction::None;
+            }
+        } else {
+            self.matches.clear();
+        }
         let popup = self.popup();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -556,6 +637,9 @@ impl Composer {
     }
 
     fn render_popup(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
+        if !self.matches.is_empty() {
+            return self.render_matches(composer, buf, theme);
+        }
         let items = self.popup();
         if items.is_empty() {
             return;
@@ -594,6 +678,59 @@ impl Composer {
             buf.set_line(area.x + 1, row, &line, area.width - 2);
         }
     }
+}
+
+impl Composer {
+    fn render_matches(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
+        let h = u16::try_from(self.matches.len()).unwrap_or(0) + 2;
+        let y = composer.y.saturating_sub(h);
+        let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
+        if area.height < 3 {
+            return;
+        }
+        Clear.render(area, buf);
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border())
+            .title(Span::styled(" files (type more, Tab) ", theme.muted()))
+            .render(area, buf);
+        for (i, f) in self.matches.iter().enumerate() {
+            let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
+            if row >= area.bottom() - 1 {
+                break;
+            }
+            let shown = crate::tui::components::cells::terminal_line(f);
+            buf.set_line(
+                area.x + 1,
+                row,
+                &Line::from(Span::styled(format!(" @{shown}"), theme.text())),
+                area.width - 2,
+            );
+        }
+    }
+}
+
+/// The workspace's files as `@` completes them: relative paths, what
+/// `.gitignore` ignores left out, at most 20,000.
+fn workspace_files(root: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .ok()
+                .and_then(|p| p.to_str())
+                .map(str::to_string)
+        })
+        .take(20_000)
+        .collect();
+    out.sort();
+    out
 }
 
 #[cfg(test)]

@@ -305,3 +305,38 @@ fn a_recalled_command_never_traps_the_history() {
         Some(Ok(SlashCommand::Model(Some("gpt-5".into()))))
     );
 }
+
+/// Tab after `@` completes workspace paths (what .gitignore ignores left
+/// out): one match whole, several as far as they agree, listed above.
+#[test]
+fn at_paths_complete_from_the_workspace() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("src/parser")).unwrap();
+    std::fs::write(ws.path().join("src/parser/lexer.rs"), "").unwrap();
+    std::fs::write(ws.path().join("src/parser/tokens.rs"), "").unwrap();
+    std::fs::write(ws.path().join("README.md"), "").unwrap();
+    std::fs::write(ws.path().join(".gitignore"), "target/\n").unwrap();
+    std::fs::create_dir_all(ws.path().join("target")).unwrap();
+    std::fs::write(ws.path().join("target/README.build"), "").unwrap();
+    let mut c = composer();
+    c.set_workspace(ws.path().to_path_buf());
+    typed(&mut c, "explain @RE");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md ");
+    typed(&mut c, "and @src/p");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md and @src/parser/");
+    assert_eq!(
+        c.path_matches(),
+        ["src/parser/lexer.rs", "src/parser/tokens.rs"]
+    );
+    typed(&mut c, "t");
+    assert!(c.path_matches().is_empty(), "typing closes the list");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md and @src/parser/tokens.rs ");
+    let mut d = composer();
+    d.set_workspace(ws.path().to_path_buf());
+    typed(&mut d, "@target/");
+    d.handle_key(key(KeyCode::Tab));
+    assert_eq!(d.text(), "@target/", "ignored files are not offered");
+}

@@ -1,0 +1,113 @@
+//! `@path` in the person's message: each workspace file it names goes
+//! along with the message, so the model need not ask for it. A mention
+//! is taken only when it names a regular file inside the workspace (an
+//! address like `@alice` or a path outside is left as text); contents are
+//! capped, redacted, and fenced so that no file can close its block.
+
+use crate::session::history::ATTACHED;
+use crate::tools::builtin::regular::read_capped;
+
+use super::Shared;
+
+/// The most of one file that goes along.
+const FILE_CAP: u64 = 100 * 1024;
+/// The most that goes along with one message.
+const TOTAL_CAP: usize = 400 * 1024;
+/// Files at most per message.
+const MAX_FILES: usize = 10;
+
+/// The workspace paths `text` mentions (`@src/main.rs`), in order, once.
+fn mentions(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(path) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\'']);
+        if !path.is_empty() && !path.contains('@') && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A fence longer than any run of backticks in `content`.
+fn fence(content: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in content.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// `text` with the files it mentions attached after it.
+pub(crate) fn attach(shared: &Shared, text: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut total = 0usize;
+    for path in mentions(text).into_iter().take(MAX_FILES) {
+        let Ok(file) = shared.workspace.resolve_existing(path) else {
+            continue;
+        };
+        if !file.is_file() {
+            continue;
+        }
+        let shown = shared.workspace.display_relative(&file);
+        let Ok((bytes, more)) = read_capped(&file, &shown, FILE_CAP) else {
+            continue;
+        };
+        let Ok(content) = String::from_utf8(bytes) else {
+            parts.push(format!("{shown}: not attached (not text)"));
+            continue;
+        };
+        if total + content.len() > TOTAL_CAP {
+            parts.push(format!(
+                "{shown}: not attached (the attachments reached {} KiB; read it with read_file)",
+                TOTAL_CAP / 1024
+            ));
+            continue;
+        }
+        total += content.len();
+        let content = shared.redactor.redact_str(&content).unwrap_or(content);
+        let cut = if more {
+            format!(
+                " (its first {} KiB; read_file has the rest)",
+                FILE_CAP / 1024
+            )
+        } else {
+            String::new()
+        };
+        let f = fence(&content);
+        let body = content.strip_suffix('\n').unwrap_or(&content);
+        parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
+    }
+    if parts.is_empty() {
+        return text.to_string();
+    }
+    format!("{text}{ATTACHED}\n\n{}", parts.join("\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_paths_after_an_at_sign() {
+        assert_eq!(
+            mentions("look at @src/main.rs, and @README.md. mail me@x.org or @src/main.rs"),
+            ["src/main.rs", "README.md"]
+        );
+        assert!(mentions("no mentions here").is_empty());
+    }
+
+    #[test]
+    fn a_fence_outlasts_the_backticks_inside() {
+        assert_eq!(fence("plain"), "```");
+        assert_eq!(fence("a ```` b"), "`````");
+    }
+}
