@@ -644,18 +644,9 @@ impl Composer {
         if items.is_empty() {
             return;
         }
-        let h = u16::try_from(items.len()).unwrap_or(0) + 2;
-        let y = composer.y.saturating_sub(h);
-        let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
-        if area.height < 3 {
+        let Some(area) = popup_frame(composer, items.len(), " commands ", buf, theme) else {
             return;
-        }
-        Clear.render(area, buf);
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border())
-            .title(Span::styled(" commands ", theme.muted()))
-            .render(area, buf);
+        };
         let sel = self.popup_selected.min(items.len() - 1);
         let name_width = items.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
         for (i, (cmd, help)) in items.iter().enumerate() {
@@ -682,18 +673,10 @@ impl Composer {
 
 impl Composer {
     fn render_matches(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
-        let h = u16::try_from(self.matches.len()).unwrap_or(0) + 2;
-        let y = composer.y.saturating_sub(h);
-        let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
-        if area.height < 3 {
+        let title = " files (type more, Tab) ";
+        let Some(area) = popup_frame(composer, self.matches.len(), title, buf, theme) else {
             return;
-        }
-        Clear.render(area, buf);
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border())
-            .title(Span::styled(" files (type more, Tab) ", theme.muted()))
-            .render(area, buf);
+        };
         for (i, f) in self.matches.iter().enumerate() {
             let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
             if row >= area.bottom() - 1 {
@@ -708,6 +691,29 @@ impl Composer {
             );
         }
     }
+}
+
+/// The framed box of `rows` rows above the composer; `None` without room.
+fn popup_frame(
+    composer: Rect,
+    rows: usize,
+    title: &str,
+    buf: &mut Buffer,
+    theme: &Theme,
+) -> Option<Rect> {
+    let h = u16::try_from(rows).unwrap_or(0) + 2;
+    let y = composer.y.saturating_sub(h);
+    let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
+    if area.height < 3 {
+        return None;
+    }
+    Clear.render(area, buf);
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .title(Span::styled(title.to_string(), theme.muted()))
+        .render(area, buf);
+    Some(area)
 }
 
 /// The workspace's files as `@` completes them: relative paths, what
