@@ -94,6 +94,8 @@ impl Manager {
                 self.events.clone(),
             );
             self.lock().push(server.clone());
+            // Said at once: a server trusted later was "untrusted" until now.
+            let _ = self.events.send(server.status());
             tokio::spawn(async move { server.start().await });
         }
     }

@@ -152,6 +152,8 @@ pub struct App {
     clipboard: Option<String>,
     /// Ctrl-S (or `/mouse`): the loop turns mouse reporting over.
     mouse_toggle: bool,
+    /// Where the last frame drew the transcript (for clicks).
+    transcript_area: std::cell::Cell<Rect>,
     /// `/diff`'s page (`None` in it while the agent answers).
     diff_page: Option<Option<Pager>>,
     /// Where each turn's message is in the transcript, by turn id; and
@@ -257,6 +259,7 @@ impl App {
             edit: None,
             clipboard: None,
             mouse_toggle: false,
+            transcript_area: std::cell::Cell::new(Rect::default()),
             diff_page: None,
             turn_marks,
             sent_marks: VecDeque::new(),
@@ -1022,6 +1025,17 @@ impl App {
         match m.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_up(MOUSE_LINES),
             MouseEventKind::ScrollDown => self.transcript.scroll_down(MOUSE_LINES),
+            // A click on a change's diff opens it whole (or closes it).
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                let area = self.transcript_area.get();
+                let inside = m.row >= area.y && m.row < area.bottom() && m.column < area.right();
+                let cell = inside
+                    .then(|| self.transcript.cell_at(usize::from(m.row - area.y)))
+                    .flatten();
+                if !cell.is_some_and(|i| self.transcript.toggle_diff(i)) {
+                    return;
+                }
+            }
             _ => return,
         }
         self.dirty = true;
@@ -1584,6 +1598,7 @@ impl App {
         .areas(area);
         self.transcript
             .prepare(main.width, main.height, &self.theme, &self.hl);
+        self.transcript_area.set(main);
         let buf = frame.buffer_mut();
         ratatui::widgets::Widget::render(&self.transcript, main, buf);
         if !self.transcript.is_following() {

@@ -1162,3 +1162,45 @@ fn pgup_behind_the_dialog_scrolls_the_transcript() {
     assert!(!a.transcript.is_following(), "the transcript scrolled back");
     assert!(screen(&mut a, 80, 40).contains("Approve exec_shell?"));
 }
+
+/// A click on a change's compact diff opens it in place.
+#[test]
+fn a_click_opens_a_changes_diff() {
+    let (mut a, t0) = app();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let new: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+    let change =
+        crate::protocol::change::FileChange::new("b.txt", "/w/b.txt".into(), Some(&old), &new);
+    a.on_agent_event(started("c1", "write_file", json!({"path": "b.txt"})), t0);
+    a.on_agent_event(
+        AgentEvent::ToolCallFinished {
+            call_id: "c1".into(),
+            tool: "write_file".into(),
+            status: ToolStatus::Ok,
+            content: json!({"message": "overwrote b.txt"}),
+            metadata: ResultMetadata::default(),
+            diff: Some(change.unified()),
+        },
+        t0,
+    );
+    let before = screen(&mut a, 80, 60);
+    assert!(before.contains("click to open"), "{before}");
+    let row = before
+        .lines()
+        .position(|l| l.contains("┊ -line 1"))
+        .unwrap();
+    a.on_terminal_event(
+        Event::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 5,
+            row: u16::try_from(row).unwrap(),
+            modifiers: KeyModifiers::NONE,
+        }),
+        t0,
+    );
+    let after = screen(&mut a, 80, 60);
+    assert!(
+        after.contains("┊ +row 30") && !after.contains("click to open"),
+        "{after}"
+    );
+}

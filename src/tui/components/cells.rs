@@ -91,6 +91,8 @@ pub struct ToolCell {
     pub earlier: bool,
     /// What a file change wrote, as a unified diff (shown compact).
     pub diff: Option<String>,
+    /// The diff shown whole (a click on it).
+    pub diff_open: bool,
 }
 
 impl ToolCell {
@@ -106,6 +108,7 @@ impl ToolCell {
             approval: None,
             earlier: false,
             diff: None,
+            diff_open: false,
         }
     }
 
@@ -307,7 +310,7 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
         ));
     }
     if let Some(diff) = &t.diff {
-        compact_diff(diff, theme, out);
+        compact_diff(diff, t.diff_open, theme, out);
     }
     for line in &t.tail {
         out.push(Logical::new(
@@ -323,10 +326,13 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
 
 /// Diff lines a change shows in the transcript; the rest is counted.
 const DIFF_SHOWN: usize = 12;
+/// The most a change opened in the transcript shows (the log has all).
+const DIFF_OPEN: usize = 2000;
 
 /// What a change wrote, in a few lines under its call: changed lines with
 /// their signs (context and file headers left out), then how many more.
-fn compact_diff(diff: &str, theme: &Theme, out: &mut Vec<Logical>) {
+fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
+    let shown = if open { DIFF_OPEN } else { DIFF_SHOWN };
     let changed: Vec<&str> = diff
         .lines()
         .filter(|l| {
@@ -336,7 +342,7 @@ fn compact_diff(diff: &str, theme: &Theme, out: &mut Vec<Logical>) {
         })
         .collect();
     let gutter = || Span::styled("  ┊ ", theme.border());
-    for l in changed.iter().take(DIFF_SHOWN) {
+    for l in changed.iter().take(shown) {
         let style = match l.as_bytes().first() {
             Some(b'+') => Style::default().fg(theme.colors.diff_add),
             Some(b'-') => Style::default().fg(theme.colors.diff_del),
@@ -348,17 +354,17 @@ fn compact_diff(diff: &str, theme: &Theme, out: &mut Vec<Logical>) {
             true,
         ));
     }
-    if changed.len() > DIFF_SHOWN {
+    if changed.len() > shown {
+        let more = changed.len() - shown;
+        let how = if open {
+            "Ctrl-T shows the whole change"
+        } else {
+            "click to open, or Ctrl-T"
+        };
         out.push(Logical::new(
             Line::from(vec![
                 gutter(),
-                Span::styled(
-                    format!(
-                        "… {} more lines (Ctrl-T shows the whole change)",
-                        changed.len() - DIFF_SHOWN
-                    ),
-                    theme.muted(),
-                ),
+                Span::styled(format!("… {more} more lines ({how})"), theme.muted()),
             ]),
             Line::from(vec![gutter()]),
             false,

@@ -216,6 +216,31 @@ impl Transcript {
         self.dirty_from = self.dirty_from.min(i);
     }
 
+    /// The cell at `row` of the view (from its top), if any.
+    pub fn cell_at(&self, row: usize) -> Option<usize> {
+        let total = self.total_lines();
+        let bottom = total.saturating_sub(self.from_bottom);
+        let top = bottom.saturating_sub(usize::from(self.viewport));
+        let at = top + row;
+        (at < bottom)
+            .then(|| self.locate(at).map(|(i, _, _)| i))
+            .flatten()
+    }
+
+    /// A click on cell `i`: a change's compact diff opens whole, or closes
+    /// again; whether anything changed.
+    pub fn toggle_diff(&mut self, i: usize) -> bool {
+        let Some(Cell::Tool(t)) = self.entries.get_mut(i).map(|e| &mut e.cell) else {
+            return false;
+        };
+        if t.diff.is_none() {
+            return false;
+        }
+        t.diff_open = !t.diff_open;
+        self.touch(i);
+        true
+    }
+
     /// The last answer of the model, as it wrote it.
     pub fn last_answer(&self) -> Option<&str> {
         self.entries.iter().rev().find_map(|e| match &e.cell {

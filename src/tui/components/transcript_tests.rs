@@ -193,7 +193,15 @@ fn written_changes_stay_as_compact_diffs() {
         "{shown}"
     );
     assert!(
-        shown.contains("… 49 more lines (Ctrl-T shows the whole change)"),
+        shown.contains("… 49 more lines (click to open, or Ctrl-T)"),
         "{shown}"
     );
+    // A click opens it whole.
+    assert!(t.toggle_diff(1));
+    let open = draw(&mut t, 70, 80);
+    assert!(
+        open.contains("┊ +row 30") && !open.contains("more lines"),
+        "{open}"
+    );
+    assert!(!t.toggle_diff(5), "only a change opens");
 }
