@@ -125,6 +125,17 @@ pub enum SlashCommand {
     Quit,
 }
 
+/// The approval modes `/approvals ` offers, with what each lets run.
+const MODES: &[(&str, &str)] = &[
+    (
+        "read-only",
+        "reads only; every change and command is refused",
+    ),
+    ("ask", "reads run; changes and commands ask"),
+    ("auto-edit", "file changes run; commands ask"),
+    ("full-auto", "everything runs (in the sandbox)"),
+];
+
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ComposerAction {
@@ -267,7 +278,21 @@ impl Composer {
         let Some(first) = lines.first() else {
             return Vec::new();
         };
-        if lines.len() > 1 || !first.starts_with('/') || first.contains(char::is_whitespace) {
+        if lines.len() > 1 || !first.starts_with('/') {
+            return Vec::new();
+        }
+        // `/approvals ` offers the modes.
+        if let Some(part) = first.strip_prefix("/approvals ") {
+            if part.contains(char::is_whitespace) {
+                return Vec::new();
+            }
+            return MODES
+                .iter()
+                .copied()
+                .filter(|(m, _)| m.starts_with(part))
+                .collect();
+        }
+        if first.contains(char::is_whitespace) {
             return Vec::new();
         }
         COMMANDS
@@ -366,6 +391,14 @@ impl Composer {
                 KeyCode::Down => {
                     self.popup_selected = (sel + 1) % popup.len();
                     return ComposerAction::None;
+                }
+                KeyCode::Tab if self.text().starts_with("/approvals ") => {
+                    self.set_text(&format!("/approvals {}", popup[sel].0));
+                    return ComposerAction::None;
+                }
+                KeyCode::Enter if !shift && !alt && self.text().starts_with("/approvals ") => {
+                    self.set_text(&format!("/approvals {}", popup[sel].0));
+                    return self.submit();
                 }
                 KeyCode::Tab => {
                     self.set_text(&format!("{} ", popup[sel].0));
@@ -644,7 +677,12 @@ impl Composer {
         if items.is_empty() {
             return;
         }
-        let Some(area) = popup_frame(composer, items.len(), " commands ", buf, theme) else {
+        let title = if self.text().starts_with("/approvals ") {
+            " approval modes "
+        } else {
+            " commands "
+        };
+        let Some(area) = popup_frame(composer, items.len(), title, buf, theme) else {
             return;
         };
         let sel = self.popup_selected.min(items.len() - 1);

@@ -340,3 +340,21 @@ fn at_paths_complete_from_the_workspace() {
     d.handle_key(key(KeyCode::Tab));
     assert_eq!(d.text(), "@target/", "ignored files are not offered");
 }
+
+/// `/approvals ` offers the modes; Enter on one switches to it.
+#[test]
+fn approvals_completes_its_mode() {
+    let mut c = composer();
+    typed(&mut c, "/approvals ");
+    assert_eq!(c.popup().len(), 4);
+    typed(&mut c, "a");
+    assert_eq!(c.popup()[0].0, "ask");
+    c.handle_key(key(KeyCode::Down));
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Command(SlashCommand::Approvals(Some(ApprovalMode::AutoEdit)))
+    );
+    typed(&mut c, "/approvals f");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "/approvals full-auto");
+}
