@@ -999,4 +999,13 @@ async fn e_writes_what_the_person_edited() {
         sent[0].1.to_string().contains("edited your change"),
         "{sent:?}"
     );
+    // The editor again (Ctrl-G on a message): the UI comes back each time.
+    pane.text("say hello");
+    pane.keys(&["C-g"]);
+    let back = pane.wait_for("say HELLO THERE").await;
+    assert!(back.contains("Noted your edit."), "{back}");
+    pane.keys(&["C-u"]);
+    pane.text("and hello");
+    pane.keys(&["C-g"]);
+    pane.wait_for("and HELLO THERE").await;
 }

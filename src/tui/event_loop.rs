@@ -117,7 +117,11 @@ pub async fn run(
                 .map_err(|e| e.to_string())
                 .and_then(|r| r.map_err(|e| e.to_string()));
             super::terminal::setup()?;
-            terminal.clear()?;
+            // A full repaint without asking the terminal where its cursor
+            // is (`clear` would; an answer lost to the editor's exit is a
+            // failed UI).
+            let size = terminal.size()?;
+            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
             input = EventStream::new();
             app.on_edited(request.purpose, result, std::time::Instant::now());
             app.redraw();

@@ -460,10 +460,20 @@ impl ApprovalOverlay {
                 None,
             ),
             KeyCode::Char('E') if plain => match &front.change {
+                // What the editor opens is what the dialog would write: the
+                // hunks left out stay out.
                 Some(c) => ApprovalAction::Edit {
                     call_id: front.call_id.clone(),
                     name: c.path.clone(),
-                    text: c.new_text(),
+                    text: c.apply(
+                        &self
+                            .excluded
+                            .iter()
+                            .map(|x| !x)
+                            .chain(std::iter::repeat(true))
+                            .take(c.hunks.len())
+                            .collect::<Vec<_>>(),
+                    ),
                 },
                 None => ApprovalAction::Hint("only a file change can be edited (E)"),
             },

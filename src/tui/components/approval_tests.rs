@@ -573,3 +573,24 @@ fn tab_steps_through_waiting_calls() {
     assert_eq!(call_id, "c2");
     assert!(draw(&mut o, 80, 24, later(t)).contains("Approve edit_file?"));
 }
+
+/// `E` opens what `y` would write: a hunk left out stays out.
+#[test]
+fn e_opens_the_change_without_the_hunks_left_out() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![three_hunks("c1")], t0);
+    let t = later(t0);
+    o.handle_key(key(KeyCode::Down), t);
+    o.handle_key(key(KeyCode::Char('x')), t);
+    let ApprovalAction::Edit { text, .. } = o.handle_key(
+        KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT),
+        later(t),
+    ) else {
+        panic!("no edit");
+    };
+    assert!(text.contains("line three\n") && text.contains("line thirty-seven\n"));
+    assert!(
+        text.contains("line 20\n") && !text.contains("line twenty"),
+        "{text}"
+    );
+}
