@@ -1498,6 +1498,13 @@ impl App {
                         .get(n - 1)
                         .cloned(),
                 };
+                // What is copied is what was shown: no control character
+                // (an escape sequence hidden in a block) goes along.
+                let text = text.map(|t| {
+                    t.chars()
+                        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+                        .collect::<String>()
+                });
                 match text {
                     Some(text) => {
                         let what = n.map_or_else(
