@@ -408,9 +408,9 @@ async fn workspace_servers_wait_for_trust() {
     assert_eq!(r.finished("e")["status"], "denied");
 }
 
-/// The same server over streamable HTTP.
-#[tokio::test]
-async fn streamable_http_servers_work_too() {
+/// The test server over streamable HTTP, and the address it listens on.
+async fn http_server() -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
     let mut server = tokio::process::Command::new(server_bin())
         .args(["--http", "127.0.0.1:0"])
         .stdout(Stdio::piped())
@@ -418,12 +418,15 @@ async fn streamable_http_servers_work_too() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    {
-        use tokio::io::AsyncBufReadExt;
-        let mut out = tokio::io::BufReader::new(server.stdout.take().unwrap());
-        out.read_line(&mut line).await.unwrap();
-    }
-    let addr = line.trim();
+    let mut out = tokio::io::BufReader::new(server.stdout.take().unwrap());
+    out.read_line(&mut line).await.unwrap();
+    (server, line.trim().to_string())
+}
+
+/// The same server over streamable HTTP.
+#[tokio::test]
+async fn streamable_http_servers_work_too() {
+    let (mut server, addr) = http_server().await;
     let env = Env::new(&format!(
         "[mcp_servers.remote]\nurl = \"http://{addr}/mcp\"\nheaders = {{ Authorization = \"Bearer ${{MY_SERVICE_TOKEN}}\" }}\n"
     ));
@@ -448,19 +451,7 @@ async fn streamable_http_servers_work_too() {
 /// errors say what happened in words, not in the SDK's type names.
 #[tokio::test]
 async fn a_remote_server_that_dies_mid_call_is_reported_gone_not_timed_out() {
-    let mut server = tokio::process::Command::new(server_bin())
-        .args(["--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    {
-        use tokio::io::AsyncBufReadExt;
-        let mut out = tokio::io::BufReader::new(server.stdout.take().unwrap());
-        out.read_line(&mut line).await.unwrap();
-    }
-    let addr = line.trim();
+    let (mut server, addr) = http_server().await;
     let env = Env::new(&format!(
         "[mcp_servers.remote]\nurl = \"http://{addr}/mcp\"\ntimeout_secs = 120\n"
     ));
