@@ -69,7 +69,10 @@ pub fn key_argument(args: &Value, max: usize) -> String {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         });
-    shorten_chars(&text.replace('\n', " ⏎ "), max)
+    // One line, nothing hidden: the escape sequences and invisible
+    // characters a name or a command may hold are named.
+    let text = text.replace('\n', " ⏎ ");
+    shorten_chars(&crate::protocol::visible::name(&text), max)
 }
 
 #[cfg(test)]
@@ -85,6 +88,10 @@ mod tests {
         assert_eq!(duration_ms(125_000), "2m05s");
         assert_eq!(key_argument(&json!({"command": "a\nb"}), 80), "a ⏎ b");
         assert_eq!(key_argument(&json!({}), 80), "");
+        assert_eq!(
+            key_argument(&json!({"path": "a\u{1b}[2J\u{200B}"}), 80),
+            "a⟨U+001B⟩[2J⟨U+200B⟩"
+        );
         assert_eq!(
             key_argument(&json!({"path": "x".repeat(300)}), 160)
                 .chars()

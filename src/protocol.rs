@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod change;
+pub mod visible;
 
 use crate::policy::grants::GrantInfo;
 use crate::policy::operation::Operation;

@@ -72,6 +72,18 @@ impl Workspace {
         let (existing, rest) = self.deepest_existing(user_path, &joined)?;
         let mut target = self.contain(user_path, existing)?;
         for part in rest {
+            // A new name must be one a person can read: a newline or an
+            // escape sequence in it could spoof the lines around it
+            // wherever it is shown.
+            let text = part.to_string_lossy();
+            if let Some(c) = crate::protocol::visible::first_hidden(&text) {
+                return Err(PathError::Invalid(format!(
+                    "{}: a new file name may not hold U+{:04X} (a control or invisible \
+                     character); choose a name without it",
+                    crate::protocol::visible::name(user_path),
+                    u32::from(c)
+                )));
+            }
             target.push(part);
         }
         Ok(target)

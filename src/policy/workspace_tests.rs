@@ -130,3 +130,23 @@ fn display_relative_strips_the_root() {
     );
     assert_eq!(ws.display_relative(ws.root()), ".");
 }
+
+#[test]
+fn new_names_with_control_or_invisible_characters_are_refused() {
+    let (_d, _o, ws) = setup();
+    for name in [
+        "src/a\n+++ b/x.rs",
+        "src/\u{1b}[2Jclear.rs",
+        "new\rdir/x.rs",
+        "src/ma\u{200B}in.rs",
+        "src/\u{202E}sr.txt",
+    ] {
+        let e = ws.resolve_for_write(name).unwrap_err().to_string();
+        assert!(e.contains("may not hold U+"), "{name:?}: {e}");
+        assert!(!e.contains('\n') && !e.contains('\u{1b}'), "{e:?}");
+    }
+    // Ordinary names, accents and spaces included, are fine.
+    for name in ["src/new file.rs", "src/café/ünï.rs", "docs/日本語.md"] {
+        assert!(ws.resolve_for_write(name).is_ok(), "{name}");
+    }
+}

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::visible;
+
 /// Context lines around each change.
 const CONTEXT: usize = 3;
 
@@ -48,12 +50,48 @@ pub struct FileChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_hash: Option<String>,
     pub hunks: Vec<Hunk>,
+    /// What the lines of a diff do not show: line endings that change,
+    /// a final newline added or removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(skip)]
     file: PathBuf,
     #[serde(skip)]
     old: Vec<String>,
     #[serde(skip)]
     new: Vec<String>,
+}
+
+/// The unified diff's mark of a last line without a line ending.
+pub const NO_NEWLINE: &str = "\\ No newline at end of file";
+
+/// What a diff's lines leave unseen: a change of line endings across the
+/// file, a final newline added or taken away.
+fn notes(old: &[String], new: &[String], existed: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    let crlf = |lines: &[String]| lines.iter().filter(|l| l.ends_with("\r\n")).count();
+    let lf = |lines: &[String]| lines.iter().filter(|l| l.ends_with('\n')).count();
+    let style = |lines: &[String]| match (crlf(lines), lf(lines)) {
+        (_, 0) => None,
+        (0, _) => Some("LF"),
+        (c, n) if c == n => Some("CRLF"),
+        _ => Some("mixed"),
+    };
+    if existed {
+        if let (Some(a), Some(b)) = (style(old), style(new)) {
+            if a != b {
+                notes.push(format!("line endings change: {a} → {b}"));
+            }
+        }
+    }
+    let ends = |lines: &[String]| lines.last().is_none_or(|l| l.ends_with('\n'));
+    match (existed && !old.is_empty(), ends(old), ends(new)) {
+        (true, true, false) => notes.push("the final newline is removed".into()),
+        (true, false, true) => notes.push("a final newline is added".into()),
+        (false, _, false) => notes.push("no newline at the end of the file".into()),
+        _ => {}
+    }
+    notes
 }
 
 /// SHA-256 of `bytes`, in hex.
@@ -91,6 +129,21 @@ impl FileChange {
             };
             let old_range = first.old_range().start..last.old_range().end;
             let new_range = first.new_range().start..last.new_range().end;
+            // A hunk whose removed and added lines end differently
+            // (CRLF for LF) shows each changed line's carriage return.
+            let ending = |l: &String| l.ends_with("\r\n");
+            let mut endings = group
+                .iter()
+                .filter(|op| op.tag() != similar::DiffTag::Equal)
+                .flat_map(|op| {
+                    old_lines[op.old_range()]
+                        .iter()
+                        .chain(&new_lines[op.new_range()])
+                        .map(ending)
+                });
+            let mark_cr = endings
+                .next()
+                .is_some_and(|first| endings.any(|e| e != first));
             let mut shown = Vec::new();
             for op in &group {
                 for (tag, range, side) in [
@@ -107,8 +160,19 @@ impl FileChange {
                     };
                     for l in &side[range] {
                         let text = l.strip_suffix('\n').unwrap_or(l);
-                        let text = text.strip_suffix('\r').unwrap_or(text);
-                        shown.push(format!("{tag}{text}"));
+                        let (text, cr) = match text.strip_suffix('\r') {
+                            Some(t) if l.ends_with('\n') => (t, true),
+                            _ => (text, false),
+                        };
+                        let cr = if cr && mark_cr && tag != ' ' {
+                            "␍"
+                        } else {
+                            ""
+                        };
+                        shown.push(format!("{tag}{}{cr}", visible::line(text)));
+                        if !l.ends_with('\n') {
+                            shown.push(NO_NEWLINE.to_string());
+                        }
                     }
                 }
             }
@@ -130,6 +194,7 @@ impl FileChange {
                 ChangeKind::Create
             },
             base_hash: old.map(|o| hash(o.as_bytes())),
+            notes: notes(&old_lines, &new_lines, old.is_some()),
             hunks,
             file,
             old: old_lines,
@@ -165,9 +230,9 @@ impl FileChange {
     pub fn unified_of(&self, include: &[bool]) -> String {
         let from = match self.kind {
             ChangeKind::Create => "/dev/null".to_string(),
-            ChangeKind::Modify => format!("a/{}", self.path),
+            ChangeKind::Modify => format!("a/{}", visible::name(&self.path)),
         };
-        let mut out = format!("--- {from}\n+++ b/{}\n", self.path);
+        let mut out = format!("--- {from}\n+++ b/{}\n", visible::name(&self.path));
         for (h, _) in self.hunks.iter().zip(include).filter(|(_, keep)| **keep) {
             out.push_str(&format!(
                 "@@ -{} +{} @@\n",
@@ -252,6 +317,51 @@ mod tests {
         let c = change(Some("x\ny"), "x\nz");
         assert_eq!(c.apply(&[true]), "x\nz");
         assert_eq!(c.apply(&[false]), "x\ny");
+    }
+
+    #[test]
+    fn what_lines_do_not_show_is_shown() {
+        // CRLF to LF: the same words, different endings.
+        let c = change(Some("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(c.hunks[0].lines, ["-a␍", "-b␍", "+a", "+b"]);
+        assert_eq!(c.notes, ["line endings change: CRLF → LF"]);
+        assert_eq!(c.apply(&[true]), "a\nb\n");
+        // Within a CRLF file, a CRLF edit needs no marks.
+        let c = change(Some("a\r\nb\r\n"), "a\r\nB\r\n");
+        assert_eq!(c.hunks[0].lines, [" a", "-b", "+B"]);
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        // The final newline, taken away and added.
+        let c = change(Some("x\ny\n"), "x\ny");
+        assert_eq!(c.hunks[0].lines, [" x", "-y", "+y", NO_NEWLINE]);
+        assert_eq!(c.notes, ["the final newline is removed"]);
+        let c = change(Some("x\ny"), "x\ny\n");
+        assert_eq!(c.hunks[0].lines, [" x", "-y", NO_NEWLINE, "+y"]);
+        assert_eq!(c.notes, ["a final newline is added"]);
+        // Invisible characters are named, tabs kept.
+        let c = change(Some("let a = 1;\n"), "let a\u{200B} = 1;\t// \u{202E}x\n");
+        assert_eq!(c.hunks[0].lines[1], "+let a⟨U+200B⟩ = 1;\t// ⟨U+202E⟩x");
+        assert_eq!(c.apply(&[true]), "let a\u{200B} = 1;\t// \u{202E}x\n");
+    }
+
+    #[test]
+    fn a_name_cannot_add_lines_to_the_diff() {
+        let c = FileChange::new(
+            "a\n+++ b/other\n@@ -1 +1 @@",
+            PathBuf::from("/nowhere/x"),
+            None,
+            "x\n",
+        );
+        let diff = c.unified();
+        assert_eq!(
+            diff.lines().filter(|l| l.starts_with("+++")).count(),
+            1,
+            "{diff}"
+        );
+        assert_eq!(
+            diff.lines().filter(|l| l.starts_with("@@")).count(),
+            1,
+            "{diff}"
+        );
     }
 
     #[test]

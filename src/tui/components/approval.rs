@@ -42,6 +42,7 @@ use serde_json::Value;
 use super::cells::key_argument;
 use super::diff_view::{DiffView, Highlighted};
 use crate::humanize;
+use crate::protocol::visible;
 use crate::protocol::{ApprovalDecision, ApprovalNeed, Effect, GrantOffer};
 use crate::tui::theme::Theme;
 use crate::tui::width;
@@ -600,7 +601,7 @@ impl ApprovalOverlay {
             para(
                 vec![
                     Span::styled("needs approval: ", theme.muted()),
-                    Span::styled(only.what.clone(), theme.text()),
+                    Span::styled(visible::name(&only.what).into_owned(), theme.text()),
                 ],
                 &mut lines,
             );
@@ -611,13 +612,19 @@ impl ApprovalOverlay {
             );
             for n in &req.needs {
                 para(
-                    vec![Span::styled(format!("  • {}", n.what), theme.text())],
+                    vec![Span::styled(
+                        format!("  • {}", visible::name(&n.what)),
+                        theme.text(),
+                    )],
                     &mut lines,
                 );
             }
         }
         para(
-            vec![Span::styled(format!("why: {}", req.reason), theme.muted())],
+            vec![Span::styled(
+                format!("why: {}", visible::name(&req.reason)),
+                theme.muted(),
+            )],
             &mut lines,
         );
         let grant = match &req.grant {
@@ -654,6 +661,15 @@ impl ApprovalOverlay {
                     ));
                 }
                 lines.push(Line::from(header));
+                for note in req.change.iter().flat_map(|c| &c.notes) {
+                    para(
+                        vec![Span::styled(
+                            format!("⚠ {note}"),
+                            theme.fg(theme.colors.warning),
+                        )],
+                        &mut lines,
+                    );
+                }
             }
             None => {
                 let shown = match req.arguments.get("command").and_then(Value::as_str) {
@@ -909,13 +925,7 @@ fn key_name(code: KeyCode) -> String {
 /// Characters that show as nothing, or as a blank: padding made of them
 /// could push part of a command out of sight.
 fn is_blank(c: char) -> bool {
-    c != '\n'
-        && (c.is_whitespace()
-            || matches!(c,
-                '\u{00AD}' | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-                | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}'
-                | '\u{FEFF}' | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}'))
+    c != '\n' && (c.is_whitespace() || visible::is_invisible(c))
 }
 
 /// A command as the person must see it to judge it: nothing it holds can

@@ -594,3 +594,42 @@ fn e_opens_the_change_without_the_hunks_left_out() {
         "{text}"
     );
 }
+
+/// What a diff's lines cannot show is shown: line endings that change,
+/// the final newline, invisible characters; a name cannot add lines.
+#[test]
+fn endings_invisible_characters_and_odd_names_are_shown() {
+    let t0 = Instant::now();
+    let path = "src/a\n+++ b/fake.rs";
+    let change = crate::protocol::change::FileChange::new(
+        path,
+        std::path::PathBuf::from("/w/src/a"),
+        Some("one\r\ntwo\r\nthree\r\n"),
+        "one\ntwo\u{200B}\nthree",
+    );
+    let mut o = ApprovalOverlay::new();
+    o.push(
+        PendingApproval {
+            diff: Some(DiffView::parse(&change.unified())),
+            change: Some(change.clone()),
+            arguments: json!({"path": path, "content": "x"}),
+            tool: "write_file".into(),
+            needs: vec![ApprovalNeed {
+                what: format!("write {path}"),
+                reason: "file changes need approval".into(),
+            }],
+            ..edit("c1")
+        },
+        t0,
+    );
+    let screen = draw(&mut o, 80, 24, later(t0));
+    assert!(
+        screen.contains("line endings change: CRLF → LF"),
+        "{screen}"
+    );
+    assert!(screen.contains("the final newline is removed"), "{screen}");
+    assert!(screen.contains("⟨U+200B⟩"), "{screen}");
+    assert!(screen.contains("one␍"), "{screen}");
+    assert!(!screen.contains("\n+++ b/fake"), "{screen}");
+    assert_snapshot!("approval_endings_and_invisible", screen);
+}

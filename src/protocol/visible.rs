@@ -1,0 +1,93 @@
+//! Text as a person must see it to judge it: characters that show as
+//! nothing (zero-width, bidirectional overrides, tags) or that move the
+//! cursor (control characters) are named instead, so a file name or a line
+//! of a diff cannot hide or spoof anything.
+
+use std::borrow::Cow;
+
+/// Characters that show as nothing, or as a blank, though they are not
+/// the space or the tab.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
+        | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180E}' | '\u{2000}'..='\u{200F}'
+        | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}' | '\u{2800}' | '\u{3000}'
+        | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
+        | '\u{FFF9}'..='\u{FFFB}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// The characters of `s` that would be written as `⟨U+XXXX⟩`, by byte
+/// offset: control characters (the tab too unless `keep_tab`) and
+/// invisible ones, except the zero-width joiners that build an emoji or
+/// an Indic cluster (between two non-ASCII characters).
+fn hidden(s: &str, keep_tab: bool) -> impl Iterator<Item = (usize, char)> + '_ {
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    (0..chars.len()).filter_map(move |i| {
+        let (at, c) = chars[i];
+        let joins = matches!(c, '\u{200C}' | '\u{200D}')
+            && i > 0
+            && chars.get(i + 1).is_some_and(|(_, n)| !n.is_ascii())
+            && !chars[i - 1].1.is_ascii();
+        let shown = (keep_tab && c == '\t') || joins;
+        ((c.is_control() || is_invisible(c)) && !shown).then_some((at, c))
+    })
+}
+
+/// The first character a name may not hold unseen, if any.
+pub fn first_hidden(s: &str) -> Option<char> {
+    hidden(s, false).next().map(|(_, c)| c)
+}
+
+fn escape(s: &str, keep_tab: bool) -> Cow<'_, str> {
+    let mut marks = hidden(s, keep_tab).peekable();
+    if marks.peek().is_none() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut from = 0;
+    for (at, c) in marks {
+        out.push_str(&s[from..at]);
+        out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+        from = at + c.len_utf8();
+    }
+    out.push_str(&s[from..]);
+    Cow::Owned(out)
+}
+
+/// A name (a path, a server, a tool) on one line, nothing hidden.
+pub fn name(s: &str) -> Cow<'_, str> {
+    escape(s, false)
+}
+
+/// A line of a file, tabs kept, nothing else hidden.
+pub fn line(s: &str) -> Cow<'_, str> {
+    escape(s, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_that_moves_the_cursor_or_hides_survives() {
+        assert_eq!(name("src/main.rs"), "src/main.rs");
+        assert!(matches!(name("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            name("a\n+++ b/evil"),
+            "a⟨U+000A⟩+++ b/evil",
+            "a newline cannot start a line of its own"
+        );
+        assert_eq!(name("x\u{1b}[2Jy"), "x⟨U+001B⟩[2Jy");
+        assert_eq!(line("if a\u{200B} {\t}"), "if a⟨U+200B⟩ {\t}");
+        // Trojan Source: a bidirectional override is named.
+        assert_eq!(line("/*\u{202E} } \u{2066}*/"), "/*⟨U+202E⟩ } ⟨U+2066⟩*/");
+        assert_eq!(name("a\tb"), "a⟨U+0009⟩b");
+        // Joiners inside an emoji or a script are part of the text; a
+        // joiner among ASCII letters hides.
+        assert_eq!(name("👨\u{200D}👩\u{200D}👧"), "👨\u{200D}👩\u{200D}👧");
+        assert_eq!(name("क्\u{200D}ष"), "क्\u{200D}ष");
+        assert_eq!(name("ad\u{200D}min"), "ad⟨U+200D⟩min");
+        assert_eq!(first_hidden("ok.rs"), None);
+        assert_eq!(first_hidden("o\u{202E}k"), Some('\u{202E}'));
+    }
+}
