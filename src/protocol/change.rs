@@ -77,12 +77,10 @@ fn notes(old: &[String], new: &[String], existed: bool) -> Vec<String> {
         (c, n) if c == n => Some("CRLF"),
         _ => Some("mixed"),
     };
-    if existed {
-        if let (Some(a), Some(b)) = (style(old), style(new)) {
-            if a != b {
-                notes.push(format!("line endings change: {a} → {b}"));
-            }
-        }
+    if let (true, Some(a), Some(b)) = (existed, style(old), style(new))
+        && a != b
+    {
+        notes.push(format!("line endings change: {a} → {b}"));
     }
     let ends = |lines: &[String]| lines.last().is_none_or(|l| l.ends_with('\n'));
     match (existed && !old.is_empty(), ends(old), ends(new)) {
