@@ -29,6 +29,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "read_file",
     "write_file",
     "edit_file",
+    "delete_file",
+    "move_file",
     "list_directory",
     "exec_shell",
     "grep",
@@ -481,7 +483,7 @@ pub enum AgentEvent {
         /// was computed from, and its hunks (the diff's `@@` sections, in
         /// order), which `approve_hunks` picks from.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        change: Option<change::FileChange>,
+        change: Option<Box<change::FileChange>>,
     },
     ApprovalDecided {
         call_id: String,

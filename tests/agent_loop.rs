@@ -77,6 +77,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                 assert_eq!(
                     names,
                     [
+                        "delete_file",
                         "edit_file",
                         "exec_shell",
                         "glob",
@@ -85,6 +86,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "memory_read",
                         "memory_write",
                         "message",
+                        "move_file",
                         "read_file",
                         "spawn",
                         "web_fetch",
@@ -99,7 +101,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                 assert_eq!(req.headers["anthropic-version"], "2023-06-01");
                 assert!(req.body["max_tokens"].as_u64().unwrap() > 0);
                 assert_eq!(req.body["system"][0]["text"], "You are a test.");
-                assert_eq!(req.body["tools"][0]["name"], "edit_file");
+                assert_eq!(req.body["tools"][0]["name"], "delete_file");
                 assert!(req.body["tools"][0]["input_schema"].is_object());
             }
         }

@@ -1233,3 +1233,69 @@ async fn headless_keeps_the_tool_round_limit_as_an_error() {
         r.stdout
     );
 }
+
+/// A deletion and a move are changes like any other: shown, written as
+/// shown, reported with their diff; a move never replaces a file.
+#[tokio::test]
+async fn files_are_deleted_and_moved_as_changes() {
+    let env = Env::new();
+    std::fs::create_dir(env.ws.path().join("src")).unwrap();
+    std::fs::write(env.ws.path().join("src/old.rs"), "fn old() {}\n").unwrap();
+    std::fs::write(env.ws.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(env.ws.path().join("taken.rs"), "mine\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call("d", "delete_file", json!({"path": "src/old.rs"}))
+                .call(
+                    "m",
+                    "move_file",
+                    json!({"from": "src/a.rs", "to": "lib/b.rs"}),
+                )
+                .call(
+                    "x",
+                    "move_file",
+                    json!({"from": "lib/b.rs", "to": "taken.rs"}),
+                ),
+        ),
+        Step::Reply(Reply::text("Tidied.")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--json", "--approval", "full-auto"], "tidy up")
+        .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(!env.ws.path().join("src/old.rs").exists());
+    assert!(!env.ws.path().join("src/a.rs").exists());
+    assert_eq!(
+        std::fs::read_to_string(env.ws.path().join("lib/b.rs")).unwrap(),
+        "fn a() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.path().join("taken.rs")).unwrap(),
+        "mine\n"
+    );
+    let events = r.events();
+    let finished = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let d = finished("d");
+    assert_eq!(d["status"], "ok", "{d}");
+    assert!(
+        d["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+++ /dev/null\n@@ -1 +0,0 @@\n-fn old() {}"),
+        "{d}"
+    );
+    let m = finished("m");
+    assert_eq!(m["status"], "ok", "{m}");
+    assert_eq!(m["diff"], "--- a/src/a.rs\n+++ b/lib/b.rs\n");
+    let x = finished("x");
+    assert_eq!(x["status"], "error", "{x}");
+    assert!(x.to_string().contains("already exists"), "{x}");
+}

@@ -539,7 +539,7 @@ async fn authorize(
             ttl_secs: shared.authz.ttl().as_secs(),
         }),
         diff: request.diff.clone(),
-        change: change.clone(),
+        change: change.clone().map(Box::new),
     });
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
@@ -560,6 +560,11 @@ async fn authorize(
             let Some(change) = change else {
                 return Ok(None);
             };
+            if !change.editable() {
+                return Err(Outcome::Failed(ToolError::InvalidArgs(
+                    "a deletion or a move has no content to edit; nothing was done".into(),
+                )));
+            }
             let change = change.with_new(&content);
             let include = vec![true; change.hunks.len()];
             Ok(Some(Exact {
@@ -575,7 +580,8 @@ async fn authorize(
             let include: Vec<bool> = (0..change.hunks.len())
                 .map(|i| hunks.contains(&i))
                 .collect();
-            if !include.contains(&true) {
+            // A move has no hunks: approving it moves the file.
+            if !include.contains(&true) && !change.hunks.is_empty() {
                 return Err(Outcome::Denied(ToolError::PermissionDenied(
                     "the user left out every hunk of this change; nothing was written".into(),
                 )));

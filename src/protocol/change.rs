@@ -21,6 +21,11 @@ const CONTEXT: usize = 3;
 pub enum ChangeKind {
     Create,
     Modify,
+    /// The file goes: one hunk takes away every line.
+    Delete,
+    /// The file moves from `from` to `path`, its content as it was (no
+    /// hunks).
+    Rename,
 }
 
 /// One hunk: a run of changed lines with their context.
@@ -54,8 +59,13 @@ pub struct FileChange {
     /// a final newline added or removed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Where a renamed file was (as the person sees it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     #[serde(skip)]
     file: PathBuf,
+    #[serde(skip)]
+    from_file: Option<PathBuf>,
     #[serde(skip)]
     old: Vec<String>,
     #[serde(skip)]
@@ -194,15 +204,52 @@ impl FileChange {
             base_hash: old.map(|o| hash(o.as_bytes())),
             notes: notes(&old_lines, &new_lines, old.is_some()),
             hunks,
+            from: None,
             file,
+            from_file: None,
             old: old_lines,
             new: new_lines,
         }
     }
 
-    /// The file it changes.
+    /// Deleting `file` (shown as `path`), whose content is `old`.
+    pub fn delete(path: &str, file: PathBuf, old: &str) -> Self {
+        let mut c = Self::new(path, file, Some(old), "");
+        c.kind = ChangeKind::Delete;
+        c.notes.clear();
+        c
+    }
+
+    /// Moving the file at `from_file` (shown as `from`), whose content is
+    /// `content`, to `file` (shown as `path`).
+    pub fn rename(
+        from: &str,
+        from_file: PathBuf,
+        path: &str,
+        file: PathBuf,
+        content: &str,
+    ) -> Self {
+        let mut c = Self::new(path, file, Some(content), content);
+        c.kind = ChangeKind::Rename;
+        c.from = Some(from.to_string());
+        c.from_file = Some(from_file);
+        c
+    }
+
+    /// The file it changes (where a renamed file goes).
     pub fn file(&self) -> &std::path::Path {
         &self.file
+    }
+
+    /// Where a renamed file is now.
+    pub fn from_file(&self) -> Option<&std::path::Path> {
+        self.from_file.as_deref()
+    }
+
+    /// Whether the person can edit the new content before it is written
+    /// (a deletion or a move has none to edit).
+    pub fn editable(&self) -> bool {
+        matches!(self.kind, ChangeKind::Create | ChangeKind::Modify)
     }
 
     /// The file as the whole change leaves it.
@@ -226,11 +273,20 @@ impl FileChange {
 
     /// The hunks `include` keeps, as a unified diff.
     pub fn unified_of(&self, include: &[bool]) -> String {
-        let from = match self.kind {
-            ChangeKind::Create => "/dev/null".to_string(),
-            ChangeKind::Modify => format!("a/{}", visible::name(&self.path)),
+        let path = visible::name(&self.path);
+        let (from, to) = match self.kind {
+            ChangeKind::Create => ("/dev/null".to_string(), format!("b/{path}")),
+            ChangeKind::Modify => (format!("a/{path}"), format!("b/{path}")),
+            ChangeKind::Delete => (format!("a/{path}"), "/dev/null".to_string()),
+            ChangeKind::Rename => (
+                format!(
+                    "a/{}",
+                    visible::name(self.from.as_deref().unwrap_or_default())
+                ),
+                format!("b/{path}"),
+            ),
         };
-        let mut out = format!("--- {from}\n+++ b/{}\n", visible::name(&self.path));
+        let mut out = format!("--- {from}\n+++ {to}\n");
         for (h, _) in self.hunks.iter().zip(include).filter(|(_, keep)| **keep) {
             out.push_str(&format!(
                 "@@ -{} +{} @@\n",
@@ -360,6 +416,35 @@ mod tests {
             1,
             "{diff}"
         );
+    }
+
+    #[test]
+    fn deletions_and_moves_are_changes_too() {
+        let d = FileChange::delete("old.txt", PathBuf::from("/w/old.txt"), "a\nb\n");
+        assert_eq!(d.kind, ChangeKind::Delete);
+        assert_eq!(d.hunks.len(), 1);
+        assert_eq!(d.hunks[0].lines, ["-a", "-b"]);
+        assert_eq!(d.base_hash, Some(hash(b"a\nb\n")));
+        assert!(
+            d.unified()
+                .starts_with("--- a/old.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n")
+        );
+        assert!(!d.editable());
+        let r = FileChange::rename(
+            "a.rs",
+            PathBuf::from("/w/a.rs"),
+            "src/b.rs",
+            PathBuf::from("/w/src/b.rs"),
+            "fn a() {}\n",
+        );
+        assert_eq!(r.kind, ChangeKind::Rename);
+        assert!(r.hunks.is_empty());
+        assert_eq!(r.unified(), "--- a/a.rs\n+++ b/src/b.rs\n");
+        assert_eq!(r.from_file(), Some(std::path::Path::new("/w/a.rs")));
+        assert_eq!(r.apply(&[]), "fn a() {}\n");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["kind"], "rename");
+        assert_eq!(json["from"], "a.rs");
     }
 
     #[test]

@@ -1,4 +1,5 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
+//! `delete_file`, `move_file`,
 //! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
 //! `memory_write`, `web_fetch`, `web_search`, `spawn` and `message`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
@@ -9,11 +10,13 @@ use std::sync::Arc;
 use super::spec::Tool;
 
 pub(crate) mod atomic;
+mod delete_file;
 mod edit_file;
 mod exec_shell;
 mod list_directory;
 mod memory;
 mod message;
+mod move_file;
 mod read_file;
 pub mod regular;
 mod search;
@@ -21,11 +24,13 @@ mod spawn;
 mod web;
 mod write_file;
 
+pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
 pub use exec_shell::ExecShell;
 pub use list_directory::ListDirectory;
 pub use memory::{MemoryRead, MemoryWrite, memory_file};
 pub use message::{Message, NOTIFY_STREAM};
+pub use move_file::MoveFile;
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
 pub use spawn::Spawn;
@@ -101,6 +106,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(ReadFile),
         Arc::new(WriteFile),
         Arc::new(EditFile),
+        Arc::new(DeleteFile),
+        Arc::new(MoveFile),
         Arc::new(ListDirectory),
         Arc::new(ExecShell::new(settings)),
         Arc::new(Grep),

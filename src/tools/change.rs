@@ -2,6 +2,8 @@
 //! kept, and only to the content the change was computed from (a file
 //! changed since the preview is refused, with nothing written).
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 pub use crate::protocol::change::{ChangeKind, FileChange, Hunk, hash};
@@ -16,6 +18,135 @@ use super::spec::{ToolContext, ToolError};
 /// The result reads as the tool's own (`write_file`: created or
 /// overwrote, bytes; `edit_file`: edited at a line).
 pub async fn apply(
+    tool: &str,
+    change: &FileChange,
+    include: &[bool],
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    match change.kind {
+        ChangeKind::Create | ChangeKind::Modify => write(tool, change, include, ctx).await,
+        ChangeKind::Delete | ChangeKind::Rename => {
+            let change = change.clone();
+            let ws = ctx.workspace.clone();
+            let cancel = ctx.cancel.clone();
+            tokio::task::spawn_blocking(move || {
+                if change.kind == ChangeKind::Delete {
+                    delete(&change, &ws, &cancel)
+                } else {
+                    rename(&change, &ws, &cancel)
+                }
+            })
+            .await
+            .map_err(|e| ToolError::Internal(format!("applying the change failed: {e}")))?
+        }
+    }
+}
+
+/// Refuses a file whose content is no longer what the change was computed
+/// from (`what` is done to it, e.g. "deleted").
+fn unchanged_since(
+    change: &FileChange,
+    file: &Path,
+    shown: &str,
+    what: &str,
+) -> Result<u64, ToolError> {
+    let (bytes, _) = super::builtin::regular::read_capped(file, shown, u64::MAX)?;
+    if change.base_hash.as_deref() != Some(hash(&bytes).as_str()) {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{shown} changed after the change was shown for approval; nothing was {what}. \
+             Read it again and propose the change anew."
+        )));
+    }
+    Ok(bytes.len() as u64)
+}
+
+fn delete(
+    change: &FileChange,
+    ws: &crate::policy::Workspace,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolError> {
+    let (file, shown) = super::builtin::regular::own_file(ws, &change.path, "delete_file")?;
+    if file != change.file() {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{shown} now leads elsewhere than when the change was shown; nothing was deleted"
+        )));
+    }
+    let bytes = unchanged_since(change, &file, &shown, "deleted")?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled(format!(
+            "interrupted before deleting {shown}; nothing was deleted"
+        )));
+    }
+    std::fs::remove_file(&file).map_err(|e| ToolError::from_io(&shown, &e))?;
+    Ok(json!({
+        "message": format!("deleted {shown} ({bytes} bytes)"),
+        "path": shown,
+        "deleted": true,
+    }))
+}
+
+fn rename(
+    change: &FileChange,
+    ws: &crate::policy::Workspace,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolError> {
+    let from_shown = change.from.clone().unwrap_or_default();
+    let (from, _) = super::builtin::regular::own_file(ws, &from_shown, "move_file")?;
+    let to = ws
+        .resolve_for_write(&change.path)
+        .map_err(ToolError::from_path)?;
+    if Some(from.as_path()) != change.from_file() || to != change.file() {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{from_shown} or {} now leads elsewhere than when the move was shown; nothing \
+             was moved",
+            change.path
+        )));
+    }
+    unchanged_since(change, &from, &from_shown, "moved")?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled(format!(
+            "interrupted before moving {from_shown}; nothing was moved"
+        )));
+    }
+    move_no_replace(&from, &to, &change.path)?;
+    Ok(json!({
+        "message": format!("moved {from_shown} to {}", change.path),
+        "from": from_shown,
+        "path": change.path,
+    }))
+}
+
+/// Moves `from` to `to`, creating `to`'s missing directories; an existing
+/// `to` is never replaced (the kernel refuses it atomically where it can).
+pub fn move_no_replace(from: &Path, to: &Path, shown: &str) -> Result<(), ToolError> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(shown, &e))?;
+    }
+    let exists = || {
+        ToolError::InvalidArgs(format!(
+            "{shown} already exists; move_file never replaces a file"
+        ))
+    };
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(nix::errno::Errno::EEXIST) => return Err(exists()),
+            // The file system cannot refuse a replacement itself.
+            Err(nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {}
+            Err(e) => return Err(ToolError::from_io(shown, &std::io::Error::from(e))),
+        }
+    }
+    // A new link fails if the name is taken; the old name then goes.
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from).map_err(|e| ToolError::from_io(shown, &e)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+        Err(e) => Err(ToolError::from_io(shown, &e)),
+    }
+}
+
+async fn write(
     tool: &str,
     change: &FileChange,
     include: &[bool],
@@ -185,5 +316,131 @@ mod tests {
         assert!(v["message"].as_str().unwrap().contains("only 1 of 2 hunks"));
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains("line two\n") && text.contains("line 25\n"));
+    }
+}
+
+#[cfg(test)]
+mod delete_and_move_tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::builtin::{DeleteFile, MoveFile};
+    use crate::tools::spec::Tool;
+
+    fn setup() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+        let ws = Arc::new(crate::policy::Workspace::new(dir.path()).unwrap());
+        (dir, ToolContext::standalone(ws))
+    }
+
+    #[tokio::test]
+    async fn a_deletion_shows_every_line_and_removes_only_what_was_shown() {
+        let (dir, ctx) = setup();
+        let c = DeleteFile
+            .change(&json!({"path": "src/a.rs"}), &ctx.workspace)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.kind, ChangeKind::Delete);
+        assert_eq!(c.hunks[0].lines, ["-fn a() {}"]);
+        // Changed since it was shown: kept.
+        std::fs::write(dir.path().join("src/a.rs"), "fn a() { b() }\n").unwrap();
+        let e = apply("delete_file", &c, &[true], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was deleted"), "{e}");
+        assert!(dir.path().join("src/a.rs").exists());
+        let c = DeleteFile
+            .change(&json!({"path": "src/a.rs"}), &ctx.workspace)
+            .unwrap()
+            .unwrap();
+        let v = apply("delete_file", &c, &[true], &ctx).await.unwrap();
+        assert_eq!(v["deleted"], true);
+        assert!(!dir.path().join("src/a.rs").exists());
+    }
+
+    #[tokio::test]
+    async fn links_directories_and_the_outside_are_refused() {
+        let (dir, ctx) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x"), "x").unwrap();
+        std::os::unix::fs::symlink("src/a.rs", dir.path().join("link.rs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x"), dir.path().join("out")).unwrap();
+        for (args, says) in [
+            (json!({"path": "link.rs"}), "symbolic link"),
+            (json!({"path": "src"}), "directory"),
+            (json!({"path": "out"}), "outside"),
+            (json!({"path": "../x"}), "outside"),
+            (json!({"path": "nope.rs"}), "not found"),
+        ] {
+            let e = DeleteFile.change(&args, &ctx.workspace).unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+            let e = DeleteFile.execute(args.clone(), &ctx).await.unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+        }
+        assert!(dir.path().join("src/a.rs").exists());
+        assert!(std::fs::symlink_metadata(dir.path().join("link.rs")).is_ok());
+        for (args, says) in [
+            (json!({"from": "link.rs", "to": "b.rs"}), "symbolic link"),
+            (json!({"from": "src/a.rs", "to": "../b.rs"}), "outside"),
+            (json!({"from": "src/a.rs", "to": "out/b.rs"}), "outside"),
+            (
+                json!({"from": "src/a.rs", "to": "link.rs"}),
+                "already exists",
+            ),
+            (
+                json!({"from": "src/a.rs", "to": "src/a.rs"}),
+                "the file itself",
+            ),
+        ] {
+            let e = MoveFile.change(&args, &ctx.workspace).unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_move_never_replaces_and_creates_directories() {
+        let (dir, ctx) = setup();
+        let c = MoveFile
+            .change(
+                &json!({"from": "src/a.rs", "to": "lib/deep/b.rs"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.kind, ChangeKind::Rename);
+        assert_eq!(c.unified(), "--- a/src/a.rs\n+++ b/lib/deep/b.rs\n");
+        // Someone takes the name meanwhile: refused, both kept.
+        std::fs::create_dir_all(dir.path().join("lib/deep")).unwrap();
+        std::fs::write(dir.path().join("lib/deep/b.rs"), "theirs\n").unwrap();
+        let e = apply("move_file", &c, &[], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("already exists"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lib/deep/b.rs")).unwrap(),
+            "theirs\n"
+        );
+        assert!(dir.path().join("src/a.rs").exists());
+        std::fs::remove_file(dir.path().join("lib/deep/b.rs")).unwrap();
+        std::fs::remove_dir_all(dir.path().join("lib")).unwrap();
+        let v = apply("move_file", &c, &[], &ctx).await.unwrap();
+        assert_eq!(v["path"], "lib/deep/b.rs");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lib/deep/b.rs")).unwrap(),
+            "fn a() {}\n"
+        );
+        assert!(!dir.path().join("src/a.rs").exists());
+        // Changed after it was shown: not moved.
+        let c = MoveFile
+            .change(
+                &json!({"from": "lib/deep/b.rs", "to": "c.rs"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        std::fs::write(dir.path().join("lib/deep/b.rs"), "edited\n").unwrap();
+        let e = apply("move_file", &c, &[], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was moved"), "{e}");
+        assert!(!dir.path().join("c.rs").exists());
     }
 }

@@ -763,7 +763,7 @@ impl App {
                         reason,
                         grant,
                         diff,
-                        change,
+                        change: change.map(|c| *c),
                     },
                     now,
                 );

@@ -1085,7 +1085,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             reason: "approval mode ask".into(),
             grant: None,
             diff: Some(change.unified()),
-            change: Some(change),
+            change: Some(Box::new(change)),
         },
         t0,
     );

@@ -60,6 +60,54 @@ pub fn read_capped(path: &Path, shown: &str, max: u64) -> Result<(Vec<u8>, bool)
     Ok((bytes, more))
 }
 
+/// The existing regular file `path` names in the workspace, itself (not
+/// what a link at that name points to): its canonical path and the name
+/// shown for it. A link, a directory or a special file is refused, for
+/// tools that remove or move the file itself.
+pub fn own_file(
+    workspace: &crate::policy::Workspace,
+    path: &str,
+    tool: &str,
+) -> Result<(std::path::PathBuf, String), ToolError> {
+    let resolved = workspace
+        .resolve_existing(path)
+        .map_err(ToolError::from_path)?;
+    let shown = workspace.display_relative(&resolved);
+    let p = Path::new(path);
+    let name = p
+        .file_name()
+        .ok_or_else(|| ToolError::InvalidArgs(format!("{path} does not name a file")))?;
+    let parent = match p.parent().and_then(Path::to_str) {
+        Some("") | None => ".",
+        Some(parent) => parent,
+    };
+    let dir = workspace
+        .resolve_existing(parent)
+        .map_err(ToolError::from_path)?;
+    if dir.join(name) != resolved {
+        return Err(ToolError::InvalidArgs(format!(
+            "{path} is a symbolic link (to {shown}); {tool} works on regular files, not links"
+        )));
+    }
+    let meta = std::fs::symlink_metadata(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::InvalidArgs(format!(
+            "{shown} is a directory; {tool} works on one file at a time"
+        )));
+    }
+    check(&meta, &shown)?;
+    Ok((resolved, shown))
+}
+
+/// The text of a file a change may show whole (UTF-8, at most `max`
+/// bytes); `None` for anything else (binary, huge).
+pub fn text_of(path: &Path, shown: &str, max: u64) -> Result<Option<String>, ToolError> {
+    match read_capped(path, shown, max)? {
+        (bytes, false) => Ok(String::from_utf8(bytes).ok()),
+        (_, true) => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

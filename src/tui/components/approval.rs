@@ -460,7 +460,7 @@ impl ApprovalOverlay {
                 &format!("Esc, {shown_for:.1} s after it showed"),
                 None,
             ),
-            KeyCode::Char('E') if plain => match &front.change {
+            KeyCode::Char('E') if plain => match front.change.as_ref().filter(|c| c.editable()) {
                 // What the editor opens is what the dialog would write: the
                 // hunks left out stay out.
                 Some(c) => ApprovalAction::Edit {
@@ -476,7 +476,9 @@ impl ApprovalOverlay {
                             .collect::<Vec<_>>(),
                     ),
                 },
-                None => ApprovalAction::Hint("only a file change can be edited (E)"),
+                None => ApprovalAction::Hint(
+                    "E edits new content: a command, a deletion or a move has none to edit",
+                ),
             },
             KeyCode::Char('e') if plain => {
                 let mut input = TextArea::default();
@@ -640,7 +642,15 @@ impl ApprovalOverlay {
         lines.push(Line::default());
         match &req.diff {
             Some(diff) => {
+                use crate::protocol::change::ChangeKind;
+                let what = match req.change.as_ref().map(|c| c.kind) {
+                    Some(ChangeKind::Create) => "new file ",
+                    Some(ChangeKind::Delete) => "delete ",
+                    Some(ChangeKind::Rename) => "move ",
+                    _ => "",
+                };
                 let mut header = vec![
+                    Span::styled(what, theme.bold(theme.colors.warning)),
                     Span::styled(diff.path.clone(), theme.text().add_modifier(Modifier::BOLD)),
                     Span::styled(format!(" +{}", diff.added), theme.fg(theme.colors.diff_add)),
                     Span::styled(

@@ -633,3 +633,46 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
     assert!(!screen.contains("\n+++ b/fake"), "{screen}");
     assert_snapshot!("approval_endings_and_invisible", screen);
 }
+
+/// A deletion shows every line it takes away; a move names both places;
+/// neither can be edited.
+#[test]
+fn deletions_and_moves_say_what_they_do() {
+    let t0 = Instant::now();
+    let gone = crate::protocol::change::FileChange::delete(
+        "src/old.rs",
+        std::path::PathBuf::from("/w/src/old.rs"),
+        "fn old() {}\n",
+    );
+    let moved = crate::protocol::change::FileChange::rename(
+        "src/a.rs",
+        std::path::PathBuf::from("/w/src/a.rs"),
+        "lib/b.rs",
+        std::path::PathBuf::from("/w/lib/b.rs"),
+        "fn a() {}\n",
+    );
+    let mut o = ApprovalOverlay::new();
+    for (id, tool, c) in [("d", "delete_file", gone), ("m", "move_file", moved)] {
+        o.push(
+            PendingApproval {
+                diff: Some(DiffView::parse(&c.unified())),
+                change: Some(c),
+                arguments: json!({}),
+                tool: tool.into(),
+                ..edit(id)
+            },
+            t0,
+        );
+    }
+    let screen = draw(&mut o, 70, 18, later(t0));
+    assert!(screen.contains("delete src/old.rs +0 -1"), "{screen}");
+    assert!(screen.contains("fn old() {}"), "{screen}");
+    let ApprovalAction::Hint(h) = o.handle_key(key(KeyCode::Char('E')), later(later(t0))) else {
+        panic!("E on a deletion is refused with a hint")
+    };
+    assert!(h.contains("deletion"), "{h}");
+    let a = o.handle_key(key(KeyCode::Char('y')), later(later(later(t0))));
+    assert_eq!(decision(&a), Some(&ApprovalDecision::ApproveOnce));
+    let screen = draw(&mut o, 70, 18, later(later(later(later(t0)))));
+    assert!(screen.contains("move src/a.rs → lib/b.rs"), "{screen}");
+}

@@ -96,12 +96,24 @@ impl DiffView {
         let mut removed_run: Vec<usize> = Vec::new();
         let mut paired = 0;
         let (mut old_no, mut new_no) = (0usize, 0usize);
+        let mut from = String::new();
         for raw in diff.lines() {
             if let Some(p) = raw.strip_prefix("+++ ") {
-                path = p.strip_prefix("b/").unwrap_or(p).to_string();
+                let to = p.strip_prefix("b/").unwrap_or(p);
+                // A deletion names the file on its `---` line; a move
+                // names both.
+                path = match (from.as_str(), to) {
+                    (f, "/dev/null") => f.to_string(),
+                    ("" | "/dev/null", t) => t.to_string(),
+                    (f, t) if f != t => format!("{f} → {t}"),
+                    (_, t) => t.to_string(),
+                };
                 continue;
             }
-            if raw.starts_with("--- ") && rows.is_empty() {
+            if let Some(p) = raw.strip_prefix("--- ")
+                && rows.is_empty()
+            {
+                from = p.strip_prefix("a/").unwrap_or(p).to_string();
                 continue;
             }
             if let Some(rest) = raw.strip_prefix("@@") {

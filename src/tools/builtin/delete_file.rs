@@ -1,0 +1,90 @@
+//! `delete_file`: remove one regular file of the workspace. The approval
+//! dialog shows every line it takes away; the file is removed only if it
+//! still holds what was shown (a file changed since is kept).
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::regular::{own_file, text_of};
+use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
+use crate::protocol::Effect;
+use crate::tools::change::FileChange;
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+
+/// The largest file whose deletion is shown line by line.
+const SHOWN_BYTES: u64 = 8 * 1024 * 1024;
+
+pub struct DeleteFile;
+
+#[async_trait]
+impl Tool for DeleteFile {
+    fn name(&self) -> &str {
+        "delete_file"
+    }
+
+    fn description(&self) -> &str {
+        "Delete one file of the workspace (not a directory, not a symbolic link)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace"}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![file_operation(
+            workspace,
+            str_arg(args, "path")?,
+            Access::Write,
+        )?])
+    }
+
+    fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
+        let (file, shown) = own_file(workspace, str_arg(args, "path")?, self.name())?;
+        Ok(
+            text_of(&file, &shown, SHOWN_BYTES)?
+                .map(|text| FileChange::delete(&shown, file, &text)),
+        )
+    }
+
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(args, workspace)? {
+            return Ok(Some(c.unified()));
+        }
+        let (file, shown) = own_file(workspace, str_arg(args, "path")?, self.name())?;
+        let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+        Ok(Some(format!(
+            "--- a/{}\n+++ /dev/null\n\\ deletes a binary or large file ({})\n",
+            crate::protocol::visible::name(&shown),
+            crate::humanize::bytes(usize::try_from(size).unwrap_or(usize::MAX))
+        )))
+    }
+
+    /// A file too big or not text to be shown line by line.
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let (file, shown) = own_file(&ctx.workspace, str_arg(&args, "path")?, self.name())?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled(format!(
+                "interrupted before deleting {shown}; nothing was deleted"
+            )));
+        }
+        let bytes = std::fs::metadata(&file).map_or(0, |m| m.len());
+        std::fs::remove_file(&file).map_err(|e| ToolError::from_io(&shown, &e))?;
+        Ok(json!({
+            "message": format!("deleted {shown} ({bytes} bytes)"),
+            "path": shown,
+            "deleted": true,
+        }))
+    }
+}

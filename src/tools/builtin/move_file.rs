@@ -1,0 +1,130 @@
+//! `move_file`: move or rename one regular file within the workspace,
+//! creating the destination's missing directories. An existing destination
+//! is never replaced (the move is refused, atomically, by the kernel), and
+//! the file moves only if it still holds what was shown.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::regular::{own_file, text_of};
+use crate::policy::Workspace;
+use crate::policy::operation::{Access, Operation};
+use crate::protocol::Effect;
+use crate::tools::change::FileChange;
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+
+/// The largest file whose content is checked before the move.
+const CHECKED_BYTES: u64 = 64 * 1024 * 1024;
+
+pub struct MoveFile;
+
+/// Where the file goes: inside the workspace, free, not the file itself.
+fn destination(
+    workspace: &Workspace,
+    to: &str,
+    from: &std::path::Path,
+) -> Result<(std::path::PathBuf, String), ToolError> {
+    // Checked whole (inside, a name that can be shown), then taken by its
+    // own name: a link there is a name taken, whatever it points to.
+    workspace
+        .resolve_for_write(to)
+        .map_err(ToolError::from_path)?;
+    let p = std::path::Path::new(to);
+    let name = p
+        .file_name()
+        .ok_or_else(|| ToolError::InvalidArgs(format!("{to} does not name a file")))?;
+    let dir = match p.parent().and_then(std::path::Path::to_str) {
+        Some("") | None => ".",
+        Some(parent) => parent,
+    };
+    let target = workspace
+        .resolve_for_write(dir)
+        .map_err(ToolError::from_path)?
+        .join(name);
+    let shown = workspace.display_relative(&target);
+    if target == from {
+        return Err(ToolError::InvalidArgs(format!(
+            "{to} is the file itself; nothing to move"
+        )));
+    }
+    if std::fs::symlink_metadata(&target).is_ok() {
+        return Err(ToolError::InvalidArgs(format!(
+            "{shown} already exists; move_file never replaces a file (delete it first if \
+             that is what you mean)"
+        )));
+    }
+    Ok((target, shown))
+}
+
+#[async_trait]
+impl Tool for MoveFile {
+    fn name(&self) -> &str {
+        "move_file"
+    }
+
+    fn description(&self) -> &str {
+        "Move or rename one file within the workspace. Missing directories of the \
+         destination are created; an existing destination is never replaced."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "from": {"type": "string", "description": "The file to move, relative to the workspace"},
+                "to": {"type": "string", "description": "Its new path, relative to the workspace"}
+            },
+            "required": ["from", "to"],
+            "additionalProperties": false
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        Ok(vec![
+            file_operation(workspace, str_arg(args, "from")?, Access::Write)?,
+            file_operation(workspace, str_arg(args, "to")?, Access::Write)?,
+        ])
+    }
+
+    fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
+        let (from, from_shown) = own_file(workspace, str_arg(args, "from")?, self.name())?;
+        let (to, to_shown) = destination(workspace, str_arg(args, "to")?, &from)?;
+        Ok(text_of(&from, &from_shown, CHECKED_BYTES)?
+            .map(|text| FileChange::rename(&from_shown, from, &to_shown, to, &text)))
+    }
+
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(args, workspace)? {
+            return Ok(Some(c.unified()));
+        }
+        let (from, from_shown) = own_file(workspace, str_arg(args, "from")?, self.name())?;
+        let (_, to_shown) = destination(workspace, str_arg(args, "to")?, &from)?;
+        let name = crate::protocol::visible::name;
+        Ok(Some(format!(
+            "--- a/{}\n+++ b/{}\n",
+            name(&from_shown),
+            name(&to_shown)
+        )))
+    }
+
+    /// A file too big or not text to be checked line by line.
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let (from, from_shown) = own_file(&ctx.workspace, str_arg(&args, "from")?, self.name())?;
+        let (to, to_shown) = destination(&ctx.workspace, str_arg(&args, "to")?, &from)?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled(format!(
+                "interrupted before moving {from_shown}; nothing was moved"
+            )));
+        }
+        crate::tools::change::move_no_replace(&from, &to, &to_shown)?;
+        Ok(json!({
+            "message": format!("moved {from_shown} to {to_shown}"),
+            "from": from_shown,
+            "path": to_shown,
+        }))
+    }
+}
