@@ -146,12 +146,22 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             reason,
             diff,
             needs,
+            change,
             ..
         } => {
             r.redact_value(arguments);
             text(reason);
             if let Some(d) = diff {
                 text(d);
+            }
+            // The hunks as shown and serialized; what is written (and
+            // opened by `E`) is the file's own text, kept out of events.
+            for line in change
+                .iter_mut()
+                .flat_map(|c| &mut c.hunks)
+                .flat_map(|h| &mut h.lines)
+            {
+                text(line);
             }
             for need in needs {
                 text(&mut need.what);
@@ -165,6 +175,14 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
         } => text(content),
         AgentEvent::SessionDiff { diff, error, .. } => {
             text(diff);
+            if let Some(e) = error {
+                text(e);
+            }
+        }
+        AgentEvent::Models { models, error } => {
+            for m in models.iter_mut().flatten() {
+                text(m);
+            }
             if let Some(e) = error {
                 text(e);
             }
@@ -443,6 +461,23 @@ impl Shared {
         match op {
             Op::SetApprovalMode { mode } => self.set_mode(*mode),
             Op::SetModel { model } => self.set_model(model.clone()),
+            Op::ListModels => {
+                let provider = self.provider.clone();
+                let emitter = self.emitter.clone();
+                tokio::spawn(async move {
+                    let event = match provider.models().await {
+                        Ok(models) => AgentEvent::Models {
+                            models,
+                            error: None,
+                        },
+                        Err(e) => AgentEvent::Models {
+                            models: None,
+                            error: Some(e.to_string()),
+                        },
+                    };
+                    emitter.emit(event);
+                });
+            }
             Op::ListPermissions => self.emitter.emit(self.permissions()),
             Op::RevokeGrant { id } => {
                 if let (Some(key), Some(h)) = (self.authz.revoke(*id), &self.history) {

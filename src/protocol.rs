@@ -150,6 +150,9 @@ pub enum Op {
     SetApprovalMode { mode: ApprovalMode },
     /// Change the model for the following requests.
     SetModel { model: String },
+    /// Ask the provider which models it serves (answered with a `models`
+    /// event).
+    ListModels,
     /// Forget the conversation and every grant.
     Clear,
     /// Report the mode, the permission rules and the live grants
@@ -506,6 +509,13 @@ pub enum AgentEvent {
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
+    /// The answer to `Op::ListModels`: the models the provider lists
+    /// (`None`: it lists none), or why they could not be had.
+    Models {
+        models: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The answer to `Op::ListTurns`, oldest first.
     Turns {
         turns: Vec<TurnInfo>,
@@ -582,6 +592,7 @@ impl AgentEvent {
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
             AgentEvent::Permissions { .. } => "permissions",
             AgentEvent::McpServerStatus(_) => "mcp_server_status",
+            AgentEvent::Models { .. } => "models",
             AgentEvent::Turns { .. } => "turns",
             AgentEvent::SessionDiff { .. } => "session_diff",
             AgentEvent::Rewound { .. } => "rewound",

@@ -192,6 +192,11 @@ pub trait Provider: Send + Sync {
         observer: &mut dyn StreamObserver,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
+    /// The models the server lists (`/v1/models`), sorted; `None` when it
+    /// lists none.
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        Ok(None)
+    }
 }
 
 /// Which wire format to speak.

@@ -1380,3 +1380,84 @@ async fn mentioned_workspace_files_go_along_with_the_message() {
             .any(|e| matches!(e, AgentEvent::TurnStarted { prompt: p, .. } if *p == prompt))
     );
 }
+
+/// A secret in a file a change touches reaches no event: not the diff
+/// text, not the change's hunks (what exec --json and the journal keep).
+#[tokio::test]
+async fn secrets_in_a_change_reach_no_event() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("config.py"),
+        format!("DEBUG = False\nKEY = \"{}\"\n", harness::KEY),
+    )
+    .unwrap();
+    for mode in [ApprovalMode::Ask, ApprovalMode::FullAuto] {
+        let (events, _mock) = run(
+            Setup::new(ProviderKind::OpenAi).mode(mode),
+            vec![
+                Step::Reply(Reply::tools().call(
+                    "c1",
+                    "edit_file",
+                    json!({"path": "config.py", "old_text": "DEBUG = False", "new_text": "DEBUG = True"}),
+                )),
+                Step::Reply(Reply::text("done")),
+            ],
+            ws.path(),
+            "debug on",
+        )
+        .await;
+        let seen = serde_json::to_string(&events).unwrap();
+        assert!(
+            seen.contains("DEBUG = True"),
+            "{mode:?}: the change is shown"
+        );
+        assert!(!seen.contains(harness::KEY), "{mode:?}: {seen}");
+    }
+    assert!(
+        std::fs::read_to_string(ws.path().join("config.py"))
+            .unwrap()
+            .contains(harness::KEY),
+        "the file itself keeps its content"
+    );
+}
+
+/// The models a provider lists, as both wire formats give them (with the
+/// key, Anthropic's pages followed); a server with no list says so.
+#[tokio::test]
+async fn providers_list_their_models() {
+    let names: Vec<String> = ["zeta", "alpha", "mock-model", "beta", "gamma"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for kind in KINDS {
+        let mock = MockLlm::listing(Some(names.clone())).await;
+        let p = lathe::provider::build(harness::settings(kind, &mock)).unwrap();
+        let listed = p.models().await.unwrap();
+        assert_eq!(
+            listed,
+            Some(vec![
+                "alpha".into(),
+                "beta".into(),
+                "gamma".into(),
+                "mock-model".into(),
+                "zeta".into()
+            ]),
+            "{kind:?}"
+        );
+        let reqs = mock.requests();
+        match kind {
+            ProviderKind::OpenAi => {
+                assert_eq!(reqs.len(), 1);
+                assert_eq!(reqs[0].headers["authorization"], format!("Bearer {KEY}"));
+            }
+            ProviderKind::Anthropic => {
+                assert_eq!(reqs.len(), 3, "pages of two: {reqs:?}");
+                assert_eq!(reqs[0].headers["x-api-key"], KEY);
+                assert!(reqs[1].path.contains("after_id=alpha"), "{reqs:?}");
+            }
+        }
+        let none = MockLlm::listing(None).await;
+        let p = lathe::provider::build(harness::settings(kind, &none)).unwrap();
+        assert_eq!(p.models().await.unwrap(), None, "{kind:?}");
+    }
+}

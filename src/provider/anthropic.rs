@@ -30,6 +30,8 @@ const API_VERSION: &str = "2023-06-01";
 pub struct Anthropic {
     driver: HttpDriver,
     url: String,
+    /// `{base_url}/v1/models`.
+    models_url: String,
     headers: HeaderMap,
     max_tokens: u32,
 }
@@ -59,9 +61,14 @@ impl Anthropic {
             })?;
             headers.insert(HeaderName::from_static("x-api-key"), value);
         }
+        let models_url = format!(
+            "{}/models?limit=1000",
+            url.strip_suffix("/messages").unwrap_or(base)
+        );
         Ok(Self {
             driver: HttpDriver::new(&settings)?,
             url,
+            models_url,
             headers,
             max_tokens: settings.max_output_tokens.max(1),
         })
@@ -72,6 +79,12 @@ impl Anthropic {
 impl Provider for Anthropic {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        self.driver
+            .list_models(&self.models_url, &self.headers)
+            .await
     }
 
     async fn complete(

@@ -176,6 +176,98 @@ impl HttpDriver {
         Some(self.retry.backoff(attempt))
     }
 
+    /// The models a server lists at `url` (`GET`, `{"data": [{"id": …}]}`
+    /// as OpenAI, Anthropic, Ollama, llama.cpp and vLLM answer), following
+    /// Anthropic's pages (`has_more`, `last_id`); `None` when the server
+    /// has no such list (404, 405, 501).
+    pub(crate) async fn list_models(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<Vec<String>>, ProviderError> {
+        const MAX_BODY: usize = 4 * 1024 * 1024;
+        const MAX_PAGES: usize = 20;
+        let mut headers = headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        headers.insert(
+            reqwest::header::ACCEPT,
+            reqwest::header::HeaderValue::from_static("application/json"),
+        );
+        let mut models = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let mut page_url = reqwest::Url::parse(url)
+                .map_err(|e| ProviderError::Malformed(format!("{url} is not a URL: {e}")))?;
+            if let Some(a) = &after {
+                page_url.query_pairs_mut().append_pair("after_id", a);
+            }
+            let request = self.client.get(page_url).headers(headers.clone());
+            let connect = |e: reqwest::Error| ProviderError::Connect {
+                url: url.to_string(),
+                detail: chain(&e),
+            };
+            let mut resp = tokio::time::timeout(Duration::from_secs(20), request.send())
+                .await
+                .map_err(|_| ProviderError::Connect {
+                    url: url.to_string(),
+                    detail: "no answer within 20 s".into(),
+                })?
+                .map_err(connect)?;
+            let status = resp.status().as_u16();
+            if matches!(status, 404 | 405 | 501) {
+                return Ok(None);
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(connect)? {
+                body.extend_from_slice(&chunk);
+                if body.len() > MAX_BODY {
+                    return Err(ProviderError::Malformed(format!(
+                        "the model list from {url} is larger than 4 MiB"
+                    )));
+                }
+            }
+            if !(200..300).contains(&status) {
+                return Err(ProviderError::Http {
+                    status,
+                    url: url.to_string(),
+                    message: shorten(&String::from_utf8_lossy(&body), 300),
+                    retry_after: None,
+                });
+            }
+            let v: Value = serde_json::from_slice(&body).map_err(|e| {
+                ProviderError::Malformed(format!("the model list from {url} is not JSON: {e}"))
+            })?;
+            let page = v
+                .get("data")
+                .or_else(|| v.get("models"))
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    ProviderError::Malformed(format!("the model list from {url} has no `data`"))
+                })?;
+            models.extend(page.iter().filter_map(|m| {
+                m.get("id")
+                    .or_else(|| m.get("name"))
+                    .and_then(Value::as_str)
+                    // A name is one printable word.
+                    .filter(|id| {
+                        !id.is_empty()
+                            && id.len() <= 200
+                            && !id.chars().any(|c| c.is_control() || c.is_whitespace())
+                    })
+                    .map(str::to_string)
+            }));
+            match (v.get("has_more").and_then(Value::as_bool), v.get("last_id")) {
+                (Some(true), Some(Value::String(last))) if after.as_ref() != Some(last) => {
+                    after = Some(last.clone());
+                }
+                _ => break,
+            }
+        }
+        models.sort();
+        models.dedup();
+        Ok(Some(models))
+    }
+
     async fn attempt(
         &self,
         wire: &dyn Wire,

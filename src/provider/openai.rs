@@ -28,6 +28,8 @@ use crate::protocol::Usage;
 pub struct OpenAi {
     driver: HttpDriver,
     url: String,
+    /// `{base_url}/models`.
+    models_url: String,
     headers: HeaderMap,
     /// Cleared for good when the server rejects `stream_options`.
     include_usage: AtomicBool,
@@ -52,9 +54,14 @@ impl OpenAi {
             })?;
             headers.insert(AUTHORIZATION, value);
         }
+        let models_url = format!(
+            "{}/models",
+            url.strip_suffix("/chat/completions").unwrap_or(base)
+        );
         Ok(Self {
             driver: HttpDriver::new(&settings)?,
             url,
+            models_url,
             headers,
             include_usage: AtomicBool::new(true),
         })
@@ -65,6 +72,12 @@ impl OpenAi {
 impl Provider for OpenAi {
     fn name(&self) -> &str {
         "openai"
+    }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        self.driver
+            .list_models(&self.models_url, &self.headers)
+            .await
     }
 
     async fn complete(

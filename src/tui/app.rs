@@ -182,6 +182,10 @@ pub struct App {
     /// Ctrl-L was pressed: the loop repaints the whole screen.
     repaint: bool,
     ops: Vec<Op>,
+    /// What the provider lists, for `/model`.
+    models: Models,
+    /// `/model NAME` typed before the list came: decided when it comes.
+    pending_model: Option<String>,
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
     queued: VecDeque<String>,
@@ -281,6 +285,8 @@ impl App {
             suspend: false,
             repaint: false,
             ops: Vec::new(),
+            models: Models::Unknown,
+            pending_model: None,
             queued: VecDeque::new(),
             trust_drawn: false,
             limit: None,
@@ -295,6 +301,58 @@ impl App {
             app.open_picker();
         }
         app
+    }
+
+    /// Switches to model `m` if the provider has it (or lists nothing to
+    /// check it against); an unknown name is refused, with the names
+    /// nearest to it.
+    fn switch_model(&mut self, m: String) {
+        let unchecked = match &self.models {
+            Models::Known(list) if !list.contains(&m) => {
+                let lower = m.to_ascii_lowercase();
+                let stem: String = lower.chars().take(4).collect();
+                let near: Vec<&str> = list
+                    .iter()
+                    .filter(|x| {
+                        let x = x.to_ascii_lowercase();
+                        x.contains(&lower) || lower.contains(&x) || x.starts_with(&stem)
+                    })
+                    .take(4)
+                    .map(String::as_str)
+                    .collect();
+                let hint = if near.is_empty() {
+                    format!(
+                        "it lists {}; type /model and a part of a name to choose",
+                        plural(list.len(), "model")
+                    )
+                } else {
+                    format!("did you mean {}?", near.join(", "))
+                };
+                self.notice(
+                    NoticeKind::Error,
+                    format!(
+                        "model {m}: the server has no such model, still using {} ({hint})",
+                        self.model
+                    ),
+                );
+                return;
+            }
+            Models::Known(_) => None,
+            Models::Unavailable(why) => Some(why.clone()),
+            Models::Unknown | Models::Asked => Some("not asked".into()),
+        };
+        let note = unchecked.map_or(String::new(), |why| {
+            format!(
+                "; not checked: {}",
+                crate::humanize::shorten_chars(&why, 120)
+            )
+        });
+        self.notice(
+            NoticeKind::Info,
+            format!("model: {m} (was {}{note})", self.model),
+        );
+        self.ops.push(Op::SetModel { model: m.clone() });
+        self.model = m;
     }
 
     /// The session picker, its list read off the UI thread.
@@ -607,6 +665,19 @@ impl App {
                         "Changes of this session (against the files before it)",
                         &text,
                     )));
+                }
+            }
+            AgentEvent::Models { models, error } => {
+                self.models = match (models, error) {
+                    (Some(list), _) => {
+                        self.composer.set_models(list.clone());
+                        Models::Known(list)
+                    }
+                    (None, Some(e)) => Models::Unavailable(e),
+                    (None, None) => Models::Unavailable("the server lists no models".into()),
+                };
+                if let Some(m) = self.pending_model.take() {
+                    self.switch_model(m);
                 }
             }
             AgentEvent::Turns { turns } => {
@@ -1206,7 +1277,14 @@ impl App {
             KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
             KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
             _ => {
+                self.composer
+                    .set_current(&self.model, &self.approval.to_string());
                 let action = self.composer.handle_key(key);
+                // The models are asked for once, when `/model` is typed.
+                if self.models == Models::Unknown && self.composer.text().starts_with("/model") {
+                    self.models = Models::Asked;
+                    self.ops.push(Op::ListModels);
+                }
                 // What was sent is remembered for the next run, but `/quit`.
                 let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
                 if let (Some(text), Some(log)) = (self.composer.take_submitted(), &self.prompts)
@@ -1392,16 +1470,30 @@ impl App {
                     "new conversation: history and approvals cleared",
                 );
             }
-            SlashCommand::Model(Some(m)) => {
-                self.notice(NoticeKind::Info, format!("model: {m} (was {})", self.model));
-                self.ops.push(Op::SetModel { model: m.clone() });
-                self.model = m;
-            }
+            SlashCommand::Model(Some(m)) => match &self.models {
+                Models::Unknown | Models::Asked => {
+                    if self.models == Models::Unknown {
+                        self.models = Models::Asked;
+                        self.ops.push(Op::ListModels);
+                    }
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("model {m}: asking the server whether it has it…"),
+                    );
+                    self.pending_model = Some(m);
+                }
+                _ => self.switch_model(m),
+            },
             SlashCommand::Model(None) => {
-                self.notice(
-                    NoticeKind::Info,
-                    format!("model: {} (change it with /model NAME)", self.model),
-                );
+                let how = match &self.models {
+                    Models::Known(list) => format!(
+                        "change it with /model NAME; the server lists {} (type /model and a \
+                         part of the name to choose)",
+                        plural(list.len(), "model")
+                    ),
+                    _ => "change it with /model NAME".to_string(),
+                };
+                self.notice(NoticeKind::Info, format!("model: {} ({how})", self.model));
             }
             SlashCommand::Approvals(Some(mode)) => {
                 self.approval = mode;
@@ -1917,4 +2009,24 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
         }
     }
     users
+}
+
+/// What `/model` knows of the provider's models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Models {
+    /// Not asked yet (asked when `/model` is first typed).
+    Unknown,
+    Asked,
+    Known(Vec<String>),
+    /// The provider lists none, or could not be asked: any name goes.
+    Unavailable(String),
+}
+
+/// `n` and `word`, plural when it is not one.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

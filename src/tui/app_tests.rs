@@ -1218,3 +1218,83 @@ fn a_click_opens_a_changes_diff() {
         "{after}"
     );
 }
+
+/// `/model ` lists what the provider serves (asked once, when `/model`
+/// is first typed), marks the one in use, and refuses a name it lacks; a
+/// name typed before the list came is decided when it comes.
+#[test]
+fn model_completes_from_the_providers_list_and_refuses_unknown_names() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "/model ", t0);
+    assert_eq!(a.take_ops(), [Op::ListModels]);
+    a.on_agent_event(
+        AgentEvent::Models {
+            models: Some(vec![
+                "gpt-4o".into(),
+                "gpt-4o-mini".into(),
+                "mock-model".into(),
+                "o3".into(),
+            ]),
+            error: None,
+        },
+        t0,
+    );
+    let s = screen(&mut a, 80, 20);
+    assert!(s.contains("models (type to narrow)"), "{s}");
+    assert!(s.contains("●mock-model  in use"), "{s}");
+    type_text(&mut a, "4o-m", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::SetModel {
+            model: "gpt-4o-mini".into()
+        }]
+    );
+    // A name the list lacks (pasted: no popup choice) is refused.
+    a.on_terminal_event(Event::Paste("/model gpt-5o".into()), t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(
+        a.take_ops().is_empty(),
+        "an unknown model is not switched to"
+    );
+    let s = screen(&mut a, 100, 20);
+    assert!(
+        s.contains("model gpt-5o: the server has no such model"),
+        "{s}"
+    );
+    assert!(s.contains("still using gpt-4o-mini"), "{s}");
+
+    // Before the list comes: held, then decided.
+    let (mut b, t0) = app();
+    b.on_terminal_event(Event::Paste("/model nope".into()), t0);
+    b.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(b.take_ops(), [Op::ListModels]);
+    b.on_agent_event(
+        AgentEvent::Models {
+            models: Some(vec!["mock-model".into()]),
+            error: None,
+        },
+        t0,
+    );
+    assert!(b.take_ops().is_empty());
+    // A server with no list: any name goes, said to be unchecked.
+    let (mut c, t0) = app();
+    c.on_terminal_event(Event::Paste("/model local-llm".into()), t0);
+    c.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(c.take_ops(), [Op::ListModels]);
+    c.on_agent_event(
+        AgentEvent::Models {
+            models: None,
+            error: None,
+        },
+        t0,
+    );
+    assert_eq!(
+        c.take_ops(),
+        [Op::SetModel {
+            model: "local-llm".into()
+        }]
+    );
+    let s = screen(&mut c, 100, 20);
+    assert!(s.contains("not checked: the server lists no models"), "{s}");
+}

@@ -118,6 +118,8 @@ struct Script {
     cycle: bool,
     /// Keep no request records (benchmarks).
     forget: bool,
+    /// What `GET /v1/models` lists (`None`: the route answers 404).
+    models: Option<Vec<String>>,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -132,6 +134,20 @@ impl MockLlm {
     pub async fn start(steps: Vec<Step>) -> Self {
         Self::serve(Script {
             steps: steps.into(),
+            models: Some(vec![
+                "mock-model".into(),
+                "mock-large".into(),
+                "mock-small".into(),
+            ]),
+            ..Script::default()
+        })
+        .await
+    }
+
+    /// A server that lists `models` (`None`: one with no model list).
+    pub async fn listing(models: Option<Vec<String>>) -> Self {
+        Self::serve(Script {
+            models,
             ..Script::default()
         })
         .await
@@ -153,6 +169,7 @@ impl MockLlm {
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
+            .route("/v1/models", axum::routing::get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -189,6 +206,59 @@ impl Drop for MockLlm {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// `GET /v1/models` as OpenAI answers it (one list) or, with an
+/// `anthropic-version` header, as Anthropic does (pages of two here, to
+/// make a client follow `has_more` and `after_id`).
+async fn models(State(script): State<Shared>, uri: Uri, headers: HeaderMap) -> Response {
+    let models = {
+        let mut s = script.lock().unwrap();
+        s.requests.push(Recorded {
+            path: uri.to_string(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+                .collect(),
+            body: Value::Null,
+        });
+        s.models.clone()
+    };
+    let Some(models) = models else {
+        return error_response(404, "no such route", None);
+    };
+    let body = if headers.contains_key("anthropic-version") {
+        let after = uri.query().and_then(|q| {
+            q.split('&')
+                .find_map(|kv| kv.strip_prefix("after_id="))
+                .map(str::to_string)
+        });
+        let start = after
+            .and_then(|a| models.iter().position(|m| *m == a))
+            .map_or(0, |i| i + 1);
+        let page: Vec<&String> = models.iter().skip(start).take(2).collect();
+        json!({
+            "data": page.iter().map(|id| json!({
+                "type": "model", "id": id, "display_name": id,
+                "created_at": "2025-01-01T00:00:00Z"
+            })).collect::<Vec<_>>(),
+            "has_more": start + page.len() < models.len(),
+            "first_id": page.first(),
+            "last_id": page.last(),
+        })
+    } else {
+        json!({
+            "object": "list",
+            "data": models.iter().map(|id| json!({
+                "id": id, "object": "model", "created": 0, "owned_by": "mock"
+            })).collect::<Vec<_>>(),
+        })
+    };
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
 }
 
 async fn handle(

@@ -125,6 +125,9 @@ pub enum SlashCommand {
     Quit,
 }
 
+/// How many models `/model ` shows at once (typing narrows them).
+const MODELS_SHOWN: usize = 8;
+
 /// The approval modes `/approvals ` offers, with what each lets run.
 const MODES: &[(&str, &str)] = &[
     (
@@ -216,6 +219,11 @@ pub struct Composer {
     files: Option<Vec<String>>,
     /// Files matching the `@` being typed, shown above the composer.
     matches: Vec<String>,
+    /// The models the provider lists (empty: not known), and the model
+    /// and approval mode in use.
+    models: Vec<String>,
+    current_model: String,
+    current_mode: String,
     /// The last wrapped row count: for the width and text (by hash) it
     /// was counted at, so a frame that changes neither lays out nothing.
     rows_cache: std::cell::Cell<Option<(u16, u64, usize)>>,
@@ -239,6 +247,9 @@ impl Composer {
             workspace: None,
             files: None,
             matches: Vec::new(),
+            models: Vec::new(),
+            current_model: String::new(),
+            current_mode: String::new(),
             rows_cache: std::cell::Cell::new(None),
         }
     }
@@ -272,8 +283,17 @@ impl Composer {
         self.textarea.insert_str(text);
     }
 
-    /// Commands matching what is typed, while the popup is open.
-    pub fn popup(&self) -> Vec<(&'static str, &'static str)> {
+    /// What the popup offers for what is typed: commands, or the
+    /// argument of `/approvals ` and `/model ` (the current one marked).
+    pub fn popup(&self) -> Vec<(&str, &str)> {
+        self.popup_items()
+            .into_iter()
+            .map(|(name, help, _)| (name, help))
+            .collect()
+    }
+
+    /// The popup's items, each with whether it is the current choice.
+    fn popup_items(&self) -> Vec<(&str, &str, bool)> {
         let lines = self.textarea.lines();
         let Some(first) = lines.first() else {
             return Vec::new();
@@ -281,25 +301,68 @@ impl Composer {
         if lines.len() > 1 || !first.starts_with('/') {
             return Vec::new();
         }
-        // `/approvals ` offers the modes.
-        if let Some(part) = first.strip_prefix("/approvals ") {
+        if let Some((cmd, part)) = self.argument_typed() {
             if part.contains(char::is_whitespace) {
                 return Vec::new();
             }
-            return MODES
-                .iter()
-                .copied()
-                .filter(|(m, _)| m.starts_with(part))
-                .collect();
+            return match cmd {
+                "/approvals" => MODES
+                    .iter()
+                    .filter(|(m, _)| m.starts_with(part))
+                    .map(|(m, help)| (*m, *help, *m == self.current_mode))
+                    .collect(),
+                _ => {
+                    // Those that begin with what is typed first, then
+                    // those that hold it.
+                    let part = part.to_ascii_lowercase();
+                    let lower = |m: &String| m.to_ascii_lowercase();
+                    let begins = self.models.iter().filter(|m| lower(m).starts_with(&part));
+                    let holds = self
+                        .models
+                        .iter()
+                        .filter(|m| !lower(m).starts_with(&part) && lower(m).contains(&part));
+                    begins
+                        .chain(holds)
+                        .take(MODELS_SHOWN)
+                        .map(|m| {
+                            let current = *m == self.current_model;
+                            (m.as_str(), if current { "in use" } else { "" }, current)
+                        })
+                        .collect()
+                }
+            };
         }
         if first.contains(char::is_whitespace) {
             return Vec::new();
         }
         COMMANDS
             .iter()
-            .copied()
             .filter(|(c, _)| c.starts_with(first.as_str()))
+            .map(|(c, help)| (*c, *help, false))
             .collect()
+    }
+
+    /// `/approvals part` or `/model part`: the command whose argument is
+    /// being typed, and the part typed so far.
+    fn argument_typed(&self) -> Option<(&'static str, &str)> {
+        let first = self.textarea.lines().first()?;
+        ["/approvals", "/model"].into_iter().find_map(|cmd| {
+            first
+                .strip_prefix(cmd)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .map(|part| (cmd, part))
+        })
+    }
+
+    /// The models the provider lists, for `/model ` (none: not known).
+    pub fn set_models(&mut self, models: Vec<String>) {
+        self.models = models;
+    }
+
+    /// The model and the approval mode in use, marked in the popup.
+    pub fn set_current(&mut self, model: &str, mode: &str) {
+        model.clone_into(&mut self.current_model);
+        mode.clone_into(&mut self.current_mode);
     }
 
     /// The workspace whose files `@` completes.
@@ -375,7 +438,12 @@ impl Composer {
         } else {
             self.matches.clear();
         }
-        let popup = self.popup();
+        let popup: Vec<(String, String)> = self
+            .popup()
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let argument = self.argument_typed().map(|(cmd, _)| cmd);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
@@ -392,12 +460,14 @@ impl Composer {
                     self.popup_selected = (sel + 1) % popup.len();
                     return ComposerAction::None;
                 }
-                KeyCode::Tab if self.text().starts_with("/approvals ") => {
-                    self.set_text(&format!("/approvals {}", popup[sel].0));
+                KeyCode::Tab if argument.is_some() => {
+                    let cmd = argument.unwrap_or_default();
+                    self.set_text(&format!("{cmd} {}", popup[sel].0));
                     return ComposerAction::None;
                 }
-                KeyCode::Enter if !shift && !alt && self.text().starts_with("/approvals ") => {
-                    self.set_text(&format!("/approvals {}", popup[sel].0));
+                KeyCode::Enter if !shift && !alt && argument.is_some() => {
+                    let cmd = argument.unwrap_or_default();
+                    self.set_text(&format!("{cmd} {}", popup[sel].0));
                     return self.submit();
                 }
                 KeyCode::Tab => {
@@ -405,13 +475,13 @@ impl Composer {
                     return ComposerAction::None;
                 }
                 KeyCode::Enter if !shift && !alt => {
-                    let cmd = popup[sel].0;
-                    let takes_arg = matches!(cmd, "/model" | "/approvals");
+                    let cmd = popup[sel].0.clone();
+                    let takes_arg = matches!(cmd.as_str(), "/model" | "/approvals");
                     if takes_arg {
                         self.set_text(&format!("{cmd} "));
                         return ComposerAction::None;
                     }
-                    self.set_text(cmd);
+                    self.set_text(&cmd);
                     return self.submit();
                 }
                 _ => {}
@@ -673,21 +743,21 @@ impl Composer {
         if !self.matches.is_empty() {
             return self.render_matches(composer, buf, theme);
         }
-        let items = self.popup();
+        let items = self.popup_items();
         if items.is_empty() {
             return;
         }
-        let title = if self.text().starts_with("/approvals ") {
-            " approval modes "
-        } else {
-            " commands "
+        let title = match self.argument_typed() {
+            Some(("/approvals", _)) => " approval modes ",
+            Some(_) => " models (type to narrow) ",
+            None => " commands ",
         };
         let Some(area) = popup_frame(composer, items.len(), title, buf, theme) else {
             return;
         };
         let sel = self.popup_selected.min(items.len() - 1);
-        let name_width = items.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
-        for (i, (cmd, help)) in items.iter().enumerate() {
+        let name_width = items.iter().map(|(c, ..)| c.len()).max().unwrap_or(0);
+        for (i, (cmd, help, current)) in items.iter().enumerate() {
             let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
             if row >= area.bottom() - 1 {
                 break;
@@ -697,9 +767,10 @@ impl Composer {
             } else {
                 theme.text()
             };
+            let mark = if *current { "●" } else { " " };
             let line = Line::from(vec![
                 Span::styled(
-                    format!(" {cmd:<name_width$}"),
+                    format!("{mark}{cmd:<name_width$}"),
                     style.add_modifier(ratatui::style::Modifier::BOLD),
                 ),
                 Span::styled(format!(" {help}"), style),
