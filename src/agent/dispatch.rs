@@ -501,6 +501,17 @@ async fn authorize(
         .tool
         .change(args, &shared.workspace)
         .map_err(Outcome::Failed)?;
+    // A write that changes nothing asks nothing: the writer says so.
+    if let Some(c) = &change
+        && c.kind == crate::protocol::change::ChangeKind::Modify
+        && c.hunks.is_empty()
+    {
+        return Ok(Some(Exact {
+            change: c.clone(),
+            include: Vec::new(),
+            edited: false,
+        }));
+    }
     let diff = match &change {
         Some(c) => Some(c.unified()),
         None => tool

@@ -192,6 +192,14 @@ async fn write(
                 "interrupted before writing {shown}; nothing was written"
             )));
         }
+        if change.kind == ChangeKind::Modify && change.hunks.is_empty() {
+            let v = json!({
+                "message": format!("no changes: {shown} already holds this content; nothing was written"),
+                "path": shown,
+                "unchanged": true,
+            });
+            return Ok((v, change.file().to_path_buf()));
+        }
         let text = change.apply(&include);
         if let Some(parent) = change.file().parent() {
             std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(&shown, &e))?;
@@ -284,6 +292,14 @@ mod tests {
         let v = apply("write_file", &c, &[true], &ctx).await.unwrap();
         assert_eq!(v["hunks_applied"], 1);
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n2\n");
+        // Writing what is there already changes nothing, and says so.
+        let same = FileChange::new("f.txt", file.clone(), Some("one\n2\n"), "one\n2\n");
+        let v = apply("write_file", &same, &[], &ctx).await.unwrap();
+        assert_eq!(v["unchanged"], true);
+        assert!(
+            v["message"].as_str().unwrap().starts_with("no changes"),
+            "{v}"
+        );
         // A file created since a "create" preview is refused too.
         let n = dir.path().join("n.txt");
         let c = FileChange::new("n.txt", n.clone(), None, "new\n");

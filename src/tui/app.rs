@@ -186,6 +186,11 @@ pub struct App {
     models: Models,
     /// `/model NAME` typed before the list came: decided when it comes.
     pending_model: Option<String>,
+    /// What `E` opened in the editor, by call, and what the person's
+    /// edits sent (kept until the call is done, so a refused write loses
+    /// nothing).
+    edit_opened: HashMap<String, String>,
+    edits_sent: HashMap<String, String>,
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
     queued: VecDeque<String>,
@@ -287,6 +292,8 @@ impl App {
             ops: Vec::new(),
             models: Models::Unknown,
             pending_model: None,
+            edit_opened: HashMap::new(),
+            edits_sent: HashMap::new(),
             queued: VecDeque::new(),
             trust_drawn: false,
             limit: None,
@@ -488,15 +495,38 @@ impl App {
             }
             (EditPurpose::Composer, Ok(None)) => self.flash("edit abandoned", now),
             (EditPurpose::Approval(call_id), Ok(Some(content))) => {
+                let opened = self.edit_opened.remove(&call_id).unwrap_or_default();
                 // Answered only if the call still waits (its turn may
                 // have ended meanwhile).
                 if !self.approvals.call_ids().contains(&call_id) {
+                    let kept = keep_edit(&call_id, &content);
                     self.notice(
                         NoticeKind::Warning,
-                        "the call no longer waits for approval: your edit was not written",
+                        format!(
+                            "the call no longer waits for approval: your edit was not written{kept}"
+                        ),
                     );
                     return;
                 }
+                // Saved as it opened: not an edit, and not an answer.
+                if content == opened {
+                    self.flash(
+                        "nothing changed in the editor: the change still waits for your answer",
+                        now,
+                    );
+                    return;
+                }
+                // Emptied: most likely a slip (or a way out of the editor);
+                // erasing the file is asked again, not done.
+                if content.trim().is_empty() && !opened.trim().is_empty() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "you emptied the file in the editor: that would erase its content, so \
+                         nothing was approved; press E to edit again, or y / n",
+                    );
+                    return;
+                }
+                self.edits_sent.insert(call_id.clone(), content.clone());
                 self.approvals.remove(&call_id, now);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.state = ToolState::Running;
@@ -662,7 +692,7 @@ impl App {
                         text.push_str("… (cut at 2 MiB)\n");
                     }
                     self.diff_page = Some(Some(Pager::new(
-                        "Changes of this session (against the files before it)",
+                        "Changes of this session: the workspace now against before it (edits outside Lathe too)",
                         &text,
                     )));
                 }
@@ -880,6 +910,17 @@ impl App {
                 diff,
             } => {
                 self.tool_started.remove(&call_id);
+                // The person's own version of a file is never lost: a write
+                // refused (the file changed meanwhile) keeps it in a file.
+                if let Some(content) = self.edits_sent.remove(&call_id)
+                    && status != crate::protocol::ToolStatus::Ok
+                {
+                    let kept = keep_edit(&call_id, &content);
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!("your edited version was not written{kept}"),
+                    );
+                }
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.elapsed_ms = metadata.duration_ms;
                     t.diff = diff;
@@ -1158,7 +1199,7 @@ impl App {
         {
             // The transcript behind the dialog scrolls (the model's
             // explanation is there); reading is not answering.
-            self.approvals.input(now);
+            self.approvals.reading(now);
             let page = self.transcript.page();
             if key.code == KeyCode::PageUp {
                 self.transcript.scroll_up(page);
@@ -1189,6 +1230,7 @@ impl App {
                     name,
                     text,
                 } => {
+                    self.edit_opened.insert(call_id.clone(), text.clone());
                     self.edit = Some(EditRequest {
                         purpose: EditPurpose::Approval(call_id),
                         name,
@@ -2020,6 +2062,32 @@ enum Models {
     Known(Vec<String>),
     /// The provider lists none, or could not be asked: any name goes.
     Unavailable(String),
+}
+
+/// Keeps the person's edited version of a change in a file of its own
+/// (under the temporary directory), and says where: `" (kept in PATH)"`.
+fn keep_edit(call_id: &str, content: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(40)
+        .collect();
+    let kept = tempfile::Builder::new()
+        .prefix(&format!("lathe-edit-{safe}-"))
+        .suffix(".txt")
+        .tempfile()
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(content.as_bytes())?;
+            f.keep().map_err(|e| e.error)
+        });
+    match kept {
+        Ok((_, path)) => format!(" (kept in {})", path.display()),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not keep an edited version");
+            String::new()
+        }
+    }
 }
 
 /// `n` and `word`, plural when it is not one.

@@ -1103,6 +1103,29 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
     );
     a.on_edited(request.purpose.clone(), Ok(None), t);
     assert!(a.take_ops().is_empty(), "an abandoned edit answers nothing");
+    // Saved as it opened: no answer, no "edited".
+    a.on_edited(request.purpose.clone(), Ok(Some("two\n".into())), t);
+    assert!(a.take_ops().is_empty(), "an unchanged save answers nothing");
+    // Emptied: asked again, not approved.
+    screen(&mut a, 80, 24);
+    let t = t + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT)),
+        t,
+    );
+    let request = a.take_edit().expect("an edit");
+    a.on_edited(request.purpose.clone(), Ok(Some("\n".into())), t);
+    assert!(
+        a.take_ops().is_empty(),
+        "emptying the file is not an approval"
+    );
+    assert!(screen(&mut a, 100, 30).contains("you emptied the file"));
+    let t = t + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT)),
+        t,
+    );
+    let request = a.take_edit().expect("an edit");
     a.on_edited(request.purpose, Ok(Some("three\n".into())), t);
     assert_eq!(
         a.take_ops(),
@@ -1113,6 +1136,28 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             }
         }]
     );
+    // The write refused (the file changed meanwhile): the person's
+    // version is kept in a file, and the notice says where.
+    a.on_agent_event(
+        AgentEvent::ToolCallFinished {
+            call_id: "c1".into(),
+            tool: "edit_file".into(),
+            status: ToolStatus::Error,
+            content: json!("a.txt changed after the change was shown"),
+            metadata: Default::default(),
+            diff: None,
+        },
+        t,
+    );
+    let s = screen(&mut a, 200, 30);
+    let kept = s
+        .split("kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("where the edit is kept")
+        .to_string();
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "three\n");
+    std::fs::remove_file(&kept).unwrap();
     type_text(&mut a, "draft", t);
     a.on_terminal_event(ctrl('g'), t);
     let request = a.take_edit().expect("an edit");
@@ -1297,4 +1342,33 @@ fn model_completes_from_the_providers_list_and_refuses_unknown_names() {
     );
     let s = screen(&mut c, 100, 20);
     assert!(s.contains("not checked: the server lists no models"), "{s}");
+}
+
+/// PgDn behind a fresh dialog is reading it: a `y` right after is told to
+/// wait, not typed into the message, and approves after a pause.
+#[test]
+fn a_key_right_after_scrolling_behind_the_dialog_is_told_to_wait() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    a.now = t0;
+    screen(&mut a, 80, 24);
+    let t = t0 + Duration::from_millis(50);
+    a.on_terminal_event(key(KeyCode::PageDown), t);
+    a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(40));
+    assert!(a.take_ops().is_empty());
+    assert_eq!(a.composer.text(), "", "the y is not typed into the message");
+    let t = t + Duration::from_millis(40) + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::Char('y')), t);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
 }

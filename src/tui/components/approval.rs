@@ -288,6 +288,14 @@ impl ApprovalOverlay {
         self.arming.input(now);
     }
 
+    /// The person scrolled the transcript behind the dialog: they are
+    /// reading the call, not typing a message. A key right after is told
+    /// to wait (as after j/k), never typed into the composer.
+    pub fn reading(&mut self, now: Instant) {
+        self.arming.input(now);
+        self.arming.has_keys = true;
+    }
+
     /// Whether the "instead" message is being written (a paste goes there).
     pub fn is_writing(&self) -> bool {
         self.message.is_some()
