@@ -179,6 +179,14 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
                 text(e);
             }
         }
+        AgentEvent::Attachments { files, .. } => {
+            for f in files {
+                text(&mut f.path);
+                if let Some(n) = &mut f.note {
+                    text(n);
+                }
+            }
+        }
         AgentEvent::Models { models, error } => {
             for m in models.iter_mut().flatten() {
                 text(m);

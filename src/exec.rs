@@ -355,6 +355,18 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             crate::humanize::key_argument(arguments, 120)
         )
         .replace(" \n", "\n"),
+        AgentEvent::Attachments { files, .. } => files
+            .iter()
+            .map(|f| match (f.attached, &f.note) {
+                (true, Some(n)) => format!("@{} attached ({n})\n", f.path),
+                (true, None) => format!("@{} attached\n", f.path),
+                (false, n) => format!(
+                    "lathe: @{}: {}\n",
+                    f.path,
+                    n.as_deref().unwrap_or("not attached")
+                ),
+            })
+            .collect(),
         AgentEvent::ToolProgress { text, stream, .. }
             if stream == crate::protocol::NOTIFY_STREAM =>
         {

@@ -19,6 +19,20 @@ pub mod visible;
 use crate::policy::grants::GrantInfo;
 use crate::policy::operation::Operation;
 
+/// A file a message mentions (`@path`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// As mentioned, or relative to the workspace once resolved.
+    pub path: String,
+    /// Bytes attached (0 when not attached).
+    pub bytes: usize,
+    pub attached: bool,
+    /// What the person should know: "its first 100 KiB", "outside the
+    /// workspace"…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// The names of the built-in tools (`tools::builtin` checks it holds them
 /// all), as permission rules and hooks name them.
 /// The `tool_progress` stream of a `message` to the `terminal` channel: a
@@ -509,6 +523,12 @@ pub enum AgentEvent {
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
+    /// The files the message's `@path` mentions: attached to it (whole or
+    /// cut), or why not (outside the workspace, not found, not text…).
+    Attachments {
+        turn_id: u64,
+        files: Vec<Attachment>,
+    },
     /// The answer to `Op::ListModels`: the models the provider lists
     /// (`None`: it lists none), or why they could not be had.
     Models {
@@ -593,6 +613,7 @@ impl AgentEvent {
             AgentEvent::Permissions { .. } => "permissions",
             AgentEvent::McpServerStatus(_) => "mcp_server_status",
             AgentEvent::Models { .. } => "models",
+            AgentEvent::Attachments { .. } => "attachments",
             AgentEvent::Turns { .. } => "turns",
             AgentEvent::SessionDiff { .. } => "session_diff",
             AgentEvent::Rewound { .. } => "rewound",

@@ -1379,6 +1379,23 @@ async fn mentioned_workspace_files_go_along_with_the_message() {
             .iter()
             .any(|e| matches!(e, AgentEvent::TurnStarted { prompt: p, .. } if *p == prompt))
     );
+    // The person hears what went along and what did not (`@alice` is a
+    // name, not a file, and is not mentioned).
+    let files = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Attachments { files, .. } => Some(files.clone()),
+            _ => None,
+        })
+        .expect("an attachments event");
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files[0].path, "src/main.rs");
+    assert!(files[0].attached && files[0].bytes > 0, "{files:?}");
+    assert!(!files[1].attached, "{files:?}");
+    assert_eq!(
+        files[1].note.as_deref(),
+        Some("not attached: outside the workspace")
+    );
 }
 
 /// A secret in a file a change touches reaches no event: not the diff

@@ -4,6 +4,8 @@
 //! address like `@alice` or a path outside is left as text); contents are
 //! capped, redacted, and fenced so that no file can close its block.
 
+use crate::policy::workspace::PathError;
+use crate::protocol::Attachment;
 use crate::session::history::ATTACHED;
 use crate::tools::builtin::regular::read_capped;
 
@@ -46,23 +48,63 @@ fn fence(content: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-/// `text` with the files it mentions attached after it.
-pub(crate) fn attach(shared: &Shared, text: &str) -> String {
+/// Whether a mention that names nothing looks meant as a path (`@src/x`,
+/// `@notes.md`) rather than as a name (`@alice`).
+fn looks_like_a_path(m: &str) -> bool {
+    m.contains('/') || m.contains('.') || m.starts_with('~')
+}
+
+/// `text` with the files it mentions attached after it, and what became
+/// of each mention (for the person: nothing is dropped unsaid).
+pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
     let mut parts: Vec<String> = Vec::new();
+    let mut report: Vec<Attachment> = Vec::new();
+    let skip = |report: &mut Vec<Attachment>, path: &str, why: &str| {
+        report.push(Attachment {
+            path: path.to_string(),
+            bytes: 0,
+            attached: false,
+            note: Some(why.to_string()),
+        });
+    };
     let mut total = 0usize;
-    for path in mentions(text).into_iter().take(MAX_FILES) {
-        let Ok(file) = shared.workspace.resolve_existing(path) else {
-            continue;
+    let all = mentions(text);
+    for extra in all.iter().skip(MAX_FILES).filter(|m| looks_like_a_path(m)) {
+        skip(
+            &mut report,
+            extra,
+            &format!("not attached: at most {MAX_FILES} files go along with a message"),
+        );
+    }
+    for path in all.into_iter().take(MAX_FILES) {
+        let file = match shared.workspace.resolve_existing(path) {
+            Ok(file) => file,
+            Err(PathError::Escapes { .. }) => {
+                skip(&mut report, path, "not attached: outside the workspace");
+                continue;
+            }
+            Err(_) if looks_like_a_path(path) => {
+                skip(&mut report, path, "not attached: no such file");
+                continue;
+            }
+            // `@alice`: a name, not a file.
+            Err(_) => continue,
         };
+        let shown = shared.workspace.display_relative(&file);
         if !file.is_file() {
+            skip(&mut report, &shown, "not attached: not a regular file");
             continue;
         }
-        let shown = shared.workspace.display_relative(&file);
-        let Ok((bytes, more)) = read_capped(&file, &shown, FILE_CAP) else {
-            continue;
+        let (bytes, more) = match read_capped(&file, &shown, FILE_CAP) {
+            Ok(read) => read,
+            Err(e) => {
+                skip(&mut report, &shown, &format!("not attached: {e}"));
+                continue;
+            }
         };
         let Ok(content) = String::from_utf8(bytes) else {
             parts.push(format!("{shown}: not attached (not text)"));
+            skip(&mut report, &shown, "not attached: not text");
             continue;
         };
         if total + content.len() > TOTAL_CAP {
@@ -70,9 +112,23 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> String {
                 "{shown}: not attached (the attachments reached {} KiB; read it with read_file)",
                 TOTAL_CAP / 1024
             ));
+            skip(
+                &mut report,
+                &shown,
+                &format!(
+                    "not attached: the attachments reached {} KiB (the model can read it)",
+                    TOTAL_CAP / 1024
+                ),
+            );
             continue;
         }
         total += content.len();
+        report.push(Attachment {
+            path: shown.clone(),
+            bytes: content.len(),
+            attached: true,
+            note: more.then(|| format!("its first {} KiB", FILE_CAP / 1024)),
+        });
         let content = shared.redactor.redact_str(&content).unwrap_or(content);
         let cut = if more {
             format!(
@@ -87,9 +143,12 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> String {
         parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
     }
     if parts.is_empty() {
-        return text.to_string();
+        return (text.to_string(), report);
     }
-    format!("{text}{ATTACHED}\n\n{}", parts.join("\n\n"))
+    (
+        format!("{text}{ATTACHED}\n\n{}", parts.join("\n\n")),
+        report,
+    )
 }
 
 #[cfg(test)]

@@ -71,7 +71,10 @@ pub(crate) async fn run_turn(
         c.begin(turn_id).await;
     }
     // The files it mentions (`@path`) go along with it.
-    let prompt = super::mentions::attach(shared, &prompt);
+    let (prompt, files) = super::mentions::attach(shared, &prompt);
+    if !files.is_empty() {
+        emitter.emit(AgentEvent::Attachments { turn_id, files });
+    }
     // How the last turn ended, if not well (a session resumed after a
     // kill): the model reads it first.
     let prompt = match conv.note.take() {

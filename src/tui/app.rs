@@ -697,6 +697,31 @@ impl App {
                     )));
                 }
             }
+            AgentEvent::Attachments { files, .. } => {
+                let name = |f: &crate::protocol::Attachment| {
+                    crate::humanize::shorten_chars(&crate::protocol::visible::name(&f.path), 80)
+                };
+                let attached: Vec<String> = files
+                    .iter()
+                    .filter(|f| f.attached)
+                    .map(|f| match &f.note {
+                        Some(n) => {
+                            format!("{} ({}, {n})", name(f), crate::humanize::bytes(f.bytes))
+                        }
+                        None => format!("{} ({})", name(f), crate::humanize::bytes(f.bytes)),
+                    })
+                    .collect();
+                if !attached.is_empty() {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("attached {}", attached.join(", ")),
+                    );
+                }
+                for f in files.iter().filter(|f| !f.attached) {
+                    let why = f.note.as_deref().unwrap_or("not attached");
+                    self.notice(NoticeKind::Warning, format!("@{}: {why}", name(f)));
+                }
+            }
             AgentEvent::Models { models, error } => {
                 self.models = match (models, error) {
                     (Some(list), _) => {

@@ -1372,3 +1372,36 @@ fn a_key_right_after_scrolling_behind_the_dialog_is_told_to_wait() {
         }]
     );
 }
+
+/// What a message's `@path` mentions became is shown under it.
+#[test]
+fn attachments_and_mentions_left_out_are_shown() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "explain @src/main.rs and @/etc/hosts", t0);
+    a.on_agent_event(
+        AgentEvent::Attachments {
+            turn_id: 1,
+            files: vec![
+                crate::protocol::Attachment {
+                    path: "src/main.rs".into(),
+                    bytes: 2048,
+                    attached: true,
+                    note: None,
+                },
+                crate::protocol::Attachment {
+                    path: "/etc/hosts".into(),
+                    bytes: 0,
+                    attached: false,
+                    note: Some("not attached: outside the workspace".into()),
+                },
+            ],
+        },
+        t0,
+    );
+    let s = screen(&mut a, 100, 24);
+    assert!(s.contains("attached src/main.rs (2.0 KiB)"), "{s}");
+    assert!(
+        s.contains("@/etc/hosts: not attached: outside the workspace"),
+        "{s}"
+    );
+}
