@@ -1343,6 +1343,14 @@ impl App {
             KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
             KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
             KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
+            // Nothing to send: Enter opens (or closes) the change in view.
+            KeyCode::Enter
+                if key.modifiers.is_empty()
+                    && self.composer.is_empty()
+                    && self
+                        .transcript
+                        .last_diff_in_view()
+                        .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
             _ => {
                 self.composer
                     .set_current(&self.model, &self.approval.to_string());

@@ -1243,7 +1243,7 @@ fn a_click_opens_a_changes_diff() {
         t0,
     );
     let before = screen(&mut a, 80, 60);
-    assert!(before.contains("click to open"), "{before}");
+    assert!(before.contains("a click opens it"), "{before}");
     let row = before
         .lines()
         .position(|l| l.contains("┊ -line 1"))
@@ -1259,9 +1259,15 @@ fn a_click_opens_a_changes_diff() {
     );
     let after = screen(&mut a, 80, 60);
     assert!(
-        after.contains("┊ +row 30") && !after.contains("click to open"),
+        after.contains("┊ +row 30") && !after.contains("a click opens it"),
         "{after}"
     );
+    // Enter on an empty composer closes (and opens) the change in view.
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(screen(&mut a, 80, 60).contains("a click opens it"));
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(screen(&mut a, 80, 60).contains("┊ +row 30"));
+    assert!(a.take_ops().is_empty(), "an empty Enter sends nothing");
 }
 
 /// `/model ` lists what the provider serves (asked once, when `/model`

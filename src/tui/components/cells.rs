@@ -359,7 +359,7 @@ fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
         let how = if open {
             "Ctrl-T shows the whole change"
         } else {
-            "click to open, or Ctrl-T"
+            "Enter or a click opens it"
         };
         out.push(Logical::new(
             Line::from(vec![

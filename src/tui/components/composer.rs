@@ -219,6 +219,8 @@ pub struct Composer {
     files: Option<Vec<String>>,
     /// Files matching the `@` being typed, shown above the composer.
     matches: Vec<String>,
+    /// The match Tab put in the message last (Tab again: the next one).
+    match_selected: Option<usize>,
     /// The models the provider lists (empty: not known), and the model
     /// and approval mode in use.
     models: Vec<String>,
@@ -247,6 +249,7 @@ impl Composer {
             workspace: None,
             files: None,
             matches: Vec::new(),
+            match_selected: None,
             models: Vec::new(),
             current_model: String::new(),
             current_mode: String::new(),
@@ -386,6 +389,21 @@ impl Composer {
         };
         let prefix = prefix.to_string();
         let typed = word.chars().count();
+        // Tab again, with the matches shown: the next one, in turn.
+        if self.matches.len() > 1 {
+            let next = match self.matches.iter().position(|m| *m == prefix) {
+                Some(i) => (i + 1) % self.matches.len(),
+                None => 0,
+            };
+            let pick = format!("@{}", self.matches[next]);
+            for _ in 0..typed {
+                self.textarea.delete_char();
+            }
+            self.textarea.insert_str(pick);
+            self.match_selected = Some(next);
+            return true;
+        }
+        self.match_selected = None;
         if self.files.is_none() {
             self.files = self.workspace.as_deref().map(workspace_files);
         }
@@ -437,6 +455,7 @@ impl Composer {
             }
         } else {
             self.matches.clear();
+            self.match_selected = None;
         }
         let popup: Vec<(String, String)> = self
             .popup()
@@ -782,7 +801,7 @@ impl Composer {
 
 impl Composer {
     fn render_matches(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
-        let title = " files (type more, Tab) ";
+        let title = " files (Tab: the next one; type more to narrow) ";
         let Some(area) = popup_frame(composer, self.matches.len(), title, buf, theme) else {
             return;
         };
@@ -792,10 +811,15 @@ impl Composer {
                 break;
             }
             let shown = crate::tui::components::cells::terminal_line(f);
+            let style = if self.match_selected == Some(i) {
+                theme.selected()
+            } else {
+                theme.text()
+            };
             buf.set_line(
                 area.x + 1,
                 row,
-                &Line::from(Span::styled(format!(" @{shown}"), theme.text())),
+                &Line::from(Span::styled(format!(" @{shown}"), style)),
                 area.width - 2,
             );
         }

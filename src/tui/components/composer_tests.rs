@@ -330,6 +330,16 @@ fn at_paths_complete_from_the_workspace() {
         c.path_matches(),
         ["src/parser/lexer.rs", "src/parser/tokens.rs"]
     );
+    // Tab again goes through the matches, in turn.
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md and @src/parser/lexer.rs");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md and @src/parser/tokens.rs");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(c.text(), "explain @README.md and @src/parser/lexer.rs");
+    for _ in 0.."lexer.rs".len() {
+        c.handle_key(key(KeyCode::Backspace));
+    }
     typed(&mut c, "t");
     assert!(c.path_matches().is_empty(), "typing closes the list");
     c.handle_key(key(KeyCode::Tab));

@@ -227,6 +227,17 @@ impl Transcript {
             .flatten()
     }
 
+    /// The lowest cell in view that holds a change's diff (what Enter on
+    /// an empty composer opens or closes).
+    pub fn last_diff_in_view(&self) -> Option<usize> {
+        (0..usize::from(self.viewport))
+            .rev()
+            .filter_map(|row| self.cell_at(row))
+            .find(|&i| {
+                matches!(self.entries.get(i).map(|e| &e.cell), Some(Cell::Tool(t)) if t.diff.is_some())
+            })
+    }
+
     /// A click on cell `i`: a change's compact diff opens whole, or closes
     /// again; whether anything changed.
     pub fn toggle_diff(&mut self, i: usize) -> bool {

@@ -193,7 +193,7 @@ fn written_changes_stay_as_compact_diffs() {
         "{shown}"
     );
     assert!(
-        shown.contains("… 49 more lines (click to open, or Ctrl-T)"),
+        shown.contains("… 49 more lines (Enter or a click opens it)"),
         "{shown}"
     );
     // A click opens it whole.
