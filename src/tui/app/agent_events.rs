@@ -50,10 +50,10 @@ impl App {
                 self.composer.set_busy(true);
             }
             AgentEvent::AssistantDelta { text, .. } => self.transcript.append_assistant(&text),
-            AgentEvent::AssistantMessage { text, .. } => {
-                if !self.transcript.set_last_assistant(&text) {
-                    self.transcript.push(Cell::Assistant(text));
-                }
+            AgentEvent::AssistantMessage { text, .. }
+                if !self.transcript.set_last_assistant(&text) =>
+            {
+                self.transcript.push(Cell::Assistant(text));
             }
             AgentEvent::ProviderRetry {
                 attempt,
