@@ -322,8 +322,8 @@ fn diff_dialog(c: &mut Criterion) {
                 total += start.elapsed();
                 // Wait for the colours, off the clock.
                 rt.block_on(async {
-                    if let Some(w) = app.next_work().await {
-                        app.on_work(w);
+                    if let Some(w) = app.next_event().await {
+                        app.on_app_event(w);
                     }
                 });
             }
@@ -335,8 +335,8 @@ fn diff_dialog(c: &mut Criterion) {
     let t0 = Instant::now();
     app.on_agent_event(approval_with_diff(diff.clone()), t0);
     rt.block_on(async {
-        if let Some(w) = app.next_work().await {
-            app.on_work(w);
+        if let Some(w) = app.next_event().await {
+            app.on_app_event(w);
         }
     });
     term.draw(|f| app.draw(f)).unwrap();

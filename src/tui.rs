@@ -12,6 +12,7 @@ use crate::launch::{LaunchError, spawn_agent};
 
 pub mod app;
 pub mod color_depth;
+pub mod component;
 pub mod components;
 pub mod editor;
 pub mod event_loop;

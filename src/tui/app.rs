@@ -15,16 +15,19 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::components::approval::{ApprovalAction, ApprovalOverlay, Arming, PendingApproval};
+use super::component::{AppEvent, AppEvents, Component, Outcome, Overlay};
+use super::components::approval::{
+    Answer, ApprovalAction, ApprovalOverlay, Arming, PendingApproval,
+};
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
-use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE, Highlighted};
+use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE};
 use super::components::pager::Pager;
-use super::components::permissions::{PermissionsAction, PermissionsData, PermissionsView};
-use super::components::rewind::{RewindAction, RewindPicker};
-use super::components::sessions::{PickerAction, SessionPicker};
+use super::components::permissions::{PermissionsData, PermissionsView};
+use super::components::rewind::RewindPicker;
+use super::components::sessions::SessionPicker;
 use super::components::status_bar::{self, StatusInfo};
-use super::components::tool_log::{LogAction, ToolLog};
+use super::components::tool_log::ToolLog;
 use super::components::transcript::Transcript;
 use super::highlight::Highlighter;
 use super::theme::Theme;
@@ -118,34 +121,22 @@ pub enum EditPurpose {
     Approval(String),
 }
 
-/// Work done off the UI thread, handed back to it.
-pub enum Work {
-    /// The syntax colours of a diff waiting for approval.
-    Highlighted {
-        call_id: String,
-        highlighted: Highlighted,
-    },
-    /// The workspace's sessions, for the picker.
-    Sessions(Vec<crate::session::store::SessionInfo>),
-}
-
 /// Queued messages shown above the composer at most.
 const MAX_QUEUED_SHOWN: usize = 3;
 
 pub struct App {
-    work_tx: tokio::sync::mpsc::UnboundedSender<Work>,
-    work_rx: tokio::sync::mpsc::UnboundedReceiver<Work>,
+    /// The app's event channel: what views ask of it, and work done off
+    /// the UI thread.
+    events: AppEvents,
+    event_rx: tokio::sync::mpsc::UnboundedReceiver<AppEvent>,
     theme: Theme,
     hl: Highlighter,
     transcript: Transcript,
     composer: Composer,
     approvals: ApprovalOverlay,
     log: ToolLog,
-    log_open: bool,
-    permissions: Option<PermissionsView>,
-    picker: Option<SessionPicker>,
-    /// `/rewind`'s list of turns.
-    rewind: Option<RewindPicker>,
+    /// The views open over the transcript, the top one last.
+    overlays: Vec<Overlay>,
     /// A text for the person's editor, for the loop to hand over.
     edit: Option<EditRequest>,
     /// A text for the terminal's clipboard (OSC 52), for the loop.
@@ -154,8 +145,6 @@ pub struct App {
     mouse_toggle: bool,
     /// Where the last frame drew the transcript (for clicks).
     transcript_area: std::cell::Cell<Rect>,
-    /// `/diff`'s page (`None` in it while the agent answers).
-    diff_page: Option<Option<Pager>>,
     /// Where each turn's message is in the transcript, by turn id; and
     /// the messages sent whose turn has not started yet.
     turn_marks: Vec<(u64, usize)>,
@@ -251,25 +240,21 @@ impl App {
         if let Some(log) = &session.prompts {
             composer.set_history(log.load());
         }
-        let (work_tx, work_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (events, event_rx) = AppEvents::channel();
         let mut app = Self {
-            work_tx,
-            work_rx,
+            events,
+            event_rx,
             composer,
             theme: init.theme,
             hl,
             transcript,
             approvals: ApprovalOverlay::new(),
             log: ToolLog::new(now),
-            log_open: false,
-            permissions: None,
-            picker: None,
-            rewind: None,
+            overlays: Vec::new(),
             edit: None,
             clipboard: None,
             mouse_toggle: false,
             transcript_area: std::cell::Cell::new(Rect::default()),
-            diff_page: None,
             turn_marks,
             sent_marks: VecDeque::new(),
             trust: init.trust.map(|t| (t, Arming::pending())),
@@ -371,18 +356,20 @@ impl App {
             );
             return;
         };
-        self.picker = Some(SessionPicker::new(&self.session_id));
+        self.open(Overlay::Sessions(SessionPicker::new(&self.session_id)));
         let workspace = self.workspace.clone();
-        let tx = self.work_tx.clone();
+        let tx = self.events.clone();
         let spawned = std::thread::Builder::new()
             .name("lathe-sessions".into())
             .spawn(move || {
                 let list = crate::session::store::list(&dir, Some(&workspace));
-                let _ = tx.send(Work::Sessions(list));
+                tx.send(AppEvent::Sessions(list));
             });
         if let Err(e) = spawned {
             tracing::warn!("cannot list the sessions: {e}");
-            if let Some(p) = &mut self.picker {
+            if let Some(Overlay::Sessions(p)) =
+                self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
+            {
                 p.set(Vec::new());
             }
         }
@@ -402,7 +389,7 @@ impl App {
             return view;
         }
         let job = view.highlight_job(&self.theme, &self.hl);
-        let tx = self.work_tx.clone();
+        let tx = self.events.clone();
         let call_id = call_id.to_string();
         let spawned = std::thread::Builder::new()
             .name("lathe-highlight".into())
@@ -410,7 +397,7 @@ impl App {
                 // None: the call was answered first.
                 if let Some(highlighted) = job() {
                     // The app may be gone; the colours then go nowhere.
-                    let _ = tx.send(Work::Highlighted {
+                    tx.send(AppEvent::Highlighted {
                         call_id,
                         highlighted,
                     });
@@ -422,29 +409,71 @@ impl App {
         view
     }
 
-    /// The next piece of work finished off the UI thread.
-    pub async fn next_work(&mut self) -> Option<Work> {
-        self.work_rx.recv().await
+    /// The next event on the app's channel (work finished off the UI
+    /// thread).
+    pub async fn next_event(&mut self) -> Option<AppEvent> {
+        self.event_rx.recv().await
     }
 
-    /// Takes in work finished off the UI thread.
-    pub fn on_work(&mut self, work: Work) {
-        match work {
-            Work::Highlighted {
+    /// Takes in what is waiting on the app's channel (what a key asked).
+    fn drain_events(&mut self) {
+        while let Ok(ev) = self.event_rx.try_recv() {
+            self.on_app_event(ev);
+        }
+    }
+
+    /// An event of the app's channel.
+    pub fn on_app_event(&mut self, ev: AppEvent) {
+        self.dirty = true;
+        match ev {
+            AppEvent::Op(op) => self.ops.push(op),
+            AppEvent::Flash(text) => self.flash(&text, self.now),
+            AppEvent::OpenSession(id) => self.switch_to = Some(id),
+            AppEvent::Highlighted {
                 call_id,
                 highlighted,
             } => {
-                if self.approvals.set_highlighted(&call_id, highlighted) {
-                    self.dirty = true;
-                }
+                self.approvals.set_highlighted(&call_id, highlighted);
             }
-            Work::Sessions(list) => {
-                if let Some(p) = &mut self.picker {
+            AppEvent::Sessions(list) => {
+                if let Some(Overlay::Sessions(p)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
+                {
                     p.set(list);
-                    self.dirty = true;
                 }
             }
         }
+    }
+
+    /// Opens a view on top (one of each kind: an open one is replaced).
+    fn open(&mut self, view: Overlay) {
+        self.overlays.retain(|o| !o.same_kind(&view));
+        self.overlays.push(view);
+    }
+
+    /// The open view `is` picks, if any.
+    fn overlay_mut(&mut self, is: impl Fn(&Overlay) -> bool) -> Option<&mut Overlay> {
+        self.overlays.iter_mut().find(|o| is(o))
+    }
+
+    /// Whether a view of the kind `is` picks is open.
+    fn has_overlay(&self, is: impl Fn(&Overlay) -> bool) -> bool {
+        self.overlays.iter().any(is)
+    }
+
+    /// A key for the top view.
+    fn overlay_key(&mut self, key: KeyEvent) {
+        let Some(top) = self.overlays.last_mut() else {
+            return;
+        };
+        let outcome = match top.component() {
+            Some(view) => view.handle_key(key, &self.events),
+            None => Component::handle_key(&mut self.log, key, &self.events),
+        };
+        if outcome == Outcome::Close {
+            self.overlays.pop();
+        }
+        self.drain_events();
     }
 
     /// Whether Ctrl-L asked for the whole screen to be painted again
@@ -613,9 +642,9 @@ impl App {
             consider(*until);
         }
         if self
-            .permissions
-            .as_ref()
-            .is_some_and(PermissionsView::has_grants)
+            .overlays
+            .iter()
+            .any(|o| matches!(o, Overlay::Permissions(v) if v.has_grants()))
         {
             // The grants' time left counts down.
             consider(self.now + std::time::Duration::from_secs(1));
@@ -798,7 +827,7 @@ impl App {
                 self.dirty = true;
                 if self.approvals.is_writing() {
                     self.approvals.paste(&text);
-                } else if !self.log_open && self.permissions.is_none() && self.picker.is_none() {
+                } else if self.overlays.is_empty() {
                     self.composer.paste(&text);
                 }
             }
@@ -930,65 +959,8 @@ impl App {
             }
             return;
         }
-        if let Some(picker) = &mut self.picker {
-            match picker.handle_key(key) {
-                PickerAction::None => {}
-                PickerAction::Close => self.picker = None,
-                PickerAction::Open(id) => {
-                    self.picker = None;
-                    self.switch_to = Some(id);
-                }
-            }
-            return;
-        }
-        if let Some(page) = &mut self.diff_page {
-            let close = match page {
-                Some(p) => p.handle_key(key),
-                None => matches!(key.code, KeyCode::Esc | KeyCode::Char('q')),
-            };
-            if close {
-                self.diff_page = None;
-            }
-            return;
-        }
-        if let Some(rewind) = &mut self.rewind {
-            match rewind.handle_key(key) {
-                RewindAction::None => {}
-                RewindAction::Close => self.rewind = None,
-                RewindAction::Hint(text) => self.flash(text, now),
-                RewindAction::Rewind {
-                    turn,
-                    files,
-                    conversation,
-                } => {
-                    self.rewind = None;
-                    self.ops.push(Op::Rewind {
-                        turn: Some(turn),
-                        files,
-                        conversation,
-                    });
-                }
-            }
-            return;
-        }
-        if let Some(view) = &mut self.permissions {
-            match view.handle_key(key) {
-                PermissionsAction::None => {}
-                PermissionsAction::Close => self.permissions = None,
-                PermissionsAction::Revoke(id) => {
-                    self.ops.push(Op::RevokeGrant { id });
-                    self.flash("grant revoked: the next such call asks again", now);
-                }
-            }
-            return;
-        }
-        if self.log_open {
-            let close = (ctrl && key.code == KeyCode::Char('t'))
-                || self.log.handle_key(key) == LogAction::Close;
-            if close {
-                self.log_open = false;
-            }
-            return;
+        if !self.overlays.is_empty() {
+            return self.overlay_key(key);
         }
         if ctrl && key.code == KeyCode::Char('t') {
             return self.open_log();
@@ -1042,16 +1014,9 @@ impl App {
         let Some((_, arming)) = &mut self.trust else {
             return;
         };
-        let armed = arming.is_armed(now);
-        arming.input(now);
-        if !armed {
-            // Typed before the question armed: it belongs to the composer.
-            return self.composer_key(key, now);
-        }
-        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Char('y' | 'Y') if plain => {
+        match arming.answer(key, now) {
+            Answer::Typing(key) => self.composer_key(key, now),
+            Answer::Yes => {
                 if let Some((mut prompt, _)) = self.trust.take() {
                     let what = prompt.what();
                     if !prompt.hooks.is_empty() {
@@ -1075,8 +1040,7 @@ impl App {
                     }
                 }
             }
-            // Alt-x is an Esc and an x: "not now", and x to the composer.
-            _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => {
+            Answer::No { pass } => {
                 let prompt = self.trust.take().map(|(p, _)| p);
                 let what = prompt
                     .as_ref()
@@ -1089,14 +1053,11 @@ impl App {
                          does the next start"
                     ),
                 );
-                if alt {
-                    self.composer_key(
-                        KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT),
-                        now,
-                    );
+                if let Some(key) = pass {
+                    self.composer_key(key, now);
                 }
             }
-            _ => {}
+            Answer::Nothing => {}
         }
     }
 
@@ -1106,17 +1067,11 @@ impl App {
         let Some((_, arming)) = &mut self.limit else {
             return;
         };
-        let armed = arming.is_armed(now);
-        arming.input(now);
-        if !armed {
-            return self.composer_key(key, now);
-        }
-        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let go_on = match key.code {
-            KeyCode::Char('y' | 'Y') if plain => true,
-            _ if alt || matches!(key.code, KeyCode::Char('n' | 'N') | KeyCode::Esc) => false,
-            _ => return,
+        let (go_on, pass) = match arming.answer(key, now) {
+            Answer::Typing(key) => return self.composer_key(key, now),
+            Answer::Yes => (true, None),
+            Answer::No { pass } => (false, pass),
+            Answer::Nothing => return,
         };
         if let Some(((turn_id, _, more), _)) = self.limit.take() {
             self.ops.push(Op::ContinueTurn { turn_id, go_on });
@@ -1124,11 +1079,14 @@ impl App {
                 self.flash(&format!("going on for {more} more rounds"), now);
             }
         }
+        if let Some(key) = pass {
+            self.composer_key(key, now);
+        }
     }
 
     fn open_log(&mut self) {
         self.log.open();
-        self.log_open = true;
+        self.open(Overlay::Log);
     }
 
     fn on_ctrl_c(&mut self, now: Instant) {
@@ -1150,15 +1108,8 @@ impl App {
             }
             return;
         }
-        if self.log_open
-            || self.permissions.is_some()
-            || self.picker.is_some()
-            || self.rewind.is_some()
-        {
-            self.log_open = false;
-            self.permissions = None;
-            self.picker = None;
-            self.rewind = None;
+        if !self.overlays.is_empty() {
+            self.overlays.clear();
             return;
         }
         if !self.composer.is_empty() {
@@ -1246,7 +1197,7 @@ impl App {
             ),
             SlashCommand::Log => self.open_log(),
             SlashCommand::Permissions => {
-                self.permissions = Some(PermissionsView::new());
+                self.open(Overlay::Permissions(PermissionsView::new()));
                 self.ops.push(Op::ListPermissions);
             }
             SlashCommand::Mcp => {
@@ -1354,7 +1305,10 @@ impl App {
             }
             SlashCommand::Diff => {
                 self.ops.push(Op::SessionDiff);
-                self.diff_page = Some(None);
+                self.open(Overlay::Diff(Pager::new(
+                    "Changes of this session",
+                    "reading the changes…",
+                )));
             }
             SlashCommand::Undo => {
                 self.ops.push(Op::Rewind {
@@ -1365,7 +1319,7 @@ impl App {
             }
             SlashCommand::Rewind => {
                 self.ops.push(Op::ListTurns);
-                self.rewind = Some(RewindPicker::new());
+                self.open(Overlay::Rewind(RewindPicker::new()));
             }
             SlashCommand::Resume(None) => {
                 if self.is_running() {
@@ -1451,11 +1405,7 @@ impl App {
         }
         self.render_queued(queued_area, buf);
         let focused = !self.approvals.is_active()
-            && !self.log_open
-            && self.permissions.is_none()
-            && self.picker.is_none()
-            && self.rewind.is_none()
-            && self.diff_page.is_none()
+            && self.overlays.is_empty()
             && self.trust.is_none()
             && self.limit.is_none();
         self.composer
@@ -1485,26 +1435,11 @@ impl App {
         };
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
-        if self.log_open {
-            self.log.render(overlay, buf, &self.theme);
-        }
-        if let Some(view) = &self.permissions {
-            view.render(overlay, buf, &self.theme, self.now);
-        }
-        if let Some(picker) = &self.picker {
-            let now_ms = crate::session::history::epoch_ms(std::time::SystemTime::now());
-            picker.render(overlay, buf, &self.theme, now_ms);
-        }
-        if let Some(rewind) = &self.rewind {
-            rewind.render(overlay, buf, &self.theme);
-        }
-        match &self.diff_page {
-            Some(Some(page)) => page.render(overlay, buf, &self.theme),
-            Some(None) => {
-                let page = Pager::new("Changes of this session", "reading the changes…");
-                page.render(overlay, buf, &self.theme);
+        for view in &self.overlays {
+            match view.view() {
+                Some(v) => v.render(overlay, buf, &self.theme, self.now),
+                None => self.log.render(overlay, buf, &self.theme),
             }
-            None => {}
         }
         if self.approvals.is_active() {
             self.approvals.render(main, buf, &self.theme, self.now);

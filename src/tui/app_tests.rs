@@ -841,12 +841,12 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
     type_text(&mut a, "/resume", now);
     a.on_terminal_event(key(KeyCode::Enter), now);
     let work = rt.block_on(async {
-        tokio::time::timeout(std::time::Duration::from_secs(5), a.next_work())
+        tokio::time::timeout(std::time::Duration::from_secs(5), a.next_event())
             .await
             .unwrap()
             .unwrap()
     });
-    a.on_work(work);
+    a.on_app_event(work);
     let shown = screen(&mut a, 72, 12);
     assert!(shown.contains("Resume a session"), "{shown}");
     assert!(shown.contains("add a --json flag"), "{shown}");

@@ -75,7 +75,7 @@ pub async fn run(
                 Some(Err(e)) => return Err(e),
                 None => return Ok(Exit::Quit),
             },
-            Some(work) = app.next_work() => app.on_work(work),
+            Some(ev) = app.next_event() => app.on_app_event(ev),
             ev = agent.events.recv() => {
                 let Some(ev) = ev else { return Ok(Exit::Quit) };
                 let now = std::time::Instant::now();

@@ -257,13 +257,14 @@ impl App {
     fn on_session_event(&mut self, ev: AgentEvent) {
         match ev {
             AgentEvent::SessionDiff { diff, cut, error } => {
-                if self.diff_page.is_none() {
+                let is_diff = |o: &Overlay| matches!(o, Overlay::Diff(_));
+                if !self.has_overlay(is_diff) {
                     // Closed while it was computed.
                 } else if let Some(e) = error {
-                    self.diff_page = None;
+                    self.overlays.retain(|o| !is_diff(o));
                     self.notice(NoticeKind::Warning, format!("no session diff: {e}"));
                 } else if diff.trim().is_empty() {
-                    self.diff_page = None;
+                    self.overlays.retain(|o| !is_diff(o));
                     self.notice(
                         NoticeKind::Info,
                         "no file of the workspace has changed in this session",
@@ -273,10 +274,13 @@ impl App {
                     if cut {
                         text.push_str("… (cut at 2 MiB)\n");
                     }
-                    self.diff_page = Some(Some(Pager::new(
-                        "Changes of this session: the workspace now against before it (edits outside Lathe too)",
-                        &text,
-                    )));
+                    if let Some(o) = self.overlay_mut(is_diff) {
+                        *o = Overlay::Diff(Pager::new(
+                            "Changes of this session: the workspace now against before it \
+                             (edits outside Lathe too)",
+                            &text,
+                        ));
+                    }
                 }
             }
             AgentEvent::Attachments { files, .. } => {
@@ -305,7 +309,9 @@ impl App {
                 }
             }
             AgentEvent::Turns { turns } => {
-                if let Some(r) = &mut self.rewind {
+                if let Some(Overlay::Rewind(r)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Rewind(_)))
+                {
                     r.set(turns);
                 }
             }
@@ -383,7 +389,9 @@ impl App {
                 hooks,
             } => {
                 self.approval = approval;
-                if let Some(view) = &mut self.permissions {
+                if let Some(Overlay::Permissions(view)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Permissions(_)))
+                {
                     view.set(
                         PermissionsData {
                             approval,

@@ -65,7 +65,41 @@ pub struct Arming {
     has_keys: bool,
 }
 
+/// The answer a key gives a yes-or-no question (trust, more rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Typed before the question armed: it belongs to the composer.
+    Typing(KeyEvent),
+    Yes,
+    /// `n` or Esc; an Alt-key is an Esc and a key, the key going on to
+    /// the composer (`pass`).
+    No {
+        pass: Option<KeyEvent>,
+    },
+    /// Not an answer.
+    Nothing,
+}
+
 impl Arming {
+    /// What `key` answers a yes-or-no question this arming guards.
+    pub fn answer(&mut self, key: KeyEvent, now: Instant) -> Answer {
+        let armed = self.is_armed(now);
+        self.input(now);
+        if !armed {
+            return Answer::Typing(key);
+        }
+        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain => Answer::Yes,
+            _ if alt => Answer::No {
+                pass: Some(KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT)),
+            },
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::No { pass: None },
+            _ => Answer::Nothing,
+        }
+    }
+
     /// A question not yet drawn.
     pub fn pending() -> Self {
         Self::default()

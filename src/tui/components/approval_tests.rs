@@ -676,3 +676,30 @@ fn deletions_and_moves_say_what_they_do() {
     let screen = draw(&mut o, 70, 18, later(later(later(later(t0)))));
     assert!(screen.contains("move src/a.rs → lib/b.rs"), "{screen}");
 }
+
+/// The yes-or-no questions (trust, more rounds) share one rule: typed
+/// too soon is typing; y is yes; n, Esc or an Alt-key is no (the key of
+/// an Alt-key goes on to the composer); anything else is nothing.
+#[test]
+fn a_yes_or_no_question_answers_only_when_armed() {
+    let t0 = Instant::now();
+    let mut a = Arming::pending();
+    let y = key(KeyCode::Char('y'));
+    assert_eq!(a.answer(y, t0), Answer::Typing(y), "not shown yet");
+    a.drawn(true, t0);
+    let soon = t0 + Duration::from_millis(10);
+    assert_eq!(a.answer(y, soon), Answer::Typing(y), "no pause since");
+    let t = later(soon);
+    assert_eq!(a.answer(key(KeyCode::Char('z')), t), Answer::Nothing);
+    let t = later(t);
+    assert_eq!(
+        a.answer(alt('x'), t),
+        Answer::No {
+            pass: Some(key(KeyCode::Char('x')))
+        }
+    );
+    let t = later(t);
+    assert_eq!(a.answer(key(KeyCode::Esc), t), Answer::No { pass: None });
+    let t = later(t);
+    assert_eq!(a.answer(y, t), Answer::Yes);
+}

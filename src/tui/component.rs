@@ -1,0 +1,265 @@
+//! The TUI's component model.
+//!
+//! A view over the screen (the tool-call log, the permissions, the session
+//! and turn pickers, the `/diff` page) is a [`Component`]: it takes keys
+//! and draws itself, and what it wants of the rest of the app (an `Op` for
+//! the agent, a session to open, a hint in the status bar) it sends as an
+//! [`AppEvent`] on the app's channel, the same channel that brings back
+//! work done off the UI thread. The app keeps the open views on a stack
+//! ([`Overlay`]): the top one gets the keys and is drawn last; `Close`
+//! takes it off. The questions (approval, trust, more tool rounds) are not
+//! on the stack: they come from the agent, take the keys before any view,
+//! and arm themselves against keys typed ahead.
+
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::components::diff_view::Highlighted;
+use super::components::pager::Pager;
+use super::components::permissions::{PermissionsAction, PermissionsView};
+use super::components::rewind::{RewindAction, RewindPicker};
+use super::components::sessions::{PickerAction, SessionPicker};
+use super::theme::Theme;
+use crate::protocol::Op;
+
+/// What a key did to a component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Taken (or ignored) by the component.
+    Done,
+    /// The component is done: off the stack.
+    Close,
+}
+
+/// A part of the UI that takes keys and draws itself.
+pub trait Component {
+    /// A key for the component; what it asks of the app goes to `events`.
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome;
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant);
+}
+
+/// What the components and the work done off the UI thread ask of the app.
+pub enum AppEvent {
+    /// For the agent.
+    Op(Op),
+    /// A short hint in the status bar.
+    Flash(String),
+    /// Switch to this session (`/resume`).
+    OpenSession(String),
+    /// The syntax colours of a diff waiting for approval.
+    Highlighted {
+        call_id: String,
+        highlighted: Highlighted,
+    },
+    /// The workspace's sessions, for the picker.
+    Sessions(Vec<crate::session::store::SessionInfo>),
+}
+
+/// The sending end of the app's event channel (cheap to clone; sending
+/// never blocks, and a closed app just drops what is sent).
+#[derive(Clone)]
+pub struct AppEvents(tokio::sync::mpsc::UnboundedSender<AppEvent>);
+
+impl AppEvents {
+    pub fn channel() -> (Self, tokio::sync::mpsc::UnboundedReceiver<AppEvent>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Self(tx), rx)
+    }
+
+    pub fn send(&self, event: AppEvent) {
+        let _ = self.0.send(event);
+    }
+}
+
+/// A view on the app's stack.
+pub enum Overlay {
+    /// The tool-call log (the app keeps it, open or not: it records every
+    /// call).
+    Log,
+    Permissions(PermissionsView),
+    Sessions(SessionPicker),
+    Rewind(RewindPicker),
+    /// `/diff`'s page.
+    Diff(Pager),
+}
+
+impl Overlay {
+    /// Whether `other` is the same kind of view (one of each at most).
+    pub fn same_kind(&self, other: &Overlay) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+
+    /// The view as a component (`None`: the log, which the app holds).
+    pub fn component(&mut self) -> Option<&mut dyn Component> {
+        match self {
+            Overlay::Log => None,
+            Overlay::Permissions(v) => Some(v),
+            Overlay::Sessions(v) => Some(v),
+            Overlay::Rewind(v) => Some(v),
+            Overlay::Diff(v) => Some(v),
+        }
+    }
+
+    pub fn view(&self) -> Option<&dyn Component> {
+        match self {
+            Overlay::Log => None,
+            Overlay::Permissions(v) => Some(v),
+            Overlay::Sessions(v) => Some(v),
+            Overlay::Rewind(v) => Some(v),
+            Overlay::Diff(v) => Some(v),
+        }
+    }
+}
+
+impl Component for Pager {
+    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents) -> Outcome {
+        if Pager::handle_key(self, key) {
+            Outcome::Close
+        } else {
+            Outcome::Done
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        Pager::render(self, area, buf, theme);
+    }
+}
+
+impl Component for SessionPicker {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+        match SessionPicker::handle_key(self, key) {
+            PickerAction::None => Outcome::Done,
+            PickerAction::Close => Outcome::Close,
+            PickerAction::Open(id) => {
+                events.send(AppEvent::OpenSession(id));
+                Outcome::Close
+            }
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        let now_ms = crate::session::history::epoch_ms(std::time::SystemTime::now());
+        SessionPicker::render(self, area, buf, theme, now_ms);
+    }
+}
+
+impl Component for RewindPicker {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+        match RewindPicker::handle_key(self, key) {
+            RewindAction::None => Outcome::Done,
+            RewindAction::Close => Outcome::Close,
+            RewindAction::Hint(text) => {
+                events.send(AppEvent::Flash(text.to_string()));
+                Outcome::Done
+            }
+            RewindAction::Rewind {
+                turn,
+                files,
+                conversation,
+            } => {
+                events.send(AppEvent::Op(Op::Rewind {
+                    turn: Some(turn),
+                    files,
+                    conversation,
+                }));
+                Outcome::Close
+            }
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        RewindPicker::render(self, area, buf, theme);
+    }
+}
+
+impl Component for PermissionsView {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+        match PermissionsView::handle_key(self, key) {
+            PermissionsAction::None => Outcome::Done,
+            PermissionsAction::Close => Outcome::Close,
+            PermissionsAction::Revoke(id) => {
+                events.send(AppEvent::Op(Op::RevokeGrant { id }));
+                events.send(AppEvent::Flash(
+                    "grant revoked: the next such call asks again".into(),
+                ));
+                Outcome::Done
+            }
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        PermissionsView::render(self, area, buf, theme, now);
+    }
+}
+
+impl Component for super::components::tool_log::ToolLog {
+    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents) -> Outcome {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let ctrl_t =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t');
+        let log = super::components::tool_log::ToolLog::handle_key;
+        if ctrl_t || log(self, key) == super::components::tool_log::LogAction::Close {
+            Outcome::Close
+        } else {
+            Outcome::Done
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        super::components::tool_log::ToolLog::render(self, area, buf, theme);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::{KeyCode, KeyModifiers};
+
+    use super::*;
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    /// A view asks the app through the channel, and says when it is done.
+    #[test]
+    fn views_send_what_they_ask_and_close() {
+        let (events, mut rx) = AppEvents::channel();
+        let mut pager = Pager::new("t", "a\nb\n");
+        assert_eq!(
+            Component::handle_key(&mut pager, key(KeyCode::Down), &events),
+            Outcome::Done
+        );
+        assert_eq!(
+            Component::handle_key(&mut pager, key(KeyCode::Esc), &events),
+            Outcome::Close
+        );
+        let mut perms = PermissionsView::new();
+        assert_eq!(
+            Component::handle_key(&mut perms, key(KeyCode::Esc), &events),
+            Outcome::Close
+        );
+        let mut sessions = SessionPicker::new("current");
+        sessions.set(vec![crate::session::store::SessionInfo {
+            id: "other".into(),
+            workspace: "/w".into(),
+            started: 0,
+            last_activity: 0,
+            first_prompt: "hello".into(),
+            turns: 1,
+        }]);
+        assert_eq!(
+            Component::handle_key(&mut sessions, key(KeyCode::Enter), &events),
+            Outcome::Close
+        );
+        assert!(matches!(rx.try_recv(), Ok(AppEvent::OpenSession(id)) if id == "other"));
+        assert!(rx.try_recv().is_err());
+        let mut stack = [Overlay::Log, Overlay::Diff(pager)];
+        assert!(stack[0].component().is_none(), "the app holds the log");
+        assert!(stack[1].component().is_some());
+        assert!(stack[1].same_kind(&Overlay::Diff(Pager::new("u", ""))));
+        assert!(!stack[0].same_kind(&stack[1]));
+    }
+}
