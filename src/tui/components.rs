@@ -9,6 +9,7 @@ pub mod diff_view;
 pub mod pager;
 pub mod permissions;
 pub mod picker;
+pub mod question;
 pub mod rewind;
 pub mod sessions;
 pub mod status_bar;
