@@ -1009,3 +1009,85 @@ async fn e_writes_what_the_person_edited() {
     pane.keys(&["C-g"]);
     pane.wait_for("and HELLO THERE").await;
 }
+
+/// The "done when", in a real terminal: a change of three files
+/// (an edit of two hunks, a deletion, a move) reviewed one call at a time,
+/// a hunk left out; every change stays in the transcript and
+/// `/diff` shows the session's; `/model ` offers the provider's models.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_file_change_is_reviewed_call_by_call() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
+    std::fs::write(ws.path().join("old.txt"), "obsolete\n").unwrap();
+    std::fs::write(ws.path().join("draft.md"), "# Draft\n").unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "w",
+                    "write_file",
+                    json!({"path": "notes.txt", "content": new}),
+                )
+                .call("d", "delete_file", json!({"path": "old.txt"}))
+                .call(
+                    "m",
+                    "move_file",
+                    json!({"from": "draft.md", "to": "docs/final.md"}),
+                ),
+        ),
+        Step::Reply(Reply::text("Three files done.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("tidy the three files");
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("Approve write_file?").await;
+    assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
+    pause().await;
+    pane.keys(&["j"]);
+    pane.keys(&["x"]);
+    pane.wait_for("1 of 2 hunks").await;
+    pause().await;
+    pane.keys(&["y"]);
+    let dialog = pane.wait_for("Approve delete_file?").await;
+    assert!(dialog.contains("delete old.txt"), "{dialog}");
+    assert!(dialog.contains("obsolete"), "{dialog}");
+    pause().await;
+    pane.keys(&["y"]);
+    let dialog = pane.wait_for("Approve move_file?").await;
+    assert!(dialog.contains("move draft.md → docs/final.md"), "{dialog}");
+    pause().await;
+    pane.keys(&["y"]);
+    let done = pane.wait_for("Three files done.").await;
+    let text = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    assert!(text.contains("line two\n") && !text.contains("twenty-five"));
+    assert!(!ws.path().join("old.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("docs/final.md")).unwrap(),
+        "# Draft\n"
+    );
+    // The changes stay, as written.
+    assert!(done.contains("┊ +line two"), "{done}");
+    assert!(done.contains("┊ -obsolete"), "{done}");
+    pane.text("/diff");
+    pane.keys(&["Enter"]);
+    let page = pane.wait_for("Changes of this session:").await;
+    assert!(page.contains("rename from draft.md"), "{page}");
+    assert!(page.contains("rename to docs/final.md"), "{page}");
+    assert!(page.contains("+line two"), "{page}");
+    assert!(page.contains("-obsolete"), "{page}");
+    pane.keys(&["Escape"]);
+    // `/model ` lists the models the mock serves, the one in use marked.
+    pane.text("/model mock-");
+    let popup = pane.wait_for("models (type to narrow)").await;
+    assert!(popup.contains("mock-large"), "{popup}");
+    assert!(popup.contains("●mock-model"), "{popup}");
+}

@@ -419,6 +419,40 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_context_joins_hunks_and_each_part_still_applies() {
+        let old = numbered(40);
+        // Lines 10 and 16: their contexts (3 lines each) touch: one hunk.
+        let joined = old
+            .replace("line 10\n", "line ten\n")
+            .replace("line 16\n", "line sixteen\n");
+        let c = change(Some(&old), &joined);
+        assert_eq!(c.hunks.len(), 1, "{}", c.unified());
+        assert_eq!(c.apply(&[true]), joined);
+        // Lines 10 and 18: apart, two hunks, each applies alone.
+        let apart = old
+            .replace("line 10\n", "line ten\n")
+            .replace("line 18\n", "line eighteen\n");
+        let c = change(Some(&old), &apart);
+        assert_eq!(c.hunks.len(), 2, "{}", c.unified());
+        assert_eq!(
+            c.apply(&[true, false]),
+            old.replace("line 10\n", "line ten\n")
+        );
+        assert_eq!(
+            c.apply(&[false, true]),
+            old.replace("line 18\n", "line eighteen\n")
+        );
+        // The first and the last line of the file.
+        let ends = old
+            .replace("line 1\n", "first\n")
+            .replace("line 40\n", "last\n");
+        let c = change(Some(&old), &ends);
+        assert_eq!(c.hunks.len(), 2);
+        assert!(c.apply(&[true, false]).starts_with("first\n"));
+        assert!(c.apply(&[false, true]).ends_with("line 39\nlast\n"));
+    }
+
+    #[test]
     fn deletions_and_moves_are_changes_too() {
         let d = FileChange::delete("old.txt", PathBuf::from("/w/old.txt"), "a\nb\n");
         assert_eq!(d.kind, ChangeKind::Delete);

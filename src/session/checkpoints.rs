@@ -254,7 +254,7 @@ impl Store {
                 "--no-color",
                 "--no-ext-diff",
                 "--no-textconv",
-                "--no-renames",
+                "-M",
                 "--src-prefix=a/",
                 "--dst-prefix=b/",
                 from,

@@ -292,6 +292,12 @@ mod tests {
         let v = apply("write_file", &c, &[true], &ctx).await.unwrap();
         assert_eq!(v["hunks_applied"], 1);
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n2\n");
+        // Deleted since the preview: refused, and nothing is created.
+        std::fs::remove_file(&file).unwrap();
+        let e = apply("write_file", &c, &[true], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was"), "{e}");
+        assert!(!file.exists(), "a deleted file is not brought back");
+        std::fs::write(&file, "one\n2\n").unwrap();
         // Writing what is there already changes nothing, and says so.
         let same = FileChange::new("f.txt", file.clone(), Some("one\n2\n"), "one\n2\n");
         let v = apply("write_file", &same, &[], &ctx).await.unwrap();
