@@ -282,14 +282,16 @@ pub fn asked(events: &[AgentEvent]) -> Vec<String> {
 }
 
 /// The built-in tools as the binary configures them, with the sandbox
-/// helper being the `lathe` binary cargo built for these tests.
+/// helper being the `lathe` binary cargo built for these tests. Their
+/// scratch directories are kept under cargo's `target/tmp` (the system's
+/// temporary directory stays clean).
 pub fn builtin_settings() -> BuiltinSettings {
     let mut settings = BuiltinSettings::default();
     settings.sandbox.helper = Some(env!("CARGO_BIN_EXE_lathe").into());
     settings.memory_dir = Some(
         tempfile::Builder::new()
             .prefix("lathe-test-memory-")
-            .tempdir()
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap()
             .keep(),
     );
@@ -297,7 +299,7 @@ pub fn builtin_settings() -> BuiltinSettings {
     settings.sandbox.private_tmp = Some(
         tempfile::Builder::new()
             .prefix("lathe-test-tmp-")
-            .tempdir()
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap()
             .keep(),
     );
