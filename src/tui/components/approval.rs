@@ -468,10 +468,9 @@ impl ApprovalOverlay {
                     kept.len(),
                     self.excluded.len()
                 );
+                // Nothing kept is a plain denial (not words of the person's).
                 let decision = if kept.is_empty() {
-                    ApprovalDecision::Deny {
-                        message: Some("every hunk was left out".into()),
-                    }
+                    ApprovalDecision::Deny { message: None }
                 } else {
                     ApprovalDecision::ApproveHunks { hunks: kept }
                 };
