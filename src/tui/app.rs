@@ -1218,6 +1218,8 @@ impl App {
             }
         }
         if self.approvals.is_active() {
+            self.approvals
+                .place_low(self.transcript.total_lines() < usize::from(main.height) / 2);
             self.approvals.render(main, buf, &self.theme, self.now);
         }
         if let Some((prompt, _)) = &self.trust {

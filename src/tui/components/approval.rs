@@ -51,6 +51,10 @@ use crate::tui::wrap::{Logical, wrap};
 /// How long without a key or a paste before a dialog takes keys.
 pub const QUIET: Duration = Duration::from_millis(800);
 
+/// The rows of a call a dialog must show to take an answer (its start:
+/// what it is, why it asks, the first lines of its diff or command).
+const MIN_BODY_ROWS: usize = 8;
+
 /// When a modal question may take keys: after [`QUIET`] since it showed
 /// and since the last key or paste.
 #[derive(Debug, Clone, Copy, Default)]
@@ -180,6 +184,8 @@ pub struct ApprovalOverlay {
     confirming: bool,
     /// Whether the last frame could show the call and its keys.
     fits: std::cell::Cell<bool>,
+    /// Drawn at the bottom of its area (the transcript above is short).
+    low: std::cell::Cell<bool>,
     /// What the last frame did with the dialog (shown whole or not), not
     /// yet told to the arming.
     drawn: std::cell::Cell<Option<bool>>,
@@ -320,6 +326,12 @@ impl ApprovalOverlay {
     /// A key or paste reached the app: the quiet moment starts again.
     pub fn input(&mut self, now: Instant) {
         self.arming.input(now);
+    }
+
+    /// Whether to draw at the bottom of the area (under a transcript too
+    /// short to fill it) rather than at its top.
+    pub fn place_low(&self, low: bool) {
+        self.low.set(low);
     }
 
     /// The person scrolled the transcript behind the dialog: they are
@@ -751,10 +763,10 @@ impl ApprovalOverlay {
         let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
         let total = head.len() + diff_rows;
         let wanted = u16::try_from(total).unwrap_or(u16::MAX);
-        // On a tall screen, at most two thirds of it: the transcript
-        // behind (what the model said about the call) stays in sight, and
-        // PgUp/PgDn scroll it. A short one gives the call all it can.
-        let cap = if area.height >= 30 {
+        // At most two thirds of the screen: the transcript behind (what the
+        // model said about the call) keeps a third, and PgUp/PgDn scroll
+        // it. A very short screen gives the call all it can.
+        let cap = if area.height >= 18 {
             area.height * 2 / 3
         } else {
             area.height
@@ -765,13 +777,17 @@ impl ApprovalOverlay {
             .min(cap)
             .min(area.height.saturating_sub(2).max(8))
             .min(area.height);
-        let modal = Rect::new(
-            area.x + (area.width - w) / 2,
-            area.y + (area.height - h) / 2,
-            w,
-            h,
-        );
-        Clear.render(modal, buf);
+        // Where the transcript's newest lines are not: at the top of a
+        // full transcript (they are at its bottom), below a short one.
+        let y = if self.low.get() {
+            area.y + area.height - h
+        } else {
+            area.y
+        };
+        let modal = Rect::new(area.x + (area.width - w) / 2, y, w, h);
+        // The rows it takes are its own, edge to edge: no line of the
+        // transcript shows beside it as if it were part of it.
+        Clear.render(Rect::new(area.x, y, area.width, h), buf);
         let remaining = if self.queue.len() > 1 {
             format!(" 1 of {} · Tab next ", self.queue.len())
         } else {
@@ -805,8 +821,10 @@ impl ApprovalOverlay {
         };
         let inner = block.inner(modal);
         // Too small to show the call and its keys: one line says so, and
-        // only a denial is taken.
-        let fits = inner.height >= 5 && inner.width >= 24;
+        // only a denial is taken. Showing the call means its first rows:
+        // what it is, why it asks, and the start of its diff or command.
+        let body_rows = usize::from(inner.height.saturating_sub(2));
+        let fits = inner.width >= 24 && body_rows >= total.clamp(3, MIN_BODY_ROWS);
         self.fits.set(fits);
         self.drawn.set(Some(fits));
         if !fits {
@@ -910,12 +928,13 @@ impl ApprovalOverlay {
                 Span::styled(format!(" {what}  "), theme.muted()),
             ]
         };
-        const FOOTERS: [[(&str, &str); 6]; 3] = [
+        const FOOTERS: [[(&str, &str); 7]; 3] = [
             [
                 ("y", "approve once"),
                 ("a", "approve for this conversation"),
                 ("n", "deny"),
                 ("e", "deny, say what instead"),
+                ("E", "edit"),
                 ("↑↓", "scroll"),
                 ("x", "leave out"),
             ],
@@ -924,6 +943,7 @@ impl ApprovalOverlay {
                 ("a", "for conversation"),
                 ("n", "deny"),
                 ("e", "instead…"),
+                ("E", "edit"),
                 ("x", "out"),
                 ("↑↓", ""),
             ],
@@ -932,17 +952,21 @@ impl ApprovalOverlay {
                 ("a", "grant"),
                 ("n", "deny"),
                 ("e", "instead"),
+                ("E", "edit"),
                 ("x", "out"),
                 ("↑↓", ""),
             ],
         ];
         let grantable = req.grant.is_some();
         let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
-        let offered = |f: &[(&'static str, &'static str); 6]| -> Vec<(&'static str, &'static str)> {
+        let editable = req.change.as_ref().is_some_and(|c| c.editable());
+        let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
             f.iter()
                 .copied()
                 .filter(|(k, _)| grantable || *k != "a")
-                .filter(|(k, _)| hunks > 0 || *k != "x")
+                // Leaving out is choosing among hunks.
+                .filter(|(k, _)| hunks > 1 || *k != "x")
+                .filter(|(k, _)| editable || *k != "E")
                 .map(|(k, w)| match (k, hunks > 1) {
                     ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
                     _ => (k, w),

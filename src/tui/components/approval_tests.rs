@@ -622,7 +622,7 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
         },
         t0,
     );
-    let screen = draw(&mut o, 80, 24, later(t0));
+    let screen = draw(&mut o, 80, 40, later(t0));
     assert!(
         screen.contains("line endings change: CRLF → LF"),
         "{screen}"
@@ -664,7 +664,7 @@ fn deletions_and_moves_say_what_they_do() {
             t0,
         );
     }
-    let screen = draw(&mut o, 70, 18, later(t0));
+    let screen = draw(&mut o, 70, 30, later(t0));
     assert!(screen.contains("delete src/old.rs +0 -1"), "{screen}");
     assert!(screen.contains("fn old() {}"), "{screen}");
     let ApprovalAction::Hint(h) = o.handle_key(key(KeyCode::Char('E')), later(later(t0))) else {
@@ -673,7 +673,7 @@ fn deletions_and_moves_say_what_they_do() {
     assert!(h.contains("deletion"), "{h}");
     let a = o.handle_key(key(KeyCode::Char('y')), later(later(later(t0))));
     assert_eq!(decision(&a), Some(&ApprovalDecision::ApproveOnce));
-    let screen = draw(&mut o, 70, 18, later(later(later(later(t0)))));
+    let screen = draw(&mut o, 70, 30, later(later(later(later(t0)))));
     assert!(screen.contains("move src/a.rs → lib/b.rs"), "{screen}");
 }
 
@@ -702,4 +702,19 @@ fn a_yes_or_no_question_answers_only_when_armed() {
     assert_eq!(a.answer(key(KeyCode::Esc), t), Answer::No { pass: None });
     let t = later(t);
     assert_eq!(a.answer(y, t), Answer::Yes);
+}
+
+/// A dialog with room for its header but not for a line of its diff
+/// cannot be approved: the call is not in sight.
+#[test]
+fn a_change_with_no_diff_line_in_sight_only_denies() {
+    let t0 = Instant::now();
+    let mut o = ApprovalOverlay::new();
+    o.push(three_hunks("c1"), t0);
+    let screen = draw(&mut o, 50, 9, later(t0));
+    assert!(screen.contains("enlarge the window"), "{screen}");
+    let a = o.handle_key(key(KeyCode::Char('y')), later(later(t0)));
+    assert!(decision(&a).is_none(), "y cannot approve what is not shown");
+    let a = o.handle_key(key(KeyCode::Char('n')), later(later(later(t0))));
+    assert!(matches!(decision(&a), Some(ApprovalDecision::Deny { .. })));
 }
