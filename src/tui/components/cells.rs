@@ -330,7 +330,8 @@ const DIFF_SHOWN: usize = 12;
 const DIFF_OPEN: usize = 2000;
 
 /// What a change wrote, in a few lines under its call: changed lines with
-/// their signs (context and file headers left out), then how many more.
+/// their signs and the final-newline marks (context and file headers left
+/// out), then how many more.
 fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
     let shown = if open { DIFF_OPEN } else { DIFF_SHOWN };
     let changed: Vec<&str> = diff
@@ -339,6 +340,8 @@ fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
             (l.starts_with('+') && !l.starts_with("+++"))
                 || (l.starts_with('-') && !l.starts_with("---"))
                 || l.starts_with("@@")
+                // `\ No newline at end of file`: a change of its own.
+                || l.starts_with('\\')
         })
         .collect();
     let gutter = || Span::styled("  ┊ ", theme.border());

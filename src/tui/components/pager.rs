@@ -1,6 +1,8 @@
 //! A read-only page over the screen (`/diff`): lines of a unified diff,
-//! coloured by kind, scrolled with ↑↓ (j/k), PgUp/PgDn (Space), Home and
-//! End; Esc or q closes it.
+//! coloured by kind, wrapped (nothing is cut off), with what lines hide
+//! shown (`␍` for a CRLF ending, `⟨U+200B⟩` for an invisible character),
+//! scrolled with ↑↓ (j/k), PgUp/PgDn (Space), Home and End; Esc or q
+//! closes it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -14,29 +16,70 @@ use crate::tui::theme::Theme;
 pub struct Pager {
     title: String,
     lines: Vec<String>,
+    /// The first row in view (rows are the lines wrapped to the width).
     scroll: usize,
-    /// Rows the last frame showed, for paging.
+    /// Rows the last frame showed, for paging, and how many rows there
+    /// were at its width.
     page: std::cell::Cell<usize>,
+    rows: std::cell::Cell<usize>,
+    /// The lines wrapped at a width: (width, each row's line and text).
+    wrapped: std::cell::RefCell<(u16, Vec<(usize, String)>)>,
+}
+
+/// A line of a diff as a person must see it: a carriage return at its end
+/// shown (`␍`, a CRLF line ending), invisible and control characters
+/// named, tabs as spaces.
+fn shown(raw: &str) -> String {
+    let (body, cr) = match raw.strip_suffix('\r') {
+        Some(body) => (body, "␍"),
+        None => (raw, ""),
+    };
+    let text = crate::protocol::visible::line(body).replace('\t', "    ");
+    format!("{text}{cr}")
+}
+
+/// `line` cut into rows of at most `width` columns (wide characters kept
+/// whole); an empty line is one empty row.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = vec![String::new()];
+    let mut cols = 0;
+    for c in line.chars() {
+        let w = crate::tui::width::of(c.encode_utf8(&mut [0; 4]));
+        if cols + w > width && cols > 0 {
+            rows.push(String::new());
+            cols = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push(c);
+        }
+        cols += w;
+    }
+    rows
 }
 
 impl Pager {
     /// A page of `text`, its lines made safe to show.
     pub fn new(title: &str, text: &str) -> Self {
+        let mut lines: Vec<String> = text.split('\n').map(shown).collect();
+        while lines.last().is_some_and(String::is_empty) {
+            lines.pop();
+        }
         Self {
             title: format!(" {title} "),
-            lines: text
-                .lines()
-                .map(crate::tui::components::cells::terminal_line)
-                .collect(),
+            lines,
             scroll: 0,
             page: std::cell::Cell::new(10),
+            rows: std::cell::Cell::new(0),
+            wrapped: std::cell::RefCell::new((0, Vec::new())),
         }
     }
 
     /// Whether the key closes the page.
     pub fn handle_key(&mut self, key: KeyEvent) -> bool {
-        let last = self.lines.len().saturating_sub(1);
         let page = self.page.get().max(1);
+        // The last screenful is as far as it goes.
+        let last = self.rows.get().saturating_sub(page);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return true,
             KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
@@ -57,8 +100,22 @@ impl Pager {
             return;
         };
         let rows = usize::from(body.height);
-        self.page.set(rows.saturating_sub(1));
-        for (i, l) in self.lines.iter().skip(self.scroll).take(rows).enumerate() {
+        self.page.set(rows.max(1));
+        let mut wrapped = self.wrapped.borrow_mut();
+        if wrapped.0 != body.width || wrapped.1.is_empty() {
+            let width = usize::from(body.width);
+            wrapped.1 = self
+                .lines
+                .iter()
+                .enumerate()
+                .flat_map(|(i, l)| wrap(l, width).into_iter().map(move |r| (i, r)))
+                .collect();
+            wrapped.0 = body.width;
+        }
+        self.rows.set(wrapped.1.len());
+        let from = self.scroll.min(wrapped.1.len().saturating_sub(rows));
+        for (i, (line, row)) in wrapped.1.iter().skip(from).take(rows).enumerate() {
+            let l = &self.lines[*line];
             let style = if l.starts_with("diff --git") {
                 theme.text().add_modifier(Modifier::BOLD)
             } else if l.starts_with("+++") || l.starts_with("---") || l.starts_with("index ") {
@@ -72,14 +129,57 @@ impl Pager {
             } else {
                 theme.text()
             };
-            let shown = crate::tui::width::truncate(l, usize::from(body.width));
             let y = body.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(
                 body.x,
                 y,
-                &Line::from(Span::styled(shown.into_owned(), style)),
+                &Line::from(Span::styled(row.clone(), style)),
                 body.width,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    fn draw(p: &Pager, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| p.render(f.area(), f.buffer_mut(), &Theme::plain()))
+            .unwrap();
+        term.backend().to_string()
+    }
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, crossterm::event::KeyModifiers::NONE)
+    }
+
+    /// What a diff's lines hide is shown, long lines wrap, and the end
+    /// of the page is as far as it scrolls.
+    #[test]
+    fn nothing_is_hidden_cut_off_or_scrolled_past() {
+        let long = format!("+{}'danger': True", "x".repeat(100));
+        let text = format!("-alpha\r\n+alpha\n+a\u{200B}b \u{202E}c\n{long}\n");
+        let mut p = Pager::new("Changes", &text);
+        let screen = draw(&p, 60, 12);
+        assert!(screen.contains("-alpha␍"), "{screen}");
+        assert!(screen.contains("+a⟨U+200B⟩b ⟨U+202E⟩c"), "{screen}");
+        assert!(
+            screen.contains("'danger': T") && screen.contains("│ rue"),
+            "wrapped, not cut: {screen}"
+        );
+        for _ in 0..5 {
+            p.handle_key(key(KeyCode::End));
+            p.handle_key(key(KeyCode::PageDown));
+        }
+        let end = draw(&p, 60, 12);
+        assert!(
+            end.contains("-alpha␍"),
+            "a short page never scrolls away: {end}"
+        );
     }
 }

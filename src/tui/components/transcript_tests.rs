@@ -205,3 +205,23 @@ fn written_changes_stay_as_compact_diffs() {
     );
     assert!(!t.toggle_diff(5), "only a change opens");
 }
+
+/// A change of line endings or of the final newline is visible in the
+/// compact diff too, not a `-x` `+x` that looks like nothing.
+#[test]
+fn compact_diffs_show_endings_and_the_final_newline() {
+    let mut t = Transcript::new();
+    let c = crate::protocol::change::FileChange::new(
+        "a.txt",
+        "/w/a.txt".into(),
+        Some("one\r\ntwo\n"),
+        "one\ntwo",
+    );
+    let mut write = ToolCell::new("c1", "write_file", &json!({"path": "a.txt"}));
+    write.state = done(ToolStatus::Ok, "overwrote a.txt", 7);
+    write.diff = Some(c.unified());
+    t.push(Cell::Tool(Box::new(write)));
+    let shown = draw(&mut t, 70, 12);
+    assert!(shown.contains("┊ -one␍"), "{shown}");
+    assert!(shown.contains("┊ \\ No newline at end of file"), "{shown}");
+}
