@@ -60,10 +60,18 @@ pub fn shorten_chars(s: &str, max: usize) -> String {
 /// The key argument of a tool call on one line: its command or path, else
 /// the arguments as JSON (nothing for `{}`).
 pub fn key_argument(args: &Value, max: usize) -> String {
+    let moved = match (
+        args.get("from").and_then(Value::as_str),
+        args.get("to").and_then(Value::as_str),
+    ) {
+        (Some(from), Some(to)) => Some(format!("{from} → {to}")),
+        _ => None,
+    };
     let text = ["command", "path"]
         .iter()
         .find_map(|k| args.get(k).and_then(Value::as_str))
         .map(str::to_string)
+        .or(moved)
         .unwrap_or_else(|| match args {
             Value::Object(m) if m.is_empty() => String::new(),
             Value::String(s) => s.clone(),
@@ -88,6 +96,10 @@ mod tests {
         assert_eq!(duration_ms(125_000), "2m05s");
         assert_eq!(key_argument(&json!({"command": "a\nb"}), 80), "a ⏎ b");
         assert_eq!(key_argument(&json!({}), 80), "");
+        assert_eq!(
+            key_argument(&json!({"from": "a.rs", "to": "src/b.rs"}), 80),
+            "a.rs → src/b.rs"
+        );
         assert_eq!(
             key_argument(&json!({"path": "a\u{1b}[2J\u{200B}"}), 80),
             "a⟨U+001B⟩[2J⟨U+200B⟩"

@@ -1373,6 +1373,10 @@ async fn mentioned_workspace_files_go_along_with_the_message() {
     assert!(sent.contains("src/main.rs:\n````\nfn main()"), "{sent}");
     assert!(!sent.contains(KEY), "redacted: {sent}");
     assert!(!sent.contains("outside secret"), "{sent}");
+    assert!(
+        sent.contains("secret.txt: not attached: outside the workspace"),
+        "the model hears what was left out: {sent}"
+    );
     // The turn shows the message as written.
     assert!(
         events

@@ -59,7 +59,13 @@ fn looks_like_a_path(m: &str) -> bool {
 pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
     let mut parts: Vec<String> = Vec::new();
     let mut report: Vec<Attachment> = Vec::new();
+    let parts_skipped: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
     let skip = |report: &mut Vec<Attachment>, path: &str, why: &str| {
+        // The model hears of it too (it may read the file itself, or say
+        // it cannot).
+        if !report.iter().any(|a| a.path == path) {
+            parts_skipped.borrow_mut().push(format!("{path}: {why}"));
+        }
         report.push(Attachment {
             path: path.to_string(),
             bytes: 0,
@@ -103,15 +109,10 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
             }
         };
         let Ok(content) = String::from_utf8(bytes) else {
-            parts.push(format!("{shown}: not attached (not text)"));
             skip(&mut report, &shown, "not attached: not text");
             continue;
         };
         if total + content.len() > TOTAL_CAP {
-            parts.push(format!(
-                "{shown}: not attached (the attachments reached {} KiB; read it with read_file)",
-                TOTAL_CAP / 1024
-            ));
             skip(
                 &mut report,
                 &shown,
@@ -142,6 +143,7 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
         let body = content.strip_suffix('\n').unwrap_or(&content);
         parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
     }
+    parts.extend(parts_skipped.into_inner());
     if parts.is_empty() {
         return (text.to_string(), report);
     }

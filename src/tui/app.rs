@@ -307,6 +307,14 @@ impl App {
                         self.model
                     ),
                 );
+                // What was typed comes back, to correct.
+                if self.composer.is_empty() {
+                    self.composer.set_text(&format!("/model {m}"));
+                }
+                return;
+            }
+            Models::Known(_) if m == self.model => {
+                self.notice(NoticeKind::Info, format!("model: {m} (already in use)"));
                 return;
             }
             Models::Known(_) => None,

@@ -165,6 +165,25 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
             .unwrap_or(end);
         return format!("lines {start}-{end} of {total}");
     }
+    // A change written in part: said to the person, not in the words
+    // meant for the model.
+    if let (Some(kept), Some(left)) = (
+        content.get("hunks_applied").and_then(Value::as_u64),
+        content
+            .get("not_applied")
+            .and_then(Value::as_array)
+            .map(Vec::len),
+    ) && left > 0
+    {
+        let path = content.get("path").and_then(Value::as_str).unwrap_or("");
+        return shorten(
+            &format!(
+                "wrote {kept} of {} hunks to {path} (you left {left} out)",
+                kept + left as u64
+            ),
+            200,
+        );
+    }
     if let Some(msg) = content.get("message").and_then(Value::as_str) {
         return shorten(msg, 200);
     }

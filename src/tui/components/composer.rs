@@ -309,9 +309,16 @@ impl Composer {
                 return Vec::new();
             }
             return match cmd {
+                // Those that begin with what is typed first, then those
+                // that hold it (`auto` offers auto-edit and full-auto).
                 "/approvals" => MODES
                     .iter()
                     .filter(|(m, _)| m.starts_with(part))
+                    .chain(
+                        MODES
+                            .iter()
+                            .filter(|(m, _)| !m.starts_with(part) && m.contains(part)),
+                    )
                     .map(|(m, help)| (*m, *help, *m == self.current_mode))
                     .collect(),
                 _ => {

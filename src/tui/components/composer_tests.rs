@@ -367,4 +367,8 @@ fn approvals_completes_its_mode() {
     typed(&mut c, "/approvals f");
     c.handle_key(key(KeyCode::Tab));
     assert_eq!(c.text(), "/approvals full-auto");
+    let mut d = composer();
+    typed(&mut d, "/approvals auto");
+    let offered: Vec<&str> = d.popup().iter().map(|(m, _)| *m).collect();
+    assert_eq!(offered, ["auto-edit", "full-auto"]);
 }
