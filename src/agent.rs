@@ -120,6 +120,22 @@ pub(crate) struct Emitter {
     redactor: Redactor,
 }
 
+/// Hides secrets in structured data an event carries (operations, grant
+/// offers): through its JSON form, whatever its fields. Left as it was if
+/// it cannot make the round trip.
+fn redact_data<T: serde::Serialize + serde::de::DeserializeOwned>(r: &Redactor, data: &mut T) {
+    let Ok(mut v) = serde_json::to_value(&*data) else {
+        return;
+    };
+    let before = v.clone();
+    r.redact_value(&mut v);
+    if v != before
+        && let Ok(back) = serde_json::from_value(v)
+    {
+        *data = back;
+    }
+}
+
 /// Hides secrets in whatever text an event carries from outside Lathe
 /// (the model, tools, servers).
 fn redact_event(r: &Redactor, event: &mut AgentEvent) {
@@ -136,10 +152,13 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
         | AgentEvent::ToolProgress { text: t, .. } => text(t),
         AgentEvent::ProviderRetry { reason, .. } => text(reason),
         AgentEvent::ToolCallStarted { arguments, .. } => r.redact_value(arguments),
-        AgentEvent::GuardrailVerdict { reason, .. } => {
+        AgentEvent::GuardrailVerdict {
+            reason, operations, ..
+        } => {
             if let Some(reason) = reason {
                 text(reason);
             }
+            redact_data(r, operations);
         }
         AgentEvent::ApprovalRequested {
             arguments,
@@ -147,10 +166,22 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             diff,
             needs,
             change,
+            operations,
+            grant,
             ..
         } => {
             r.redact_value(arguments);
             text(reason);
+            // Paths are text from outside too (a file may be named after a
+            // key): what the call does and what `a` would grant.
+            redact_data(r, operations);
+            redact_data(r, grant);
+            if let Some(c) = change {
+                text(&mut c.path);
+                if let Some(from) = &mut c.from {
+                    text(from);
+                }
+            }
             if let Some(d) = diff {
                 text(d);
             }
@@ -173,6 +204,13 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             decision: crate::protocol::ApprovalDecision::ApproveEdited { content },
             ..
         } => text(content),
+        AgentEvent::ApprovalDecided {
+            decision:
+                crate::protocol::ApprovalDecision::Deny {
+                    message: Some(message),
+                },
+            ..
+        } => text(message),
         AgentEvent::SessionDiff { diff, error, .. } => {
             text(diff);
             if let Some(e) = error {

@@ -1412,15 +1412,26 @@ async fn secrets_in_a_change_reach_no_event() {
         format!("DEBUG = False\nKEY = \"{}\"\n", harness::KEY),
     )
     .unwrap();
+    // A file named after the key: its path is text from outside too.
+    let named = format!("cache-{}.json", harness::KEY);
+    std::fs::write(ws.path().join(&named), "{}\n").unwrap();
     for mode in [ApprovalMode::Ask, ApprovalMode::FullAuto] {
         let (events, _mock) = run(
             Setup::new(ProviderKind::OpenAi).mode(mode),
             vec![
-                Step::Reply(Reply::tools().call(
-                    "c1",
-                    "edit_file",
-                    json!({"path": "config.py", "old_text": "DEBUG = False", "new_text": "DEBUG = True"}),
-                )),
+                Step::Reply(
+                    Reply::tools()
+                        .call(
+                            "c1",
+                            "edit_file",
+                            json!({"path": "config.py", "old_text": "DEBUG = False", "new_text": "DEBUG = True"}),
+                        )
+                        .call(
+                            "c2",
+                            "write_file",
+                            json!({"path": named, "content": "{\"a\": 1}\n"}),
+                        ),
+                ),
                 Step::Reply(Reply::text("done")),
             ],
             ws.path(),

@@ -177,7 +177,7 @@ impl FileChange {
                         } else {
                             ""
                         };
-                        shown.push(format!("{tag}{}{cr}", visible::line(text)));
+                        shown.push(format!("{tag}{}{cr}", visible::diff_line(text)));
                         if !l.ends_with('\n') {
                             shown.push(NO_NEWLINE.to_string());
                         }

@@ -10,10 +10,11 @@ use std::borrow::Cow;
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
-        | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180E}' | '\u{2000}'..='\u{200F}'
+        | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{2000}'..='\u{200F}'
         | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}' | '\u{2800}' | '\u{3000}'
         | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FFF9}'..='\u{FFFB}' | '\u{E0000}'..='\u{E007F}')
+        | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E007F}'
+        | '\u{E0100}'..='\u{E01EF}')
 }
 
 /// The characters of `s` that would be written as `⟨U+XXXX⟩`, by byte
@@ -28,7 +29,13 @@ fn hidden(s: &str, keep_tab: bool) -> impl Iterator<Item = (usize, char)> + '_ {
             && i > 0
             && chars.get(i + 1).is_some_and(|(_, n)| !n.is_ascii())
             && !chars[i - 1].1.is_ascii();
-        let shown = (keep_tab && c == '\t') || joins;
+        // A variation selector after an emoji or an ideograph picks its
+        // form; after a letter of code it only makes a look-alike.
+        let selects = matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
+            && i > 0
+            && !chars[i - 1].1.is_ascii()
+            && !is_invisible(chars[i - 1].1);
+        let shown = (keep_tab && c == '\t') || joins || selects;
         ((c.is_control() || is_invisible(c)) && !shown).then_some((at, c))
     })
 }
@@ -64,6 +71,44 @@ pub fn line(s: &str) -> Cow<'_, str> {
     escape(s, true)
 }
 
+/// Blanks in a row a line of a diff shows as they are; a longer run is
+/// counted (`⟨N blanks⟩`): padding must not push the rest of a line out of
+/// sight.
+const BLANK_RUN: usize = 32;
+
+/// A line of a diff: as [`line`], and a run of blanks long enough to hide
+/// what follows it is counted instead.
+pub fn diff_line(s: &str) -> Cow<'_, str> {
+    let text = line(s);
+    let long_run = text
+        .as_bytes()
+        .windows(BLANK_RUN)
+        .any(|w| w.iter().all(|b| *b == b' ' || *b == b'\t'));
+    if !long_run {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut run = 0usize;
+    let flush = |out: &mut String, run: &mut usize, text: &str, end: usize| {
+        if *run >= BLANK_RUN {
+            out.push_str(&format!("⟨{run} blanks⟩"));
+        } else {
+            out.push_str(&text[end - *run..end]);
+        }
+        *run = 0;
+    };
+    for (i, c) in text.char_indices() {
+        if c == ' ' || c == '\t' {
+            run += 1;
+            continue;
+        }
+        flush(&mut out, &mut run, &text, i);
+        out.push(c);
+    }
+    flush(&mut out, &mut run, &text, text.len());
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +133,22 @@ mod tests {
         assert_eq!(name("क्\u{200D}ष"), "क्\u{200D}ष");
         assert_eq!(name("ad\u{200D}min"), "ad⟨U+200D⟩min");
         assert_eq!(first_hidden("ok.rs"), None);
+        // Variation selectors of every block: a look-alike identifier.
+        assert_eq!(line("is_admin\u{E0100} = True"), "is_admin⟨U+E0100⟩ = True");
+        assert_eq!(first_hidden("n\u{180B}ame.py"), Some('\u{180B}'));
+        assert_eq!(first_hidden("a\u{1D173}b"), Some('\u{1D173}'));
+        assert_eq!(line("❤\u{FE0F} ok"), "❤\u{FE0F} ok", "an emoji's form");
+        assert_eq!(line("x\u{FE0F}"), "x⟨U+FE0F⟩");
+        // Padding that would push a payload out of sight is counted.
+        let padded = format!("return user == \"root\"{}or True", " ".repeat(12_000));
+        assert_eq!(
+            diff_line(&padded),
+            "return user == \"root\"⟨12000 blanks⟩or True"
+        );
+        assert_eq!(
+            diff_line("        indented\tcode"),
+            "        indented\tcode"
+        );
         assert_eq!(first_hidden("o\u{202E}k"), Some('\u{202E}'));
     }
 }

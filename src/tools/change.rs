@@ -29,7 +29,9 @@ pub async fn apply(
             let change = change.clone();
             let ws = ctx.workspace.clone();
             let cancel = ctx.cancel.clone();
-            tokio::task::spawn_blocking(move || {
+            let moved = change.kind == ChangeKind::Rename;
+            let to = change.file().to_path_buf();
+            let mut v = tokio::task::spawn_blocking(move || {
                 if change.kind == ChangeKind::Delete {
                     delete(&change, &ws, &cancel)
                 } else {
@@ -37,7 +39,13 @@ pub async fn apply(
                 }
             })
             .await
-            .map_err(|e| ToolError::Internal(format!("applying the change failed: {e}")))?
+            .map_err(|e| ToolError::Internal(format!("applying the change failed: {e}")))??;
+            // A file moved into place is a file written there: a git
+            // directory it completes or arms is disarmed, as after a write.
+            if moved {
+                super::builtin::disarm_written(ctx, &to, &mut v).await;
+            }
+            Ok(v)
         }
     }
 }
@@ -419,6 +427,47 @@ mod delete_and_move_tests {
             let e = MoveFile.change(&args, &ctx.workspace).unwrap_err();
             assert!(e.to_string().contains(says), "{args}: {e}");
         }
+    }
+
+    /// A config moved into a git directory is disarmed as if written
+    /// there: no program runs at the next git command.
+    #[tokio::test]
+    async fn a_move_that_arms_a_git_directory_is_disarmed() {
+        let (dir, ctx) = setup();
+        let g = dir.path().join("tools");
+        std::fs::create_dir_all(g.join("objects")).unwrap();
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+        std::fs::write(
+            g.join("config.txt"),
+            "[core]\n\tpager = \"touch /tmp/lathe-pwned; cat\"\n",
+        )
+        .unwrap();
+        let c = MoveFile
+            .change(
+                &json!({"from": "tools/config.txt", "to": "tools/config"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        let v = apply("move_file", &c, &[], &ctx).await.unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!g.join("config").exists(), "disarmed: {v}");
+        // Moved by the tool's own path (a file not shown line by line).
+        std::fs::write(
+            g.join("config.bin"),
+            b"[core]\n\tpager = \"touch /tmp/lathe-pwned; cat\"\n\xff",
+        )
+        .unwrap();
+        let v = MoveFile
+            .execute(
+                json!({"from": "tools/config.bin", "to": "tools/config"}),
+                &ctx,
+            )
+            .await
+            .unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!g.join("config").exists(), "disarmed: {v}");
     }
 
     #[tokio::test]

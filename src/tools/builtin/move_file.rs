@@ -121,10 +121,12 @@ impl Tool for MoveFile {
             )));
         }
         crate::tools::change::move_no_replace(&from, &to, &to_shown)?;
-        Ok(json!({
+        let mut v = json!({
             "message": format!("moved {from_shown} to {to_shown}"),
             "from": from_shown,
             "path": to_shown,
-        }))
+        });
+        super::disarm_written(ctx, &to, &mut v).await;
+        Ok(v)
     }
 }

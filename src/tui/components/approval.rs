@@ -685,7 +685,7 @@ impl ApprovalOverlay {
         let grant = match &req.grant {
             Some(g) => format!(
                 "`a` approves {} for this conversation ({})",
-                g.covers.join(", "),
+                visible::name(&g.covers.join(", ")),
                 // Kept on one line.
                 humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
             ),

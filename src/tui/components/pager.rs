@@ -34,7 +34,7 @@ fn shown(raw: &str) -> String {
         Some(body) => (body, "␍"),
         None => (raw, ""),
     };
-    let text = crate::protocol::visible::line(body).replace('\t', "    ");
+    let text = crate::protocol::visible::diff_line(body).replace('\t', "    ");
     format!("{text}{cr}")
 }
 
