@@ -1493,3 +1493,62 @@ async fn providers_list_their_models() {
         assert_eq!(p.models().await.unwrap(), None, "{kind:?}");
     }
 }
+
+/// A mention is a read: the person's deny rules keep a file from going
+/// along, as they keep read_file from it; piped input (fenced) mentions
+/// nothing; a file mentioned by two names goes once.
+#[tokio::test]
+async fn mentions_follow_the_read_rules_and_ignore_fenced_text() {
+    use lathe::policy::{RuleOrigin, Rules};
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("private")).unwrap();
+    std::fs::write(ws.path().join("private/notes.txt"), "TOPSECRET-42\n").unwrap();
+    std::fs::write(ws.path().join("a.txt"), "plain a\n").unwrap();
+    std::os::unix::fs::symlink("a.txt", ws.path().join("alias.txt")).unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    let prompt = "see @private/notes.txt @a.txt @alias.txt\n\n```\n+ and @private/notes.txt\n```";
+    handle
+        .ops
+        .send(lathe::protocol::Op::UserInput {
+            text: prompt.into(),
+        })
+        .await
+        .unwrap();
+    let mut files = Vec::new();
+    while let Some(ev) = handle.events.recv().await {
+        match ev {
+            AgentEvent::Attachments { files: f, .. } => files = f,
+            AgentEvent::TurnCompleted { .. } => break,
+            AgentEvent::Error {
+                turn_id: Some(_), ..
+            } => break,
+            _ => {}
+        }
+    }
+    let sent = mock.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!sent.contains("TOPSECRET-42"), "{sent}");
+    assert_eq!(sent.matches("plain a").count(), 1, "{sent}");
+    let private = files
+        .iter()
+        .find(|f| f.path == "private/notes.txt")
+        .expect("the denied mention is reported");
+    assert!(!private.attached);
+    assert!(
+        private.note.as_deref().unwrap_or("").contains("deny"),
+        "{private:?}"
+    );
+}

@@ -19,9 +19,27 @@ const TOTAL_CAP: usize = 400 * 1024;
 const MAX_FILES: usize = 10;
 
 /// The workspace paths `text` mentions (`@src/main.rs`), in order, once.
+/// What is inside a fenced block (code, piped input) mentions nothing: an
+/// `@` there is the text's, not the person's.
 fn mentions(text: &str) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for word in text.split_whitespace() {
+    let mut fence: Option<usize> = None;
+    let outside = text.lines().filter(|line| {
+        let ticks = line.trim_start().chars().take_while(|c| *c == '`').count();
+        match fence {
+            Some(open) if ticks >= open => {
+                fence = None;
+                false
+            }
+            Some(_) => false,
+            None if ticks >= 3 => {
+                fence = Some(ticks);
+                false
+            }
+            None => true,
+        }
+    });
+    for word in outside.flat_map(str::split_whitespace) {
         let Some(path) = word.strip_prefix('@') else {
             continue;
         };
@@ -49,9 +67,43 @@ fn fence(content: &str) -> String {
 }
 
 /// Whether a mention that names nothing looks meant as a path (`@src/x`,
-/// `@notes.md`) rather than as a name (`@alice`).
+/// `@notes.md`) rather than as a name (`@alice`, `@app.route`).
 fn looks_like_a_path(m: &str) -> bool {
-    m.contains('/') || m.contains('.') || m.starts_with('~')
+    let extension = m.rsplit_once('.').is_some_and(|(_, ext)| {
+        (1..=4).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    m.contains('/') || m.starts_with('~') || extension
+}
+
+/// Why the person's rules keep `shown` from going along, if they do: a
+/// mention is a read, judged as `read_file` would be.
+fn refused_by_rules(shared: &Shared, shown: &str) -> Option<String> {
+    use crate::policy::{Assessment, Assessor, Verdict};
+    let args = serde_json::json!({ "path": shown });
+    let ops = crate::tools::spec::file_operation(
+        &shared.workspace,
+        shown,
+        crate::policy::operation::Access::Read,
+    )
+    .ok()?;
+    let ops = [ops];
+    if let Verdict::Deny(e) = shared.guardrails.check("read_file", &args, &ops) {
+        return Some(format!("not attached: your rules deny reading it ({e})"));
+    }
+    let assessor = Assessor {
+        mode: shared.mode(),
+        rules: shared.guardrails.rules(),
+        workspace: &shared.workspace,
+        protected: &shared.protected_files,
+    };
+    match assessor.assess("read_file", crate::protocol::Effect::Read, &ops) {
+        Assessment::Auto => None,
+        Assessment::Refuse(why) => Some(format!("not attached: {why}")),
+        Assessment::Ask(_) => Some(
+            "not attached: your rules ask before it is read (the model can ask to read it)"
+                .to_string(),
+        ),
+    }
 }
 
 /// `text` with the files it mentions attached after it, and what became
@@ -99,6 +151,14 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
         let shown = shared.workspace.display_relative(&file);
         if !file.is_file() {
             skip(&mut report, &shown, "not attached: not a regular file");
+            continue;
+        }
+        // Once per file, whatever the names it was mentioned by.
+        if report.iter().any(|a| a.attached && a.path == shown) {
+            continue;
+        }
+        if let Some(why) = refused_by_rules(shared, &shown) {
+            skip(&mut report, &shown, &why);
             continue;
         }
         let (bytes, more) = match read_capped(&file, &shown, FILE_CAP) {
@@ -164,6 +224,14 @@ mod tests {
             ["src/main.rs", "README.md"]
         );
         assert!(mentions("no mentions here").is_empty());
+        // Inside a fenced block (code, piped input): the text's, not the
+        // person's.
+        assert_eq!(
+            mentions("review @a.rs\n\n```\n+ see @private/notes.txt\n```\nand @b.rs"),
+            ["a.rs", "b.rs"]
+        );
+        assert!(looks_like_a_path("src/x") && looks_like_a_path("notes.md"));
+        assert!(!looks_like_a_path("alice") && !looks_like_a_path("app.route"));
     }
 
     #[test]

@@ -185,7 +185,27 @@ impl HttpDriver {
         url: &str,
         headers: &HeaderMap,
     ) -> Result<Option<Vec<String>>, ProviderError> {
+        // However the server trickles, the list comes within this or not
+        // at all (`/model` then takes any name, said to be unchecked).
+        const WHOLE: Duration = Duration::from_secs(30);
+        tokio::time::timeout(WHOLE, self.list_models_now(url, headers))
+            .await
+            .unwrap_or_else(|_| {
+                Err(ProviderError::Connect {
+                    url: url.to_string(),
+                    detail: format!("the model list took over {} s", WHOLE.as_secs()),
+                })
+            })
+    }
+
+    async fn list_models_now(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<Vec<String>>, ProviderError> {
         const MAX_BODY: usize = 4 * 1024 * 1024;
+        // More than anyone picks from; the rest is not kept.
+        const MAX_MODELS: usize = 5_000;
         const MAX_PAGES: usize = 20;
         let mut headers = headers.clone();
         headers.remove(reqwest::header::CONTENT_TYPE);
@@ -248,14 +268,20 @@ impl HttpDriver {
                 m.get("id")
                     .or_else(|| m.get("name"))
                     .and_then(Value::as_str)
-                    // A name is one printable word.
+                    // A name is one printable word, nothing hidden in it
+                    // (two names must not look the same).
                     .filter(|id| {
                         !id.is_empty()
                             && id.len() <= 200
                             && !id.chars().any(|c| c.is_control() || c.is_whitespace())
+                            && crate::protocol::visible::first_hidden(id).is_none()
                     })
                     .map(str::to_string)
             }));
+            if models.len() >= MAX_MODELS {
+                models.truncate(MAX_MODELS);
+                break;
+            }
             match (v.get("has_more").and_then(Value::as_bool), v.get("last_id")) {
                 (Some(true), Some(Value::String(last))) if after.as_ref() != Some(last) => {
                     after = Some(last.clone());

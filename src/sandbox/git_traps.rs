@@ -570,16 +570,27 @@ pub fn unsafe_keys(text: &str) -> Vec<String> {
 /// managers' configuration (`.pre-commit-config.yaml`, `lefthook.yml`, …).
 /// They are protected as `.git` is.
 pub fn repo_code_paths(workspace: &Path) -> Vec<PathBuf> {
-    let git_dir = workspace.join(".git");
+    // The git directory, also where a `.git` file names it
+    // (`git init --separate-git-dir`): inside the workspace, it is a
+    // file tool's to change unless protected here.
+    let dot_git = workspace.join(".git");
+    let git_dir = git_dir_of(&dot_git).unwrap_or_else(|| dot_git.clone());
+    let mut out = Vec::new();
+    if git_dir != dot_git
+        && let Ok(real) = git_dir.canonicalize()
+        && real.starts_with(workspace)
+        && real != workspace
+    {
+        out.push(real);
+    }
     let Some(text) = read_small(&git_dir.join("config")).map(|s| s.text) else {
-        return Vec::new();
+        return out;
     };
     let entries = super::git_config::parse(&text).unwrap_or_default();
     let inside = |p: PathBuf| {
         let p = p.canonicalize().unwrap_or(p);
         (p.starts_with(workspace) && p != workspace && !p.starts_with(&git_dir)).then_some(p)
     };
-    let mut out = Vec::new();
     let mut hooks_path = false;
     for e in &entries {
         let Some(value) = e.value.as_deref() else {
@@ -614,14 +625,16 @@ pub fn repo_code_paths(workspace: &Path) -> Vec<PathBuf> {
             ".lefthook.yml",
             ".lefthook.yaml",
             "lefthook-local.yml",
+            "lefthook-local.yaml",
+            ".lefthook-local.yml",
+            ".lefthook-local.yaml",
             ".overcommit.yml",
             ".husky",
             ".githooks",
         ] {
-            let p = workspace.join(name);
-            if p.symlink_metadata().is_ok() {
-                out.push(p);
-            }
+            // Whether or not it is there yet: a file written (or moved)
+            // there later runs at the next commit all the same.
+            out.push(workspace.join(name));
         }
     }
     out.sort();
@@ -785,6 +798,24 @@ fn data_only(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What file tools must not change freely: a git directory a `.git`
+    /// file names inside the workspace, and the hook managers' configs
+    /// whether they exist yet or not.
+    #[test]
+    fn a_separate_git_dir_and_hook_configs_to_come_are_protected() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".repo/hooks")).unwrap();
+        std::fs::write(root.join(".repo/config"), "[core]\n\tbare = false\n").unwrap();
+        std::fs::write(root.join(".repo/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::write(root.join(".git"), "gitdir: .repo\n").unwrap();
+        let paths = repo_code_paths(&root);
+        assert!(paths.contains(&root.join(".repo")), "{paths:?}");
+        for name in [".pre-commit-config.yaml", ".lefthook-local.yml"] {
+            assert!(paths.contains(&root.join(name)), "{name}: {paths:?}");
+        }
+    }
 
     #[test]
     fn a_fresh_repository_is_data_only() {
