@@ -826,6 +826,12 @@ async fn a_change_edited_by_the_person_is_written_as_edited() {
     let (status, content, _) = result_of(&events, "e");
     assert_eq!(status, ToolStatus::Ok, "{content}");
     assert_eq!(content["edited_by_user"], true);
+    // The model sees what the person changed in its proposal.
+    let theirs = content["edit_diff"].as_str().unwrap();
+    assert!(
+        theirs.contains("-two\n+two, as the person wants it"),
+        "{theirs}"
+    );
     assert!(
         content["note"]
             .as_str()

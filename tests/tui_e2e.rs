@@ -988,6 +988,11 @@ async fn e_writes_what_the_person_edited() {
     pane.wait_for("Approve edit_file?").await;
     pause().await;
     pane.keys(&["E"]);
+    // A second look at the person's version, then y writes it.
+    let look = pane.wait_for("your edit:").await;
+    assert!(look.contains("HELLO THERE"), "{look}");
+    pause().await;
+    pane.keys(&["y"]);
     let done = pane.wait_for("Noted your edit.").await;
     assert!(done.contains("you edited and approved it"), "{done}");
     assert_eq!(

@@ -198,7 +198,7 @@ async fn run_stages(
                 Exact {
                     change,
                     include,
-                    edited: false,
+                    edited: None,
                 }
             }),
             Err(e) => return Outcome::Failed(e),
@@ -509,7 +509,7 @@ async fn authorize(
         return Ok(Some(Exact {
             change: c.clone(),
             include: Vec::new(),
-            edited: false,
+            edited: None,
         }));
     }
     let diff = match &change {
@@ -562,7 +562,7 @@ async fn authorize(
         Exact {
             change: c,
             include: vec![true; n],
-            edited: false,
+            edited: None,
         }
     };
     match decision {
@@ -576,12 +576,30 @@ async fn authorize(
                     "a deletion or a move has no content to edit; nothing was done".into(),
                 )));
             }
+            // What the person changed in the model's proposal, for the
+            // model to learn from (cut if long).
+            let theirs = FileChange::new(
+                &change.path,
+                change.file().to_path_buf(),
+                Some(&change.new_text()),
+                &content,
+            )
+            .unified();
+            let theirs = if theirs.len() > EDIT_DIFF_MAX {
+                let mut cut = EDIT_DIFF_MAX;
+                while !theirs.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!("{}\n… (cut)", &theirs[..cut])
+            } else {
+                theirs
+            };
             let change = change.with_new(&content);
             let include = vec![true; change.hunks.len()];
             Ok(Some(Exact {
                 change,
                 include,
-                edited: true,
+                edited: Some(theirs),
             }))
         }
         ApprovalDecision::ApproveHunks { hunks } => {
@@ -600,7 +618,7 @@ async fn authorize(
             Ok(Some(Exact {
                 change,
                 include,
-                edited: false,
+                edited: None,
             }))
         }
         ApprovalDecision::ApproveForConversation => {
@@ -641,9 +659,13 @@ async fn authorize(
 struct Exact {
     change: FileChange,
     include: Vec<bool>,
-    /// The person edited the proposal: what is written is theirs.
-    edited: bool,
+    /// The person edited the proposal: what is written is theirs, and
+    /// how it differs from the model's (a unified diff, proposal → theirs).
+    edited: Option<String>,
 }
+
+/// The most of the person's edit the model is shown as a diff.
+const EDIT_DIFF_MAX: usize = 16 * 1024;
 
 async fn execute(
     shared: &Shared,
@@ -675,12 +697,14 @@ async fn execute(
             Some(e) => {
                 let mut v =
                     crate::tools::change::apply(tool.name(), &e.change, &e.include, &ctx).await?;
-                if e.edited {
+                if let Some(theirs) = &e.edited {
                     v["edited_by_user"] = json!(true);
                     v["note"] = json!(
                         "the person edited your change before it was written: the file holds \
-                         their version, not yours; read it again before changing it further"
+                         their version, not yours (edit_diff: your proposal → what was \
+                         written); read it again before changing it further"
                     );
+                    v["edit_diff"] = json!(theirs);
                 }
                 Ok(v)
             }

@@ -543,16 +543,20 @@ impl App {
                     );
                     return;
                 }
-                self.edits_sent.insert(call_id.clone(), content.clone());
-                self.approvals.remove(&call_id, now);
-                if let Some(t) = self.transcript.tool_mut(&call_id) {
-                    t.state = ToolState::Running;
-                }
-                self.log.decided(&call_id, "E, edited in the editor");
-                self.ops.push(Op::Decide {
-                    call_id,
-                    decision: ApprovalDecision::ApproveEdited { content },
-                });
+                // A second look: the dialog shows the person's version as
+                // a change of the file, and `y` writes it.
+                let Some(change) = self
+                    .approvals
+                    .change_of(&call_id)
+                    .map(|c| c.with_new(&content))
+                else {
+                    return;
+                };
+                let diff = self.prepare_diff(&call_id, &change.unified());
+                self.approvals.edited(&call_id, change, diff, now);
+                self.log
+                    .decided(&call_id, "E, edited in the editor (asked again)");
+                self.flash("your version: y writes it, E edits it again, n denies", now);
             }
             (EditPurpose::Approval(_), Ok(None)) => {
                 self.flash(
@@ -920,6 +924,9 @@ impl App {
                     how,
                     pass,
                 } => {
+                    if let ApprovalDecision::ApproveEdited { content } = &decision {
+                        self.edits_sent.insert(call_id.clone(), content.clone());
+                    }
                     if let Some(t) = self.transcript.tool_mut(&call_id) {
                         t.state = ToolState::Running;
                     }

@@ -1127,6 +1127,16 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
     );
     let request = a.take_edit().expect("an edit");
     a.on_edited(request.purpose, Ok(Some("three\n".into())), t);
+    // A second look: the dialog shows the person's version; y writes it.
+    assert!(
+        a.take_ops().is_empty(),
+        "nothing written before a second look"
+    );
+    let look = screen(&mut a, 80, 30);
+    assert!(look.contains("your edit:"), "{look}");
+    assert!(look.contains("+ three"), "{look}");
+    let t = a.now + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::Char('y')), t);
     assert_eq!(
         a.take_ops(),
         [Op::Decide {

@@ -212,6 +212,7 @@ impl App {
                         grant,
                         diff,
                         change: change.map(|c| *c),
+                        edited: false,
                     },
                     now,
                 );

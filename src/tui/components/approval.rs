@@ -146,6 +146,9 @@ pub struct PendingApproval {
     pub diff: Option<DiffView>,
     /// The file change, for `E` (edit it before it is written).
     pub change: Option<crate::protocol::change::FileChange>,
+    /// The change is the person's own edit of the proposal: `y` writes
+    /// it (the hunks kept), as edited.
+    pub edited: bool,
 }
 
 /// What a key did.
@@ -254,6 +257,39 @@ impl ApprovalOverlay {
 
     pub fn clear(&mut self) {
         *self = Self::default();
+    }
+
+    /// The file change `call_id` waits with, if any.
+    pub fn change_of(&self, call_id: &str) -> Option<&crate::protocol::change::FileChange> {
+        self.queue
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .and_then(|r| r.change.as_ref())
+    }
+
+    /// The person edited the change of `call_id` in their editor: the
+    /// dialog now shows their version (a second look before it is
+    /// written), asked anew. Whether the call still waits.
+    pub fn edited(
+        &mut self,
+        call_id: &str,
+        change: crate::protocol::change::FileChange,
+        diff: DiffView,
+        now: Instant,
+    ) -> bool {
+        let Some(i) = self.queue.iter().position(|r| r.call_id == call_id) else {
+            return false;
+        };
+        let req = &mut self.queue[i];
+        req.change = Some(change);
+        req.diff = Some(diff);
+        req.edited = true;
+        if i == 0 {
+            let had_keys = self.arming.has_keys;
+            self.show_front(now);
+            self.arming.has_keys = had_keys;
+        }
+        true
     }
 
     fn show_front(&mut self, now: Instant) {
@@ -470,6 +506,24 @@ impl ApprovalOverlay {
             return ApprovalAction::None;
         };
         let left_out = self.excluded.iter().filter(|x| **x).count();
+        // The person's own version: y writes it (the hunks kept).
+        if front.edited
+            && plain
+            && matches!(key.code, KeyCode::Char('y' | 'Y'))
+            && let Some(c) = &front.change
+        {
+            let keep: Vec<bool> = self.excluded.iter().map(|x| !x).collect();
+            let content = if keep.is_empty() {
+                c.new_text()
+            } else {
+                c.apply(&keep)
+            };
+            let how = format!("y on the person's edit, {shown_for:.1} s after it showed");
+            return self.decide(ApprovalDecision::ApproveEdited { content }, &how, None);
+        }
+        if front.edited && plain && matches!(key.code, KeyCode::Char('a' | 'A')) {
+            return ApprovalAction::Hint("y writes your edited version; a is for the model's own");
+        }
         match key.code {
             KeyCode::Char('y' | 'Y') if plain && left_out > 0 => {
                 let kept: Vec<usize> = (0..self.excluded.len())
@@ -697,6 +751,7 @@ impl ApprovalOverlay {
             Some(diff) => {
                 use crate::protocol::change::ChangeKind;
                 let what = match req.change.as_ref().map(|c| c.kind) {
+                    _ if req.edited => "your edit: ",
                     Some(ChangeKind::Create) => "new file ",
                     Some(ChangeKind::Delete) => "delete ",
                     Some(ChangeKind::Rename) => "move ",

@@ -39,6 +39,7 @@ fn edit(id: &str) -> PendingApproval {
             Some(old),
             new,
         )),
+        edited: false,
     }
 }
 
@@ -59,6 +60,7 @@ fn shell(id: &str) -> PendingApproval {
         }),
         diff: None,
         change: None,
+        edited: false,
     }
 }
 
