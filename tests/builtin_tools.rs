@@ -615,26 +615,27 @@ async fn message_notifies_the_terminal_or_posts_to_a_webhook() {
 async fn file_writes_that_assemble_a_git_repository_are_checked() {
     use lathe::tools::builtin::WriteFile;
     let ws = tempfile::tempdir().unwrap();
+    // The write that makes it a git directory (or the common directory a
+    // worktree's `commondir` may name: objects and refs) gets it disarmed.
+    let mut warned = Vec::new();
     for (path, content) in [
         ("docs/config", "[core]\n\tpager = evil\n"),
         ("docs/objects/.keep", ""),
         ("docs/refs/.keep", ""),
+        ("docs/HEAD", "ref: refs/heads/main\n"),
     ] {
-        call(
+        let v = call(
             &WriteFile,
             ws.path(),
             json!({"path": path, "content": content}),
         )
         .await
         .unwrap();
+        warned.push(v["warnings"].to_string());
     }
-    let v = call(
-        &WriteFile,
-        ws.path(),
-        json!({"path": "docs/HEAD", "content": "ref: refs/heads/main\n"}),
-    )
-    .await
-    .unwrap();
-    assert!(v["warnings"].to_string().contains("core.pager"), "{v}");
+    assert!(
+        warned.iter().any(|w| w.contains("core.pager")),
+        "{warned:?}"
+    );
     assert!(ws.path().join("docs/config.lathe-disarmed").exists());
 }

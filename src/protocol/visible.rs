@@ -76,7 +76,7 @@ pub fn line(s: &str) -> Cow<'_, str> {
 /// sight.
 const BLANK_RUN: usize = 32;
 
-/// A line of a diff: as [`line`], and a run of blanks long enough to hide
+/// A line of a diff: as [`line()`], and a run of blanks long enough to hide
 /// what follows it is counted instead.
 pub fn diff_line(s: &str) -> Cow<'_, str> {
     let text = line(s);

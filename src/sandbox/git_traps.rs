@@ -40,7 +40,7 @@ impl Trap {
                 .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
         };
         let what = format!(
-            "the command left a git repository at {} that would run a program when git runs \
+            "there is now a git repository at {} that would run a program when git runs \
              there ({})",
             shown(&self.git_dir),
             self.reasons.join(", ")
@@ -169,7 +169,10 @@ pub fn check_written(workspace: &Path, written: &Path) -> Vec<Trap> {
         if dir.join(".git").symlink_metadata().is_ok() {
             candidates.push(dir.join(".git"));
         }
-        if is_git_shaped(dir) {
+        // An object store and refs without a HEAD: the common directory
+        // another git directory's `commondir` may name (a worktree's), whose
+        // config git reads all the same.
+        if is_git_shaped(dir) || dir.join("objects").is_dir() && dir.join("refs").is_dir() {
             candidates.push(dir.to_path_buf());
         }
         for entry in candidates {
@@ -617,21 +620,22 @@ pub fn repo_code_paths(workspace: &Path) -> Vec<PathBuf> {
                 .any(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
         });
     if has_hooks {
-        for name in [
+        // Lefthook reads any of these (its docs' list of config files).
+        let lefthook = ["lefthook", ".lefthook", ".config/lefthook"]
+            .into_iter()
+            .flat_map(|base| [base.to_string(), format!("{base}-local")])
+            .flat_map(|base| {
+                ["yml", "yaml", "toml", "json", "jsonc"].map(|ext| format!("{base}.{ext}"))
+            });
+        let others = [
             ".pre-commit-config.yaml",
             ".pre-commit-config.yml",
-            "lefthook.yml",
-            "lefthook.yaml",
-            ".lefthook.yml",
-            ".lefthook.yaml",
-            "lefthook-local.yml",
-            "lefthook-local.yaml",
-            ".lefthook-local.yml",
-            ".lefthook-local.yaml",
             ".overcommit.yml",
             ".husky",
             ".githooks",
-        ] {
+        ]
+        .map(str::to_string);
+        for name in others.into_iter().chain(lefthook) {
             // Whether or not it is there yet: a file written (or moved)
             // there later runs at the next commit all the same.
             out.push(workspace.join(name));
@@ -812,7 +816,13 @@ mod tests {
         std::fs::write(root.join(".git"), "gitdir: .repo\n").unwrap();
         let paths = repo_code_paths(&root);
         assert!(paths.contains(&root.join(".repo")), "{paths:?}");
-        for name in [".pre-commit-config.yaml", ".lefthook-local.yml"] {
+        for name in [
+            ".pre-commit-config.yaml",
+            ".lefthook-local.yml",
+            "lefthook-local.toml",
+            "lefthook.json",
+            ".config/lefthook.yml",
+        ] {
             assert!(paths.contains(&root.join(name)), "{name}: {paths:?}");
         }
     }

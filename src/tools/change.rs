@@ -470,6 +470,30 @@ mod delete_and_move_tests {
         assert!(!g.join("config").exists(), "disarmed: {v}");
     }
 
+    /// A config written into the common directory a worktree-shaped git
+    /// directory names (`commondir`) is disarmed too.
+    #[tokio::test]
+    async fn a_config_in_a_common_dir_is_disarmed() {
+        let (dir, ctx) = setup();
+        let tools = dir.path().join("tools");
+        let shared = dir.path().join("shared");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::create_dir_all(shared.join("objects")).unwrap();
+        std::fs::create_dir_all(shared.join("refs")).unwrap();
+        std::fs::write(tools.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+        std::fs::write(tools.join("commondir"), "../shared\n").unwrap();
+        let c = crate::tools::builtin::WriteFile
+            .change(
+                &json!({"path": "shared/config", "content": "[core]\n\tpager = \"touch /tmp/x; cat\"\n"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        let v = apply("write_file", &c, &[true], &ctx).await.unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!shared.join("config").exists(), "disarmed: {v}");
+    }
+
     #[tokio::test]
     async fn a_move_never_replaces_and_creates_directories() {
         let (dir, ctx) = setup();

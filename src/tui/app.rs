@@ -1177,19 +1177,29 @@ impl App {
             Constraint::Length(1),
         ])
         .areas(area);
+        // A call waiting for approval takes the rows it needs at the
+        // bottom; the transcript keeps the rest, its newest lines (what the
+        // model said about the call) just above the dialog.
+        let dialog_h = if self.approvals.is_active() && self.trust.is_none() {
+            self.approvals.height(main, &self.theme)
+        } else {
+            0
+        };
+        let [shown, dialog_area] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(dialog_h)]).areas(main);
         self.transcript
-            .prepare(main.width, main.height, &self.theme, &self.hl);
-        self.transcript_area.set(main);
+            .prepare(shown.width, shown.height.max(1), &self.theme, &self.hl);
+        self.transcript_area.set(shown);
         let buf = frame.buffer_mut();
-        ratatui::widgets::Widget::render(&self.transcript, main, buf);
-        if !self.transcript.is_following() {
+        ratatui::widgets::Widget::render(&self.transcript, shown, buf);
+        if !self.transcript.is_following() && shown.height > 0 {
             let hint = " ↓ more below (End) ";
-            let x = main
+            let x = shown
                 .right()
                 .saturating_sub(u16::try_from(crate::tui::width::of(hint)).unwrap_or(0) + 1);
             buf.set_string(
                 x,
-                main.bottom().saturating_sub(1),
+                shown.bottom().saturating_sub(1),
                 hint,
                 self.theme.accent(),
             );
@@ -1233,9 +1243,12 @@ impl App {
             }
         }
         if self.approvals.is_active() {
-            self.approvals
-                .place_low(self.transcript.total_lines() < usize::from(main.height) / 2);
-            self.approvals.render(main, buf, &self.theme, self.now);
+            if dialog_h > 0 {
+                self.approvals
+                    .render_filling(dialog_area, buf, &self.theme, self.now);
+            } else {
+                self.approvals.render(main, buf, &self.theme, self.now);
+            }
         }
         if let Some((prompt, _)) = &self.trust {
             render_trust(prompt, main, buf, &self.theme);

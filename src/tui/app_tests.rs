@@ -1421,3 +1421,30 @@ fn attachments_and_mentions_left_out_are_shown() {
         "{s}"
     );
 }
+
+/// At 80x24 the model's explanation stays readable above the dialog,
+/// whatever the length of the transcript.
+#[test]
+fn the_explanation_stays_in_sight_above_the_dialog() {
+    for before in [0, 8, 15, 60] {
+        let (mut a, t0) = app();
+        for i in 0..before {
+            a.transcript
+                .push(Cell::User(format!("earlier message {i}")));
+        }
+        a.on_agent_event(
+            AgentEvent::AssistantMessage {
+                turn_id: 1,
+                text: "I will run touch x to create the marker.".into(),
+            },
+            t0,
+        );
+        a.on_agent_event(approval_request("c1"), t0);
+        let s = screen(&mut a, 80, 24);
+        assert!(
+            s.contains("I will run touch x"),
+            "{before} lines before: {s}"
+        );
+        assert!(s.contains("Approve exec_shell?"), "{s}");
+    }
+}

@@ -187,8 +187,6 @@ pub struct ApprovalOverlay {
     confirming: bool,
     /// Whether the last frame could show the call and its keys.
     fits: std::cell::Cell<bool>,
-    /// Drawn at the bottom of its area (the transcript above is short).
-    low: std::cell::Cell<bool>,
     /// What the last frame did with the dialog (shown whole or not), not
     /// yet told to the arming.
     drawn: std::cell::Cell<Option<bool>>,
@@ -362,12 +360,6 @@ impl ApprovalOverlay {
     /// A key or paste reached the app: the quiet moment starts again.
     pub fn input(&mut self, now: Instant) {
         self.arming.input(now);
-    }
-
-    /// Whether to draw at the bottom of the area (under a transcript too
-    /// short to fill it) rather than at its top.
-    pub fn place_low(&self, low: bool) {
-        self.low.set(low);
     }
 
     /// The person scrolled the transcript behind the dialog: they are
@@ -737,6 +729,7 @@ impl ApprovalOverlay {
             &mut lines,
         );
         let grant = match &req.grant {
+            _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
             Some(g) => format!(
                 "`a` approves {} for this conversation ({})",
                 visible::name(&g.covers.join(", ")),
@@ -806,39 +799,71 @@ impl ApprovalOverlay {
         lines
     }
 
+    /// The rows the dialog takes in `area`: as many as the call needs
+    /// (borders, body, rule, keys), at most two thirds of a screen of 18
+    /// rows or more (the transcript above keeps the rest: what the model
+    /// said about the call; PgUp/PgDn scroll it); a very short screen
+    /// gives the call all it can.
+    pub fn height(&self, area: Rect, theme: &Theme) -> u16 {
+        let Some(req) = self.queue.front() else {
+            return 0;
+        };
+        let w = area.width.saturating_sub(4).max(20).min(area.width);
+        let body_width = w.saturating_sub(4);
+        let total = self.body(req, theme, body_width).len()
+            + req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        Self::rows_for(total, area.height)
+    }
+
+    fn rows_for(total: usize, height: u16) -> u16 {
+        let wanted = u16::try_from(total).unwrap_or(u16::MAX);
+        let cap = if height >= 18 { height * 2 / 3 } else { height };
+        wanted
+            .saturating_add(4)
+            .max(10)
+            .min(cap)
+            .min(height.saturating_sub(2).max(8))
+            .min(height)
+    }
+
+    /// Draws the dialog at the bottom of `area`, as tall as [`height`]
+    /// says for it.
+    ///
+    /// [`height`]: Self::height
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, None, buf, theme, now);
+    }
+
+    /// Draws the dialog filling `area`, rows the app set aside for it
+    /// (with [`height`]).
+    ///
+    /// [`height`]: Self::height
+    pub fn render_filling(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, Some(area.height), buf, theme, now);
+    }
+
+    fn render_rows(
+        &self,
+        area: Rect,
+        rows: Option<u16>,
+        buf: &mut Buffer,
+        theme: &Theme,
+        now: Instant,
+    ) {
         let Some(req) = self.queue.front() else {
             return;
         };
         let w = area.width.saturating_sub(4).max(20).min(area.width);
-        // As tall as the content needs (borders, body, rule, keys), within
-        // the area. Only the diff rows in view are ever styled.
+        // As tall as the content needs, within the area. Only the diff
+        // rows in view are ever styled.
         let body_width = w.saturating_sub(4);
         let head = self.body(req, theme, body_width);
         let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
         let total = head.len() + diff_rows;
-        let wanted = u16::try_from(total).unwrap_or(u16::MAX);
-        // At most two thirds of the screen: the transcript behind (what the
-        // model said about the call) keeps a third, and PgUp/PgDn scroll
-        // it. A very short screen gives the call all it can.
-        let cap = if area.height >= 18 {
-            area.height * 2 / 3
-        } else {
-            area.height
-        };
-        let h = wanted
-            .saturating_add(4)
-            .max(10)
-            .min(cap)
-            .min(area.height.saturating_sub(2).max(8))
-            .min(area.height);
-        // Where the transcript's newest lines are not: at the top of a
-        // full transcript (they are at its bottom), below a short one.
-        let y = if self.low.get() {
-            area.y + area.height - h
-        } else {
-            area.y
-        };
+        let h = rows.unwrap_or_else(|| Self::rows_for(total, area.height));
+        // At the bottom of its area: the app gives it the rows under the
+        // transcript (whose newest lines then end just above it).
+        let y = area.y + area.height - h;
         let modal = Rect::new(area.x + (area.width - w) / 2, y, w, h);
         // The rows it takes are its own, edge to edge: no line of the
         // transcript shows beside it as if it were part of it.
@@ -1012,7 +1037,8 @@ impl ApprovalOverlay {
                 ("↑↓", ""),
             ],
         ];
-        let grantable = req.grant.is_some();
+        // `a` grants for the model's own proposals, not the person's edit.
+        let grantable = req.grant.is_some() && !req.edited;
         let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
         let editable = req.change.as_ref().is_some_and(|c| c.editable());
         let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
