@@ -911,7 +911,7 @@ impl ApprovalOverlay {
             Clear.render(area, buf);
             let notice = Line::from(vec![
                 Span::styled("approval needed: ", theme.bold(theme.colors.warning)),
-                Span::styled("enlarge the window to see it (n denies)", theme.text()),
+                Span::styled("enlarge the window (n denies)", theme.text()),
             ]);
             buf.set_line(area.x, area.y + area.height / 2, &notice, area.width);
             return;

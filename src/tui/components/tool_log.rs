@@ -67,10 +67,14 @@ impl LogEntry {
             Some((GuardrailOutcome::Modify, _)) => "modify",
             Some((GuardrailOutcome::Deny, _)) => "deny",
         };
-        match &self.approval {
-            Some(a) => format!("{guard}/{a}"),
-            None if self.guardrail.is_some() && guard != "deny" => format!("{guard}/auto"),
-            None => guard.to_string(),
+        // What decided the call, in words: the guardrail only when it did
+        // more than allow, then the approval (or `auto`).
+        match (&self.approval, guard) {
+            (Some(a), "allow") => a.clone(),
+            (Some(a), g) => format!("{g}, {a}"),
+            (None, "allow") if self.guardrail.is_some() => "auto".to_string(),
+            (None, "modify") => "modify, auto".to_string(),
+            (None, g) => g.to_string(),
         }
     }
 
