@@ -691,6 +691,21 @@ fn row_text(
 ) -> String {
     // Every column but the arguments, with the spaces between them.
     let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 8 + 1 + 8 + 1 + 9 + 1 + 3;
+    if usize::from(width) < fixed + 16 {
+        // Narrow (80 columns): the arguments keep room to be read; the
+        // size and the cut mark go (the detail, Enter, has them).
+        let fixed = 1 + 8 + 1 + 12 + 1 + 1 + 15 + 1 + 8 + 1 + 8;
+        let args_w = usize::from(width).saturating_sub(fixed).max(8);
+        return format!(
+            " {} {} {} {} {} {:>8}",
+            fit(at, 8),
+            fit(tool, 12),
+            fit(args, args_w),
+            fit(verdict, 15),
+            fit(status, 8),
+            fit(took, 8).trim_end(),
+        );
+    }
     let args_w = usize::from(width).saturating_sub(fixed).max(8);
     format!(
         " {} {} {} {} {} {:>8} {:>9} {}",

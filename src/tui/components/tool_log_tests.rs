@@ -142,6 +142,14 @@ fn the_list_shows_every_call_with_its_verdict_and_status() {
     assert_snapshot!("tool_log_list", draw(&l, 110, 9));
 }
 
+/// At 80 columns the arguments keep room to be read: the size and the
+/// cut mark give way.
+#[test]
+fn a_narrow_list_keeps_the_arguments_readable() {
+    let l = log();
+    assert_snapshot!("tool_log_list_80", draw(&l, 80, 9));
+}
+
 #[test]
 fn enter_opens_the_full_arguments_and_result() {
     let mut l = log();
