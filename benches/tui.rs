@@ -295,6 +295,7 @@ fn approval_with_diff(diff: String) -> AgentEvent {
         }),
         diff: Some(diff),
         change: None,
+        round: None,
     }
 }
 

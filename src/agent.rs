@@ -312,6 +312,8 @@ pub(crate) struct Shared {
     pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
     /// The workspace files hooks run: writes to them always ask.
     pub(crate) protected_files: Vec<String>,
+    /// Each call of the round running: its place and the round's size.
+    pub(crate) round: Mutex<std::collections::HashMap<String, [u32; 2]>>,
     pub(crate) context_window: Option<u64>,
     pub(crate) compact_at: u8,
     /// Checkpoints of the workspace's files, for undo and rewind.
@@ -724,6 +726,7 @@ impl Agent {
                 files.dedup();
                 files
             },
+            round: Mutex::new(std::collections::HashMap::new()),
             context_window: cfg.context_window,
             compact_at: cfg.compact_at,
             checkpoints,

@@ -501,6 +501,11 @@ pub enum AgentEvent {
         /// order), which `approve_hunks` picks from.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         change: Option<Box<change::FileChange>>,
+        /// Where the call is among the calls the model made at once
+        /// (`[2, 3]`: the second of three), when it made several: more
+        /// questions may follow.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<[u32; 2]>,
     },
     ApprovalDecided {
         call_id: String,

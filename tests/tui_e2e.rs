@@ -1056,6 +1056,7 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     pane.keys(&["Enter"]);
     let dialog = pane.wait_for("Approve write_file?").await;
     assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
+    assert!(dialog.contains("call 1 of 3"), "more may follow: {dialog}");
     pause().await;
     pane.keys(&["j"]);
     pane.keys(&["x"]);
@@ -1063,6 +1064,7 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     pause().await;
     pane.keys(&["y"]);
     let dialog = pane.wait_for("Approve delete_file?").await;
+    assert!(dialog.contains("call 2 of 3"), "{dialog}");
     assert!(dialog.contains("delete old.txt"), "{dialog}");
     assert!(dialog.contains("obsolete"), "{dialog}");
     pause().await;

@@ -56,6 +56,21 @@ pub(crate) async fn run_calls(
             .resolve(&c.name)
             .is_ok_and(|t| super::undo::may_change_files(t.tool.effect()))
     });
+    // Where each call is in the round, for the questions it may ask.
+    if calls.len() > 1 {
+        let total = u32::try_from(calls.len()).unwrap_or(u32::MAX);
+        let mut round = shared
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        round.clear();
+        for (n, c) in calls.iter().enumerate() {
+            round.insert(
+                c.id.clone(),
+                [u32::try_from(n + 1).unwrap_or(u32::MAX), total],
+            );
+        }
+    }
     let mut results = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
@@ -74,6 +89,11 @@ pub(crate) async fn run_calls(
             i += 1;
         }
     }
+    shared
+        .round
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
     if changes_files && let Some(c) = &shared.checkpoints {
         c.after_round(shared).await;
     }
@@ -551,6 +571,12 @@ async fn authorize(
         }),
         diff: request.diff.clone(),
         change: change.clone().map(Box::new),
+        round: shared
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&call.id)
+            .copied(),
     });
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;

@@ -162,6 +162,7 @@ fn an_approval_round_trip_keeps_the_draft() {
             }),
             diff: Some(unified_diff("notes.md", None, "# Notes\n")),
             change: None,
+            round: None,
         },
         t0,
     );
@@ -518,6 +519,7 @@ fn every_state_renders_at_every_size() {
                         grant: None,
                         diff: Some(unified_diff("a.rs", None, "x\n")),
                         change: None,
+                        round: None,
                     },
                     t0,
                 );
@@ -664,6 +666,7 @@ fn approval_request(id: &str) -> AgentEvent {
         grant: None,
         diff: None,
         change: None,
+        round: None,
     }
 }
 
@@ -1086,6 +1089,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             grant: None,
             diff: Some(change.unified()),
             change: Some(Box::new(change)),
+            round: None,
         },
         t0,
     );

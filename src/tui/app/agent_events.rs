@@ -195,6 +195,7 @@ impl App {
                 grant,
                 diff,
                 change,
+                round,
                 ..
             } => {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
@@ -213,6 +214,7 @@ impl App {
                         diff,
                         change: change.map(|c| *c),
                         edited: false,
+                        round,
                     },
                     now,
                 );

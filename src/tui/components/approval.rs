@@ -149,6 +149,8 @@ pub struct PendingApproval {
     /// The change is the person's own edit of the proposal: `y` writes
     /// it (the hunks kept), as edited.
     pub edited: bool,
+    /// Its place among the calls the model made at once, and how many.
+    pub round: Option<[u32; 2]>,
 }
 
 /// What a key did.
@@ -868,10 +870,11 @@ impl ApprovalOverlay {
         // The rows it takes are its own, edge to edge: no line of the
         // transcript shows beside it as if it were part of it.
         Clear.render(Rect::new(area.x, y, area.width, h), buf);
-        let remaining = if self.queue.len() > 1 {
-            format!(" 1 of {} · Tab next ", self.queue.len())
-        } else {
-            String::new()
+        let remaining = match req.round {
+            _ if self.queue.len() > 1 => format!(" 1 of {} · Tab next ", self.queue.len()),
+            // Asked one at a time: the rest of the model's calls may ask too.
+            Some([n, total]) if total > 1 => format!(" call {n} of {total} "),
+            _ => String::new(),
         };
         let block = Block::default()
             .borders(Borders::ALL)

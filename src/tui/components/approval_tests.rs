@@ -40,6 +40,7 @@ fn edit(id: &str) -> PendingApproval {
             new,
         )),
         edited: false,
+        round: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn shell(id: &str) -> PendingApproval {
         diff: None,
         change: None,
         edited: false,
+        round: None,
     }
 }
 

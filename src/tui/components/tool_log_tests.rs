@@ -84,6 +84,7 @@ fn log() -> ToolLog {
             grant: None,
             diff: None,
             change: None,
+            round: None,
         },
         at(2500),
     );
@@ -252,6 +253,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             grant: None,
             diff: None,
             change: None,
+            round: None,
         },
         t0,
     );
