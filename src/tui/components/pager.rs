@@ -75,6 +75,26 @@ impl Pager {
         }
     }
 
+    /// The first row of the next (or, `forward` false, the previous)
+    /// line starting with `mark`, from the row at the top.
+    fn find(&self, mark: &str, forward: bool) -> Option<usize> {
+        let wrapped = self.wrapped.borrow();
+        let starts: Vec<usize> = wrapped
+            .1
+            .iter()
+            .enumerate()
+            .filter(|(r, (line, _))| {
+                self.lines[*line].starts_with(mark) && (*r == 0 || wrapped.1[r - 1].0 != *line)
+            })
+            .map(|(r, _)| r)
+            .collect();
+        if forward {
+            starts.into_iter().find(|r| *r > self.scroll)
+        } else {
+            starts.into_iter().rev().find(|r| *r < self.scroll)
+        }
+    }
+
     /// Whether the key closes the page.
     pub fn handle_key(&mut self, key: KeyEvent) -> bool {
         let page = self.page.get().max(1);
@@ -88,6 +108,17 @@ impl Pager {
             KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(page),
             KeyCode::Home => self.scroll = 0,
             KeyCode::End => self.scroll = last,
+            // The next or the previous file (n, N) or hunk (], [).
+            KeyCode::Char(c @ ('n' | 'N' | ']' | '[')) => {
+                let mark = if matches!(c, 'n' | 'N') {
+                    "diff --git"
+                } else {
+                    "@@"
+                };
+                if let Some(row) = self.find(mark, matches!(c, 'n' | ']')) {
+                    self.scroll = row;
+                }
+            }
             _ => {}
         }
         self.scroll = self.scroll.min(last);
@@ -95,7 +126,7 @@ impl Pager {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let keys = "↑↓ PgUp PgDn Home End scroll · Esc close";
+        let keys = "↑↓ PgUp PgDn scroll · n/N file · ]/[ hunk · Esc close";
         let Some(body) = super::picker::frame(&self.title, keys, area, buf, theme) else {
             return;
         };
@@ -181,5 +212,33 @@ mod tests {
             end.contains("-alpha␍"),
             "a short page never scrolls away: {end}"
         );
+    }
+
+    /// n and N go from file to file, ] and [ from hunk to hunk.
+    #[test]
+    fn n_and_brackets_step_through_files_and_hunks() {
+        let mut text = String::new();
+        for f in ["a.rs", "b.rs", "c.rs"] {
+            text.push_str(&format!("diff --git a/{f} b/{f}\n--- a/{f}\n+++ b/{f}\n"));
+            for h in 0..2 {
+                text.push_str(&format!("@@ -{h}0 +{h}0 @@\n"));
+                for i in 0..10 {
+                    text.push_str(&format!(" {f} line {h}{i}\n"));
+                }
+            }
+        }
+        let mut p = Pager::new("Changes", &text);
+        let top = |p: &Pager| draw(p, 60, 8).lines().nth(1).unwrap_or("").to_string();
+        draw(&p, 60, 8);
+        p.handle_key(key(KeyCode::Char('n')));
+        assert!(top(&p).contains("diff --git a/b.rs"), "{}", top(&p));
+        p.handle_key(key(KeyCode::Char(']')));
+        assert!(top(&p).contains("@@ -00 +00 @@"), "{}", top(&p));
+        p.handle_key(key(KeyCode::Char(']')));
+        assert!(top(&p).contains("@@ -10 +10 @@"), "{}", top(&p));
+        p.handle_key(key(KeyCode::Char('N')));
+        assert!(top(&p).contains("diff --git a/b.rs"), "{}", top(&p));
+        p.handle_key(key(KeyCode::Char('N')));
+        assert!(top(&p).contains("diff --git a/a.rs"), "{}", top(&p));
     }
 }
