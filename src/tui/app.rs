@@ -901,18 +901,22 @@ impl App {
         if self.limit.is_some() {
             return self.on_limit_key(key, now);
         }
-        if self.approvals.is_active()
-            && key.modifiers.is_empty()
-            && matches!(key.code, KeyCode::PageUp | KeyCode::PageDown)
-        {
-            // The transcript behind the dialog scrolls (the model's
-            // explanation is there); reading is not answering.
+        let transcript_key = match key.code {
+            KeyCode::PageUp | KeyCode::PageDown => key.modifiers.is_empty(),
+            KeyCode::Home | KeyCode::End => key.modifiers == KeyModifiers::CONTROL,
+            _ => false,
+        };
+        if self.approvals.is_active() && transcript_key {
+            // The transcript above the dialog scrolls (the model's
+            // explanation is there; Ctrl-End back to its end); reading is
+            // not answering.
             self.approvals.reading(now);
             let page = self.transcript.page();
-            if key.code == KeyCode::PageUp {
-                self.transcript.scroll_up(page);
-            } else {
-                self.transcript.scroll_down(page);
+            match key.code {
+                KeyCode::PageUp => self.transcript.scroll_up(page),
+                KeyCode::PageDown => self.transcript.scroll_down(page),
+                KeyCode::Home => self.transcript.scroll_to_top(),
+                _ => self.transcript.scroll_to_bottom(),
             }
             return;
         }
@@ -1193,7 +1197,12 @@ impl App {
         let buf = frame.buffer_mut();
         ratatui::widgets::Widget::render(&self.transcript, shown, buf);
         if !self.transcript.is_following() && shown.height > 0 {
-            let hint = " ↓ more below (End) ";
+            // In a dialog, End scrolls the call: the transcript's is Ctrl-End.
+            let hint = if dialog_h > 0 {
+                " ↓ more below (Ctrl-End) "
+            } else {
+                " ↓ more below (End) "
+            };
             let x = shown
                 .right()
                 .saturating_sub(u16::try_from(crate::tui::width::of(hint)).unwrap_or(0) + 1);

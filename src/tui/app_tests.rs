@@ -1233,7 +1233,16 @@ fn pgup_behind_the_dialog_scrolls_the_transcript() {
     a.on_terminal_event(key(KeyCode::PageUp), t);
     assert!(a.take_ops().is_empty());
     assert!(!a.transcript.is_following(), "the transcript scrolled back");
-    assert!(screen(&mut a, 80, 40).contains("Approve exec_shell?"));
+    let s = screen(&mut a, 80, 40);
+    assert!(s.contains("Approve exec_shell?"), "{s}");
+    assert!(s.contains("more below (Ctrl-End)"), "{s}");
+    // Ctrl-End brings it back to its end (End scrolls the call).
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL)),
+        t,
+    );
+    assert!(a.transcript.is_following());
+    assert!(a.take_ops().is_empty());
 }
 
 /// A click on a change's compact diff opens it in place.

@@ -18,6 +18,9 @@ pub struct Pager {
     lines: Vec<String>,
     /// The first row in view (rows are the lines wrapped to the width).
     scroll: usize,
+    /// The row the last jump (n, ], …) went to, which may lie in the last
+    /// screenful, below the top row.
+    cursor: Option<usize>,
     /// Rows the last frame showed, for paging, and how many rows there
     /// were at its width.
     page: std::cell::Cell<usize>,
@@ -69,6 +72,7 @@ impl Pager {
             title: format!(" {title} "),
             lines,
             scroll: 0,
+            cursor: None,
             page: std::cell::Cell::new(10),
             rows: std::cell::Cell::new(0),
             wrapped: std::cell::RefCell::new((0, Vec::new())),
@@ -88,10 +92,11 @@ impl Pager {
             })
             .map(|(r, _)| r)
             .collect();
+        let at = self.cursor.unwrap_or(self.scroll);
         if forward {
-            starts.into_iter().find(|r| *r > self.scroll)
+            starts.into_iter().find(|r| *r > at)
         } else {
-            starts.into_iter().rev().find(|r| *r < self.scroll)
+            starts.into_iter().rev().find(|r| *r < at)
         }
     }
 
@@ -116,11 +121,14 @@ impl Pager {
                     "@@"
                 };
                 if let Some(row) = self.find(mark, matches!(c, 'n' | ']')) {
-                    self.scroll = row;
+                    self.scroll = row.min(last);
+                    self.cursor = Some(row);
                 }
+                return false;
             }
             _ => {}
         }
+        self.cursor = None;
         self.scroll = self.scroll.min(last);
         false
     }
@@ -240,5 +248,14 @@ mod tests {
         assert!(top(&p).contains("diff --git a/b.rs"), "{}", top(&p));
         p.handle_key(key(KeyCode::Char('N')));
         assert!(top(&p).contains("diff --git a/a.rs"), "{}", top(&p));
+        // In the last screenful the jumps go on, and back, in order.
+        p.handle_key(key(KeyCode::End));
+        let end = draw(&p, 60, 8);
+        p.handle_key(key(KeyCode::Char(']')));
+        p.handle_key(key(KeyCode::Char(']')));
+        assert_eq!(draw(&p, 60, 8), end, "the last page stays");
+        p.handle_key(key(KeyCode::Char('[')));
+        p.handle_key(key(KeyCode::Char('[')));
+        assert!(top(&p).contains("@@ -00 +00 @@"), "{}", top(&p));
     }
 }
