@@ -46,6 +46,11 @@ pub fn first_hidden(s: &str) -> Option<char> {
 }
 
 fn escape(s: &str, keep_tab: bool) -> Cow<'_, str> {
+    // Most text holds nothing to name: no allocation for it (names and
+    // lines are escaped as rows are drawn).
+    if !s.chars().any(|c| c.is_control() || is_invisible(c)) {
+        return Cow::Borrowed(s);
+    }
     let mut marks = hidden(s, keep_tab).peekable();
     if marks.peek().is_none() {
         return Cow::Borrowed(s);

@@ -29,14 +29,7 @@ fn destination(
     workspace
         .resolve_for_write(to)
         .map_err(ToolError::from_path)?;
-    let p = std::path::Path::new(to);
-    let name = p
-        .file_name()
-        .ok_or_else(|| ToolError::InvalidArgs(format!("{to} does not name a file")))?;
-    let dir = match p.parent().and_then(std::path::Path::to_str) {
-        Some("") | None => ".",
-        Some(parent) => parent,
-    };
+    let (dir, name) = super::regular::split_name(to)?;
     let target = workspace
         .resolve_for_write(dir)
         .map_err(ToolError::from_path)?

@@ -60,6 +60,20 @@ pub fn read_capped(path: &Path, shown: &str, max: u64) -> Result<(Vec<u8>, bool)
     Ok((bytes, more))
 }
 
+/// A path as its directory (`.` for a bare name) and its last name: the
+/// entry itself, whatever a link there points to.
+pub fn split_name(path: &str) -> Result<(&str, &std::ffi::OsStr), ToolError> {
+    let p = Path::new(path);
+    let name = p
+        .file_name()
+        .ok_or_else(|| ToolError::InvalidArgs(format!("{path} does not name a file")))?;
+    let dir = match p.parent().and_then(Path::to_str) {
+        Some("") | None => ".",
+        Some(parent) => parent,
+    };
+    Ok((dir, name))
+}
+
 /// The existing regular file `path` names in the workspace, itself (not
 /// what a link at that name points to): its canonical path and the name
 /// shown for it. A link, a directory or a special file is refused, for
@@ -73,14 +87,7 @@ pub fn own_file(
         .resolve_existing(path)
         .map_err(ToolError::from_path)?;
     let shown = workspace.display_relative(&resolved);
-    let p = Path::new(path);
-    let name = p
-        .file_name()
-        .ok_or_else(|| ToolError::InvalidArgs(format!("{path} does not name a file")))?;
-    let parent = match p.parent().and_then(Path::to_str) {
-        Some("") | None => ".",
-        Some(parent) => parent,
-    };
+    let (parent, name) = split_name(path)?;
     let dir = workspace
         .resolve_existing(parent)
         .map_err(ToolError::from_path)?;
