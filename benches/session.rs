@@ -44,7 +44,11 @@ fn turn_items(turn: u64) -> Vec<Item> {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 40,
+                ..Default::default()
             },
+            reasoning: String::new(),
+            carried: Vec::new(),
+            model: String::new(),
         },
         Item::Approved {
             call_id: id.clone(),
@@ -68,6 +72,8 @@ fn session_file(dir: &Path, items: usize) -> String {
     rt.block_on(async {
         let rec = Recorder::open(dir, &id).unwrap();
         rec.append(Item::Session {
+            base_url: None,
+            wire: None,
             workspace: PathBuf::from("/work/project"),
             provider: "openai".into(),
             model: "bench".into(),
@@ -159,14 +165,14 @@ fn conversation(n: usize) -> Vec<Message> {
     let mut k = 0;
     while out.len() < n {
         out.push(Message::User(format!("fix the bug in module {k}")));
-        out.push(Message::Assistant {
-            text: "Reading it.".into(),
-            tool_calls: vec![ToolCall {
+        out.push(Message::assistant(
+            "Reading it.",
+            vec![ToolCall {
                 id: format!("c{k}"),
                 name: "read_file".into(),
                 arguments: format!("{{\"path\":\"src/m{k}.rs\"}}"),
             }],
-        });
+        ));
         out.push(Message::ToolResults(vec![ToolOutput {
             call_id: format!("c{k}"),
             content: "fn handler() -> Result<(), Error> { todo!() }\n".repeat(20),
@@ -185,13 +191,9 @@ fn request(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
-                let req = ChatRequest {
-                    model: "bench",
-                    system: "You are a coding assistant.",
-                    messages: &messages,
-                    tools: &[],
-                };
-                let body = lathe::provider::openai::request_body(&req);
+                let req = ChatRequest::new("bench", "You are a coding assistant.", &messages, &[]);
+                let options = lathe::provider::openai::BodyOptions::default();
+                let body = lathe::provider::openai::request_body(&req, &options, true);
                 serde_json::to_vec(&body).unwrap().len()
             });
         });

@@ -77,6 +77,8 @@ pub struct AgentConfig {
     /// Lathe's data directory, where the checkpoints that `/undo` and
     /// `/rewind` restore files from are kept; `None`: no checkpoints.
     pub checkpoints: Option<std::path::PathBuf>,
+    /// What the config says of models (`[models."NAME"]`).
+    pub models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
 }
 
 impl AgentConfig {
@@ -99,6 +101,7 @@ impl AgentConfig {
             context_window: None,
             compact_at: crate::config::defaults::COMPACT_AT,
             checkpoints: None,
+            models: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -147,6 +150,7 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
     match event {
         AgentEvent::TurnStarted { prompt, .. } => text(prompt),
         AgentEvent::AssistantDelta { text: t, .. }
+        | AgentEvent::ReasoningDelta { text: t, .. }
         | AgentEvent::AssistantMessage { text: t, .. }
         | AgentEvent::TurnCompleted { text: t, .. }
         | AgentEvent::ToolProgress { text: t, .. } => text(t),
@@ -260,6 +264,7 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
         }
         AgentEvent::SessionStarted { .. }
+        | AgentEvent::Cost { .. }
         | AgentEvent::UsageUpdated { .. }
         | AgentEvent::ContextUpdated { .. }
         | AgentEvent::ContextCompacted { .. }
@@ -273,11 +278,12 @@ impl Emitter {
     pub(crate) fn emit(&self, mut event: AgentEvent) {
         redact_event(&self.redactor, &mut event);
         // Deltas are not journaled (the message repeats them): skip the lock.
-        if let Some(j) = self
-            .journal
-            .as_ref()
-            .filter(|_| !matches!(event, AgentEvent::AssistantDelta { .. }))
-        {
+        if let Some(j) = self.journal.as_ref().filter(|_| {
+            !matches!(
+                event,
+                AgentEvent::AssistantDelta { .. } | AgentEvent::ReasoningDelta { .. }
+            )
+        }) {
             j.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .record(&event);
@@ -324,6 +330,17 @@ pub(crate) struct Shared {
     pending_hooks: Mutex<HookSet>,
     model: Mutex<String>,
     mode: Mutex<ApprovalMode>,
+    /// `/effort`: `None` leaves it to the config and the server.
+    effort: Mutex<Option<crate::protocol::Effort>>,
+    /// What the config says of models.
+    configured_models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
+    /// What the server said of its models, as asked.
+    server_models: Mutex<HashMap<String, crate::provider::models::ModelInfo>>,
+    /// How full the context was at the last report (tokens).
+    pub(crate) context_tokens: std::sync::atomic::AtomicU64,
+    /// What each model used in this session (a `/clear` forgets the
+    /// conversation, not what it cost), for `/cost`.
+    spent: Mutex<std::collections::BTreeMap<String, Usage>>,
 }
 
 impl Shared {
@@ -353,6 +370,102 @@ impl Shared {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    pub(crate) fn effort(&self) -> Option<crate::protocol::Effort> {
+        *self
+            .effort
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What is known of `model`: the config first, then what the server
+    /// said, then the built-in table. Open-weight models have no built-in
+    /// price (they are served locally as often as not).
+    pub(crate) fn model_info(&self, model: &str) -> crate::provider::models::ModelInfo {
+        let configured = self
+            .configured_models
+            .get(model)
+            .copied()
+            .unwrap_or_default();
+        let server = self
+            .server_models
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(model)
+            .copied()
+            .unwrap_or_default();
+        configured
+            .or(server)
+            .or(crate::provider::models::builtin(model))
+    }
+
+    /// What `model`'s tokens cost, when known.
+    pub(crate) fn price(&self, model: &str) -> Option<crate::provider::models::Price> {
+        self.model_info(model).price
+    }
+
+    /// Adds what `model` used to the session's spending.
+    pub(crate) fn spend(&self, model: &str, usage: Usage) {
+        self.spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(model.to_string())
+            .or_default()
+            .add(usage);
+    }
+
+    /// The `cost` event: each model's use, and the whole.
+    fn cost(&self) -> AgentEvent {
+        let spent = self
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut total = Usage::default();
+        let models = spent
+            .iter()
+            .map(|(model, usage)| {
+                total.add(*usage);
+                crate::protocol::ModelUsage {
+                    model: model.clone(),
+                    usage: *usage,
+                }
+            })
+            .collect();
+        AgentEvent::Cost { models, total }
+    }
+
+    /// Asks the server what it knows of `model` (its window, prices…),
+    /// once per model, in the background; the context meter is told
+    /// again when the window changes.
+    pub(crate) fn learn_model(self: &Arc<Self>, model: String) {
+        let asked = self
+            .server_models
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&model);
+        if asked || model.is_empty() {
+            return;
+        }
+        let shared = Arc::clone(self);
+        tokio::spawn(async move {
+            let before = compact::window(&shared);
+            let info = shared.provider.model_info(&model).await;
+            shared
+                .server_models
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(model, info);
+            let after = compact::window(&shared);
+            if after != before {
+                shared.emitter.emit(AgentEvent::ContextUpdated {
+                    tokens: shared
+                        .context_tokens
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                    window: after,
+                });
+            }
+        });
     }
 
     pub(crate) fn mode(&self) -> ApprovalMode {
@@ -505,10 +618,26 @@ impl Shared {
     }
 
     /// Ops answered the same way whether or not a turn runs.
-    fn common_op(&self, op: &Op) -> bool {
+    fn common_op(self: &Arc<Self>, op: &Op) -> bool {
         match op {
             Op::SetApprovalMode { mode } => self.set_mode(*mode),
-            Op::SetModel { model } => self.set_model(model.clone()),
+            Op::SetModel { model } => {
+                self.set_model(model.clone());
+                self.learn_model(model.clone());
+                // A resumed session goes on with the model chosen last.
+                if let Some(h) = &self.history {
+                    h.append_detached(crate::session::history::Item::Model {
+                        model: model.clone(),
+                    });
+                }
+            }
+            Op::ReportCost => self.emitter.emit(self.cost()),
+            Op::SetEffort { effort } => {
+                *self
+                    .effort
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = *effort;
+            }
             Op::ListModels => {
                 let provider = self.provider.clone();
                 let emitter = self.emitter.clone();
@@ -735,6 +864,16 @@ impl Agent {
             pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
             model: Mutex::new(cfg.model.clone()),
             mode: Mutex::new(cfg.approval),
+            effort: Mutex::new(None),
+            configured_models: cfg.models.clone(),
+            server_models: Mutex::new(HashMap::new()),
+            context_tokens: std::sync::atomic::AtomicU64::new(0),
+            spent: Mutex::new(
+                self.resumed
+                    .as_ref()
+                    .map(|r| r.by_model.clone())
+                    .unwrap_or_default(),
+            ),
         });
         shared.emitter.emit(AgentEvent::SessionStarted {
             session_id: cfg.session_id.clone(),
@@ -762,6 +901,7 @@ impl Agent {
             }
             None => Conversation::default(),
         };
+        shared.learn_model(cfg.model.clone());
         if !conversation.messages.is_empty() {
             compact::report(&shared, &conversation);
         }
@@ -970,7 +1110,7 @@ fn forward_mcp_status(manager: Arc<crate::mcp::Manager>, emitter: Emitter) {
 }
 
 /// Ops that arrive while no turn runs.
-fn idle_op(shared: &Shared, conversation: &mut Conversation, op: Op) {
+fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
     if shared.common_op(&op) {
         return;
     }

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::Overrides;
 use crate::protocol::ApprovalMode;
-use crate::provider::ProviderKind;
+use crate::provider::{Effort, ProviderKind, WireApi};
 
 /// Lathe: pair-program with an LLM in your terminal.
 #[derive(Debug, Parser)]
@@ -105,6 +105,12 @@ pub struct CommonArgs {
     /// Model name, as the server knows it.
     #[arg(long, short = 'm', global = true, value_name = "NAME")]
     pub model: Option<String>,
+    /// The OpenAI wire: responses (default on OpenAI's API) or chat (default elsewhere).
+    #[arg(long, global = true, value_name = "WIRE", value_parser = wire_api)]
+    pub wire_api: Option<WireApi>,
+    /// How hard a reasoning model thinks: none, minimal, low, medium, high or xhigh.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub effort: Option<Effort>,
     /// Workspace directory (default: the current directory).
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -122,6 +128,15 @@ pub struct CommonArgs {
     pub checkpoints: Option<bool>,
 }
 
+/// `chat` or `responses`.
+fn wire_api(value: &str) -> Result<WireApi, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "chat" | "chat-completions" | "completions" => Ok(WireApi::Chat),
+        "responses" => Ok(WireApi::Responses),
+        other => Err(format!("`{other}`: use chat or responses")),
+    }
+}
+
 /// `on` or `off`.
 fn on_off(value: &str) -> Result<bool, String> {
     match value {
@@ -135,6 +150,8 @@ impl CommonArgs {
     pub fn overrides(&self) -> Overrides {
         Overrides {
             provider: self.provider,
+            wire: self.wire_api,
+            effort: self.effort,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             workspace: self.workspace.clone(),
@@ -174,6 +191,16 @@ impl ValueEnum for ApprovalMode {
             ApprovalMode::FullAuto => "edit and run commands without asking",
         };
         Some(PossibleValue::new(self.as_str()).help(help))
+    }
+}
+
+impl ValueEnum for Effort {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Effort::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
     }
 }
 

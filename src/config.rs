@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use crate::policy::{HookSet, HookSpec, RuleOrigin, Rules};
 use crate::protocol::ApprovalMode;
-use crate::provider::{ProviderKind, ProviderSettings, RetryPolicy};
+use crate::provider::models::ModelInfo;
+use crate::provider::{Effort, ProviderKind, ProviderSettings, RetryPolicy, WireApi};
 use crate::secret::Secret;
 
 pub mod file;
@@ -78,6 +79,10 @@ fn file_error(path: &Path, line: Option<usize>, key: Option<&str>, message: &str
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
     pub provider: Option<ProviderKind>,
+    /// `--wire-api chat|responses`.
+    pub wire: Option<WireApi>,
+    /// `--effort LEVEL`.
+    pub effort: Option<Effort>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub workspace: Option<PathBuf>,
@@ -106,6 +111,8 @@ pub struct WebSettings {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub provider: ProviderKind,
+    /// Empty when none is configured and the server is not the vendor's:
+    /// the server is asked which it serves.
     pub model: String,
     pub base_url: String,
     pub api_key: Option<Secret>,
@@ -131,7 +138,20 @@ pub struct Config {
     /// `[tools.message.channels]`: webhook URLs by channel name.
     pub message_channels: std::collections::BTreeMap<String, Secret>,
     pub retry: RetryPolicy,
-    pub max_output_tokens: u32,
+    /// The wire spoken to the server.
+    pub wire: WireApi,
+    /// `max_tokens` as configured (else the model's own where needed).
+    pub max_output_tokens: Option<u32>,
+    /// `reasoning_effort` (or `--effort`).
+    pub effort: Option<Effort>,
+    /// `[anthropic] thinking_budget`.
+    pub thinking_budget: Option<u32>,
+    /// `[openai] reasoning_summary`.
+    pub reasoning_summary: Option<String>,
+    /// `extra_body` of the provider's section.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// `[models."NAME"]`: what the person says of models.
+    pub models: std::collections::BTreeMap<String, ModelInfo>,
     pub connect_timeout: Duration,
     pub idle_timeout: Duration,
     /// Longest a whole response may take.
@@ -150,6 +170,9 @@ pub struct Config {
     /// only once the person trusts them.
     pub workspace_mcp: Vec<mcp::McpServer>,
     pub paths: Paths,
+    /// The flags it was loaded with (a resumed session loads again with
+    /// its own on top).
+    pub flags: Overrides,
     /// Config files that were read, in layer order.
     pub sources: Vec<PathBuf>,
     /// Things the person should know (ignored workspace settings).
@@ -311,12 +334,90 @@ impl Config {
                 paths.config_file.display()
             )));
         }
+        // The default model is the vendor's, for the vendor's own API;
+        // any other server is asked what it serves (`launch::choose_model`).
+        let vendor = match provider {
+            ProviderKind::OpenAi => crate::provider::is_openai_host(&base_url),
+            ProviderKind::Anthropic => crate::provider::is_anthropic_host(&base_url),
+        };
         let model = overrides
             .model
             .clone()
             .or(merged.model)
             .or(section.model)
-            .unwrap_or_else(|| provider.default_model().to_string());
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| {
+                if vendor {
+                    provider.default_model().to_string()
+                } else {
+                    String::new()
+                }
+            });
+        let wire = match (provider, overrides.wire.or(section.wire_api)) {
+            (ProviderKind::Anthropic, None | Some(WireApi::Anthropic)) => WireApi::Anthropic,
+            (ProviderKind::Anthropic, Some(w)) => {
+                return Err(ConfigError::Invalid(format!(
+                    "wire_api `{w}` is for the openai provider; anthropic speaks its own"
+                )));
+            }
+            (ProviderKind::OpenAi, Some(WireApi::Anthropic)) => {
+                return Err(ConfigError::Invalid(
+                    "wire_api must be `chat` or `responses` (for Anthropic's wire, use \
+                     --provider anthropic)"
+                        .into(),
+                ));
+            }
+            (ProviderKind::OpenAi, Some(w)) => w,
+            (ProviderKind::OpenAi, None) => provider.default_wire(&base_url),
+        };
+        if let Some(s) = section.reasoning_summary.as_deref()
+            && !matches!(s, "auto" | "concise" | "detailed" | "none")
+        {
+            return Err(ConfigError::Invalid(format!(
+                "[{provider}] reasoning_summary `{s}`: use auto, concise, detailed or none"
+            )));
+        }
+        if let Some(b) = section.thinking_budget
+            && b != 0
+            && !(1024..=200_000).contains(&b)
+        {
+            return Err(ConfigError::Invalid(format!(
+                "[{provider}] thinking_budget {b}: use 0 (off) or 1024 to 200000 tokens"
+            )));
+        }
+        let mut models = std::collections::BTreeMap::new();
+        for (name, m) in merged.models.clone().unwrap_or_default() {
+            if let Some(p) = &m.price {
+                let all = [p.input, p.cached_input, p.cache_write, p.output];
+                if all
+                    .iter()
+                    .any(|v| !v.is_finite() || *v < 0.0 || *v > 10_000.0)
+                {
+                    return Err(ConfigError::Invalid(format!(
+                        "[models.\"{name}\"] price: each price is dollars per million tokens, \
+                         0 to 10000"
+                    )));
+                }
+            }
+            if let Some(w) = m.context_window {
+                in_range(
+                    &format!("[models.\"{name}\"] context_window"),
+                    Some(w),
+                    w,
+                    1024..=100_000_000,
+                )?;
+            }
+            models.insert(
+                name,
+                ModelInfo {
+                    context_window: m.context_window,
+                    output_cap: m.max_output_tokens,
+                    vision: m.vision,
+                    reasoning: m.reasoning,
+                    price: m.price,
+                },
+            );
+        }
         let network = merged.network.unwrap_or_default();
         let defaults = RetryPolicy::default();
         let retry = RetryPolicy {
@@ -474,7 +575,13 @@ impl Config {
             shell_timeout_secs,
             sandbox,
             retry,
-            max_output_tokens: section.max_tokens.unwrap_or(8192).max(1),
+            wire,
+            max_output_tokens: section.max_tokens.map(|n| n.max(1)),
+            effort: overrides.effort.or(section.reasoning_effort),
+            thinking_budget: section.thinking_budget,
+            reasoning_summary: section.reasoning_summary,
+            extra_body: section.extra_body.unwrap_or_default(),
+            models,
             connect_timeout,
             idle_timeout,
             request_timeout,
@@ -485,6 +592,7 @@ impl Config {
             mcp_servers,
             workspace_mcp,
             paths,
+            flags: overrides.clone(),
             sources,
             warnings,
         })
@@ -493,10 +601,15 @@ impl Config {
     pub fn provider_settings(&self) -> ProviderSettings {
         ProviderSettings {
             kind: self.provider,
+            wire: self.wire,
             base_url: self.base_url.clone(),
             api_key: self.api_key.clone(),
             retry: self.retry,
             max_output_tokens: self.max_output_tokens,
+            effort: self.effort,
+            thinking_budget: self.thinking_budget,
+            reasoning_summary: self.reasoning_summary.clone(),
+            extra_body: self.extra_body.clone(),
             connect_timeout: self.connect_timeout,
             idle_timeout: self.idle_timeout,
             request_timeout: self.request_timeout,
@@ -727,12 +840,23 @@ fn restrict_workspace_layer(
                     "{shown}: ignored [{name}].api_key; keep keys in your user config or the environment"
                 ));
             }
+            if s.extra_body.take().is_some() {
+                warnings.push(format!(
+                    "{shown}: ignored [{name}].extra_body; a workspace config may not add to what \
+                     is sent to your provider"
+                ));
+            }
         }
     }
     if ws.checkpoints == Some(false) {
         ws.checkpoints = None;
         warnings.push(format!(
             "{shown}: ignored checkpoints = false; a workspace config may not turn off undo"
+        ));
+    }
+    if ws.models.take().is_some() {
+        warnings.push(format!(
+            "{shown}: ignored [models]; a workspace config may not set prices or limits"
         ));
     }
     if ws.tools.take().is_some() {

@@ -67,6 +67,34 @@ pub fn prompt_with_input(prompt: &str, piped: &[u8]) -> String {
 
 /// Runs one turn; returns the exit status.
 pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError> {
+    // No model named: the server's only one, else the person must say.
+    let chosen;
+    let config = match crate::launch::choose_model(config).await? {
+        crate::launch::ModelChoice::Chosen(m) if m == config.model => config,
+        crate::launch::ModelChoice::Chosen(m) => {
+            eprintln!("lathe: using {m}, the model the server serves");
+            chosen = Config {
+                model: m,
+                ..config.clone()
+            };
+            &chosen
+        }
+        crate::launch::ModelChoice::Several(models) => {
+            let shown: Vec<&str> = models.iter().take(12).map(String::as_str).collect();
+            let more = models.len().saturating_sub(shown.len());
+            return Err(LaunchError::Usage(format!(
+                "the server at {} serves {} models; choose one with --model: {}{}",
+                config.base_url,
+                models.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )));
+        }
+    };
     let launched = spawn_agent(
         config,
         Some(Arc::new(HeadlessApprover)),
@@ -203,6 +231,8 @@ struct Printer {
     /// The calls the approval mode denied: their effect and what needed
     /// approval.
     denied: Vec<(Effect, Vec<String>)>,
+    /// Reasoning is streaming to stderr (a line break ends it).
+    thinking: bool,
 }
 
 impl Printer {
@@ -214,6 +244,7 @@ impl Printer {
             pending: None,
             asked: HashMap::new(),
             denied: Vec::new(),
+            thinking: false,
         }
     }
 
@@ -277,13 +308,43 @@ impl Printer {
             }
             _ => {}
         }
+        // What the model thinks streams to stderr, dimmed, as it comes.
+        if let AgentEvent::ReasoningDelta { text, .. } = ev {
+            let text = terminal_safe(text);
+            let text = if self.thinking {
+                text
+            } else {
+                self.thinking = true;
+                format!("thinking: {}", text.trim_start())
+            };
+            let text = if self.color {
+                format!("\x1b[2;3m{text}\x1b[0m")
+            } else {
+                text
+            };
+            self.err(&text);
+            return;
+        }
+        if self.thinking {
+            self.thinking = false;
+            self.err("\n");
+        }
         match ev {
             AgentEvent::AssistantMessage { text, .. } => self.pending = Some(text.clone()),
-            AgentEvent::TurnCompleted { text, .. } => {
+            AgentEvent::TurnCompleted {
+                text,
+                stop_reason,
+                usage,
+                ..
+            } => {
                 self.pending = None;
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{}", terminal_safe(text.trim_end()));
                 let _ = out.flush();
+                if let Some(note) = stop_reason.notice() {
+                    self.err(&format!("lathe: {note} (stop reason: {stop_reason})\n"));
+                }
+                self.err(&format!("lathe: {}\n", usage_line(usage)));
             }
             other => {
                 if let Some(text) = self.pending.take()
@@ -308,6 +369,24 @@ impl Printer {
         let _ = e.write_all(text.as_bytes());
         let _ = e.flush();
     }
+}
+
+/// A turn's tokens and cost on one line: `12.3k in (10.1k from cache) ·
+/// 512 out · $0.012`.
+fn usage_line(u: &crate::protocol::Usage) -> String {
+    let k = crate::humanize::count;
+    let mut line = format!("{} in", k(u.input_tokens));
+    if u.cache_read_tokens > 0 {
+        line.push_str(&format!(" ({} from cache)", k(u.cache_read_tokens)));
+    }
+    line.push_str(&format!(" · {} out", k(u.output_tokens)));
+    if u.reasoning_tokens > 0 {
+        line.push_str(&format!(" ({} thinking)", k(u.reasoning_tokens)));
+    }
+    if let Some(c) = u.cost_usd {
+        line.push_str(&format!(" · ${c:.4}"));
+    }
+    line
 }
 
 /// Text from the model or a tool as plain text: escape sequences (titles,
@@ -544,6 +623,8 @@ mod tests {
             Some(EXIT_INTERRUPTED)
         );
         let done = AgentEvent::TurnCompleted {
+            stop_reason: Default::default(),
+            model: String::new(),
             turn_id: 1,
             text: String::new(),
             iterations: 0,

@@ -15,6 +15,15 @@ pub fn bytes(n: usize) -> String {
 }
 
 /// `12 ms`, `1.5 s`, `2m05s`.
+/// A count of tokens: `950`, `12.3k`, `1.2M`.
+pub fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
 pub fn duration_ms(ms: u64) -> String {
     match ms {
         0..1000 => format!("{ms} ms"),

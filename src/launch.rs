@@ -32,6 +32,9 @@ pub enum LaunchError {
     },
     #[error("{0}")]
     Setup(String),
+    /// The person must say more (which model): a usage error.
+    #[error("{0}")]
+    Usage(String),
     /// The session to resume does not exist here, or cannot be read.
     #[error(transparent)]
     Session(#[from] crate::session::store::StoreError),
@@ -63,6 +66,58 @@ pub struct Trust {
     pub mcp: bool,
     /// Go on with this session (its id) instead of starting one.
     pub resume: Option<String>,
+}
+
+/// What becomes of a config with no model (a server that is not the
+/// vendor's, and no `--model`): the server's only model, or the choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// A model was configured, or the server serves just this one.
+    Chosen(String),
+    /// The server serves these: the person chooses.
+    Several(Vec<String>),
+}
+
+/// Asks the server which models it serves when the config names none;
+/// never falls back to a vendor's model the server may not have.
+pub async fn choose_model(config: &Config) -> Result<ModelChoice, LaunchError> {
+    if !config.model.is_empty() {
+        return Ok(ModelChoice::Chosen(config.model.clone()));
+    }
+    let provider = crate::provider::build(config.provider_settings())
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let name_one = "name one with --model NAME, or `model` in your config";
+    match provider.models().await {
+        Ok(Some(models)) if models.len() == 1 => Ok(ModelChoice::Chosen(
+            models.into_iter().next().unwrap_or_default(),
+        )),
+        Ok(Some(models)) if !models.is_empty() => Ok(ModelChoice::Several(models)),
+        Ok(_) => Err(LaunchError::Setup(format!(
+            "no model given, and the server at {} lists none: {name_one}",
+            config.base_url
+        ))),
+        Err(e) => Err(LaunchError::Setup(format!(
+            "no model given, and the server could not be asked which it serves ({e}): {name_one}"
+        ))),
+    }
+}
+
+/// The config for going on with session `id`: loaded again with the
+/// session's provider, server, wire and model (the flags still win; a
+/// session that cannot be read brings none).
+pub fn config_for_session(
+    config: &Config,
+    id: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, crate::config::ConfigError> {
+    let mut flags = match crate::session::store::info_of(&config.paths.sessions_dir, id) {
+        Some(info) => crate::session::store::resume_flags(&config.flags, &info),
+        None => config.flags.clone(),
+    };
+    flags.workspace = Some(config.workspace.clone());
+    // The model will be asked: its key is needed now.
+    flags.no_model = false;
+    Config::load(&flags, env)
 }
 
 /// Starts the agent `config` describes; `approver` decides approvals, or
@@ -129,6 +184,7 @@ pub fn spawn_agent(
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.context_window = config.context_window;
     agent_config.compact_at = config.compact_at;
+    agent_config.models = config.models.clone();
     agent_config.checkpoints = config.checkpoints.then(|| config.paths.data_dir.clone());
     agent_config.rules = config.rules.clone();
     agent_config.hooks = user_hooks;
@@ -196,6 +252,8 @@ pub fn spawn_agent(
                     provider: config.provider.to_string(),
                     model: config.model.clone(),
                     version: env!("CARGO_PKG_VERSION").to_string(),
+                    base_url: Some(config.base_url.clone()),
+                    wire: Some(config.wire),
                 });
             }
             agent = agent.with_history(recorder, resumed.clone());

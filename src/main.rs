@@ -62,7 +62,14 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Exec(args)) => args,
     };
     let prompt = read_prompt(&args)?;
-    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    // A session to go on with brings its own server and model: the key
+    // the default one needs is not asked for yet.
+    let resuming = args.continue_ || args.resume.is_some();
+    let overrides = lathe::config::Overrides {
+        no_model: resuming,
+        ..cli.common.overrides()
+    };
+    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     for warning in &config.warnings {
         eprintln!("lathe: warning: {warning}");
     }
@@ -79,19 +86,25 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let resume = match (&args.resume, args.continue_) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => Some(lathe::session::store::newest(
+            &config.paths.sessions_dir,
+            &config.workspace,
+        )?),
+        (None, false) => None,
+    };
+    // A session goes on where it was served, by the model it used.
+    let config = match &resume {
+        Some(id) => lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
+        None => config,
+    };
     let opts = ExecOptions {
         json: args.json,
         prompt,
         trust_workspace_hooks: args.trust_workspace_hooks,
         trust_workspace_mcp: args.trust_workspace_mcp,
-        resume: match (&args.resume, args.continue_) {
-            (Some(id), _) => Some(id.clone()),
-            (None, true) => Some(lathe::session::store::newest(
-                &config.paths.sessions_dir,
-                &config.workspace,
-            )?),
-            (None, false) => None,
-        },
+        resume,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
 }
@@ -125,12 +138,19 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
             .to_string()
         };
         let prompt: String = s.first_prompt.chars().take(60).collect();
+        // What it cost, when its model's prices are known.
+        let cost = s
+            .usage
+            .cost_usd
+            .map(|c| format!("  ${c:.2}"))
+            .unwrap_or_default();
         out!(
-            "{}  {}  {} turn{}  {prompt}",
+            "{}  {}  {} turn{}  {}{cost}  {prompt}",
             s.id,
             when(s.last_activity),
             s.turns,
-            if s.turns == 1 { "" } else { "s" }
+            if s.turns == 1 { "" } else { "s" },
+            s.model,
         );
         if all {
             out!("    {}", s.workspace.display());
@@ -198,7 +218,13 @@ enum Continue {
 /// `lathe` with no subcommand: the terminal UI. Exits 0 when the person
 /// quits, and says how to come back to the session.
 fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
-    let config = Config::load(&cli.common.overrides(), &|k| std::env::var(k).ok())?;
+    // A session to go on with brings its own server and model: the key
+    // the default one needs is not asked for yet.
+    let overrides = lathe::config::Overrides {
+        no_model: matches!(which, Continue::Newest | Continue::Id(_)),
+        ..cli.common.overrides()
+    };
+    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     let start = match which {
         Continue::No => lathe::tui::Start::New,
         Continue::Pick => lathe::tui::Start::Pick,
@@ -210,6 +236,13 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
             &config.paths.sessions_dir,
             &config.workspace,
         )?),
+    };
+    // A session goes on where it was served, by the model it used.
+    let config = match &start {
+        lathe::tui::Start::Resume(id) => {
+            lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?
+        }
+        _ => config,
     };
     let _log_guard = init_logging(&config.paths.logs_dir);
     tracing::info!(

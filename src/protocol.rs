@@ -164,6 +164,14 @@ pub enum Op {
     SetApprovalMode { mode: ApprovalMode },
     /// Change the model for the following requests.
     SetModel { model: String },
+    /// Change how hard the model thinks (`None`: the server's default).
+    SetEffort {
+        #[serde(default)]
+        effort: Option<Effort>,
+    },
+    /// Report what the conversation has cost, per model (answered with
+    /// a `cost` event).
+    ReportCost,
     /// Ask the provider which models it serves (answered with a `models`
     /// event).
     ListModels,
@@ -206,17 +214,212 @@ pub enum Op {
     Shutdown,
 }
 
-/// Token counts as reported by the provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token counts as reported by the provider, and what they cost.
+///
+/// `input_tokens` is every input token of the request, those read from
+/// and written to the server's prompt cache included; `output_tokens`
+/// every output token, reasoning included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the prompt cache (billed at a discount).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache (Anthropic bills them
+    /// above the input price).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_write_tokens: u64,
+    /// Output tokens the model spent thinking.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub reasoning_tokens: u64,
+    /// What these tokens cost in US dollars, when the model's prices are
+    /// known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Input tokens billed at the full input price.
+    pub fn uncached_input(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cache_read_tokens)
+            .saturating_sub(self.cache_write_tokens)
+    }
+
+    /// The share of input tokens read from the cache (0 to 1).
+    pub fn cache_hit_share(&self) -> f64 {
+        if self.input_tokens == 0 {
+            0.0
+        } else {
+            self.cache_read_tokens as f64 / self.input_tokens as f64
+        }
+    }
+}
+
+/// How hard a reasoning model thinks (`reasoning_effort`, `/effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    /// No thinking where the server allows it (`none`; Anthropic: off).
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    /// The most the model offers (`xhigh` on OpenAI's newest models).
+    Xhigh,
+}
+
+impl Effort {
+    pub const ALL: [Effort; 6] = [
+        Effort::None,
+        Effort::Minimal,
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+        Effort::Xhigh,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::None => "none",
+            Effort::Minimal => "minimal",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+        }
+    }
+
+    /// Anthropic's thinking budget for this effort, in tokens (`None`:
+    /// thinking off).
+    pub fn thinking_budget(self) -> Option<u32> {
+        match self {
+            Effort::None => None,
+            Effort::Minimal => Some(1_024),
+            Effort::Low => Some(4_000),
+            Effort::Medium => Some(10_000),
+            Effort::High => Some(32_000),
+            Effort::Xhigh => Some(63_999),
+        }
+    }
+}
+
+impl std::str::FromStr for Effort {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let w = s.trim().to_ascii_lowercase();
+        let w = match w.as_str() {
+            "off" => "none",
+            "max" | "x-high" | "extra-high" => "xhigh",
+            "med" => "medium",
+            other => other,
+        };
+        Self::ALL
+            .into_iter()
+            .find(|e| e.as_str() == w)
+            .ok_or_else(|| {
+                format!(
+                    "unknown effort `{s}` (expected one of: none, minimal, low, medium, high, xhigh)"
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for Effort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the model stopped, the same words whatever the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer.
+    #[default]
+    EndTurn,
+    /// It asked for tools.
+    ToolUse,
+    /// It was cut at the output token limit: the answer is incomplete.
+    MaxTokens,
+    /// It refused (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`).
+    Refusal,
+    /// A content filter stopped it.
+    ContentFilter,
+    /// The server paused a long turn (Anthropic's `pause_turn`): sending
+    /// the conversation again lets it go on.
+    PauseTurn,
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl StopReason {
+    /// The reason a server's own word names (`finish_reason`,
+    /// `stop_reason`, `incomplete_details.reason`).
+    pub fn from_wire(word: &str) -> Self {
+        match word {
+            "tool_calls" | "tool_use" | "function_call" => StopReason::ToolUse,
+            "length" | "max_tokens" | "max_output_tokens" | "model_context_window_exceeded" => {
+                StopReason::MaxTokens
+            }
+            "content_filter" | "content_filtered" | "safety" | "recitation" => {
+                StopReason::ContentFilter
+            }
+            "refusal" => StopReason::Refusal,
+            "pause_turn" => StopReason::PauseTurn,
+            _ => StopReason::EndTurn,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::Refusal => "refusal",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::PauseTurn => "pause_turn",
+        }
+    }
+
+    /// What a person is told when a turn ends this way; `None` for a
+    /// plain end.
+    pub fn notice(self) -> Option<&'static str> {
+        match self {
+            StopReason::MaxTokens => Some(
+                "the answer was cut at the output token limit; say \"continue\" to have the model \
+                 go on, or raise max_tokens",
+            ),
+            StopReason::Refusal => Some("the model refused to answer this request"),
+            StopReason::ContentFilter => {
+                Some("the server's content filter stopped the answer; it is incomplete")
+            }
+            StopReason::PauseTurn => Some("the server paused the turn; send a message to go on"),
+            StopReason::EndTurn | StopReason::ToolUse => None,
+        }
     }
 }
 
@@ -349,6 +552,13 @@ impl McpState {
     }
 }
 
+/// What one model used in a conversation (`cost`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    pub model: String,
+    pub usage: Usage,
+}
+
 /// A turn a rewind can go back to (`turns`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnInfo {
@@ -402,6 +612,12 @@ pub enum AgentEvent {
         turn_id: u64,
         text: String,
     },
+    /// What the model thinks before it answers, as it streams (reasoning
+    /// models; summaries where the server sends only those).
+    ReasoningDelta {
+        turn_id: u64,
+        text: String,
+    },
     /// The provider call failed in a way worth retrying; streamed text since
     /// the last `assistant_message` is discarded.
     ProviderRetry {
@@ -417,6 +633,9 @@ pub enum AgentEvent {
         last: Usage,
         /// The whole conversation.
         total: Usage,
+        /// The model that answered (what `last` is priced for).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
     },
     /// How full the model's context is: after each response, a
     /// compaction, a model change, a resume.
@@ -541,6 +760,12 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The answer to `Op::ReportCost`: what each model of the
+    /// conversation used and cost, and the whole.
+    Cost {
+        models: Vec<ModelUsage>,
+        total: Usage,
+    },
     /// The answer to `Op::ListTurns`, oldest first.
     Turns {
         turns: Vec<TurnInfo>,
@@ -586,7 +811,15 @@ pub enum AgentEvent {
         turn_id: u64,
         text: String,
         iterations: u32,
+        /// This turn's tokens and cost (every request of it).
         usage: Usage,
+        /// Why the model stopped: `end_turn`, or `max_tokens` (the answer
+        /// is cut), `refusal`, `content_filter`, `pause_turn`.
+        #[serde(default)]
+        stop_reason: StopReason,
+        /// The model in use, as the usage is counted for it.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
     },
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -604,6 +837,7 @@ impl AgentEvent {
             AgentEvent::TurnStarted { .. } => "turn_started",
             AgentEvent::AssistantDelta { .. } => "assistant_delta",
             AgentEvent::AssistantMessage { .. } => "assistant_message",
+            AgentEvent::ReasoningDelta { .. } => "reasoning_delta",
             AgentEvent::ProviderRetry { .. } => "provider_retry",
             AgentEvent::UsageUpdated { .. } => "usage_updated",
             AgentEvent::ContextUpdated { .. } => "context_updated",
@@ -620,6 +854,7 @@ impl AgentEvent {
             AgentEvent::Models { .. } => "models",
             AgentEvent::Attachments { .. } => "attachments",
             AgentEvent::Turns { .. } => "turns",
+            AgentEvent::Cost { .. } => "cost",
             AgentEvent::SessionDiff { .. } => "session_diff",
             AgentEvent::Rewound { .. } => "rewound",
             AgentEvent::TurnCompleted { .. } => "turn_completed",

@@ -72,6 +72,8 @@ pub struct Outcome {
 
 /// Runs the UI until the person quits or a signal ends it.
 pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
+    // `/resume` goes on with another session, on its own server and model.
+    let mut config = std::borrow::Cow::Borrowed(config);
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
@@ -88,8 +90,18 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         Start::Resume(id) => Some(id.clone()),
         Start::New | Start::Pick => None,
     };
+    // No model named and not the vendor's server: its only model, or the
+    // person chooses among those it serves.
+    let mut choose = None;
+    match crate::launch::choose_model(&config).await? {
+        crate::launch::ModelChoice::Chosen(m) if m != config.model => {
+            config.to_mut().model = m;
+        }
+        crate::launch::ModelChoice::Chosen(_) => {}
+        crate::launch::ModelChoice::Several(models) => choose = Some(models),
+    }
     let launched = spawn_agent(
-        config,
+        &config,
         None,
         crate::launch::Trust {
             resume,
@@ -97,7 +109,10 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         },
     )?;
     let mut session_id = launched.session_id.clone();
-    let (mut app, mut agent) = open(config, launched, theme.clone(), start == Start::Pick);
+    let (mut app, mut agent) = open(&config, launched, theme.clone(), start == Start::Pick);
+    if let Some(models) = choose {
+        app.choose_model(models);
+    }
     let mut guard = terminal::TerminalGuard::enter()?;
     let result = loop {
         let exit = event_loop::run(&mut app, &mut agent, &mut guard.terminal, depth).await;
@@ -114,6 +129,14 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
             app.warn(e.to_string());
             continue;
         }
+        match crate::launch::config_for_session(&config, &id, &|k| std::env::var(k).ok()) {
+            Ok(c) => config = std::borrow::Cow::Owned(c),
+            Err(e) => {
+                app.warn(format!("that session's model cannot be used: {e}"));
+                continue;
+            }
+        }
+        let config: &Config = &config;
         event_loop::shutdown(agent).await;
         let trust = crate::launch::Trust {
             resume: Some(id),

@@ -398,7 +398,11 @@ async fn the_iteration_limit_ends_the_turn_with_an_error() {
             let msgs = r.body["messages"].as_array().unwrap().clone();
             let cut = msgs
                 .iter()
-                .rposition(|m| m["role"] == "user" && m["content"] == "stop looping")
+                .rposition(|m| {
+                    m["role"] == "user"
+                        && (m["content"] == "stop looping"
+                            || m["content"][0]["text"] == "stop looping")
+                })
                 .unwrap();
             r.body["messages"] = Value::Array(msgs[..cut].to_vec());
             r
@@ -1476,7 +1480,7 @@ async fn providers_list_their_models() {
             ]),
             "{kind:?}"
         );
-        let reqs = mock.requests();
+        let reqs = mock.listings();
         match kind {
             ProviderKind::OpenAi => {
                 assert_eq!(reqs.len(), 1);

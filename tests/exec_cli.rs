@@ -158,7 +158,14 @@ async fn usage_and_config_errors_exit_2_with_a_clear_message() {
 
     let r = env
         .run(
-            &["exec", "--base-url", "http://127.0.0.1:9/v1", "-"],
+            &[
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "mock-model",
+                "-",
+            ],
             &[],
             "  \n",
         )
@@ -170,7 +177,14 @@ async fn usage_and_config_errors_exit_2_with_a_clear_message() {
     std::fs::write(&cfg, "model = \"m\"\n\n[shell]\ntimeout_secs = \"long\"\n").unwrap();
     let r = env
         .run(
-            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "mock-model",
+                "hi",
+            ],
             &[],
             "",
         )
@@ -190,7 +204,14 @@ async fn usage_and_config_errors_exit_2_with_a_clear_message() {
     std::fs::write(&cfg, "approval = \"ask\"\nmodle = \"typo\"\n").unwrap();
     let r = env
         .run(
-            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "mock-model",
+                "hi",
+            ],
             &[],
             "",
         )
@@ -210,7 +231,14 @@ async fn usage_and_config_errors_exit_2_with_a_clear_message() {
     .unwrap();
     let r = env
         .run(
-            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "mock-model",
+                "hi",
+            ],
             &[],
             "",
         )
@@ -368,7 +396,7 @@ async fn the_prompt_can_come_from_stdin() {
     let url = mock.openai_url();
     let r = env
         .run(
-            &["exec", "--base-url", &url, "-"],
+            &["exec", "--base-url", &url, "--model", "mock-model", "-"],
             &[("OPENAI_API_KEY", SECRET)],
             "a prompt\nover two lines\n",
         )
@@ -405,7 +433,14 @@ async fn piped_input_goes_along_with_a_prompt_argument() {
     let diff = "diff --git a/x b/x\n+```rust\n+fn x() {}\n+```\n";
     let r = env
         .run(
-            &["exec", "--base-url", &url, "review this diff"],
+            &[
+                "exec",
+                "--base-url",
+                &url,
+                "--model",
+                "mock-model",
+                "review this diff",
+            ],
             &[("OPENAI_API_KEY", SECRET)],
             diff,
         )
@@ -419,7 +454,14 @@ async fn piped_input_goes_along_with_a_prompt_argument() {
     let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
     let url = mock.openai_url();
     env.run(
-        &["exec", "--base-url", &url, "just this"],
+        &[
+            "exec",
+            "--base-url",
+            &url,
+            "--model",
+            "mock-model",
+            "just this",
+        ],
         &[("OPENAI_API_KEY", SECRET)],
         "",
     )
@@ -444,6 +486,8 @@ async fn anthropic_works_through_the_binary() {
                 "anthropic",
                 "--base-url",
                 &url,
+                "--model",
+                "mock-model",
                 "--json",
                 "look",
             ],
@@ -507,15 +551,24 @@ async fn failed_turns_exit_1() {
     // A server that is not there at all.
     let r = env
         .run(
-            &["exec", "--base-url", "http://127.0.0.1:9/v1", "hi"],
+            &[
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "mock-model",
+                "hi",
+            ],
             &[("OPENAI_API_KEY", SECRET)],
             "",
         )
         .await;
     assert_eq!(r.code, 1);
     assert!(
-        r.stderr
-            .contains("could not reach http://127.0.0.1:9/v1/chat/completions"),
+        r.stderr.contains(
+            "nothing answers at http://127.0.0.1:9/v1/chat/completions (connection refused): \
+             is the server at http://127.0.0.1:9 running?"
+        ),
         "{}",
         r.stderr
     );
@@ -580,6 +633,8 @@ async fn api_keys_never_reach_output_files_or_child_processes() {
                 "full-auto",
                 "--base-url",
                 &mock.openai_url(),
+                "--model",
+                "mock-model",
                 "go",
             ],
             &[("OPENAI_API_KEY", SECRET), ("RUST_LOG", "trace")],
@@ -615,7 +670,15 @@ async fn sigint_interrupts_the_turn_and_exits_130() {
     let url = mock.openai_url();
     let child = env
         .command(
-            &["exec", "--json", "--base-url", &url, "hi"],
+            &[
+                "exec",
+                "--json",
+                "--base-url",
+                &url,
+                "--model",
+                "mock-model",
+                "hi",
+            ],
             &[("OPENAI_API_KEY", SECRET)],
         )
         .spawn()

@@ -58,9 +58,22 @@ pub(crate) fn estimate(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| match m {
             Message::User(t) => t.len() + 16,
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+                carried,
+            } => {
+                // Reasoning that goes back is read again (encrypted
+                // items are about as long as the text they hold).
+                let carried = if carried.is_empty() {
+                    0
+                } else {
+                    reasoning.len().max(512)
+                };
                 text.len()
                     + 16
+                    + carried
                     + tool_calls
                         .iter()
                         .map(|c| c.name.len() + c.arguments.len() + c.id.len() + 16)
@@ -121,13 +134,17 @@ impl Conversation {
 pub(crate) fn window(shared: &Shared) -> Option<u64> {
     shared
         .context_window
-        .or_else(|| crate::provider::models::context_window(&shared.model()))
+        .or_else(|| shared.model_info(&shared.model()).context_window)
 }
 
 /// Tells the front end how full the context is.
 pub(crate) fn report(shared: &Shared, conv: &Conversation) {
+    let tokens = conv.context_tokens();
+    shared
+        .context_tokens
+        .store(tokens, std::sync::atomic::Ordering::Relaxed);
     shared.emitter.emit(AgentEvent::ContextUpdated {
-        tokens: conv.context_tokens(),
+        tokens,
         window: window(shared),
     });
 }
@@ -200,7 +217,9 @@ fn transcript(messages: &[Message], max_chars: usize) -> String {
         .iter()
         .map(|m| match m {
             Message::User(t) => format!("PERSON:\n{t}"),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut out = format!("ASSISTANT:\n{text}");
                 for c in tool_calls {
                     out.push_str(&format!(
@@ -249,6 +268,7 @@ struct Quiet;
 
 impl StreamObserver for Quiet {
     fn text_delta(&mut self, _text: &str) {}
+    fn reasoning_delta(&mut self, _text: &str) {}
     fn retrying(&mut self, _notice: &RetryNotice) {}
 }
 
@@ -276,18 +296,19 @@ pub(crate) async fn compact(
         max_chars,
     ))];
     let model = shared.model();
-    let request = ChatRequest {
-        model: &model,
-        system: SUMMARY_PROMPT,
-        messages: &input,
-        tools: &[],
-    };
+    let mut request = ChatRequest::new(&model, SUMMARY_PROMPT, &input, &[]);
+    request.effort = shared.effort();
     let completion = match shared.provider.complete(request, &mut Quiet, cancel).await {
         Ok(c) => c,
         Err(crate::provider::ProviderError::Cancelled) => return Err(CompactError::Interrupted),
         Err(e) => return Err(CompactError::Provider(e.to_string())),
     };
-    conv.usage.add(completion.usage);
+    let mut usage = completion.usage;
+    if usage.cost_usd.is_none() {
+        usage.cost_usd = shared.price(&model).map(|p| p.cost(&usage));
+    }
+    conv.usage.add(usage);
+    shared.spend(&model, usage);
     let summary = completion.text.trim();
     if summary.is_empty() {
         return Err(CompactError::Empty);
@@ -342,14 +363,14 @@ mod tests {
     }
 
     fn call(id: &str, args: &str) -> Message {
-        Message::Assistant {
-            text: String::new(),
-            tool_calls: vec![ToolCall {
+        Message::assistant(
+            String::new(),
+            vec![ToolCall {
                 id: id.into(),
                 name: "read_file".into(),
                 arguments: args.into(),
             }],
-        }
+        )
     }
 
     fn result(id: &str, content: &str) -> Message {
@@ -369,10 +390,7 @@ mod tests {
             result("a", &big),
             call("b", "{}"),
             result("b", &big),
-            Message::Assistant {
-                text: "done".into(),
-                tool_calls: vec![],
-            },
+            Message::assistant("done", vec![]),
         ];
         for budget in [0, 10, 1000, 1100, 2100, 100_000] {
             let Some(at) = split_point(&messages, budget) else {
@@ -423,13 +441,11 @@ mod tests {
             messages: vec![user("hi")],
             ..Conversation::default()
         };
-        conv.messages.push(Message::Assistant {
-            text: "hello".into(),
-            tool_calls: vec![],
-        });
+        conv.messages.push(Message::assistant("hello", vec![]));
         conv.counted(crate::protocol::Usage {
             input_tokens: 1000,
             output_tokens: 10,
+            ..Default::default()
         });
         assert_eq!(conv.context_tokens(), 1010);
         conv.messages.push(user(&"z".repeat(4000)));

@@ -8,7 +8,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, Emitter, Shared, dispatch};
-use crate::protocol::{AgentEvent, ErrorKind, Usage};
+use crate::protocol::{AgentEvent, ErrorKind, StopReason, Usage};
 use crate::provider::{
     ChatRequest, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
 };
@@ -23,6 +23,13 @@ struct TurnObserver<'a> {
 impl StreamObserver for TurnObserver<'_> {
     fn text_delta(&mut self, text: &str) {
         self.emitter.emit(AgentEvent::AssistantDelta {
+            turn_id: self.turn_id,
+            text: text.to_string(),
+        });
+    }
+
+    fn reasoning_delta(&mut self, text: &str) {
+        self.emitter.emit(AgentEvent::ReasoningDelta {
             turn_id: self.turn_id,
             text: text.to_string(),
         });
@@ -88,6 +95,8 @@ pub(crate) async fn run_turn(
         })
         .await;
     crate::session::history::push_user(&mut conv.messages, prompt);
+    // Where this turn's messages begin (a refused turn is taken out).
+    let turn_start = conv.messages.len().saturating_sub(1);
     let mut iterations = 0u32;
     let mut limit = shared.max_tool_iterations;
     let mut turn_usage = Usage::default();
@@ -123,6 +132,8 @@ pub(crate) async fn run_turn(
             system: &shared.system_prompt,
             messages: &conv.messages,
             tools: &tools.schemas,
+            effort: shared.effort(),
+            cache_key: Some(&shared.session_id),
         };
         shared.record_now(Item::Request { turn: turn_id }).await;
         let mut observer = TurnObserver { emitter, turn_id };
@@ -162,9 +173,16 @@ pub(crate) async fn run_turn(
                 return fail(ErrorKind::Provider, format!("provider error: {e}")).await;
             }
         };
+        let mut completion = completion;
+        if completion.usage.cost_usd.is_none() {
+            completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
+        }
+        let stop = completion.stop();
         turn_usage.add(completion.usage);
         conv.usage.add(completion.usage);
-        let calls = unique_ids(completion.tool_calls);
+        shared.spend(&model, completion.usage);
+        completion.tool_calls = unique_ids(std::mem::take(&mut completion.tool_calls));
+        let calls = completion.tool_calls.clone();
         shared
             .record(Item::Assistant {
                 turn: turn_id,
@@ -178,12 +196,16 @@ pub(crate) async fn run_turn(
                     })
                     .collect(),
                 usage: completion.usage,
+                reasoning: completion.reasoning.clone(),
+                carried: completion.carried.clone(),
+                model: model.clone(),
             })
             .await;
         emitter.emit(AgentEvent::UsageUpdated {
             turn_id,
             last: completion.usage,
             total: conv.usage,
+            model: model.clone(),
         });
         if !completion.text.is_empty() {
             emitter.emit(AgentEvent::AssistantMessage {
@@ -191,11 +213,23 @@ pub(crate) async fn run_turn(
                 text: completion.text.clone(),
             });
         }
+        // A paused turn (Anthropic's long server-side work) goes on with
+        // what it has so far.
+        if stop == StopReason::PauseTurn && calls.is_empty() && iterations < limit {
+            iterations += 1;
+            conv.messages.push(completion.message());
+            conv.counted(completion.usage);
+            continue;
+        }
         if calls.is_empty() {
-            conv.messages.push(Message::Assistant {
-                text: completion.text.clone(),
-                tool_calls: Vec::new(),
-            });
+            if stop == StopReason::Refusal {
+                // A refused exchange stays out of the conversation, or the
+                // model keeps refusing what follows (Anthropic's advice).
+                conv.messages.truncate(turn_start);
+                shared.record(Item::Refused { turn: turn_id }).await;
+            } else {
+                conv.messages.push(completion.message());
+            }
             conv.counted(completion.usage);
             super::compact::report(shared, conv);
             shared.record(Item::TurnEnd { turn: turn_id }).await;
@@ -205,6 +239,8 @@ pub(crate) async fn run_turn(
                 text: completion.text,
                 iterations,
                 usage: turn_usage,
+                stop_reason: stop,
+                model,
             });
             return;
         }
@@ -231,10 +267,7 @@ pub(crate) async fn run_turn(
                     })
                     .await;
             }
-            conv.messages.push(Message::Assistant {
-                text: completion.text,
-                tool_calls: calls,
-            });
+            conv.messages.push(completion.message());
             conv.messages.push(Message::ToolResults(refused));
             conv.counted(completion.usage);
             tracing::warn!(%message, "turn stopped");
@@ -247,10 +280,7 @@ pub(crate) async fn run_turn(
             "executing tool calls"
         );
         let outputs = dispatch::run_calls(shared, turn_id, &calls, &cancel).await;
-        conv.messages.push(Message::Assistant {
-            text: completion.text,
-            tool_calls: calls,
-        });
+        conv.messages.push(completion.message());
         conv.messages.push(Message::ToolResults(outputs));
         // The results are estimated until the next response counts them.
         conv.counted_before_results(completion.usage);

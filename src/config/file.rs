@@ -36,6 +36,8 @@ pub struct ConfigFile {
     /// Settings of the built-in tools (user config only: a workspace
     /// could point them at hosts of its choosing).
     pub tools: Option<ToolsSection>,
+    /// `[models."NAME"]`.
+    pub models: Option<std::collections::BTreeMap<String, ModelSection>>,
     /// `[mcp_servers.NAME]`.
     pub mcp_servers: Option<std::collections::BTreeMap<String, super::mcp::ServerEntry>>,
 }
@@ -138,8 +140,37 @@ pub struct ProviderSection {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub model: Option<String>,
-    /// Cap on output tokens per response (Anthropic requires one).
+    /// Cap on output tokens per response (Anthropic requires one: the
+    /// model's own cap, at most 32,000, by default).
     pub max_tokens: Option<u32>,
+    /// `[openai]`: `chat` or `responses` (default: `responses` on
+    /// OpenAI's own API, `chat` elsewhere).
+    pub wire_api: Option<crate::provider::WireApi>,
+    /// How hard a reasoning model thinks: none, minimal, low, medium,
+    /// high, xhigh.
+    pub reasoning_effort: Option<crate::provider::Effort>,
+    /// `[openai]` on Responses: `auto` (default), `concise`, `detailed`
+    /// or `none`.
+    pub reasoning_summary: Option<String>,
+    /// `[anthropic]`: extended thinking with this budget of tokens (at
+    /// least 1,024); 0 turns it off.
+    pub thinking_budget: Option<u32>,
+    /// Fields added to every request body as they are, for a server's
+    /// own switches (`extra_body = { thinking = { type = "enabled" } }`).
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `[models."NAME"]`: what Lathe should know of a model (each field
+/// wins over what the server says and the built-in table).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub vision: Option<bool>,
+    pub reasoning: Option<bool>,
+    /// US dollars per million tokens.
+    pub price: Option<crate::provider::models::Price>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -229,12 +260,27 @@ impl ConfigFile {
             tools,
             mcp_servers
         );
-        section(&mut self.openai, other.openai, |m, t| {
-            take!(m, t, base_url, api_key, model, max_tokens);
-        });
-        section(&mut self.anthropic, other.anthropic, |m, t| {
-            take!(m, t, base_url, api_key, model, max_tokens);
-        });
+        section(&mut self.models, other.models, |m, t| m.extend(t));
+        for (mine, theirs) in [
+            (&mut self.openai, other.openai),
+            (&mut self.anthropic, other.anthropic),
+        ] {
+            section(mine, theirs, |m, t| {
+                take!(
+                    m,
+                    t,
+                    base_url,
+                    api_key,
+                    model,
+                    max_tokens,
+                    wire_api,
+                    reasoning_effort,
+                    reasoning_summary,
+                    thinking_budget,
+                    extra_body
+                );
+            });
+        }
         section(&mut self.shell, other.shell, |m, mut t| {
             // Hiding adds up: a later layer cannot unhide by replacing.
             if let (Some(mine), Some(theirs)) = (m.hidden_paths.as_mut(), t.hidden_paths.take()) {

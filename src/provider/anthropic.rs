@@ -1,31 +1,42 @@
 //! The Anthropic Messages wire format, streaming.
 //!
-//! Requests go to `{base_url}/v1/messages` with `stream: true`, the system
-//! prompt as a cached text block, and `max_tokens`. Text arrives in
-//! `text_delta`s; each tool call is a `tool_use` content block whose input
-//! arrives as `input_json_delta` pieces. Tool results go back as
-//! `tool_result` blocks (with `is_error`) in one user message. The end
-//! marker is the `message_stop` event; `error` events report overloads,
-//! which are retried.
-
-use std::collections::BTreeMap;
+//! Requests go to `{base_url}/v1/messages` with `stream: true` and
+//! `max_tokens`. Text arrives in `text_delta`s; each tool call is a
+//! `tool_use` content block whose input arrives as `input_json_delta`
+//! pieces; thinking as `thinking` blocks (`thinking_delta`s, then a
+//! `signature_delta`) or opaque `redacted_thinking` blocks. Tool results
+//! go back as `tool_result` blocks (with `is_error`) in one user message,
+//! and thinking blocks go back unmodified, ahead of the calls they led to
+//! (the server answers 400 otherwise). The end marker is the
+//! `message_stop` event; `error` events report overloads, which are
+//! retried.
+//!
+//! Caching: a request marks four cache breakpoints: the tools, the
+//! system prompt, the newest message and the one that was newest a round
+//! ago, so every round of a tool loop reads the whole history from the
+//! cache and writes only what it adds. Usage in `message_start` is
+//! updated by `message_delta`, whose counts are cumulative.
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
-    ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings, StreamObserver,
-    ToolCall,
+    Carried, ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings,
+    StreamObserver, ToolCall, WireApi,
 };
 use crate::protocol::Usage;
 
 const API_VERSION: &str = "2023-06-01";
+
+/// Thinking between tool calls (interleaved thinking): a beta flag that
+/// servers without it ignore.
+const BETA: &str = "interleaved-thinking-2025-05-14";
 
 pub struct Anthropic {
     driver: HttpDriver,
@@ -33,7 +44,19 @@ pub struct Anthropic {
     /// `{base_url}/v1/models`.
     models_url: String,
     headers: HeaderMap,
-    max_tokens: u32,
+    options: Options,
+}
+
+/// What every request of this provider asks for, beside the conversation.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `max_tokens`; `None`: the model's known cap (at most 32,000), else
+    /// 8,192.
+    pub max_tokens: Option<u32>,
+    /// The thinking budget; `None`: from the request's effort, else off.
+    pub thinking_budget: Option<u32>,
+    pub effort: Option<super::Effort>,
+    pub extra_body: Map<String, Value>,
 }
 
 impl Anthropic {
@@ -53,6 +76,10 @@ impl Anthropic {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
+        headers.insert(
+            HeaderName::from_static("anthropic-beta"),
+            HeaderValue::from_static(BETA),
+        );
         if let Some(key) = &settings.api_key {
             let value = sensitive(key.expose()).ok_or_else(|| {
                 ProviderError::Malformed(
@@ -70,7 +97,12 @@ impl Anthropic {
             url,
             models_url,
             headers,
-            max_tokens: settings.max_output_tokens.max(1),
+            options: Options {
+                max_tokens: settings.max_output_tokens,
+                thinking_budget: settings.thinking_budget,
+                effort: settings.effort,
+                extra_body: settings.extra_body,
+            },
         })
     }
 }
@@ -79,6 +111,10 @@ impl Anthropic {
 impl Provider for Anthropic {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn wire(&self) -> WireApi {
+        WireApi::Anthropic
     }
 
     async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
@@ -107,7 +143,7 @@ impl Wire for Anthropic {
     }
 
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
-        serde_json::to_vec(&request_body(req, self.max_tokens)).unwrap_or_default()
+        serde_json::to_vec(&request_body(req, &self.options)).unwrap_or_default()
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -136,10 +172,14 @@ impl Wire for Anthropic {
             out.push(ev(
                 json!({"type": "content_block_start", "index": index, "content_block": block}),
             ));
+            out.push(ev(json!({"type": "content_block_stop", "index": index})));
         }
         out.push(ev(json!({
             "type": "message_delta",
-            "delta": {"stop_reason": body.get("stop_reason")},
+            "delta": {
+                "stop_reason": body.get("stop_reason"),
+                "stop_details": body.get("stop_details"),
+            },
             "usage": usage,
         })));
         out.push(ev(json!({"type": "message_stop"})));
@@ -147,66 +187,137 @@ impl Wire for Anthropic {
     }
 }
 
+/// The output cap of a request: what is configured, else the model's own
+/// (at most 32,000), else 8,192; always above the thinking budget.
+fn max_tokens(model: &str, configured: Option<u32>, budget: Option<u32>) -> u32 {
+    let cap = configured.unwrap_or_else(|| {
+        super::models::output_cap(model)
+            .map_or(8_192, |c| u32::try_from(c.min(32_000)).unwrap_or(32_000))
+    });
+    match budget {
+        Some(b) if cap <= b => b.saturating_add(4_096),
+        _ => cap.max(1),
+    }
+}
+
 /// The body of a streaming Messages request, borrowing the conversation.
-pub fn request_body<'a>(req: &ChatRequest<'a>, max_tokens: u32) -> Body<'a> {
+pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a> {
+    // An effort asked for now (`/effort`, `--effort`) wins over the
+    // configured budget, which wins over the configured effort.
+    let budget = match req.effort {
+        Some(e) => e.thinking_budget(),
+        None => options
+            .thinking_budget
+            .or_else(|| options.effort.and_then(super::Effort::thinking_budget)),
+    }
+    .filter(|b| *b >= 1_024);
     let mut messages = Vec::with_capacity(req.messages.len());
     for m in req.messages {
         match m {
             Message::User(text) => messages.push(Msg {
                 role: "user",
-                content: Content::Text(text),
+                content: vec![Part::Text {
+                    text,
+                    cache_control: None,
+                }],
             }),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::with_capacity(tool_calls.len() + 1);
+            Message::Assistant {
+                text,
+                tool_calls,
+                carried,
+                ..
+            } => {
+                let mut blocks = Vec::with_capacity(tool_calls.len() + 2);
+                // Thinking first, then the text, then each call after
+                // the thinking that came just before it.
+                let ours = |blocks: &mut Vec<Part<'a>>, call: Option<&str>| {
+                    blocks.extend(
+                        carried
+                            .iter()
+                            .filter(|c| {
+                                c.wire == WireApi::Anthropic && c.call_id.as_deref() == call
+                            })
+                            .map(|c| Part::Raw(&c.item)),
+                    );
+                };
+                ours(&mut blocks, None);
                 if !text.is_empty() {
-                    blocks.push(Part::Text { text });
+                    blocks.push(Part::Text {
+                        text,
+                        cache_control: None,
+                    });
                 }
-                blocks.extend(tool_calls.iter().map(|c| Part::ToolUse {
-                    id: &c.id,
-                    name: &c.name,
-                    input: object_input(&c.arguments),
-                }));
+                for c in tool_calls {
+                    ours(&mut blocks, Some(&c.id));
+                    blocks.push(Part::ToolUse {
+                        id: &c.id,
+                        name: &c.name,
+                        input: object_input(&c.arguments),
+                    });
+                }
                 if !blocks.is_empty() {
                     messages.push(Msg {
                         role: "assistant",
-                        content: Content::Blocks(blocks),
+                        content: blocks,
                     });
                 }
             }
             Message::ToolResults(results) => messages.push(Msg {
                 role: "user",
-                content: Content::Blocks(
-                    results
-                        .iter()
-                        .map(|r| Part::ToolResult {
-                            tool_use_id: &r.call_id,
-                            content: &r.content,
-                            is_error: r.is_error,
-                        })
-                        .collect(),
-                ),
+                content: results
+                    .iter()
+                    .map(|r| Part::ToolResult {
+                        tool_use_id: &r.call_id,
+                        content: &r.content,
+                        is_error: r.is_error,
+                        cache_control: None,
+                    })
+                    .collect(),
             }),
         }
     }
+    // The rolling breakpoints: the newest message, and the newest of the
+    // request before (two messages back in a tool loop), so this round
+    // reads what the last one wrote.
+    let n = messages.len();
+    let mut marked = 0;
+    for at in [n.checked_sub(1), n.checked_sub(3)].into_iter().flatten() {
+        if marked < 2
+            && let Some(last) = messages[at].content.last_mut()
+            && last.mark()
+        {
+            marked += 1;
+        }
+    }
+    let mut tools: Vec<ToolDef<'a>> = req
+        .tools
+        .iter()
+        .map(|t| ToolDef {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.parameters,
+            cache_control: None,
+        })
+        .collect();
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(EPHEMERAL);
+    }
     Body {
         model: req.model,
-        max_tokens,
+        max_tokens: max_tokens(req.model, options.max_tokens, budget),
         messages,
         stream: true,
         system: (!req.system.is_empty()).then_some([SystemBlock {
             kind: "text",
             text: req.system,
-            cache_control: CacheControl { kind: "ephemeral" },
+            cache_control: EPHEMERAL,
         }]),
-        tools: req
-            .tools
-            .iter()
-            .map(|t| ToolDef {
-                name: &t.name,
-                description: &t.description,
-                input_schema: &t.parameters,
-            })
-            .collect(),
+        tools,
+        thinking: budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        extra: &options.extra_body,
     }
 }
 
@@ -237,19 +348,23 @@ pub struct Body<'a> {
     system: Option<[SystemBlock<'a>; 1]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDef<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Serialize)]
 struct Msg<'a> {
     role: &'static str,
-    content: Content<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    Text(&'a str),
-    Blocks(Vec<Part<'a>>),
+    content: Vec<Part<'a>>,
 }
 
 #[derive(Serialize)]
@@ -257,6 +372,8 @@ enum Content<'a> {
 enum Part<'a> {
     Text {
         text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: &'a str,
@@ -268,7 +385,26 @@ enum Part<'a> {
         content: &'a str,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
+    /// A block the server sent, going back as it came.
+    #[serde(untagged)]
+    Raw(&'a Value),
+}
+
+impl Part<'_> {
+    /// Puts a cache breakpoint on this block; `false` for a block that
+    /// cannot take one here (thinking, a call).
+    fn mark(&mut self) -> bool {
+        match self {
+            Part::Text { cache_control, .. } | Part::ToolResult { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            Part::ToolUse { .. } | Part::Raw(_) => false,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -279,17 +415,21 @@ struct SystemBlock<'a> {
     cache_control: CacheControl,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 struct CacheControl {
     #[serde(rename = "type")]
     kind: &'static str,
 }
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 #[derive(Serialize)]
 struct ToolDef<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 enum Block {
@@ -300,19 +440,67 @@ enum Block {
         json: String,
         initial: Value,
     },
+    /// Thinking, with its text and signature as they stream.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// Opaque thinking, sent back as it came.
+    Redacted(Value),
     Other,
 }
 
 #[derive(Default)]
 struct Decoder {
     text: String,
-    blocks: BTreeMap<u64, Block>,
+    reasoning: String,
+    /// Blocks by index, in the order they came.
+    blocks: Vec<(u64, Block)>,
     usage: Usage,
     stop_reason: Option<String>,
+    /// Why the server refused, when it says.
+    refusal: Option<String>,
 }
 
 fn u64_at(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+impl Decoder {
+    fn block(&mut self, index: u64) -> Option<&mut Block> {
+        self.blocks
+            .iter_mut()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b)
+    }
+
+    /// Counts from `message_start`, or the cumulative ones of a
+    /// `message_delta` (each field it has replaces the one before).
+    fn count(&mut self, u: &Value) {
+        let field = |k: &str| u.get(k).and_then(Value::as_u64);
+        let fresh = field("input_tokens");
+        let write = field("cache_creation_input_tokens");
+        let read = field("cache_read_input_tokens");
+        if fresh.is_some() || write.is_some() || read.is_some() {
+            let uncached = fresh.unwrap_or_else(|| self.usage.uncached_input());
+            let write = write.unwrap_or(self.usage.cache_write_tokens);
+            let read = read.unwrap_or(self.usage.cache_read_tokens);
+            self.usage.input_tokens = uncached + write + read;
+            self.usage.cache_write_tokens = write;
+            self.usage.cache_read_tokens = read;
+        }
+        if let Some(out) = field("output_tokens") {
+            self.usage.output_tokens = out;
+        }
+        if let Some(t) = u
+            .get("output_tokens_details")
+            .and_then(|d| d.get("thinking_tokens"))
+            .and_then(Value::as_u64)
+        {
+            self.usage.reasoning_tokens = t;
+        }
+    }
 }
 
 impl StreamDecoder for Decoder {
@@ -336,14 +524,18 @@ impl StreamDecoder for Decoder {
         match kind {
             "message_start" => {
                 if let Some(u) = v.get("message").and_then(|m| m.get("usage")) {
-                    self.usage.input_tokens = u64_at(u, "input_tokens")
-                        + u64_at(u, "cache_creation_input_tokens")
-                        + u64_at(u, "cache_read_input_tokens");
-                    self.usage.output_tokens = u64_at(u, "output_tokens");
+                    self.count(u);
                 }
             }
             "content_block_start" => {
                 let block = v.get("content_block").cloned().unwrap_or(Value::Null);
+                let str_of = |k: &str| {
+                    block
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
                 let b = match block.get("type").and_then(Value::as_str) {
                     Some("text") => {
                         if let Some(t) = block.get("text").and_then(Value::as_str)
@@ -355,57 +547,82 @@ impl StreamDecoder for Decoder {
                         Block::Text
                     }
                     Some("tool_use") => Block::Tool {
-                        id: block
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        name: block
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
+                        id: str_of("id"),
+                        name: str_of("name"),
                         json: String::new(),
                         initial: block.get("input").cloned().unwrap_or(Value::Null),
                     },
+                    Some("thinking") => {
+                        let thinking = str_of("thinking");
+                        if !thinking.is_empty() {
+                            self.reasoning.push_str(&thinking);
+                            obs.reasoning_delta(&thinking);
+                        }
+                        Block::Thinking {
+                            thinking,
+                            signature: str_of("signature"),
+                        }
+                    }
+                    Some("redacted_thinking") => Block::Redacted(block),
                     _ => Block::Other,
                 };
-                self.blocks.insert(index, b);
+                self.blocks.push((index, b));
             }
             "content_block_delta" => {
                 let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                let piece = |k: &str| delta.get(k).and_then(Value::as_str);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        if let Some(t) = delta.get("text").and_then(Value::as_str) {
+                        if let Some(t) = piece("text") {
                             self.text.push_str(t);
                             obs.text_delta(t);
                         }
                     }
                     Some("input_json_delta") => {
-                        if let (Some(Block::Tool { json, .. }), Some(p)) = (
-                            self.blocks.get_mut(&index),
-                            delta.get("partial_json").and_then(Value::as_str),
-                        ) {
+                        if let (Some(p), Some(Block::Tool { json, .. })) =
+                            (piece("partial_json"), self.block(index))
+                        {
                             json.push_str(p);
                         }
                     }
-                    // thinking, signature and citation deltas are not shown.
+                    Some("thinking_delta") => {
+                        if let Some(t) = piece("thinking") {
+                            if let Some(Block::Thinking { thinking, .. }) = self.block(index) {
+                                thinking.push_str(t);
+                            }
+                            self.reasoning.push_str(t);
+                            obs.reasoning_delta(t);
+                        }
+                    }
+                    Some("signature_delta") => {
+                        if let (Some(p), Some(Block::Thinking { signature, .. })) =
+                            (piece("signature"), self.block(index))
+                        {
+                            signature.push_str(p);
+                        }
+                    }
+                    // citation deltas and types added later.
                     _ => {}
                 }
             }
             "message_delta" => {
-                if let Some(r) = v
-                    .get("delta")
+                let delta = v.get("delta");
+                if let Some(r) = delta
                     .and_then(|d| d.get("stop_reason"))
                     .and_then(Value::as_str)
                 {
                     self.stop_reason = Some(r.to_string());
+                    if r == "refusal" {
+                        let why = delta
+                            .and_then(|d| d.get("stop_details"))
+                            .and_then(|d| d.get("explanation"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        self.refusal = Some(why.to_string());
+                    }
                 }
                 if let Some(u) = v.get("usage") {
-                    let out = u64_at(u, "output_tokens");
-                    if out > 0 {
-                        self.usage.output_tokens = out;
-                    }
+                    self.count(u);
                 }
             }
             "message_stop" => return Ok(true),
@@ -430,10 +647,12 @@ impl StreamDecoder for Decoder {
         if !saw_end {
             return Err(ProviderError::Incomplete("no `message_stop` event".into()));
         }
-        let tool_calls = self
-            .blocks
-            .into_values()
-            .filter_map(|b| match b {
+        let mut tool_calls = Vec::new();
+        let mut carried = Vec::new();
+        // Thinking goes back before the call that followed it.
+        let mut waiting: Vec<Value> = Vec::new();
+        for (_, b) in self.blocks {
+            match b {
                 Block::Tool {
                     id,
                     name,
@@ -449,20 +668,44 @@ impl StreamDecoder for Decoder {
                     } else {
                         json
                     };
-                    Some(ToolCall {
+                    let call_id = (!tool_calls.is_empty()).then(|| id.clone());
+                    carried.extend(waiting.drain(..).map(|item| Carried {
+                        wire: WireApi::Anthropic,
+                        call_id: call_id.clone(),
+                        item,
+                    }));
+                    tool_calls.push(ToolCall {
                         id,
                         name,
                         arguments,
-                    })
+                    });
                 }
-                Block::Text | Block::Other => None,
-            })
-            .collect();
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => waiting.push(json!({
+                    "type": "thinking",
+                    "thinking": thinking,
+                    "signature": signature,
+                })),
+                Block::Redacted(block) => waiting.push(block),
+                Block::Text | Block::Other => {}
+            }
+        }
+        // Thinking with no call after it leads the message.
+        carried.extend(waiting.into_iter().map(|item| Carried {
+            wire: WireApi::Anthropic,
+            call_id: None,
+            item,
+        }));
         Ok(Completion {
             text: self.text,
             tool_calls,
             usage: self.usage,
             stop_reason: self.stop_reason,
+            reasoning: self.reasoning,
+            carried,
+            refusal: self.refusal,
         })
     }
 }
@@ -511,7 +754,9 @@ mod tests {
             c.usage,
             Usage {
                 input_tokens: 25,
-                output_tokens: 33
+                output_tokens: 33,
+                cache_read_tokens: 5,
+                ..Default::default()
             }
         );
         assert_eq!(c.stop_reason.as_deref(), Some("tool_use"));
@@ -545,7 +790,8 @@ mod tests {
             c.usage,
             Usage {
                 input_tokens: 9,
-                output_tokens: 4
+                output_tokens: 4,
+                ..Default::default()
             }
         );
     }
@@ -568,14 +814,14 @@ mod tests {
     fn request_body_uses_the_native_shapes() {
         let messages = vec![
             Message::User("hi".into()),
-            Message::Assistant {
-                text: "ok".into(),
-                tool_calls: vec![ToolCall {
+            Message::assistant(
+                "ok",
+                vec![ToolCall {
                     id: "t1".into(),
                     name: "read_file".into(),
                     arguments: "not json".into(),
                 }],
-            },
+            ),
             Message::ToolResults(vec![ToolOutput {
                 call_id: "t1".into(),
                 content: r#"{"error":"invalid arguments"}"#.into(),
@@ -584,12 +830,17 @@ mod tests {
         ];
         let body = serde_json::to_value(request_body(
             &ChatRequest {
+                effort: None,
+                cache_key: None,
                 model: "claude",
                 system: "sys",
                 messages: &messages,
                 tools: &[],
             },
-            1024,
+            &Options {
+                max_tokens: Some(1024),
+                ..Options::default()
+            },
         ))
         .unwrap();
         assert_eq!(body["max_tokens"], 1024);

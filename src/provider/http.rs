@@ -198,6 +198,75 @@ impl HttpDriver {
             })
     }
 
+    /// What an OpenAI-style server says of `model` (see
+    /// [`super::Provider::model_info`]): its `/models` entry, else
+    /// llama.cpp's `/props`, else Ollama's `/api/show`. `root` is the
+    /// server without its `/v1`.
+    pub(crate) async fn model_details(
+        &self,
+        models_url: &str,
+        root: &str,
+        headers: &HeaderMap,
+        model: &str,
+    ) -> super::models::ModelInfo {
+        const EACH: Duration = Duration::from_secs(5);
+        let mut headers = headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        let get = |url: String, body: Option<Value>| {
+            let req = match &body {
+                Some(b) => self
+                    .client
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(b.to_string()),
+                None => self.client.get(url),
+            }
+            .headers(headers.clone());
+            async move {
+                let resp = tokio::time::timeout(EACH, req.send()).await.ok()?.ok()?;
+                if !resp.status().is_success() {
+                    return None;
+                }
+                let bytes = tokio::time::timeout(EACH, read_capped(resp, 4 << 20))
+                    .await
+                    .ok()?
+                    .ok()?;
+                serde_json::from_slice::<Value>(&bytes).ok()
+            }
+        };
+        let mut info = super::models::ModelInfo::default();
+        if let Some(list) = get(models_url.to_string(), None).await
+            && let Some(entry) = list.get("data").and_then(Value::as_array).and_then(|d| {
+                d.iter()
+                    .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+            })
+        {
+            info = super::models::from_listing(entry);
+        }
+        if info.context_window.is_none()
+            && let Some(props) = get(format!("{root}/props"), None).await
+        {
+            info.context_window = props
+                .pointer("/default_generation_settings/n_ctx")
+                .and_then(Value::as_u64)
+                .filter(|n| *n > 0);
+        }
+        if info.context_window.is_none()
+            && let Some(show) = get(
+                format!("{root}/api/show"),
+                Some(serde_json::json!({ "model": model })),
+            )
+            .await
+        {
+            info = info.or(super::models::from_ollama_show(&show));
+        }
+        info
+    }
+
     async fn list_models_now(
         &self,
         url: &str,
@@ -308,10 +377,7 @@ impl HttpDriver {
             .body(body)
             .send()
             .await
-            .map_err(|e| ProviderError::Connect {
-                url: url.to_string(),
-                detail: chain(&e),
-            })?;
+            .map_err(|e| connect_error(url, &e))?;
         let status = resp.status();
         if status.is_redirection() {
             let location = resp
@@ -394,6 +460,25 @@ impl HttpDriver {
     }
 }
 
+/// Why a request did not reach the server. A server on this machine that
+/// refuses the connection is not running: said at once, not retried.
+fn connect_error(url: &str, e: &reqwest::Error) -> ProviderError {
+    let detail = chain(e);
+    if is_loopback(url) && detail.to_ascii_lowercase().contains("connection refused") {
+        let origin = reqwest::Url::parse(url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_else(|_| url.to_string());
+        return ProviderError::Refused {
+            url: url.to_string(),
+            origin,
+        };
+    }
+    ProviderError::Connect {
+        url: url.to_string(),
+        detail,
+    }
+}
+
 /// The most of a JSON response body read; past it the response is refused.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// The most of an error body read (its message is all that is used).
@@ -415,7 +500,7 @@ async fn read_capped(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, Str
 }
 
 /// Whether `url` points at this machine (a local model server).
-fn is_loopback(url: &str) -> bool {
+pub fn is_loopback(url: &str) -> bool {
     let Ok(u) = reqwest::Url::parse(url) else {
         return false;
     };
@@ -524,6 +609,39 @@ pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nothing listens on a port of this machine: the error says so at
+    /// once (no retries), and asks whether the server runs.
+    #[tokio::test]
+    async fn a_refused_local_server_fails_at_once() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/v1");
+        let mut settings = ProviderSettings::new(super::super::ProviderKind::OpenAi, url.clone());
+        settings.retry.base_delay = Duration::from_secs(5);
+        let p = super::super::build(settings).unwrap();
+        let messages = [super::super::Message::User("hi".into())];
+        let started = std::time::Instant::now();
+        let e = p
+            .complete(
+                ChatRequest::new("m", "", &messages, &[]),
+                &mut super::super::NoopObserver,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(e, ProviderError::Refused { .. }), "{e:?}");
+        assert!(
+            e.to_string().contains(&format!(
+                "is the server at http://127.0.0.1:{port} running?"
+            )),
+            "{e}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(4), "no retries");
+    }
 
     #[test]
     fn loopback_urls_are_recognised() {

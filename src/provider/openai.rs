@@ -1,27 +1,39 @@
 //! The OpenAI Chat Completions wire format, streaming.
 //!
 //! Requests go to `{base_url}/chat/completions` with `stream: true` and
-//! `stream_options.include_usage`. Text arrives as `delta.content`; tool
-//! calls as `delta.tool_calls[]` entries keyed by `index`, whose `arguments`
-//! arrive in pieces and are appended. Tool results go back as `tool` role
-//! messages with their `tool_call_id`. The end marker is `data: [DONE]`; a
-//! stream that closes cleanly after a `finish_reason` is accepted too, since
-//! some compatible servers never send the marker.
+//! `stream_options.include_usage`. Text arrives as `delta.content` (a
+//! string, or Mistral's array of typed parts); reasoning as
+//! `delta.reasoning_content` (DeepSeek, llama.cpp, xAI), `delta.reasoning`
+//! (vLLM, Ollama, Groq, OpenRouter) or `reasoning_details` (OpenRouter);
+//! a refusal as `delta.refusal`; tool calls as `delta.tool_calls[]`
+//! entries keyed by `index`, whose `arguments` arrive in pieces (or whole,
+//! as a JSON object, from some proxies) and are appended. Tool results go
+//! back as `tool` role messages with their `tool_call_id`. The end marker
+//! is `data: [DONE]`; a stream that closes cleanly after a `finish_reason`
+//! is accepted too, since some compatible servers never send the marker.
+//!
+//! What a thinking model must get back goes back with the assistant
+//! message that carried tool calls: its `reasoning_content` or
+//! `reasoning` (DeepSeek answers 400 without it), OpenRouter's
+//! `reasoning_details`, and Gemini's thought signatures on their calls
+//! (`extra_content`). A server that refuses those fields is asked again
+//! without them, and never sent them again.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::Serialize;
-use serde_json::Value;
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
-    ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings, StreamObserver,
-    ToolCall,
+    Carried, ChatRequest, Completion, Effort, Message, Provider, ProviderError, ProviderSettings,
+    StreamObserver, ToolCall, WireApi,
 };
 use crate::protocol::Usage;
 
@@ -33,6 +45,23 @@ pub struct OpenAi {
     headers: HeaderMap,
     /// Cleared for good when the server rejects `stream_options`.
     include_usage: AtomicBool,
+    /// Cleared for good when the server refuses reasoning fields on
+    /// assistant messages (Groq does).
+    carry_reasoning: AtomicBool,
+    options: BodyOptions,
+}
+
+/// What every request of this provider adds to the conversation.
+#[derive(Debug, Clone, Default)]
+pub struct BodyOptions {
+    /// The output cap, and the name the server knows it by
+    /// (`max_completion_tokens` on OpenAI's API, `max_tokens` elsewhere).
+    pub max_tokens: Option<(&'static str, u32)>,
+    pub effort: Option<Effort>,
+    /// Send `prompt_cache_key` (OpenAI's own API; other servers may
+    /// refuse fields they do not know).
+    pub cache_key: bool,
+    pub extra_body: Map<String, Value>,
 }
 
 impl OpenAi {
@@ -43,29 +72,80 @@ impl OpenAi {
         } else {
             format!("{base}/chat/completions")
         };
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        if let Some(key) = &settings.api_key {
-            let value = sensitive(&format!("Bearer {}", key.expose())).ok_or_else(|| {
-                ProviderError::Malformed(
-                    "the API key contains characters a header cannot carry".into(),
-                )
-            })?;
-            headers.insert(AUTHORIZATION, value);
-        }
+        let headers = bearer_headers(&settings)?;
         let models_url = format!(
             "{}/models",
             url.strip_suffix("/chat/completions").unwrap_or(base)
         );
+        let official = super::is_openai_host(&settings.base_url);
+        let groq = reqwest::Url::parse(&settings.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+            .is_some_and(|h| h == "groq.com" || h.ends_with(".groq.com"));
         Ok(Self {
             driver: HttpDriver::new(&settings)?,
             url,
             models_url,
             headers,
             include_usage: AtomicBool::new(true),
+            carry_reasoning: AtomicBool::new(!groq),
+            options: BodyOptions {
+                max_tokens: settings.max_output_tokens.map(|n| {
+                    (
+                        if official {
+                            "max_completion_tokens"
+                        } else {
+                            "max_tokens"
+                        },
+                        n,
+                    )
+                }),
+                effort: settings.effort,
+                cache_key: official,
+                extra_body: settings.extra_body,
+            },
         })
     }
+}
+
+/// `Content-Type`, `Accept` and the bearer key, as OpenAI-style servers
+/// take them.
+pub(crate) fn bearer_headers(settings: &ProviderSettings) -> Result<HeaderMap, ProviderError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    if let Some(key) = &settings.api_key {
+        let value = sensitive(&format!("Bearer {}", key.expose())).ok_or_else(|| {
+            ProviderError::Malformed("the API key contains characters a header cannot carry".into())
+        })?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    Ok(headers)
+}
+
+/// The server's root, from its `/models` URL: without `/models` and the
+/// `/v1` before it (where llama.cpp's `/props` and Ollama's `/api/show`
+/// are).
+pub(crate) fn server_root(models_url: &str) -> &str {
+    let base = models_url.strip_suffix("/models").unwrap_or(models_url);
+    base.strip_suffix("/v1").unwrap_or(base)
+}
+
+/// Whether a 400 says the server does not take reasoning fields on the
+/// messages it is sent back.
+fn refuses_reasoning(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    (m.contains("reasoning") || m.contains("extra_content"))
+        && [
+            "unsupported",
+            "not supported",
+            "not permitted",
+            "unknown",
+            "unrecognized",
+            "extra",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 #[async_trait]
@@ -74,9 +154,24 @@ impl Provider for OpenAi {
         "openai"
     }
 
+    fn wire(&self) -> WireApi {
+        WireApi::Chat
+    }
+
     async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
         self.driver
             .list_models(&self.models_url, &self.headers)
+            .await
+    }
+
+    async fn model_info(&self, model: &str) -> super::models::ModelInfo {
+        // OpenAI's own list says nothing but names.
+        if super::is_openai_host(&self.models_url) {
+            return super::models::ModelInfo::default();
+        }
+        let root = super::openai::server_root(&self.models_url);
+        self.driver
+            .model_details(&self.models_url, root, &self.headers, model)
             .await
     }
 
@@ -86,19 +181,34 @@ impl Provider for OpenAi {
         observer: &mut dyn StreamObserver,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        match self.driver.run(self, request, observer, cancel).await {
-            // A few strict servers refuse `stream_options`; go on without usage.
-            Err(ProviderError::Http {
-                status: 400 | 422,
-                message,
-                ..
-            }) if message.contains("stream_options")
-                && self.include_usage.swap(false, Ordering::Relaxed) =>
-            {
-                tracing::warn!(%message, "server rejected stream_options; retrying without usage reporting");
-                self.driver.run(self, request, observer, cancel).await
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.driver.run(self, request, observer, cancel).await {
+                // A few strict servers refuse `stream_options`; go on without usage.
+                Err(ProviderError::Http {
+                    status: 400 | 422,
+                    message,
+                    ..
+                }) if tries < 3
+                    && message.contains("stream_options")
+                    && self.include_usage.swap(false, Ordering::Relaxed) =>
+                {
+                    tracing::warn!(%message, "server rejected stream_options; retrying without usage reporting");
+                }
+                // Reasoning fields sent back: left out from now on.
+                Err(ProviderError::Http {
+                    status: 400 | 422,
+                    message,
+                    ..
+                }) if tries < 3
+                    && refuses_reasoning(&message)
+                    && self.carry_reasoning.swap(false, Ordering::Relaxed) =>
+                {
+                    tracing::warn!(%message, "server refused reasoning fields; retrying without them");
+                }
+                other => return other,
             }
-            other => other,
         }
     }
 }
@@ -113,7 +223,11 @@ impl Wire for OpenAi {
     }
 
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
-        let mut body = request_body(req);
+        let mut body = request_body(
+            req,
+            &self.options,
+            self.carry_reasoning.load(Ordering::Relaxed),
+        );
         if !self.include_usage.load(Ordering::Relaxed) {
             body.stream_options = None;
         }
@@ -143,8 +257,8 @@ impl Wire for OpenAi {
 
 /// The body of a streaming Chat Completions request. It borrows the
 /// conversation, so building it copies nothing; serializing it is the only
-/// pass over the history.
-pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
+/// pass over the history. `carry` sends back what thinking models need.
+pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a BodyOptions, carry: bool) -> Body<'a> {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(Msg::System {
@@ -154,20 +268,44 @@ pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
     for m in req.messages {
         match m {
             Message::User(text) => messages.push(Msg::User { content: text }),
-            Message::Assistant { text, tool_calls } => messages.push(Msg::Assistant {
-                content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| CallDef {
-                        id: &c.id,
-                        kind: "function",
-                        function: FnCall {
-                            name: &c.name,
-                            arguments: &c.arguments,
-                        },
-                    })
-                    .collect(),
-            }),
+            Message::Assistant {
+                text,
+                tool_calls,
+                carried,
+                ..
+            } => {
+                let ours = |call: Option<&str>| {
+                    carried
+                        .iter()
+                        .filter(move |c| {
+                            c.wire == WireApi::Chat && c.call_id.as_deref() == call && carry
+                        })
+                        .collect::<Vec<&Carried>>()
+                };
+                messages.push(Msg::Assistant {
+                    content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
+                    tool_calls: tool_calls
+                        .iter()
+                        .map(|c| CallDef {
+                            id: &c.id,
+                            kind: "function",
+                            function: FnCall {
+                                name: &c.name,
+                                arguments: &c.arguments,
+                            },
+                            extra: Fields(ours(Some(&c.id))),
+                        })
+                        .collect(),
+                    // Reasoning goes back with the calls it led to (a
+                    // plain answer's is not wanted, and some servers
+                    // refuse it there).
+                    extra: Fields(if tool_calls.is_empty() {
+                        Vec::new()
+                    } else {
+                        ours(None)
+                    }),
+                });
+            }
             Message::ToolResults(results) => {
                 messages.extend(results.iter().map(|r| Msg::Tool {
                     tool_call_id: &r.call_id,
@@ -176,6 +314,10 @@ pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
             }
         }
     }
+    let (cap_name, cap) = match options.max_tokens {
+        Some((name, n)) => (Some(name), Some(n)),
+        None => (None, None),
+    };
     Body {
         model: req.model,
         messages,
@@ -195,6 +337,13 @@ pub fn request_body<'a>(req: &ChatRequest<'a>) -> Body<'a> {
                 },
             })
             .collect(),
+        reasoning_effort: req.effort.or(options.effort).map(Effort::as_str),
+        prompt_cache_key: req.cache_key.filter(|_| options.cache_key),
+        cap: Cap {
+            name: cap_name,
+            value: cap,
+        },
+        extra: &options.extra_body,
     }
 }
 
@@ -207,6 +356,48 @@ pub struct Body<'a> {
     stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDef<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(flatten)]
+    cap: Cap,
+    /// The config's `extra_body`, as written.
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+/// The output cap under the name the server knows it by.
+struct Cap {
+    name: Option<&'static str>,
+    value: Option<u32>,
+}
+
+impl Serialize for Cap {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let (Some(name), Some(value)) = (self.name, self.value) {
+            map.serialize_entry(name, &value)?;
+        }
+        map.end()
+    }
+}
+
+/// The fields of carried items, merged into the object they belong to.
+struct Fields<'a>(Vec<&'a Carried>);
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for c in &self.0 {
+            if let Value::Object(fields) = &c.item {
+                for (k, v) in fields {
+                    map.serialize_entry(k, v)?;
+                }
+            }
+        }
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -228,6 +419,8 @@ enum Msg<'a> {
         content: Option<&'a str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<CallDef<'a>>,
+        #[serde(flatten)]
+        extra: Fields<'a>,
     },
     Tool {
         tool_call_id: &'a str,
@@ -241,6 +434,8 @@ struct CallDef<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     function: FnCall<'a>,
+    #[serde(flatten)]
+    extra: Fields<'a>,
 }
 
 #[derive(Serialize)]
@@ -268,34 +463,221 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// Fields to send back with the call (Gemini's `extra_content`).
+    extra: Map<String, Value>,
+}
+
+/// Which reasoning field a server streams (the one it takes back).
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum ReasoningField {
+    #[default]
+    None,
+    ReasoningContent,
+    Reasoning,
 }
 
 #[derive(Default)]
 struct Decoder {
     text: String,
-    calls: BTreeMap<u64, PartialCall>,
+    reasoning: String,
+    field: ReasoningField,
+    /// OpenRouter's `reasoning_details`, merged by their index.
+    details: Vec<Value>,
+    refusal: Option<String>,
+    calls: Vec<PartialCall>,
+    /// The call each `index` is streaming now.
+    by_index: HashMap<u64, usize>,
     usage: Usage,
     finish_reason: Option<String>,
 }
 
 impl Decoder {
-    /// Which call a `tool_calls` delta belongs to. Servers that omit
-    /// `index` (some send each call whole) are keyed by id: a new id is a
-    /// new call, no id continues the last one.
-    fn call_index(&self, index: Option<u64>, id: Option<&str>) -> u64 {
-        if let Some(i) = index {
-            return i;
+    /// Which call a `tool_calls` delta belongs to. A delta with an id that
+    /// differs from the call at its index starts a new call (Gemini sends
+    /// parallel calls all at `index: 0`); servers that omit `index` (some
+    /// send each call whole) are keyed by id: a new id is a new call, no id
+    /// continues the last one.
+    fn call_slot(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let new = |calls: &mut Vec<PartialCall>| {
+            calls.push(PartialCall::default());
+            calls.len() - 1
+        };
+        match (index, id) {
+            (Some(i), id) => {
+                let current = self.by_index.get(&i).copied();
+                let slot = match (current, id) {
+                    (Some(s), Some(id))
+                        if !self.calls[s].id.is_empty() && self.calls[s].id != id =>
+                    {
+                        new(&mut self.calls)
+                    }
+                    (Some(s), _) => s,
+                    (None, _) => new(&mut self.calls),
+                };
+                self.by_index.insert(i, slot);
+                slot
+            }
+            (None, Some(id)) => match self.calls.iter().position(|c| c.id == id) {
+                Some(s) => s,
+                None => new(&mut self.calls),
+            },
+            (None, None) if !self.calls.is_empty() => self.calls.len() - 1,
+            (None, None) => new(&mut self.calls),
         }
-        let last = self.calls.keys().next_back().copied();
-        match (id, last) {
-            (Some(id), _) => self
-                .calls
-                .iter()
-                .find(|(_, c)| c.id == id)
-                .map_or_else(|| last.map_or(0, |l| l + 1), |(i, _)| *i),
-            (None, Some(l)) => l,
-            (None, None) => 0,
+    }
+
+    fn reasoning_piece(&mut self, text: &str, field: ReasoningField, obs: &mut dyn StreamObserver) {
+        if text.is_empty() {
+            return;
         }
+        if self.field == ReasoningField::None {
+            self.field = field;
+        }
+        self.reasoning.push_str(text);
+        obs.reasoning_delta(text);
+    }
+
+    /// OpenRouter's `reasoning_details`: each piece is merged into the
+    /// detail of its `index` (text and signature appended), so the whole
+    /// goes back as the provider sent it.
+    fn detail_pieces(&mut self, pieces: &[Value]) {
+        for piece in pieces {
+            let Some(obj) = piece.as_object() else {
+                continue;
+            };
+            let index = obj.get("index").and_then(Value::as_u64);
+            let kind = obj.get("type").and_then(Value::as_str);
+            let same = self.details.iter_mut().rev().find(|d| {
+                index.is_some()
+                    && d.get("index").and_then(Value::as_u64) == index
+                    && d.get("type").and_then(Value::as_str) == kind
+            });
+            match same.and_then(Value::as_object_mut) {
+                Some(d) => {
+                    for (k, v) in obj {
+                        match (d.get_mut(k), v) {
+                            (Some(Value::String(have)), Value::String(more))
+                                if matches!(
+                                    k.as_str(),
+                                    "text" | "summary" | "data" | "signature"
+                                ) =>
+                            {
+                                have.push_str(more);
+                            }
+                            (Some(_), Value::Null) => {}
+                            _ => {
+                                d.insert(k.clone(), v.clone());
+                            }
+                        }
+                    }
+                }
+                None => self.details.push(piece.clone()),
+            }
+        }
+    }
+
+    fn content(&mut self, content: &Value, obs: &mut dyn StreamObserver) {
+        match content {
+            Value::String(text) if !text.is_empty() => {
+                self.text.push_str(text);
+                obs.text_delta(text);
+            }
+            // Mistral: typed parts, `text` and `thinking` (itself parts).
+            Value::Array(parts) => {
+                for part in parts {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            if let Some(t) = part.get("text").and_then(Value::as_str)
+                                && !t.is_empty()
+                            {
+                                self.text.push_str(t);
+                                obs.text_delta(t);
+                            }
+                        }
+                        Some("thinking") => {
+                            let texts: Vec<&str> = match part.get("thinking") {
+                                Some(Value::String(t)) => vec![t.as_str()],
+                                Some(Value::Array(inner)) => inner
+                                    .iter()
+                                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                                    .collect(),
+                                _ => Vec::new(),
+                            };
+                            for t in texts {
+                                if !t.is_empty() {
+                                    self.reasoning.push_str(t);
+                                    obs.reasoning_delta(t);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The error a chunk reports, in any of the shapes servers use:
+/// `{"error": {...}}` (OpenAI, OpenRouter, SGLang, newer vLLM),
+/// `{"error": "..."}`, and vLLM's flat `{"object": "error", "message"}`.
+fn chunk_error(chunk: &Value) -> Option<ProviderError> {
+    let (message, code) = match chunk.get("error") {
+        Some(Value::Object(err)) => (
+            err.get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| Value::Object(err.clone()).to_string(), str::to_string),
+            err.get("code").cloned().unwrap_or(Value::Null),
+        ),
+        Some(Value::String(m)) => (m.clone(), Value::Null),
+        Some(Value::Null) | None => {
+            if chunk.get("object").and_then(Value::as_str) != Some("error") {
+                return None;
+            }
+            (
+                chunk
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the server reported an error")
+                    .to_string(),
+                chunk.get("code").cloned().unwrap_or(Value::Null),
+            )
+        }
+        Some(other) => (other.to_string(), Value::Null),
+    };
+    let retryable = match &code {
+        Value::String(c) => matches!(
+            c.as_str(),
+            "server_error" | "rate_limit_exceeded" | "overloaded" | "internal_error"
+        ),
+        Value::Number(n) => n.as_u64().is_some_and(|n| n == 429 || n >= 500),
+        _ => false,
+    };
+    Some(ProviderError::Stream { message, retryable })
+}
+
+/// Token counts in any of the shapes OpenAI-style servers report them.
+fn usage_of(u: &Value) -> Usage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    let input = n(u.get("prompt_tokens"));
+    let cached = n(u
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens")))
+    .max(n(u.get("prompt_cache_hit_tokens")));
+    Usage {
+        input_tokens: input,
+        output_tokens: n(u.get("completion_tokens")),
+        cache_read_tokens: cached.min(input),
+        cache_write_tokens: 0,
+        reasoning_tokens: n(u
+            .get("completion_tokens_details")
+            .and_then(|d| d.get("reasoning_tokens"))),
+        // OpenRouter says what the request cost.
+        cost_usd: u
+            .get("cost")
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0),
     }
 }
 
@@ -318,37 +700,63 @@ impl StreamDecoder for Decoder {
                 shorten(data, 200)
             ))
         })?;
-        if let Some(err) = chunk.get("error") {
-            let message = err
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| err.to_string(), str::to_string);
-            let code = err.get("code").and_then(Value::as_str).unwrap_or("");
-            let retryable = matches!(code, "server_error" | "rate_limit_exceeded" | "overloaded");
-            return Err(ProviderError::Stream { message, retryable });
+        if let Some(err) = chunk_error(&chunk) {
+            return Err(err);
         }
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.usage = Usage {
-                input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                output_tokens: u
-                    .get("completion_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-            };
+            self.usage = usage_of(u);
         }
         let choices = chunk.get("choices").and_then(Value::as_array);
         for choice in choices.into_iter().flatten() {
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                if reason == "error" {
+                    return Err(ProviderError::Stream {
+                        message: "the server ended the answer with an error".into(),
+                        retryable: true,
+                    });
+                }
                 self.finish_reason = Some(reason.to_string());
             }
             let Some(delta) = choice.get("delta") else {
                 continue;
             };
-            if let Some(text) = delta.get("content").and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                self.text.push_str(text);
-                obs.text_delta(text);
+            // Reasoning: one field per server; OpenRouter sends the same
+            // text twice (`reasoning` and `reasoning_details`).
+            let rc = delta.get("reasoning_content").and_then(Value::as_str);
+            let r = delta.get("reasoning").and_then(Value::as_str);
+            match (rc, r) {
+                (Some(t), _) if !t.is_empty() => {
+                    self.reasoning_piece(t, ReasoningField::ReasoningContent, obs);
+                }
+                (_, Some(t)) if !t.is_empty() => {
+                    self.reasoning_piece(t, ReasoningField::Reasoning, obs);
+                }
+                _ => {}
+            }
+            if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+                if rc.is_none_or(str::is_empty) && r.is_none_or(str::is_empty) {
+                    for d in details {
+                        for key in ["text", "summary"] {
+                            if let Some(t) = d.get(key).and_then(Value::as_str)
+                                && !t.is_empty()
+                            {
+                                self.reasoning.push_str(t);
+                                obs.reasoning_delta(t);
+                            }
+                        }
+                    }
+                }
+                self.detail_pieces(details);
+            }
+            if let Some(content) = delta.get("content") {
+                self.content(content, obs);
+            }
+            if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+                let have = self.refusal.get_or_insert_with(String::new);
+                have.push_str(refusal);
+                if !refusal.is_empty() {
+                    obs.text_delta(refusal);
+                }
             }
             let calls = delta.get("tool_calls").and_then(Value::as_array);
             for tc in calls.into_iter().flatten() {
@@ -356,12 +764,15 @@ impl StreamDecoder for Decoder {
                     .get("id")
                     .and_then(Value::as_str)
                     .filter(|id| !id.is_empty());
-                let index = self.call_index(tc.get("index").and_then(Value::as_u64), id);
-                let entry = self.calls.entry(index).or_default();
+                let slot = self.call_slot(tc.get("index").and_then(Value::as_u64), id);
+                let entry = &mut self.calls[slot];
                 if let Some(id) = id
                     && entry.id.is_empty()
                 {
                     entry.id = id.to_string();
+                }
+                if let Some(extra) = tc.get("extra_content").filter(|v| !v.is_null()) {
+                    entry.extra.insert("extra_content".into(), extra.clone());
                 }
                 if let Some(f) = tc.get("function") {
                     if let Some(name) = f.get("name").and_then(Value::as_str)
@@ -369,8 +780,14 @@ impl StreamDecoder for Decoder {
                     {
                         entry.name.push_str(name);
                     }
-                    if let Some(args) = f.get("arguments").and_then(Value::as_str) {
-                        entry.arguments.push_str(args);
+                    match f.get("arguments") {
+                        Some(Value::String(args)) => entry.arguments.push_str(args),
+                        // A proxy that sends the arguments as a JSON object
+                        // (LiteLLM before Ollama): that object is them.
+                        Some(v @ (Value::Object(_) | Value::Array(_))) => {
+                            entry.arguments.push_str(&v.to_string());
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -384,30 +801,68 @@ impl StreamDecoder for Decoder {
                 "no `data: [DONE]` and no finish_reason".into(),
             ));
         }
+        let mut carried = Vec::new();
+        let field = match self.field {
+            ReasoningField::ReasoningContent => Some("reasoning_content"),
+            ReasoningField::Reasoning => Some("reasoning"),
+            ReasoningField::None => None,
+        };
+        let mut fields = Map::new();
+        if let Some(field) = field
+            && !self.reasoning.is_empty()
+        {
+            fields.insert(field.into(), Value::String(self.reasoning.clone()));
+        }
+        if !self.details.is_empty() {
+            fields.insert("reasoning_details".into(), Value::Array(self.details));
+        }
+        if !fields.is_empty() {
+            carried.push(Carried {
+                wire: WireApi::Chat,
+                call_id: None,
+                item: Value::Object(fields),
+            });
+        }
         // A call with no name is kept: the model is told no such tool
         // exists, rather than its turn ending in silence.
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .map(|(index, c)| ToolCall {
-                id: if c.id.is_empty() {
-                    format!("call_{index}_{:08x}", fastrand::u32(..))
-                } else {
-                    c.id
-                },
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for (index, c) in self.calls.into_iter().enumerate() {
+            let id = if c.id.is_empty() {
+                format!("call_{index}_{:08x}", fastrand::u32(..))
+            } else {
+                c.id
+            };
+            if !c.extra.is_empty() {
+                carried.push(Carried {
+                    wire: WireApi::Chat,
+                    call_id: Some(id.clone()),
+                    item: Value::Object(c.extra),
+                });
+            }
+            tool_calls.push(ToolCall {
+                id,
                 name: c.name,
                 arguments: if c.arguments.trim().is_empty() {
                     "{}".to_string()
                 } else {
                     c.arguments
                 },
-            })
-            .collect();
+            });
+        }
+        let mut text = self.text;
+        if text.trim().is_empty()
+            && let Some(r) = &self.refusal
+        {
+            text = r.clone();
+        }
         Ok(Completion {
-            text: self.text,
+            text,
             tool_calls,
             usage: self.usage,
             stop_reason: self.finish_reason,
+            reasoning: self.reasoning,
+            carried,
+            refusal: self.refusal.filter(|r| !r.trim().is_empty()),
         })
     }
 }
@@ -459,7 +914,8 @@ mod tests {
             c.usage,
             Usage {
                 input_tokens: 12,
-                output_tokens: 7
+                output_tokens: 7,
+                ..Default::default()
             }
         );
         assert_eq!(c.stop_reason.as_deref(), Some("tool_calls"));
@@ -530,14 +986,14 @@ mod tests {
     fn request_body_uses_the_native_shapes() {
         let messages = vec![
             Message::User("hi".into()),
-            Message::Assistant {
-                text: String::new(),
-                tool_calls: vec![ToolCall {
+            Message::assistant(
+                String::new(),
+                vec![ToolCall {
                     id: "c1".into(),
                     name: "read_file".into(),
                     arguments: r#"{"path":"a"}"#.into(),
                 }],
-            },
+            ),
             Message::ToolResults(vec![ToolOutput {
                 call_id: "c1".into(),
                 content: r#"{"content":"x"}"#.into(),
@@ -549,12 +1005,18 @@ mod tests {
             description: "d".into(),
             parameters: json!({"type": "object"}),
         }];
-        let body = serde_json::to_value(request_body(&ChatRequest {
-            model: "m",
-            system: "sys",
-            messages: &messages,
-            tools: &tools,
-        }))
+        let body = serde_json::to_value(request_body(
+            &ChatRequest {
+                effort: None,
+                cache_key: None,
+                model: "m",
+                system: "sys",
+                messages: &messages,
+                tools: &tools,
+            },
+            &BodyOptions::default(),
+            true,
+        ))
         .unwrap();
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["messages"][0]["role"], "system");

@@ -39,6 +39,16 @@ pub enum Item {
         provider: String,
         model: String,
         version: String,
+        /// Where the session's model is served, and the wire it speaks
+        /// (a resumed session goes back to them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wire: Option<crate::provider::WireApi>,
+    },
+    /// The person chose another model (`/model`).
+    Model {
+        model: String,
     },
     User {
         turn: u64,
@@ -55,6 +65,21 @@ pub enum Item {
         tool_calls: Vec<RecordedCall>,
         #[serde(default)]
         usage: Usage,
+        /// What the model thought, as shown.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning: String,
+        /// What goes back to the server verbatim (thinking signatures,
+        /// encrypted reasoning).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        carried: Vec<crate::provider::Carried>,
+        /// The model that answered.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
+    },
+    /// The model refused turn `turn`: the turn is left out of the
+    /// conversation (or the model keeps refusing what follows).
+    Refused {
+        turn: u64,
     },
     /// A call was approved and is about to run.
     Approved {
@@ -370,6 +395,8 @@ pub fn read(path: &Path) -> std::io::Result<Vec<Record>> {
 pub struct Rebuilt {
     pub messages: Vec<Message>,
     pub usage: Usage,
+    /// What each model used over the whole session (clears included).
+    pub by_model: std::collections::BTreeMap<String, Usage>,
     pub turns: u64,
     /// A note for the model about how the last turn ended, if it did not
     /// end well (prefixed to the next message).
@@ -393,6 +420,8 @@ pub struct Rebuilt {
 pub enum Shown {
     User(String),
     Assistant(String),
+    /// What the model thought before it answered.
+    Reasoning(String),
     Tool {
         call_id: String,
         name: String,
@@ -459,14 +488,19 @@ fn without_note(text: &str) -> &str {
 fn conversation_records(records: &[Record]) -> Vec<&Record> {
     let mut kept: Vec<&Record> = Vec::with_capacity(records.len());
     for r in records {
-        if let Item::Rewind {
-            turn,
-            conversation: true,
-            ..
-        } = &r.item
+        let rewound = match &r.item {
+            Item::Rewind {
+                turn,
+                conversation: true,
+                ..
+            }
+            | Item::Refused { turn } => Some(*turn),
+            _ => None,
+        };
+        if let Some(turn) = rewound
             && let Some(at) = kept
                 .iter()
-                .rposition(|k| matches!(&k.item, Item::User { turn: t, .. } if t == turn))
+                .rposition(|k| matches!(&k.item, Item::User { turn: t, .. } if *t == turn))
         {
             kept.truncate(at);
         }
@@ -586,7 +620,22 @@ pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (La
 /// The conversation `records` hold (from the last `/clear` on): messages
 /// in order, every tool call answered, in the order the model asked.
 pub fn rebuild(records: &[Record]) -> Rebuilt {
+    let mut by_model: std::collections::BTreeMap<String, Usage> = std::collections::BTreeMap::new();
+    let mut model = String::new();
+    for r in records {
+        match &r.item {
+            Item::Session { model: m, .. } | Item::Model { model: m } => model.clone_from(m),
+            Item::Assistant {
+                usage, model: m, ..
+            } => {
+                let m = if m.is_empty() { &model } else { m };
+                by_model.entry(m.clone()).or_default().add(*usage);
+            }
+            _ => {}
+        }
+    }
     let mut out = Rebuilt {
+        by_model,
         // Turn ids never repeat, whatever was cleared or rewound.
         turns: records
             .iter()
@@ -639,10 +688,11 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 text,
                 tool_calls,
                 usage,
+                reasoning,
+                carried,
                 ..
             } => {
-                out.usage.input_tokens += usage.input_tokens;
-                out.usage.output_tokens += usage.output_tokens;
+                out.usage.add(*usage);
                 let calls: Vec<ToolCall> = tool_calls
                     .iter()
                     .map(|c| ToolCall {
@@ -654,7 +704,12 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 out.messages.push(Message::Assistant {
                     text: text.clone(),
                     tool_calls: calls.clone(),
+                    reasoning: reasoning.clone(),
+                    carried: carried.clone(),
                 });
+                if !reasoning.trim().is_empty() {
+                    out.shown.push(Shown::Reasoning(reasoning.clone()));
+                }
                 if !text.trim().is_empty() {
                     out.shown.push(Shown::Assistant(text.clone()));
                 }
@@ -690,6 +745,9 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 ended.insert(*turn);
                 open_turn = None;
             }
+            Item::Refused { turn } => out.shown.push(Shown::Note(format!(
+                "the model refused turn {turn}; it was left out of the conversation"
+            ))),
             Item::TurnAborted { turn, reason } => {
                 ended.insert(*turn);
                 open_turn = None;
@@ -762,6 +820,9 @@ mod tests {
             rec(
                 3,
                 Item::Assistant {
+                    reasoning: String::new(),
+                    carried: Vec::new(),
+                    model: String::new(),
                     turn: 1,
                     text: String::new(),
                     tool_calls: vec![
@@ -779,6 +840,7 @@ mod tests {
                     usage: Usage {
                         input_tokens: 10,
                         output_tokens: 2,
+                        ..Default::default()
                     },
                 },
             ),
@@ -929,6 +991,9 @@ mod tests {
             rec(
                 5,
                 Item::Assistant {
+                    reasoning: String::new(),
+                    carried: Vec::new(),
+                    model: String::new(),
                     turn: 2,
                     text: "hi".into(),
                     tool_calls: vec![],
@@ -942,10 +1007,7 @@ mod tests {
             r.messages,
             vec![
                 Message::User("new".into()),
-                Message::Assistant {
-                    text: "hi".into(),
-                    tool_calls: vec![]
-                }
+                Message::assistant("hi", vec![])
             ]
         );
         assert_eq!(r.aborted, None);
@@ -961,6 +1023,9 @@ mod tests {
         })
         .await;
         rec.append(Item::Assistant {
+            reasoning: String::new(),
+            carried: Vec::new(),
+            model: String::new(),
             turn: 1,
             text: String::new(),
             tool_calls: vec![RecordedCall {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::history::{self, Item, Rebuilt};
 
 /// One session as `lathe sessions` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SessionInfo {
     pub id: String,
     pub workspace: PathBuf,
@@ -17,6 +17,16 @@ pub struct SessionInfo {
     pub last_activity: u64,
     pub first_prompt: String,
     pub turns: u64,
+    /// The provider, server, wire and model the session used last (a
+    /// resumed session goes back to them).
+    pub provider: String,
+    pub model: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire: Option<crate::provider::WireApi>,
+    /// What the session used and cost, over all its turns.
+    pub usage: crate::protocol::Usage,
 }
 
 /// Why a session cannot be resumed.
@@ -46,9 +56,26 @@ fn info(path: &Path) -> Option<SessionInfo> {
     let id = id_of(path)?;
     let records = history::read(path).ok()?;
     let first = records.first()?;
-    let Item::Session { workspace, .. } = &first.item else {
+    let Item::Session {
+        workspace,
+        provider,
+        model,
+        base_url,
+        wire,
+        ..
+    } = &first.item
+    else {
         return None;
     };
+    let mut model = model.clone();
+    let mut usage = crate::protocol::Usage::default();
+    for r in &records {
+        match &r.item {
+            Item::Model { model: m } => m.clone_into(&mut model),
+            Item::Assistant { usage: u, .. } => usage.add(*u),
+            _ => {}
+        }
+    }
     let first_prompt = records
         .iter()
         .find_map(|r| match &r.item {
@@ -67,7 +94,20 @@ fn info(path: &Path) -> Option<SessionInfo> {
         last_activity: records.last().map_or(first.ts, |r| r.ts),
         first_prompt,
         turns,
+        provider: provider.clone(),
+        model,
+        base_url: base_url.clone(),
+        wire: *wire,
+        usage,
     })
+}
+
+/// What `lathe resume`, `--continue` and `/resume` need to know of a
+/// session before opening it: where it was served and by which model.
+pub fn info_of(dir: &Path, id: &str) -> Option<SessionInfo> {
+    let path = history::history_path(dir, id);
+    id_of(&path)?;
+    info(&path)
 }
 
 /// The sessions in `dir` (of `workspace`, or all), newest activity first.
@@ -111,4 +151,30 @@ pub fn newest(dir: &Path, workspace: &Path) -> Result<String, StoreError> {
         .next()
         .map(|s| s.id)
         .ok_or(StoreError::NoneHere)
+}
+
+/// The flags for going on with `session`: its provider, server, wire and
+/// model, unless a flag names others. A flag that points at another
+/// provider or server drops the session's (its model may not be served
+/// there); `--model` alone keeps the session's server.
+pub fn resume_flags(
+    flags: &crate::config::Overrides,
+    session: &SessionInfo,
+) -> crate::config::Overrides {
+    use crate::provider::{ProviderKind, WireApi};
+    let provider = session.provider.parse::<ProviderKind>().ok();
+    let same_provider = flags.provider.is_none() || flags.provider == provider;
+    let same_server = flags.base_url.is_none() || flags.base_url == session.base_url;
+    let mut o = flags.clone();
+    if same_provider && same_server && provider.is_some() {
+        o.provider = o.provider.or(provider);
+        o.base_url = o.base_url.or_else(|| session.base_url.clone());
+        if provider == Some(ProviderKind::OpenAi) {
+            o.wire = o.wire.or(session.wire.filter(|w| *w != WireApi::Anthropic));
+        }
+        if !session.model.is_empty() {
+            o.model = o.model.or_else(|| Some(session.model.clone()));
+        }
+    }
+    o
 }

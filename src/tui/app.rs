@@ -175,6 +175,10 @@ pub struct App {
     /// Desktop notifications to raise (the `message` tool's `terminal`
     /// channel), written by the loop after the next frame.
     notifications: Vec<String>,
+    /// When the model began thinking in the response streaming now.
+    thinking_since: Option<Instant>,
+    /// What the last turn cost, when known.
+    last_turn_cost: Option<f64>,
     dirty: bool,
     now: Instant,
 }
@@ -265,6 +269,8 @@ impl App {
             limit_drawn: false,
             context: None,
             notifications: Vec::new(),
+            thinking_since: None,
+            last_turn_cost: None,
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,
@@ -675,6 +681,16 @@ impl App {
     }
 
     /// Reacts to one agent event.
+    /// The model moved on from thinking to its answer (or the turn
+    /// ended): the thinking cell folds, saying for how long.
+    fn end_thinking(&mut self, now: Instant) {
+        if let Some(since) = self.thinking_since.take() {
+            let took =
+                u64::try_from(now.saturating_duration_since(since).as_millis()).unwrap_or(u64::MAX);
+            self.transcript.end_thinking(took);
+        }
+    }
+
     fn end_turn(&mut self) {
         self.limit = None;
         self.turn_started = None;
@@ -777,6 +793,22 @@ impl App {
             NoticeKind::Info,
             format!("↶ rewound to before turn {turn}: {}", done.join("; ")),
         );
+    }
+
+    /// The server serves several models and none was named: the person
+    /// chooses (`/model ` is typed for them, the list below it).
+    pub fn choose_model(&mut self, models: Vec<String>) {
+        self.composer.set_models(models.clone());
+        self.notice(
+            NoticeKind::Info,
+            format!(
+                "this server serves {} models and none is configured; choose one with /model \
+                 NAME (Tab completes), or start with --model NAME",
+                models.len()
+            ),
+        );
+        self.models = Models::Known(models);
+        self.composer.set_text("/model ");
     }
 
     fn send(&mut self, text: String) {
@@ -964,6 +996,12 @@ impl App {
         if ctrl && key.code == KeyCode::Char('t') {
             return self.open_log();
         }
+        if ctrl && key.code == KeyCode::Char('o') {
+            if !self.transcript.toggle_thinking() {
+                self.flash("no thinking to show yet", now);
+            }
+            return;
+        }
         self.composer_key(key, now);
     }
 
@@ -1129,6 +1167,14 @@ impl App {
     fn on_composer(&mut self, action: ComposerAction, now: Instant) {
         match action {
             ComposerAction::None => {}
+            ComposerAction::Submit(text) if self.model.is_empty() => {
+                // Nothing to send it to yet: the text comes back.
+                self.composer.set_text(&text);
+                self.notice(
+                    NoticeKind::Warning,
+                    "choose a model first: /model NAME (Tab lists what the server serves)",
+                );
+            }
             ComposerAction::Submit(text) => {
                 if self.is_running() {
                     self.queued.push_back(text);
@@ -1242,6 +1288,7 @@ impl App {
                 .filter(|s| s.state == McpState::Starting)
                 .count(),
             context: self.context,
+            thinking: self.thinking_since.is_some(),
         };
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
@@ -1336,6 +1383,13 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
                 transcript.push(Cell::User(text.clone()));
             }
             Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
+            Shown::Reasoning(text) => transcript.push(Cell::Thinking(Box::new(
+                crate::tui::components::cells::ThinkingCell {
+                    text: text.clone(),
+                    done: true,
+                    ..Default::default()
+                },
+            ))),
             Shown::Note(text) => transcript.push(Cell::Notice(NoticeKind::Info, text.clone())),
             Shown::Tool {
                 call_id,

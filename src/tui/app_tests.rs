@@ -186,6 +186,8 @@ fn an_approval_round_trip_keeps_the_draft() {
     assert!(a.take_ops().is_empty(), "queued while the turn runs");
     a.on_agent_event(
         AgentEvent::TurnCompleted {
+            stop_reason: Default::default(),
+            model: String::new(),
             turn_id: 1,
             text: String::new(),
             iterations: 1,
@@ -620,6 +622,8 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
     // The turn ends: the next message goes, one at a time.
     a.on_agent_event(
         AgentEvent::TurnCompleted {
+            stop_reason: Default::default(),
+            model: String::new(),
             turn_id: 1,
             text: "done".into(),
             iterations: 1,
@@ -745,6 +749,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
         usage: Usage {
             input_tokens: 1200,
             output_tokens: 80,
+            ..Default::default()
         },
         shown: vec![
             Shown::User("fix the failing test".into()),
@@ -826,6 +831,8 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
     rt.block_on(async {
         let r = Recorder::open(dir.path(), "0193-other").unwrap();
         r.append(Item::Session {
+            base_url: None,
+            wire: None,
             workspace: "/work/project".into(),
             provider: "openai".into(),
             model: "m".into(),
@@ -945,6 +952,8 @@ fn the_context_meter_and_a_compaction_show() {
 fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
     a.on_agent_event(
         AgentEvent::TurnCompleted {
+            stop_reason: Default::default(),
+            model: String::new(),
             turn_id: id,
             text: text.into(),
             iterations: 1,

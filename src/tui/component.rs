@@ -249,6 +249,7 @@ mod tests {
             last_activity: 0,
             first_prompt: "hello".into(),
             turns: 1,
+            ..Default::default()
         }]);
         assert_eq!(
             Component::handle_key(&mut sessions, key(KeyCode::Enter), &events),

@@ -38,6 +38,12 @@ pub struct Reply {
     pub calls: Vec<Call>,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// What the model thinks first: `reasoning_content` deltas (Chat),
+    /// a signed thinking block (Anthropic), a reasoning item with a
+    /// summary and encrypted content (Responses).
+    pub reasoning: String,
+    /// Input tokens read from the cache (each wire's own field).
+    pub cached_tokens: u64,
 }
 
 impl Reply {
@@ -61,6 +67,18 @@ impl Reply {
     #[must_use]
     pub fn say(mut self, text: &str) -> Self {
         self.text.push_str(text);
+        self
+    }
+
+    #[must_use]
+    pub fn think(mut self, text: &str) -> Self {
+        self.reasoning.push_str(text);
+        self
+    }
+
+    #[must_use]
+    pub fn cached(mut self, tokens: u64) -> Self {
+        self.cached_tokens = tokens;
         self
     }
 
@@ -98,6 +116,12 @@ pub enum Step {
     Hang(Reply),
     /// A raw SSE body.
     Raw(String),
+    /// An HTTP error with this body as it is.
+    RawStatus {
+        status: u16,
+        body: String,
+        retry_after: Option<String>,
+    },
     /// A 200 with one JSON body, as from a server that does not stream.
     Json(Value),
 }
@@ -114,6 +138,9 @@ pub struct Recorded {
 struct Script {
     steps: VecDeque<Step>,
     requests: Vec<Recorded>,
+    /// `GET /v1/models` requests, apart (a client asks for the list when
+    /// it pleases; the chat requests stay in order).
+    listings: Vec<Recorded>,
     /// Replay the script forever instead of running out (benchmarks).
     cycle: bool,
     /// Keep no request records (benchmarks).
@@ -169,6 +196,7 @@ impl MockLlm {
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
+            .route("/v1/responses", post(handle))
             .route("/v1/models", axum::routing::get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -193,8 +221,14 @@ impl MockLlm {
         self.script.lock().unwrap().steps.push_back(step);
     }
 
+    /// The chat requests, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.script.lock().unwrap().requests.clone()
+    }
+
+    /// The model-list requests (`GET /v1/models`), in order.
+    pub fn listings(&self) -> Vec<Recorded> {
+        self.script.lock().unwrap().listings.clone()
     }
 
     pub fn remaining(&self) -> usize {
@@ -214,7 +248,7 @@ impl Drop for MockLlm {
 async fn models(State(script): State<Shared>, uri: Uri, headers: HeaderMap) -> Response {
     let models = {
         let mut s = script.lock().unwrap();
-        s.requests.push(Recorded {
+        s.listings.push(Recorded {
             path: uri.to_string(),
             headers: headers
                 .iter()
@@ -268,6 +302,7 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let anthropic = uri.path().ends_with("/messages");
+    let responses = uri.path().ends_with("/responses");
     let step = {
         let mut s = script.lock().unwrap();
         if !s.forget {
@@ -294,6 +329,8 @@ async fn handle(
     let events = |r: &Reply| {
         if anthropic {
             anthropic_events(r)
+        } else if responses {
+            responses_events(r)
         } else {
             openai_events(r)
         }
@@ -326,6 +363,19 @@ async fn handle(
             sse(hanging.boxed())
         }
         Step::Raw(text) => sse(stream::iter([Ok(text)]).boxed()),
+        Step::RawStatus {
+            status,
+            body,
+            retry_after,
+        } => {
+            let mut b = Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json");
+            if let Some(after) = retry_after {
+                b = b.header("retry-after", after);
+            }
+            b.body(Body::from(body)).unwrap()
+        }
         Step::Json(v) => Response::builder()
             .status(200)
             .header("content-type", "application/json")
@@ -397,6 +447,12 @@ pub fn openai_events(r: &Reply) -> Vec<String> {
         json!({"role": "assistant", "content": ""}),
         None,
     )];
+    for p in pieces(&r.reasoning, 9) {
+        out.push(openai_chunk(
+            json!({"content": null, "reasoning_content": p}),
+            None,
+        ));
+    }
     for p in pieces(&r.text, 7) {
         out.push(openai_chunk(json!({"content": p}), None));
     }
@@ -423,7 +479,8 @@ pub fn openai_events(r: &Reply) -> Vec<String> {
         "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
         "choices": [],
         "usage": {"prompt_tokens": r.input_tokens, "completion_tokens": r.output_tokens,
-                  "total_tokens": r.input_tokens + r.output_tokens},
+                  "total_tokens": r.input_tokens + r.output_tokens,
+                  "prompt_tokens_details": {"cached_tokens": r.cached_tokens}},
     });
     out.push(format!("data: {usage}\n\n"));
     out.push("data: [DONE]\n\n".to_string());
@@ -441,9 +498,34 @@ pub fn anthropic_events(r: &Reply) -> Vec<String> {
         json!({"type": "message_start", "message": {
             "id": "msg_mock", "type": "message", "role": "assistant", "content": [],
             "model": "mock", "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": r.input_tokens, "output_tokens": 1}}}),
+            "usage": {"input_tokens": r.input_tokens.saturating_sub(r.cached_tokens),
+                      "cache_read_input_tokens": r.cached_tokens, "output_tokens": 1}}}),
     )];
     let mut index = 0;
+    if !r.reasoning.is_empty() {
+        out.push(anthropic_event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ));
+        for p in pieces(&r.reasoning, 9) {
+            out.push(anthropic_event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "thinking_delta", "thinking": p}}),
+            ));
+        }
+        out.push(anthropic_event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index,
+                   "delta": {"type": "signature_delta", "signature": signature(&r.reasoning)}}),
+        ));
+        out.push(anthropic_event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
     if !r.text.is_empty() {
         out.push(anthropic_event(
             "content_block_start",
@@ -498,6 +580,108 @@ pub fn anthropic_events(r: &Reply) -> Vec<String> {
     out
 }
 
+/// A stand-in for the server's signature of `thinking`: the same
+/// thinking always signs the same.
+pub fn signature(thinking: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in thinking.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("sig-{h:016x}")
+}
+
+fn responses_event(data: Value) -> String {
+    let name = data["type"].as_str().unwrap_or("").to_string();
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// The reply as OpenAI Responses stream events: a reasoning item (its
+/// summary streamed, its encrypted content at its end), the message,
+/// each function call, then `response.completed` with usage.
+pub fn responses_events(r: &Reply) -> Vec<String> {
+    let mut out = vec![responses_event(json!({"type": "response.created",
+        "response": {"id": "resp_mock", "status": "in_progress", "output": []}}))];
+    let mut output = Vec::new();
+    let mut index = 0;
+    if !r.reasoning.is_empty() {
+        let id = "rs_mock";
+        out.push(responses_event(
+            json!({"type": "response.output_item.added",
+            "output_index": index, "item": {"type": "reasoning", "id": id, "summary": []}}),
+        ));
+        out.push(responses_event(
+            json!({"type": "response.reasoning_summary_part.added",
+            "item_id": id, "output_index": index, "summary_index": 0,
+            "part": {"type": "summary_text", "text": ""}}),
+        ));
+        for p in pieces(&r.reasoning, 9) {
+            out.push(responses_event(
+                json!({"type": "response.reasoning_summary_text.delta",
+                "item_id": id, "output_index": index, "summary_index": 0, "delta": p}),
+            ));
+        }
+        let item = json!({"type": "reasoning", "id": id,
+            "summary": [{"type": "summary_text", "text": r.reasoning}],
+            "encrypted_content": format!("enc-{}", signature(&r.reasoning))});
+        out.push(responses_event(json!({"type": "response.output_item.done",
+            "output_index": index, "item": item})));
+        output.push(item);
+        index += 1;
+    }
+    if !r.text.is_empty() {
+        let id = "msg_mock";
+        out.push(responses_event(
+            json!({"type": "response.output_item.added",
+            "output_index": index, "item": {"type": "message", "id": id, "role": "assistant",
+            "status": "in_progress", "content": []}}),
+        ));
+        for p in pieces(&r.text, 7) {
+            out.push(responses_event(
+                json!({"type": "response.output_text.delta",
+                "item_id": id, "output_index": index, "content_index": 0, "delta": p}),
+            ));
+        }
+        let item = json!({"type": "message", "id": id, "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": r.text, "annotations": []}]});
+        out.push(responses_event(json!({"type": "response.output_item.done",
+            "output_index": index, "item": item})));
+        output.push(item);
+        index += 1;
+    }
+    for (i, c) in r.calls.iter().enumerate() {
+        let id = format!("fc_mock_{i}");
+        out.push(responses_event(
+            json!({"type": "response.output_item.added",
+            "output_index": index, "item": {"type": "function_call", "id": id,
+            "call_id": c.id, "name": c.name, "arguments": "", "status": "in_progress"}}),
+        ));
+        for p in pieces(&c.arguments, 10) {
+            out.push(responses_event(
+                json!({"type": "response.function_call_arguments.delta",
+                "item_id": id, "output_index": index, "delta": p}),
+            ));
+        }
+        out.push(responses_event(
+            json!({"type": "response.function_call_arguments.done",
+            "item_id": id, "output_index": index, "arguments": c.arguments}),
+        ));
+        let item = json!({"type": "function_call", "id": id, "call_id": c.id, "name": c.name,
+            "arguments": c.arguments, "status": "completed"});
+        out.push(responses_event(json!({"type": "response.output_item.done",
+            "output_index": index, "item": item})));
+        output.push(item);
+        index += 1;
+    }
+    out.push(responses_event(json!({"type": "response.completed", "response": {
+        "id": "resp_mock", "status": "completed", "output": output,
+        "usage": {"input_tokens": r.input_tokens,
+                  "input_tokens_details": {"cached_tokens": r.cached_tokens},
+                  "output_tokens": r.output_tokens,
+                  "output_tokens_details": {"reasoning_tokens": if r.reasoning.is_empty() { 0 } else { 3 }},
+                  "total_tokens": r.input_tokens + r.output_tokens}}})));
+    out
+}
+
 /// The tool results a recorded request carries, by call id, in order, as
 /// `(call_id, content, is_error)`; works for both formats.
 pub fn tool_results(req: &Recorded) -> Vec<(String, Value, bool)> {
@@ -508,6 +692,27 @@ pub fn tool_results(req: &Recorded) -> Vec<(String, Value, bool)> {
         .iter()
         .rposition(|m| m["role"] == "assistant")
         .unwrap_or(0);
+    // The Responses wire: `function_call_output` items after the last call.
+    if let Some(input) = req.body["input"].as_array() {
+        let last_call = input
+            .iter()
+            .rposition(|i| i["type"] == "function_call" || i["role"] == "assistant")
+            .unwrap_or(0);
+        for i in input[last_call..]
+            .iter()
+            .filter(|i| i["type"] == "function_call_output")
+        {
+            let content = i["output"].as_str().unwrap_or("");
+            let value = serde_json::from_str(content).unwrap_or(Value::String(content.to_string()));
+            let is_error = value.get("error").is_some();
+            out.push((
+                i["call_id"].as_str().unwrap_or("").to_string(),
+                value,
+                is_error,
+            ));
+        }
+        return out;
+    }
     for m in &msgs[last_assistant..] {
         if m["role"] == "tool" {
             let content = m["content"].as_str().unwrap_or("");

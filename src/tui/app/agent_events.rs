@@ -12,6 +12,7 @@ impl App {
         match ev {
             ev @ (AgentEvent::TurnStarted { .. }
             | AgentEvent::AssistantDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::ProviderRetry { .. }
             | AgentEvent::ContextCompacted { .. }
@@ -34,6 +35,7 @@ impl App {
             | AgentEvent::Models { .. }
             | AgentEvent::UsageUpdated { .. }
             | AgentEvent::ContextUpdated { .. }
+            | AgentEvent::Cost { .. }
             | AgentEvent::Permissions { .. }) => self.on_status_event(ev, now),
         }
     }
@@ -49,11 +51,19 @@ impl App {
                 self.turn_started = Some(now);
                 self.composer.set_busy(true);
             }
-            AgentEvent::AssistantDelta { text, .. } => self.transcript.append_assistant(&text),
-            AgentEvent::AssistantMessage { text, .. }
-                if !self.transcript.set_last_assistant(&text) =>
-            {
-                self.transcript.push(Cell::Assistant(text));
+            AgentEvent::ReasoningDelta { text, .. } => {
+                self.thinking_since.get_or_insert(now);
+                self.transcript.append_thinking(&text);
+            }
+            AgentEvent::AssistantDelta { text, .. } => {
+                self.end_thinking(now);
+                self.transcript.append_assistant(&text);
+            }
+            AgentEvent::AssistantMessage { text, .. } => {
+                self.end_thinking(now);
+                if !self.transcript.set_last_assistant(&text) {
+                    self.transcript.push(Cell::Assistant(text));
+                }
             }
             AgentEvent::ProviderRetry {
                 attempt,
@@ -62,6 +72,7 @@ impl App {
                 reason,
                 ..
             } => {
+                self.thinking_since = None;
                 self.transcript.discard_partial_assistant();
                 self.notice(
                     NoticeKind::Warning,
@@ -101,13 +112,28 @@ impl App {
             } => {
                 self.limit = Some(((turn_id, rounds, more), Arming::pending()));
             }
-            AgentEvent::TurnCompleted { .. } => self.end_turn(),
+            AgentEvent::TurnCompleted {
+                stop_reason, usage, ..
+            } => {
+                self.end_thinking(now);
+                self.end_turn();
+                self.last_turn_cost = usage.cost_usd;
+                if let Some(note) = stop_reason.notice() {
+                    let kind = if stop_reason == crate::protocol::StopReason::MaxTokens {
+                        NoticeKind::Warning
+                    } else {
+                        NoticeKind::Error
+                    };
+                    self.notice(kind, note);
+                }
+            }
             AgentEvent::Error {
                 kind,
                 message,
                 turn_id,
             } => {
                 if turn_id.is_some() {
+                    self.end_thinking(now);
                     self.end_turn();
                 }
                 match kind {
@@ -129,6 +155,7 @@ impl App {
                 arguments,
                 ..
             } => {
+                self.end_thinking(now);
                 self.tool_started.insert(call_id.clone(), now);
                 self.transcript.push(Cell::Tool(Box::new(ToolCell::new(
                     &call_id, &tool, &arguments,
@@ -384,6 +411,9 @@ impl App {
                 }
             }
             AgentEvent::UsageUpdated { total, .. } => self.usage = total,
+            AgentEvent::Cost { models, total } => {
+                self.notice(NoticeKind::Info, cost_report(&models, &total));
+            }
             AgentEvent::ContextUpdated { tokens, window } => self.context = Some((tokens, window)),
             AgentEvent::Permissions {
                 approval,
@@ -409,4 +439,49 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// `/cost`: what each model used and cost, and the whole.
+pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage) -> String {
+    use crate::tui::components::status_bar::dollars;
+    if models.is_empty() {
+        return "nothing spent yet in this session".into();
+    }
+    let k = |n: u64| crate::humanize::count(n);
+    let line = |name: &str, u: &Usage| {
+        let cost = u
+            .cost_usd
+            .map_or_else(|| "price unknown".to_string(), dollars);
+        let mut l = format!(
+            "{name}: {cost} · {} in ({} from cache, {:.0}% hit",
+            k(u.input_tokens),
+            k(u.cache_read_tokens),
+            u.cache_hit_share() * 100.0
+        );
+        if u.cache_write_tokens > 0 {
+            l.push_str(&format!(", {} written", k(u.cache_write_tokens)));
+        }
+        l.push_str(&format!(") · {} out", k(u.output_tokens)));
+        if u.reasoning_tokens > 0 {
+            l.push_str(&format!(" ({} thinking)", k(u.reasoning_tokens)));
+        }
+        l
+    };
+    let mut out = String::from("cost of this session\n");
+    for m in models {
+        out.push_str(&line(&m.model, &m.usage));
+        out.push('\n');
+    }
+    if models.len() > 1 {
+        out.push_str(&line("total", total));
+    } else {
+        out.pop();
+    }
+    if total.cost_usd.is_none() {
+        out.push_str(
+            "\nno price is known for this model: set one under [models.\"NAME\"] price in your \
+             config",
+        );
+    }
+    out
 }

@@ -129,10 +129,32 @@ impl ToolCell {
     }
 }
 
+/// What a model thought before it answered: shown dimmed as it streams,
+/// folded to one line (`thought for 12 s`) once the answer starts,
+/// unfolded again with Ctrl-O.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ThinkingCell {
+    pub text: String,
+    /// Whether the model has moved on to its answer.
+    pub done: bool,
+    /// How long it thought, once done (unknown in a resumed session).
+    pub took_ms: Option<u64>,
+    /// Shown whole although done.
+    pub open: bool,
+}
+
+impl ThinkingCell {
+    /// Whether its text is on screen.
+    pub fn shows_text(&self) -> bool {
+        !self.done || self.open
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     User(String),
     Assistant(String),
+    Thinking(Box<ThinkingCell>),
     Tool(Box<ToolCell>),
     Notice(NoticeKind, String),
 }
@@ -233,6 +255,12 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
                 logical.push(l);
             }
         }
+        Cell::Thinking(t) => {
+            logical.push(thinking_header(t, theme));
+            if t.shows_text() {
+                thinking_text(&t.text, theme, &mut logical);
+            }
+        }
         Cell::Tool(t) => tool_lines(t, theme, &mut logical),
         Cell::Notice(kind, text) => {
             let (mark, style) = match kind {
@@ -255,6 +283,39 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
     }
     logical.push(Logical::prose(Line::default()));
     logical
+}
+
+/// The thinking cell's first line: what it is doing, or did.
+pub fn thinking_header(t: &ThinkingCell, theme: &Theme) -> Logical {
+    let style = theme.muted().add_modifier(Modifier::ITALIC);
+    let what = match (t.done, t.took_ms) {
+        (false, _) => "thinking…".to_string(),
+        (true, Some(ms)) => format!("thought for {}", human_duration(ms.max(1))),
+        (true, None) => "thought".to_string(),
+    };
+    let mut spans = vec![Span::styled("∴ ", theme.muted()), Span::styled(what, style)];
+    if t.done && !t.text.trim().is_empty() {
+        let hint = if t.open {
+            " · Ctrl-O hides it"
+        } else {
+            " · Ctrl-O shows it"
+        };
+        spans.push(Span::styled(hint, theme.muted()));
+    }
+    Logical::new(Line::from(spans), Line::from("  "), false)
+}
+
+/// Lines of thinking text, dimmed and indented, one per line of `text`.
+pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
+    let style = theme.muted().add_modifier(Modifier::ITALIC);
+    for line in text.split('\n') {
+        let line = line.trim_end_matches('\r');
+        out.push(Logical::new(
+            Line::from(vec![Span::raw("  "), Span::styled(line.to_string(), style)]),
+            Line::from("  "),
+            false,
+        ));
+    }
 }
 
 fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {

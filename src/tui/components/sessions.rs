@@ -112,6 +112,7 @@ mod tests {
             last_activity: last,
             first_prompt: prompt.into(),
             turns: 2,
+            ..Default::default()
         }
     }
 

@@ -33,6 +33,22 @@ pub struct StatusInfo<'a> {
     pub mcp_starting: usize,
     /// How full the model's context is: tokens, and the window if known.
     pub context: Option<(u64, Option<u64>)>,
+    /// The model is thinking (its reasoning streams).
+    pub thinking: bool,
+}
+
+/// Dollars as a person reads them: cents for most sums, tenths of a cent
+/// for small ones.
+pub fn dollars(usd: f64) -> String {
+    if usd <= 0.0 {
+        "$0.00".into()
+    } else if usd < 0.001 {
+        "<$0.001".into()
+    } else if usd < 1.0 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
 }
 
 fn tokens(n: u64) -> String {
@@ -71,8 +87,9 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         }
         (None, Some(ms)) => {
             let frame = SPINNER[(ms / 100) as usize % SPINNER.len()];
+            let doing = if info.thinking { "thinking" } else { "working" };
             Span::styled(
-                format!("{frame} working {:.1}s", ms as f64 / 1000.0),
+                format!("{frame} {doing} {:.1}s", ms as f64 / 1000.0),
                 base.fg(theme.colors.accent),
             )
         }
@@ -97,6 +114,11 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         }
         _ => Span::styled(format!("ctx {}", tokens(used)), base.fg(theme.colors.muted)),
     });
+    // What the session has cost, when the prices are known.
+    let cost = info
+        .usage
+        .cost_usd
+        .map(|c| Span::styled(dollars(c), base.fg(theme.colors.muted)));
     let hints = if info.running_ms.is_some() {
         "^C interrupt · ^T log "
     } else {
@@ -164,6 +186,12 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         if let Some(c) = context.as_ref().filter(|_| with_context) {
             right.push(c.clone());
         }
+        if let Some(c) = cost.as_ref().filter(|_| with_context) {
+            if !right.is_empty() {
+                right.push(sep());
+            }
+            right.push(c.clone());
+        }
         if with_usage {
             if !right.is_empty() {
                 right.push(sep());
@@ -223,6 +251,7 @@ mod tests {
     #[test]
     fn the_status_bar_fits_wide_and_narrow() {
         let mut info = StatusInfo {
+            thinking: false,
             model: "gpt-4.1",
             workspace: Path::new("/work/project"),
             approval: ApprovalMode::Ask,
@@ -230,6 +259,7 @@ mod tests {
             usage: Usage {
                 input_tokens: 12_345,
                 output_tokens: 678,
+                ..Default::default()
             },
             flash: None,
             waiting: false,
@@ -265,6 +295,7 @@ mod tests {
             for width in [20u16, 30, 40, 50, 60, 80, 120] {
                 for running in [None, Some(1_500)] {
                     let info = StatusInfo {
+                        thinking: false,
                         model: "claude-sonnet-4-5-20250929",
                         workspace: long,
                         approval,
@@ -272,6 +303,7 @@ mod tests {
                         usage: Usage {
                             input_tokens: 123_456,
                             output_tokens: 7_890,
+                            ..Default::default()
                         },
                         flash: None,
                         waiting: false,

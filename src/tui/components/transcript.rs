@@ -28,6 +28,10 @@ struct Entry {
     logical: Vec<Logical>,
     /// The layout of an assistant message as it streams.
     stream: Option<markdown::Stream>,
+    /// A thinking cell as it streams: the bytes of its text laid out as
+    /// whole lines, and how many logical lines those are (with the
+    /// header), so a delta lays out only its last line again.
+    thinking: Option<(usize, usize)>,
     /// `ends[k]` = rows of logical lines `0..=k` at the transcript's width;
     /// valid for the first `measured` lines.
     ends: Vec<usize>,
@@ -38,6 +42,7 @@ impl Entry {
     fn new(cell: Cell) -> Self {
         Self {
             stream: matches!(cell, Cell::Assistant(_)).then(markdown::Stream::default),
+            thinking: None,
             cell,
             changed: true,
             logical: Vec::new(),
@@ -59,7 +64,38 @@ impl Entry {
                     let kept = stream.update(text, &Span::raw("  "), theme, hl, &mut self.logical);
                     self.measured = self.measured.min(kept);
                 }
+                // Thinking as it streams: its whole lines stay laid out.
+                (Cell::Thinking(t), _) if !t.done => {
+                    let (bytes, lines) = match self.thinking {
+                        Some(done) if self.logical.len() >= done.1 && done.0 <= t.text.len() => {
+                            done
+                        }
+                        _ => {
+                            self.logical.clear();
+                            self.logical.push(cells::thinking_header(t, theme));
+                            (0, 1)
+                        }
+                    };
+                    self.logical.truncate(lines);
+                    let rest = &t.text[bytes..];
+                    let whole = rest.rfind('\n').map_or(0, |i| i + 1);
+                    cells::thinking_text(
+                        &rest[..whole.saturating_sub(1)],
+                        theme,
+                        &mut self.logical,
+                    );
+                    if whole == 0 {
+                        // Nothing whole yet: the partial line is all.
+                        self.logical.truncate(lines);
+                    }
+                    let kept = self.logical.len();
+                    self.thinking = Some((bytes + whole, kept));
+                    cells::thinking_text(&rest[whole..], theme, &mut self.logical);
+                    self.logical.push(Logical::prose(Line::default()));
+                    self.measured = self.measured.min(lines.min(kept));
+                }
                 (cell, _) => {
+                    self.thinking = None;
                     self.logical = cells::logical(cell, theme, hl);
                     self.measured = 0;
                 }
@@ -157,6 +193,51 @@ impl Transcript {
         self.push(Cell::Assistant(text.to_string()));
     }
 
+    /// Adds to what the model is thinking: to the thinking cell it is
+    /// writing, or a new one.
+    pub fn append_thinking(&mut self, text: &str) {
+        if let Some(i) = self.entries.len().checked_sub(1)
+            && let Cell::Thinking(t) = &mut self.entries[i].cell
+            && !t.done
+        {
+            t.text.push_str(text);
+            self.touch(i);
+            return;
+        }
+        self.push(Cell::Thinking(Box::new(cells::ThinkingCell {
+            text: text.to_string(),
+            ..cells::ThinkingCell::default()
+        })));
+    }
+
+    /// The model moved on to its answer: the thinking cell it was
+    /// writing folds, saying how long it took.
+    pub fn end_thinking(&mut self, took_ms: u64) {
+        if let Some(i) = self.entries.len().checked_sub(1)
+            && let Cell::Thinking(t) = &mut self.entries[i].cell
+            && !t.done
+        {
+            t.done = true;
+            t.took_ms = Some(took_ms);
+            self.touch(i);
+        }
+    }
+
+    /// Ctrl-O: shows the newest thinking whole, or folds it again.
+    /// `false` when there is none.
+    pub fn toggle_thinking(&mut self) -> bool {
+        let Some(i) = self.entries.iter().rposition(
+            |e| matches!(&e.cell, Cell::Thinking(t) if t.done && !t.text.trim().is_empty()),
+        ) else {
+            return false;
+        };
+        if let Cell::Thinking(t) = &mut self.entries[i].cell {
+            t.open = !t.open;
+        }
+        self.touch(i);
+        true
+    }
+
     /// Replaces the text of the last assistant cell, if it is the last cell.
     pub fn set_last_assistant(&mut self, text: &str) -> bool {
         if let Some(Cell::Assistant(t)) = self.last_mut() {
@@ -166,12 +247,19 @@ impl Transcript {
         false
     }
 
-    /// Drops the last cell if it is a (partial) assistant message.
+    /// Drops what the response being retried streamed: a (partial)
+    /// assistant message, and the thinking before it.
     pub fn discard_partial_assistant(&mut self) {
-        if matches!(self.entries.last(), Some(e) if matches!(e.cell, Cell::Assistant(_))) {
-            self.entries.pop();
-            self.ends.truncate(self.entries.len());
-            self.dirty_from = self.dirty_from.min(self.entries.len());
+        // This turn's user cell or last tool call stands before them.
+        for partial in [
+            |c: &Cell| matches!(c, Cell::Assistant(_)),
+            |c: &Cell| matches!(c, Cell::Thinking(_)),
+        ] {
+            if self.entries.last().is_some_and(|e| partial(&e.cell)) {
+                self.entries.pop();
+                self.ends.truncate(self.entries.len());
+                self.dirty_from = self.dirty_from.min(self.entries.len());
+            }
         }
     }
 

@@ -1,0 +1,466 @@
+//! The model side, end to end: the real `lathe` binary against the
+//! scripted mock LLM on each wire (Chat Completions, Responses,
+//! Anthropic Messages). Thinking models across tool rounds, what goes
+//! back to the server verbatim, stop reasons, errors mid-stream, cache
+//! breakpoints, prices and cost, and sessions that remember their model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use mock_llm::{MockLlm, Reply, Step, signature};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-lathe-models-test-0123456789";
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn first(&self, kind: &str) -> Value {
+        self.events()
+            .into_iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event in {}\n{}", self.stdout, self.stderr))
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.events().iter().filter(|e| e["type"] == kind).count()
+    }
+}
+
+impl Env {
+    fn new() -> Self {
+        let env = Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(env.ws.path().join("notes.txt"), "three open tasks\n").unwrap();
+        env
+    }
+
+    fn config(&self, text: &str) {
+        std::fs::write(self.home.path().join("config.toml"), text).unwrap();
+    }
+
+    async fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("LATHE_HOME", self.home.path())
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("lathe did not exit in time")
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `lathe exec --json -a full-auto` on the mock, with `extra` flags.
+    async fn exec(&self, base_url: &str, extra: &[&str], prompt: &str) -> Run {
+        let mut args = vec![
+            "exec",
+            "--json",
+            "-a",
+            "full-auto",
+            "--checkpoints",
+            "off",
+            "--base-url",
+            base_url,
+        ];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.run(
+            &args,
+            &[("OPENAI_API_KEY", KEY), ("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await
+    }
+}
+
+fn read_notes(id: &str) -> Reply {
+    Reply::tools().call(id, "read_file", json!({"path": "notes.txt"}))
+}
+
+#[tokio::test]
+async fn responses_wire_carries_encrypted_reasoning_between_rounds() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(read_notes("call_1").think("I should read the notes first.")),
+        Step::Reply(Reply::text("Three open tasks.").cached(6)),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &[
+                "--wire-api",
+                "responses",
+                "--model",
+                "gpt-5.1-codex",
+                "--effort",
+                "high",
+            ],
+            "summarize notes.txt",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs.iter().all(|q| q.path == "/v1/responses"));
+    let first = &reqs[0].body;
+    let session = r.first("session_started")["session_id"].clone();
+    assert_eq!(first["store"], false);
+    assert_eq!(first["stream"], true);
+    assert_eq!(first["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(first["prompt_cache_key"], session);
+    assert_eq!(first["reasoning"]["effort"], "high");
+    assert_eq!(first["reasoning"]["summary"], "auto");
+    assert!(
+        first["instructions"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    let tool = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(tool["type"], "function");
+    assert!(tool["parameters"].is_object(), "flat, not under `function`");
+    assert_eq!(first["input"][0]["role"], "user");
+    // The second request sends the reasoning item back as it came (but
+    // for its id: nothing is stored), then the call, then its output.
+    let input = reqs[1].body["input"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = input
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or("message"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ],
+        "{input:?}"
+    );
+    assert_eq!(
+        input[1]["encrypted_content"],
+        format!("enc-{}", signature("I should read the notes first."))
+    );
+    assert!(input[1].get("id").is_none(), "{}", input[1]);
+    assert_eq!(input[2]["call_id"], "call_1");
+    assert_eq!(input[3]["call_id"], "call_1");
+    assert!(
+        input[3]["output"]
+            .as_str()
+            .unwrap()
+            .contains("three open tasks")
+    );
+    // Shown as it streamed, and counted.
+    assert!(r.count("reasoning_delta") > 1);
+    let done = r.first("turn_completed");
+    assert_eq!(done["text"], "Three open tasks.");
+    assert_eq!(done["stop_reason"], "end_turn");
+    assert_eq!(done["usage"]["reasoning_tokens"], 3);
+    assert_eq!(done["usage"]["cache_read_tokens"], 6);
+    assert!(done["usage"]["cost_usd"].as_f64().is_some(), "{done}");
+}
+
+#[tokio::test]
+async fn deepseek_style_reasoning_goes_back_with_the_calls_it_led_to() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(read_notes("call_a").think("Read it first.")),
+        Step::Reply(read_notes("call_b").think("Once more, to be sure.")),
+        Step::Reply(Reply::text("Done.").think("All read.")),
+        Step::Reply(Reply::text("Yes.")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock.openai_url(), &["--model", "deepseek-reasoner"], "go")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let msgs = reqs[2].body["messages"].as_array().unwrap();
+    let assistants: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "assistant").collect();
+    assert_eq!(assistants[0]["reasoning_content"], "Read it first.");
+    assert_eq!(assistants[1]["reasoning_content"], "Once more, to be sure.");
+    // The session remembers it: the next turn still sends it back, and
+    // the plain answer's reasoning stays home.
+    let r = env
+        .exec(&mock.openai_url(), &["--continue"], "are you sure?")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    let msgs = reqs[3].body["messages"].as_array().unwrap();
+    let assistants: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "assistant").collect();
+    assert_eq!(assistants.len(), 3);
+    assert_eq!(assistants[0]["reasoning_content"], "Read it first.");
+    assert!(assistants[2].get("reasoning_content").is_none());
+    assert_eq!(
+        reqs[3].body["model"], "deepseek-reasoner",
+        "the session's model"
+    );
+}
+
+#[tokio::test]
+async fn anthropic_thinking_works_across_tool_rounds_and_caches_the_history() {
+    let env = Env::new();
+    env.config("[anthropic]\nthinking_budget = 2048\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(read_notes("toolu_1").think("Let me read it.")),
+        Step::Reply(read_notes("toolu_2").think("And again.")),
+        Step::Reply(Reply::text("Three.").think("Enough.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock.anthropic_url(),
+            &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            "count the tasks",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    for q in &reqs {
+        assert_eq!(q.body["thinking"]["type"], "enabled");
+        assert_eq!(q.body["thinking"]["budget_tokens"], 2048);
+        assert!(q.body["max_tokens"].as_u64().unwrap() > 2048);
+        // At most four breakpoints: the tools, the system prompt, and
+        // the newest messages.
+        let text = q.body.to_string();
+        assert!(text.matches("cache_control").count() <= 4, "{text}");
+        let tools = q.body["tools"].as_array().unwrap();
+        assert!(tools.last().unwrap().get("cache_control").is_some());
+        assert!(q.body["system"][0].get("cache_control").is_some());
+        let msgs = q.body["messages"].as_array().unwrap();
+        let last = msgs.last().unwrap()["content"].as_array().unwrap();
+        assert!(last.last().unwrap().get("cache_control").is_some());
+    }
+    // Each assistant turn goes back with its signed thinking first.
+    let msgs = reqs[2].body["messages"].as_array().unwrap();
+    let assistants: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "assistant").collect();
+    for (a, thought) in assistants.iter().zip(["Let me read it.", "And again."]) {
+        let blocks = a["content"].as_array().unwrap();
+        assert_eq!(blocks[0]["type"], "thinking", "{a}");
+        assert_eq!(blocks[0]["thinking"], thought);
+        assert_eq!(blocks[0]["signature"], signature(thought));
+        assert_eq!(blocks[1]["type"], "tool_use");
+    }
+    // The earlier requests are a prefix of the later ones (breakpoints
+    // aside): the history is never rewritten, so the cache holds.
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        strip_cache_control(&mut v);
+        v
+    };
+    for w in reqs.windows(2) {
+        assert_eq!(strip(&w[0].body["tools"]), strip(&w[1].body["tools"]));
+        assert_eq!(w[0].body["system"], w[1].body["system"]);
+        let a = strip(&w[0].body["messages"]);
+        let b = strip(&w[1].body["messages"]);
+        let a = a.as_array().unwrap();
+        assert_eq!(a[..], b.as_array().unwrap()[..a.len()]);
+    }
+    assert!(r.count("reasoning_delta") > 0);
+}
+
+fn strip_cache_control(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("cache_control");
+            m.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn stop_reasons_are_told_and_errors_mid_stream_fail() {
+    let streams =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/provider-streams");
+    let read = |name: &str| std::fs::read_to_string(streams.join(name)).unwrap();
+    let env = Env::new();
+    // Cut at the token limit: completed, but said so.
+    let mock = MockLlm::start(vec![Step::Raw(read("openai-gpt4o-length.sse"))]).await;
+    let r = env
+        .exec(&mock.openai_url(), &["--model", "gpt-4o"], "hi")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.first("turn_completed")["stop_reason"], "max_tokens");
+    let mock = MockLlm::start(vec![Step::Raw(read("openai-gpt4o-length.sse"))]).await;
+    let url = mock.openai_url();
+    let text = env
+        .run(
+            &["exec", "--base-url", &url, "--model", "gpt-4o", "hi"],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(text.code, 0);
+    assert!(
+        text.stderr.contains("output token limit"),
+        "{}",
+        text.stderr
+    );
+    // vLLM's flat error after some text: an error, exit 1.
+    let mock = MockLlm::start(vec![Step::Raw(read("vllm-midstream-error-flat.sse"))]).await;
+    let r = env
+        .exec(&mock.openai_url(), &["--model", "qwen3"], "hi")
+        .await;
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.count("turn_completed"), 0);
+    let e = r.first("error");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("maximum model length"),
+        "{e}"
+    );
+    // A refusal: told as one, and the refused turn leaves the
+    // conversation (or the model keeps refusing what follows).
+    let mock = MockLlm::start(vec![
+        Step::Raw(read("anthropic-refusal.sse")),
+        Step::Reply(Reply::text("Sure.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock.anthropic_url(),
+            &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            "a request it refuses",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.first("turn_completed")["stop_reason"], "refusal");
+    let r = env
+        .exec(&mock.anthropic_url(), &["--continue"], "something else")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    let sent = reqs[1].body["messages"].to_string();
+    assert!(!sent.contains("a request it refuses"), "{sent}");
+    assert!(sent.contains("something else"));
+}
+
+#[tokio::test]
+async fn prices_give_each_turn_and_session_a_cost() {
+    let env = Env::new();
+    env.config(
+        "[models.\"mock-model\"]\nprice = { input = 2.0, cached_input = 0.5, cache_write = 2.0, output = 8.0 }\n",
+    );
+    let mock = MockLlm::start(vec![
+        Step::Reply(read_notes("c1")),
+        Step::Reply(Reply {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            ..Reply::text("ok").cached(400_000)
+        }),
+    ])
+    .await;
+    let r = env
+        .exec(&mock.openai_url(), &["--model", "mock-model"], "go")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let usage = r.first("turn_completed")["usage"].clone();
+    // 11 fresh tokens of the first round at 2, then 600k fresh at 2,
+    // 400k cached at 0.5, 100k + 5 out at 8 (per million).
+    let want = (11.0 * 2.0 + 5.0 * 8.0 + 600_000.0 * 2.0 + 400_000.0 * 0.5 + 100_000.0 * 8.0)
+        / 1_000_000.0;
+    let got = usage["cost_usd"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    assert_eq!(usage["cache_read_tokens"], 400_000);
+    // `lathe sessions` tells what each cost.
+    let s = env.run(&["sessions", "--json"], &[]).await;
+    let line: Value = serde_json::from_str(s.stdout.lines().next().unwrap()).unwrap();
+    assert!((line["usage"]["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9);
+    assert_eq!(line["model"], "mock-model");
+    let s = env.run(&["sessions"], &[]).await;
+    assert!(s.stdout.contains('$'), "{}", s.stdout);
+}
+
+#[tokio::test]
+async fn a_session_reopens_on_its_server_and_model() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("one")),
+        Step::Reply(Reply::text("two")),
+        Step::Reply(Reply::text("three")),
+    ])
+    .await;
+    let url = mock.anthropic_url();
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--provider",
+                "anthropic",
+                "--base-url",
+                &url,
+                "--model",
+                "claude-haiku-4-5",
+                "first",
+            ],
+            &[("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // No flags at all: the session's provider, server and model.
+    let r = env
+        .run(
+            &["exec", "--continue", "second"],
+            &[("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs[1].path, "/v1/messages");
+    assert_eq!(reqs[1].body["model"], "claude-haiku-4-5");
+    // A flag still wins.
+    let r = env
+        .run(
+            &["exec", "--continue", "--model", "claude-opus-4-6", "third"],
+            &[("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(mock.requests()[2].body["model"], "claude-opus-4-6");
+}
