@@ -61,7 +61,17 @@ impl Pane {
 
     /// Like [`Pane::start`], with `env` (`NAME=value …`) set for lathe.
     fn start_env(mock: &MockLlm, ws: &Path, env: &str, extra_args: &str) -> Self {
-        let home = tempfile::tempdir().unwrap();
+        Self::start_home(mock, ws, tempfile::tempdir().unwrap(), env, extra_args)
+    }
+
+    /// Like [`Pane::start_env`], in a home prepared beforehand (a config).
+    fn start_home(
+        mock: &MockLlm,
+        ws: &Path,
+        home: tempfile::TempDir,
+        env: &str,
+        extra_args: &str,
+    ) -> Self {
         let cmd = format!(
             "{}; echo \"EXIT=$?\"; sleep 600",
             lathe_line(mock, ws, home.path(), env, extra_args)
@@ -1097,4 +1107,69 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     let popup = pane.wait_for("models (type to narrow)").await;
     assert!(popup.contains("mock-large"), "{popup}");
     assert!(popup.contains("●mock-model"), "{popup}");
+}
+
+/// A thinking model: its thinking streams dimmed, folds to one line once
+/// the answer starts, and Ctrl-O shows it again; the status bar and
+/// `/cost` say what the session has cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_folds_and_the_cost_is_shown() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "blank input returns None\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[models.\"mock-model\"]\nprice = { input = 3.0, cached_input = 0.3, cache_write = 3.75, output = 15.0 }\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .think("The test expects an empty list.\nI should read the notes first.")
+                .call("c1", "read_file", json!({"path": "notes.txt"})),
+        ),
+        Step::Reply(Reply {
+            input_tokens: 40_000,
+            output_tokens: 900,
+            ..Reply::text("parse returns None for blank input.")
+                .think("The notes say it: blank input.")
+                .cached(30_000)
+        }),
+    ])
+    .await;
+    let pane = Pane::start_home(&mock, ws.path(), home, "", "");
+    pane.wait_for("approval ask").await;
+    pane.type_slowly("why does the test fail?", Duration::from_millis(20))
+        .await;
+    pane.keys(&["Enter"]);
+    let done = pane.wait_for("parse returns None for blank input.").await;
+    // Each round's thinking folded to one line, the answer in full.
+    assert!(done.contains("∴ thought for"), "{done}");
+    assert!(done.contains("Ctrl-O shows it"), "{done}");
+    assert!(!done.contains("The notes say it"), "folded: {done}");
+    // The status bar: what the session has cost.
+    let bar = done.lines().last().unwrap_or("").to_string();
+    let bar = if bar.trim().is_empty() {
+        done.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_string()
+    } else {
+        bar
+    };
+    assert!(bar.contains('$'), "{bar}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pane.keys(&["C-o"]);
+    let open = pane.wait_for("The notes say it: blank input.").await;
+    assert!(open.contains("Ctrl-O hides it"), "{open}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pane.type_slowly("/cost", Duration::from_millis(30)).await;
+    pane.keys(&["Enter"]);
+    let cost = pane.wait_for("cost of this session").await;
+    assert!(cost.contains("mock-model: $"), "{cost}");
+    assert!(cost.contains("from cache"), "{cost}");
 }

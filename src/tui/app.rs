@@ -47,9 +47,10 @@ const MOUSE_LINES: usize = 3;
 
 const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
 Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-S mouse to the terminal (select, copy) · Ctrl-L repaint · Ctrl-Z suspend · \
-Ctrl-C interrupt (twice on an empty prompt to quit).
+Ctrl-O show or hide what the model thought · Ctrl-C interrupt (twice on an empty prompt to quit).
 Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
-(read-only, ask, auto-edit, full-auto) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
+(read-only, ask, auto-edit, full-auto) · /effort LEVEL (how hard the model thinks) · /cost (what the \
+session has cost, per model) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
 (/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /copy [N] \
 (the last answer, or its N-th code block) · /rewind (files, \
 conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
@@ -179,6 +180,8 @@ pub struct App {
     thinking_since: Option<Instant>,
     /// What the last turn cost, when known.
     last_turn_cost: Option<f64>,
+    /// `/effort`: `None` leaves it to the config and the server.
+    effort: Option<crate::protocol::Effort>,
     dirty: bool,
     now: Instant,
 }
@@ -271,6 +274,7 @@ impl App {
             notifications: Vec::new(),
             thinking_since: None,
             last_turn_cost: None,
+            effort: None,
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,

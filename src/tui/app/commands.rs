@@ -56,6 +56,25 @@ impl App {
                     self.approval
                 ),
             ),
+            SlashCommand::Effort(Some(effort)) => {
+                self.effort = effort;
+                let shown = effort.map_or("default", |e| e.as_str());
+                self.composer.set_effort(shown);
+                self.ops.push(Op::SetEffort { effort });
+                self.notice(
+                    NoticeKind::Info,
+                    format!("effort: {shown} (from the next request)"),
+                );
+            }
+            SlashCommand::Effort(None) => self.notice(
+                NoticeKind::Info,
+                format!(
+                    "effort: {} (choose with /effort none|minimal|low|medium|high|xhigh, or \
+                     default for what the config or the server chooses)",
+                    self.effort.map_or("default", |e| e.as_str())
+                ),
+            ),
+            SlashCommand::Cost => self.ops.push(Op::ReportCost),
             SlashCommand::Log => self.open_log(),
             SlashCommand::Permissions => {
                 self.open(Overlay::Permissions(PermissionsView::new()));

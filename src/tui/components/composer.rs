@@ -64,6 +64,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/approvals",
         "/approvals MODE: read-only, ask, auto-edit or full-auto",
     ),
+    (
+        "/effort",
+        "/effort LEVEL: how hard the model thinks (none … xhigh, or default)",
+    ),
+    (
+        "/cost",
+        "what this session has cost, per model, with the cache's share",
+    ),
     ("/log", "open the tool-call log (Ctrl-T)"),
     (
         "/permissions",
@@ -122,8 +130,24 @@ pub enum SlashCommand {
     Mouse,
     /// `/rewind`: choose a turn to go back to.
     Rewind,
+    /// `/effort [LEVEL|default]`: how hard the model thinks (`None`: say
+    /// what it is; `Some(None)`: the server's default).
+    Effort(Option<Option<crate::protocol::Effort>>),
+    /// `/cost`: what the session has cost.
+    Cost,
     Quit,
 }
+
+/// The efforts `/effort ` offers, with what each does.
+const EFFORTS: &[(&str, &str)] = &[
+    ("default", "what the config or the server chooses"),
+    ("none", "no thinking (Anthropic: thinking off)"),
+    ("minimal", "the least thinking the model allows"),
+    ("low", "quick answers"),
+    ("medium", "balanced"),
+    ("high", "harder problems, slower answers"),
+    ("xhigh", "the most the model offers"),
+];
 
 /// How many models `/model ` shows at once (typing narrows them).
 const MODELS_SHOWN: usize = 8;
@@ -197,6 +221,15 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
             Some(_) => Err("/copy N: N is the code block's number, from 1".into()),
         },
         "rewind" => Ok(SlashCommand::Rewind),
+        "cost" | "usage" => Ok(SlashCommand::Cost),
+        "effort" | "thinking" | "think" => match arg.as_deref() {
+            None => Ok(SlashCommand::Effort(None)),
+            Some("default" | "auto") => Ok(SlashCommand::Effort(Some(None))),
+            Some(level) => level
+                .parse()
+                .map(|e| SlashCommand::Effort(Some(Some(e))))
+                .map_err(|e: String| format!("/effort: {e}, or default")),
+        },
         "quit" | "exit" | "q" => Ok(SlashCommand::Quit),
         other => Err(format!(
             "unknown command /{other}; try /help (start the line with a space to send it as a message)"
@@ -226,6 +259,8 @@ pub struct Composer {
     models: Vec<String>,
     current_model: String,
     current_mode: String,
+    /// The effort asked for (`default` when none).
+    current_effort: String,
     /// The last wrapped row count: for the width and text (by hash) it
     /// was counted at, so a frame that changes neither lays out nothing.
     rows_cache: std::cell::Cell<Option<(u16, u64, usize)>>,
@@ -253,6 +288,7 @@ impl Composer {
             models: Vec::new(),
             current_model: String::new(),
             current_mode: String::new(),
+            current_effort: "default".into(),
             rows_cache: std::cell::Cell::new(None),
         }
     }
@@ -321,6 +357,11 @@ impl Composer {
                     )
                     .map(|(m, help)| (*m, *help, *m == self.current_mode))
                     .collect(),
+                "/effort" => EFFORTS
+                    .iter()
+                    .filter(|(e, _)| e.starts_with(part))
+                    .map(|(e, help)| (*e, *help, *e == self.current_effort))
+                    .collect(),
                 _ => {
                     // Those that begin with what is typed first, then
                     // those that hold it.
@@ -356,12 +397,14 @@ impl Composer {
     /// being typed, and the part typed so far.
     fn argument_typed(&self) -> Option<(&'static str, &str)> {
         let first = self.textarea.lines().first()?;
-        ["/approvals", "/model"].into_iter().find_map(|cmd| {
-            first
-                .strip_prefix(cmd)
-                .and_then(|rest| rest.strip_prefix(' '))
-                .map(|part| (cmd, part))
-        })
+        ["/approvals", "/model", "/effort"]
+            .into_iter()
+            .find_map(|cmd| {
+                first
+                    .strip_prefix(cmd)
+                    .and_then(|rest| rest.strip_prefix(' '))
+                    .map(|part| (cmd, part))
+            })
     }
 
     /// The models the provider lists, for `/model ` (none: not known).
@@ -373,6 +416,11 @@ impl Composer {
     pub fn set_current(&mut self, model: &str, mode: &str) {
         model.clone_into(&mut self.current_model);
         mode.clone_into(&mut self.current_mode);
+    }
+
+    /// The effort in use (`default`), marked in the popup.
+    pub fn set_effort(&mut self, effort: &str) {
+        effort.clone_into(&mut self.current_effort);
     }
 
     /// The workspace whose files `@` completes.
@@ -502,7 +550,7 @@ impl Composer {
                 }
                 KeyCode::Enter if !shift && !alt => {
                     let cmd = popup[sel].0.clone();
-                    let takes_arg = matches!(cmd.as_str(), "/model" | "/approvals");
+                    let takes_arg = matches!(cmd.as_str(), "/model" | "/approvals" | "/effort");
                     if takes_arg {
                         self.set_text(&format!("{cmd} "));
                         return ComposerAction::None;

@@ -288,6 +288,38 @@ mod tests {
         );
     }
 
+    /// What the session has cost sits beside the context meter, and the
+    /// activity says when the model is thinking.
+    #[test]
+    fn the_cost_and_thinking_show() {
+        let info = StatusInfo {
+            thinking: true,
+            model: "claude-sonnet-4-5",
+            workspace: Path::new("/work/project"),
+            approval: ApprovalMode::Ask,
+            running_ms: Some(12_300),
+            usage: Usage {
+                input_tokens: 52_000,
+                output_tokens: 1_200,
+                cache_read_tokens: 48_000,
+                cost_usd: Some(0.0421),
+                ..Default::default()
+            },
+            flash: None,
+            waiting: false,
+            mcp_failed: 0,
+            mcp_starting: 0,
+            context: Some((53_000, Some(200_000))),
+        };
+        assert_snapshot!("status_cost_thinking", draw(&info, 110));
+        // Narrow: the cost stays while the token counts go.
+        let narrow = draw(&info, 72);
+        assert!(narrow.contains("$0.042"), "{narrow}");
+        assert_eq!(dollars(0.0004), "<$0.001");
+        assert_eq!(dollars(12.345), "$12.35");
+        assert_eq!(dollars(0.0), "$0.00");
+    }
+
     #[test]
     fn narrow_bars_keep_the_mode_and_never_overlap() {
         let long = Path::new("/home/someone/src/a-very-long-project-name-indeed/sub/dir");

@@ -225,3 +225,47 @@ fn compact_diffs_show_endings_and_the_final_newline() {
     assert!(shown.contains("┊ -one␍"), "{shown}");
     assert!(shown.contains("┊ \\ No newline at end of file"), "{shown}");
 }
+
+/// Thinking streams dimmed under `thinking…`, then folds to one line
+/// that says how long it took; Ctrl-O shows it whole again.
+#[test]
+fn thinking_streams_then_folds_and_unfolds() {
+    let mut t = Transcript::new();
+    t.push(Cell::User("why does the test fail?".into()));
+    for piece in [
+        "The test expects ",
+        "an empty list,\nbut parse() returns ",
+        "None on blank input.\nI should read src/lib.rs",
+    ] {
+        t.append_thinking(piece);
+    }
+    assert_snapshot!("transcript_thinking_streaming", draw(&mut t, 60, 8));
+    t.end_thinking(12_400);
+    t.append_assistant("`parse` returns `None` for blank input.");
+    assert_snapshot!("transcript_thinking_folded", draw(&mut t, 60, 8));
+    assert!(t.toggle_thinking());
+    let open = draw(&mut t, 60, 10);
+    assert!(open.contains("I should read src/lib.rs"), "{open}");
+    assert!(open.contains("Ctrl-O hides it"), "{open}");
+    assert!(t.toggle_thinking());
+    assert!(!draw(&mut t, 60, 10).contains("I should read"));
+}
+
+/// A thinking cell laid out delta by delta is the same as one laid out
+/// whole: only its last line is made again as it grows.
+#[test]
+fn thinking_laid_out_piece_by_piece_matches_whole() {
+    let text = "first line\nsecond line that is long enough to wrap at this width\n\nthird";
+    let mut pieces = Transcript::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest.char_indices().nth(3).map_or(rest.len(), |(i, _)| i);
+        pieces.append_thinking(&rest[..cut]);
+        // A frame between deltas, as the UI draws them.
+        let _ = draw(&mut pieces, 30, 12);
+        rest = &rest[cut..];
+    }
+    let mut whole = Transcript::new();
+    whole.append_thinking(text);
+    assert_eq!(draw(&mut pieces, 30, 12), draw(&mut whole, 30, 12));
+}
