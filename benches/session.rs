@@ -29,6 +29,7 @@ fn turn_items(turn: u64) -> Vec<Item> {
     let id = format!("call-{turn}");
     vec![
         Item::User {
+            images: Vec::new(),
             turn,
             text: format!("please look at src/module_{turn}.rs and fix the bug in it"),
         },

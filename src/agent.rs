@@ -336,6 +336,8 @@ pub(crate) struct Shared {
     configured_models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
     /// What the server said of its models, as asked.
     server_models: Mutex<HashMap<String, crate::provider::models::ModelInfo>>,
+    /// Images for the next turn (`Op::AttachImages`).
+    images: Mutex<Vec<std::path::PathBuf>>,
     /// How full the context was at the last report (tokens).
     pub(crate) context_tokens: std::sync::atomic::AtomicU64,
     /// What each model used in this session (a `/clear` forgets the
@@ -403,6 +405,16 @@ impl Shared {
     /// What `model`'s tokens cost, when known.
     pub(crate) fn price(&self, model: &str) -> Option<crate::provider::models::Price> {
         self.model_info(model).price
+    }
+
+    /// The images given for the next turn (`lathe exec --image`).
+    pub(crate) fn take_images(&self) -> Vec<std::path::PathBuf> {
+        std::mem::take(
+            &mut *self
+                .images
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Adds what `model` used to the session's spending.
@@ -632,6 +644,11 @@ impl Shared {
                 }
             }
             Op::ReportCost => self.emitter.emit(self.cost()),
+            Op::AttachImages { paths } => self
+                .images
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(paths.iter().cloned()),
             Op::SetEffort { effort } => {
                 *self
                     .effort
@@ -868,6 +885,7 @@ impl Agent {
             configured_models: cfg.models.clone(),
             server_models: Mutex::new(HashMap::new()),
             context_tokens: std::sync::atomic::AtomicU64::new(0),
+            images: Mutex::new(Vec::new()),
             spent: Mutex::new(
                 self.resumed
                     .as_ref()

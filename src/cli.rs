@@ -88,6 +88,9 @@ pub struct ExecArgs {
     /// Go on with session ID (see `lathe sessions`).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// An image to send with the prompt (PNG, JPEG, GIF or WebP); repeat for more.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<PathBuf>,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

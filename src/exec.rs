@@ -38,6 +38,8 @@ pub struct ExecOptions {
     pub trust_workspace_mcp: bool,
     /// Go on with this session (already resolved from `--continue`).
     pub resume: Option<String>,
+    /// `--image FILE`: absolute paths.
+    pub images: Vec<std::path::PathBuf>,
 }
 
 /// The most piped input sent along with a prompt.
@@ -127,6 +129,14 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
         );
     }
     let mut handle = launched.handle;
+    if !opts.images.is_empty() {
+        let _ = handle
+            .ops
+            .send(Op::AttachImages {
+                paths: opts.images.clone(),
+            })
+            .await;
+    }
     if handle
         .ops
         .send(Op::UserInput { text: opts.prompt })

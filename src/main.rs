@@ -99,12 +99,23 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         Some(id) => lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
         None => config,
     };
+    // Images are the person's files, named from where they stand.
+    let cwd = std::env::current_dir().context("the current directory")?;
+    let mut images = Vec::new();
+    for path in &args.images {
+        let path = cwd.join(path);
+        if !path.is_file() {
+            anyhow::bail!("--image {}: no such file", path.display());
+        }
+        images.push(path);
+    }
     let opts = ExecOptions {
         json: args.json,
         prompt,
         trust_workspace_hooks: args.trust_workspace_hooks,
         trust_workspace_mcp: args.trust_workspace_mcp,
         resume,
+        images,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
 }

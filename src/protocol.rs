@@ -172,6 +172,8 @@ pub enum Op {
     /// Report what the conversation has cost, per model (answered with
     /// a `cost` event).
     ReportCost,
+    /// Images (files the person named) for the next turn's message.
+    AttachImages { paths: Vec<PathBuf> },
     /// Ask the provider which models it serves (answered with a `models`
     /// event).
     ListModels,

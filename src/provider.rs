@@ -22,6 +22,7 @@ use crate::secret::Secret;
 
 pub mod anthropic;
 pub mod http;
+pub mod image;
 pub mod models;
 pub mod openai;
 pub mod responses;
@@ -102,6 +103,11 @@ pub struct Carried {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     User(String),
+    /// The person's message with the images that go with it.
+    UserImages {
+        text: String,
+        images: Vec<image::Image>,
+    },
     Assistant {
         text: String,
         tool_calls: Vec<ToolCall>,

@@ -464,3 +464,139 @@ async fn a_session_reopens_on_its_server_and_model() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(mock.requests()[2].body["model"], "claude-opus-4-6");
 }
+
+fn png(path: &std::path::Path, width: u32, height: u32) {
+    let img = image::RgbImage::from_fn(width, height, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 64])
+    });
+    img.save_with_format(path, image::ImageFormat::Png).unwrap();
+}
+
+#[tokio::test]
+async fn images_go_as_parts_on_every_wire_and_never_to_a_blind_model() {
+    let env = Env::new();
+    png(&env.ws.path().join("shot.png"), 1280, 720);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let pasted = elsewhere.path().join("Screen Shot.png");
+    png(&pasted, 3000, 1000);
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("A chart.")),
+        Step::Reply(Reply::text("Two charts.")),
+        Step::Reply(Reply::text("Seen.")),
+    ])
+    .await;
+    // Chat: `--image`, as an image_url part before the text.
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &["--model", "gpt-4.1", "--image", "shot.png"],
+            "what is this?",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reqs = mock.requests();
+    let user = reqs[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    let parts = user["content"].as_array().unwrap();
+    assert_eq!(parts[0]["type"], "image_url");
+    assert!(
+        parts[0]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,iVBOR")
+    );
+    assert_eq!(parts[1], json!({"type": "text", "text": "what is this?"}));
+    let files = r.first("attachments")["files"].clone();
+    assert_eq!(files[0]["note"], "image 1280×720");
+    // Anthropic: `@shot.png` and a pasted path from elsewhere (scaled down).
+    let prompt = format!("compare @shot.png with '{}'", pasted.display());
+    let r = env
+        .exec(
+            &mock.anthropic_url(),
+            &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            &prompt,
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let content = mock.requests()[1].body["messages"][0]["content"].clone();
+    let blocks = content.as_array().unwrap();
+    assert_eq!(blocks[0]["type"], "image");
+    assert_eq!(blocks[0]["source"]["type"], "base64");
+    assert_eq!(blocks[0]["source"]["media_type"], "image/png");
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[2]["type"], "text");
+    let notes: Vec<String> = r.first("attachments")["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["note"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(notes, ["image 1280×720", "image 1568×523"], "{notes:?}");
+    // Responses: input_image.
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &[
+                "--wire-api",
+                "responses",
+                "--model",
+                "gpt-5.1",
+                "--image",
+                "shot.png",
+            ],
+            "and now?",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let input = mock.requests()[2].body["input"][0]["content"].clone();
+    assert_eq!(input[0]["type"], "input_image");
+    assert!(
+        input[0]["image_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,")
+    );
+    assert_eq!(input[1]["type"], "input_text");
+    // A model known to see no images is sent nothing.
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &["--model", "deepseek-chat", "--image", "shot.png"],
+            "what is this?",
+        )
+        .await;
+    assert_eq!(r.code, 1);
+    assert!(
+        r.first("error")["message"]
+            .as_str()
+            .unwrap()
+            .contains("deepseek-chat does not take images"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(mock.requests().len(), 3, "nothing was sent");
+    // A file that is not an image, whatever its name, is not one.
+    std::fs::write(env.ws.path().join("key.png"), "-----BEGIN PRIVATE KEY-----").unwrap();
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--base-url",
+                &mock.openai_url(),
+                "--model",
+                "gpt-4.1",
+                "--image",
+                "nope.png",
+                "x",
+            ],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("nope.png: no such file"), "{}", r.stderr);
+}

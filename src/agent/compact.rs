@@ -58,6 +58,19 @@ pub(crate) fn estimate(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| match m {
             Message::User(t) => t.len() + 16,
+            // An image costs about its pixels / 750 tokens (Anthropic's
+            // rule; OpenAI's tiles come to about the same).
+            Message::UserImages { text, images } => {
+                text.len()
+                    + 16
+                    + images
+                        .iter()
+                        .map(|i| {
+                            let pixels = u64::from(i.width) * u64::from(i.height);
+                            usize::try_from(pixels / 750 * 4).unwrap_or(usize::MAX)
+                        })
+                        .sum::<usize>()
+            }
             Message::Assistant {
                 text,
                 tool_calls,
@@ -217,6 +230,10 @@ fn transcript(messages: &[Message], max_chars: usize) -> String {
         .iter()
         .map(|m| match m {
             Message::User(t) => format!("PERSON:\n{t}"),
+            Message::UserImages { text, images } => {
+                let shown: Vec<String> = images.iter().map(|i| i.label()).collect();
+                format!("PERSON:\n{text}\n{}", shown.join(" "))
+            }
             Message::Assistant {
                 text, tool_calls, ..
             } => {

@@ -23,8 +23,23 @@ const MAX_FILES: usize = 10;
 /// `@` there is the text's, not the person's.
 fn mentions(text: &str) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
+    for word in outside_fences(text).flat_map(str::split_whitespace) {
+        let Some(path) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\'']);
+        if !path.is_empty() && !path.contains('@') && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The lines of `text` outside its fenced blocks (code, piped input):
+/// what the person wrote, not what they quoted.
+fn outside_fences(text: &str) -> impl Iterator<Item = &str> {
     let mut fence: Option<usize> = None;
-    let outside = text.lines().filter(|line| {
+    text.lines().filter(move |line| {
         let ticks = line.trim_start().chars().take_while(|c| *c == '`').count();
         match fence {
             Some(open) if ticks >= open => {
@@ -38,17 +53,7 @@ fn mentions(text: &str) -> Vec<&str> {
             }
             None => true,
         }
-    });
-    for word in outside.flat_map(str::split_whitespace) {
-        let Some(path) = word.strip_prefix('@') else {
-            continue;
-        };
-        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\'']);
-        if !path.is_empty() && !path.contains('@') && !out.contains(&path) {
-            out.push(path);
-        }
-    }
-    out
+    })
 }
 
 /// A fence longer than any run of backticks in `content`.
@@ -106,9 +111,100 @@ fn refused_by_rules(shared: &Shared, shown: &str) -> Option<String> {
     }
 }
 
-/// `text` with the files it mentions attached after it, and what became
-/// of each mention (for the person: nothing is dropped unsaid).
-pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
+/// Whether `path` names an image by its extension.
+fn image_name(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".png", ".jpg", ".jpeg", ".gif", ".webp"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// Image files the person pasted into the message by their path (a
+/// screenshot dragged into the terminal: `/tmp/shot.png`,
+/// `'~/Desktop/Screen Shot.png'`, `file:///…`), wherever they are: the
+/// person named them. Only files that are images by their bytes go.
+fn pasted_images(text: &str) -> Vec<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for line in outside_fences(text) {
+        let words = shlex::split(line)
+            .unwrap_or_else(|| line.split_whitespace().map(str::to_string).collect());
+        for word in words {
+            let word = word.trim_end_matches([',', ';', ')', ']']);
+            let word = match word.strip_prefix("file://") {
+                Some(rest) => percent_decoded(rest),
+                None => word.to_string(),
+            };
+            if !image_name(&word) {
+                continue;
+            }
+            let path = match (word.strip_prefix("~/"), &home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ => std::path::PathBuf::from(&word),
+            };
+            if path.is_absolute() && path.is_file() && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// `%20` and the like, as a `file://` URL spells a path.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Reads the image at `path` for the model; `shown` names it.
+pub(crate) fn load_image(
+    path: &std::path::Path,
+    shown: &str,
+) -> Result<crate::provider::image::Image, String> {
+    let (bytes, more) =
+        read_capped(path, shown, crate::provider::image::MAX_FILE).map_err(|e| e.to_string())?;
+    if more {
+        return Err(crate::provider::image::ImageError::TooLarge.to_string());
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
+    crate::provider::image::prepare(&name, &bytes).map_err(|e| e.to_string())
+}
+
+/// An image that went along, as the person is told of it.
+fn image_attachment(shown: &str, image: &crate::provider::image::Image) -> Attachment {
+    Attachment {
+        path: shown.to_string(),
+        bytes: image.data.len() / 4 * 3,
+        attached: true,
+        note: Some(format!("image {}×{}", image.width, image.height)),
+    }
+}
+
+/// `text` with the files it mentions attached after it, the images it
+/// mentions or pastes, and what became of each (for the person: nothing
+/// is dropped unsaid).
+pub(crate) fn attach(
+    shared: &Shared,
+    text: &str,
+) -> (String, Vec<Attachment>, Vec<crate::provider::image::Image>) {
+    let mut images: Vec<crate::provider::image::Image> = Vec::new();
     let mut parts: Vec<String> = Vec::new();
     let mut report: Vec<Attachment> = Vec::new();
     let parts_skipped: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
@@ -161,6 +257,16 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
             skip(&mut report, &shown, &why);
             continue;
         }
+        if image_name(&shown) {
+            match load_image(&file, &shown) {
+                Ok(image) => {
+                    report.push(image_attachment(&shown, &image));
+                    images.push(image);
+                }
+                Err(e) => skip(&mut report, &shown, &format!("not attached: {e}")),
+            }
+            continue;
+        }
         let (bytes, more) = match read_capped(&file, &shown, FILE_CAP) {
             Ok(read) => read,
             Err(e) => {
@@ -203,13 +309,32 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>) {
         let body = content.strip_suffix('\n').unwrap_or(&content);
         parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
     }
+    for path in pasted_images(text) {
+        let shown = path.display().to_string();
+        if images.len() >= MAX_FILES {
+            skip(
+                &mut report,
+                &shown,
+                &format!("not attached: at most {MAX_FILES} images go along with a message"),
+            );
+            continue;
+        }
+        match load_image(&path, &shown) {
+            Ok(image) => {
+                report.push(image_attachment(&shown, &image));
+                images.push(image);
+            }
+            Err(e) => skip(&mut report, &shown, &format!("not attached: {e}")),
+        }
+    }
     parts.extend(parts_skipped.into_inner());
     if parts.is_empty() {
-        return (text.to_string(), report);
+        return (text.to_string(), report, images);
     }
     (
         format!("{text}{ATTACHED}\n\n{}", parts.join("\n\n")),
         report,
+        images,
     )
 }
 
@@ -232,6 +357,34 @@ mod tests {
         );
         assert!(looks_like_a_path("src/x") && looks_like_a_path("notes.md"));
         assert!(!looks_like_a_path("alice") && !looks_like_a_path("app.route"));
+    }
+
+    #[test]
+    fn pasted_image_paths_are_found_quoted_escaped_or_as_urls() {
+        let dir = tempfile::tempdir().unwrap();
+        let spaced = dir.path().join("Screen Shot 1.png");
+        let plain = dir.path().join("a.jpg");
+        let url = dir.path().join("c d.gif");
+        let fenced = dir.path().join("fenced.png");
+        for f in [&spaced, &plain, &url, &fenced] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let text = format!(
+            "what is wrong here? '{}' and {} and file://{}\n```\n{}\n```",
+            spaced.display(),
+            plain.display(),
+            url.display().to_string().replace(' ', "%20"),
+            fenced.display()
+        );
+        assert_eq!(
+            pasted_images(&text),
+            vec![spaced.clone(), plain.clone(), url.clone()]
+        );
+        let escaped = spaced.display().to_string().replace(' ', "\\ ");
+        assert_eq!(pasted_images(&format!("see {escaped}")), vec![spaced]);
+        // A relative name or a missing file is not an image to attach.
+        assert!(pasted_images("shot.png /nowhere/x.png").is_empty());
+        assert_eq!(percent_decoded("/a%20b.png"), "/a b.png");
     }
 
     #[test]

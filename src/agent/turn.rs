@@ -77,10 +77,46 @@ pub(crate) async fn run_turn(
     if let Some(c) = &shared.checkpoints {
         c.begin(turn_id).await;
     }
-    // The files it mentions (`@path`) go along with it.
-    let (prompt, files) = super::mentions::attach(shared, &prompt);
+    // The files it mentions (`@path`) go along with it, and the images
+    // it mentions, pastes or was given (`exec --image`).
+    let (prompt, mut files, mut images) = super::mentions::attach(shared, &prompt);
+    for path in shared.take_images() {
+        let shown = path.display().to_string();
+        match super::mentions::load_image(&path, &shown) {
+            Ok(image) => {
+                files.push(crate::protocol::Attachment {
+                    path: shown,
+                    bytes: image.data.len() / 4 * 3,
+                    attached: true,
+                    note: Some(format!("image {}×{}", image.width, image.height)),
+                });
+                images.push(image);
+            }
+            Err(e) => files.push(crate::protocol::Attachment {
+                path: shown,
+                bytes: 0,
+                attached: false,
+                note: Some(format!("not attached: {e}")),
+            }),
+        }
+    }
     if !files.is_empty() {
         emitter.emit(AgentEvent::Attachments { turn_id, files });
+    }
+    // A model that sees no images is not sent any: said before anything
+    // goes.
+    if !images.is_empty() {
+        let model = shared.model();
+        if shared.model_info(&model).vision == Some(false) {
+            return fail(
+                ErrorKind::Provider,
+                format!(
+                    "{model} does not take images, so nothing was sent: choose a model that \
+                     sees them (/model, --model), or send the message without the image"
+                ),
+            )
+            .await;
+        }
     }
     // How the last turn ended, if not well (a session resumed after a
     // kill): the model reads it first.
@@ -92,9 +128,17 @@ pub(crate) async fn run_turn(
         .record(Item::User {
             turn: turn_id,
             text: prompt.clone(),
+            images: images.clone(),
         })
         .await;
-    crate::session::history::push_user(&mut conv.messages, prompt);
+    if images.is_empty() {
+        crate::session::history::push_user(&mut conv.messages, prompt);
+    } else {
+        conv.messages.push(Message::UserImages {
+            text: prompt,
+            images,
+        });
+    }
     // Where this turn's messages begin (a refused turn is taken out).
     let turn_start = conv.messages.len().saturating_sub(1);
     let mut iterations = 0u32;

@@ -221,6 +221,24 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
                     cache_control: None,
                 }],
             }),
+            Message::UserImages { text, images } => messages.push(Msg {
+                role: "user",
+                content: images
+                    .iter()
+                    .map(|i| Part::Image {
+                        source: ImageSource {
+                            kind: "base64",
+                            media_type: &i.media_type,
+                            data: &i.data,
+                        },
+                        cache_control: None,
+                    })
+                    .chain((!text.is_empty()).then_some(Part::Text {
+                        text,
+                        cache_control: None,
+                    }))
+                    .collect(),
+            }),
             Message::Assistant {
                 text,
                 tool_calls,
@@ -375,6 +393,11 @@ enum Part<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolUse {
         id: &'a str,
         name: &'a str,
@@ -398,13 +421,23 @@ impl Part<'_> {
     /// cannot take one here (thinking, a call).
     fn mark(&mut self) -> bool {
         match self {
-            Part::Text { cache_control, .. } | Part::ToolResult { cache_control, .. } => {
+            Part::Text { cache_control, .. }
+            | Part::Image { cache_control, .. }
+            | Part::ToolResult { cache_control, .. } => {
                 *cache_control = Some(EPHEMERAL);
                 true
             }
             Part::ToolUse { .. } | Part::Raw(_) => false,
         }
     }
+}
+
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]

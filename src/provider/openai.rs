@@ -268,6 +268,15 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a BodyOptions, carry: 
     for m in req.messages {
         match m {
             Message::User(text) => messages.push(Msg::User { content: text }),
+            Message::UserImages { text, images } => messages.push(Msg::UserParts {
+                content: images
+                    .iter()
+                    .map(|i| ChatPart::ImageUrl {
+                        image_url: ImageUrl { url: i.data_url() },
+                    })
+                    .chain((!text.is_empty()).then_some(ChatPart::Text { text }))
+                    .collect(),
+            }),
             Message::Assistant {
                 text,
                 tool_calls,
@@ -414,6 +423,11 @@ enum Msg<'a> {
     User {
         content: &'a str,
     },
+    /// A user message with images: typed parts.
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<ChatPart<'a>>,
+    },
     Assistant {
         /// `null` when the message is only tool calls.
         content: Option<&'a str>,
@@ -426,6 +440,18 @@ enum Msg<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ChatPart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: super::image::DataUrl<'a>,
 }
 
 #[derive(Serialize)]

@@ -197,10 +197,17 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: 
         match m {
             Message::User(text) => input.push(Item::Message {
                 role: "user",
-                content: vec![Part {
-                    kind: "input_text",
-                    text,
-                }],
+                content: vec![Part::InputText { text }],
+            }),
+            Message::UserImages { text, images } => input.push(Item::Message {
+                role: "user",
+                content: images
+                    .iter()
+                    .map(|i| Part::InputImage {
+                        image_url: i.data_url(),
+                    })
+                    .chain((!text.is_empty()).then_some(Part::InputText { text }))
+                    .collect(),
             }),
             Message::Assistant {
                 text,
@@ -218,10 +225,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: 
                 if !text.is_empty() {
                     input.push(Item::Message {
                         role: "assistant",
-                        content: vec![Part {
-                            kind: "output_text",
-                            text,
-                        }],
+                        content: vec![Part::OutputText { text }],
                     });
                 }
                 input.extend(tool_calls.iter().map(|c| Item::FunctionCall {
@@ -332,10 +336,17 @@ enum Item<'a> {
 }
 
 #[derive(Serialize)]
-struct Part<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText {
+        text: &'a str,
+    },
+    OutputText {
+        text: &'a str,
+    },
+    InputImage {
+        image_url: super::image::DataUrl<'a>,
+    },
 }
 
 #[derive(Serialize)]

@@ -53,6 +53,9 @@ pub enum Item {
     User {
         turn: u64,
         text: String,
+        /// The images that went with it, as they were sent.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::provider::image::Image>,
     },
     /// A request is about to be sent.
     Request {
@@ -675,14 +678,24 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
     let mut ended: HashSet<u64> = HashSet::new();
     for r in &records[start..] {
         match &r.item {
-            Item::User { turn, text } => {
+            Item::User { turn, text, images } => {
                 open_turn = Some(*turn);
                 out.prompts.push((*turn, without_note(text).to_string()));
                 // The note was for this message, and is in its text.
                 out.aborted = None;
                 out.shown
                     .push(Shown::User(as_written(without_note(text)).to_string()));
-                push_user(&mut out.messages, text.clone());
+                if images.is_empty() {
+                    push_user(&mut out.messages, text.clone());
+                } else {
+                    out.messages.push(Message::UserImages {
+                        text: text.clone(),
+                        images: images.clone(),
+                    });
+                    for i in images {
+                        out.shown.push(Shown::Note(i.label()));
+                    }
+                }
             }
             Item::Assistant {
                 text,
@@ -812,6 +825,7 @@ mod tests {
             rec(
                 1,
                 Item::User {
+                    images: Vec::new(),
                     turn: 1,
                     text: "fix it".into(),
                 },
@@ -892,6 +906,7 @@ mod tests {
             rec(
                 1,
                 Item::User {
+                    images: Vec::new(),
                     turn: 1,
                     text: "deploy".into(),
                 },
@@ -906,6 +921,7 @@ mod tests {
             rec(
                 3,
                 Item::User {
+                    images: Vec::new(),
                     turn: 2,
                     text: "deploy".into(),
                 },
@@ -975,6 +991,7 @@ mod tests {
             rec(
                 1,
                 Item::User {
+                    images: Vec::new(),
                     turn: 1,
                     text: "old".into(),
                 },
@@ -984,6 +1001,7 @@ mod tests {
             rec(
                 4,
                 Item::User {
+                    images: Vec::new(),
                     turn: 2,
                     text: "new".into(),
                 },
@@ -1018,6 +1036,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let rec = Recorder::open(dir.path(), "s1").unwrap();
         rec.append(Item::User {
+            images: Vec::new(),
             turn: 1,
             text: "hi".into(),
         })

@@ -840,6 +840,7 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
         })
         .await;
         r.append(Item::User {
+            images: Vec::new(),
             turn: 1,
             text: "add a --json flag".into(),
         })

@@ -317,9 +317,29 @@ impl App {
                 let name = |f: &crate::protocol::Attachment| {
                     crate::humanize::shorten_chars(&crate::protocol::visible::name(&f.path), 80)
                 };
+                // Images as the transcript shows them: `[image shot.png 1280×720]`.
+                let is_image = |f: &crate::protocol::Attachment| {
+                    f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image "))
+                };
+                for f in files.iter().filter(|f| is_image(f)) {
+                    let base = std::path::Path::new(&f.path)
+                        .file_name()
+                        .map_or_else(|| f.path.clone(), |n| n.to_string_lossy().into_owned());
+                    let size = f.note.as_deref().unwrap_or("").trim_start_matches("image ");
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "[image {} {size}]",
+                            crate::humanize::shorten_chars(
+                                &crate::protocol::visible::name(&base),
+                                60
+                            )
+                        ),
+                    );
+                }
                 let attached: Vec<String> = files
                     .iter()
-                    .filter(|f| f.attached)
+                    .filter(|f| f.attached && !is_image(f))
                     .map(|f| match &f.note {
                         Some(n) => {
                             format!("{} ({}, {n})", name(f), crate::humanize::bytes(f.bytes))
