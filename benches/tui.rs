@@ -405,12 +405,50 @@ fn stream(c: &mut Criterion) {
     });
 }
 
+/// A delta of prose and a delta of thinking, each at the end of a cell
+/// 2,000 lines long, to its frame: thinking costs no more than text.
+fn text_and_thinking_deltas(c: &mut Criterion) {
+    let mut group = c.benchmark_group("delta_at_2000");
+    for thinking in [false, true] {
+        let mut app = app_with(0);
+        let mut term = terminal();
+        let t0 = Instant::now();
+        let event = |text: String| {
+            if thinking {
+                AgentEvent::ReasoningDelta { turn_id: 2, text }
+            } else {
+                AgentEvent::AssistantDelta { turn_id: 2, text }
+            }
+        };
+        let mut start = String::new();
+        for i in 0..2_000 {
+            start.push_str(&format!(
+                "Line {i} of what the model says, in plain words.\n"
+            ));
+        }
+        app.on_agent_event(event(start), t0);
+        term.draw(|f| app.draw(f)).unwrap();
+        let mut i = 2_000;
+        let name = if thinking { "thinking" } else { "text" };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                i += 1;
+                app.on_agent_event(event(format!("Line {i} of what the model ")), t0);
+                app.on_agent_event(event("says, in plain words.\n".into()), t0);
+                term.draw(|f| app.draw(f)).unwrap();
+            });
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     frames,
     delta_to_frame,
     diff_dialog,
     stream,
+    text_and_thinking_deltas,
     startup
 );
 criterion_main!(benches);
