@@ -28,10 +28,11 @@ fn chat_stream(reasoning: bool) -> String {
     let mut out = String::new();
     for i in 0..DELTAS {
         let piece = format!("word{i} ");
+        // As DeepSeek sends them: each chunk has both fields, one null.
         let delta = if reasoning {
             json!({"content": null, "reasoning_content": piece})
         } else {
-            json!({"content": piece})
+            json!({"content": piece, "reasoning_content": null})
         };
         let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 0,
             "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});

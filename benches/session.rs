@@ -75,6 +75,8 @@ fn session_file(dir: &Path, items: usize) -> String {
         rec.append(Item::Session {
             base_url: None,
             wire: None,
+            key_hint: None,
+            effort: None,
             workspace: PathBuf::from("/work/project"),
             provider: "openai".into(),
             model: "bench".into(),

@@ -151,6 +151,7 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
         AgentEvent::TurnStarted { prompt, .. } => text(prompt),
         AgentEvent::AssistantDelta { text: t, .. }
         | AgentEvent::ReasoningDelta { text: t, .. }
+        | AgentEvent::ReasoningMessage { text: t, .. }
         | AgentEvent::AssistantMessage { text: t, .. }
         | AgentEvent::TurnCompleted { text: t, .. }
         | AgentEvent::ToolProgress { text: t, .. } => text(t),
@@ -654,6 +655,10 @@ impl Shared {
                     .effort
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = *effort;
+                // A resumed session thinks as hard as it was told last.
+                if let Some(h) = &self.history {
+                    h.append_detached(crate::session::history::Item::Effort { effort: *effort });
+                }
             }
             Op::ListModels => {
                 let provider = self.provider.clone();

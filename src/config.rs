@@ -846,6 +846,21 @@ fn restrict_workspace_layer(
                      is sent to your provider"
                 ));
             }
+            // What a model thinks, and over which wire, is paid for by you.
+            for (key, set) in [
+                ("wire_api", s.wire_api.take().is_some()),
+                ("reasoning_effort", s.reasoning_effort.take().is_some()),
+                ("reasoning_summary", s.reasoning_summary.take().is_some()),
+                ("thinking_budget", s.thinking_budget.take().is_some()),
+                ("max_tokens", s.max_tokens.take().is_some()),
+            ] {
+                if set {
+                    warnings.push(format!(
+                        "{shown}: ignored [{name}].{key}; a workspace config may not choose how \
+                         much the model thinks or how it is asked (it is your spending)"
+                    ));
+                }
+            }
         }
     }
     if ws.checkpoints == Some(false) {

@@ -71,7 +71,14 @@ pub fn prompt_with_input(prompt: &str, piped: &[u8]) -> String {
 pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError> {
     // No model named: the server's only one, else the person must say.
     let chosen;
-    let config = match crate::launch::choose_model(config).await? {
+    let choice = match crate::launch::choose_model(config).await {
+        Err(LaunchError::Unreachable(why)) => {
+            eprintln!("error: {why}");
+            return Ok(EXIT_FAILED);
+        }
+        other => other?,
+    };
+    let config = match choice {
         crate::launch::ModelChoice::Chosen(m) if m == config.model => config,
         crate::launch::ModelChoice::Chosen(m) => {
             eprintln!("lathe: using {m}, the model the server serves");
@@ -446,14 +453,18 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         .replace(" \n", "\n"),
         AgentEvent::Attachments { files, .. } => files
             .iter()
-            .map(|f| match (f.attached, &f.note) {
-                (true, Some(n)) => format!("@{} attached ({n})\n", f.path),
-                (true, None) => format!("@{} attached\n", f.path),
-                (false, n) => format!(
-                    "lathe: @{}: {}\n",
-                    f.path,
-                    n.as_deref().unwrap_or("not attached")
-                ),
+            .map(|f| {
+                // `@name` as mentioned; a file named by its own path as it is.
+                let at = if f.path.starts_with('/') { "" } else { "@" };
+                match (f.attached, &f.note) {
+                    (true, Some(n)) => format!("{at}{} attached ({n})\n", f.path),
+                    (true, None) => format!("{at}{} attached\n", f.path),
+                    (false, n) => format!(
+                        "lathe: {at}{}: {}\n",
+                        f.path,
+                        n.as_deref().unwrap_or("not attached")
+                    ),
+                }
             })
             .collect(),
         AgentEvent::ToolProgress { text, stream, .. }

@@ -15,6 +15,20 @@ pub fn bytes(n: usize) -> String {
 }
 
 /// `12 ms`, `1.5 s`, `2m05s`.
+/// Dollars as a person reads them: cents for most sums, tenths of a cent
+/// for small ones.
+pub fn dollars(usd: f64) -> String {
+    if usd <= 0.0 {
+        "$0.00".into()
+    } else if usd < 0.001 {
+        "<$0.001".into()
+    } else if usd < 1.0 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 /// A count of tokens: `950`, `12.3k`, `1.2M`.
 pub fn count(n: u64) -> String {
     match n {

@@ -35,6 +35,9 @@ pub enum LaunchError {
     /// The person must say more (which model): a usage error.
     #[error("{0}")]
     Usage(String),
+    /// The model server cannot be reached.
+    #[error("{0}")]
+    Unreachable(String),
     /// The session to resume does not exist here, or cannot be read.
     #[error(transparent)]
     Session(#[from] crate::session::store::StoreError),
@@ -96,6 +99,11 @@ pub async fn choose_model(config: &Config) -> Result<ModelChoice, LaunchError> {
             "no model given, and the server at {} lists none: {name_one}",
             config.base_url
         ))),
+        // Not there at all: that is what to say first.
+        Err(
+            e @ (crate::provider::ProviderError::Refused { .. }
+            | crate::provider::ProviderError::Connect { .. }),
+        ) => Err(LaunchError::Unreachable(e.to_string())),
         Err(e) => Err(LaunchError::Setup(format!(
             "no model given, and the server could not be asked which it serves ({e}): {name_one}"
         ))),
@@ -110,14 +118,38 @@ pub fn config_for_session(
     id: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, crate::config::ConfigError> {
-    let mut flags = match crate::session::store::info_of(&config.paths.sessions_dir, id) {
-        Some(info) => crate::session::store::resume_flags(&config.flags, &info),
+    let info = crate::session::store::info_of(&config.paths.sessions_dir, id);
+    let mut flags = match &info {
+        Some(info) => crate::session::store::resume_flags(&config.flags, info),
         None => config.flags.clone(),
     };
     flags.workspace = Some(config.workspace.clone());
     // The model will be asked: its key is needed now.
     flags.no_model = false;
-    Config::load(&flags, env)
+    let mut resumed = Config::load(&flags, env)?;
+    // The session's server, not one named now: the key found now goes
+    // there only if that same key went there before.
+    if let Some(info) = info
+        && config.flags.base_url.is_none()
+        && info.base_url.as_deref() == Some(resumed.base_url.as_str())
+    {
+        let now = resumed
+            .api_key
+            .as_ref()
+            .map(|k| crate::session::history::key_hint(&resumed.base_url, k.expose()));
+        if now.is_some() && now != info.key_hint {
+            resumed.api_key = None;
+            resumed.warnings.push(format!(
+                "the session was served by {}; the API key set now was not used there before, \
+                 so it is not sent (pass --base-url {} to send it)",
+                resumed.base_url, resumed.base_url
+            ));
+        }
+    }
+    // The next session (`/resume` again) starts from the command line's
+    // flags, not from this session's.
+    resumed.flags = config.flags.clone();
+    Ok(resumed)
 }
 
 /// Starts the agent `config` describes; `approver` decides approvals, or
@@ -254,6 +286,11 @@ pub fn spawn_agent(
                     version: env!("CARGO_PKG_VERSION").to_string(),
                     base_url: Some(config.base_url.clone()),
                     wire: Some(config.wire),
+                    key_hint: config
+                        .api_key
+                        .as_ref()
+                        .map(|k| crate::session::history::key_hint(&config.base_url, k.expose())),
+                    effort: config.effort,
                 });
             }
             agent = agent.with_history(recorder, resumed.clone());

@@ -70,6 +70,19 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         ..cli.common.overrides()
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let resume = match (&args.resume, args.continue_) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => Some(lathe::session::store::newest(
+            &config.paths.sessions_dir,
+            &config.workspace,
+        )?),
+        (None, false) => None,
+    };
+    // A session goes on where it was served, by the model it used.
+    let config = match &resume {
+        Some(id) => lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
+        None => config,
+    };
     for warning in &config.warnings {
         eprintln!("lathe: warning: {warning}");
     }
@@ -86,19 +99,6 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let resume = match (&args.resume, args.continue_) {
-        (Some(id), _) => Some(id.clone()),
-        (None, true) => Some(lathe::session::store::newest(
-            &config.paths.sessions_dir,
-            &config.workspace,
-        )?),
-        (None, false) => None,
-    };
-    // A session goes on where it was served, by the model it used.
-    let config = match &resume {
-        Some(id) => lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
-        None => config,
-    };
     // Images are the person's files, named from where they stand.
     let cwd = std::env::current_dir().context("the current directory")?;
     let mut images = Vec::new();
@@ -106,6 +106,17 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         let path = cwd.join(path);
         if !path.is_file() {
             anyhow::bail!("--image {}: no such file", path.display());
+        }
+        // By its first bytes: PNG, JPEG, GIF or WebP, whatever its name.
+        let mut head = [0u8; 64];
+        let n = std::fs::File::open(&path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .with_context(|| format!("--image {}", path.display()))?;
+        if lathe::provider::image::sniff(&head[..n]).is_none() {
+            anyhow::bail!(
+                "--image {}: not an image the models take (PNG, JPEG, GIF or WebP)",
+                path.display()
+            );
         }
         images.push(path);
     }
@@ -153,7 +164,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
         let cost = s
             .usage
             .cost_usd
-            .map(|c| format!("  ${c:.2}"))
+            .map(|c| format!("  {}", lathe::humanize::dollars(c)))
             .unwrap_or_default();
         out!(
             "{}  {}  {} turn{}  {}{cost}  {prompt}",

@@ -245,15 +245,26 @@ fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 
+/// Dollars kept to a billionth: sums of prices stay readable in JSON
+/// (`0.0003738`, not `0.00037380000000000003`).
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 1e9).round() / 1e9
+}
+
 impl Usage {
     pub fn add(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        // A server's numbers are not trusted to be sane.
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(round_usd(a + b)),
             (a, b) => a.or(b),
         };
     }
@@ -412,8 +423,8 @@ impl StopReason {
     pub fn notice(self) -> Option<&'static str> {
         match self {
             StopReason::MaxTokens => Some(
-                "the answer was cut at the output token limit; say \"continue\" to have the model \
-                 go on, or raise max_tokens",
+                "the answer was cut at the output token limit: ask the model to continue, or \
+                 raise max_tokens",
             ),
             StopReason::Refusal => Some("the model refused to answer this request"),
             StopReason::ContentFilter => {
@@ -617,6 +628,11 @@ pub enum AgentEvent {
     /// What the model thinks before it answers, as it streams (reasoning
     /// models; summaries where the server sends only those).
     ReasoningDelta {
+        turn_id: u64,
+        text: String,
+    },
+    /// What the model thought in one response, whole (after its deltas).
+    ReasoningMessage {
         turn_id: u64,
         text: String,
     },
@@ -840,6 +856,7 @@ impl AgentEvent {
             AgentEvent::AssistantDelta { .. } => "assistant_delta",
             AgentEvent::AssistantMessage { .. } => "assistant_message",
             AgentEvent::ReasoningDelta { .. } => "reasoning_delta",
+            AgentEvent::ReasoningMessage { .. } => "reasoning_message",
             AgentEvent::ProviderRetry { .. } => "provider_retry",
             AgentEvent::UsageUpdated { .. } => "usage_updated",
             AgentEvent::ContextUpdated { .. } => "context_updated",

@@ -97,6 +97,17 @@ pub struct Carried {
     /// Chat: fields of the assistant message (or of the call); Anthropic:
     /// a content block; Responses: an input item.
     pub item: Value,
+    /// The model that sent it: another model (after `/model`) gets none
+    /// of it (signatures and encrypted reasoning are the sender's own).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+}
+
+impl Carried {
+    /// Whether this item goes back on `wire` to `model`.
+    pub fn goes_to(&self, wire: WireApi, model: &str) -> bool {
+        self.wire == wire && (self.model.is_empty() || self.model == model)
+    }
 }
 
 /// One message of the conversation, in a wire-neutral form.

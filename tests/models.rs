@@ -513,12 +513,21 @@ async fn images_go_as_parts_on_every_wire_and_never_to_a_blind_model() {
     assert_eq!(parts[1], json!({"type": "text", "text": "what is this?"}));
     let files = r.first("attachments")["files"].clone();
     assert_eq!(files[0]["note"], "image 1280×720");
-    // Anthropic: `@shot.png` and a pasted path from elsewhere (scaled down).
+    // Anthropic: `@shot.png` and `--image` from elsewhere (scaled down).
+    // A path in a headless prompt (text from anywhere) attaches nothing.
     let prompt = format!("compare @shot.png with '{}'", pasted.display());
+    let pasted_arg = pasted.display().to_string();
     let r = env
         .exec(
             &mock.anthropic_url(),
-            &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            &[
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-sonnet-4-5",
+                "--image",
+                &pasted_arg,
+            ],
             &prompt,
         )
         .await;
@@ -530,6 +539,7 @@ async fn images_go_as_parts_on_every_wire_and_never_to_a_blind_model() {
     assert_eq!(blocks[0]["source"]["media_type"], "image/png");
     assert_eq!(blocks[1]["type"], "image");
     assert_eq!(blocks[2]["type"], "text");
+    assert_eq!(blocks.len(), 3, "the pasted path went once, by --image");
     let notes: Vec<String> = r.first("attachments")["files"]
         .as_array()
         .unwrap()
@@ -599,4 +609,96 @@ async fn images_go_as_parts_on_every_wire_and_never_to_a_blind_model() {
         .await;
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("nope.png: no such file"), "{}", r.stderr);
+    let r = env
+        .run(
+            &[
+                "exec",
+                "--base-url",
+                &mock.openai_url(),
+                "--model",
+                "gpt-4.1",
+                "--image",
+                "key.png",
+                "x",
+            ],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not an image"), "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 3, "nothing was sent");
+}
+
+/// A resumed session goes back to its server, but a key set since is not
+/// sent where that key never went (a local server, then a real key).
+#[tokio::test]
+async fn a_resumed_session_sends_no_key_its_server_never_had() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("one")),
+        Step::Reply(Reply::text("two")),
+        Step::Reply(Reply::text("three")),
+    ])
+    .await;
+    let url = mock.openai_url();
+    let r = env
+        .run(
+            &["exec", "--base-url", &url, "--model", "local", "first"],
+            &[],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!mock.requests()[0].headers.contains_key("authorization"));
+    let r = env
+        .run(
+            &["exec", "--continue", "second"],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !mock.requests()[1].headers.contains_key("authorization"),
+        "the new key went to the session's server"
+    );
+    assert!(r.stderr.contains("is not sent"), "{}", r.stderr);
+    // Named on the command line, the server gets it.
+    let r = env
+        .run(
+            &["exec", "--continue", "--base-url", &url, "third"],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        mock.requests()[2].headers["authorization"],
+        format!("Bearer {KEY}")
+    );
+}
+
+/// A cloned repository's config cannot make the model think (and bill)
+/// more, nor choose how it is asked.
+#[tokio::test]
+async fn a_workspace_config_cannot_raise_the_thinking() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.path().join(".lathe")).unwrap();
+    std::fs::write(
+        env.ws.path().join(".lathe/config.toml"),
+        "[anthropic]\nthinking_budget = 60000\nreasoning_effort = \"xhigh\"\nextra_body = { max_tokens = 128000 }\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let r = env
+        .exec(
+            &mock.anthropic_url(),
+            &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            "hi",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = &mock.requests()[0].body;
+    assert!(body.get("thinking").is_none(), "{body}");
+    assert_eq!(body["max_tokens"], 32_000);
+    for key in ["thinking_budget", "reasoning_effort", "extra_body"] {
+        assert!(r.stderr.contains(key), "{key}: {}", r.stderr);
+    }
 }

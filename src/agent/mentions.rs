@@ -188,7 +188,7 @@ pub(crate) fn load_image(
 }
 
 /// An image that went along, as the person is told of it.
-fn image_attachment(shown: &str, image: &crate::provider::image::Image) -> Attachment {
+pub(crate) fn image_attachment(shown: &str, image: &crate::provider::image::Image) -> Attachment {
     Attachment {
         path: shown.to_string(),
         bytes: image.data.len() / 4 * 3,
@@ -197,14 +197,48 @@ fn image_attachment(shown: &str, image: &crate::provider::image::Image) -> Attac
     }
 }
 
+/// An image file to read for the message: its path, and its name as the
+/// person is told of it.
+pub(crate) struct ImageFile {
+    pub path: std::path::PathBuf,
+    pub shown: String,
+}
+
+/// Reads and scales the images off the agent's thread (a large picture
+/// takes a moment); each one's outcome is added to `report`.
+pub(crate) async fn load_images(
+    files: Vec<ImageFile>,
+    report: &mut Vec<Attachment>,
+) -> Vec<crate::provider::image::Image> {
+    let mut out = Vec::new();
+    for f in files {
+        let shown = f.shown.clone();
+        let loaded = tokio::task::spawn_blocking(move || load_image(&f.path, &f.shown))
+            .await
+            .unwrap_or_else(|e| Err(format!("it could not be read ({e})")));
+        match loaded {
+            Ok(image) => {
+                report.push(image_attachment(&shown, &image));
+                out.push(image);
+            }
+            Err(e) => report.push(Attachment {
+                path: shown,
+                bytes: 0,
+                attached: false,
+                note: Some(format!("not attached: {e}")),
+            }),
+        }
+    }
+    out
+}
+
 /// `text` with the files it mentions attached after it, the images it
-/// mentions or pastes, and what became of each (for the person: nothing
-/// is dropped unsaid).
-pub(crate) fn attach(
-    shared: &Shared,
-    text: &str,
-) -> (String, Vec<Attachment>, Vec<crate::provider::image::Image>) {
-    let mut images: Vec<crate::provider::image::Image> = Vec::new();
+/// mentions or pastes (to be read), and what became of each mention (for
+/// the person: nothing is dropped unsaid). Pasted paths count only where
+/// a person types (the terminal UI), not in a headless prompt, which may
+/// be text from anywhere (`--image` names images there).
+pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, Vec<ImageFile>) {
+    let mut images: Vec<ImageFile> = Vec::new();
     let mut parts: Vec<String> = Vec::new();
     let mut report: Vec<Attachment> = Vec::new();
     let parts_skipped: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
@@ -258,12 +292,8 @@ pub(crate) fn attach(
             continue;
         }
         if image_name(&shown) {
-            match load_image(&file, &shown) {
-                Ok(image) => {
-                    report.push(image_attachment(&shown, &image));
-                    images.push(image);
-                }
-                Err(e) => skip(&mut report, &shown, &format!("not attached: {e}")),
+            if images.iter().all(|i| i.path != file) {
+                images.push(ImageFile { path: file, shown });
             }
             continue;
         }
@@ -309,8 +339,17 @@ pub(crate) fn attach(
         let body = content.strip_suffix('\n').unwrap_or(&content);
         parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
     }
-    for path in pasted_images(text) {
-        let shown = path.display().to_string();
+    let typed = shared.approver.source() == crate::protocol::DecisionSource::User;
+    for path in pasted_images(text).into_iter().filter(|_| typed) {
+        let mut shown = path.display().to_string();
+        // In the workspace, the person's read rules hold for it too.
+        if let Ok(file) = shared.workspace.resolve_existing(&shown) {
+            shown = shared.workspace.display_relative(&file);
+            if let Some(why) = refused_by_rules(shared, &shown) {
+                skip(&mut report, &shown, &why);
+                continue;
+            }
+        }
         if images.len() >= MAX_FILES {
             skip(
                 &mut report,
@@ -319,12 +358,8 @@ pub(crate) fn attach(
             );
             continue;
         }
-        match load_image(&path, &shown) {
-            Ok(image) => {
-                report.push(image_attachment(&shown, &image));
-                images.push(image);
-            }
-            Err(e) => skip(&mut report, &shown, &format!("not attached: {e}")),
+        if images.iter().all(|i| i.path != path) {
+            images.push(ImageFile { path, shown });
         }
     }
     parts.extend(parts_skipped.into_inner());

@@ -79,44 +79,42 @@ pub(crate) async fn run_turn(
     }
     // The files it mentions (`@path`) go along with it, and the images
     // it mentions, pastes or was given (`exec --image`).
-    let (prompt, mut files, mut images) = super::mentions::attach(shared, &prompt);
-    for path in shared.take_images() {
-        let shown = path.display().to_string();
-        match super::mentions::load_image(&path, &shown) {
-            Ok(image) => {
-                files.push(crate::protocol::Attachment {
-                    path: shown,
-                    bytes: image.data.len() / 4 * 3,
-                    attached: true,
-                    note: Some(format!("image {}×{}", image.width, image.height)),
-                });
-                images.push(image);
-            }
-            Err(e) => files.push(crate::protocol::Attachment {
-                path: shown,
-                bytes: 0,
-                attached: false,
-                note: Some(format!("not attached: {e}")),
+    let (prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+    to_read.extend(
+        shared
+            .take_images()
+            .into_iter()
+            .map(|path| super::mentions::ImageFile {
+                shown: path.display().to_string(),
+                path,
             }),
+    );
+    let images = super::mentions::load_images(to_read, &mut files).await;
+    // A model that sees no images is not sent any: said before anything
+    // goes.
+    let model = shared.model();
+    let blind = !images.is_empty() && shared.model_info(&model).vision == Some(false);
+    if blind {
+        for f in files
+            .iter_mut()
+            .filter(|f| f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image ")))
+        {
+            f.attached = false;
+            f.note = Some(format!("not sent: {model} takes no images"));
         }
     }
     if !files.is_empty() {
         emitter.emit(AgentEvent::Attachments { turn_id, files });
     }
-    // A model that sees no images is not sent any: said before anything
-    // goes.
-    if !images.is_empty() {
-        let model = shared.model();
-        if shared.model_info(&model).vision == Some(false) {
-            return fail(
-                ErrorKind::Provider,
-                format!(
-                    "{model} does not take images, so nothing was sent: choose a model that \
-                     sees them (/model, --model), or send the message without the image"
-                ),
-            )
-            .await;
-        }
+    if blind {
+        return fail(
+            ErrorKind::Provider,
+            format!(
+                "{model} does not take images, so nothing was sent: choose a model that sees \
+                 them, or send the message without the image"
+            ),
+        )
+        .await;
     }
     // How the last turn ended, if not well (a session resumed after a
     // kill): the model reads it first.
@@ -139,8 +137,13 @@ pub(crate) async fn run_turn(
             images,
         });
     }
-    // Where this turn's messages begin (a refused turn is taken out).
-    let turn_start = conv.messages.len().saturating_sub(1);
+    // Where this turn's messages begin (a refused turn is taken out); a
+    // compaction during the turn moves them, and it then stays.
+    let mut turn_start = Some(conv.messages.len().saturating_sub(1));
+    // How hard the model thinks is settled for the turn: a change half way
+    // would leave a tool loop's calls without the thinking that led to
+    // them (Anthropic refuses that).
+    let effort = shared.effort();
     let mut iterations = 0u32;
     let mut limit = shared.max_tool_iterations;
     let mut turn_usage = Usage::default();
@@ -150,6 +153,7 @@ pub(crate) async fn run_turn(
     loop {
         // Nearly full: the older turns are summarized before asking.
         if super::compact::due(shared, conv) {
+            turn_start = None;
             let auto = super::compact::compact(shared, conv, Some(turn_id), "auto", &cancel).await;
             if let Err(e) = auto {
                 if cancel.is_cancelled() {
@@ -171,12 +175,25 @@ pub(crate) async fn run_turn(
             () = cancel.cancelled() => {}
         }
         let tools = shared.tools.snapshot();
+        // A model that sees no images gets the earlier ones as their labels.
+        let blind;
+        let messages = if shared.model_info(&model).vision == Some(false)
+            && conv
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::UserImages { .. }))
+        {
+            blind = without_images(&conv.messages);
+            &blind
+        } else {
+            &conv.messages
+        };
         let request = ChatRequest {
             model: &model,
             system: &shared.system_prompt,
-            messages: &conv.messages,
+            messages,
             tools: &tools.schemas,
-            effort: shared.effort(),
+            effort,
             cache_key: Some(&shared.session_id),
         };
         shared.record_now(Item::Request { turn: turn_id }).await;
@@ -192,6 +209,7 @@ pub(crate) async fn run_turn(
             }
             Err(e) if e.is_context_overflow() && !overflowed => {
                 overflowed = true;
+                turn_start = None;
                 tracing::warn!(error = %e, "the conversation is too long for the model; compacting");
                 match super::compact::compact(shared, conv, Some(turn_id), "overflow", &cancel)
                     .await
@@ -222,6 +240,9 @@ pub(crate) async fn run_turn(
             completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
         }
         let stop = completion.stop();
+        for c in &mut completion.carried {
+            c.model.clone_from(&model);
+        }
         turn_usage.add(completion.usage);
         conv.usage.add(completion.usage);
         shared.spend(&model, completion.usage);
@@ -251,6 +272,13 @@ pub(crate) async fn run_turn(
             total: conv.usage,
             model: model.clone(),
         });
+        // Whole, it is redacted whole (a secret split across deltas too).
+        if !completion.reasoning.is_empty() {
+            emitter.emit(AgentEvent::ReasoningMessage {
+                turn_id,
+                text: completion.reasoning.clone(),
+            });
+        }
         if !completion.text.is_empty() {
             emitter.emit(AgentEvent::AssistantMessage {
                 turn_id,
@@ -266,11 +294,26 @@ pub(crate) async fn run_turn(
             continue;
         }
         if calls.is_empty() {
-            if stop == StopReason::Refusal {
+            if let (StopReason::Refusal, Some(start)) = (stop, turn_start) {
                 // A refused exchange stays out of the conversation, or the
                 // model keeps refusing what follows (Anthropic's advice).
-                conv.messages.truncate(turn_start);
+                conv.messages.truncate(start);
                 shared.record(Item::Refused { turn: turn_id }).await;
+                let why = completion
+                    .refusal
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|w| !w.is_empty() && *w != completion.text.trim())
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
+                emitter.emit(AgentEvent::Error {
+                    turn_id: None,
+                    kind: ErrorKind::Provider,
+                    message: format!(
+                        "the model refused this request{why}; the message and its answer were \
+                         left out of the conversation, so what follows is not refused for it"
+                    ),
+                });
             } else {
                 conv.messages.push(completion.message());
             }
@@ -287,6 +330,57 @@ pub(crate) async fn run_turn(
                 model,
             });
             return;
+        }
+        // Calls cut at the output token limit have half their arguments:
+        // none runs, and the model is told why, so it writes less at once.
+        let cut_short = stop == StopReason::MaxTokens
+            && calls
+                .iter()
+                .any(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
+        if cut_short && iterations < limit {
+            iterations += 1;
+            let why = "not run: your answer was cut at the output token limit while you wrote \
+                       this call, so its arguments are incomplete; make it smaller (write a large \
+                       file in parts, edit rather than rewrite)";
+            let cut: Vec<ToolOutput> = calls
+                .iter()
+                .map(|c| ToolOutput {
+                    call_id: c.id.clone(),
+                    content: serde_json::json!({ "error": why }).to_string(),
+                    is_error: true,
+                })
+                .collect();
+            for r in &cut {
+                shared
+                    .record(Item::ToolOutput {
+                        call_id: r.call_id.clone(),
+                        content: r.content.clone(),
+                        is_error: true,
+                    })
+                    .await;
+            }
+            emitter.emit(AgentEvent::Error {
+                turn_id: None,
+                kind: ErrorKind::Provider,
+                message: format!(
+                    "the model's answer was cut at the output token limit in the middle of {}; \
+                     {} not run, and the model was told to write less at once",
+                    if cut.len() == 1 {
+                        "a tool call"
+                    } else {
+                        "its tool calls"
+                    },
+                    if cut.len() == 1 {
+                        "it was"
+                    } else {
+                        "they were"
+                    },
+                ),
+            });
+            conv.messages.push(completion.message());
+            conv.messages.push(Message::ToolResults(cut));
+            conv.counted_before_results(completion.usage);
+            continue;
         }
         if iterations >= limit && go_on(shared, turn_id, iterations, &cancel).await {
             limit += shared.max_tool_iterations;
@@ -333,6 +427,25 @@ pub(crate) async fn run_turn(
             return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
         }
     }
+}
+
+/// The conversation with each image replaced by its label, for a model
+/// that takes none.
+fn without_images(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::UserImages { text, images } => {
+                let labels: Vec<String> = images.iter().map(|i| i.label()).collect();
+                Message::User(format!(
+                    "{}\n\n{} (not sent: this model takes no images)",
+                    text,
+                    labels.join(" ")
+                ))
+            }
+            other => other.clone(),
+        })
+        .collect()
 }
 
 /// Whether a person says to go on past `rounds` tool rounds. Only a

@@ -143,7 +143,7 @@ impl Wire for Anthropic {
     }
 
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
-        serde_json::to_vec(&request_body(req, &self.options)).unwrap_or_default()
+        super::http::encode(&request_body(req, &self.options), &self.options.extra_body)
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -187,16 +187,31 @@ impl Wire for Anthropic {
     }
 }
 
-/// The output cap of a request: what is configured, else the model's own
-/// (at most 32,000), else 8,192; always above the thinking budget.
-fn max_tokens(model: &str, configured: Option<u32>, budget: Option<u32>) -> u32 {
-    let cap = configured.unwrap_or_else(|| {
-        super::models::output_cap(model)
-            .map_or(8_192, |c| u32::try_from(c.min(32_000)).unwrap_or(32_000))
-    });
-    match budget {
-        Some(b) if cap <= b => b.saturating_add(4_096),
-        _ => cap.max(1),
+/// The output cap and thinking budget of a request: the cap configured,
+/// else the model's own (at most 32,000), else 8,192; the budget below it
+/// (with room for the answer), neither past what the model allows.
+fn limits(model: &str, configured: Option<u32>, budget: Option<u32>) -> (u32, Option<u32>) {
+    let most = super::models::output_cap(model).map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+    let cap = configured
+        .unwrap_or_else(|| most.map_or(8_192, |c| c.min(32_000)))
+        .max(1);
+    let Some(budget) = budget else {
+        return (cap, None);
+    };
+    // The answer needs room after the thinking.
+    const ROOM: u32 = 4_096;
+    let cap = if cap < budget.saturating_add(ROOM) {
+        budget.saturating_add(ROOM)
+    } else {
+        cap
+    };
+    match most {
+        // The model allows less than asked: the thinking gives way.
+        Some(m) if cap > m => {
+            let budget = m.saturating_sub(ROOM);
+            (m, (budget >= 1_024).then_some(budget))
+        }
+        _ => (cap, Some(budget)),
     }
 }
 
@@ -211,6 +226,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
             .or_else(|| options.effort.and_then(super::Effort::thinking_budget)),
     }
     .filter(|b| *b >= 1_024);
+    let (max_tokens, budget) = limits(req.model, options.max_tokens, budget);
     let mut messages = Vec::with_capacity(req.messages.len());
     for m in req.messages {
         match m {
@@ -253,7 +269,8 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
                         carried
                             .iter()
                             .filter(|c| {
-                                c.wire == WireApi::Anthropic && c.call_id.as_deref() == call
+                                c.goes_to(WireApi::Anthropic, req.model)
+                                    && c.call_id.as_deref() == call
                             })
                             .map(|c| Part::Raw(&c.item)),
                     );
@@ -322,7 +339,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
     }
     Body {
         model: req.model,
-        max_tokens: max_tokens(req.model, options.max_tokens, budget),
+        max_tokens,
         messages,
         stream: true,
         system: (!req.system.is_empty()).then_some([SystemBlock {
@@ -335,7 +352,6 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
             kind: "enabled",
             budget_tokens,
         }),
-        extra: &options.extra_body,
     }
 }
 
@@ -368,8 +384,6 @@ pub struct Body<'a> {
     tools: Vec<ToolDef<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
-    #[serde(flatten)]
-    extra: &'a Map<String, Value>,
 }
 
 #[derive(Serialize)]
@@ -519,7 +533,7 @@ impl Decoder {
             let uncached = fresh.unwrap_or_else(|| self.usage.uncached_input());
             let write = write.unwrap_or(self.usage.cache_write_tokens);
             let read = read.unwrap_or(self.usage.cache_read_tokens);
-            self.usage.input_tokens = uncached + write + read;
+            self.usage.input_tokens = uncached.saturating_add(write).saturating_add(read);
             self.usage.cache_write_tokens = write;
             self.usage.cache_read_tokens = read;
         }
@@ -706,6 +720,7 @@ impl StreamDecoder for Decoder {
                         wire: WireApi::Anthropic,
                         call_id: call_id.clone(),
                         item,
+                        model: String::new(),
                     }));
                     tool_calls.push(ToolCall {
                         id,
@@ -730,6 +745,7 @@ impl StreamDecoder for Decoder {
             wire: WireApi::Anthropic,
             call_id: None,
             item,
+            model: String::new(),
         }));
         Ok(Completion {
             text: self.text,
@@ -841,6 +857,32 @@ mod tests {
         .unwrap_err();
         assert!(e.is_retryable());
         assert!(e.to_string().contains("overloaded_error: Overloaded"));
+    }
+
+    /// However much thinking is asked for, the request stays within what
+    /// the model allows, with room for the answer after the thinking.
+    #[test]
+    fn thinking_budgets_fit_the_model() {
+        assert_eq!(limits("claude-sonnet-4-5", None, None), (32_000, None));
+        assert_eq!(
+            limits("claude-sonnet-4-5", None, Some(10_000)),
+            (32_000, Some(10_000))
+        );
+        // xhigh on a 64k model: the budget gives way.
+        let (cap, budget) = limits("claude-sonnet-4-5", None, Some(63_999));
+        assert_eq!(cap, 64_000);
+        assert_eq!(budget, Some(64_000 - 4_096));
+        // high on opus 4.1 (32k).
+        let (cap, budget) = limits("claude-opus-4-1", None, Some(32_000));
+        assert!(
+            cap <= 32_000 && budget.unwrap() + 1_024 <= cap,
+            "{cap} {budget:?}"
+        );
+        // An unknown model: the cap grows past the budget.
+        assert_eq!(
+            limits("kimi", Some(8_192), Some(10_000)),
+            (14_096, Some(10_000))
+        );
     }
 
     #[test]

@@ -479,6 +479,24 @@ fn connect_error(url: &str, e: &reqwest::Error) -> ProviderError {
     }
 }
 
+/// A request body as bytes, with the config's `extra_body` fields put in
+/// (each replacing the field of that name, so no key is sent twice).
+pub(crate) fn encode(
+    body: &impl serde::Serialize,
+    extra: &serde_json::Map<String, Value>,
+) -> Vec<u8> {
+    if extra.is_empty() {
+        return serde_json::to_vec(body).unwrap_or_default();
+    }
+    let mut v = serde_json::to_value(body).unwrap_or(Value::Null);
+    if let Value::Object(fields) = &mut v {
+        for (k, x) in extra {
+            fields.insert(k.clone(), x.clone());
+        }
+    }
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
 /// The most of a JSON response body read; past it the response is refused.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// The most of an error body read (its message is all that is used).
@@ -641,6 +659,24 @@ mod tests {
             "{e}"
         );
         assert!(started.elapsed() < Duration::from_secs(4), "no retries");
+    }
+
+    /// `extra_body` goes into the body, a field it names replacing
+    /// Lathe's own (no key twice).
+    #[test]
+    fn extra_body_fields_replace_rather_than_repeat() {
+        let extra: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"thinking": {"type": "enabled"}, "max_tokens": 5}"#).unwrap();
+        let body = serde_json::json!({"model": "m", "max_tokens": 100});
+        let text = String::from_utf8(encode(&body, &extra)).unwrap();
+        assert_eq!(text.matches("max_tokens").count(), 1, "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["max_tokens"], 5);
+        assert_eq!(v["thinking"]["type"], "enabled");
+        assert_eq!(
+            encode(&body, &serde_json::Map::new()),
+            serde_json::to_vec(&body).unwrap()
+        );
     }
 
     #[test]

@@ -81,15 +81,6 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageFormat> {
     }
 }
 
-fn media_type(f: ImageFormat) -> &'static str {
-    match f {
-        ImageFormat::Jpeg => "image/jpeg",
-        ImageFormat::Gif => "image/gif",
-        ImageFormat::WebP => "image/webp",
-        _ => "image/png",
-    }
-}
-
 /// The size that fits both limits, keeping the proportions.
 fn fitted(width: u32, height: u32) -> (u32, u32) {
     let edge = f64::from(MAX_EDGE) / f64::from(width.max(height).max(1));
@@ -108,9 +99,10 @@ fn fitted(width: u32, height: u32) -> (u32, u32) {
     (w, h)
 }
 
-/// Reads `bytes` as an image named `name`: sent as it is when it is
-/// within the limits, else decoded, scaled down and encoded again (JPEG
-/// for photos, PNG for the rest).
+/// Reads `bytes` as an image named `name`: decoded, scaled down to the
+/// limits, and encoded again (JPEG for photos, PNG for the rest), which
+/// leaves out the metadata a file carries (EXIF, the place a photo was
+/// taken).
 pub fn prepare(name: &str, bytes: &[u8]) -> Result<Image, ImageError> {
     if bytes.len() as u64 > MAX_FILE {
         return Err(ImageError::TooLarge);
@@ -121,22 +113,15 @@ pub fn prepare(name: &str, bytes: &[u8]) -> Result<Image, ImageError> {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(20_000);
     limits.max_image_height = Some(20_000);
-    limits.max_alloc = Some(512 * 1024 * 1024);
+    limits.max_alloc = Some(128 * 1024 * 1024);
     reader.limits(limits.clone());
     let (width, height) = reader
         .into_dimensions()
         .map_err(|e| ImageError::Unreadable(e.to_string()))?;
     let engine = base64::engine::general_purpose::STANDARD;
     let (w, h) = fitted(width, height);
-    if (w, h) == (width, height) && bytes.len() <= MAX_BYTES && format != ImageFormat::Gif {
-        return Ok(Image {
-            name: name.to_string(),
-            media_type: media_type(format).into(),
-            data: engine.encode(bytes),
-            width,
-            height,
-        });
-    }
+    // Always decoded and encoded again: what goes is the picture, not
+    // what the file carries besides (a photo's place and camera).
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(limits);
     let picture = reader
@@ -183,6 +168,21 @@ pub fn prepare(name: &str, bytes: &[u8]) -> Result<Image, ImageError> {
 mod tests {
     use super::*;
 
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for b in bytes {
+            c ^= u32::from(*b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+
     fn png(width: u32, height: u32) -> Vec<u8> {
         let img = image::RgbImage::from_fn(width, height, |x, y| {
             image::Rgb([(x % 256) as u8, (y % 256) as u8, 128])
@@ -195,13 +195,25 @@ mod tests {
     }
 
     #[test]
-    fn a_small_image_goes_as_it_is() {
-        let bytes = png(640, 360);
+    fn a_small_image_keeps_its_size_and_loses_its_metadata() {
+        let mut bytes = png(640, 360);
+        // A text chunk (where a file keeps what it says of itself), put
+        // before the image data.
+        let chunk = b"tEXtComment\0taken at 51.5N 0.1W";
+        let mut text = (chunk.len() as u32 - 4).to_be_bytes().to_vec();
+        text.extend_from_slice(chunk);
+        text.extend_from_slice(&crc32(chunk).to_be_bytes());
+        bytes.splice(33..33, text);
         let img = prepare("shot.png", &bytes).unwrap();
         assert_eq!((img.width, img.height), (640, 360));
         assert_eq!(img.media_type, "image/png");
         let engine = base64::engine::general_purpose::STANDARD;
-        assert_eq!(engine.decode(&img.data).unwrap(), bytes);
+        let sent = engine.decode(&img.data).unwrap();
+        assert!(!String::from_utf8_lossy(&sent).contains("51.5N"));
+        assert_eq!(
+            image::load_from_memory(&sent).unwrap().dimensions(),
+            (640, 360)
+        );
         assert_eq!(img.label(), "[image shot.png 640×360]");
         assert!(
             img.data_url()

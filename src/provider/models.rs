@@ -28,10 +28,11 @@ impl Price {
     /// What `usage` costs at these prices.
     pub fn cost(&self, usage: &crate::protocol::Usage) -> f64 {
         let m = |tokens: u64, per_million: f64| tokens as f64 * per_million / 1_000_000.0;
-        m(usage.uncached_input(), self.input)
+        let cost = m(usage.uncached_input(), self.input)
             + m(usage.cache_read_tokens, self.cached_input)
             + m(usage.cache_write_tokens, self.cache_write)
-            + m(usage.output_tokens, self.output)
+            + m(usage.output_tokens, self.output);
+        crate::protocol::round_usd(cost)
     }
 
     /// A price from input and output alone, caching at the usual

@@ -231,7 +231,7 @@ impl Wire for OpenAi {
         if !self.include_usage.load(Ordering::Relaxed) {
             body.stream_options = None;
         }
-        serde_json::to_vec(&body).unwrap_or_default()
+        super::http::encode(&body, &self.options.extra_body)
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -287,7 +287,9 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a BodyOptions, carry: 
                     carried
                         .iter()
                         .filter(move |c| {
-                            c.wire == WireApi::Chat && c.call_id.as_deref() == call && carry
+                            c.goes_to(WireApi::Chat, req.model)
+                                && c.call_id.as_deref() == call
+                                && carry
                         })
                         .collect::<Vec<&Carried>>()
                 };
@@ -346,13 +348,17 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a BodyOptions, carry: 
                 },
             })
             .collect(),
-        reasoning_effort: req.effort.or(options.effort).map(Effort::as_str),
+        // A model known not to reason refuses the field (OpenAI's 4.x).
+        reasoning_effort: req
+            .effort
+            .or(options.effort)
+            .filter(|_| super::models::builtin(req.model).reasoning != Some(false))
+            .map(Effort::as_str),
         prompt_cache_key: req.cache_key.filter(|_| options.cache_key),
         cap: Cap {
             name: cap_name,
             value: cap,
         },
-        extra: &options.extra_body,
     }
 }
 
@@ -371,9 +377,6 @@ pub struct Body<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(flatten)]
     cap: Cap,
-    /// The config's `extra_body`, as written.
-    #[serde(flatten)]
-    extra: &'a Map<String, Value>,
 }
 
 /// The output cap under the name the server knows it by.
@@ -847,6 +850,7 @@ impl StreamDecoder for Decoder {
                 wire: WireApi::Chat,
                 call_id: None,
                 item: Value::Object(fields),
+                model: String::new(),
             });
         }
         // A call with no name is kept: the model is told no such tool
@@ -863,6 +867,7 @@ impl StreamDecoder for Decoder {
                     wire: WireApi::Chat,
                     call_id: Some(id.clone()),
                     item: Value::Object(c.extra),
+                    model: String::new(),
                 });
             }
             tool_calls.push(ToolCall {

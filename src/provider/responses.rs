@@ -42,17 +42,35 @@ pub struct Responses {
     /// Cleared for good when the server says the model takes no
     /// `reasoning` settings.
     reasoning: AtomicBool,
+    /// Cleared for good when the server cannot read the encrypted
+    /// reasoning sent back (`invalid_encrypted_content`).
+    readable: AtomicBool,
     options: Options,
 }
 
 /// What every request adds to the conversation.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     pub max_output_tokens: Option<u32>,
     pub effort: Option<Effort>,
     /// `reasoning.summary`: `auto` unless configured (`none`: no summary).
     pub summary: Option<String>,
     pub extra_body: Map<String, Value>,
+    /// Send the encrypted reasoning items back (cleared when the server
+    /// says it cannot read them: another key or organization).
+    pub reasoning_items: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_output_tokens: None,
+            effort: None,
+            summary: None,
+            extra_body: Map::new(),
+            reasoning_items: true,
+        }
+    }
 }
 
 impl Responses {
@@ -75,7 +93,9 @@ impl Responses {
                 effort: settings.effort,
                 summary: settings.reasoning_summary,
                 extra_body: settings.extra_body,
+                reasoning_items: true,
             },
+            readable: AtomicBool::new(true),
         })
     }
 }
@@ -136,6 +156,14 @@ impl Provider for Responses {
                 tracing::warn!(%message, "the model takes no reasoning settings; asking without them");
                 self.driver.run(self, request, observer, cancel).await
             }
+            Err(ProviderError::Http {
+                status: 400,
+                message,
+                ..
+            }) if message.contains("encrypted") && self.readable.swap(false, Ordering::Relaxed) => {
+                tracing::warn!(%message, "the server cannot read the reasoning sent back; asking without it");
+                self.driver.run(self, request, observer, cancel).await
+            }
             other => other,
         }
     }
@@ -153,7 +181,21 @@ impl Wire for Responses {
     fn body(&self, req: &ChatRequest<'_>) -> Vec<u8> {
         let reasoning = self.reasoning.load(Ordering::Relaxed)
             && super::models::builtin(req.model).reasoning != Some(false);
-        serde_json::to_vec(&request_body(req, &self.options, reasoning)).unwrap_or_default()
+        let readable = self.readable.load(Ordering::Relaxed);
+        let options;
+        let options = if readable {
+            &self.options
+        } else {
+            options = Options {
+                reasoning_items: false,
+                ..self.options.clone()
+            };
+            &options
+        };
+        super::http::encode(
+            &request_body(req, options, reasoning),
+            &self.options.extra_body,
+        )
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -192,6 +234,8 @@ impl Wire for Responses {
 /// The body of a streaming Responses request, borrowing the
 /// conversation. `reasoning`: the model takes reasoning settings.
 pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: bool) -> Body<'a> {
+    // Encrypted reasoning goes back unless the server could not read it.
+    let reasoning_items = options.reasoning_items;
     let mut input = Vec::with_capacity(req.messages.len() * 2);
     for m in req.messages {
         match m {
@@ -219,7 +263,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: 
                 input.extend(
                     carried
                         .iter()
-                        .filter(|c| c.wire == WireApi::Responses)
+                        .filter(|c| reasoning_items && c.goes_to(WireApi::Responses, req.model))
                         .map(|c| Item::Raw(&c.item)),
                 );
                 if !text.is_empty() {
@@ -278,7 +322,6 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: 
         }),
         max_output_tokens: options.max_output_tokens,
         prompt_cache_key: req.cache_key,
-        extra: &options.extra_body,
     }
 }
 
@@ -302,8 +345,6 @@ pub struct Body<'a> {
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
-    #[serde(flatten)]
-    extra: &'a Map<String, Value>,
 }
 
 #[derive(Serialize)]
@@ -499,6 +540,7 @@ impl Decoder {
                         wire: WireApi::Responses,
                         call_id: None,
                         item: Value::Object(fields),
+                        model: String::new(),
                     });
                 }
             }

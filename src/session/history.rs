@@ -45,10 +45,24 @@ pub enum Item {
         base_url: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wire: Option<crate::provider::WireApi>,
+        /// Which key was sent there (a short one-way hint, see
+        /// [`key_hint`]): a resumed session sends the key it finds only
+        /// where that same key went before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key_hint: Option<String>,
+        /// How hard the model was asked to think (`--effort`, the config).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<crate::protocol::Effort>,
     },
     /// The person chose another model (`/model`).
     Model {
         model: String,
+    },
+    /// The person chose how hard the model thinks (`/effort`; none: the
+    /// config's or the server's).
+    Effort {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<crate::protocol::Effort>,
     },
     User {
         turn: u64,
@@ -250,6 +264,23 @@ fn ends_torn(path: &Path) -> bool {
     }
     let mut last = [0u8; 1];
     f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+}
+
+/// A short one-way hint of `key` as sent to `base_url`: enough to tell
+/// whether the key in use now is the one a session used there, nothing
+/// to find the key by.
+pub fn key_hint(base_url: &str, key: &str) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(b"lathe key hint\0");
+    ctx.update(base_url.as_bytes());
+    ctx.update(b"\0");
+    ctx.update(key.as_bytes());
+    ctx.finish()
+        .as_ref()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Milliseconds since the Unix epoch (0 before it).

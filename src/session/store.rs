@@ -25,6 +25,12 @@ pub struct SessionInfo {
     pub base_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wire: Option<crate::provider::WireApi>,
+    /// The hint of the key sent to `base_url` (never shown).
+    #[serde(skip)]
+    pub key_hint: Option<String>,
+    /// How hard the model was asked to think, last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::protocol::Effort>,
     /// What the session used and cost, over all its turns.
     pub usage: crate::protocol::Usage,
 }
@@ -62,16 +68,20 @@ fn info(path: &Path) -> Option<SessionInfo> {
         model,
         base_url,
         wire,
+        key_hint,
+        effort,
         ..
     } = &first.item
     else {
         return None;
     };
     let mut model = model.clone();
+    let mut effort = *effort;
     let mut usage = crate::protocol::Usage::default();
     for r in &records {
         match &r.item {
             Item::Model { model: m } => m.clone_into(&mut model),
+            Item::Effort { effort: e } => effort = *e,
             Item::Assistant { usage: u, .. } => usage.add(*u),
             _ => {}
         }
@@ -98,6 +108,8 @@ fn info(path: &Path) -> Option<SessionInfo> {
         model,
         base_url: base_url.clone(),
         wire: *wire,
+        key_hint: key_hint.clone(),
+        effort,
         usage,
     })
 }
@@ -166,6 +178,7 @@ pub fn resume_flags(
     let same_provider = flags.provider.is_none() || flags.provider == provider;
     let same_server = flags.base_url.is_none() || flags.base_url == session.base_url;
     let mut o = flags.clone();
+    o.effort = o.effort.or(session.effort);
     if same_provider && same_server && provider.is_some() {
         o.provider = o.provider.or(provider);
         o.base_url = o.base_url.or_else(|| session.base_url.clone());

@@ -182,6 +182,8 @@ pub struct App {
     last_turn_cost: Option<f64>,
     /// `/effort`: `None` leaves it to the config and the server.
     effort: Option<crate::protocol::Effort>,
+    /// What the session has cost so far, when known.
+    spent: Option<f64>,
     dirty: bool,
     now: Instant,
 }
@@ -275,6 +277,7 @@ impl App {
             thinking_since: None,
             last_turn_cost: None,
             effort: None,
+            spent: None,
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,
@@ -337,9 +340,20 @@ impl App {
                 crate::humanize::shorten_chars(&why, 120)
             )
         });
+        let was = if self.model.is_empty() {
+            String::new()
+        } else {
+            format!("was {}", self.model)
+        };
+        let said = format!("{was}{note}");
+        let said = said.trim_start_matches("; ");
         self.notice(
             NoticeKind::Info,
-            format!("model: {m} (was {}{note})", self.model),
+            if said.is_empty() {
+                format!("model: {m}")
+            } else {
+                format!("model: {m} ({said})")
+            },
         );
         self.ops.push(Op::SetModel { model: m.clone() });
         self.model = m;
@@ -1274,11 +1288,20 @@ impl App {
             .turn_started
             .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
         let info = StatusInfo {
-            model: &self.model,
+            model: if self.model.is_empty() {
+                "no model chosen"
+            } else {
+                &self.model
+            },
             workspace: &self.workspace,
             approval: self.approval,
             running_ms,
-            usage: self.usage,
+            // Tokens of this conversation, and what the session has cost
+            // (a `/clear` forgets the one, not the other).
+            usage: Usage {
+                cost_usd: self.spent,
+                ..self.usage
+            },
             flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
             waiting: self.approvals.is_active() || self.trust.is_some() || self.limit.is_some(),
             mcp_failed: self

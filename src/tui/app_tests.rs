@@ -833,6 +833,8 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
         r.append(Item::Session {
             base_url: None,
             wire: None,
+            key_hint: None,
+            effort: None,
             workspace: "/work/project".into(),
             provider: "openai".into(),
             model: "m".into(),

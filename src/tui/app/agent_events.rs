@@ -13,6 +13,7 @@ impl App {
             ev @ (AgentEvent::TurnStarted { .. }
             | AgentEvent::AssistantDelta { .. }
             | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ReasoningMessage { .. }
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::ProviderRetry { .. }
             | AgentEvent::ContextCompacted { .. }
@@ -54,6 +55,10 @@ impl App {
             AgentEvent::ReasoningDelta { text, .. } => {
                 self.thinking_since.get_or_insert(now);
                 self.transcript.append_thinking(&text);
+            }
+            AgentEvent::ReasoningMessage { text, .. } => {
+                self.end_thinking(now);
+                self.transcript.set_last_thinking(&text);
             }
             AgentEvent::AssistantDelta { text, .. } => {
                 self.end_thinking(now);
@@ -430,7 +435,12 @@ impl App {
                     self.switch_model(m);
                 }
             }
-            AgentEvent::UsageUpdated { total, .. } => self.usage = total,
+            AgentEvent::UsageUpdated { total, last, .. } => {
+                self.usage = total;
+                if let Some(c) = last.cost_usd {
+                    self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+                }
+            }
             AgentEvent::Cost { models, total } => {
                 self.notice(NoticeKind::Info, cost_report(&models, &total));
             }

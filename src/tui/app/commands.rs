@@ -63,7 +63,7 @@ impl App {
                 self.ops.push(Op::SetEffort { effort });
                 self.notice(
                     NoticeKind::Info,
-                    format!("effort: {shown} (from the next request)"),
+                    format!("effort: {shown} (from the next turn)"),
                 );
             }
             SlashCommand::Effort(None) => self.notice(

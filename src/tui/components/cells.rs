@@ -309,9 +309,14 @@ pub fn thinking_header(t: &ThinkingCell, theme: &Theme) -> Logical {
 pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
     let style = theme.muted().add_modifier(Modifier::ITALIC);
     for line in text.split('\n') {
-        let line = line.trim_end_matches('\r');
+        // The model's text drives nothing: escape sequences and other
+        // control characters are not drawn (tabs expand).
+        let line: String = line
+            .chars()
+            .filter(|c| *c == '\t' || !c.is_control())
+            .collect();
         out.push(Logical::new(
-            Line::from(vec![Span::raw("  "), Span::styled(line.to_string(), style)]),
+            Line::from(vec![Span::raw("  "), Span::styled(line, style)]),
             Line::from("  "),
             false,
         ));

@@ -823,6 +823,7 @@ impl Composer {
         }
         let title = match self.argument_typed() {
             Some(("/approvals", _)) => " approval modes ",
+            Some(("/effort", _)) => " how hard the model thinks ",
             Some(_) => " models (type to narrow) ",
             None => " commands ",
         };

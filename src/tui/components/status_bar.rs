@@ -37,19 +37,7 @@ pub struct StatusInfo<'a> {
     pub thinking: bool,
 }
 
-/// Dollars as a person reads them: cents for most sums, tenths of a cent
-/// for small ones.
-pub fn dollars(usd: f64) -> String {
-    if usd <= 0.0 {
-        "$0.00".into()
-    } else if usd < 0.001 {
-        "<$0.001".into()
-    } else if usd < 1.0 {
-        format!("${usd:.3}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
+pub use crate::humanize::dollars;
 
 fn tokens(n: u64) -> String {
     if n >= 1000 {

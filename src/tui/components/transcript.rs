@@ -223,18 +223,47 @@ impl Transcript {
         }
     }
 
-    /// Ctrl-O: shows the newest thinking whole, or folds it again.
-    /// `false` when there is none.
+    /// Puts the whole of what the model thought (redacted whole) in the
+    /// thinking cell its deltas built, if that is among the last cells.
+    pub fn set_last_thinking(&mut self, text: &str) {
+        let from = self.entries.len().saturating_sub(3);
+        let Some(i) = (from..self.entries.len())
+            .rev()
+            .find(|&i| matches!(self.entries[i].cell, Cell::Thinking(_)))
+        else {
+            return;
+        };
+        if let Cell::Thinking(t) = &mut self.entries[i].cell
+            && t.text != text
+        {
+            text.clone_into(&mut t.text);
+            self.entries[i].thinking = None;
+            self.touch(i);
+        }
+    }
+
+    /// Ctrl-O: shows every thinking of the transcript whole, or folds
+    /// them all again (as the newest is, so they all go). `false` when
+    /// there is none.
     pub fn toggle_thinking(&mut self) -> bool {
-        let Some(i) = self.entries.iter().rposition(
-            |e| matches!(&e.cell, Cell::Thinking(t) if t.done && !t.text.trim().is_empty()),
-        ) else {
+        let shown =
+            |c: &Cell| matches!(c, Cell::Thinking(t) if t.done && !t.text.trim().is_empty());
+        let Some(newest) = self.entries.iter().rposition(|e| shown(&e.cell)) else {
             return false;
         };
-        if let Cell::Thinking(t) = &mut self.entries[i].cell {
-            t.open = !t.open;
+        let open = match &self.entries[newest].cell {
+            Cell::Thinking(t) => !t.open,
+            _ => return false,
+        };
+        for i in 0..self.entries.len() {
+            if shown(&self.entries[i].cell)
+                && let Cell::Thinking(t) = &mut self.entries[i].cell
+                && t.open != open
+            {
+                t.open = open;
+                self.touch(i);
+            }
         }
-        self.touch(i);
         true
     }
 

@@ -269,3 +269,18 @@ fn thinking_laid_out_piece_by_piece_matches_whole() {
     whole.append_thinking(text);
     assert_eq!(draw(&mut pieces, 30, 12), draw(&mut whole, 30, 12));
 }
+
+/// What a model thinks cannot drive the terminal: no escape sequence or
+/// control character of it reaches the screen.
+#[test]
+fn thinking_text_draws_no_control_characters() {
+    let mut t = Transcript::new();
+    t.append_thinking("plan\x1b]0;pwned\x07 it\x1b[2J\r\n\x08next");
+    let shown = draw(&mut t, 40, 6);
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\x07'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("plan]0;pwned it[2J"), "{shown}");
+    assert!(shown.contains("next"), "{shown}");
+}
