@@ -88,6 +88,14 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             };
             &chosen
         }
+        crate::launch::ModelChoice::Unlisted(why) => {
+            eprintln!("lathe: warning: {why}");
+            chosen = Config {
+                model: crate::launch::UNNAMED.to_string(),
+                ..config.clone()
+            };
+            &chosen
+        }
         crate::launch::ModelChoice::Several(models) => {
             let shown: Vec<&str> = models.iter().take(12).map(String::as_str).collect();
             let more = models.len().saturating_sub(shown.len());

@@ -79,6 +79,8 @@ pub enum ModelChoice {
     Chosen(String),
     /// The server serves these: the person chooses.
     Several(Vec<String>),
+    /// The server lists none: [`UNNAMED`] is sent, and this says so.
+    Unlisted(String),
 }
 
 /// Asks the server which models it serves when the config names none;
@@ -90,13 +92,19 @@ pub async fn choose_model(config: &Config) -> Result<ModelChoice, LaunchError> {
     let provider = crate::provider::build(config.provider_settings())
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
     let name_one = "name one with --model NAME, or `model` in your config";
+    let unlisted = |why: String| {
+        ModelChoice::Unlisted(format!(
+            "no model was named and {why}: the requests name the model `{UNNAMED}` (a server \
+             that serves one model takes any name); {name_one}"
+        ))
+    };
     match provider.models().await {
         Ok(Some(models)) if models.len() == 1 => Ok(ModelChoice::Chosen(
             models.into_iter().next().unwrap_or_default(),
         )),
         Ok(Some(models)) if !models.is_empty() => Ok(ModelChoice::Several(models)),
-        Ok(_) => Err(LaunchError::Setup(format!(
-            "no model given, and the server at {} lists none: {name_one}",
+        Ok(_) => Ok(unlisted(format!(
+            "the server at {} lists none",
             config.base_url
         ))),
         // Not there at all: that is what to say first.
@@ -104,11 +112,15 @@ pub async fn choose_model(config: &Config) -> Result<ModelChoice, LaunchError> {
             e @ (crate::provider::ProviderError::Refused { .. }
             | crate::provider::ProviderError::Connect { .. }),
         ) => Err(LaunchError::Unreachable(e.to_string())),
-        Err(e) => Err(LaunchError::Setup(format!(
-            "no model given, and the server could not be asked which it serves ({e}): {name_one}"
+        Err(e) => Ok(unlisted(format!(
+            "the server could not be asked which it serves ({e})"
         ))),
     }
 }
+
+/// The model named in requests to a server that lists none when nobody
+/// named one (said, never silent).
+pub const UNNAMED: &str = "default";
 
 /// The config for going on with session `id`: loaded again with the
 /// session's provider, server, wire and model (the flags still win; a

@@ -380,7 +380,7 @@ impl ProviderKind {
 
     pub fn default_model(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "gpt-4.1",
+            ProviderKind::OpenAi => "gpt-5.1",
             ProviderKind::Anthropic => "claude-sonnet-4-5",
         }
     }

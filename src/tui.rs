@@ -99,6 +99,11 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         }
         crate::launch::ModelChoice::Chosen(_) => {}
         crate::launch::ModelChoice::Several(models) => choose = Some(models),
+        crate::launch::ModelChoice::Unlisted(why) => {
+            let c = config.to_mut();
+            c.model = crate::launch::UNNAMED.to_string();
+            c.warnings.push(why);
+        }
     }
     let launched = spawn_agent(
         &config,

@@ -702,3 +702,35 @@ async fn a_workspace_config_cannot_raise_the_thinking() {
         assert!(r.stderr.contains(key), "{key}: {}", r.stderr);
     }
 }
+
+/// Without `--model`, on a server that is not the vendor's: its only
+/// model is used; several are named and the run asks for one (exit 2); a
+/// server with no list gets a placeholder name, said aloud.
+#[tokio::test]
+async fn with_no_model_named_the_server_is_asked() {
+    let env = Env::new();
+    let one = MockLlm::with_models(
+        vec![Step::Reply(Reply::text("hi"))],
+        Some(vec!["qwen3:8b".into()]),
+    )
+    .await;
+    let r = env.exec(&one.openai_url(), &[], "hello").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(one.requests()[0].body["model"], "qwen3:8b");
+    assert!(r.stderr.contains("using qwen3:8b"), "{}", r.stderr);
+    let several = MockLlm::start(vec![Step::Reply(Reply::text("hi"))]).await;
+    let r = env.exec(&several.openai_url(), &[], "hello").await;
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("serves 3 models") && r.stderr.contains("mock-large"),
+        "{}",
+        r.stderr
+    );
+    assert!(several.requests().is_empty(), "nothing was sent");
+    let none = MockLlm::with_models(vec![Step::Reply(Reply::text("hi"))], None).await;
+    let r = env.exec(&none.openai_url(), &[], "hello").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(none.requests()[0].body["model"], "default");
+    assert!(r.stderr.contains("lists none"), "{}", r.stderr);
+    assert_ne!(none.requests()[0].body["model"], "gpt-4.1");
+}

@@ -841,6 +841,89 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
 mod tests {
     use super::*;
 
+    /// What must go back to the server verbatim survives the record: the
+    /// conversation rebuilt from it is the one that was sent, reasoning,
+    /// signatures, encrypted items and images included.
+    #[test]
+    fn carried_reasoning_and_images_survive_the_record() {
+        use crate::provider::{Carried, WireApi};
+        let carried = vec![
+            Carried {
+                wire: WireApi::Anthropic,
+                call_id: None,
+                item: serde_json::json!({"type": "thinking", "thinking": "t", "signature": "s"}),
+                model: "claude-sonnet-4-5".into(),
+            },
+            Carried {
+                wire: WireApi::Chat,
+                call_id: Some("c1".into()),
+                item: serde_json::json!({"extra_content": {"google": {"thought_signature": "x"}}}),
+                model: String::new(),
+            },
+        ];
+        let image = crate::provider::image::Image {
+            name: "shot.png".into(),
+            media_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+            width: 2,
+            height: 1,
+        };
+        let records = [
+            rec(
+                1,
+                Item::User {
+                    turn: 1,
+                    text: "look".into(),
+                    images: vec![image.clone()],
+                },
+            ),
+            rec(
+                2,
+                Item::Assistant {
+                    turn: 1,
+                    text: String::new(),
+                    tool_calls: vec![RecordedCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                    usage: Usage::default(),
+                    reasoning: "t".into(),
+                    carried: carried.clone(),
+                    model: "claude-sonnet-4-5".into(),
+                },
+            ),
+        ];
+        // Through the file's text, as a resumed session reads it.
+        let text: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        let read: Vec<Record> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let r = rebuild(&read);
+        assert_eq!(
+            r.messages[0],
+            Message::UserImages {
+                text: "look".into(),
+                images: vec![image]
+            }
+        );
+        let Message::Assistant {
+            reasoning,
+            carried: back,
+            ..
+        } = &r.messages[1]
+        else {
+            panic!("{:?}", r.messages[1]);
+        };
+        assert_eq!(reasoning, "t");
+        assert_eq!(back, &carried);
+        assert!(r.shown.contains(&Shown::Reasoning("t".into())));
+    }
+
     fn rec(seq: u64, item: Item) -> Record {
         Record {
             seq,

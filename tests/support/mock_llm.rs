@@ -171,6 +171,16 @@ impl MockLlm {
         .await
     }
 
+    /// A server that answers `steps` and lists `models` (`None`: no list).
+    pub async fn with_models(steps: Vec<Step>, models: Option<Vec<String>>) -> Self {
+        Self::serve(Script {
+            steps: steps.into(),
+            models,
+            ..Script::default()
+        })
+        .await
+    }
+
     /// A server that lists `models` (`None`: one with no model list).
     pub async fn listing(models: Option<Vec<String>>) -> Self {
         Self::serve(Script {
