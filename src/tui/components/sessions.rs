@@ -86,10 +86,26 @@ impl SessionPicker {
                     } else {
                         theme.text()
                     };
+                    // The model and what it cost, when known, after the prompt.
+                    let mut model = crate::humanize::shorten_chars(
+                        &crate::protocol::visible::name(&s.model),
+                        24,
+                    );
+                    if let Some(c) = s.usage.cost_usd {
+                        model.push_str(&format!(" {}", humanize::dollars(c)));
+                    }
                     let line = Line::from(vec![
                         Span::styled(if selected { "▸ " } else { "  " }, style),
                         Span::styled(format!("{when:<12} {turns:<9} "), theme.muted()),
                         Span::styled(prompt, style),
+                        Span::styled(
+                            if model.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" · {model}")
+                            },
+                            theme.muted(),
+                        ),
                     ]);
                     let y = body.y + u16::try_from(row).unwrap_or(0);
                     buf.set_line(body.x, y, &line, body.width);
