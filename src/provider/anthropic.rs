@@ -34,8 +34,8 @@ use crate::protocol::Usage;
 
 const API_VERSION: &str = "2023-06-01";
 
-/// Thinking between tool calls (interleaved thinking): a beta flag that
-/// servers without it ignore.
+/// Thinking between tool calls (interleaved thinking), a beta flag of
+/// Anthropic's API.
 const BETA: &str = "interleaved-thinking-2025-05-14";
 
 pub struct Anthropic {
@@ -76,10 +76,14 @@ impl Anthropic {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
-        headers.insert(
-            HeaderName::from_static("anthropic-beta"),
-            HeaderValue::from_static(BETA),
-        );
+        // Anthropic's own API thinks between tool calls with it; servers
+        // that copy its wire are not sent flags they may not know.
+        if super::is_anthropic_host(&settings.base_url) {
+            headers.insert(
+                HeaderName::from_static("anthropic-beta"),
+                HeaderValue::from_static(BETA),
+            );
+        }
         if let Some(key) = &settings.api_key {
             let value = sensitive(key.expose()).ok_or_else(|| {
                 ProviderError::Malformed(
