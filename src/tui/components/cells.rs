@@ -315,6 +315,17 @@ pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
             .chars()
             .filter(|c| *c == '\t' || !c.is_control())
             .collect();
+        // A summary's heading (`**Reading the parser**`, as OpenAI's
+        // reasoning summaries open each part) shows as one.
+        let (line, style) = match line
+            .trim()
+            .strip_prefix("**")
+            .and_then(|l| l.strip_suffix("**"))
+            .filter(|l| !l.is_empty() && !l.contains("**"))
+        {
+            Some(title) => (title.to_string(), style.add_modifier(Modifier::BOLD)),
+            None => (line, style),
+        };
         out.push(Logical::new(
             Line::from(vec![Span::raw("  "), Span::styled(line, style)]),
             Line::from("  "),

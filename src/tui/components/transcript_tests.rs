@@ -284,3 +284,17 @@ fn thinking_text_draws_no_control_characters() {
     assert!(shown.contains("plan]0;pwned it[2J"), "{shown}");
     assert!(shown.contains("next"), "{shown}");
 }
+
+/// A reasoning summary's heading shows as a heading, not as asterisks.
+#[test]
+fn thinking_headings_show_without_their_markers() {
+    let mut t = Transcript::new();
+    t.append_thinking("**Reading the parser**\n\nIt returns None on **blank** input.");
+    let shown = draw(&mut t, 50, 6);
+    assert!(shown.contains("  Reading the parser"), "{shown}");
+    assert!(!shown.contains("**Reading"), "{shown}");
+    assert!(
+        shown.contains("**blank**"),
+        "inline text stays as written: {shown}"
+    );
+}
