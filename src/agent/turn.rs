@@ -140,9 +140,10 @@ pub(crate) async fn run_turn(
     // Where this turn's messages begin (a refused turn is taken out); a
     // compaction during the turn moves them, and it then stays.
     let mut turn_start = Some(conv.messages.len().saturating_sub(1));
-    // How hard the model thinks is settled for the turn: a change half way
-    // would leave a tool loop's calls without the thinking that led to
-    // them (Anthropic refuses that).
+    // The model and how hard it thinks are settled for the turn (`/model`
+    // and `/effort` take effect at the next): a change half way would
+    // leave a tool loop's calls without the thinking that led to them
+    // (Anthropic refuses that).
     let effort = shared.effort();
     let mut iterations = 0u32;
     let mut limit = shared.max_tool_iterations;
@@ -166,7 +167,6 @@ pub(crate) async fn run_turn(
                 });
             }
         }
-        let model = shared.model();
         // Tool sources still starting, or re-reading a changed tool list
         // (MCP servers, each bounded by its timeout), are waited for, so
         // the model sees their tools.
