@@ -1144,6 +1144,8 @@ fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
             *conversation = Conversation::default();
             conversation.turns = turns;
             shared.authz.clear();
+            // The context is empty again: the meter says so.
+            compact::report(shared, conversation);
             if let Some(h) = &shared.history {
                 h.append_detached(crate::session::history::Item::Clear);
             }

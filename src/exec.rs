@@ -366,7 +366,11 @@ impl Printer {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{}", terminal_safe(text.trim_end()));
                 let _ = out.flush();
-                if let Some(note) = stop_reason.notice() {
+                // A refusal was told already, with its explanation.
+                if let Some(note) = stop_reason
+                    .notice()
+                    .filter(|_| *stop_reason != crate::protocol::StopReason::Refusal)
+                {
                     self.err(&format!("lathe: {note} (stop reason: {stop_reason})\n"));
                 }
                 self.err(&format!("lathe: {}\n", usage_line(usage)));

@@ -252,11 +252,13 @@ pub fn spawn_agent(
     }
     warnings.extend(sandbox_warning(&sandbox, &config.workspace));
     // A session to go on with: its conversation, rebuilt from its record.
+    let mut went_on_from = None;
     let resumed = match &trust.resume {
         Some(id) => {
             let (info, rebuilt) =
                 crate::session::store::load(&config.paths.sessions_dir, id, &config.workspace)?;
-            agent_config.session_id = info.id;
+            agent_config.session_id = info.id.clone();
+            went_on_from = Some(info);
             Some(rebuilt)
         }
         None => None,
@@ -304,6 +306,20 @@ pub fn spawn_agent(
                         .map(|k| crate::session::history::key_hint(&config.base_url, k.expose())),
                     effort: config.effort,
                 });
+            }
+            // Going on with another model or effort (`--model`, `--effort`
+            // on `--continue`): the session remembers them from here.
+            if let Some(info) = &went_on_from {
+                if info.model != config.model {
+                    recorder.append_detached(crate::session::history::Item::Model {
+                        model: config.model.clone(),
+                    });
+                }
+                if info.effort != config.effort {
+                    recorder.append_detached(crate::session::history::Item::Effort {
+                        effort: config.effort,
+                    });
+                }
             }
             agent = agent.with_history(recorder, resumed.clone());
         }

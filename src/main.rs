@@ -243,7 +243,7 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
     // A session to go on with brings its own server and model: the key
     // the default one needs is not asked for yet.
     let overrides = lathe::config::Overrides {
-        no_model: matches!(which, Continue::Newest | Continue::Id(_)),
+        no_model: matches!(which, Continue::Newest | Continue::Id(_) | Continue::Pick),
         ..cli.common.overrides()
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;

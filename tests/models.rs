@@ -424,6 +424,7 @@ async fn a_session_reopens_on_its_server_and_model() {
         Step::Reply(Reply::text("one")),
         Step::Reply(Reply::text("two")),
         Step::Reply(Reply::text("three")),
+        Step::Reply(Reply::text("four")),
     ])
     .await;
     let url = mock.anthropic_url();
@@ -463,6 +464,12 @@ async fn a_session_reopens_on_its_server_and_model() {
         .await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(mock.requests()[2].body["model"], "claude-opus-4-6");
+    // And the session goes on with it from there.
+    let r = env
+        .run(&["exec", "--continue", "fourth"], &[("ANTHROPIC_API_KEY", KEY)])
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(mock.requests()[3].body["model"], "claude-opus-4-6");
 }
 
 fn png(path: &std::path::Path, width: u32, height: u32) {
@@ -733,4 +740,66 @@ async fn with_no_model_named_the_server_is_asked() {
     assert_eq!(none.requests()[0].body["model"], "default");
     assert!(r.stderr.contains("lists none"), "{}", r.stderr);
     assert_ne!(none.requests()[0].body["model"], "gpt-4.1");
+}
+
+/// A call cut at the output token limit is not run: the model is told
+/// why (and its half-written arguments go back as `{}`), the person too,
+/// and the turn goes on.
+#[tokio::test]
+async fn calls_cut_at_the_output_limit_are_not_run() {
+    let env = Env::new();
+    let chunk = |delta: Value, finish: Option<&str>| {
+        let c = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let cut = [
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_w", "type": "function",
+                "function": {"name": "write_file", "arguments": ""}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0,
+                "function": {"arguments": "{\"path\": \"out.txt\", \"content\": \"hello wor"}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("length")),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let mock = MockLlm::start(vec![
+        Step::Raw(cut),
+        Step::Reply(Reply::text("I will write it in parts.")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock.openai_url(), &["--model", "gpt-4.1"], "write out.txt")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !env.ws.path().join("out.txt").exists(),
+        "nothing was written"
+    );
+    let msgs = mock.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let call = &msgs[2]["tool_calls"][0];
+    assert_eq!(call["function"]["arguments"], "{}");
+    let told = msgs[3]["content"].as_str().unwrap();
+    assert!(told.contains("cut at the output token limit"), "{told}");
+    let notice = r.first("error");
+    assert!(notice["turn_id"].is_null(), "not the turn's end: {notice}");
+    assert!(
+        notice["message"]
+            .as_str()
+            .unwrap()
+            .contains("cut at the output token limit"),
+        "{notice}"
+    );
+    assert_eq!(
+        r.first("turn_completed")["text"],
+        "I will write it in parts."
+    );
 }

@@ -247,6 +247,21 @@ pub(crate) async fn run_turn(
         conv.usage.add(completion.usage);
         shared.spend(&model, completion.usage);
         completion.tool_calls = unique_ids(std::mem::take(&mut completion.tool_calls));
+        // Calls cut at the output token limit have half their arguments:
+        // none runs (below), and what goes back is `{}`, which every
+        // server parses.
+        let cut_short = stop == StopReason::MaxTokens
+            && completion
+                .tool_calls
+                .iter()
+                .any(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
+        if cut_short {
+            for c in &mut completion.tool_calls {
+                if serde_json::from_str::<serde_json::Value>(&c.arguments).is_err() {
+                    c.arguments = "{}".into();
+                }
+            }
+        }
         let calls = completion.tool_calls.clone();
         shared
             .record(Item::Assistant {
@@ -294,11 +309,7 @@ pub(crate) async fn run_turn(
             continue;
         }
         if calls.is_empty() {
-            if let (StopReason::Refusal, Some(start)) = (stop, turn_start) {
-                // A refused exchange stays out of the conversation, or the
-                // model keeps refusing what follows (Anthropic's advice).
-                conv.messages.truncate(start);
-                shared.record(Item::Refused { turn: turn_id }).await;
+            if stop == StopReason::Refusal {
                 let why = completion
                     .refusal
                     .as_deref()
@@ -306,13 +317,22 @@ pub(crate) async fn run_turn(
                     .filter(|w| !w.is_empty() && *w != completion.text.trim())
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default();
+                // A refused exchange stays out of the conversation, or the
+                // model keeps refusing what follows (Anthropic's advice);
+                // after a compaction this turn its place is gone.
+                let left_out = if let Some(start) = turn_start {
+                    conv.messages.truncate(start);
+                    shared.record(Item::Refused { turn: turn_id }).await;
+                    "; the message and its answer were left out of the conversation, so what \
+                     follows is not refused for it"
+                } else {
+                    conv.messages.push(completion.message());
+                    ""
+                };
                 emitter.emit(AgentEvent::Error {
                     turn_id: None,
                     kind: ErrorKind::Provider,
-                    message: format!(
-                        "the model refused this request{why}; the message and its answer were \
-                         left out of the conversation, so what follows is not refused for it"
-                    ),
+                    message: format!("the model refused this request{why}{left_out}"),
                 });
             } else {
                 conv.messages.push(completion.message());
@@ -331,12 +351,8 @@ pub(crate) async fn run_turn(
             });
             return;
         }
-        // Calls cut at the output token limit have half their arguments:
-        // none runs, and the model is told why, so it writes less at once.
-        let cut_short = stop == StopReason::MaxTokens
-            && calls
-                .iter()
-                .any(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
+        // The model is told why its cut calls did not run, so it writes
+        // less at once.
         if cut_short && iterations < limit {
             iterations += 1;
             let why = "not run: your answer was cut at the output token limit while you wrote \

@@ -291,10 +291,7 @@ impl HttpDriver {
                 page_url.query_pairs_mut().append_pair("after_id", a);
             }
             let request = self.client.get(page_url).headers(headers.clone());
-            let connect = |e: reqwest::Error| ProviderError::Connect {
-                url: url.to_string(),
-                detail: chain(&e),
-            };
+            let connect = |e: reqwest::Error| connect_error(url, &e);
             let mut resp = tokio::time::timeout(Duration::from_secs(20), request.send())
                 .await
                 .map_err(|_| ProviderError::Connect {

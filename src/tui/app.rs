@@ -207,6 +207,7 @@ impl App {
         }
         let session = init.session;
         let mut usage = Usage::default();
+        let mut spent = None;
         let mut turn_marks = Vec::new();
         if let Some(r) = &session.resumed {
             let users = replay(&mut transcript, &r.shown);
@@ -214,6 +215,12 @@ impl App {
             // same messages, in the same order.
             turn_marks = r.prompts.iter().map(|(t, _)| *t).zip(users).collect();
             usage = r.usage;
+            // What the whole session cost, clears and other models included.
+            spent = r
+                .by_model
+                .values()
+                .filter_map(|u| u.cost_usd)
+                .reduce(|a, b| crate::protocol::round_usd(a + b));
             transcript.push(Cell::Notice(
                 NoticeKind::Info,
                 format!(
@@ -277,7 +284,7 @@ impl App {
             thinking_since: None,
             last_turn_cost: None,
             effort: None,
-            spent: None,
+            spent,
             mcp: std::collections::BTreeMap::new(),
             dirty: true,
             now,

@@ -123,7 +123,11 @@ impl App {
                 self.end_thinking(now);
                 self.end_turn();
                 self.last_turn_cost = usage.cost_usd;
-                if let Some(note) = stop_reason.notice() {
+                // A refusal is told by the agent, with its explanation.
+                if let Some(note) = stop_reason
+                    .notice()
+                    .filter(|_| stop_reason != crate::protocol::StopReason::Refusal)
+                {
                     let kind = if stop_reason == crate::protocol::StopReason::MaxTokens {
                         NoticeKind::Warning
                     } else {
