@@ -466,7 +466,10 @@ async fn a_session_reopens_on_its_server_and_model() {
     assert_eq!(mock.requests()[2].body["model"], "claude-opus-4-6");
     // And the session goes on with it from there.
     let r = env
-        .run(&["exec", "--continue", "fourth"], &[("ANTHROPIC_API_KEY", KEY)])
+        .run(
+            &["exec", "--continue", "fourth"],
+            &[("ANTHROPIC_API_KEY", KEY)],
+        )
         .await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(mock.requests()[3].body["model"], "claude-opus-4-6");

@@ -198,6 +198,21 @@ impl HttpDriver {
             })
     }
 
+    /// What an OpenAI-style server at `models_url` says of `model`;
+    /// nothing for OpenAI's own, whose list holds names only.
+    pub(crate) async fn openai_style_model_info(
+        &self,
+        models_url: &str,
+        headers: &HeaderMap,
+        model: &str,
+    ) -> super::models::ModelInfo {
+        if super::is_openai_host(models_url) {
+            return super::models::ModelInfo::default();
+        }
+        let root = super::openai::server_root(models_url);
+        self.model_details(models_url, root, headers, model).await
+    }
+
     /// What an OpenAI-style server says of `model` (see
     /// [`super::Provider::model_info`]): its `/models` entry, else
     /// llama.cpp's `/props`, else Ollama's `/api/show`. `root` is the
@@ -474,6 +489,24 @@ fn connect_error(url: &str, e: &reqwest::Error) -> ProviderError {
         url: url.to_string(),
         detail,
     }
+}
+
+/// Whether a 400 says the server does not take the reasoning fields (or
+/// settings) it was sent: they are left out and the request goes again.
+pub(crate) fn refuses_reasoning(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    (m.contains("reasoning") || m.contains("extra_content"))
+        && [
+            "unsupported",
+            "not supported",
+            "not permitted",
+            "not available",
+            "unknown",
+            "unrecognized",
+            "extra",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 /// A request body as bytes, with the config's `extra_body` fields put in

@@ -131,23 +131,6 @@ pub(crate) fn server_root(models_url: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
-/// Whether a 400 says the server does not take reasoning fields on the
-/// messages it is sent back.
-fn refuses_reasoning(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    (m.contains("reasoning") || m.contains("extra_content"))
-        && [
-            "unsupported",
-            "not supported",
-            "not permitted",
-            "unknown",
-            "unrecognized",
-            "extra",
-        ]
-        .iter()
-        .any(|w| m.contains(w))
-}
-
 #[async_trait]
 impl Provider for OpenAi {
     fn name(&self) -> &str {
@@ -165,13 +148,8 @@ impl Provider for OpenAi {
     }
 
     async fn model_info(&self, model: &str) -> super::models::ModelInfo {
-        // OpenAI's own list says nothing but names.
-        if super::is_openai_host(&self.models_url) {
-            return super::models::ModelInfo::default();
-        }
-        let root = super::openai::server_root(&self.models_url);
         self.driver
-            .model_details(&self.models_url, root, &self.headers, model)
+            .openai_style_model_info(&self.models_url, &self.headers, model)
             .await
     }
 
@@ -202,7 +180,7 @@ impl Provider for OpenAi {
                     message,
                     ..
                 }) if tries < 3
-                    && refuses_reasoning(&message)
+                    && super::http::refuses_reasoning(&message)
                     && self.carry_reasoning.swap(false, Ordering::Relaxed) =>
                 {
                     tracing::warn!(%message, "server refused reasoning fields; retrying without them");

@@ -100,20 +100,6 @@ impl Responses {
     }
 }
 
-/// Whether a 400 says the model takes no reasoning settings.
-fn refuses_reasoning(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    m.contains("reasoning")
-        && [
-            "unsupported",
-            "not supported",
-            "unknown parameter",
-            "not available",
-        ]
-        .iter()
-        .any(|w| m.contains(w))
-}
-
 #[async_trait]
 impl Provider for Responses {
     fn name(&self) -> &str {
@@ -131,13 +117,8 @@ impl Provider for Responses {
     }
 
     async fn model_info(&self, model: &str) -> super::models::ModelInfo {
-        // OpenAI's own list says nothing but names.
-        if super::is_openai_host(&self.models_url) {
-            return super::models::ModelInfo::default();
-        }
-        let root = super::openai::server_root(&self.models_url);
         self.driver
-            .model_details(&self.models_url, root, &self.headers, model)
+            .openai_style_model_info(&self.models_url, &self.headers, model)
             .await
     }
 
@@ -152,7 +133,9 @@ impl Provider for Responses {
                 status: 400,
                 message,
                 ..
-            }) if refuses_reasoning(&message) && self.reasoning.swap(false, Ordering::Relaxed) => {
+            }) if super::http::refuses_reasoning(&message)
+                && self.reasoning.swap(false, Ordering::Relaxed) =>
+            {
                 tracing::warn!(%message, "the model takes no reasoning settings; asking without them");
                 self.driver.run(self, request, observer, cancel).await
             }
