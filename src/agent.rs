@@ -911,8 +911,15 @@ impl Agent {
             forward_mcp_status(manager.clone(), shared.emitter.clone());
         }
         let conversation = match self.resumed {
+            // A record is a file, which anything may have written: the
+            // grants it holds are not restored (the person grants again).
             Some(r) => {
-                restore_grants(&shared.authz, &r.grants);
+                if !r.grants.is_empty() {
+                    tracing::info!(
+                        grants = r.grants.len(),
+                        "grants of the resumed session are not restored"
+                    );
+                }
                 Conversation {
                     messages: r.messages,
                     usage: r.usage,
@@ -933,21 +940,6 @@ impl Agent {
             ops: op_tx,
             events: ev_rx,
             task,
-        }
-    }
-}
-
-/// Gives a resumed conversation back the grants that have not expired,
-/// for the time they have left.
-fn restore_grants(
-    authz: &crate::policy::AuthorizationManager,
-    grants: &[(crate::policy::grants::GrantKey, u64)],
-) {
-    let now = crate::session::history::epoch_ms(std::time::SystemTime::now());
-    for (key, expires_ms) in grants {
-        if let Some(left) = expires_ms.checked_sub(now).filter(|l| *l > 0) {
-            let at = tokio::time::Instant::now() + std::time::Duration::from_millis(left);
-            authz.grant_until(std::slice::from_ref(key), at);
         }
     }
 }
@@ -1162,30 +1154,4 @@ mod tests {
     use super::*;
     use crate::policy::GrantKey;
     use crate::policy::grants::AuthorizationManager;
-
-    #[tokio::test]
-    async fn a_resumed_conversation_keeps_live_grants_for_the_time_they_have_left() {
-        let key = |p: &str| GrantKey::FileWrite { path: p.into() };
-        let authz = AuthorizationManager::new(std::time::Duration::from_secs(300));
-        let now = crate::session::history::epoch_ms(std::time::SystemTime::now());
-        restore_grants(
-            &authz,
-            &[
-                (key("live"), now + 60_000),
-                (key("gone"), now.saturating_sub(1)),
-                (key("far"), now + 10_000_000),
-            ],
-        );
-        assert!(authz.covers(&key("live")));
-        assert!(
-            !authz.covers(&key("gone")),
-            "an expired grant stays expired"
-        );
-        let left: Vec<u64> = authz.list().iter().map(|g| g.expires_in_secs).collect();
-        assert!(
-            left.iter().all(|s| *s <= 300),
-            "never past the ttl: {left:?}"
-        );
-        assert!(left[0] <= 60, "the time left, not a new ttl: {left:?}");
-    }
 }

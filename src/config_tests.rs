@@ -362,3 +362,47 @@ fn local() -> Overrides {
         ..Overrides::default()
     }
 }
+
+/// The files Lathe reads on its own cannot hang or flood the start: a
+/// FIFO, a link to `/dev/zero`, a huge file are refused with a word, and
+/// nothing waits.
+#[test]
+fn config_files_that_are_not_regular_or_are_huge_are_refused_at_once() {
+    let local = Overrides {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..Overrides::default()
+    };
+    for hostile in ["fifo", "zero", "huge"] {
+        let f = Fixture::new();
+        let dir = f.ws.path().join(".lathe");
+        fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("config.toml");
+        let mcp = f.ws.path().join(".mcp.json");
+        for path in [&config, &mcp] {
+            match hostile {
+                "fifo" => nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+                "zero" => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+                _ => fs::write(path, "#".repeat(2 * 1024 * 1024)).unwrap(),
+            }
+        }
+        let started = std::time::Instant::now();
+        let err = f.load(local.clone()).unwrap_err().to_string();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{hostile}"
+        );
+        assert!(
+            err.contains("not a regular file") || err.contains("larger than"),
+            "{hostile}: {err}"
+        );
+        // `.mcp.json` alone: left out with a warning, the start goes on.
+        fs::remove_file(&config).unwrap();
+        let c = f.load(local.clone()).unwrap();
+        assert!(c.workspace_mcp.is_empty(), "{hostile}");
+        assert!(
+            c.warnings.iter().any(|w| w.contains(".mcp.json")),
+            "{hostile}: {:?}",
+            c.warnings
+        );
+    }
+}

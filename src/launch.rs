@@ -406,9 +406,9 @@ fn mcp_trust_file(config: &Config) -> PathBuf {
 }
 
 fn read_mcp_store(path: &Path) -> McpTrustStore {
-    std::fs::read(path)
+    crate::config::read_own_file(path)
         .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
 }
 
@@ -464,8 +464,8 @@ fn trust_file(config: &Config) -> PathBuf {
 }
 
 fn read_store(path: &Path) -> TrustStore {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+    match crate::config::read_own_file(path) {
+        Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
             tracing::warn!(path = %path.display(), error = %e, "unreadable trust store; trusting nothing");
             TrustStore::default()
         }),

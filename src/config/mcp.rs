@@ -322,7 +322,7 @@ pub fn mcp_json(
 ) -> (Vec<McpServer>, Vec<String>) {
     let path = workspace.join(".mcp.json");
     let shown = path.display().to_string();
-    let text = match std::fs::read_to_string(&path) {
+    let text = match super::read_own_file(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => {

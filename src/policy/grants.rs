@@ -37,8 +37,9 @@ pub enum ProgramId {
     Missing(String),
 }
 
-/// One operation a grant covers (kept in the session's record, so a
-/// resumed conversation keeps its grants until they expire).
+/// One operation a grant covers (written in the session's record, for
+/// the record's sake: a resumed conversation is granted nothing again
+/// from a file).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[expect(

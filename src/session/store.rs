@@ -48,14 +48,20 @@ pub enum StoreError {
     Unreadable(String, String),
 }
 
+/// Whether `id` can name a session: letters, digits, `-` and `_`, as
+/// Lathe makes them (so no id names a file outside the sessions).
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 fn id_of(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let id = name.strip_suffix(".history.jsonl")?;
-    (!id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-    .then(|| id.to_string())
+    valid_id(id).then(|| id.to_string())
 }
 
 fn info(path: &Path) -> Option<SessionInfo> {
@@ -117,9 +123,10 @@ fn info(path: &Path) -> Option<SessionInfo> {
 /// What `lathe resume`, `--continue` and `/resume` need to know of a
 /// session before opening it: where it was served and by which model.
 pub fn info_of(dir: &Path, id: &str) -> Option<SessionInfo> {
-    let path = history::history_path(dir, id);
-    id_of(&path)?;
-    info(&path)
+    if !valid_id(id) {
+        return None;
+    }
+    info(&history::history_path(dir, id))
 }
 
 /// The sessions in `dir` (of `workspace`, or all), newest activity first.
@@ -139,8 +146,14 @@ pub fn list(dir: &Path, workspace: Option<&Path>) -> Vec<SessionInfo> {
 
 /// The session `id` (of `workspace`), rebuilt.
 pub fn load(dir: &Path, id: &str, workspace: &Path) -> Result<(SessionInfo, Rebuilt), StoreError> {
+    // The id as given, not the file it leads to: `../x` names nothing.
+    if !valid_id(id) {
+        return Err(StoreError::Unknown(
+            crate::protocol::visible::name(id).into_owned(),
+        ));
+    }
     let path = history::history_path(dir, id);
-    if id_of(&path).is_none() || !path.exists() {
+    if !path.is_file() {
         return Err(StoreError::Unknown(id.to_string()));
     }
     let records =
@@ -190,4 +203,58 @@ pub fn resume_flags(
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An id names a session in the sessions directory, nothing else:
+    /// `--resume ../../x` does not load a record from elsewhere.
+    #[test]
+    fn ids_that_lead_out_of_the_sessions_are_unknown() {
+        let root = tempfile::tempdir().unwrap();
+        let sessions = root.path().join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let record = |path: &Path| {
+            let r = history::Record {
+                seq: 1,
+                parent: 0,
+                ts: 0,
+                item: Item::Session {
+                    workspace: ws.clone(),
+                    provider: "openai".into(),
+                    model: "m".into(),
+                    version: "0".into(),
+                    base_url: None,
+                    wire: None,
+                    key_hint: None,
+                    effort: None,
+                },
+            };
+            std::fs::write(path, serde_json::to_string(&r).unwrap() + "\n").unwrap();
+        };
+        record(&root.path().join("x.history.jsonl"));
+        record(&sessions.join("ok-1.history.jsonl"));
+        for id in [
+            "../x",
+            "../../x",
+            "/tmp/x",
+            "x/../../x",
+            "a b",
+            "",
+            "é",
+            "..",
+        ] {
+            assert!(
+                matches!(load(&sessions, id, &ws), Err(StoreError::Unknown(_))),
+                "{id:?}"
+            );
+            assert!(info_of(&sessions, id).is_none(), "{id:?}");
+        }
+        assert!(load(&sessions, "ok-1", &ws).is_ok());
+        assert!(!valid_id(&"a".repeat(129)));
+    }
 }
