@@ -1148,10 +1148,3 @@ fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
         _ => {}
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::GrantKey;
-    use crate::policy::grants::AuthorizationManager;
-}
