@@ -634,6 +634,20 @@ const RUNS_CODE: &[&str] = &[
     "printf -v 'a[$(touch /tmp/PWNED)]' x",
     "x='$(touch /tmp/PWNED)'; echo \"${x@P}\"",
     "a[$(touch /tmp/PWNED)]=1",
+    // Third round: every builtin that takes a variable's name evaluates
+    // an element's subscript, whatever the option that takes it.
+    "sleep 0 & wait -n -p 'a[$(touch M)]'",
+    "wait -p 'a[$(touch M)]' -n",
+    "getopts ab 'a[$(touch M)]'",
+    "unset 'a[$(touch M)]'",
+    "declare 'a[$(touch M)]=1'",
+    "local 'a[$(touch M)]'",
+    "export 'a[$(touch M)]=x'",
+    "readonly 'a[$(touch M)]'",
+    "mapfile -t 'a[$(touch M)]' < /dev/null",
+    "readarray 'a[$(touch M)]' < /dev/null",
+    "read -a 'a[$(touch M)]' <<< x",
+    "printf -va[$(touch${IFS}M)] x",
     // Unbounded background processes.
     "while :; do sleep 1000 & done",
 ];

@@ -1084,6 +1084,12 @@ impl Walker<'_> {
         if let Some(source) = source_of(base, args) {
             return self.interpreter(base, args, source, cx);
         }
+        // Every builtin that takes a variable's name evaluates the
+        // subscript of an array element as code: a name with `[` in it,
+        // whichever builtin and option it is given to, is code.
+        if variable_names(base, args).iter().any(|n| n.contains('[')) {
+            self.evaluates(&format!("gives `{base}` an array element by name"));
+        }
         match base {
             "eval" => {
                 self.complex("uses eval");
@@ -2200,4 +2206,22 @@ pub(crate) fn find_filters(args: &[Word]) -> bool {
                 ) && v.text.chars().all(|c| matches!(c, '*' | '.' | '/')))
             })
     })
+}
+
+/// The words a builtin takes as variable names: where bash evaluates an
+/// array element's subscript. Options that take a name (`read -a`,
+/// `wait -p`, `mapfile -t ARRAY`) leave it among the operands.
+fn variable_names<'a>(base: &str, args: &'a [Word]) -> Vec<&'a str> {
+    let all = || operands(args).into_iter().map(|a| a.text.as_str());
+    match base {
+        "read" | "mapfile" | "readarray" | "wait" | "getopts" | "unset" | "select" => {
+            all().collect()
+        }
+        // `declare 'a[$(…)]=1'`: the name before the value.
+        "declare" | "typeset" | "local" | "export" | "readonly" => all()
+            .map(|t| t.split_once('=').map_or(t, |(name, _)| name))
+            .collect(),
+        "printf" => option_values(args, 'v', ""),
+        _ => Vec::new(),
+    }
 }
