@@ -648,6 +648,21 @@ const RUNS_CODE: &[&str] = &[
     "readarray 'a[$(touch M)]' < /dev/null",
     "read -a 'a[$(touch M)]' <<< x",
     "printf -va[$(touch${IFS}M)] x",
+    // awk writes through print wherever its statement goes on: past a
+    // line break after a comma, past a regex holding `}` or `;`, after a
+    // parenthesis, in a comment's shadow.
+    "awk 'BEGIN{print \"a\",\n\"b\" > \"F\"}'",
+    "awk 'BEGIN{print (\"a\" ~ /}/) > \"F\"}'",
+    "awk 'BEGIN{print (\"a\" ~ /;/) > \"Makefile\"}'",
+    "awk 'BEGIN{printf(\"%s\", \"x\") > \"F\"}'",
+    "awk 'BEGIN{print \"x\" &&\n1 > \"F\"}'",
+    "awk 'BEGIN { # }\nprint \"x\" > \"F\" }'",
+    "awk 'BEGIN{print \"x\" >\"F\"}'",
+    "awk 'BEGIN{print /x/ ? 1 : 2 > \"F\"}'",
+    "awk 'BEGIN{print 1 / 2 > \"F\"}'",
+    // file -C compiles a magic file into NAME.mgc.
+    "file -C -m X",
+    "file --compile --magic-file=X",
     // Unbounded background processes.
     "while :; do sleep 1000 & done",
 ];
@@ -1094,6 +1109,12 @@ const THIRD_READ_ONLY_ASKING: &[&str] = &[
     // Any `>` (a comparison) disqualifies an awk program.
     "awk 'NR>1' src/main.rs",
     "awk -F, '$3 > 100 {print $1}' src/main.rs",
+    // The third round's awk scan still lets these run: comparisons and
+    // regexes outside print, division, a comparison in parentheses.
+    "awk '/}/ {print $1}' src/main.rs",
+    "awk '{print $1/1024}' src/main.rs",
+    "awk '{print ($2 > 10)}' src/main.rs",
+    "awk 'NR>1 {print $1; print $2}' src/main.rs",
     // sed: only numeric addresses; regex addresses ask.
     "sed -n '/TODO/p' src/main.rs",
     "sed '/^$/d' src/main.rs",

@@ -244,6 +244,8 @@ fn arguments_ok(base: &str, args: &[Word]) -> bool {
         "date" => date_ok(args),
         "sed" => sed_ok(args),
         "awk" => awk_ok(args),
+        // `file -C` compiles magic files into `NAME.mgc`.
+        "file" => !has_option(args, "C", &["compile"]),
         "git" => git_ok(args),
         _ => true,
     }
@@ -455,18 +457,105 @@ fn awk_ok(args: &[Word]) -> bool {
     if bad.iter().any(|b| code.contains(b)) || code.replace("||", "").contains('|') {
         return false;
     }
-    // `>` compares, except in a print statement, where it redirects:
-    // from each print to the end of its statement, no `>`.
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("print") {
-        let tail = &rest[at + 5..];
-        let end = tail.find([';', '}', '\n']).unwrap_or(tail.len());
-        if tail[..end].contains('>') {
-            return false;
+    !awk_print_redirects(&code)
+}
+
+/// Whether a `print` or `printf` statement of an awk program (its
+/// strings blanked) may write a file: a `>` at the statement's own level
+/// (inside parentheses it compares), or anything the scan does not fully
+/// understand (an unclosed regex, unbalanced parentheses). Regex literals
+/// and comments are read past; a statement goes on over a line break
+/// after `,`, `{`, `&&`, `||` or `\`.
+fn awk_print_redirects(code: &str) -> bool {
+    let chars: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    // The last character that was not blank: what a `/` follows decides
+    // whether it divides or opens a regex.
+    let mut prev: Option<char> = None;
+    let mut in_print = false;
+    let mut depth = 0i32;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '#' => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+                continue;
+            }
+            '/' if matches!(
+                prev,
+                None | Some(
+                    '(' | ','
+                        | '!'
+                        | '~'
+                        | '{'
+                        | '}'
+                        | ';'
+                        | '&'
+                        | '|'
+                        | '='
+                        | '?'
+                        | ':'
+                        | '['
+                        | '\n'
+                        | '<'
+                        | '>'
+                )
+            ) =>
+            {
+                // A regex: to its closing `/` (not escaped, not in a class).
+                let mut j = i + 1;
+                let mut class = false;
+                loop {
+                    match chars.get(j) {
+                        None | Some('\n') => return true,
+                        Some('\\') => j += 1,
+                        Some('[') => class = true,
+                        Some(']') => class = false,
+                        Some('/') if !class => break,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                i = j + 1;
+                prev = Some('r');
+                continue;
+            }
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            '>' if in_print && depth == 0 => return true,
+            ';' | '{' | '}' if depth == 0 => in_print = false,
+            '\n' if depth == 0 && !matches!(prev, Some(',' | '{' | '&' | '|' | '\\')) => {
+                in_print = false;
+            }
+            _ if c.is_ascii_alphabetic() || c == '_' => {
+                let start = i;
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                if word == "print" || word == "printf" {
+                    in_print = true;
+                }
+                prev = Some('a');
+                continue;
+            }
+            _ => {}
         }
-        rest = &tail[end..];
+        if !c.is_whitespace() || c == '\n' {
+            prev = Some(c);
+        }
+        i += 1;
     }
-    true
+    depth != 0
 }
 
 /// An awk program with its string literals blanked (`"a>b"` is not a
