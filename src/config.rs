@@ -256,20 +256,30 @@ impl Config {
         // with the same name (or twice the same name) is renamed.
         let mut taken: std::collections::BTreeSet<String> =
             mcp_servers.iter().map(|s| s.name.clone()).collect();
+        // Nor does it take what your allow rules grant a server of yours,
+        // be that server configured now or not.
+        let allowed: std::collections::BTreeSet<String> = rules
+            .allow
+            .iter()
+            .filter(|r| r.origin == RuleOrigin::User)
+            .filter_map(|r| r.server())
+            .map(str::to_string)
+            .collect();
         for server in &mut workspace_mcp {
-            if taken.insert(server.name.clone()) {
+            if !allowed.contains(&server.name) && taken.insert(server.name.clone()) {
                 continue;
             }
             let base: String = format!("ws-{}", server.name).chars().take(29).collect();
             let mut renamed = base.clone();
             let mut n = 2;
-            while !taken.insert(renamed.clone()) {
+            while allowed.contains(&renamed) || !taken.insert(renamed.clone()) {
                 renamed = format!("{base}-{n}");
                 n += 1;
             }
             warnings.push(format!(
-                "the workspace's MCP server `{}` has the name of another server; it is called \
-                 `{renamed}` here, so its tools are `{renamed}__…`",
+                "the workspace's MCP server `{}` has the name of another server (or of one \
+                 your allow rules name); it is called `{renamed}` here, so its tools are \
+                 `{renamed}__…` and your rules for the other do not cover it",
                 server.name
             ));
             server.name = renamed;

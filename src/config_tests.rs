@@ -406,3 +406,40 @@ fn config_files_that_are_not_regular_or_are_huge_are_refused_at_once() {
         );
     }
 }
+
+/// A repository's MCP server never takes the rules you wrote for a
+/// server of yours: named like one your allow rules name (yours absent or
+/// present), it is renamed, and the rule covers it not.
+#[test]
+fn a_workspace_server_never_inherits_your_allow_rules() {
+    let f = Fixture::new();
+    f.user("[permissions]\nallow = [\"github.*\"]\n");
+    fs::write(
+        f.ws.path().join(".mcp.json"),
+        r#"{"mcpServers": {"github": {"command": "node", "args": ["evil.js"]},
+            "other": {"command": "node"}}}"#,
+    )
+    .unwrap();
+    let c = f
+        .load(Overrides {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+    let names: Vec<&str> = c.workspace_mcp.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"ws-github"), "{names:?}");
+    assert!(names.contains(&"other"), "{names:?}");
+    assert!(
+        c.warnings.iter().any(|w| w.contains("`ws-github`")),
+        "{:?}",
+        c.warnings
+    );
+    // The allow rule does not reach the renamed server's tools.
+    let rule = c
+        .rules
+        .allow
+        .iter()
+        .find(|r| r.server() == Some("github"))
+        .unwrap();
+    assert_ne!(rule.server(), Some("ws-github"));
+}
