@@ -389,6 +389,12 @@ fn render(bytes: &[u8], content_type: &str, raw: bool) -> String {
         if raw {
             return text.into_owned();
         }
+        // The converter walks the document recursively: a page nested
+        // deeper than any real one would overflow its stack, so such a
+        // page is read as text instead.
+        if nesting(&text) > MAX_NESTING {
+            return html_text(&text);
+        }
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "svg", "head"])
             .build();
@@ -397,6 +403,92 @@ fn render(bytes: &[u8], content_type: &str, raw: bool) -> String {
             .unwrap_or_else(|_| text.into_owned());
     }
     text.into_owned()
+}
+
+/// How deep a page's elements may nest before it is read as text.
+const MAX_NESTING: usize = 256;
+
+/// Elements that never hold others (no end tag).
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr", "!doctype",
+];
+
+/// The deepest the elements of `html` open inside each other, as its tags
+/// say (unclosed ones counted as open: a guess on the deep side).
+fn nesting(html: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        if rest.starts_with("!--") {
+            rest = rest.find("-->").map_or("", |end| &rest[end + 3..]);
+            continue;
+        }
+        let end = rest.find('>').unwrap_or(rest.len());
+        let tag = &rest[..end];
+        rest = &rest[end.min(rest.len())..];
+        let closing = tag.starts_with('/');
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '!')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if name.is_empty() || VOID.contains(&name.as_str()) || tag.ends_with('/') {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else {
+            depth += 1;
+            deepest = deepest.max(depth);
+        }
+    }
+    deepest
+}
+
+/// The text of `html` without its tags, scripts and styles: what a page
+/// too deep to convert says.
+fn html_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let lower: String = rest
+            .chars()
+            .take(8)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let skip_to = ["<script", "<style"]
+            .iter()
+            .find(|t| lower.starts_with(*t))
+            .map(|t| format!("</{}", &t[1..]));
+        match skip_to {
+            Some(close) => {
+                let lower_rest = rest.to_ascii_lowercase();
+                rest = lower_rest
+                    .find(&close)
+                    .and_then(|i| rest.get(i..))
+                    .unwrap_or("");
+                rest = rest.find('>').map_or("", |i| &rest[i + 1..]);
+            }
+            None => {
+                rest = rest.find('>').map_or("", |i| &rest[i + 1..]);
+                out.push(' ');
+            }
+        }
+    }
+    out.push_str(rest);
+    let text = out
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub struct WebSearch {
@@ -524,6 +616,43 @@ impl Tool for WebSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page nested deeper than any real one (divs, lists, tables) is
+    /// read as text, not converted by a recursive walk that would
+    /// overflow the stack; ordinary pages still become Markdown.
+    #[test]
+    fn a_deeply_nested_page_does_not_crash_the_conversion() {
+        for (open, close) in [
+            ("<div>", "</div>"),
+            ("<ul><li>", "</li></ul>"),
+            ("<table><tr><td>", "</td></tr></table>"),
+            ("<li>", ""),
+        ] {
+            let page = format!(
+                "<html><body>{}deep text{}</body></html>",
+                open.repeat(5_000),
+                close.repeat(5_000)
+            );
+            // On a small stack, as a worker thread has.
+            let text = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(move || render(page.as_bytes(), "text/html", false))
+                .unwrap()
+                .join()
+                .expect("the conversion overflowed its stack");
+            assert_eq!(text, "deep text", "{open}");
+        }
+        let ok = render(
+            b"<html><body><h1>Title</h1><p>a <b>b</b></p><script>x()</script></body></html>",
+            "text/html",
+            false,
+        );
+        assert!(ok.contains("# Title") && ok.contains("**b**"), "{ok}");
+        assert_eq!(
+            html_text("<p>a&amp;b</p><script>evil()</script><style>x{}</style>c"),
+            "a&b c"
+        );
+    }
 
     #[test]
     fn only_public_addresses_are_public() {
