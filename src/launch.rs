@@ -587,13 +587,91 @@ fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
             })
             .map(|(_, v)| v),
     );
-    if let Ok(path) = workspace.resolve_existing(".env")
-        && let Ok((bytes, _)) =
-            crate::tools::builtin::regular::read_capped(&path, ".env", 256 * 1024)
-    {
-        out.extend(dotenv_secrets(&String::from_utf8_lossy(&bytes)));
+    for shown in env_files(workspace.root()) {
+        if let Ok(path) = workspace.resolve_existing(&shown)
+            && let Ok((bytes, _)) =
+                crate::tools::builtin::regular::read_capped(&path, &shown, 256 * 1024)
+        {
+            out.extend(dotenv_secrets(&String::from_utf8_lossy(&bytes)));
+        }
     }
     out
+}
+
+/// The workspace's environment files, relative to it: `.env`, `.env.*`
+/// and `.envrc`, at its top and in its directories (four deep at most,
+/// ignored ones included: that is where they are kept; dependency and
+/// build trees left out), a hundred at most.
+fn env_files(root: &Path) -> Vec<String> {
+    const SKIP: &[&str] = &[
+        "node_modules",
+        "target",
+        ".git",
+        "vendor",
+        ".venv",
+        "dist",
+        "build",
+    ];
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .max_depth(Some(4))
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && SKIP.contains(&e.file_name().to_string_lossy().as_ref()))
+        })
+        .build();
+    walk.flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy();
+            name == ".env" || name == ".envrc" || name.starts_with(".env.")
+        })
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+        .take(100)
+        .collect()
+}
+
+#[cfg(test)]
+mod env_file_tests {
+    /// `.env.local`, a service's own `.env` and `.envrc` are found (and
+    /// read for secrets) as the top `.env` is; build trees are not walked.
+    #[test]
+    fn environment_files_are_found_wherever_they_are_kept() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        for f in [
+            ".env",
+            ".env.local",
+            ".envrc",
+            "services/api/.env",
+            "services/api/.env.production",
+            "node_modules/x/.env",
+            "a/b/c/d/e/.env",
+            "src/env.rs",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "API_TOKEN=abc123def456ghi789\n").unwrap();
+        }
+        let mut found = super::env_files(root);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ".env",
+                ".env.local",
+                ".envrc",
+                "services/api/.env",
+                "services/api/.env.production"
+            ]
+        );
+    }
 }
 
 /// The values of a `.env` file worth hiding: those whose names say secret,
