@@ -862,3 +862,33 @@ async fn a_grant_forged_into_a_session_record_is_not_honoured() {
     );
     assert_eq!(r.first("tool_call_finished")["status"], "denied");
 }
+
+/// A key the person pastes into a message goes neither to the model nor
+/// into the session's record: a placeholder stands in, and the person is
+/// told.
+#[tokio::test]
+async fn a_pasted_key_is_replaced_before_it_is_sent_or_recorded() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let pasted = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &["--model", "m"],
+            &format!("why does {pasted} fail with 401?"),
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = mock.requests()[0].body.to_string();
+    assert!(!sent.contains(pasted), "{sent}");
+    assert!(sent.contains("[REDACTED]"), "{sent}");
+    assert!(r.stdout.contains("looks like a secret"), "{}", r.stdout);
+    let mut on_disk = String::new();
+    for f in std::fs::read_dir(env.home.path().join("sessions"))
+        .unwrap()
+        .flatten()
+    {
+        on_disk.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+    }
+    assert!(!on_disk.contains(pasted), "the record kept it");
+}

@@ -80,6 +80,23 @@ pub(crate) async fn run_turn(
     // The files it mentions (`@path`) go along with it, and the images
     // it mentions, pastes or was given (`exec --image`).
     let (prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+    // A key the person pasted goes neither to the model nor into the
+    // record: a placeholder stands in for it, and the person is told.
+    let prompt = match shared.redactor.redact_str(&prompt) {
+        Some(clean) => {
+            emitter.emit(AgentEvent::Error {
+                turn_id: None,
+                kind: ErrorKind::Provider,
+                message: format!(
+                    "your message held what looks like a secret (a key, a token, a password): \
+                     it was replaced by {} before it was sent or recorded",
+                    crate::policy::hooks::REDACTED
+                ),
+            });
+            clean
+        }
+        None => prompt,
+    };
     to_read.extend(
         shared
             .take_images()

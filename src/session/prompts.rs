@@ -71,6 +71,9 @@ impl PromptLog {
         } else {
             Vec::new()
         };
+        // A key pasted into a message is not kept on disk for Up.
+        let clean = crate::policy::Redactor::default().redact_str(text);
+        let text = clean.as_deref().unwrap_or(text);
         serde_json::to_writer(&mut line, text).map_err(std::io::Error::from)?;
         line.push(b'\n');
         // One write: a line is whole or, if the disk is full, torn and
@@ -115,6 +118,15 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(a.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "the history is the person's alone");
+    }
+
+    /// A key pasted into a message is not written to disk for Up.
+    #[test]
+    fn a_pasted_key_is_not_kept() {
+        let data = tempfile::tempdir().unwrap();
+        let log = PromptLog::new(data.path(), Path::new("/w"));
+        log.append("try AKIAABCDEFGHIJKLMNOP now").unwrap();
+        assert_eq!(log.load(), ["try [REDACTED] now"]);
     }
 
     #[test]
