@@ -280,6 +280,50 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The error with every occurrence of `secret` (the API key, quoted
+    /// back by a server's 401 or error page) hidden.
+    #[must_use]
+    pub fn scrubbed(self, secret: &str) -> Self {
+        if secret.len() < 8 {
+            return self;
+        }
+        let hide = |s: String| {
+            if s.contains(secret) {
+                s.replace(secret, "[REDACTED]")
+            } else {
+                s
+            }
+        };
+        match self {
+            ProviderError::Connect { url, detail } => ProviderError::Connect {
+                url,
+                detail: hide(detail),
+            },
+            ProviderError::Http {
+                status,
+                url,
+                message,
+                retry_after,
+            } => ProviderError::Http {
+                status,
+                url,
+                message: hide(message),
+                retry_after,
+            },
+            ProviderError::Incomplete(m) => ProviderError::Incomplete(hide(m)),
+            ProviderError::Stream { message, retryable } => ProviderError::Stream {
+                message: hide(message),
+                retryable,
+            },
+            ProviderError::Malformed(m) => ProviderError::Malformed(hide(m)),
+            ProviderError::Exhausted { attempts, last } => ProviderError::Exhausted {
+                attempts,
+                last: Box::new(last.scrubbed(secret)),
+            },
+            other => other,
+        }
+    }
+
     /// Whether the server refused the request as too long for the
     /// model's context (OpenAI's `context_length_exceeded`, Anthropic's
     /// "prompt is too long", llama.cpp, vLLM and Ollama's wordings).

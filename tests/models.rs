@@ -892,3 +892,42 @@ async fn a_pasted_key_is_replaced_before_it_is_sent_or_recorded() {
     }
     assert!(!on_disk.contains(pasted), "the record kept it");
 }
+
+/// A key a server quotes back (a 401 that says which key it refused)
+/// reaches neither the screen nor the session's record nor the log.
+#[tokio::test]
+async fn a_key_a_server_quotes_back_is_kept_out_of_records_and_logs() {
+    let env = Env::new();
+    let body = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {KEY}. You can find your API key at https://x","type":"invalid_request_error"}}}}"#
+    );
+    let mock = MockLlm::start(vec![Step::RawStatus {
+        status: 401,
+        body,
+        retry_after: None,
+    }])
+    .await;
+    let r = env.exec(&mock.openai_url(), &["--model", "m"], "hi").await;
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("Incorrect API key provided"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains(KEY) && !r.stderr.contains(KEY));
+    let mut on_disk = String::new();
+    for dir in ["sessions", "logs"] {
+        for f in std::fs::read_dir(env.home.path().join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            on_disk.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+        }
+    }
+    assert!(
+        on_disk.contains("Incorrect API key"),
+        "the error was recorded"
+    );
+    assert!(!on_disk.contains(KEY), "a record or log kept the key");
+}

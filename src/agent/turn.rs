@@ -56,6 +56,8 @@ pub(crate) async fn run_turn(
     let turn_id = conv.turns;
     let emitter = &shared.emitter;
     let fail = |kind: ErrorKind, message: String| async move {
+        // What a server said may quote a key: the record keeps none.
+        let message = shared.redactor.redact_str(&message).unwrap_or(message);
         shared
             .record(Item::TurnAborted {
                 turn: turn_id,
@@ -248,7 +250,9 @@ pub(crate) async fn run_turn(
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, "provider request failed");
+                let shown = e.to_string();
+                let shown = shared.redactor.redact_str(&shown).unwrap_or(shown);
+                tracing::error!(error = %shown, "provider request failed");
                 return fail(ErrorKind::Provider, format!("provider error: {e}")).await;
             }
         };

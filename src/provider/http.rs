@@ -80,6 +80,8 @@ pub(crate) struct HttpDriver {
     client: reqwest::Client,
     retry: RetryPolicy,
     request_timeout: Duration,
+    /// The key, hidden from every error before it is logged or told.
+    key: Option<crate::secret::Secret>,
 }
 
 impl HttpDriver {
@@ -107,6 +109,7 @@ impl HttpDriver {
             client,
             retry: settings.retry,
             request_timeout: settings.request_timeout,
+            key: settings.api_key.clone(),
         })
     }
 
@@ -134,7 +137,10 @@ impl HttpDriver {
             };
             let err = match result {
                 Ok(c) => return Ok(c),
-                Err(e) => e,
+                Err(e) => match &self.key {
+                    Some(k) => e.scrubbed(k.expose()),
+                    None => e,
+                },
             };
             let delay = match self.delay_for(&err, attempt) {
                 Some(d) => d,
@@ -195,6 +201,10 @@ impl HttpDriver {
                     url: url.to_string(),
                     detail: format!("the model list took over {} s", WHOLE.as_secs()),
                 })
+            })
+            .map_err(|e| match &self.key {
+                Some(k) => e.scrubbed(k.expose()),
+                None => e,
             })
     }
 
