@@ -735,8 +735,8 @@ mod namespaces;
 mod seccomp;
 
 pub use git_traps::{
-    Sweep, Trap, check_written as check_written_git, repo_code_paths, sweep as sweep_git_traps,
-    unsafe_keys as unsafe_git_config,
+    Sweep, Trap, check_written as check_written_git, reader_traps, repo_code_paths,
+    sweep as sweep_git_traps, unsafe_keys as unsafe_git_config,
 };
 pub use namespaces::Isolation;
 

@@ -1479,3 +1479,59 @@ fn huge_brace_sequences_do_not_overflow() {
         assert!(op.unchecked.is_none() || !op.commands.is_empty() || op.is_complex());
     }
 }
+
+/// Third round: git's reading commands run what the repository's own
+/// configuration names (an fsmonitor on `status`, an external diff, a
+/// clean filter): in a repository so armed they ask; in a plain one they
+/// run; a repository elsewhere (`-C`) is judged by its own.
+#[tokio::test]
+async fn git_reads_in_an_armed_repository_ask() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("git is needed for this test");
+    }
+    let s = Session::new(ApprovalMode::Ask);
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(s.path())
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    assert_eq!(s.fate("git status"), Fate::Runs, "a plain repository");
+    for (key, value) in [
+        ("core.fsmonitor", "touch PWNED; false"),
+        ("diff.external", "touch PWNED"),
+        ("filter.x.clean", "touch PWNED"),
+        ("diff.x.textconv", "touch PWNED"),
+        ("core.pager", "touch PWNED"),
+        ("include.path", "/tmp/elsewhere.cfg"),
+    ] {
+        git(&["config", key, value]);
+        for line in ["git status", "git diff", "git log -p", "git -C . status"] {
+            assert_ne!(s.fate(line), Fate::Runs, "{key}: `{line}`");
+        }
+        git(&["config", "--unset", key]);
+    }
+    assert_eq!(s.fate("git status"), Fate::Runs, "disarmed again");
+    git(&["config", "core.fsmonitor", "false"]);
+    assert_eq!(s.fate("git status"), Fate::Runs, "an fsmonitor turned off");
+    // Another repository, armed, named with -C.
+    let other = s.path().join("sub");
+    std::fs::create_dir_all(&other).unwrap();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    std::process::Command::new("git")
+        .args(["config", "core.fsmonitor", "touch PWNED"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert_ne!(s.fate("git -C sub status"), Fate::Runs);
+}

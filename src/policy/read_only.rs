@@ -123,6 +123,22 @@ fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool 
     if !reads_files(base) || !arguments_ok(base, args) {
         return false;
     }
+    // git's reading commands run what the repository's configuration
+    // names (an fsmonitor, an external diff, a filter): judged by it.
+    if base == "git" {
+        let dir = c.cwd.as_deref().unwrap_or(workspace.root());
+        // `git -C other status` reads the other repository's.
+        let elsewhere = args
+            .windows(2)
+            .filter(|w| w[0].text == "-C")
+            .map(|w| dir.join(&w[1].text));
+        if std::iter::once(dir.to_path_buf())
+            .chain(elsewhere)
+            .any(|d| !crate::sandbox::reader_traps(&d).is_empty())
+        {
+            return false;
+        }
+    }
     // The pattern or script of grep, sed, awk and jq is not a path.
     let script_first = matches!(
         base,

@@ -566,6 +566,57 @@ pub fn unsafe_keys(text: &str) -> Vec<String> {
     out
 }
 
+/// What in the configuration of the repository `dir` is in (its own
+/// `.git`, or an enclosing one) git's reading commands would run: an
+/// fsmonitor, an external diff or textconv, a clean or smudge filter (run
+/// by `status`), a pager, a signature program, and includes (which may
+/// bring any of those). Empty when none, or when there is no repository.
+pub fn reader_traps(dir: &Path) -> Vec<String> {
+    let Some(git_dir) = dir
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| g.symlink_metadata().is_ok())
+        .and_then(|g| git_dir_of(&g))
+    else {
+        return Vec::new();
+    };
+    let Some(small) = read_small(&git_dir.join("config")) else {
+        return Vec::new();
+    };
+    if small.cut || small.text.contains('\0') {
+        return vec!["a configuration too large or odd to read".into()];
+    }
+    let entries = match super::git_config::parse(&small.text) {
+        Ok(e) => e,
+        Err(e) => return vec![format!("a configuration git may read otherwise ({e})")],
+    };
+    let off = |v: Option<&str>| {
+        v.is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "false" | "no" | "off" | "0"
+            )
+        })
+    };
+    entries
+        .iter()
+        .filter(|e| {
+            let sub = e.subsection.is_some();
+            match (e.section.as_str(), e.key.as_str()) {
+                ("core", "fsmonitor") => !off(e.value.as_deref()),
+                ("core", "pager") | ("pager", _) => true,
+                ("diff", "external") => true,
+                ("diff", "textconv" | "command") => sub,
+                ("filter", "clean" | "smudge" | "process") => sub,
+                ("gpg", "program") => true,
+                ("include" | "includeif", "path") => true,
+                _ => false,
+            }
+        })
+        .map(super::git_config::Entry::name)
+        .collect()
+}
+
 /// The workspace files the workspace's own repository runs, or reads
 /// configuration from, when the person uses git: its `core.hooksPath`
 /// (husky, lefthook; with husky's `_` directory, the scripts beside it),
