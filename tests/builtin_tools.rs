@@ -387,15 +387,20 @@ async fn web_fetch_refuses_this_machine_and_the_local_network_unless_allowed() {
         "{body}"
     );
     assert!(!body.contains("steal"), "{body}");
-    // Allowing one host does not allow another behind a redirect.
-    let e = call(
+    // Allowing one host does not allow another behind a redirect: one
+    // to another site is told, not followed (the model fetches it through
+    // every check again), and the headers it set go nowhere else.
+    let v = call(
         &allowed,
         ws.path(),
-        json!({"url": format!("{base}/to-localhost")}),
+        json!({"url": format!("{base}/to-localhost"),
+               "headers": {"Authorization": "Bearer secret-token"}}),
     )
     .await
-    .unwrap_err();
-    assert!(e.to_string().contains("not a public address"), "{e}");
+    .unwrap();
+    assert_eq!(v["redirect"], "http://localhost:9/secret", "{v}");
+    assert!(v.get("body").is_none(), "{v}");
+    assert!(v["note"].as_str().unwrap().contains("not followed"), "{v}");
     let v = call(&allowed, ws.path(), json!({"url": format!("{base}/big")}))
         .await
         .unwrap();

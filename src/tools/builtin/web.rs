@@ -1,6 +1,8 @@
 //! `web_fetch` and `web_search`.
 //!
-//! `web_fetch` gets one http(s) URL, follows at most five redirects, and
+//! `web_fetch` gets one http(s) URL, follows at most five redirects
+//! within its site (one to another site is told, not followed: the model
+//! fetches it through every check again), and
 //! refuses any address that is not public (loopback, private, link-local,
 //! shared, multicast, reserved, and IPv6 forms of those) after resolving
 //! the name and on every hop, then connects to the very address it
@@ -287,6 +289,18 @@ impl Tool for WebFetch {
             let next = url.join(location).map_err(|e| {
                 ToolError::ExecutionFailed(format!("bad redirect `{location}`: {e}"))
             })?;
+            // Only within the site that was judged and approved: another
+            // site is the model's to fetch, through every check again
+            // (rules, approval), and no header it set goes there unasked.
+            if next.origin() != url.origin() {
+                return Ok(json!({
+                    "status": response.status().as_u16(),
+                    "url": url.as_str(),
+                    "redirect": next.as_str(),
+                    "note": "the page redirects to another site; it was not followed: fetch that \
+                             URL with web_fetch to follow it",
+                }));
+            }
             url = parse_url(next.as_str())?;
         };
         let status = response.status().as_u16();
