@@ -844,3 +844,37 @@ async fn a_change_edited_by_the_person_is_written_as_edited() {
     });
     assert!(written.unwrap().contains("+two, as the person wants it"));
 }
+
+/// Third round: a deny rule on reading a file holds for moving it where
+/// it could be read (`move_file private/plan.md p.md` in auto-edit).
+#[tokio::test]
+async fn a_file_denied_to_read_cannot_be_moved_out_of_its_place() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("private")).unwrap();
+    std::fs::write(ws.path().join("private/plan.md"), "the plan\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "m1",
+            "move_file",
+            json!({"from": "private/plan.md", "to": "p.md"}),
+        )),
+        Step::Reply(Reply::text("ok")),
+    ])
+    .await;
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    let events = turn(&mut handle, "tidy up").await;
+    let done = finished(&events);
+    assert_eq!(done[0].1, ToolStatus::Denied, "{done:?}");
+    assert!(ws.path().join("private/plan.md").exists());
+    assert!(!ws.path().join("p.md").exists());
+}

@@ -76,9 +76,14 @@ impl Tool for MoveFile {
         Effect::Write
     }
 
+    /// A move reads its file, as a copy would: what may not be read
+    /// where it is may not be moved where it could be (a deny rule on
+    /// `private/**` holds for `private/plan.md` → `p.md`).
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let from = str_arg(args, "from")?;
         Ok(vec![
-            file_operation(workspace, str_arg(args, "from")?, Access::Write)?,
+            file_operation(workspace, from, Access::Read)?,
+            file_operation(workspace, from, Access::Write)?,
             file_operation(workspace, str_arg(args, "to")?, Access::Write)?,
         ])
     }
