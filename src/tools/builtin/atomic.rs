@@ -54,8 +54,9 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> io::Result<bool> {
     Ok(created)
 }
 
-/// Writes `data` to a file with no name in `dir`, makes it durable, then
-/// names it beside `path` and renames it over `path`.
+/// Writes `data` to a file with no name in `dir` and makes it durable;
+/// then names it `path` at once when `path` is new, else names it beside
+/// `path` and renames it over it.
 fn write_unnamed(dir: &Path, path: &Path, data: &[u8], perms: &fs::Permissions) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
@@ -67,21 +68,34 @@ fn write_unnamed(dir: &Path, path: &Path, data: &[u8], perms: &fs::Permissions) 
     file.write_all(data)?;
     file.set_permissions(perms.clone())?;
     file.sync_all()?;
+    let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let link = |to: &Path| {
+        nix::unistd::linkat(
+            nix::fcntl::AT_FDCWD,
+            fd.as_str(),
+            nix::fcntl::AT_FDCWD,
+            to,
+            nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+        )
+    };
+    // A new file is named at once, whole: no moment when a kill could
+    // leave a temporary name behind.
+    match link(path) {
+        Ok(()) => return Ok(()),
+        Err(nix::errno::Errno::EEXIST) => {}
+        // No /proc to name it through: as if O_TMPFILE were missing.
+        Err(nix::errno::Errno::ENOENT) => {
+            return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
+        }
+        Err(other) => return Err(io::Error::from(other)),
+    }
+    // A file replaced: named beside it, then renamed over it.
     let name = dir.join(format!(
         ".lathe-{}-{}.tmp",
         std::process::id(),
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
-    nix::unistd::linkat(
-        nix::fcntl::AT_FDCWD,
-        fd.as_str(),
-        nix::fcntl::AT_FDCWD,
-        &name,
-        nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
-    )
-    // No /proc to name it through: as if O_TMPFILE were missing.
-    .map_err(|e| match e {
+    link(&name).map_err(|e| match e {
         nix::errno::Errno::ENOENT => io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP),
         other => io::Error::from(other),
     })?;
