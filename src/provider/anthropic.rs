@@ -620,7 +620,7 @@ impl StreamDecoder for Decoder {
                 self.blocks.push((index, b));
             }
             "content_block_delta" => {
-                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                let delta = v.get("delta").unwrap_or(&Value::Null);
                 let piece = |k: &str| delta.get(k).and_then(Value::as_str);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
