@@ -510,6 +510,37 @@ impl Config {
             namespaces: shell.namespaces.unwrap_or(true),
             protected: Vec::new(),
             private_tmp: None,
+            allow_sockets: {
+                let mut out = Vec::new();
+                for entry in shell.allow_sockets.iter().flatten() {
+                    if entry.starts_with('@') {
+                        // An abstract name, exactly as written.
+                        out.push(entry.clone());
+                        continue;
+                    }
+                    let path = expand_home("[shell] allow_sockets", entry, env)?;
+                    if !path.is_absolute() {
+                        return Err(ConfigError::Invalid(format!(
+                            "[shell] allow_sockets: `{entry}` is neither an absolute path nor \
+                             an abstract name (@name)"
+                        )));
+                    }
+                    // Where it really is, too: that is what the warden
+                    // compares.
+                    if let Some(real) = path
+                        .parent()
+                        .and_then(|d| d.canonicalize().ok())
+                        .zip(path.file_name())
+                        .map(|(d, n)| d.join(n))
+                    {
+                        out.push(real.display().to_string());
+                    }
+                    out.push(path.display().to_string());
+                }
+                out.sort();
+                out.dedup();
+                out
+            },
         };
         let tools = merged.tools.clone().unwrap_or_default();
         let fetch = tools.web_fetch.unwrap_or_default();
@@ -935,6 +966,7 @@ fn restrict_workspace_layer(
             ("env_allow", shell.env_allow.take().is_some()),
             ("visible_paths", shell.visible_paths.take().is_some()),
             ("namespaces", shell.namespaces.take().is_some()),
+            ("allow_sockets", shell.allow_sockets.take().is_some()),
         ] {
             if set {
                 warnings.push(format!(

@@ -8,8 +8,13 @@
 //! - is a child subreaper, so everything the command starts, including
 //!   `setsid`, `nohup` and double-forked daemons, stays its descendant;
 //! - starts the *confiner* (`lathe __sandbox-exec POLICY`), which applies
-//!   the Landlock ruleset to itself and then becomes the shell
-//!   (`execve`: the ruleset and the parent-death signal carry over);
+//!   the Landlock ruleset and the seccomp filter to itself and then
+//!   becomes the shell (`execve`: both and the parent-death signal carry
+//!   over);
+//! - makes every connection the command asks for, or refuses it
+//!   (`sockets`): the filter hands each `connect` to the warden, so a
+//!   socket another program listens on is out of reach wherever it lies
+//!   outside the writable roots, however it was bound;
 //! - when the shell exits, or on SIGTERM, SIGINT, SIGHUP or SIGQUIT (a
 //!   timeout, an interrupt, Lathe's exit or death), kills every process
 //!   left under it, reaps them, and exits as the shell did.
@@ -125,6 +130,9 @@ pub struct Settings {
     /// The session's own temporary directory (see [`Policy::private_tmp`]);
     /// `None`: the system's temp directory is writable.
     pub private_tmp: Option<PathBuf>,
+    /// Sockets outside the writable roots commands may reach: paths, and
+    /// abstract names written `@name` (`[shell] allow_sockets`).
+    pub allow_sockets: Vec<String>,
 }
 
 impl Default for Settings {
@@ -139,6 +147,7 @@ impl Default for Settings {
             namespaces: true,
             protected: Vec::new(),
             private_tmp: None,
+            allow_sockets: Vec::new(),
         }
     }
 }
@@ -186,6 +195,13 @@ pub struct Policy {
     /// [`REPORT_PREFIX`]) before the command runs: the probe.
     #[serde(default)]
     pub report: bool,
+    /// Sockets outside the writable roots the person allowed by name.
+    #[serde(default)]
+    pub allow_sockets: Vec<String>,
+    /// Set by the warden for the confiner: the descriptor to hand the
+    /// seccomp listener through.
+    #[serde(default)]
+    pub supervisor: Option<i32>,
 }
 
 /// How the helpers' report lines start on stderr.
@@ -201,6 +217,8 @@ pub enum Report {
     Proc(bool),
     /// The Landlock ABI the kernel enforced the ruleset with.
     Landlock(u8),
+    /// The warden decides every connection the command makes.
+    Sockets(bool),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -290,6 +308,8 @@ impl Settings {
             namespaces: self.namespaces,
             report: false,
             private_tmp: private_tmp.filter(|_| self.mode == Mode::WorkspaceWrite),
+            allow_sockets: self.allow_sockets.clone(),
+            supervisor: None,
         }
     }
 
@@ -368,6 +388,7 @@ impl Settings {
                 Some(Report::Isolation(i)) => probe.isolation = i,
                 Some(Report::Proc(p)) => probe.own_proc = p,
                 Some(Report::Landlock(abi)) => probe.landlock_abi = abi,
+                Some(Report::Sockets(s)) => probe.sockets = s,
                 None => {}
             }
         }
@@ -387,6 +408,8 @@ pub struct Probe {
     pub own_proc: bool,
     /// The Landlock ABI the ruleset was enforced with (0: none).
     pub landlock_abi: u8,
+    /// The warden decided the command's connections.
+    pub sockets: bool,
 }
 
 impl Probe {
@@ -413,9 +436,8 @@ impl Probe {
                  commands (files in it and its subdirectories stay writable) so that .git \
                  and .lathe stay protected; /tmp and /dev/shm are read-only (TMPDIR is \
                  the session's own temp directory) and System V IPC is refused; \
-                 permissions of files outside can change; the sockets of other programs \
-                 are reachable; the names (not the contents) of what is hidden can be \
-                 listed"
+                 permissions of files outside can change; the names (not the contents) \
+                 of what is hidden can be listed"
                     .to_string(),
             );
         }
@@ -430,6 +452,14 @@ impl Probe {
         if !self.network && !i.net {
             out.push(
                 "no network namespace: Landlock blocks TCP only, so UDP stays open".to_string(),
+            );
+        }
+        if !self.sockets {
+            out.push(
+                "no connection supervisor (seccomp user notification: Linux 5.9 and \
+                 libseccomp 2.5, and Lathe not itself under one): sockets other programs \
+                 listen on outside the workspace are hidden only where they are found"
+                    .to_string(),
             );
         }
 
@@ -733,6 +763,7 @@ mod git_traps;
 mod helper;
 mod namespaces;
 mod seccomp;
+mod sockets;
 
 pub use git_traps::{
     Sweep, Trap, check_written as check_written_git, reader_traps, repo_code_paths,

@@ -1231,3 +1231,260 @@ async fn without_namespaces_shared_memory_is_refused() {
     assert!(!Path::new("/dev/shm").join(&marker).exists(), "{v}");
     assert!(stdout(&v).contains("sysv -1 1"), "{v}");
 }
+
+/// A Unix socket server outside the workspace, run by `python3` in `dir`:
+/// it binds `name` (a relative path, as `tmux -S dev.sock` does), then
+/// renames or links the socket as `how` says, and leaves `CONNECTED` in
+/// `dir` for every connection it accepts. `prefix` runs it some other
+/// way (`unshare -rn`: in a network namespace of its own).
+struct SocketServer {
+    child: std::process::Child,
+    dir: PathBuf,
+}
+
+impl SocketServer {
+    fn start(dir: &Path, name: &str, how: &str, prefix: &[&str]) -> Self {
+        let script = r#"
+import os, socket, sys
+d, name, how = sys.argv[1:4]
+os.chdir(d)
+s = socket.socket(socket.AF_UNIX)
+s.bind(name)
+s.listen()
+if how == "rename":
+    os.rename(name, "moved.sock")
+elif how == "link":
+    os.link(name, "linked.sock")
+open("ready", "w").close()
+while True:
+    c, _ = s.accept()
+    open("CONNECTED", "a").write("x")
+    c.close()
+"#;
+        let mut argv: Vec<&str> = prefix.to_vec();
+        argv.extend(["python3", "-c", script]);
+        let child = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .arg(dir)
+            .arg(name)
+            .arg(how)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !dir.join("ready").exists() {
+            assert!(Instant::now() < deadline, "the socket server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self {
+            child,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Whether anything connected (asked a moment after the command, so
+    /// that a connection it made has been accepted).
+    fn reached(&self) -> bool {
+        std::thread::sleep(Duration::from_millis(300));
+        self.dir.join("CONNECTED").exists()
+    }
+}
+
+impl Drop for SocketServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `python3` connecting to `path` from `cwd` (relative paths as given).
+fn connect_from(cwd: &Path, path: &str) -> String {
+    format!(
+        "cd '{}' && python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); \
+         s.connect(sys.argv[1]); print(\"CONNECTED\")' '{path}' 2>&1; echo done",
+        cwd.display()
+    )
+}
+
+/// However a socket outside the writable roots was bound, a sandboxed
+/// command cannot reach it: by a relative path (which `/proc/net/unix`
+/// shows as such), renamed after it was bound, through a hard link, or
+/// bound in another network namespace (which `/proc/net/unix` here does
+/// not list at all). Each is tried through every path that leads to it.
+#[tokio::test]
+async fn sockets_however_bound_are_out_of_reach() {
+    let ws = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("dev.sock", "plain", &[]),
+        ("dev.sock", "rename", &[]),
+        ("dev.sock", "link", &[]),
+        ("dev.sock", "plain", &["unshare", "-rn"]),
+    ];
+    for (name, how, prefix) in cases {
+        let out = outside();
+        let server = SocketServer::start(out.path(), name, how, prefix);
+        let target = match how {
+            "rename" => "moved.sock",
+            "link" => "linked.sock",
+            _ => name,
+        };
+        // Absolute, relative from its directory, through `..`, through a
+        // link in the workspace.
+        std::os::unix::fs::symlink(out.path().join(target), ws.path().join("via-link.sock"))
+            .unwrap();
+        let absolute = out.path().join(target);
+        for (cwd, path) in [
+            (ws.path().to_path_buf(), absolute.display().to_string()),
+            (out.path().to_path_buf(), target.to_string()),
+            (
+                ws.path().to_path_buf(),
+                format!("../../../../../../../..{}", absolute.display()),
+            ),
+            (ws.path().to_path_buf(), "via-link.sock".to_string()),
+        ] {
+            let v = run(Mode::WorkspaceWrite, ws.path(), &connect_from(&cwd, &path)).await;
+            assert!(stdout(&v).contains("done"), "{v}");
+            assert!(
+                !stdout(&v).contains("CONNECTED"),
+                "{how} {prefix:?} {path}: {v}"
+            );
+            assert!(
+                stdout(&v).contains("Permission denied"),
+                "refused, not missing: {how} {prefix:?} {path}: {v}"
+            );
+            assert!(!server.reached(), "{how} {prefix:?} {path}: {v}");
+        }
+        std::fs::remove_file(ws.path().join("via-link.sock")).unwrap();
+        // The same socket, reached from outside the sandbox: the server
+        // was listening all along.
+        let v = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(connect_from(out.path(), target))
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&v.stdout).contains("CONNECTED"));
+        assert!(server.reached(), "the server was not listening");
+    }
+}
+
+/// The attack the third round found: a tmux server the person runs
+/// outside the workspace, on a socket named by a relative path. Through
+/// its `run-shell`, a sandboxed command wrote outside; no more.
+#[tokio::test]
+async fn a_tmux_server_outside_runs_nothing_for_a_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let started = std::process::Command::new("tmux")
+        .current_dir(out.path())
+        .args(["-S", "dev.sock", "new-session", "-d", "sleep 120"])
+        .status()
+        .expect("tmux is needed for this test (.ci/run installs it)");
+    assert!(started.success());
+    let socket = out.path().join("dev.sock");
+    let pwned = out.path().join("PWNED");
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        &format!(
+            "tmux -S '{s}' run-shell 'touch {p}' 2>&1; cd '{d}' && tmux -S dev.sock run-shell \
+             'touch {p}' 2>&1; echo done",
+            s = socket.display(),
+            p = pwned.display(),
+            d = out.path().display()
+        ),
+    )
+    .await;
+    assert!(stdout(&v).contains("done"), "{v}");
+    assert!(
+        !pwned.exists(),
+        "tmux ran a command outside the sandbox: {v}"
+    );
+    // The server was there to be reached: from outside, it runs.
+    let ran = std::process::Command::new("tmux")
+        .args(["-S"])
+        .arg(&socket)
+        .args(["run-shell"])
+        .arg(format!("touch {}", pwned.display()))
+        .status()
+        .unwrap();
+    let _ = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .arg("kill-server")
+        .status();
+    assert!(
+        ran.success() && pwned.exists(),
+        "the tmux server was not running"
+    );
+}
+
+/// Abstract sockets belong to a network namespace: with the network
+/// allowed, the command shares the system's, where X11 and D-Bus listen.
+/// They stay out of reach unless the person names one.
+#[tokio::test]
+async fn abstract_sockets_stay_out_of_reach_with_the_network_allowed() {
+    let ws = tempfile::tempdir().unwrap();
+    let name = format!("lathe-test-{}", std::process::id());
+    let listener = std::os::unix::net::UnixListener::bind_addr(
+        &<std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(
+            name.as_bytes(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let probe = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); \
+         print(\"CONNECTED\")' 2>&1; echo done"
+    );
+    for network in [false, true] {
+        let v = run_in(&shell(Mode::WorkspaceWrite, network), ws.path(), &probe)
+            .await
+            .unwrap();
+        assert!(stdout(&v).contains("done"), "{v}");
+        assert!(!stdout(&v).contains("CONNECTED"), "network {network}: {v}");
+        assert!(listener.accept().is_err(), "network {network}: {v}");
+    }
+    // Named by the person: reached.
+    let mut settings = builtin_settings();
+    settings.sandbox.network = true;
+    settings.sandbox.allow_sockets = vec![format!("@{name}")];
+    let v = run_in(&ExecShell::new(&settings), ws.path(), &probe)
+        .await
+        .unwrap();
+    assert!(stdout(&v).contains("CONNECTED"), "{v}");
+    assert!(listener.accept().is_ok(), "{v}");
+}
+
+/// A socket outside the writable roots the person named is reached; the
+/// one beside it is not. And no Unix datagram socket can be made, since
+/// a datagram goes wherever its address says.
+#[tokio::test]
+async fn a_named_socket_is_reached_and_no_datagram_socket_is_made() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = outside();
+    let named = std::os::unix::net::UnixListener::bind(out.path().join("named.sock")).unwrap();
+    named.set_nonblocking(true).unwrap();
+    let other = std::os::unix::net::UnixListener::bind(out.path().join("other.sock")).unwrap();
+    other.set_nonblocking(true).unwrap();
+    let mut settings = builtin_settings();
+    settings.sandbox.allow_sockets = vec![out.path().join("named.sock").display().to_string()];
+    let tool = ExecShell::new(&settings);
+    for (sock, listener, reached) in [("named.sock", &named, true), ("other.sock", &other, false)] {
+        let v = run_in(&tool, ws.path(), &connect_from(out.path(), sock))
+            .await
+            .unwrap();
+        assert_eq!(stdout(&v).contains("CONNECTED"), reached, "{sock}: {v}");
+        assert_eq!(listener.accept().is_ok(), reached, "{sock}: {v}");
+    }
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>&1 | tail -1; \
+         python3 -c 'import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>&1 | tail -1; \
+         python3 -c 'import socket; socket.socketpair(); print(\"PAIR-OK\")'",
+    )
+    .await;
+    assert_eq!(stdout(&v).matches("Permission denied").count(), 2, "{v}");
+    assert!(stdout(&v).contains("PAIR-OK"), "{v}");
+}

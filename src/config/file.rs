@@ -192,6 +192,9 @@ pub struct ShellSection {
     /// Namespaces of its own for each command (user, PID, network,
     /// mounts); `false` leaves Landlock alone.
     pub namespaces: Option<bool>,
+    /// Sockets outside the writable roots commands may connect to:
+    /// paths, and abstract names written `@name`.
+    pub allow_sockets: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -295,7 +298,8 @@ impl ConfigFile {
                 env_allow,
                 hidden_paths,
                 visible_paths,
-                namespaces
+                namespaces,
+                allow_sockets
             );
         });
         section(&mut self.network, other.network, |m, t| {

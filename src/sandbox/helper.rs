@@ -1,6 +1,7 @@
 //! The two helper modes. They run in a fresh process with no runtime
 //! and no other thread.
 
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getppid};
 
 use super::namespaces::{self, Isolation};
+use super::sockets;
 use super::{CONFINER_ARG, Mode, Policy, REPORT_PREFIX, Report, fail};
 
 /// Signals that end the command (and the warden waits on SIGCHLD).
@@ -92,22 +94,56 @@ pub fn warden(mut policy: Policy) -> i32 {
     // with no interface up (UDP, raw sockets), mounts that hold the
     // protected paths read-only, and a PID namespace, where the system
     // lets us make them.
-    let isolation = if policy.mode == Mode::Off || !policy.namespaces {
-        Isolation::default()
-    } else {
+    let namespaced = policy.mode != Mode::Off && policy.namespaces;
+    let mut isolation = if namespaced {
         match namespaces::isolate(&mut policy) {
             Ok(isolation) => isolation,
             Err(e) => return fail(&e),
         }
+    } else {
+        Isolation::default()
     };
+    let me = std::process::id();
+    // The confiner hands the warden its filter's listener through this
+    // pair, and the warden's workers (started now: none can be once the
+    // PID namespace is entered) make every connection the command asks
+    // for.
+    let supervise = policy.mode != Mode::Off;
+    let pair = if supervise {
+        match listener_pair() {
+            Ok(pair) => Some(pair),
+            Err(e) => return fail(&e),
+        }
+    } else {
+        None
+    };
+    let workers = pair.as_ref().map(|_| {
+        sockets::Workers::start(sockets::Rules {
+            // Where the command may write, as it sees it (its `/tmp` is
+            // the session's own; without a mount table, `/dev/shm` is the
+            // system's and not writable).
+            writable: policy
+                .writable
+                .iter()
+                .filter(|w| isolation.mounts || *w != Path::new("/dev/shm"))
+                .cloned()
+                .collect(),
+            allowed: policy.allow_sockets.clone(),
+            network: policy.network,
+            own_net: isolation.net,
+        })
+    });
+    if namespaced {
+        namespaces::enter_pid_namespace(&mut isolation);
+    }
     if policy.report {
         report(&Report::Isolation(isolation));
     }
-    let me = std::process::id();
     let child_policy = Policy {
         parent: me,
         own_proc: isolation.proc,
         protected_mounted: isolation.mounts,
+        supervisor: pair.as_ref().map(|(_, theirs)| theirs.as_raw_fd()),
         ..policy
     };
     let encoded = match serde_json::to_string(&child_policy) {
@@ -126,6 +162,13 @@ pub fn warden(mut policy: Policy) -> i32 {
     };
     // The std handle is not waited on: the warden reaps everything.
     drop(child);
+    if let (Some((ours, theirs)), Some(workers)) = (pair, workers) {
+        drop(theirs);
+        let served = workers.serve(receive_listener(&ours));
+        if child_policy.report {
+            report(&Report::Sockets(served));
+        }
+    }
     let mut outcome: Option<WaitStatus> = None;
     while outcome.is_none() {
         match signals.read_signal() {
@@ -260,10 +303,25 @@ pub fn confine(policy: Policy) -> i32 {
         }
         // Without an IPC namespace of its own, System V IPC is the
         // system's: refused.
-        if let Err(e) = super::seccomp::apply(!policy.protected_mounted) {
-            return fail(&format!(
-                "{e}; set sandbox = \"off\" in the config to run commands without the sandbox"
-            ));
+        let listener = match super::seccomp::apply(
+            !policy.protected_mounted,
+            policy.supervisor.is_some(),
+        ) {
+            Ok(listener) => listener,
+            Err(e) => {
+                return fail(&format!(
+                    "{e}; set sandbox = \"off\" in the config to run commands without the sandbox"
+                ));
+            }
+        };
+        if let Some(pair) = policy.supervisor {
+            let sent = send_listener(pair, listener);
+            // Neither goes on to the command (the listener is
+            // close-on-exec).
+            let _ = nix::unistd::close(pair);
+            if let Err(e) = sent {
+                return fail(&format!("cannot hand the warden the connections: {e}"));
+            }
         }
     }
     let Some((program, args)) = policy.argv.split_first() else {
@@ -283,6 +341,73 @@ pub fn confine(policy: Policy) -> i32 {
     }
     let err = command.exec();
     fail(&format!("cannot run {program}: {err}"))
+}
+
+/// The pair the confiner hands its listener through: the warden's end
+/// close-on-exec, the confiner's inherited.
+fn listener_pair() -> Result<(OwnedFd, OwnedFd), String> {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| format!("cannot make a socket pair: {e}"))?;
+    fcntl(&theirs, FcntlArg::F_SETFD(FdFlag::empty()))
+        .map_err(|e| format!("cannot pass a socket on: {e}"))?;
+    Ok((ours, theirs))
+}
+
+/// Sends the listener (or, without one, a message that says so).
+fn send_listener(pair: RawFd, listener: Option<RawFd>) -> Result<(), Errno> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    let fds = listener.map(|l| [l]);
+    let cmsgs: Vec<ControlMessage<'_>> = fds
+        .as_ref()
+        .map(|f| ControlMessage::ScmRights(f))
+        .into_iter()
+        .collect();
+    let what: &[u8] = if listener.is_some() { b"l" } else { b"n" };
+    sendmsg::<()>(
+        pair,
+        &[std::io::IoSlice::new(what)],
+        &cmsgs,
+        MsgFlags::empty(),
+        None,
+    )
+    .map(|_| ())
+}
+
+/// The listener the confiner sent; `None` when it had none or went away
+/// first.
+fn receive_listener(pair: &OwnedFd) -> Option<RawFd> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let msg = loop {
+        match recvmsg::<()>(
+            pair.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Err(Errno::EINTR) => {}
+            other => break other.ok()?,
+        }
+    };
+    let fds: Vec<RawFd> = msg
+        .cmsgs()
+        .ok()?
+        .filter_map(|c| match c {
+            ControlMessageOwned::ScmRights(fds) => Some(fds),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    fds.first().copied()
 }
 
 /// What to grant so that everything beneath `roots` is covered but
@@ -353,18 +478,23 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(abi))?;
-        let scope = if policy.network {
-            Scope::Signal.into()
-        } else {
+        // Abstract sockets outside the sandbox stay out of reach with the
+        // network allowed too (X11 and D-Bus listen there); the warden
+        // makes the connections the person allowed by name.
+        if !policy.network {
             ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
-            Scope::from_all(abi)
-        };
+        }
+        let scope = Scope::from_all(abi);
         ruleset
             .scope(scope)?
             .create()?
             .add_rules(path_beneath_rules(&readable, AccessFs::from_read(abi)))?
             .add_rules(path_beneath_rules(&listable, AccessFs::ReadDir))?
             .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
+            .add_rules(path_beneath_rules(
+                policy.allow_sockets.iter().filter(|s| !s.starts_with('@')),
+                AccessFs::ResolveUnix,
+            ))?
             .add_rules(path_beneath_rules(
                 ["/dev/null", "/dev/zero", "/dev/full"],
                 AccessFs::from_file(abi),

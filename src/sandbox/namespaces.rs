@@ -42,12 +42,10 @@ pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     // The sockets other programs listen on, as this network namespace
     // lists them: read before leaving it.
     let sockets = listening_sockets();
-    // The command starts a PID namespace of its own: when it ends, or
-    // its warden dies, the kernel kills everything left in it, whatever
-    // the command did to the warden (a `prlimit` that keeps it from
-    // reading /proc, say).
     // System V shared memory, semaphores and queues of its own too.
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
+    // (The PID namespace comes last, in [`enter_pid_namespace`]: after
+    // it no thread can be started, and the warden needs a few.)
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
     if !policy.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -68,11 +66,19 @@ pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     } else if unshare(flags).is_err() {
         return Ok(got);
     }
-    got.pid = true;
     got.net = !policy.network;
     got.mounts = protect(policy, &sockets)?;
-    got.proc = got.pid && got.mounts && pass_mount_capability();
     Ok(got)
+}
+
+/// The command starts a PID namespace of its own: when it ends, or its
+/// warden dies, the kernel kills everything left in it, whatever the
+/// command did to the warden (a `prlimit` that keeps it from reading
+/// /proc, say). After this the warden can start no thread (the kernel
+/// refuses threads whose children would be in another PID namespace).
+pub fn enter_pid_namespace(got: &mut Isolation) {
+    got.pid = unshare(CloneFlags::CLONE_NEWPID).is_ok();
+    got.proc = got.pid && got.mounts && pass_mount_capability();
 }
 
 /// Lets the confiner (a new program: capabilities do not survive `exec`
@@ -178,7 +184,7 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> Result<bool, String> {
             read_only(path);
         }
     }
-    hide_sockets(sockets);
+    hide_sockets(sockets, &policy.allow_sockets);
     // A hidden path inside a writable root (a workspace that is the home
     // directory) is covered, and so cannot be moved; its parents are made
     // mounts of their own too, so that moving one of them (`~/.config`)
@@ -375,8 +381,11 @@ fn cover(path: &Path) {
 
 /// Covers every socket another program listens on: the ones this
 /// network namespace lists, and the usual places of those that live in
-/// another one (the desktop's, a container engine's).
-fn hide_sockets(listed: &[PathBuf]) {
+/// another one (the desktop's, a container engine's). A second line of
+/// defence: the warden decides every connection (`sockets`); this holds
+/// where it cannot. What the person allowed by name stays (and so does
+/// the directory that holds it).
+fn hide_sockets(listed: &[PathBuf], allowed: &[String]) {
     use std::os::unix::fs::FileTypeExt;
     let uid = nix::unistd::getuid();
     let dirs = [
@@ -387,8 +396,15 @@ fn hide_sockets(listed: &[PathBuf]) {
         "/var/run/dbus".to_string(),
         "/run/systemd/private".to_string(),
     ];
+    let allowed: Vec<&Path> = allowed
+        .iter()
+        .filter(|a| !a.starts_with('@'))
+        .map(Path::new)
+        .collect();
     for dir in dirs.iter().map(Path::new).filter(|d| d.is_dir()) {
-        cover(dir);
+        if !allowed.iter().any(|a| a.starts_with(dir)) {
+            cover(dir);
+        }
     }
     let known = [
         "/var/run/docker.sock",
@@ -396,7 +412,11 @@ fn hide_sockets(listed: &[PathBuf]) {
         "/run/podman/podman.sock",
     ]
     .map(PathBuf::from);
-    for sock in listed.iter().chain(known.iter()) {
+    for sock in listed
+        .iter()
+        .chain(known.iter())
+        .filter(|s| !allowed.contains(&s.as_path()))
+    {
         let is_socket = std::fs::symlink_metadata(sock).is_ok_and(|m| m.file_type().is_socket());
         if is_socket {
             cover(sock);

@@ -11,37 +11,54 @@
 //! - No io_uring, whose operations no filter sees, and no `openat2`,
 //!   whose mode no filter can read: both fail as missing, and programs
 //!   fall back to the plain calls.
+//! - No Unix datagram sockets: a datagram goes wherever the address in a
+//!   `sendmsg` says, and no filter can read it, so none is made.
+//! - Every `connect` waits for the warden ([`super::sockets`]), which
+//!   makes the connection itself when the rules allow it: a listening
+//!   socket is reached only where commands may write (or where the
+//!   person named it), however it was bound, renamed or linked.
 
-use std::collections::BTreeMap;
+use std::os::fd::RawFd;
 
+use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext};
 use nix::libc;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
 
 /// `fchmodat2` (Linux 6.6), the same number on every architecture.
-const SYS_FCHMODAT2: i64 = 452;
+const SYS_FCHMODAT2: i32 = 452;
 
-/// Applies the filters to this process (and what it executes);
-/// `no_ipc` refuses System V IPC too (where the command has no IPC
-/// namespace of its own, it would be the system's).
-pub fn apply(no_ipc: bool) -> Result<(), String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| format!("no seccomp filter for this architecture: {e}"))?;
-    for program in [refused(arch, no_ipc)?, missing(arch)?] {
-        seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
+/// Applies the filter to this process (and what it executes); `no_ipc`
+/// refuses System V IPC too (where the command has no IPC namespace of
+/// its own, it would be the system's). With `supervise`, `connect`
+/// waits for a supervisor, and the filter's listener is returned
+/// (close-on-exec). `None`: this system cannot have one (an older
+/// kernel, or a supervisor of Lathe's own already listening); the
+/// filter is then applied without it and the caller says so.
+pub fn apply(no_ipc: bool, supervise: bool) -> Result<Option<RawFd>, String> {
+    let mut listener = None;
+    if supervise {
+        let ctx = filter(no_ipc, true)?;
+        if ctx.load().is_ok() {
+            listener = Some(
+                ctx.get_notify_fd()
+                    .map_err(|e| format!("seccomp listener: {e}"))?,
+            );
+        }
+    }
+    if listener.is_none() {
+        filter(no_ipc, false)?
+            .load()
+            .map_err(|e| format!("seccomp: {e}"))?;
     }
     drop_file_capability_right();
-    Ok(())
+    Ok(listener)
 }
 
 /// Where each call that takes a mode has it.
-fn mode_arguments() -> Vec<(i64, u8)> {
+fn mode_arguments() -> Vec<(i64, u32)> {
     let mut calls = vec![
         (libc::SYS_fchmod, 1),
         (libc::SYS_fchmodat, 2),
-        (SYS_FCHMODAT2, 2),
+        (i64::from(SYS_FCHMODAT2), 2),
         (libc::SYS_openat, 3),
         (libc::SYS_mknodat, 2),
     ];
@@ -55,26 +72,31 @@ fn mode_arguments() -> Vec<(i64, u8)> {
     calls
 }
 
-/// The calls that fail with EPERM.
-fn refused(arch: TargetArch, no_ipc: bool) -> Result<BpfProgram, String> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let bit = |index: u8, bit: u32| -> Result<SeccompRule, String> {
-        let condition = SeccompCondition::new(
-            index,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(u64::from(bit)),
-            u64::from(bit),
-        )
-        .map_err(|e| e.to_string())?;
-        SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
-    };
-    for (call, index) in mode_arguments() {
-        let set_id = vec![bit(index, libc::S_ISUID)?, bit(index, libc::S_ISGID)?];
-        // The x32 calls of x86_64 have numbers of their own.
-        if cfg!(target_arch = "x86_64") {
-            rules.insert(call | 0x4000_0000, set_id.clone());
+fn call(nr: i64) -> Result<i32, String> {
+    i32::try_from(nr).map_err(|e| format!("seccomp: system call {nr}: {e}"))
+}
+
+fn errno(e: i32) -> ScmpAction {
+    ScmpAction::Errno(e)
+}
+
+/// The whole filter for this machine's architecture (calls of any other
+/// kill the process: a 64-bit program cannot slip past through the
+/// 32-bit entry points).
+fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
+    let err = |e: libseccomp::error::SeccompError| format!("seccomp: {e}");
+    let mut ctx = ScmpFilterContext::new(ScmpAction::Allow).map_err(err)?;
+    ctx.set_act_badarch(ScmpAction::KillProcess).map_err(err)?;
+    for (nr, index) in mode_arguments() {
+        for bit in [libc::S_ISUID, libc::S_ISGID] {
+            let cmp = ScmpArgCompare::new(
+                index,
+                ScmpCompareOp::MaskedEqual(u64::from(bit)),
+                u64::from(bit),
+            );
+            ctx.add_rule_conditional(errno(libc::EPERM), call(nr)?, &[cmp])
+                .map_err(err)?;
         }
-        rules.insert(call, set_id);
     }
     let mut whole = vec![libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key];
     if no_ipc {
@@ -93,46 +115,37 @@ fn refused(arch: TargetArch, no_ipc: bool) -> Result<BpfProgram, String> {
             libc::SYS_msgctl,
         ]);
     }
-    for call in whole {
-        rules.insert(call, Vec::new());
-        if cfg!(target_arch = "x86_64") {
-            rules.insert(call | 0x4000_0000, Vec::new());
-        }
+    for nr in whole {
+        ctx.add_rule(errno(libc::EPERM), call(nr)?).map_err(err)?;
     }
-    program(rules, libc::EPERM, arch)
-}
-
-/// The calls that fail as if the kernel had none (ENOSYS).
-fn missing(arch: TargetArch) -> Result<BpfProgram, String> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for call in [
+    for nr in [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
         libc::SYS_openat2,
     ] {
-        rules.insert(call, Vec::new());
-        if cfg!(target_arch = "x86_64") {
-            rules.insert(call | 0x4000_0000, Vec::new());
-        }
+        ctx.add_rule(errno(libc::ENOSYS), call(nr)?).map_err(err)?;
     }
-    program(rules, libc::ENOSYS, arch)
-}
-
-fn program(
-    rules: BTreeMap<i64, Vec<SeccompRule>>,
-    errno: i32,
-    arch: TargetArch,
-) -> Result<BpfProgram, String> {
-    let errno = u32::try_from(errno).map_err(|e| e.to_string())?;
-    SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(errno),
-        arch,
-    )
-    .and_then(BpfProgram::try_from)
-    .map_err(|e| format!("seccomp: {e}"))
+    // Unix datagram sockets, made alone or in pairs (the type may carry
+    // SOCK_NONBLOCK and SOCK_CLOEXEC: the low bits are the type).
+    let unix = u64::try_from(libc::AF_UNIX).map_err(|e| e.to_string())?;
+    let dgram = u64::try_from(libc::SOCK_DGRAM).map_err(|e| e.to_string())?;
+    for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+        ctx.add_rule_conditional(
+            errno(libc::EACCES),
+            call(nr)?,
+            &[
+                ScmpArgCompare::new(0, ScmpCompareOp::Equal, unix),
+                ScmpArgCompare::new(1, ScmpCompareOp::MaskedEqual(0xf), dgram),
+            ],
+        )
+        .map_err(err)?;
+    }
+    if supervise {
+        ctx.add_rule(ScmpAction::Notify, call(libc::SYS_connect)?)
+            .map_err(err)?;
+    }
+    Ok(ctx)
 }
 
 /// A command that is root in its user namespace could still give a file
@@ -150,10 +163,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_filters_compile_for_this_machine() {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        assert!(!refused(arch, false).unwrap().is_empty());
-        assert!(!refused(arch, true).unwrap().is_empty());
-        assert!(!missing(arch).unwrap().is_empty());
+    fn the_filters_build_for_this_machine() {
+        for (no_ipc, supervise) in [(false, false), (true, false), (false, true), (true, true)] {
+            let ctx = filter(no_ipc, supervise).unwrap();
+            let mut bpf = tempfile::tempfile().unwrap();
+            ctx.export_bpf(&bpf).unwrap();
+            use std::io::{Read, Seek};
+            bpf.rewind().unwrap();
+            let mut program = Vec::new();
+            bpf.read_to_end(&mut program).unwrap();
+            // Instructions are 8 bytes each.
+            assert!(program.len() > 8 && program.len() % 8 == 0);
+        }
     }
 }

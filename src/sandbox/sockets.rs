@@ -1,0 +1,578 @@
+//! The warden's side of every `connect` a sandboxed command makes.
+//!
+//! The command's seccomp filter ([`super::seccomp`]) makes each
+//! `connect` wait for the warden, which reads the address once from the
+//! command's memory, decides, and, when the rules allow it, makes the
+//! connection itself on a duplicate of the command's socket
+//! (`pidfd_getfd`). The command's own call is never let through: what it
+//! might change in its memory or descriptor table after the warden
+//! looked is never read again.
+//!
+//! The rules:
+//! - A Unix socket with a path is reached only if the socket file the
+//!   path leads to (links followed, as `connect` follows them) lies
+//!   beneath a place commands may write, or is one the person named
+//!   (`[shell] allow_sockets`). The file is opened once and the
+//!   connection is made through that very descriptor
+//!   (`/proc/self/fd/N`), so what was checked is what is reached. A
+//!   socket bound by a relative path, in another network namespace,
+//!   renamed or hard-linked after it was bound: all are files, found
+//!   where they are now.
+//! - An abstract Unix socket is reached only in the command's own
+//!   network namespace (which holds nothing but what the command made),
+//!   or when the person named it (`@name`): with the network allowed the
+//!   namespace is the system's, where X11 and D-Bus listen.
+//! - IP, and netlink, go through as the network settings say: with the
+//!   network off, the command's namespace has no way out (and without
+//!   one, none is made); other families are refused.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::Write;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use libseccomp::{ScmpNotifReq, ScmpNotifResp, ScmpNotifRespFlags, notify_id_valid};
+use nix::errno::Errno;
+use nix::libc;
+use serde::{Deserialize, Serialize};
+
+/// How the warden notes a refusal on the command's stderr (not
+/// [`super::FAILURE_PREFIX`]: the command did run).
+pub const REFUSAL_PREFIX: &str = "lathe sandbox: ";
+
+/// The largest address `connect` takes (`sizeof(struct sockaddr_storage)`).
+const MAX_ADDRESS: usize = 128;
+
+/// What the warden lets commands connect to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rules {
+    /// Where commands may write, as the command sees it: sockets beneath
+    /// are reachable.
+    pub writable: Vec<PathBuf>,
+    /// Sockets the person allowed by name: paths, and abstract names
+    /// written `@name`.
+    pub allowed: Vec<String>,
+    /// The network is allowed.
+    pub network: bool,
+    /// The command has a network namespace of its own.
+    pub own_net: bool,
+}
+
+/// An address as `connect` was given it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// `AF_UNSPEC`: dissolve a datagram socket's association.
+    Unspec,
+    UnixPath(PathBuf),
+    UnixAbstract(Vec<u8>),
+    /// A Unix address with neither (always refused by the kernel).
+    UnixUnnamed,
+    V4(SocketAddrV4),
+    V6(SocketAddrV6),
+    Netlink {
+        pid: u32,
+        groups: u32,
+    },
+    Other(u16),
+}
+
+/// Reads an address as the kernel would (`EINVAL` where it would).
+pub fn parse(bytes: &[u8]) -> Result<Address, Errno> {
+    let family = match bytes {
+        [a, b, ..] => u16::from_ne_bytes([*a, *b]),
+        _ => return Err(Errno::EINVAL),
+    };
+    let word = |at: usize| -> Result<[u8; 4], Errno> {
+        bytes
+            .get(at..at + 4)
+            .and_then(|s| s.try_into().ok())
+            .ok_or(Errno::EINVAL)
+    };
+    let port = |at: usize| -> Result<u16, Errno> {
+        bytes
+            .get(at..at + 2)
+            .map(|p| u16::from_be_bytes([p[0], p[1]]))
+            .ok_or(Errno::EINVAL)
+    };
+    match i32::from(family) {
+        libc::AF_UNSPEC => Ok(Address::Unspec),
+        libc::AF_UNIX => {
+            let path = &bytes[2..];
+            match path.first() {
+                None => Ok(Address::UnixUnnamed),
+                Some(0) => Ok(Address::UnixAbstract(path[1..].to_vec())),
+                Some(_) => {
+                    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+                    Ok(Address::UnixPath(PathBuf::from(OsStr::from_bytes(
+                        &path[..end],
+                    ))))
+                }
+            }
+        }
+        libc::AF_INET => {
+            if bytes.len() < 16 {
+                return Err(Errno::EINVAL);
+            }
+            Ok(Address::V4(SocketAddrV4::new(
+                Ipv4Addr::from(word(4)?),
+                port(2)?,
+            )))
+        }
+        libc::AF_INET6 => {
+            if bytes.len() < 24 {
+                return Err(Errno::EINVAL);
+            }
+            let ip: [u8; 16] = bytes[8..24].try_into().map_err(|_| Errno::EINVAL)?;
+            let scope = if bytes.len() >= 28 {
+                u32::from_ne_bytes(word(24)?)
+            } else {
+                0
+            };
+            Ok(Address::V6(SocketAddrV6::new(
+                Ipv6Addr::from(ip),
+                port(2)?,
+                u32::from_be_bytes(word(4)?),
+                scope,
+            )))
+        }
+        libc::AF_NETLINK => {
+            if bytes.len() < 12 {
+                return Err(Errno::EINVAL);
+            }
+            Ok(Address::Netlink {
+                pid: u32::from_ne_bytes(word(4)?),
+                groups: u32::from_ne_bytes(word(8)?),
+            })
+        }
+        _ => Ok(Address::Other(family)),
+    }
+}
+
+/// Shows an abstract name as the person writes it (`@name`, bytes that
+/// are not printable escaped).
+fn abstract_name(name: &[u8]) -> String {
+    let mut out = String::from("@");
+    for b in name {
+        if b.is_ascii_graphic() || *b == b' ' {
+            out.push(char::from(*b));
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// What the warden does with one `connect`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Make the connection.
+    Connect,
+    /// Make it only if the socket file lies where the rules allow: the
+    /// path is checked once it is opened.
+    CheckPath,
+    /// Refuse with this error; the reason (if any) goes to the command's
+    /// stderr.
+    Refuse(Errno, Option<String>),
+}
+
+impl Rules {
+    /// The verdict on an address, before any file is looked at.
+    pub fn judge(&self, address: &Address) -> Verdict {
+        let net = self.network || self.own_net;
+        match address {
+            Address::Unspec => Verdict::Connect,
+            Address::UnixUnnamed => Verdict::Refuse(Errno::EINVAL, None),
+            Address::UnixPath(_) => Verdict::CheckPath,
+            Address::UnixAbstract(name) => {
+                let shown = abstract_name(name);
+                if (self.own_net && !self.network) || self.allowed.contains(&shown) {
+                    Verdict::Connect
+                } else {
+                    Verdict::Refuse(
+                        Errno::EACCES,
+                        Some(format!(
+                            "refused a connection to the abstract socket {shown}: it belongs \
+                             to the system's programs ([shell] allow_sockets = [\"{shown}\"] \
+                             lets commands reach it)"
+                        )),
+                    )
+                }
+            }
+            Address::V4(_) | Address::V6(_) | Address::Netlink { .. } if net => Verdict::Connect,
+            Address::V4(_) | Address::V6(_) | Address::Netlink { .. } => {
+                Verdict::Refuse(Errno::EACCES, None)
+            }
+            Address::Other(family) => Verdict::Refuse(
+                Errno::EACCES,
+                Some(format!(
+                    "refused a connection of address family {family}: commands may use IP \
+                     and Unix sockets only"
+                )),
+            ),
+        }
+    }
+
+    /// Whether the socket file at `found` (where it really is, as this
+    /// process sees it) may be reached.
+    pub fn path_allowed(&self, found: &Path) -> bool {
+        self.writable.iter().any(|w| found.starts_with(w))
+            || self
+                .allowed
+                .iter()
+                .filter(|a| !a.starts_with('@'))
+                .any(|a| Path::new(a) == found)
+    }
+}
+
+/// How many connections can be in the making at once.
+const WORKERS: usize = 8;
+
+/// What the workers wait for: the listener (`Some(None)`: there is none).
+type Slot = (Mutex<Option<Option<RawFd>>>, Condvar);
+
+/// The warden's threads that make the command's connections. They are
+/// started before the warden enters its PID namespace (no thread can be
+/// started after), with its signals blocked (so none of them takes one),
+/// and wait for the listener.
+pub struct Workers {
+    slot: Arc<Slot>,
+    started: usize,
+}
+
+impl Workers {
+    pub fn start(rules: Rules) -> Self {
+        let slot: Arc<Slot> = Arc::new((Mutex::new(None), Condvar::new()));
+        let rules = Arc::new(rules);
+        let alive = Arc::new(AtomicUsize::new(0));
+        let mut started = 0;
+        for _ in 0..WORKERS {
+            let (slot, rules, mine) = (Arc::clone(&slot), Arc::clone(&rules), Arc::clone(&alive));
+            alive.fetch_add(1, Ordering::SeqCst);
+            let spawned = std::thread::Builder::new()
+                .name("connect".into())
+                .stack_size(256 * 1024)
+                .spawn(move || work(&slot, &rules, &mine));
+            if spawned.is_ok() {
+                started += 1;
+            } else {
+                alive.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        Self { slot, started }
+    }
+
+    /// Hands the workers the listener; whether they serve it. Without a
+    /// worker the listener is closed: every `connect` then fails at once
+    /// rather than waits for an answer that never comes.
+    pub fn serve(self, listener: Option<RawFd>) -> bool {
+        let served = match listener {
+            Some(l) if self.started == 0 => {
+                let _ = nix::unistd::close(l);
+                None
+            }
+            other => other,
+        };
+        let (lock, ready) = &*self.slot;
+        if let Ok(mut slot) = lock.lock() {
+            *slot = Some(served);
+        }
+        ready.notify_all();
+        served.is_some()
+    }
+}
+
+fn work(slot: &Slot, rules: &Rules, alive: &AtomicUsize) {
+    let listener = {
+        let (lock, ready) = slot;
+        let Ok(mut guard) = lock.lock() else {
+            return;
+        };
+        loop {
+            if let Some(listener) = *guard {
+                break listener;
+            }
+            guard = match ready.wait(guard) {
+                Ok(g) => g,
+                Err(_) => return,
+            };
+        }
+    };
+    let Some(listener) = listener else {
+        return;
+    };
+    loop {
+        match ScmpNotifReq::receive(listener) {
+            Ok(req) => answer(listener, &req, rules),
+            // The caller was gone before it could be read.
+            Err(e) if e.errno() == Some(libseccomp::error::SeccompErrno::ENOENT) => {}
+            Err(_) => break,
+        }
+    }
+    // The last worker out closes the listener, so that no `connect`
+    // waits for an answer.
+    if alive.fetch_sub(1, Ordering::SeqCst) == 1 {
+        let _ = nix::unistd::close(listener);
+    }
+}
+
+fn answer(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) {
+    let resp = match connect(listener, req, rules) {
+        Ok(()) => ScmpNotifResp::new_val(req.id, 0, ScmpNotifRespFlags::empty()),
+        Err((errno, why)) => {
+            if let Some(why) = why {
+                let _ = writeln!(std::io::stderr(), "{REFUSAL_PREFIX}{why}");
+            }
+            ScmpNotifResp::new_error(req.id, -(errno as i32), ScmpNotifRespFlags::empty())
+        }
+    };
+    // The caller may be gone (killed, or interrupted by a signal and
+    // asking again): nothing to tell.
+    let _ = resp.respond(listener);
+}
+
+type Refusal = (Errno, Option<String>);
+
+fn io_errno(e: &std::io::Error) -> Errno {
+    e.raw_os_error().map_or(Errno::EIO, Errno::from_raw)
+}
+
+fn rustix_errno(e: rustix::io::Errno) -> Errno {
+    Errno::from_raw(e.raw_os_error())
+}
+
+/// Reads the address, decides, and connects: `Ok` when the connection
+/// was made.
+fn connect(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) -> Result<(), Refusal> {
+    let [fd, addr, len, ..] = req.data.args;
+    let tid = req.pid;
+    // `connect` takes an int length; more than an address holds is
+    // refused as the kernel refuses it.
+    let len = usize::try_from(len & 0xffff_ffff)
+        .ok()
+        .filter(|l| *l <= MAX_ADDRESS)
+        .ok_or((Errno::EINVAL, None))?;
+    let fd = i32::try_from(fd & 0xffff_ffff).map_err(|_| (Errno::EBADF, None))?;
+    let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| (Errno::ESRCH, None))?;
+    // The thread that asked is still the one this pid names.
+    notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
+    let mut bytes = vec![0u8; len];
+    mem.read_exact_at(&mut bytes, addr)
+        .map_err(|_| (Errno::EFAULT, None))?;
+    drop(mem);
+    let address = parse(&bytes).map_err(|e| (e, None))?;
+    let verdict = rules.judge(&address);
+    if let Verdict::Refuse(errno, why) = verdict {
+        return Err((errno, why));
+    }
+    let socket = their_socket(tid, fd)?;
+    notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
+    let made = match &address {
+        Address::Unspec => rustix::net::connect_unspec(&socket),
+        Address::V4(a) => rustix::net::connect(&socket, a),
+        Address::V6(a) => rustix::net::connect(&socket, a),
+        Address::Netlink { pid, groups } => rustix::net::connect(
+            &socket,
+            &rustix::net::netlink::SocketAddrNetlink::new(*pid, *groups),
+        ),
+        Address::UnixAbstract(name) => {
+            let to = rustix::net::SocketAddrUnix::new_abstract_name(name)
+                .map_err(|e| (rustix_errno(e), None))?;
+            rustix::net::connect(&socket, &to)
+        }
+        Address::UnixPath(path) => {
+            let file = open_socket(tid, path)?;
+            let found = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+                .map_err(|e| (io_errno(&e), None))?;
+            if !rules.path_allowed(&found) {
+                return Err((
+                    Errno::EACCES,
+                    Some(format!(
+                        "refused a connection to the socket {}: it lies outside the places \
+                         commands may write, where other programs listen \
+                         ([shell] allow_sockets = [\"{}\"] lets commands reach it)",
+                        found.display(),
+                        found.display()
+                    )),
+                ));
+            }
+            let via =
+                rustix::net::SocketAddrUnix::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+                    .map_err(|e| (rustix_errno(e), None))?;
+            rustix::net::connect(&socket, &via)
+        }
+        Address::UnixUnnamed | Address::Other(_) => return Err((Errno::EACCES, None)),
+    };
+    made.map_err(|e| (rustix_errno(e), None))
+}
+
+/// The socket the command named, duplicated into this process: the
+/// same open socket, so connecting it connects theirs.
+fn their_socket(tid: u32, fd: i32) -> Result<OwnedFd, Refusal> {
+    use rustix::process::{Pid, PidfdFlags, PidfdGetfdFlags, pidfd_getfd, pidfd_open};
+    let pid = i32::try_from(tid)
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or((Errno::ESRCH, None))?;
+    // The thread itself where the kernel can name one (6.9); else its
+    // process, whose descriptor table it shares (a thread with a table of
+    // its own can only have the same address made on another socket).
+    const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+    let pidfd = pidfd_open(pid, PidfdFlags::from_bits_retain(PIDFD_THREAD))
+        .or_else(|_| {
+            let leader = thread_group(tid).ok_or(rustix::io::Errno::SRCH)?;
+            pidfd_open(leader, PidfdFlags::empty())
+        })
+        .map_err(|e| (rustix_errno(e), None))?;
+    pidfd_getfd(&pidfd, fd, PidfdGetfdFlags::empty()).map_err(|e| {
+        // A descriptor that is not open there is EBADF there.
+        (rustix_errno(e), None)
+    })
+}
+
+/// The process a thread belongs to.
+fn thread_group(tid: u32) -> Option<rustix::process::Pid> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let tgid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse::<i32>()
+        .ok()?;
+    rustix::process::Pid::from_raw(tgid)
+}
+
+/// Opens the socket file a path names, as the command would find it:
+/// a relative path from the thread's working directory, links followed.
+/// Only a socket is kept (anything else refuses the connection as the
+/// kernel would).
+fn open_socket(tid: u32, path: &Path) -> Result<File, Refusal> {
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        // The thread's working directory, whichever mount table it is
+        // in: the walk goes on from there.
+        PathBuf::from(format!("/proc/{tid}/cwd")).join(path)
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(&full)
+        .map_err(|e| (io_errno(&e), None))?;
+    let is_socket = file.metadata().is_ok_and(|m| m.file_type().is_socket());
+    if !is_socket {
+        return Err((Errno::ECONNREFUSED, None));
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unix(path: &[u8]) -> Vec<u8> {
+        let mut b = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+        b.extend_from_slice(path);
+        b
+    }
+
+    #[test]
+    fn addresses_are_read_as_the_kernel_reads_them() {
+        assert_eq!(
+            parse(&unix(b"dev.sock\0junk")).unwrap(),
+            Address::UnixPath("dev.sock".into())
+        );
+        assert_eq!(
+            parse(&unix(b"/var/tmp/x/dev.sock")).unwrap(),
+            Address::UnixPath("/var/tmp/x/dev.sock".into())
+        );
+        assert_eq!(
+            parse(&unix(b"\0/tmp/.X11-unix/X0")).unwrap(),
+            Address::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec())
+        );
+        assert_eq!(parse(&unix(b"")).unwrap(), Address::UnixUnnamed);
+        assert_eq!(parse(&[1]), Err(Errno::EINVAL));
+        let mut v4 = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        v4.extend_from_slice(&8080u16.to_be_bytes());
+        v4.extend_from_slice(&[127, 0, 0, 1]);
+        assert_eq!(parse(&v4), Err(Errno::EINVAL), "too short for sockaddr_in");
+        v4.extend_from_slice(&[0; 8]);
+        assert_eq!(
+            parse(&v4).unwrap(),
+            Address::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080))
+        );
+        let other = (libc::AF_VSOCK as u16).to_ne_bytes();
+        assert_eq!(
+            parse(&other).unwrap(),
+            Address::Other(libc::AF_VSOCK as u16)
+        );
+    }
+
+    #[test]
+    fn abstract_sockets_need_a_namespace_of_their_own_or_a_name() {
+        let name = Address::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec());
+        let own = Rules {
+            own_net: true,
+            ..Rules::default()
+        };
+        assert_eq!(own.judge(&name), Verdict::Connect);
+        // With the network allowed the namespace is the system's.
+        let shared = Rules {
+            own_net: false,
+            network: true,
+            ..Rules::default()
+        };
+        assert!(matches!(
+            shared.judge(&name),
+            Verdict::Refuse(Errno::EACCES, Some(_))
+        ));
+        let named = Rules {
+            network: true,
+            allowed: vec!["@/tmp/.X11-unix/X0".into()],
+            ..Rules::default()
+        };
+        assert_eq!(named.judge(&name), Verdict::Connect);
+        // A name with a byte more is another name.
+        assert!(matches!(
+            named.judge(&Address::UnixAbstract(b"/tmp/.X11-unix/X0\0".to_vec())),
+            Verdict::Refuse(..)
+        ));
+    }
+
+    #[test]
+    fn paths_are_judged_where_the_socket_really_is() {
+        let rules = Rules {
+            writable: vec!["/work/ws".into(), "/tmp".into()],
+            allowed: vec!["/run/user/1000/bus".into(), "@x".into()],
+            ..Rules::default()
+        };
+        assert!(rules.path_allowed(Path::new("/work/ws/app.sock")));
+        assert!(rules.path_allowed(Path::new("/tmp/t/s")));
+        assert!(rules.path_allowed(Path::new("/run/user/1000/bus")));
+        assert!(!rules.path_allowed(Path::new("/work/wsx/app.sock")));
+        assert!(!rules.path_allowed(Path::new("/var/tmp/x/dev.sock")));
+        assert!(!rules.path_allowed(Path::new("@x")));
+        assert!(!rules.path_allowed(Path::new("socket:[1234]")));
+    }
+
+    #[test]
+    fn without_a_namespace_of_its_own_the_network_off_means_no_ip() {
+        let v4 = Address::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 80));
+        let bare = Rules::default();
+        assert!(matches!(bare.judge(&v4), Verdict::Refuse(Errno::EACCES, _)));
+        let own = Rules {
+            own_net: true,
+            ..Rules::default()
+        };
+        assert_eq!(own.judge(&v4), Verdict::Connect);
+        assert!(matches!(
+            own.judge(&Address::Other(libc::AF_VSOCK as u16)),
+            Verdict::Refuse(Errno::EACCES, Some(_))
+        ));
+    }
+}
