@@ -78,6 +78,11 @@ impl ServerHandler for TestServer {
                 "Returns what its environment holds",
                 json!({"type": "object"}),
             ),
+            tool(
+                "write",
+                "Writes text to a file, wherever it is",
+                json!({"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}, "required": ["path"]}),
+            ),
         ];
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("late", "Added later", json!({"type": "object"})));
@@ -158,6 +163,17 @@ impl ServerHandler for TestServer {
                     .collect::<Vec<_>>()
                     .join("\n"),
             )),
+            "write" => {
+                let path = args.get("path").and_then(Value::as_str).unwrap_or("");
+                let body = args.get("text").and_then(Value::as_str).unwrap_or("x");
+                Ok(match std::fs::write(path, body) {
+                    Ok(()) => text(format!("wrote {path}")),
+                    Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                        "cannot write {path}: {e}"
+                    ))])
+                    .into(),
+                })
+            }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }

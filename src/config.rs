@@ -541,6 +541,7 @@ impl Config {
                 out.dedup();
                 out
             },
+            basic_env: false,
         };
         let tools = merged.tools.clone().unwrap_or_default();
         let fetch = tools.web_fetch.unwrap_or_default();

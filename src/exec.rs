@@ -138,9 +138,15 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             launched
                 .untrusted_mcp
                 .iter()
-                .map(|s| s.describe())
+                .map(|s| crate::protocol::visible::command(&s.describe()).replace('\n', "; "))
                 .collect::<Vec<_>>()
                 .join("; ")
+        );
+    }
+    for s in &launched.trusted_workspace_mcp {
+        eprintln!(
+            "lathe: the workspace's MCP server {}",
+            crate::protocol::visible::command(&s.describe()).replace('\n', "; ")
         );
     }
     let mut handle = launched.handle;

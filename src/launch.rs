@@ -57,6 +57,9 @@ pub struct Launched {
     /// (`Op::TrustWorkspaceMcp` starts them; [`remember_workspace_mcp`]
     /// remembers them).
     pub untrusted_mcp: Vec<McpServer>,
+    /// The workspace's MCP servers that start, trusted (before or by a
+    /// flag), for the front end to say what runs.
+    pub trusted_workspace_mcp: Vec<McpServer>,
     /// The conversation so far, when a session was resumed.
     pub resumed: Option<crate::session::history::Rebuilt>,
 }
@@ -277,7 +280,7 @@ pub fn spawn_agent(
             sandbox: sandbox.clone(),
         });
         let mut start = config.mcp_servers.clone();
-        start.extend(trusted_mcp);
+        start.extend(trusted_mcp.iter().cloned());
         manager.start(start);
         manager.hold(untrusted_mcp.clone());
         manager
@@ -341,6 +344,7 @@ pub fn spawn_agent(
         warnings,
         untrusted_hooks: untrusted,
         untrusted_mcp,
+        trusted_workspace_mcp: trusted_mcp,
         resumed,
     })
 }

@@ -133,7 +133,34 @@ pub struct Settings {
     /// Sockets outside the writable roots commands may reach: paths, and
     /// abstract names written `@name` (`[shell] allow_sockets`).
     pub allow_sockets: Vec<String>,
+    /// Give the command only the basic variables ([`BASIC_ENV`]) of the
+    /// person's environment: for what a workspace runs (its hooks and
+    /// MCP servers), which must name any other variable it takes.
+    pub basic_env: bool,
 }
+
+/// The variables of the person's environment that what a workspace runs
+/// gets without naming them: where programs are, who and where the
+/// person is, the language and terminal. Nothing that could hold a key.
+pub const BASIC_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_COLLATE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "TZ",
+];
 
 impl Default for Settings {
     fn default() -> Self {
@@ -148,6 +175,7 @@ impl Default for Settings {
             protected: Vec::new(),
             private_tmp: None,
             allow_sockets: Vec::new(),
+            basic_env: false,
         }
     }
 }
@@ -329,7 +357,13 @@ impl Settings {
             .arg(serde_json::to_string(policy)?)
             .current_dir(&policy.cwd)
             .env_clear()
-            .envs(command_env(std::env::vars_os(), &self.env_allow))
+            .envs(
+                command_env(std::env::vars_os(), &self.env_allow)
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        !self.basic_env || k.to_str().is_some_and(|k| BASIC_ENV.contains(&k))
+                    }),
+            )
             .stdin(std::process::Stdio::null());
         Ok(cmd)
     }

@@ -642,6 +642,17 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
     let env = std::fs::read_to_string(ws.path().join("env-user.txt")).unwrap();
     assert!(env.contains("LATHE_WORKSPACE="), "{env}");
     assert!(!env.contains("API_KEY"), "{env}");
+    // The person's hooks see the person's environment (cargo's variables
+    // here); a workspace's, only the basic variables: a repository's
+    // `$HELPER_CFG` is empty.
+    let mine = std::fs::read_to_string(ws.path().join("env-confined.txt")).unwrap();
+    assert!(mine.contains("CARGO_MANIFEST_DIR="), "{mine}");
+    let theirs = std::fs::read_to_string(ws.path().join("env-repo.txt")).unwrap();
+    assert!(
+        theirs.contains("PATH=") && theirs.contains("LATHE_WORKSPACE="),
+        "{theirs}"
+    );
+    assert!(!theirs.contains("CARGO_MANIFEST_DIR="), "{theirs}");
     // Neither left its daemon behind.
     let deadline = std::time::Instant::now() + Duration::from_secs(3);
     loop {

@@ -408,6 +408,67 @@ async fn workspace_servers_wait_for_trust() {
     assert_eq!(r.finished("e")["status"], "denied");
 }
 
+/// Trusting a repository's server never hands it the machine: it runs
+/// in the sandbox (writes outside the workspace fail), with the basic
+/// variables of the person's environment and those its entry names (which
+/// the trust names too), and the network only if its entry asked.
+#[tokio::test]
+async fn a_trusted_workspace_server_runs_in_the_sandbox() {
+    let env = Env::new("");
+    let outside = tempfile::Builder::new()
+        .prefix("lathe-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let target = outside.path().join("planted");
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {
+            "command": server_bin(),
+            "env": {"CFG": "${MY_SERVICE_TOKEN}"}
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(calls(&[
+        (
+            "w",
+            "repo__write",
+            json!({"path": target.display().to_string()}),
+        ),
+        ("i", "repo__write", json!({"path": "inside.txt"})),
+        ("l", "repo__leak", json!({})),
+    ]))
+    .await;
+    let r = env
+        .exec(&mock, "full-auto", &["--trust-workspace-mcp"])
+        .await;
+    // What was trusted is said, with the variable it takes.
+    assert!(
+        r.stderr
+            .contains("takes from your environment: MY_SERVICE_TOKEN"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !target.exists(),
+        "a workspace server wrote outside: {}",
+        r.stdout
+    );
+    assert!(
+        content(&r.finished("w")).contains("cannot write"),
+        "{}",
+        r.stdout
+    );
+    assert!(env.ws.path().join("inside.txt").exists(), "{}", r.stdout);
+    let leaked = content(&r.finished("l"));
+    // Only the basic variables and its own: the home directory yes,
+    // Lathe's own settings no; the token it named is redacted.
+    assert!(leaked.contains("HOME="), "{leaked}");
+    assert!(!leaked.contains("LATHE_HOME"), "{leaked}");
+    assert!(leaked.contains("CFG=[REDACTED]"), "{leaked}");
+    assert!(!leaked.contains("tok-0123456789-secret"), "{leaked}");
+}
+
 /// The test server over streamable HTTP, and the address it listens on.
 async fn http_server() -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
@@ -705,6 +766,10 @@ async fn a_server_restarts_on_request() {
         trusted: true,
         origin: lathe::policy::RuleOrigin::User,
         digest: String::new(),
+        takes: Vec::new(),
+        taken_secrets: Vec::new(),
+        network: false,
+        written: String::new(),
     }]);
     manager.settled().await;
     assert_eq!(

@@ -355,11 +355,24 @@ impl Server {
         };
         let session = match &self.config.transport {
             McpTransport::Stdio { command, args, env } => {
-                // Contained by the warden, not confined: the person
-                // configured (or trusted) what it runs.
-                let settings = crate::sandbox::Settings {
-                    mode: crate::sandbox::Mode::Off,
-                    ..self.launch.sandbox.clone()
+                // A server the person configured is contained by the
+                // warden, not confined. A workspace's runs in the sandbox
+                // as commands do (with the network if its entry asked for
+                // it, as the trust question showed), with only the basic
+                // variables and those its entry names: trusting a
+                // repository never hands it the machine or the person's
+                // keys.
+                let settings = if self.config.origin == crate::policy::RuleOrigin::Workspace {
+                    crate::sandbox::Settings {
+                        network: self.config.network,
+                        basic_env: true,
+                        ..self.launch.sandbox.clone()
+                    }
+                } else {
+                    crate::sandbox::Settings {
+                        mode: crate::sandbox::Mode::Off,
+                        ..self.launch.sandbox.clone()
+                    }
                 };
                 let mut argv = vec![command.clone()];
                 argv.extend(args.iter().cloned());

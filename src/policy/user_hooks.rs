@@ -92,7 +92,17 @@ impl HookSet {
 
     /// Each hook on one line: `before_tool_call write_file: ./check.sh`.
     pub fn describe(&self) -> Vec<String> {
-        let line = |event: &str, h: &HookSpec| format!("{event} {}: {}", h.matcher, h.command);
+        let line = |event: &str, h: &HookSpec| {
+            let mut line = format!("{event} {}: {}", h.matcher, h.command);
+            if h.origin == RuleOrigin::Workspace {
+                // Which of the person's variables it sees.
+                line.push_str(&format!(
+                    "\nin the sandbox; of your environment it sees only {} and the locale",
+                    crate::sandbox::BASIC_ENV[..5].join(", ")
+                ));
+            }
+            line
+        };
         self.before
             .iter()
             .map(|h| line("before_tool_call", h))
@@ -392,7 +402,12 @@ impl HookRunner<'_> {
                         ..settings.clone()
                     }
                 } else {
-                    settings.clone()
+                    // A workspace's hook gets the basic variables only:
+                    // `$OPENAI_API_KEY` in a repository's hook is empty.
+                    crate::sandbox::Settings {
+                        basic_env: hook.origin == RuleOrigin::Workspace,
+                        ..settings.clone()
+                    }
                 };
                 let policy = settings.policy(
                     self.workspace,

@@ -114,6 +114,75 @@ pub fn diff_line(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Characters that show as nothing, or as a blank: padding made of them
+/// could push part of a command out of sight.
+fn is_blank(c: char) -> bool {
+    c != '\n' && (c.is_whitespace() || is_invisible(c))
+}
+
+/// A command as the person must see it to judge it: nothing it holds can
+/// be hidden by layout. Runs of blanks (of any kind) and of empty lines,
+/// which would push the rest out of the dialog, are counted; control
+/// characters and blanks other than the space and tab are named.
+pub fn command(cmd: &str) -> String {
+    const BLANKS: usize = 4;
+    let mut out = String::with_capacity(cmd.len().min(64 * 1024));
+    let mut empty_lines = 0usize;
+    let lines: Vec<&str> = cmd.split('\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.chars().all(is_blank) && i != last {
+            empty_lines += 1;
+            continue;
+        }
+        if empty_lines > 1 {
+            out.push_str(&format!("⟨{empty_lines} empty lines⟩\n"));
+        } else if empty_lines == 1 {
+            out.push('\n');
+        }
+        empty_lines = 0;
+        let mut run: Vec<char> = Vec::new();
+        let flush = |out: &mut String, run: &mut Vec<char>| {
+            let plain = run.iter().all(|&c| c == ' ' || c == '\t');
+            match (run.len(), plain) {
+                (0, _) => {}
+                (n, true) if n < BLANKS => out.extend(run.iter()),
+                (n, true) => out.push_str(&format!("⟨{n} blanks⟩")),
+                (1, false) => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(run[0]))),
+                (n, false) => {
+                    let first = run[0];
+                    if run.iter().all(|&c| c == first) {
+                        out.push_str(&format!("⟨{n} × U+{:04X}⟩", u32::from(first)));
+                    } else {
+                        out.push_str(&format!("⟨{n} blanks⟩"));
+                    }
+                }
+            }
+            run.clear();
+        };
+        for c in line.chars() {
+            if is_blank(c) {
+                run.push(c);
+                continue;
+            }
+            flush(&mut out, &mut run);
+            if c.is_control() {
+                out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+        }
+        flush(&mut out, &mut run);
+        if i != last {
+            out.push('\n');
+        }
+    }
+    if empty_lines > 0 {
+        out.push_str(&format!("⟨{empty_lines} empty lines⟩"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,9 +24,9 @@ use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE};
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsData, PermissionsView};
-pub use super::components::question::TrustPrompt;
 use super::components::question::render_question;
 use super::components::question::render_trust;
+pub use super::components::question::{TrustPrompt, TrustView};
 use super::components::rewind::RewindPicker;
 use super::components::sessions::SessionPicker;
 use super::components::status_bar::{self, StatusInfo};
@@ -130,7 +130,7 @@ pub struct App {
     /// the messages sent whose turn has not started yet.
     turn_marks: Vec<(u64, usize)>,
     sent_marks: VecDeque<usize>,
-    trust: Option<(TrustPrompt, Arming)>,
+    trust: Option<(TrustPrompt, Arming, TrustView)>,
     /// The trust question answered "not now", for `/trust`.
     untrusted: Option<TrustPrompt>,
     session_id: String,
@@ -253,7 +253,9 @@ impl App {
             transcript_area: std::cell::Cell::new(Rect::default()),
             turn_marks,
             sent_marks: VecDeque::new(),
-            trust: init.trust.map(|t| (t, Arming::pending())),
+            trust: init
+                .trust
+                .map(|t| (t, Arming::pending(), TrustView::default())),
             untrusted: None,
             session_id: session.id,
             sessions_dir: session.dir,
@@ -613,7 +615,7 @@ impl App {
 
     pub fn drawn(&mut self, now: Instant) {
         self.approvals.after_draw(now);
-        if let Some((_, arming)) = &mut self.trust {
+        if let Some((_, arming, _)) = &mut self.trust {
             arming.drawn(std::mem::take(&mut self.trust_drawn), now);
         }
         if let Some((_, arming)) = &mut self.limit {
@@ -867,7 +869,7 @@ impl App {
                 // A paste is never an answer: it restarts the quiet moment
                 // of a dialog and goes where text goes.
                 self.approvals.input(now);
-                if let Some((_, arming)) = &mut self.trust {
+                if let Some((_, arming, _)) = &mut self.trust {
                     arming.input(now);
                 }
                 if let Some((_, arming)) = &mut self.limit {
@@ -885,7 +887,7 @@ impl App {
                 // What the question looks like changed: it is read anew
                 // before a key answers it.
                 self.approvals.input(now);
-                if let Some((_, arming)) = &mut self.trust {
+                if let Some((_, arming, _)) = &mut self.trust {
                     arming.input(now);
                 }
                 if let Some((_, arming)) = &mut self.limit {
@@ -1073,13 +1075,26 @@ impl App {
     /// leaves them off for this session. Keys are ignored for a moment
     /// after the question shows, as in the approval dialog.
     fn on_trust_key(&mut self, key: KeyEvent, now: Instant) {
-        let Some((_, arming)) = &mut self.trust else {
+        let Some((_, arming, view)) = &mut self.trust else {
             return;
         };
+        // Reading it is not answering it: scrolling never restarts the
+        // quiet moment, once the question has the keyboard.
+        if arming.is_armed(now) && view.scroll_key(key) {
+            self.dirty = true;
+            return;
+        }
         match arming.answer(key, now) {
             Answer::Typing(key) => self.composer_key(key, now),
+            // Nothing is trusted that was not on screen.
+            Answer::Yes if !view.seen_end() => {
+                self.flash(
+                    "read the question to its end first (↓, PgDn, Space, End)",
+                    now,
+                );
+            }
             Answer::Yes => {
-                if let Some((mut prompt, _)) = self.trust.take() {
+                if let Some((mut prompt, _, _)) = self.trust.take() {
                     let what = prompt.what();
                     if !prompt.hooks.is_empty() {
                         self.ops.push(Op::TrustWorkspaceHooks);
@@ -1103,7 +1118,7 @@ impl App {
                 }
             }
             Answer::No { pass } => {
-                let prompt = self.trust.take().map(|(p, _)| p);
+                let prompt = self.trust.take().map(|(p, _, _)| p);
                 let what = prompt
                     .as_ref()
                     .map_or("hooks and servers", TrustPrompt::what);
@@ -1340,8 +1355,8 @@ impl App {
                 self.approvals.render(main, buf, &self.theme, self.now);
             }
         }
-        if let Some((prompt, _)) = &self.trust {
-            render_trust(prompt, main, buf, &self.theme);
+        if let Some((prompt, _, view)) = &mut self.trust {
+            render_trust(prompt, view, main, buf, &self.theme);
             self.trust_drawn = true;
         }
         if let Some(((_, rounds, more), _)) = &self.limit {

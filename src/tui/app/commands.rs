@@ -134,7 +134,9 @@ impl App {
                 );
             }
             SlashCommand::Trust => match self.untrusted.take() {
-                Some(prompt) => self.trust = Some((prompt, Arming::pending())),
+                Some(prompt) => {
+                    self.trust = Some((prompt, Arming::pending(), super::TrustView::default()));
+                }
                 None => self.notice(
                     NoticeKind::Info,
                     "nothing of this workspace waits for your trust",
