@@ -420,8 +420,17 @@ pub fn mcp_json(
     (servers, warnings)
 }
 
+/// The names of the variables `${NAME}` and `${NAME:-default}` in `text`.
+fn variables(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("${").filter_map(move |(i, _)| {
+        let after = &text[i + 2..];
+        let inner = &after[..after.find('}')?];
+        Some(inner.split_once(":-").map_or(inner, |(n, _)| n))
+    })
+}
+
 /// The variables an entry takes from the environment, in order, once
-/// each (`${NAME}` and `${NAME:-default}`).
+/// each.
 fn taken_variables(entry: &ServerEntry) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let texts = entry
@@ -429,19 +438,9 @@ fn taken_variables(entry: &ServerEntry) -> Vec<String> {
         .values()
         .chain(entry.url.iter())
         .chain(entry.headers.values());
-    for text in texts {
-        let mut rest = text.as_str();
-        while let Some(start) = rest.find("${") {
-            let after = &rest[start + 2..];
-            let Some(end) = after.find('}') else {
-                break;
-            };
-            let inner = &after[..end];
-            let name = inner.split_once(":-").map_or(inner, |(n, _)| n).to_string();
-            if !out.contains(&name) {
-                out.push(name);
-            }
-            rest = &after[end + 1..];
+    for name in texts.flat_map(|t| variables(t)) {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
         }
     }
     out
@@ -488,13 +487,7 @@ fn written(entry: &ServerEntry) -> String {
                 .headers
                 .iter()
                 .map(|(k, v)| {
-                    let vars: Vec<&str> = v
-                        .match_indices("${")
-                        .filter_map(|(i, _)| {
-                            let after = &v[i + 2..];
-                            after.find('}').map(|e| &after[..e])
-                        })
-                        .collect();
+                    let vars: Vec<&str> = variables(v).collect();
                     if vars.is_empty() {
                         k.clone()
                     } else {
