@@ -57,6 +57,10 @@ static SECRET_ASSIGNMENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r#"(?m)(\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\s*=\s*["']?)([^\s"'$(){}]{6,})"#,
         r#"(?i)("(?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|apikey)"\s*:\s*")([^"]{6,})"#,
         r#"(?im)(^\s*(?:password|passwd|secret|client_secret|token|api_key|apikey)\s*:\s*["']?)([^\s"']{6,})"#,
+        // INI and properties style, any case (`password=…`,
+        // `db.secret = …`, `export api_key=…`): the whole line is the
+        // assignment, so `token = get_token()` stays.
+        r#"(?im)(^\s*(?:export\s+)?[a-z0-9_.-]*(?:password|passwd|secret|api_?key|access_?key|auth_?token|token)[a-z0-9_.-]*\s*[=:]\s*["']?)([^\s"'$(){};,]{6,})(["']?\s*[;,]?\s*$)"#,
     ]
     .iter()
     .filter_map(|p| Regex::new(p).ok())
@@ -79,18 +83,34 @@ pub struct Redactor {
 /// its own (12 random ones never turn up by chance).
 const SKELETON_PIECE: usize = 12;
 
+/// The bytes of a secret whose base32 is looked for on its own.
+const BASE32_PIECE: usize = 10;
+
 /// The ASCII letters and digits of `text`, lower-cased, with the byte
-/// offset of each in `text`.
-fn skeleton(text: &str) -> (Vec<u8>, Vec<usize>) {
+/// span of each in `text`. A letter written in a compatibility form that
+/// stands for one ASCII letter or digit (fullwidth `ｓｋ`, mathematical
+/// `𝐬𝐤`, circled `ⓢ`) counts as that letter: a key spelled so still
+/// reads as the key.
+fn skeleton(text: &str) -> (Vec<u8>, Vec<(usize, usize)>) {
+    use unicode_normalization::UnicodeNormalization;
     let mut letters = Vec::with_capacity(text.len());
-    let mut offsets = Vec::with_capacity(text.len());
-    for (i, b) in text.bytes().enumerate() {
-        if b.is_ascii_alphanumeric() {
+    let mut spans = Vec::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        let ascii = if c.is_ascii() {
+            Some(c as u8)
+        } else {
+            let mut folded = std::iter::once(c).nfkc();
+            match (folded.next(), folded.next()) {
+                (Some(f), None) if f.is_ascii() => Some(f as u8),
+                _ => None,
+            }
+        };
+        if let Some(b) = ascii.filter(u8::is_ascii_alphanumeric) {
             letters.push(b.to_ascii_lowercase());
-            offsets.push(i);
+            spans.push((i, i + c.len_utf8()));
         }
     }
-    (letters, offsets)
+    (letters, spans)
 }
 
 /// Every window of `len` bytes of `s` (or `s` itself when shorter).
@@ -182,6 +202,18 @@ impl Redactor {
                 skeletons.extend(windows(&letters, SKELETON_PIECE).map(<[u8]>::to_vec));
                 skeletons.extend(windows(&reversed, SKELETON_PIECE).map(<[u8]>::to_vec));
             }
+            // Base32 (`base32`, TOTP secrets), upper or lower case and
+            // however wrapped: every 10-byte piece, which encodes to 16
+            // letters wherever it starts on a 5-byte boundary.
+            let bytes = s.as_bytes();
+            for piece in windows(bytes, BASE32_PIECE) {
+                skeletons.push(
+                    data_encoding::BASE32_NOPAD
+                        .encode(piece)
+                        .to_ascii_lowercase()
+                        .into_bytes(),
+                );
+            }
             // The hex of its bytes, however grouped (`xxd`, `od -tx1`).
             let hex: Vec<u8> = s
                 .bytes()
@@ -207,8 +239,8 @@ impl Redactor {
         let (letters, offsets) = skeleton(text);
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for m in matcher.find_overlapping_iter(&letters) {
-            let start = offsets[m.start()];
-            let end = offsets[m.end() - 1] + 1;
+            let start = offsets[m.start()].0;
+            let end = offsets[m.end() - 1].1;
             match spans.last_mut() {
                 Some(last) if start <= last.1 => last.1 = last.1.max(end),
                 _ => spans.push((start, end)),
@@ -255,7 +287,11 @@ impl Redactor {
             if re.is_match(current) {
                 out = Some(
                     re.replace_all(current, |c: &regex::Captures<'_>| {
-                        format!("{}{REDACTED}", &c[1])
+                        format!(
+                            "{}{REDACTED}{}",
+                            &c[1],
+                            c.get(3).map_or("", |m| m.as_str())
+                        )
                     })
                     .into_owned(),
                 );
@@ -332,6 +368,58 @@ mod tests {
         let spaced: String = "abcdEFGHijklMNOP".chars().flat_map(|c| [c, ' ']).collect();
         let out = r.redact_str(&spaced).unwrap();
         assert!(out.contains(REDACTED), "{out}");
+    }
+
+    /// The third round's leaks: a key in base32 (any alignment, either
+    /// case, wrapped) and in fullwidth or other compatibility letters.
+    #[test]
+    fn base32_and_look_alike_letters_of_a_key_are_redacted() {
+        let key = "sk-live-0123456789abcdefXYZ";
+        let r = Redactor::new([key.to_string()]);
+        for prefix in ["", "a", "ab", "abc", "abcd", "KEY="] {
+            let text = format!("{prefix}{key}");
+            let encoded = data_encoding::BASE32.encode(text.as_bytes());
+            for shown in [
+                encoded.clone(),
+                encoded.to_ascii_lowercase(),
+                encoded
+                    .as_bytes()
+                    .chunks(7)
+                    .map(|c| String::from_utf8_lossy(c).into_owned())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ] {
+                let out = r.redact_str(&shown).unwrap_or_default();
+                assert!(out.contains(REDACTED), "{prefix:?}: {shown}");
+                // No 16-letter run of the key's encoding is left.
+                let left: String = out.replace(REDACTED, " ");
+                let plain: String = left.chars().filter(char::is_ascii_alphanumeric).collect();
+                assert!(plain.len() < 16 + prefix.len() * 2, "{prefix:?}: {out}");
+            }
+        }
+        let fullwidth: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() {
+                    char::from_u32(u32::from(c) + 0xFEE0).unwrap_or(c)
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let out = r.redact_str(&format!("the key: {fullwidth} (copied)")).unwrap();
+        assert!(out.starts_with("the key: ") && out.ends_with(" (copied)"), "{out}");
+        assert!(!out.contains("ｓｋ－ｌｉｖｅ－０１２"), "{out}");
+        let math: String = "0123456789abcdefXYZ"
+            .chars()
+            .map(|c| match c {
+                'a'..='z' => char::from_u32(0x1D41A + (c as u32 - 'a' as u32)).unwrap_or(c),
+                'A'..='Z' => char::from_u32(0x1D400 + (c as u32 - 'A' as u32)).unwrap_or(c),
+                '0'..='9' => char::from_u32(0x1D7CE + (c as u32 - '0' as u32)).unwrap_or(c),
+                _ => c,
+            })
+            .collect();
+        assert!(r.redact_str(&math).is_some(), "{math}");
     }
 
     /// What a command can do to a key to get it past verbatim matching.
@@ -452,10 +540,22 @@ mod tests {
             let out = r.redact_str(text).unwrap_or_else(|| text.to_string());
             assert!(!out.contains(gone), "{text} -> {out}");
         }
+        for (text, gone) in [
+            ("password=hunter2hunter2\n", "hunter2hunter2"),
+            ("[db]\ndb.password = s3cr3t-pw-99\n", "s3cr3t-pw-99"),
+            ("secret: 'abcdef123456';\n", "abcdef123456"),
+            ("export api_key=zyxw98765432\n", "zyxw98765432"),
+        ] {
+            let out = r.redact_str(text).unwrap_or_else(|| text.to_string());
+            assert!(!out.contains(gone), "{text} -> {out}");
+            assert!(out.contains("[REDACTED]"), "{text} -> {out}");
+        }
         for code in [
             "let token = get_token();",
             "password = input(\"Password: \")",
+            "token = get_token()",
             "if api_key.is_empty() { return; }",
+            "secret_count = 12",
         ] {
             assert_eq!(r.redact_str(code), None, "{code}");
         }
