@@ -184,7 +184,7 @@ pub fn spawn_agent(
             })?,
         );
     let mut user_hooks = config.hooks.clone();
-    user_hooks.pin(&workspace);
+    let confined = user_hooks.pin(&workspace);
     let mut workspace_hooks = config.workspace_hooks.clone();
     workspace_hooks.pin(&workspace);
     let mut sandbox = config.sandbox.clone();
@@ -238,7 +238,7 @@ pub fn spawn_agent(
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
     agent_config.hook_sandbox = Some(sandbox.clone());
     agent_config.scratch = scratch;
-    let mut warnings = Vec::new();
+    let mut warnings = confined;
     let mut untrusted = HookSet::default();
     if !workspace_hooks.is_empty() {
         let hooks = workspace_hooks;

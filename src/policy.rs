@@ -17,6 +17,7 @@ pub mod denylist;
 pub mod grants;
 pub mod guardrails;
 pub mod hooks;
+pub mod instructions;
 pub mod operation;
 pub(crate) mod options;
 pub mod read_only;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use harness::*;
 use lathe::agent::AgentHandle;
-use lathe::policy::{HookSet, HookSpec, RuleOrigin, Rules};
+use lathe::policy::{HookSet, HookSpec, RuleOrigin, Rules, Workspace};
 use lathe::protocol::{
     AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, GuardrailOutcome, Op,
     ToolStatus,
@@ -672,6 +672,96 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The third round's chain: the person's hook `make -s hookcheck` set
+/// `sandbox = false`, the model rewrote the Makefile in auto-edit (no
+/// dialog), and the hook ran the new recipe outside the sandbox. A hook
+/// that runs what the workspace tells it runs in the sandbox whatever its
+/// setting: the recipe cannot write outside.
+#[tokio::test]
+async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::Builder::new()
+        .prefix("lathe-hook-make-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let planted = outside.path().join("PWNED");
+    std::fs::write(ws.path().join("Makefile"), "hookcheck:\n\t@true\n").unwrap();
+    let workspace = Workspace::new(ws.path()).unwrap();
+    for command in [
+        "make -s hookcheck",
+        "cat >/dev/null; make -s -C . hookcheck",
+    ] {
+        let mut hooks = HookSet {
+            before: vec![],
+            after: vec![HookSpec {
+                matcher: "write_file".into(),
+                command: command.into(),
+                timeout_secs: 10,
+                origin: RuleOrigin::User,
+                files: Vec::new(),
+                unconfined: true,
+            }],
+        };
+        let warnings = hooks.pin(&workspace);
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("the Makefile"),
+            "{warnings:?}"
+        );
+        let evil = format!("hookcheck:\n\t@touch '{}'\n", planted.display());
+        let setup = Setup {
+            hooks,
+            ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
+        };
+        let (events, _) = run(
+            setup,
+            vec![
+                Step::Reply(Reply::tools().call(
+                    "w",
+                    "write_file",
+                    json!({"path": "Makefile", "content": evil}),
+                )),
+                Step::Reply(Reply::text("done")),
+            ],
+            ws.path(),
+            "tidy the Makefile",
+        )
+        .await;
+        // The recipe failed in the sandbox (make's exit 2 withholds the
+        // result, as a hook's exit 2 does).
+        let (status, content, _) = result_of(&events, "w");
+        assert_eq!(status, ToolStatus::Error, "{command}: {content}");
+        assert!(
+            content.to_string().contains("Read-only file system"),
+            "{content}"
+        );
+        assert!(
+            std::fs::read_to_string(ws.path().join("Makefile"))
+                .unwrap()
+                .contains("touch"),
+            "the rewrite happened"
+        );
+        assert!(
+            !planted.exists(),
+            "{command}: the hook ran the new recipe outside the sandbox"
+        );
+        std::fs::write(ws.path().join("Makefile"), "hookcheck:\n\t@true\n").unwrap();
+    }
+    // A hook that runs only what its own arguments say stays as set.
+    let mut mine = HookSet {
+        before: vec![HookSpec {
+            matcher: "*".into(),
+            command: "rg -q TODO".into(),
+            timeout_secs: 10,
+            origin: RuleOrigin::User,
+            files: Vec::new(),
+            unconfined: true,
+        }],
+        after: vec![],
+    };
+    assert!(mine.pin(&workspace).is_empty());
+    assert!(mine.before[0].unconfined);
 }
 
 /// A command the sandbox stopped may run again outside it, but only after

@@ -103,15 +103,31 @@ impl GrantKey {
                 program,
                 shown,
                 found,
+                subcommand,
                 ..
-            } => match program {
-                ProgramId::File(p, _) => format!(
-                    "`{shown}` with any arguments ({})",
-                    found.as_ref().unwrap_or(p).display()
-                ),
-                ProgramId::Builtin(_) => format!("`{shown}` with any arguments (shell builtin)"),
-                ProgramId::Missing(_) => format!("`{shown}` with any arguments (not found yet)"),
-            },
+            } => {
+                let base = match program {
+                    ProgramId::File(p, _) => format!(
+                        "`{shown}` with any arguments ({})",
+                        found.as_ref().unwrap_or(p).display()
+                    ),
+                    ProgramId::Builtin(_) => {
+                        format!("`{shown}` with any arguments (shell builtin)")
+                    }
+                    ProgramId::Missing(_) => {
+                        format!("`{shown}` with any arguments (not found yet)")
+                    }
+                };
+                // `make test` runs whatever the Makefile says when it
+                // runs, and the model can change the Makefile.
+                let name = shown.split_whitespace().next().unwrap_or_default();
+                let name = super::operation::basename(name);
+                let args: Vec<&str> = subcommand.iter().map(String::as_str).collect();
+                match super::instructions::instructions(name, &args) {
+                    Some(what) => format!("{base}, and so whatever is in {what} when it runs"),
+                    None => base,
+                }
+            }
             GrantKey::FileWrite { path } => format!("writes to {path}"),
             GrantKey::Net { host } => format!("requests to {host}"),
             GrantKey::External { server, tool } => format!("{tool} on MCP server {server}"),
@@ -255,6 +271,28 @@ mod tests {
             shown: "x".into(),
             found: None,
         }
+    }
+
+    /// Approving `make test` approves what the Makefile says when it runs,
+    /// and the offer says so.
+    #[test]
+    fn a_grant_for_a_build_tool_says_it_covers_its_instructions() {
+        let key = |path: &str, sub: Option<&str>, shown: &str| GrantKey::Command {
+            program: ProgramId::File(PathBuf::from(path), None),
+            subcommand: sub.map(String::from),
+            script: None,
+            shown: shown.into(),
+            found: None,
+        };
+        let make = key("/usr/bin/make", Some("test"), "make test").describe();
+        assert!(
+            make.ends_with("and so whatever is in the Makefile when it runs"),
+            "{make}"
+        );
+        let npm = key("/usr/bin/npm", Some("run"), "npm run lint").describe();
+        assert!(npm.contains("package.json's scripts"), "{npm}");
+        let rg = key("/usr/bin/rg", None, "rg").describe();
+        assert!(!rg.contains("whatever"), "{rg}");
     }
 
     #[tokio::test(start_paused = true)]

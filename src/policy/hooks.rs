@@ -287,11 +287,7 @@ impl Redactor {
             if re.is_match(current) {
                 out = Some(
                     re.replace_all(current, |c: &regex::Captures<'_>| {
-                        format!(
-                            "{}{REDACTED}{}",
-                            &c[1],
-                            c.get(3).map_or("", |m| m.as_str())
-                        )
+                        format!("{}{REDACTED}{}", &c[1], c.get(3).map_or("", |m| m.as_str()))
                     })
                     .into_owned(),
                 );
@@ -407,8 +403,13 @@ mod tests {
                 }
             })
             .collect();
-        let out = r.redact_str(&format!("the key: {fullwidth} (copied)")).unwrap();
-        assert!(out.starts_with("the key: ") && out.ends_with(" (copied)"), "{out}");
+        let out = r
+            .redact_str(&format!("the key: {fullwidth} (copied)"))
+            .unwrap();
+        assert!(
+            out.starts_with("the key: ") && out.ends_with(" (copied)"),
+            "{out}"
+        );
         assert!(!out.contains("ｓｋ－ｌｉｖｅ－０１２"), "{out}");
         let math: String = "0123456789abcdefXYZ"
             .chars()

@@ -118,8 +118,14 @@ impl HookSet {
 
     /// Records, for every hook, the workspace files its command runs or
     /// names (`./scripts/guard.sh`, `python3 hooks/check.py`, a file the
-    /// command reads) and their content now.
-    pub fn pin(&mut self, workspace: &Workspace) {
+    /// command reads) and their content now. A hook of the person's set
+    /// `sandbox = false` whose program runs what the workspace tells it
+    /// (`make`, `npm run`, `cargo`, a script that loads the files beside
+    /// it) runs in the sandbox after all: the model can change those
+    /// files, and no hook runs what the model may rewrite unasked outside
+    /// it. What was confined so is said, one warning each.
+    pub fn pin(&mut self, workspace: &Workspace) -> Vec<String> {
+        let mut warnings = Vec::new();
         for hook in self.before.iter_mut().chain(self.after.iter_mut()) {
             hook.files = named_files(&hook.command, workspace)
                 .into_iter()
@@ -128,7 +134,18 @@ impl HookSet {
                     HookFile { path, sha256 }
                 })
                 .collect();
+            if hook.unconfined
+                && let Some(why) = workspace_instructions(&hook.command, workspace)
+            {
+                hook.unconfined = false;
+                warnings.push(format!(
+                    "the hook `{}` runs in the sandbox although it says sandbox = false: {why}, \
+                     which the model can change",
+                    crate::protocol::visible::command(&hook.command)
+                ));
+            }
         }
+        warnings
     }
 
     /// The workspace files these hooks run or name, relative to it.
@@ -193,6 +210,24 @@ fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
     files.sort();
     files.dedup();
     files
+}
+
+/// Why a hook's command runs instructions the workspace gives it (the
+/// first command of its line that does), or that it cannot be told (a
+/// line too complex to follow).
+fn workspace_instructions(command: &str, workspace: &Workspace) -> Option<String> {
+    let op = super::shell::analyze(command, workspace);
+    if let Some(why) = &op.unchecked {
+        return Some(format!("its command cannot be followed ({why})"));
+    }
+    op.commands
+        .iter()
+        .find_map(|c| super::instructions::command_instructions(c, workspace.root()))
+        .or_else(|| {
+            op.complex
+                .first()
+                .map(|why| format!("its command cannot be followed (it {why})"))
+        })
 }
 
 /// What a hook file holds: its SHA-256, or `absent` (a file a command

@@ -1,0 +1,166 @@
+//! Programs that run what the workspace tells them to: `make` runs the
+//! Makefile's recipes, `npm run` the scripts of `package.json`, `cargo`
+//! build scripts, `pytest` the tests and `conftest.py`. The model can
+//! change those files, so approving such a program (or letting a hook run
+//! it outside the sandbox) approves whatever the files say at the time it
+//! runs. Lathe says so in the grant it offers, and never runs a hook of
+//! this kind outside the sandbox.
+
+use super::operation::{Program, SimpleCommand};
+
+/// What the workspace gives a program to run, in words (`the Makefile`),
+/// if it runs the workspace's instructions; `None` for a program that
+/// runs only what its arguments say.
+pub fn instructions(program: &str, args: &[&str]) -> Option<&'static str> {
+    let sub = args.iter().find(|a| !a.starts_with('-')).copied();
+    Some(match program {
+        "make" | "gmake" | "bmake" | "remake" => "the Makefile",
+        "just" => "the justfile",
+        "npm" | "pnpm" | "yarn" | "bun" | "corepack" => "package.json's scripts",
+        "npx" | "pnpx" | "bunx" => "the packages in node_modules",
+        "deno" if matches!(sub, Some("task" | "run" | "test" | "bench" | "serve")) => {
+            "deno.json's tasks and the code they run"
+        }
+        "cargo"
+            if !matches!(
+                sub,
+                Some("fmt" | "metadata" | "tree" | "search" | "locate-project")
+            ) =>
+        {
+            "Cargo.toml, its build scripts and the code it builds"
+        }
+        "go" if !matches!(sub, Some("fmt" | "env" | "version" | "doc" | "list")) => {
+            "the code it builds (and go:generate lines)"
+        }
+        "pytest" | "py.test" => "the tests and conftest.py",
+        "tox" => "tox.ini and the code it tests",
+        "nox" => "noxfile.py",
+        "rake" => "the Rakefile",
+        "bundle" | "bundler" => "the Gemfile and what it runs",
+        "gradle" | "gradlew" => "the Gradle build scripts",
+        "mvn" | "mvnw" => "pom.xml and its plugins",
+        "ant" => "build.xml",
+        "sbt" => "build.sbt",
+        "bazel" | "bazelisk" => "the BUILD files",
+        "cmake" | "ctest" => "CMakeLists.txt",
+        "ninja" => "build.ninja",
+        "meson" => "meson.build",
+        "scons" => "the SConstruct file",
+        "poetry" | "pipenv" | "pdm" | "hatch" | "uv" | "rye"
+            if matches!(
+                sub,
+                Some("run" | "test" | "build" | "install" | "sync" | "shell")
+            ) =>
+        {
+            "pyproject.toml and the code it runs"
+        }
+        "composer" => "composer.json's scripts",
+        "mix" => "mix.exs",
+        "dotnet" => "the project files and the code they build",
+        "swift" => "Package.swift",
+        "zig" if sub == Some("build") => "build.zig",
+        "dune" | "stack" | "cabal" => "the project files and the code they build",
+        "flutter" | "dart" => "the project and the code it builds",
+        "pre-commit" | "lefthook" | "husky" => "the hook configuration",
+        "jest" | "vitest" | "mocha" | "ava" | "playwright" | "cypress" => {
+            "the tests and their configuration"
+        }
+        "eslint" | "prettier" | "webpack" | "vite" | "rollup" | "esbuild" | "tsx" | "ts-node" => {
+            "its configuration file (code)"
+        }
+        _ => return None,
+    })
+}
+
+/// Interpreters: a script they run from the workspace may load the files
+/// beside it.
+fn is_interpreter(program: &str) -> bool {
+    let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(
+        stem,
+        "python"
+            | "node"
+            | "ruby"
+            | "perl"
+            | "php"
+            | "bash"
+            | "sh"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "fish"
+            | "lua"
+            | "Rscript"
+            | "julia"
+            | "elixir"
+            | "deno"
+            | "bun"
+    )
+}
+
+/// Why one command of a line runs instructions the workspace gives it,
+/// in words; `python3 -m pytest` counts as `pytest`, an interpreter
+/// running a workspace script outside `.lathe/` counts (the script may
+/// load the files beside it), and so does a program that is itself a
+/// file of the workspace.
+pub fn command_instructions(c: &SimpleCommand, workspace: &std::path::Path) -> Option<String> {
+    let name = c.basename();
+    let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
+    if let Some(what) = instructions(name, &args) {
+        return Some(format!("`{name}` runs {what}"));
+    }
+    if is_interpreter(name) {
+        // `python3 -m pytest`, `python -m tox`.
+        if let Some(i) = args.iter().position(|a| *a == "-m")
+            && let Some(module) = args.get(i + 1)
+        {
+            if let Some(what) = instructions(module, &args[i + 2..]) {
+                return Some(format!("`{name} -m {module}` runs {what}"));
+            }
+            return Some(format!(
+                "`{name} -m {module}` may load the workspace's modules"
+            ));
+        }
+        if let Some(Program::Path { path, .. }) = &c.script
+            && path.starts_with(workspace)
+            && !path.starts_with(workspace.join(".lathe"))
+        {
+            return Some(format!(
+                "`{name}` runs {}, which may load the files beside it",
+                path.strip_prefix(workspace).unwrap_or(path).display()
+            ));
+        }
+    }
+    if let Program::Path { path, .. } = &c.program
+        && path.starts_with(workspace)
+        && !path.starts_with(workspace.join(".lathe"))
+    {
+        return Some(format!("`{name}` is a file of the workspace"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_tools_and_runners_read_the_workspace() {
+        assert_eq!(
+            instructions("make", &["-s", "hookcheck"]),
+            Some("the Makefile")
+        );
+        assert_eq!(
+            instructions("npm", &["run", "-s", "lint"]),
+            Some("package.json's scripts")
+        );
+        assert!(instructions("cargo", &["test"]).is_some());
+        assert!(instructions("cargo", &["fmt", "--check"]).is_none());
+        assert!(instructions("uv", &["run", "x"]).is_some());
+        assert!(instructions("uv", &["pip", "list"]).is_none());
+        assert!(instructions("rg", &["x"]).is_none());
+        assert!(instructions("grep", &["-r", "x"]).is_none());
+        assert!(is_interpreter("python3.12") && is_interpreter("node"));
+        assert!(!is_interpreter("rg"));
+    }
+}
