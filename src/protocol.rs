@@ -808,7 +808,8 @@ pub enum AgentEvent {
         restored: Vec<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         removed: Vec<String>,
-        /// Changed, but not put back (inside a nested git repository).
+        /// Changed, but not put back (in a nested git repository, or a
+        /// file too large to keep).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
         /// That turn's message, for the person to edit and send again.

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::protocol::{AgentEvent, Effect, TurnInfo};
-use crate::session::checkpoints::{Restored, Store, TurnTrees};
+use crate::session::checkpoints::{Restored, Snapshot, Store, TurnTrees};
 use crate::session::history::Item;
 
 use super::{Conversation, Shared};
@@ -39,6 +39,38 @@ struct State {
     turns: Vec<TurnTrees>,
     /// The files before the session first changed them.
     start: Option<String>,
+    /// Files too large to keep, already told of.
+    large_told: std::collections::BTreeSet<String>,
+}
+
+impl State {
+    /// The large files of `snapshot` not told of yet, marked told.
+    fn newly_large(&mut self, snapshot: &Snapshot) -> Vec<String> {
+        snapshot
+            .large
+            .iter()
+            .filter(|p| self.large_told.insert((*p).clone()))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Says, on the call's output, which files are too large to keep.
+fn tell_large(shared: &Shared, call_id: &str, tool: &str, large: &[String]) {
+    if large.is_empty() {
+        return;
+    }
+    let mb = crate::session::checkpoints::LARGE_FILE / (1024 * 1024);
+    shared.emitter.emit(AgentEvent::ToolProgress {
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        stream: "lathe".into(),
+        text: format!(
+            "lathe: not checkpointed (over {mb} MiB; /undo leaves {} alone): {}",
+            if large.len() == 1 { "it" } else { "them" },
+            large.join(", ")
+        ),
+    });
 }
 
 impl State {
@@ -119,7 +151,7 @@ impl Checkpoints {
         };
         // A big tree seen for the first time takes a while: the call says
         // what it waits for.
-        let snapshot = blocking(store, Store::snapshot);
+        let snapshot = blocking(store, Store::snapshot_noting);
         tokio::pin!(snapshot);
         let taken = tokio::select! {
             r = &mut snapshot => r,
@@ -134,7 +166,10 @@ impl Checkpoints {
             }
         };
         match taken {
-            Ok(tree) => {
+            Ok(snapshot) => {
+                let large = st.newly_large(&snapshot);
+                tell_large(shared, call_id, tool, &large);
+                let tree = snapshot.tree;
                 st.before = Some(tree.clone());
                 if st.start.is_none() {
                     st.start = Some(tree.clone());

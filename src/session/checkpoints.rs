@@ -38,6 +38,18 @@ const GITLINK: &str = "160000";
 /// Paths per git command line.
 const CHUNK: usize = 256;
 
+/// Files larger than this are not kept (never read): a 6 GB sparse file
+/// took each checkpointed round 34 s. `/undo` leaves them alone and says so.
+pub const LARGE_FILE: u64 = 16 * 1024 * 1024;
+
+/// The workspace's files at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub tree: String,
+    /// Files over [`LARGE_FILE`], not kept (relative to the workspace).
+    pub large: Vec<String>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     #[error("git is needed for checkpoints and could not be run: {0}")]
@@ -77,7 +89,8 @@ pub struct Restored {
     pub restored: Vec<String>,
     /// Files the turns created, removed.
     pub removed: Vec<String>,
-    /// Changed, but not put back: inside a nested git repository.
+    /// Changed, but not put back: in a nested git repository, or too
+    /// large to keep.
     pub skipped: Vec<String>,
 }
 
@@ -168,6 +181,15 @@ impl Store {
         args: impl IntoIterator<Item = &'a OsStr>,
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, CheckpointError> {
+        self.git_os_env(args, input, &[])
+    }
+
+    fn git_os_env<'a>(
+        &self,
+        args: impl IntoIterator<Item = &'a OsStr>,
+        input: Option<&[u8]>,
+        env: &[(&str, &str)],
+    ) -> Result<Vec<u8>, CheckpointError> {
         let mut cmd = Command::new("git");
         for (k, _) in std::env::vars_os() {
             if k.as_bytes().starts_with(b"GIT_") {
@@ -187,6 +209,7 @@ impl Store {
             .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .env("LC_ALL", "C")
+            .envs(env.iter().copied())
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -223,16 +246,90 @@ impl Store {
 
     /// The workspace's files now, as a tree.
     pub fn snapshot(&self) -> Result<String, CheckpointError> {
-        // --ignore-errors: an unreadable file is left out, not fatal.
-        self.git(&["add", "--all", "--ignore-errors"], None)
-            .or_else(|e| match e {
-                // Some files could not be read: the rest are in.
-                CheckpointError::Git(..) => Ok(Vec::new()),
-                other => Err(other),
-            })?;
+        self.snapshot_noting().map(|s| s.tree)
+    }
+
+    /// The workspace's files now, as a tree, and the files too large to
+    /// keep. A file over [`LARGE_FILE`] is never read: its entry is a
+    /// marker (a gitlink, as a nested repository's is) that names its
+    /// size, inode and time, so a rewind leaves it alone and a change to
+    /// it still shows.
+    pub fn snapshot_noting(&self) -> Result<Snapshot, CheckpointError> {
+        use std::os::unix::fs::MetadataExt;
+        // What `git add` would read: new files and those changed since
+        // the index last saw them (stat only).
+        let listed = self.git(
+            &[
+                "ls-files",
+                "-z",
+                "--others",
+                "--modified",
+                "--exclude-standard",
+            ],
+            None,
+        )?;
+        let mut large: Vec<(String, String)> = Vec::new();
+        for rel in listed.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let path = self.work_tree.join(OsStr::from_bytes(rel));
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_file() && meta.len() > LARGE_FILE {
+                let stamp = format!(
+                    "lathe large file {} {} {} {}",
+                    meta.len(),
+                    meta.ino(),
+                    meta.mtime(),
+                    meta.mtime_nsec()
+                );
+                let digest = ring::digest::digest(&ring::digest::SHA256, stamp.as_bytes());
+                let oid: String = digest.as_ref()[..20]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                large.push((String::from_utf8_lossy(rel).into_owned(), oid));
+            }
+        }
+        // --ignore-errors: an unreadable file is left out, not fatal. The
+        // large files are left out by name (pathspec magic, for this
+        // command only).
+        let mut args: Vec<std::ffi::OsString> = ["add", "--all", "--ignore-errors", "--", "."]
+            .iter()
+            .map(std::ffi::OsString::from)
+            .collect();
+        for (rel, _) in &large {
+            args.push(format!(":(exclude,literal){rel}").into());
+        }
+        self.git_magic(&args).or_else(|e| match e {
+            // Some files could not be read: the rest are in.
+            CheckpointError::Git(..) => Ok(Vec::new()),
+            other => Err(other),
+        })?;
+        if !large.is_empty() {
+            let mut info = Vec::new();
+            for (rel, oid) in &large {
+                info.extend_from_slice(format!("{GITLINK} {oid}\t").as_bytes());
+                info.extend_from_slice(rel.as_bytes());
+                info.push(0);
+            }
+            self.git(&["update-index", "-z", "--index-info"], Some(&info))?;
+        }
         let out = self.git(&["write-tree"], None)?;
         self.share_index();
-        Ok(String::from_utf8_lossy(&out).trim().to_string())
+        Ok(Snapshot {
+            tree: String::from_utf8_lossy(&out).trim().to_string(),
+            large: large.into_iter().map(|(rel, _)| rel).collect(),
+        })
+    }
+
+    /// `git` with pathspec magic on (`:(exclude)`): only for arguments
+    /// Lathe writes itself.
+    fn git_magic(&self, args: &[std::ffi::OsString]) -> Result<Vec<u8>, CheckpointError> {
+        self.git_os_env(
+            args.iter().map(std::ffi::OsString::as_os_str),
+            None,
+            &[("GIT_LITERAL_PATHSPECS", "0")],
+        )
     }
 
     /// Everything that differs between two trees, as a unified diff, at
@@ -1004,5 +1101,72 @@ mod tests {
         assert_eq!(f.read("top.txt").as_deref(), Some("T\n"));
         assert_eq!(done.skipped, vec!["sub"]);
         assert_eq!(f.read("sub/s.txt").as_deref(), Some("S2\n"));
+    }
+
+    /// A 6 GB sparse file took each checkpointed round 34 s: a file over
+    /// the limit is never read, never stored, and a rewind leaves it
+    /// alone (one that grew past the limit in the turn too), saying so.
+    #[test]
+    fn large_files_are_never_read_or_put_back() {
+        let f = fixture();
+        f.write("small.txt", "a\n");
+        let huge = f.ws.path().join("huge.img");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(6 * 1024 * 1024 * 1024)
+            .unwrap();
+        let before = f.store.snapshot_noting().unwrap();
+        assert_eq!(before.large, ["huge.img"]);
+        // Nothing of it was stored: the shadow repository stays small.
+        let stored: u64 = walk_size(&f.store.git_dir);
+        assert!(stored < 4 * 1024 * 1024, "{stored} bytes stored");
+        // A file that grows past the limit in the turn.
+        f.write("grows.log", "short\n");
+        let before = f.store.snapshot_noting().unwrap();
+        f.write("small.txt", "b\n");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(f.ws.path().join("grows.log"))
+            .unwrap()
+            .set_len(LARGE_FILE + 1)
+            .unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&huge)
+            .unwrap()
+            .set_len(7 * 1024 * 1024 * 1024)
+            .unwrap();
+        let after = f.store.snapshot_noting().unwrap();
+        assert_eq!(after.large, ["grows.log", "huge.img"]);
+        let done = f
+            .store
+            .rewind(&[seg(1, &before.tree, Some(&after.tree))])
+            .unwrap();
+        assert_eq!(f.read("small.txt").as_deref(), Some("a\n"));
+        assert_eq!(done.skipped, ["grows.log", "huge.img"]);
+        assert_eq!(
+            std::fs::metadata(f.ws.path().join("grows.log"))
+                .unwrap()
+                .len(),
+            LARGE_FILE + 1,
+            "the grown file is the person's now: left alone"
+        );
+        assert_eq!(
+            std::fs::metadata(&huge).unwrap().len(),
+            7 * 1024 * 1024 * 1024
+        );
+    }
+
+    fn walk_size(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| match e.file_type() {
+                        Ok(t) if t.is_dir() => walk_size(&e.path()),
+                        _ => e.metadata().map_or(0, |m| m.len()),
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
     }
 }

@@ -397,7 +397,9 @@ impl App {
                     self.notice(
                         NoticeKind::Warning,
                         format!(
-                            "not put back (inside a nested git repository): {}",
+                            "not put back (in a nested git repository, or over {} MiB and \
+                             never kept): {}",
+                            crate::session::checkpoints::LARGE_FILE / (1024 * 1024),
                             list(&skipped)
                         ),
                     );
