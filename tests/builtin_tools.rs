@@ -10,6 +10,7 @@ mod mock_llm;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use harness::*;
 use lathe::policy::Workspace;
@@ -200,6 +201,70 @@ async fn links_out_of_the_workspace_are_not_followed() {
         .await
         .unwrap();
     assert_eq!(v["files"], json!([]), "{v}");
+}
+
+/// Ignore files the walk would read that are not files (a link to
+/// `/dev/zero`, a FIFO, a `.git` pointer whose `commondir` is a device):
+/// grep and glob never ask, so any model could use one to exhaust memory
+/// or hang Lathe. The walk reads none of them; what they guard is left
+/// out and said.
+#[tokio::test]
+async fn searches_survive_ignore_files_that_are_not_files() {
+    let ws = tree();
+    let root = ws.path();
+    std::fs::create_dir_all(root.join("zero")).unwrap();
+    std::fs::write(root.join("zero/a.rs"), "needle\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero/.gitignore")).unwrap();
+    std::fs::create_dir_all(root.join("fifo")).unwrap();
+    std::fs::write(root.join("fifo/b.rs"), "needle\n").unwrap();
+    nix::unistd::mkfifo(&root.join("fifo/.ignore"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::create_dir_all(root.join("wt/g")).unwrap();
+    std::fs::write(root.join("wt/c.rs"), "needle\n").unwrap();
+    std::fs::write(
+        root.join("wt/.git"),
+        format!("gitdir: {}\n", root.join("wt/g").display()),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("wt/g/commondir")).unwrap();
+    for (tool, args) in [
+        (&Grep as &dyn Tool, json!({"pattern": "needle"})),
+        (&Glob as &dyn Tool, json!({"pattern": "*.rs"})),
+    ] {
+        let v = tokio::time::timeout(Duration::from_secs(20), call(tool, root, args))
+            .await
+            .expect("the search hung")
+            .unwrap();
+        let text = v.to_string();
+        assert!(text.contains("src/main.rs"), "{text}");
+        for (dir, file) in [("zero", "a.rs"), ("fifo", "b.rs"), ("wt", "c.rs")] {
+            assert!(!text.contains(&format!("{dir}/{file}")), "{text}");
+            assert!(
+                v["skipped"].as_array().unwrap().iter().any(|s| s
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("{dir} was not searched"))),
+                "{text}"
+            );
+        }
+    }
+    // The workspace's own .gitignore as a link to /dev/zero: no ignore
+    // file is read, the search goes on.
+    std::fs::remove_file(root.join(".gitignore")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
+    let v = tokio::time::timeout(
+        Duration::from_secs(20),
+        call(&Glob, root, json!({"pattern": "*.rs"})),
+    )
+    .await
+    .expect("the search hung")
+    .unwrap();
+    assert!(
+        v["skipped"][0]
+            .as_str()
+            .unwrap()
+            .contains("no ignore file was read"),
+        "{v}"
+    );
 }
 
 #[tokio::test]

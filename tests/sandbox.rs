@@ -1018,8 +1018,13 @@ async fn the_sweep_holds_against_its_attackers() {
         "the workspace's own repository was disarmed: {v}"
     );
     assert!(!warnings.contains("core.editor"), "{v}");
+    // No FIFO can be made in the workspace any more (the sweep would
+    // have disarmed it).
+    assert!(
+        std::fs::symlink_metadata(root.join("fifo/.git/config")).is_err(),
+        "a FIFO was made: {v}"
+    );
     for (what, armed) in [
-        ("fifo", "fifo/.git/config.lathe-disarmed".to_string()),
         ("far", format!("{o}/far/.git/config.lathe-disarmed")),
         ("cfglink", "cfglink/.git/config.lathe-disarmed".to_string()),
         ("headlink", "headlink.git/config.lathe-disarmed".to_string()),
@@ -1487,4 +1492,21 @@ async fn a_named_socket_is_reached_and_no_datagram_socket_is_made() {
     .await;
     assert_eq!(stdout(&v).matches("Permission denied").count(), 2, "{v}");
     assert!(stdout(&v).contains("PAIR-OK"), "{v}");
+}
+
+/// No FIFO can be made in the workspace: git, and Lathe's checkpoints
+/// with it, block for good on one put where a `.gitignore` should be.
+#[tokio::test]
+async fn no_fifo_is_made_in_the_workspace() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run(
+        Mode::WorkspaceWrite,
+        ws.path(),
+        "mkdir -p d && mkfifo d/.gitignore 2>&1; mkfifo p 2>&1; touch ok; echo done",
+    )
+    .await;
+    assert!(stdout(&v).contains("done"), "{v}");
+    assert!(ws.path().join("ok").exists(), "{v}");
+    assert!(!ws.path().join("d/.gitignore").exists(), "{v}");
+    assert!(!ws.path().join("p").exists(), "{v}");
 }

@@ -165,6 +165,18 @@ impl Checkpoints {
                 snapshot.await
             }
         };
+        if let Err(e) = &taken
+            && e.contains("did not finish within")
+        {
+            // Never again this session: each round would wait as long.
+            st.store = Some(Err(e.clone()));
+            shared.emitter.emit(AgentEvent::ToolProgress {
+                call_id: call_id.to_string(),
+                tool: tool.to_string(),
+                stream: "lathe".into(),
+                text: format!("lathe: {e}"),
+            });
+        }
         match taken {
             Ok(snapshot) => {
                 let large = st.newly_large(&snapshot);

@@ -238,11 +238,49 @@ fn content_of(path: &Path) -> String {
 
 const ABSENT: &str = "absent";
 
-/// The SHA-256 of a file's content, in hex.
+/// The SHA-256 of a file's content, in hex; what is not a regular file
+/// (a FIFO, a device, a link to one) is not read but named by its kind,
+/// and a file over 64 MiB by its size and time: nothing a hook names can
+/// make Lathe hang or read without end.
 fn sha256_of(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    Ok(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    const MAX: u64 = 64 * 1024 * 1024;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(format!(
+            "not a regular file ({:o})",
+            meta.mode() & 0o170_000
+        ));
+    }
+    if meta.len() > MAX {
+        return Ok(format!(
+            "large file {} {} {}",
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        ));
+    }
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut reader = file.take(MAX);
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        ctx.update(&buf[..n]);
+    }
+    Ok(ctx
+        .finish()
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// The first workspace file of a hook that no longer holds what it held

@@ -255,3 +255,19 @@ async fn a_workspace_hook_whose_script_changed_refuses_instead_of_running() {
     }
     assert!(!d.path().join("pwned").exists());
 }
+
+/// A file a hook names that is a FIFO or a link to `/dev/zero` is pinned
+/// by its kind, never read: loading the hooks cannot hang or exhaust
+/// memory.
+#[test]
+fn pinning_never_reads_what_is_not_a_regular_file() {
+    let d = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(&d.path().join("guard.sh"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.sh")).unwrap();
+    for name in ["guard.sh", "zero.sh"] {
+        let pinned = content_of(&d.path().join(name));
+        assert!(pinned.starts_with("not a regular file"), "{name}: {pinned}");
+    }
+    std::fs::write(d.path().join("ok.sh"), "true\n").unwrap();
+    assert_eq!(content_of(&d.path().join("ok.sh")).len(), 64);
+}

@@ -474,6 +474,7 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
             .collect();
         (around(&roots, &policy.protected).0, readable, listable)
     };
+    let in_workspace = |p: &Path| p.starts_with(&policy.cwd) || policy.cwd.starts_with(p);
     let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
@@ -490,7 +491,17 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
             .create()?
             .add_rules(path_beneath_rules(&readable, AccessFs::from_read(abi)))?
             .add_rules(path_beneath_rules(&listable, AccessFs::ReadDir))?
-            .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
+            // No FIFO in the workspace: git (and Lathe's checkpoints)
+            // would block for good on one put where a `.gitignore`
+            // should be. The temp directories keep them.
+            .add_rules(path_beneath_rules(
+                writable.iter().filter(|w| !in_workspace(w)),
+                AccessFs::from_all(abi),
+            ))?
+            .add_rules(path_beneath_rules(
+                writable.iter().filter(|w| in_workspace(w)),
+                AccessFs::from_all(abi) & !AccessFs::MakeFifo,
+            ))?
             .add_rules(path_beneath_rules(
                 policy.allow_sockets.iter().filter(|s| !s.starts_with('@')),
                 AccessFs::ResolveUnix,

@@ -38,6 +38,10 @@ const GITLINK: &str = "160000";
 /// Paths per git command line.
 const CHUNK: usize = 256;
 
+/// The longest one git command of a checkpoint may take (the first
+/// snapshot of a very large tree stays well within it).
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Files larger than this are not kept (never read): a 6 GB sparse file
 /// took each checkpointed round 34 s. `/undo` leaves them alone and says so.
 pub const LARGE_FILE: u64 = 16 * 1024 * 1024;
@@ -58,6 +62,11 @@ pub enum CheckpointError {
     Git(String, String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error(
+        "git did not finish within {0} s (a FIFO or device where a .gitignore should be?): \
+         checkpoints are off for this session"
+    )]
+    Timeout(u64),
     #[error(
         "these files changed after Lathe last changed them (outside Lathe, or by hand) and \
          would be lost: {}",
@@ -102,6 +111,8 @@ pub struct Store {
     /// This process's index: two Lathes on one workspace never share one
     /// (nor its lock).
     index: PathBuf,
+    /// The longest one git command may take.
+    timeout: std::time::Duration,
 }
 
 impl Store {
@@ -115,6 +126,7 @@ impl Store {
             git_dir,
             work_tree: workspace.to_path_buf(),
             index,
+            timeout: GIT_TIMEOUT,
         };
         if !store.git_dir.join("HEAD").exists() {
             store.git(&["init", "--quiet"], None)?;
@@ -227,7 +239,27 @@ impl Store {
                 let _ = stdin.write_all(&data);
             });
         }
-        let out = child.wait_with_output()?;
+        // Read from threads, while this one keeps time: git blocks for
+        // good on a FIFO put where a `.gitignore` should be.
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let deadline = std::time::Instant::now() + self.timeout;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CheckpointError::Timeout(self.timeout.as_secs()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let out = std::process::Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
         if !out.status.success() {
             let what = cmd
                 .get_args()
@@ -707,6 +739,17 @@ fn write_entry(full: &Path, entry: &Entry, data: &[u8]) -> Result<(), Checkpoint
     Ok(())
 }
 
+/// Reads a pipe to its end on a thread of its own.
+fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
 /// Whether every file under the directory `full` (`rel` in the
 /// workspace) is among `removals` (a bounded look).
 fn emptied(full: &Path, rel: &Path, removals: &BTreeSet<&Path>, seen: &mut usize) -> bool {
@@ -1155,6 +1198,24 @@ mod tests {
             std::fs::metadata(&huge).unwrap().len(),
             7 * 1024 * 1024 * 1024
         );
+    }
+
+    /// git blocks for good on a FIFO where a `.gitignore` should be: the
+    /// checkpoint gives up in time instead of holding the round.
+    #[test]
+    fn a_fifo_in_place_of_a_gitignore_stops_the_checkpoint_not_lathe() {
+        let mut f = fixture();
+        f.write("d/a.txt", "a\n");
+        nix::unistd::mkfifo(
+            &f.ws.path().join("d/.gitignore"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        f.store.timeout = std::time::Duration::from_secs(1);
+        let started = std::time::Instant::now();
+        let e = f.store.snapshot().unwrap_err();
+        assert!(matches!(e, CheckpointError::Timeout(1)), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     fn walk_size(dir: &Path) -> u64 {

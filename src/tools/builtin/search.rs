@@ -33,14 +33,114 @@ fn path_arg(args: &Value) -> &str {
         .unwrap_or(".")
 }
 
-/// A walk of `root` as ripgrep's, without `.git`.
-fn walker(root: &Path) -> ignore::WalkBuilder {
+/// The most of an ignore file (or a `.git` pointer) a walk reads.
+const MAX_IGNORE_FILE: u64 = 1024 * 1024;
+
+/// What in `dir` a walk would read as ignore rules that is not a regular
+/// file of sane size (a link to `/dev/zero`, a FIFO, a device, a huge
+/// file: reading one would exhaust memory or hang), as a reason; `None`
+/// when all is well. Checked before the walk reads them: `.gitignore`,
+/// `.ignore`, the repository's `info/exclude`, and for a `.git` file,
+/// the `gitdir` it names and that one's `commondir`.
+fn unsafe_ignore_files(dir: &Path) -> Option<String> {
+    let bad = |path: &Path| -> Option<String> {
+        // Followed, as the walk follows it.
+        match std::fs::metadata(path) {
+            Err(_) => None,
+            Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_FILE => None,
+            Ok(m) if m.is_file() => Some(format!("{} is over 1 MiB", path.display())),
+            Ok(_) => Some(format!("{} is not a regular file", path.display())),
+        }
+    };
+    for name in [".gitignore", ".ignore"] {
+        if let Some(why) = bad(&dir.join(name)) {
+            return Some(why);
+        }
+    }
+    let git = dir.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&git) else {
+        return None;
+    };
+    let common = if meta.is_dir() {
+        git
+    } else if meta.is_file() {
+        if let Some(why) = bad(&git) {
+            return Some(why);
+        }
+        // `gitdir: PATH`, then PATH/commondir, as the walk reads them.
+        let text = std::fs::read_to_string(&git).ok()?;
+        let gitdir = PathBuf::from(text.lines().next()?.strip_prefix("gitdir: ")?);
+        let commondir = gitdir.join("commondir");
+        if let Some(why) = bad(&commondir) {
+            return Some(why);
+        }
+        match std::fs::read_to_string(&commondir) {
+            Ok(line) => {
+                let line = line.lines().next().unwrap_or_default();
+                if line.starts_with('.') {
+                    gitdir.join(line)
+                } else {
+                    PathBuf::from(line)
+                }
+            }
+            Err(_) => gitdir,
+        }
+    } else {
+        return None;
+    };
+    bad(&common.join("info").join("exclude"))
+}
+
+/// A walk of `root` as ripgrep's, without `.git`. A directory whose
+/// ignore files could not be read safely is left out, and said in
+/// `skipped`; if the root's are, its ignore files are not read at all.
+fn walker(
+    root: &Path,
+    workspace: &Path,
+    skipped: &std::sync::Arc<Mutex<Vec<String>>>,
+) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(root);
     b.hidden(false)
         .follow_links(false)
         .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)));
+    let note = |why: String| {
+        skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(why);
+    };
+    // The root and the directories above it are read before any entry
+    // is filtered.
+    let ws = workspace.to_path_buf();
+    let rel = move |text: String| text.replace(&format!("{}/", ws.display()), "");
+    if let Some(why) = root.ancestors().find_map(unsafe_ignore_files) {
+        note(rel(format!("{why}: no ignore file was read")));
+        b.git_ignore(false)
+            .ignore(false)
+            .git_exclude(false)
+            .parents(false);
+    }
+    let skipped = std::sync::Arc::clone(skipped);
+    b.filter_entry(move |e| {
+        if e.file_name() == ".git" {
+            return false;
+        }
+        if e.depth() > 0
+            && e.file_type().is_some_and(|t| t.is_dir())
+            && let Some(why) = unsafe_ignore_files(e.path())
+        {
+            skipped
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(rel(format!(
+                    "{why}: {} was not searched",
+                    e.path().display()
+                )));
+            return false;
+        }
+        true
+    });
     b
 }
 
@@ -123,7 +223,15 @@ impl Tool for Grep {
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         tokio::task::spawn_blocking(move || {
-            let found = search(&root, &regex, filter.as_ref(), context, max, &cancel);
+            let found = search(
+                &root,
+                workspace.root(),
+                &regex,
+                filter.as_ref(),
+                context,
+                max,
+                &cancel,
+            );
             let mut text = String::new();
             let mut last: Option<&Path> = None;
             for hit in &found.hits {
@@ -149,6 +257,9 @@ impl Tool for Grep {
                 v["note"] = json!(format!(
                     "stopped at {max} matching lines; narrow the pattern, path or glob"
                 ));
+            }
+            if !found.skipped.is_empty() {
+                v["skipped"] = json!(found.skipped);
             }
             if found.cancelled {
                 return Err(ToolError::Cancelled("interrupted by the user".into()));
@@ -216,10 +327,14 @@ struct Found {
     files_matched: usize,
     truncated: bool,
     cancelled: bool,
+    /// What was left out because its ignore files could not be read
+    /// safely.
+    skipped: Vec<String>,
 }
 
 fn search(
     root: &Path,
+    workspace: &Path,
     regex: &regex::bytes::Regex,
     filter: Option<&NameFilter>,
     context: usize,
@@ -229,7 +344,8 @@ fn search(
     let matched_lines = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let per_file: Mutex<Vec<(PathBuf, Vec<Hit>, usize)>> = Mutex::new(Vec::new());
-    walker(root).build_parallel().run(|| {
+    let skipped = std::sync::Arc::new(Mutex::new(Vec::new()));
+    walker(root, workspace, &skipped).build_parallel().run(|| {
         Box::new(|entry| {
             use ignore::WalkState;
             if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
@@ -264,6 +380,11 @@ fn search(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut found = Found {
+        skipped: std::mem::take(
+            &mut *skipped
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        ),
         truncated: stop.load(Ordering::Relaxed),
         cancelled: cancel.is_cancelled(),
         files_matched: files.len(),
@@ -468,7 +589,8 @@ impl Tool for Glob {
             }
             let mut files: Vec<String> = Vec::new();
             let mut total = 0usize;
-            for entry in walker(&root).build().flatten() {
+            let skipped = std::sync::Arc::new(Mutex::new(Vec::new()));
+            for entry in walker(&root, workspace.root(), &skipped).build().flatten() {
                 if cancel.is_cancelled() {
                     return Err(ToolError::Cancelled("interrupted by the user".into()));
                 }
@@ -483,6 +605,14 @@ impl Tool for Glob {
             let truncated = files.len() > max;
             files.truncate(max);
             let mut v = json!({"files": files, "count": total, "truncated": truncated});
+            let skipped = std::mem::take(
+                &mut *skipped
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+            if !skipped.is_empty() {
+                v["skipped"] = json!(skipped);
+            }
             if truncated {
                 v["note"] = json!(format!(
                     "{total} files match; the first {max} by path are listed"
