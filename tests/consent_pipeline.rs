@@ -979,3 +979,74 @@ async fn a_file_denied_to_read_cannot_be_moved_out_of_its_place() {
     assert!(ws.path().join("private/plan.md").exists());
     assert!(!ws.path().join("p.md").exists());
 }
+
+/// The third round's case in full-auto: `mv private public`, then
+/// `read_file`. A deny rule follows the file: a directory that holds a
+/// covered file is not moved, copied or archived; a pattern that names
+/// one counts; a file moved out of its place another way (a program the
+/// analysis cannot follow) is still the covered file, by device and
+/// inode; grep and glob leave covered files out.
+#[tokio::test]
+async fn a_read_deny_rule_follows_the_file_not_its_old_name() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("private")).unwrap();
+    std::fs::write(ws.path().join("private/plan.md"), "SECRET-PLAN-42\n").unwrap();
+    std::fs::write(ws.path().join("notes.md"), "public notes\n").unwrap();
+    let steps = vec![
+        shell("mv", "mv private public"),
+        shell("cp", "cp -r private copy"),
+        shell("tar", "tar cf all.tar ."),
+        shell("glob", "mv priv* public"),
+        Step::Reply(Reply::tools().call(
+            "script",
+            "write_file",
+            json!({"path": "mover.py", "content": "import os\nos.rename('priv' + 'ate', 'public')\n"}),
+        )),
+        shell("py", "python3 mover.py"),
+        Step::Reply(Reply::tools().call(
+            "read",
+            "read_file",
+            json!({"path": "public/plan.md"}),
+        )),
+        shell("cat", "cat public/plan.md"),
+        shell("catglob", "cat pub*/*.md"),
+        Step::Reply(Reply::tools().call("grep", "grep", json!({"pattern": "SECRET-PLAN"}))),
+        Step::Reply(Reply::tools().call("files", "glob", json!({"pattern": "*.md"}))),
+        Step::Reply(Reply::tools().call("ls", "list_directory", json!({"path": "."}))),
+        shell("ok", "cat notes.md && ls public"),
+        Step::Reply(Reply::text("done")),
+    ];
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let (events, _mock) = run(setup, steps, ws.path(), "tidy up").await;
+    for id in ["mv", "cp", "tar", "glob", "read", "cat", "catglob"] {
+        let (status, content, _) = result_of(&events, id);
+        assert_eq!(status, ToolStatus::Denied, "{id}: {content}");
+        assert!(
+            !content.to_string().contains("SECRET-PLAN-42"),
+            "{id}: {content}"
+        );
+    }
+    assert!(!ws.path().join("copy").exists() && !ws.path().join("all.tar").exists());
+    // The program the analysis cannot follow did move it.
+    assert!(ws.path().join("public/plan.md").exists());
+    let (status, grep, _) = result_of(&events, "grep");
+    assert_eq!(status, ToolStatus::Ok, "{grep}");
+    assert!(!grep.to_string().contains("SECRET-PLAN-42"), "{grep}");
+    assert!(grep.to_string().contains("your read rules deny"), "{grep}");
+    let (_, files, _) = result_of(&events, "files");
+    assert!(!files.to_string().contains("plan.md"), "{files}");
+    assert!(files.to_string().contains("notes.md"), "{files}");
+    assert_eq!(result_of(&events, "ls").0, ToolStatus::Ok);
+    let (status, ok, _) = result_of(&events, "ok");
+    assert_eq!(status, ToolStatus::Ok, "{ok}");
+    assert!(ok.to_string().contains("public notes"), "{ok}");
+}

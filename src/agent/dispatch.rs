@@ -97,6 +97,12 @@ pub(crate) async fn run_calls(
     if changes_files && let Some(c) = &shared.checkpoints {
         c.after_round(shared).await;
     }
+    // The files the read rules cover, as this round left them: one moved
+    // or linked out of its place later is still known.
+    if changes_files && shared.guardrails.reads().active() {
+        let reads = shared.guardrails.reads().clone();
+        let _ = tokio::task::spawn_blocking(move || reads.refresh()).await;
+    }
     results
 }
 
@@ -717,6 +723,7 @@ async fn execute(
             });
         }),
         redactor: shared.redactor.clone(),
+        read_denials: Some(shared.guardrails.reads().clone()).filter(|r| r.active()),
     };
     let work = async {
         match &exact {

@@ -53,19 +53,240 @@ pub struct Guardrails {
     workspace: Arc<Workspace>,
     rules: Arc<Rules>,
     shell_max_timeout_secs: u64,
+    reads: ReadDenials,
+}
+
+/// Files the read deny rules cover, followed as files: a rule on
+/// `private/**` also covers the file moved or linked out of it (the same
+/// device and inode, as seen at the start and after every round of calls
+/// that may change files), and a directory that holds a covered file.
+#[derive(Debug, Clone)]
+pub struct ReadDenials {
+    workspace: Arc<Workspace>,
+    rules: Arc<Rules>,
+    /// Device and inode of every covered file seen, with its path then.
+    inodes: Arc<std::sync::RwLock<std::collections::HashMap<(u64, u64), String>>>,
+}
+
+/// Commands that read no file's content, only names and sizes: a
+/// directory they are given is not searched for covered files.
+const NAMES_ONLY: &[&str] = &[
+    "ls", "tree", "du", "stat", "file", "realpath", "readlink", "cd", "pwd", "test", "[", "[[",
+    "dirname", "basename", "mkdir", "rmdir", "touch",
+];
+
+/// The most entries a look for covered files reads (beyond, a directory
+/// counts as holding one).
+const DENIED_WALK: usize = 200_000;
+
+impl ReadDenials {
+    fn new(workspace: Arc<Workspace>, rules: Arc<Rules>) -> Self {
+        let me = Self {
+            workspace,
+            rules,
+            inodes: Arc::default(),
+        };
+        me.refresh();
+        me
+    }
+
+    /// Whether any read deny rule names paths (else nothing is tracked).
+    pub fn active(&self) -> bool {
+        self.rules
+            .deny
+            .iter()
+            .any(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))
+    }
+
+    /// The rule that covers reading `rel` (relative to the workspace) by
+    /// its path.
+    fn rule_for(&self, rel: &str) -> Option<&super::rules::Rule> {
+        let op = super::operation::FileOp {
+            path: rel.to_string(),
+            access: super::operation::Access::Read,
+            outside: false,
+            named: false,
+        };
+        self.rules
+            .first(RuleKind::Deny, "read_file", Subject::File(&op))
+    }
+
+    /// Notes the covered files as they are now (at the start, and after
+    /// every round of calls that may change files).
+    pub fn refresh(&self) {
+        if !self.active() {
+            return;
+        }
+        use std::os::unix::fs::MetadataExt;
+        let root = self.workspace.root();
+        let mut found = Vec::new();
+        let walk = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for entry in walk.flatten().take(DENIED_WALK) {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().into_owned();
+            if self.rule_for(&rel).is_some()
+                && let Ok(m) = entry.metadata()
+            {
+                found.push(((m.dev(), m.ino()), rel));
+            }
+        }
+        if let Ok(mut inodes) = self.inodes.write() {
+            inodes.extend(found);
+        }
+    }
+
+    /// Why reading `abs` (a file or directory of the workspace) is
+    /// denied: it is a covered file under another name, or a directory
+    /// that holds one; `None` when it may be read.
+    pub fn denied(&self, abs: &std::path::Path) -> Option<String> {
+        if !self.active() {
+            return None;
+        }
+        use std::os::unix::fs::MetadataExt;
+        // A pattern (`cat */plan.md`): every file it can name.
+        let text = abs.to_string_lossy();
+        if text.contains(['*', '?', '[']) {
+            return self.denied_pattern(&text);
+        }
+        // Followed: a link is read as what it leads to.
+        let meta = std::fs::metadata(abs).ok()?;
+        if meta.is_file() {
+            let inodes = self.inodes.read().ok()?;
+            return inodes
+                .get(&(meta.dev(), meta.ino()))
+                .map(|was| format!("it is {was} under another name"));
+        }
+        if !meta.is_dir() {
+            return None;
+        }
+        let root = self.workspace.root();
+        let inodes = self.inodes.read().ok()?;
+        let walk = ignore::WalkBuilder::new(abs)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for (n, entry) in walk.flatten().enumerate() {
+            if n >= DENIED_WALK {
+                return Some(format!(
+                    "{} holds too many files to check against your read rules",
+                    self.workspace.display_relative(abs)
+                ));
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let covered = self.rule_for(&rel).is_some()
+                || entry
+                    .metadata()
+                    .is_ok_and(|m| inodes.contains_key(&(m.dev(), m.ino())));
+            if covered {
+                return Some(format!("it holds {rel}"));
+            }
+        }
+        None
+    }
+}
+
+impl ReadDenials {
+    /// Whether the file at `abs` (in the workspace) is covered, by its
+    /// path or as the file it is.
+    pub fn covers(&self, abs: &std::path::Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !self.active() {
+            return false;
+        }
+        let by_path = abs
+            .strip_prefix(self.workspace.root())
+            .is_ok_and(|rel| self.rule_for(&rel.to_string_lossy()).is_some());
+        by_path
+            || std::fs::metadata(abs).is_ok_and(|m| {
+                self.inodes
+                    .read()
+                    .is_ok_and(|i| i.contains_key(&(m.dev(), m.ino())))
+            })
+    }
+
+    /// Why a shell pattern may name a covered file (or a directory that
+    /// holds one).
+    fn denied_pattern(&self, pattern: &str) -> Option<String> {
+        // Walked from the directory before the first wildcard.
+        let cut = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
+        let base = std::path::Path::new(&pattern[..cut]);
+        let base = if pattern[..cut].ends_with('/') {
+            base.to_path_buf()
+        } else {
+            base.parent().map(std::path::Path::to_path_buf)?
+        };
+        let matcher = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        let walk = ignore::WalkBuilder::new(&base)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for (n, entry) in walk.flatten().enumerate() {
+            if n >= DENIED_WALK {
+                return Some(format!("{pattern} names too many files to check"));
+            }
+            if entry.depth() == 0 || !matcher.is_match(entry.path()) {
+                continue;
+            }
+            if let Some(why) = self.denied(entry.path()) {
+                return Some(format!(
+                    "it names {}: {why}",
+                    self.workspace.display_relative(entry.path())
+                ));
+            }
+            if let Ok(rel) = entry.path().strip_prefix(self.workspace.root())
+                && self.rule_for(&rel.to_string_lossy()).is_some()
+            {
+                return Some(format!("it names {}", rel.display()));
+            }
+        }
+        None
+    }
 }
 
 impl Guardrails {
     pub fn new(workspace: Arc<Workspace>, rules: Arc<Rules>, shell_max_timeout_secs: u64) -> Self {
+        let reads = ReadDenials::new(workspace.clone(), rules.clone());
         Self {
             workspace,
             rules,
             shell_max_timeout_secs,
+            reads,
         }
     }
 
     pub fn rules(&self) -> &Rules {
         &self.rules
+    }
+
+    /// The read deny rules, followed as files (for the search tools,
+    /// which leave covered files out, and for a refresh after a round).
+    pub fn reads(&self) -> &ReadDenials {
+        &self.reads
     }
 
     /// Judges a call of `tool` with `args` that will do `ops`.
@@ -105,8 +326,36 @@ impl Guardrails {
                         e.files
                             .iter()
                             .find_map(|f| rule(Subject::File(f), format!("matched {f}")))
+                    })
+                    .or_else(|| {
+                        // A directory is read for what it holds unless every
+                        // command naming it only lists names (`ls`, `tree`).
+                        e.files.iter().find_map(|f| {
+                            let names_it = |c: &&super::operation::SimpleCommand| {
+                                c.argv.iter().skip(1).any(|w| {
+                                    let t = w.text.trim_end_matches('/');
+                                    t == f.path
+                                        || t.strip_prefix("./") == Some(f.path.as_str())
+                                        || self.workspace.root().join(t)
+                                            == self.workspace.root().join(&f.path)
+                                })
+                            };
+                            let dirs = !e
+                                .commands
+                                .iter()
+                                .filter(names_it)
+                                .all(|c| NAMES_ONLY.contains(&c.basename()))
+                                || !e.commands.iter().any(|c| names_it(&c));
+                            self.followed(f, dirs)
+                        })
                     }),
-                Operation::File(f) => rule(Subject::File(f), format!("matched {f}")),
+                // The search tools leave covered files out themselves;
+                // a listing shows names only.
+                Operation::File(f) => {
+                    rule(Subject::File(f), format!("matched {f}")).or_else(|| {
+                        self.followed(f, !matches!(tool, "grep" | "glob" | "list_directory"))
+                    })
+                }
                 Operation::Net { host } => rule(Subject::Host(host), format!("matched {host}")),
                 Operation::External { .. } => None,
             };
@@ -115,6 +364,28 @@ impl Guardrails {
             }
         }
         None
+    }
+
+    /// A read the deny rules cover as a file rather than by its path: a
+    /// covered file moved or linked elsewhere, or (`dirs`) a directory
+    /// that holds one.
+    fn followed(&self, f: &super::operation::FileOp, dirs: bool) -> Option<GuardError> {
+        if f.access != super::operation::Access::Read || f.outside || !self.reads.active() {
+            return None;
+        }
+        let abs = self.workspace.root().join(&f.path);
+        if !dirs && abs.is_dir() {
+            return None;
+        }
+        let why = self.reads.denied(&abs)?;
+        let rule = self.rules.deny.iter().find(|r| {
+            r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
+        })?;
+        Some(GuardError::Rule {
+            rule: rule.text.clone(),
+            origin: rule.origin,
+            what: format!("{f}: {why}"),
+        })
     }
 
     fn cap_timeout(&self, args: &Value) -> Verdict {

@@ -178,6 +178,9 @@ pub struct ToolContext {
     /// Hides secrets in what a tool keeps or sends beyond the
     /// conversation (memory, messages); results are redacted anyway.
     pub redactor: crate::policy::Redactor,
+    /// The files the read deny rules cover, which the search tools leave
+    /// out (`None`: no rule).
+    pub read_denials: Option<crate::policy::guardrails::ReadDenials>,
 }
 
 impl ToolContext {
@@ -189,6 +192,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             progress: ProgressSink::none(),
             redactor: crate::policy::Redactor::default(),
+            read_denials: None,
         }
     }
 }

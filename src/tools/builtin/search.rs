@@ -222,16 +222,14 @@ impl Tool for Grep {
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let denials = ctx.read_denials.clone();
         tokio::task::spawn_blocking(move || {
-            let found = search(
-                &root,
-                workspace.root(),
-                &regex,
-                filter.as_ref(),
-                context,
-                max,
-                &cancel,
-            );
+            let scope = Scope {
+                root: &root,
+                workspace: workspace.root(),
+                denials: denials.as_ref(),
+            };
+            let found = search(&scope, &regex, filter.as_ref(), context, max, &cancel);
             let mut text = String::new();
             let mut last: Option<&Path> = None;
             for hit in &found.hits {
@@ -332,19 +330,32 @@ struct Found {
     skipped: Vec<String>,
 }
 
+/// Where a search walks: from `root`, in `workspace`, leaving out what
+/// the read rules cover.
+struct Scope<'a> {
+    root: &'a Path,
+    workspace: &'a Path,
+    denials: Option<&'a crate::policy::guardrails::ReadDenials>,
+}
+
 fn search(
-    root: &Path,
-    workspace: &Path,
+    scope: &Scope<'_>,
     regex: &regex::bytes::Regex,
     filter: Option<&NameFilter>,
     context: usize,
     max: usize,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Found {
+    let Scope {
+        root,
+        workspace,
+        denials,
+    } = *scope;
     let matched_lines = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let per_file: Mutex<Vec<(PathBuf, Vec<Hit>, usize)>> = Mutex::new(Vec::new());
     let skipped = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let covered = AtomicUsize::new(0);
     walker(root, workspace, &skipped).build_parallel().run(|| {
         Box::new(|entry| {
             use ignore::WalkState;
@@ -359,6 +370,10 @@ fn search(
             }
             let path = entry.path();
             if filter.is_some_and(|f| !f.matches(root, path)) {
+                return WalkState::Continue;
+            }
+            if denials.is_some_and(|d| d.covers(path)) {
+                covered.fetch_add(1, Ordering::Relaxed);
                 return WalkState::Continue;
             }
             if let Some((hits, count)) = search_file(path, regex, context) {
@@ -379,12 +394,21 @@ fn search(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut skipped = std::mem::take(
+        &mut *skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    let covered = covered.load(Ordering::Relaxed);
+    if covered > 0 {
+        skipped.push(format!(
+            "{covered} file{} your read rules deny {} left out",
+            if covered == 1 { "" } else { "s" },
+            if covered == 1 { "was" } else { "were" }
+        ));
+    }
     let mut found = Found {
-        skipped: std::mem::take(
-            &mut *skipped
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        ),
+        skipped,
         truncated: stop.load(Ordering::Relaxed),
         cancelled: cancel.is_cancelled(),
         files_matched: files.len(),
@@ -580,6 +604,7 @@ impl Tool for Glob {
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let denials = ctx.read_denials.clone();
         tokio::task::spawn_blocking(move || {
             if !root.is_dir() {
                 return Err(ToolError::InvalidArgs(format!(
@@ -589,6 +614,7 @@ impl Tool for Glob {
             }
             let mut files: Vec<String> = Vec::new();
             let mut total = 0usize;
+            let mut covered = 0usize;
             let skipped = std::sync::Arc::new(Mutex::new(Vec::new()));
             for entry in walker(&root, workspace.root(), &skipped).build().flatten() {
                 if cancel.is_cancelled() {
@@ -597,6 +623,10 @@ impl Tool for Glob {
                 if entry.file_type().is_some_and(|t| t.is_file())
                     && filter.matches(&root, entry.path())
                 {
+                    if denials.as_ref().is_some_and(|d| d.covers(entry.path())) {
+                        covered += 1;
+                        continue;
+                    }
                     total += 1;
                     files.push(shown(&workspace, entry.path()));
                 }
@@ -605,11 +635,18 @@ impl Tool for Glob {
             let truncated = files.len() > max;
             files.truncate(max);
             let mut v = json!({"files": files, "count": total, "truncated": truncated});
-            let skipped = std::mem::take(
+            let mut skipped = std::mem::take(
                 &mut *skipped
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             );
+            if covered > 0 {
+                skipped.push(format!(
+                    "{covered} file{} your read rules deny {} left out",
+                    if covered == 1 { "" } else { "s" },
+                    if covered == 1 { "was" } else { "were" }
+                ));
+            }
             if !skipped.is_empty() {
                 v["skipped"] = json!(skipped);
             }
