@@ -30,9 +30,8 @@ pub mod defaults {
     pub const SHELL_TIMEOUT_SECS: u64 = 30;
     pub const SHELL_MAX_TIMEOUT_SECS: u64 = 300;
     /// How long a "for this conversation" approval lasts, and the most
-    /// it may be configured to last.
-    pub const GRANT_TTL_SECS: u64 = 300;
-    pub const MAX_GRANT_TTL_SECS: u64 = 24 * 60 * 60;
+    /// it may be configured to last: the grants' own.
+    pub use crate::policy::grants::{GRANT_TTL_SECS, MAX_GRANT_TTL_SECS};
     /// How long a user hook may run.
     pub const HOOK_TIMEOUT_SECS: u64 = 10;
     /// Longest a whole model response may take.

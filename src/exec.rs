@@ -409,7 +409,7 @@ impl Printer {
 /// A turn's tokens and cost on one line: `12.3k in (10.1k from cache) ·
 /// 512 out · $0.012`.
 fn usage_line(u: &crate::protocol::Usage) -> String {
-    let k = crate::humanize::count;
+    let k = crate::protocol::humanize::count;
     let mut line = format!("{} in", k(u.input_tokens));
     if u.cache_read_tokens > 0 {
         line.push_str(&format!(" ({} from cache)", k(u.cache_read_tokens)));
@@ -466,7 +466,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             tool, arguments, ..
         } => format!(
             "▸ {tool} {}\n",
-            crate::humanize::key_argument(arguments, 120)
+            crate::protocol::humanize::key_argument(arguments, 120)
         )
         .replace(" \n", "\n"),
         AgentEvent::Attachments { files, .. } => files
@@ -505,8 +505,8 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                 ToolStatus::Ok => {
                     let mut d = format!(
                         "ok · {} · {}",
-                        crate::humanize::duration_ms(metadata.duration_ms),
-                        crate::humanize::bytes(metadata.bytes)
+                        crate::protocol::humanize::duration_ms(metadata.duration_ms),
+                        crate::protocol::humanize::bytes(metadata.bytes)
                     );
                     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
                         d = format!("exit {code} · {d}");

@@ -594,7 +594,7 @@ fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
     for shown in env_files(workspace.root()) {
         if let Ok(path) = workspace.resolve_existing(&shown)
             && let Ok((bytes, _)) =
-                crate::tools::builtin::regular::read_capped(&path, &shown, 256 * 1024)
+                crate::tools::fs::regular::read_capped(&path, &shown, 256 * 1024)
         {
             out.extend(dotenv_secrets(&String::from_utf8_lossy(&bytes)));
         }

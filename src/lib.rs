@@ -24,7 +24,6 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
-pub mod humanize;
 pub mod launch;
 pub mod mcp;
 pub mod policy;

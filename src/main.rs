@@ -164,7 +164,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
         let cost = s
             .usage
             .cost_usd
-            .map(|c| format!("  {}", lathe::humanize::dollars(c)))
+            .map(|c| format!("  {}", lathe::protocol::humanize::dollars(c)))
             .unwrap_or_default();
         out!(
             "{}  {}  {} turn{}  {}{cost}  {prompt}",

@@ -39,7 +39,7 @@ pub use client::Server;
 
 use crate::config::mcp::McpServer;
 use crate::policy::Workspace;
-use crate::policy::operation::Operation;
+use crate::protocol::operation::Operation;
 use crate::protocol::{Effect, McpState, McpStatus};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 

@@ -18,7 +18,6 @@ pub mod grants;
 pub mod guardrails;
 pub mod hooks;
 pub mod instructions;
-pub mod operation;
 pub(crate) mod options;
 pub mod read_only;
 pub mod rules;
@@ -26,13 +25,14 @@ pub mod shell;
 pub mod user_hooks;
 pub mod workspace;
 
+pub use crate::protocol::GrantInfo;
+pub use crate::protocol::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 pub use authorizer::{
     ApprovalRequest, Approver, Assessment, Assessor, HeadlessApprover, Need, UNSANDBOXED_REASON,
 };
-pub use grants::{AuthorizationManager, GrantInfo, GrantKey};
+pub use grants::{AuthorizationManager, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};
 pub use hooks::{AfterHook, HookOutcome, Redactor};
-pub use operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 pub use rules::{Rule, RuleKind, RuleOrigin, Rules};
 pub use user_hooks::{HookSet, HookSpec};
 pub use workspace::{PathError, Workspace};

@@ -14,10 +14,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod change;
+pub mod humanize;
+pub mod operation;
+pub mod text;
 pub mod visible;
 
-use crate::policy::grants::GrantInfo;
-use crate::policy::operation::Operation;
+use crate::protocol::operation::Operation;
+
+/// A live conversation grant, for display.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantInfo {
+    pub id: u64,
+    pub covers: String,
+    pub expires_in_secs: u64,
+}
 
 /// A file a message mentions (`@path`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod change;
+pub mod fs;
 pub mod preview;
 pub mod registry;
 pub mod spec;

@@ -220,11 +220,8 @@ fn transcript(messages: &[Message], max_chars: usize) -> String {
         if s.len() <= max {
             return s.to_string();
         }
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}\n[… {} more bytes cut]", &s[..end], s.len() - end)
+        let kept = crate::protocol::text::cut(s, max);
+        format!("{kept}\n[… {} more bytes cut]", s.len() - kept.len())
     };
     let mut parts: Vec<String> = messages
         .iter()

@@ -618,11 +618,10 @@ async fn authorize(
             )
             .unified();
             let theirs = if theirs.len() > EDIT_DIFF_MAX {
-                let mut cut = EDIT_DIFF_MAX;
-                while !theirs.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                format!("{}\n… (cut)", &theirs[..cut])
+                format!(
+                    "{}\n… (cut)",
+                    crate::protocol::text::cut(&theirs, EDIT_DIFF_MAX)
+                )
             } else {
                 theirs
             };

@@ -7,7 +7,7 @@
 use crate::policy::workspace::PathError;
 use crate::protocol::Attachment;
 use crate::session::history::ATTACHED;
-use crate::tools::builtin::regular::read_capped;
+use crate::tools::fs::regular::read_capped;
 
 use super::Shared;
 
@@ -88,7 +88,7 @@ fn refused_by_rules(shared: &Shared, shown: &str) -> Option<String> {
     let ops = crate::tools::spec::file_operation(
         &shared.workspace,
         shown,
-        crate::policy::operation::Access::Read,
+        crate::protocol::operation::Access::Read,
     )
     .ok()?;
     let ops = [ops];

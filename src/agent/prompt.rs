@@ -8,7 +8,7 @@
 //! it cannot hang or flood the start), at most 32 KiB, and redacted.
 
 use crate::policy::{Redactor, Workspace};
-use crate::tools::builtin::regular;
+use crate::tools::fs::regular;
 
 const BASE: &str = include_str!("../../assets/system-prompt.md");
 /// The most of AGENTS.md that goes into the prompt.

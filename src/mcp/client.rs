@@ -459,10 +459,7 @@ impl Server {
                 k.push_str(&line);
                 k.push('\n');
                 if k.len() > STDERR_KEPT {
-                    let mut cut = k.len() - STDERR_KEPT;
-                    while !k.is_char_boundary(cut) {
-                        cut += 1;
-                    }
+                    let cut = k.ceil_char_boundary(k.len() - STDERR_KEPT);
                     k.drain(..cut);
                 }
             }

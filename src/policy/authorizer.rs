@@ -17,11 +17,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::grants::GrantKey;
-use super::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 use super::read_only::{is_read_only, only_reads};
 use super::rules::{RuleKind, Rules, Subject};
 use super::shell::{knows_file_roles, lexical_join};
 use super::workspace::Workspace;
+use crate::protocol::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
 use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
 
 /// Why running a command outside the sandbox asks, every time.

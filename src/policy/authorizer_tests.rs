@@ -1,7 +1,7 @@
 use super::*;
-use crate::policy::operation::FileOp;
 use crate::policy::rules::RuleOrigin;
 use crate::policy::shell::analyze;
+use crate::protocol::operation::FileOp;
 
 fn setup() -> (tempfile::TempDir, Workspace) {
     let d = tempfile::tempdir().unwrap();

@@ -18,12 +18,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
 use super::options::{self, has_option, is_long, operands};
 use super::shell::{
     SHELLS, Source, find_filters, find_starts, is_stdin_path, lexical_join, source_of,
 };
 use super::workspace::Workspace;
+use crate::protocol::operation::{Access, ExecOp, Program, SimpleCommand, Stdin, Word, basename};
 
 /// Why a line is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,13 +17,15 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::operation::{FileStamp, Program, SimpleCommand};
+use crate::protocol::operation::{FileStamp, Program, SimpleCommand};
 
-pub const DEFAULT_GRANT_TTL: Duration =
-    Duration::from_secs(crate::config::defaults::GRANT_TTL_SECS);
+pub const DEFAULT_GRANT_TTL: Duration = Duration::from_secs(GRANT_TTL_SECS);
 /// The longest a grant may last, whatever the configuration says.
-pub const MAX_GRANT_TTL: Duration =
-    Duration::from_secs(crate::config::defaults::MAX_GRANT_TTL_SECS);
+pub const MAX_GRANT_TTL: Duration = Duration::from_secs(MAX_GRANT_TTL_SECS);
+
+/// How long a conversation grant lasts by default, and at most (seconds).
+pub const GRANT_TTL_SECS: u64 = 300;
+pub const MAX_GRANT_TTL_SECS: u64 = 24 * 60 * 60;
 
 /// The program part of a command grant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -121,7 +123,7 @@ impl GrantKey {
                 // `make test` runs whatever the Makefile says when it
                 // runs, and the model can change the Makefile.
                 let name = shown.split_whitespace().next().unwrap_or_default();
-                let name = super::operation::basename(name);
+                let name = crate::protocol::operation::basename(name);
                 let args: Vec<&str> = subcommand.iter().map(String::as_str).collect();
                 match super::instructions::instructions(name, &args) {
                     Some(what) => format!("{base}, and so whatever is in {what} when it runs"),
@@ -136,13 +138,7 @@ impl GrantKey {
     }
 }
 
-/// A live grant, for display.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GrantInfo {
-    pub id: u64,
-    pub covers: String,
-    pub expires_in_secs: u64,
-}
+pub use crate::protocol::GrantInfo;
 
 #[derive(Debug)]
 struct Grant {

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::denylist::{self, Denial};
-use super::operation::Operation;
 use super::rules::{RuleKind, RuleOrigin, Rules, Subject};
 use super::workspace::Workspace;
+use crate::protocol::operation::Operation;
 
 /// Why the guardrail refused a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,9 +101,9 @@ impl ReadDenials {
     /// The rule that covers reading `rel` (relative to the workspace) by
     /// its path.
     fn rule_for(&self, rel: &str) -> Option<&super::rules::Rule> {
-        let op = super::operation::FileOp {
+        let op = crate::protocol::operation::FileOp {
             path: rel.to_string(),
-            access: super::operation::Access::Read,
+            access: crate::protocol::operation::Access::Read,
             outside: false,
             named: false,
         };
@@ -331,7 +331,7 @@ impl Guardrails {
                         // A directory is read for what it holds unless every
                         // command naming it only lists names (`ls`, `tree`).
                         e.files.iter().find_map(|f| {
-                            let names_it = |c: &&super::operation::SimpleCommand| {
+                            let names_it = |c: &&crate::protocol::operation::SimpleCommand| {
                                 c.argv.iter().skip(1).any(|w| {
                                     let t = w.text.trim_end_matches('/');
                                     t == f.path
@@ -369,8 +369,9 @@ impl Guardrails {
     /// A read the deny rules cover as a file rather than by its path: a
     /// covered file moved or linked elsewhere, or (`dirs`) a directory
     /// that holds one.
-    fn followed(&self, f: &super::operation::FileOp, dirs: bool) -> Option<GuardError> {
-        if f.access != super::operation::Access::Read || f.outside || !self.reads.active() {
+    fn followed(&self, f: &crate::protocol::operation::FileOp, dirs: bool) -> Option<GuardError> {
+        if f.access != crate::protocol::operation::Access::Read || f.outside || !self.reads.active()
+        {
             return None;
         }
         let abs = self.workspace.root().join(&f.path);
@@ -409,8 +410,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::policy::operation::{Access, FileOp};
     use crate::policy::shell::analyze;
+    use crate::protocol::operation::{Access, FileOp};
 
     fn rails(deny: &[&str]) -> (tempfile::TempDir, Guardrails) {
         let d = tempfile::tempdir().unwrap();

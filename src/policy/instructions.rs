@@ -6,7 +6,7 @@
 //! runs. Lathe says so in the grant it offers, and never runs a hook of
 //! this kind outside the sandbox.
 
-use super::operation::{Program, SimpleCommand};
+use crate::protocol::operation::{Program, SimpleCommand};
 
 /// What the workspace gives a program to run, in words (`the Makefile`),
 /// if it runs the workspace's instructions; `None` for a program that

@@ -4,7 +4,7 @@
 //! value after `=`, and `--` ends the options. Checks that look for an
 //! option by its exact text miss all of these; these helpers do not.
 
-use super::operation::Word;
+use crate::protocol::operation::Word;
 
 /// The arguments before `--` (or all of them).
 fn before_end(args: &[Word]) -> &[Word] {

@@ -9,10 +9,10 @@
 //! redirection but to `/dev/null`. Options are read as the programs read
 //! them: `-uo` has `-o`, `--outp` is `--output`, `-f/etc/x` names a file.
 
-use super::operation::{Program, Redirect, SimpleCommand, Word};
 use super::options::{has_option, operands};
 use super::shell::{READERS, path_inside};
 use super::workspace::Workspace;
+use crate::protocol::operation::{Program, Redirect, SimpleCommand, Word};
 
 /// Programs that print without reading files named in their arguments.
 const NO_FILES: &[&str] = &[

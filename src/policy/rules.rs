@@ -18,7 +18,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
-use super::operation::{Access, FileOp, Program, SimpleCommand, Word, basename, join};
+use crate::protocol::operation::{Access, FileOp, Program, SimpleCommand, Word, basename, join};
 
 /// The tool whose patterns are shell commands.
 pub const SHELL_TOOL: &str = "exec_shell";
@@ -444,7 +444,7 @@ pub fn canonical(argv: &[Word]) -> String {
     let Some((program, args)) = argv.split_first() else {
         return String::new();
     };
-    let base = super::operation::basename(&program.text);
+    let base = crate::protocol::operation::basename(&program.text);
     let mut head = vec![program.text.clone()];
     let mut rest = args;
     if let Some((sub, after)) = args.split_first()

@@ -17,8 +17,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::operation::ExecOp;
 use super::workspace::Workspace;
+use crate::protocol::operation::ExecOp;
 
 mod commands;
 mod interpreters;

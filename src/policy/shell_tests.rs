@@ -1,5 +1,5 @@
 use super::*;
-use crate::policy::operation::{Access, Program, Stdin};
+use crate::protocol::operation::{Access, Program, Stdin};
 
 fn ws() -> (tempfile::TempDir, Workspace) {
     let d = tempfile::tempdir().unwrap();

@@ -26,9 +26,9 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use super::operation::Program;
 use super::rules::RuleOrigin;
 use super::workspace::Workspace;
+use crate::protocol::operation::Program;
 
 /// Longest output a hook may print; more is cut.
 const MAX_OUTPUT: usize = 1024 * 1024;
@@ -612,7 +612,7 @@ fn reason_from(stderr: &str, fallback: &str) -> String {
     if t.is_empty() {
         fallback.to_string()
     } else {
-        crate::provider::http::shorten(t, 2000)
+        crate::protocol::text::shorten(t, 2000)
     }
 }
 
@@ -621,7 +621,7 @@ fn excerpt(stderr: &str) -> String {
     if t.is_empty() {
         String::new()
     } else {
-        format!(": {}", crate::provider::http::shorten(t, 300))
+        format!(": {}", crate::protocol::text::shorten(t, 300))
     }
 }
 

@@ -645,17 +645,7 @@ pub(crate) fn server_message(status: reqwest::StatusCode, body: &str) -> String 
     }
 }
 
-/// The first `max` bytes of `s` (on a character boundary), marked when cut.
-pub(crate) fn shorten(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
+pub(crate) use crate::protocol::text::shorten;
 
 /// A header value that never shows up in debug output or logs.
 pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {

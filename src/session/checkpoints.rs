@@ -395,11 +395,8 @@ impl Store {
         if text.len() <= limit {
             return Ok((text.into_owned(), false));
         }
-        let mut cut = limit;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let end = text[..cut].rfind('\n').map_or(0, |i| i + 1);
+        let cut = crate::protocol::text::cut(&text, limit);
+        let end = cut.rfind('\n').map_or(0, |i| i + 1);
         Ok((text[..end].to_string(), true))
     }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use super::spec::Tool;
 
-pub(crate) mod atomic;
 mod delete_file;
 mod edit_file;
 mod exec_shell;
@@ -18,7 +17,6 @@ mod memory;
 mod message;
 mod move_file;
 mod read_file;
-pub mod regular;
 mod search;
 mod spawn;
 mod web;
@@ -71,29 +69,6 @@ impl Default for BuiltinSettings {
             web: WebSettings::default(),
             message_channels: std::collections::BTreeMap::new(),
         }
-    }
-}
-
-/// After a file tool wrote `path`: a git directory it completed or changed
-/// so that git would run a program is disarmed, and the result says so
-/// (`warnings`), as after a command.
-pub(crate) async fn disarm_written(
-    ctx: &super::ToolContext,
-    path: &std::path::Path,
-    result: &mut serde_json::Value,
-) {
-    let root = ctx.workspace.root().to_path_buf();
-    let written = path.to_path_buf();
-    let traps = tokio::task::spawn_blocking(move || {
-        crate::sandbox::check_written_git(&root, &written)
-            .into_iter()
-            .map(|t| t.describe(&root))
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
-    if !traps.is_empty() {
-        result["warnings"] = serde_json::json!(traps);
     }
 }
 

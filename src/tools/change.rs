@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 pub use crate::protocol::change::{ChangeKind, FileChange, Hunk, hash};
 
-use super::builtin::atomic::write_atomic;
+use super::fs::atomic::write_atomic;
 use super::spec::{ToolContext, ToolError};
 
 /// Writes `change` with the hunks `include` keeps, if the file is still
@@ -43,7 +43,7 @@ pub async fn apply(
             // A file moved into place is a file written there: a git
             // directory it completes or arms is disarmed, as after a write.
             if moved {
-                super::builtin::disarm_written(ctx, &to, &mut v).await;
+                super::fs::disarm_written(ctx, &to, &mut v).await;
             }
             Ok(v)
         }
@@ -58,7 +58,7 @@ fn unchanged_since(
     shown: &str,
     what: &str,
 ) -> Result<u64, ToolError> {
-    let (bytes, _) = super::builtin::regular::read_capped(file, shown, u64::MAX)?;
+    let (bytes, _) = super::fs::regular::read_capped(file, shown, u64::MAX)?;
     if change.base_hash.as_deref() != Some(hash(&bytes).as_str()) {
         return Err(ToolError::ExecutionFailed(format!(
             "{shown} changed after the change was shown for approval; nothing was {what}. \
@@ -73,7 +73,7 @@ fn delete(
     ws: &crate::policy::Workspace,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Value, ToolError> {
-    let (file, shown) = super::builtin::regular::own_file(ws, &change.path, "delete_file")?;
+    let (file, shown) = super::fs::regular::own_file(ws, &change.path, "delete_file")?;
     if file != change.file() {
         return Err(ToolError::ExecutionFailed(format!(
             "{shown} now leads elsewhere than when the change was shown; nothing was deleted"
@@ -99,7 +99,7 @@ fn rename(
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Value, ToolError> {
     let from_shown = change.from.clone().unwrap_or_default();
-    let (from, _) = super::builtin::regular::own_file(ws, &from_shown, "move_file")?;
+    let (from, _) = super::fs::regular::own_file(ws, &from_shown, "move_file")?;
     let to = ws
         .resolve_for_write(&change.path)
         .map_err(ToolError::from_path)?;
@@ -116,42 +116,12 @@ fn rename(
             "interrupted before moving {from_shown}; nothing was moved"
         )));
     }
-    move_no_replace(&from, &to, &change.path)?;
+    super::fs::move_no_replace(&from, &to, &change.path)?;
     Ok(json!({
         "message": format!("moved {from_shown} to {}", change.path),
         "from": from_shown,
         "path": change.path,
     }))
-}
-
-/// Moves `from` to `to`, creating `to`'s missing directories; an existing
-/// `to` is never replaced (the kernel refuses it atomically where it can).
-pub fn move_no_replace(from: &Path, to: &Path, shown: &str) -> Result<(), ToolError> {
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(shown, &e))?;
-    }
-    let exists = || {
-        ToolError::InvalidArgs(format!(
-            "{shown} already exists; move_file never replaces a file"
-        ))
-    };
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
-        match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
-            Ok(()) => return Ok(()),
-            Err(nix::errno::Errno::EEXIST) => return Err(exists()),
-            // The file system cannot refuse a replacement itself.
-            Err(nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {}
-            Err(e) => return Err(ToolError::from_io(shown, &std::io::Error::from(e))),
-        }
-    }
-    // A new link fails if the name is taken; the old name then goes.
-    match std::fs::hard_link(from, to) {
-        Ok(()) => std::fs::remove_file(from).map_err(|e| ToolError::from_io(shown, &e)),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
-        Err(e) => Err(ToolError::from_io(shown, &e)),
-    }
 }
 
 async fn write(
@@ -265,7 +235,7 @@ async fn write(
     })
     .await
     .map_err(|e| ToolError::Internal(format!("writing the change failed: {e}")))??;
-    super::builtin::disarm_written(ctx, &v.1, &mut v.0).await;
+    super::fs::disarm_written(ctx, &v.1, &mut v.0).await;
     Ok(v.0)
 }
 

@@ -14,9 +14,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::policy::operation::{Access, FileOp, Operation};
 use crate::policy::{PathError, Workspace};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, FileOp, Operation};
 
 /// How a tool call failed. Every variant but `Internal` goes back to the
 /// model verbatim, so it can recover.

@@ -346,7 +346,7 @@ impl App {
         let note = unchecked.map_or(String::new(), |why| {
             format!(
                 "; not checked: {}",
-                crate::humanize::shorten_chars(&why, 120)
+                crate::protocol::humanize::shorten_chars(&why, 120)
             )
         });
         let was = if self.model.is_empty() {

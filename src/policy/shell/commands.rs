@@ -9,10 +9,10 @@ use super::interpreters::{SHELLS, Source, is_stdin_path, source_of};
 use super::walk::{Ctx, Var, Walker};
 use super::wrappers::{is_wrapper, skip_options, unwrap_one};
 use super::{expand_glob, lexical_join, path_inside};
-use crate::policy::operation::{
+use crate::policy::options::{has_option, operands, option_values};
+use crate::protocol::operation::{
     Access, FileStamp, Program, SimpleCommand, Stdin, Word, basename, join,
 };
-use crate::policy::options::{has_option, operands, option_values};
 
 /// Most wrappers looked through on one command (`env nice timeout …`).
 const MAX_WRAPPERS: usize = 16;

@@ -4,8 +4,8 @@
 //! that take a value are skipped with their value, `--` ends the options,
 //! and `-`, `/dev/stdin` and friends mean standard input.
 
-use crate::policy::operation::Word;
 use crate::policy::options::is_long;
+use crate::protocol::operation::Word;
 
 /// Shells: `-c STRING` runs a string; without a script they read stdin.
 pub(crate) const SHELLS: &[&str] = &[

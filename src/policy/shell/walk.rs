@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::{MAX_DEPTH, ShellEnv, lexical_join, path_inside};
-use crate::policy::operation::{Access, ExecOp, FileOp, Redirect, Stdin, Word};
+use crate::protocol::operation::{Access, ExecOp, FileOp, Redirect, Stdin, Word};
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -67,7 +67,7 @@ pub(crate) struct Walker<'e> {
     /// The function bodies being walked, innermost last.
     pub(super) in_function: Vec<String>,
     /// Programs already resolved in this line, by name and directory.
-    pub(super) resolved: HashMap<(String, Option<PathBuf>), crate::policy::operation::Program>,
+    pub(super) resolved: HashMap<(String, Option<PathBuf>), crate::protocol::operation::Program>,
     /// Files already recorded.
     files_seen: HashSet<FileOp>,
     /// Bash evaluates a string as code somewhere in the line (arithmetic,
@@ -162,14 +162,8 @@ fn error_excerpt(code: &str, root: Node<'_>) -> String {
         return String::new();
     };
     let start = bad.start_byte().min(code.len());
-    let mut end = (start + 24).min(code.len());
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut from = start;
-    while !code.is_char_boundary(from) {
-        from -= 1;
-    }
+    let end = code.floor_char_boundary(start + 24);
+    let from = code.floor_char_boundary(start);
     let excerpt = code[from..end].trim();
     if excerpt.is_empty() {
         " (it ends too early)".to_string()
@@ -518,7 +512,7 @@ impl<'e> Walker<'e> {
     /// output becomes part of the line, so the line is complex.
     pub(super) fn substitution(&mut self, s: &str, n: Node<'_>, what: &str) {
         let reason = format!("uses {what}");
-        debug_assert!(crate::policy::operation::SUBSTITUTIONS.contains(&reason.as_str()));
+        debug_assert!(crate::protocol::operation::SUBSTITUTIONS.contains(&reason.as_str()));
         self.complex(reason);
         let saved_cwd = self.cwd.clone();
         let mut ctx = Ctx::default();

@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use super::MAX_BRACE_WORDS;
 use super::walk::{Var, Walker, descendants, kids, named, text};
-use crate::policy::operation::Word;
+use crate::protocol::operation::Word;
 
 /// How a character came to be in a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 //! abbreviated), and what changes the wrapped command (an `env` variable,
 //! `env -C DIR`, `env -S STRING`, `flock -c CODE`) is reported.
 
-use crate::policy::operation::{Word, basename};
 use crate::policy::options::is_long;
+use crate::protocol::operation::{Word, basename};
 
 /// How a wrapper reads its options.
 struct Spec {

@@ -5,11 +5,11 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::regular::{own_file, text_of};
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
 use crate::tools::change::FileChange;
+use crate::tools::fs::regular::{own_file, text_of};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 /// The largest file whose deletion is shown line by line.
@@ -67,7 +67,7 @@ impl Tool for DeleteFile {
         Ok(Some(format!(
             "--- a/{}\n+++ /dev/null\n\\ deletes a binary or large file ({})\n",
             crate::protocol::visible::name(&shown),
-            crate::humanize::bytes(usize::try_from(size).unwrap_or(usize::MAX))
+            crate::protocol::humanize::bytes(usize::try_from(size).unwrap_or(usize::MAX))
         )))
     }
 

@@ -6,10 +6,10 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::atomic::write_atomic;
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
+use crate::tools::fs::atomic::write_atomic;
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 pub struct EditFile;
@@ -111,7 +111,7 @@ impl Tool for EditFile {
         })
         .await
         .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))??;
-        super::disarm_written(ctx, &written, &mut v).await;
+        crate::tools::fs::disarm_written(ctx, &written, &mut v).await;
         Ok(v)
     }
 }
@@ -120,7 +120,7 @@ impl Tool for EditFile {
 const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
 
 fn read_text(path: &std::path::Path, shown: &str) -> Result<String, ToolError> {
-    let (bytes, more) = super::regular::read_capped(path, shown, MAX_EDIT_BYTES)?;
+    let (bytes, more) = crate::tools::fs::regular::read_capped(path, shown, MAX_EDIT_BYTES)?;
     if more {
         return Err(ToolError::InvalidArgs(format!(
             "{shown} is larger than 32 MiB; edit_file edits smaller files (use exec_shell with sed for this one)"

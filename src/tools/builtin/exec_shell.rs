@@ -28,9 +28,9 @@ use tokio::task::JoinHandle;
 
 use super::BuiltinSettings;
 use crate::policy::Workspace;
-use crate::policy::operation::Operation;
 use crate::policy::shell;
 use crate::protocol::Effect;
+use crate::protocol::operation::Operation;
 use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
 
 const HEAD_BYTES: usize = 12 * 1024;

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// At most this many entries are returned; the rest are counted.

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::atomic::write_atomic;
 use crate::protocol::Effect;
+use crate::tools::fs::atomic::write_atomic;
 use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg};
 
 /// The most a memory file may hold (the model reads it whole).

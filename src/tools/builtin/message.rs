@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::policy::operation::Operation;
 use crate::protocol::Effect;
+use crate::protocol::operation::Operation;
 use crate::secret::Secret;
 use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg};
 

@@ -6,11 +6,11 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::regular::{own_file, text_of};
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
 use crate::tools::change::FileChange;
+use crate::tools::fs::regular::{own_file, text_of};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
 /// The largest file whose content is checked before the move.
@@ -29,7 +29,7 @@ fn destination(
     workspace
         .resolve_for_write(to)
         .map_err(ToolError::from_path)?;
-    let (dir, name) = super::regular::split_name(to)?;
+    let (dir, name) = crate::tools::fs::regular::split_name(to)?;
     let target = workspace
         .resolve_for_write(dir)
         .map_err(ToolError::from_path)?
@@ -118,13 +118,13 @@ impl Tool for MoveFile {
                 "interrupted before moving {from_shown}; nothing was moved"
             )));
         }
-        crate::tools::change::move_no_replace(&from, &to, &to_shown)?;
+        crate::tools::fs::move_no_replace(&from, &to, &to_shown)?;
         let mut v = json!({
             "message": format!("moved {from_shown} to {to_shown}"),
             "from": from_shown,
             "path": to_shown,
         });
-        super::disarm_written(ctx, &to, &mut v).await;
+        crate::tools::fs::disarm_written(ctx, &to, &mut v).await;
         Ok(v)
     }
 }

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
 use crate::tools::truncate::escaped_str_len;
 
@@ -83,7 +83,7 @@ fn read_window(
     offset: u64,
     limit: Option<u64>,
 ) -> Result<Value, ToolError> {
-    let (mut file, meta) = super::regular::open(path, shown)?;
+    let (mut file, meta) = crate::tools::fs::regular::open(path, shown)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)
@@ -183,11 +183,7 @@ fn collect_lines(
     }
     if content.len() > CONTENT_BUDGET * 2 {
         // One enormous line: keep its start; the pipeline would cut it anyway.
-        let mut cut = CONTENT_BUDGET;
-        while !content.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        content.truncate(cut);
+        content.truncate(content.floor_char_boundary(CONTENT_BUDGET));
         cut_by_budget = true;
     }
     let mut out = json!({

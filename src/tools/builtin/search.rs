@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
 
 /// Files larger than this are not searched.
@@ -548,11 +548,8 @@ fn line_text(bytes: &[u8], start: usize) -> String {
     if text.len() <= MAX_LINE {
         return text.into_owned();
     }
-    let mut cut = MAX_LINE;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}… [{} more bytes]", &text[..cut], text.len() - cut)
+    let kept = crate::protocol::text::cut(&text, MAX_LINE);
+    format!("{kept}… [{} more bytes]", text.len() - kept.len())
 }
 
 pub struct Glob;

@@ -13,9 +13,9 @@ use tokio::sync::Semaphore;
 use super::BuiltinSettings;
 use super::exec_shell::ExecShell;
 use crate::policy::Workspace;
-use crate::policy::operation::Operation;
 use crate::policy::shell;
 use crate::protocol::Effect;
+use crate::protocol::operation::Operation;
 use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
 
 /// At most this many spawned processes run at once.

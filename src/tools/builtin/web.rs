@@ -22,8 +22,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::policy::operation::Operation;
 use crate::protocol::Effect;
+use crate::protocol::operation::Operation;
 use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
 
 /// The most of a body that is read.

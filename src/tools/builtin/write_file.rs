@@ -4,10 +4,10 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::atomic::write_atomic;
 use crate::policy::Workspace;
-use crate::policy::operation::{Access, Operation};
 use crate::protocol::Effect;
+use crate::protocol::operation::{Access, Operation};
+use crate::tools::fs::atomic::write_atomic;
 use crate::tools::preview::unified_diff;
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
 
@@ -65,7 +65,8 @@ impl Tool for WriteFile {
         refuse_special(&resolved, &shown)?;
         let old = match std::fs::symlink_metadata(&resolved) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            _ => match super::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES) {
+            _ => match crate::tools::fs::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
+            {
                 // Text read whole: the change is exact.
                 Ok((bytes, false)) => match String::from_utf8(bytes) {
                     Ok(text) => Some(text),
@@ -94,7 +95,7 @@ impl Tool for WriteFile {
             .resolve_for_write(path)
             .map_err(ToolError::from_path)?;
         let shown = workspace.display_relative(&resolved);
-        let old = super::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
+        let old = crate::tools::fs::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
             .ok()
             .map(|(b, _)| String::from_utf8_lossy(&b).into_owned());
         Ok(Some(unified_diff(&shown, old.as_deref(), content)))
@@ -135,7 +136,7 @@ impl Tool for WriteFile {
             "bytes": bytes,
             "created": created,
         });
-        super::disarm_written(ctx, &resolved, &mut v).await;
+        crate::tools::fs::disarm_written(ctx, &resolved, &mut v).await;
         Ok(v)
     }
 }
@@ -146,9 +147,11 @@ const PREVIEW_OLD_BYTES: u64 = 32 * 1024 * 1024;
 /// device, a socket) is not replaced.
 fn refuse_special(path: &std::path::Path, shown: &str) -> Result<(), ToolError> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.file_type().is_symlink() => super::regular::check(&meta, shown),
+        Ok(meta) if !meta.file_type().is_symlink() => {
+            crate::tools::fs::regular::check(&meta, shown)
+        }
         Ok(_) => match std::fs::metadata(path) {
-            Ok(meta) => super::regular::check(&meta, shown),
+            Ok(meta) => crate::tools::fs::regular::check(&meta, shown),
             Err(_) => Ok(()),
         },
         Err(_) => Ok(()),

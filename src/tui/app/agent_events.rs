@@ -324,7 +324,10 @@ impl App {
             }
             AgentEvent::Attachments { files, .. } => {
                 let name = |f: &crate::protocol::Attachment| {
-                    crate::humanize::shorten_chars(&crate::protocol::visible::name(&f.path), 80)
+                    crate::protocol::humanize::shorten_chars(
+                        &crate::protocol::visible::name(&f.path),
+                        80,
+                    )
                 };
                 // Images as the transcript shows them: `[image shot.png 1280×720]`.
                 let is_image = |f: &crate::protocol::Attachment| {
@@ -339,7 +342,7 @@ impl App {
                         NoticeKind::Info,
                         format!(
                             "[image {} {size}]",
-                            crate::humanize::shorten_chars(
+                            crate::protocol::humanize::shorten_chars(
                                 &crate::protocol::visible::name(&base),
                                 60
                             )
@@ -351,9 +354,17 @@ impl App {
                     .filter(|f| f.attached && !is_image(f))
                     .map(|f| match &f.note {
                         Some(n) => {
-                            format!("{} ({}, {n})", name(f), crate::humanize::bytes(f.bytes))
+                            format!(
+                                "{} ({}, {n})",
+                                name(f),
+                                crate::protocol::humanize::bytes(f.bytes)
+                            )
                         }
-                        None => format!("{} ({})", name(f), crate::humanize::bytes(f.bytes)),
+                        None => format!(
+                            "{} ({})",
+                            name(f),
+                            crate::protocol::humanize::bytes(f.bytes)
+                        ),
                     })
                     .collect();
                 if !attached.is_empty() {
@@ -483,7 +494,7 @@ pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage)
     if models.is_empty() {
         return "nothing spent yet in this session".into();
     }
-    let k = |n: u64| crate::humanize::count(n);
+    let k = |n: u64| crate::protocol::humanize::count(n);
     let line = |name: &str, u: &Usage| {
         let cost = u
             .cost_usd

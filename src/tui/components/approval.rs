@@ -41,7 +41,7 @@ use serde_json::Value;
 
 use super::cells::key_argument;
 use super::diff_view::{DiffView, Highlighted};
-use crate::humanize;
+use crate::protocol::humanize;
 use crate::protocol::visible;
 use crate::protocol::{ApprovalDecision, ApprovalNeed, Effect, GrantOffer};
 use crate::tui::theme::Theme;

@@ -10,13 +10,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::humanize::shorten_chars as shorten;
-pub use crate::humanize::{bytes as human_bytes, duration_ms as human_duration};
+use crate::protocol::humanize::shorten_chars as shorten;
+pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
 use crate::protocol::{ResultMetadata, ToolStatus};
 
 /// The key argument of a call, on one line.
 pub fn key_argument(args: &Value) -> String {
-    crate::humanize::key_argument(args, 160)
+    crate::protocol::humanize::key_argument(args, 160)
 }
 use crate::tui::highlight::Highlighter;
 use crate::tui::markdown;

@@ -13,8 +13,8 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use crate::humanize;
 use crate::policy::GrantInfo;
+use crate::protocol::humanize;
 use crate::protocol::{ApprovalMode, RuleLists};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{Logical, wrap};

@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::humanize;
+use crate::protocol::humanize;
 use crate::session::store::SessionInfo;
 use crate::tui::theme::Theme;
 
@@ -87,7 +87,7 @@ impl SessionPicker {
                         theme.text()
                     };
                     // The model and what it cost, when known, after the prompt.
-                    let mut model = crate::humanize::shorten_chars(
+                    let mut model = crate::protocol::humanize::shorten_chars(
                         &crate::protocol::visible::name(&s.model),
                         24,
                     );

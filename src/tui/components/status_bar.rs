@@ -37,7 +37,7 @@ pub struct StatusInfo<'a> {
     pub thinking: bool,
 }
 
-pub use crate::humanize::dollars;
+pub use crate::protocol::humanize::dollars;
 
 fn tokens(n: u64) -> String {
     if n >= 1000 {

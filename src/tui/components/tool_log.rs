@@ -656,10 +656,10 @@ fn json_lines(v: &Value, style: Style, out: &mut Vec<Logical>) {
 fn push_pieces(line: &str, style: Style, out: &mut Vec<Logical>) {
     let mut rest = line;
     loop {
-        let mut cut = rest.len().min(PIECE);
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        // At least one character, however wide.
+        let cut = crate::protocol::text::cut(rest, PIECE)
+            .len()
+            .max(rest.chars().next().map_or(0, char::len_utf8));
         let (piece, tail) = rest.split_at(cut);
         out.push(Logical::code(Line::from(Span::styled(
             piece.to_string(),

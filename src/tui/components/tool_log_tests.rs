@@ -185,8 +185,8 @@ fn slash_filters_by_tool_or_status() {
 
 #[test]
 fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
-    use crate::policy::operation::{ExecOp, Program, SimpleCommand, Stdin, Word};
     use crate::policy::{Access, FileOp, Operation};
+    use crate::protocol::operation::{ExecOp, Program, SimpleCommand, Stdin, Word};
     let t0 = Instant::now();
     let mut l = ToolLog::new(t0);
     let cmd = |argv: &[&str], path: &str| SimpleCommand {

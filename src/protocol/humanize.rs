@@ -71,14 +71,7 @@ pub fn ago(secs: u64) -> String {
     }
 }
 
-/// At most `max` characters of `s`, with `…` when cut.
-pub fn shorten_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{cut}…")
-}
+pub use super::text::shorten_chars;
 
 /// The key argument of a tool call on one line: its command or path, else
 /// the arguments as JSON (nothing for `{}`).
