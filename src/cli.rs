@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::builder::PossibleValue;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::config::Overrides;
 use crate::protocol::ApprovalMode;
@@ -100,7 +100,7 @@ pub struct ExecArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct CommonArgs {
     /// Wire format of the model server.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", value_parser = provider_kind())]
     pub provider: Option<ProviderKind>,
     /// Server URL; OpenAI-style URLs include /v1 (http://127.0.0.1:8080/v1), Anthropic ones do not.
     #[arg(long, global = true, value_name = "URL")]
@@ -112,19 +112,19 @@ pub struct CommonArgs {
     #[arg(long, global = true, value_name = "WIRE", value_parser = wire_api)]
     pub wire_api: Option<WireApi>,
     /// How hard a reasoning model thinks: none, minimal, low, medium, high or xhigh.
-    #[arg(long, global = true, value_name = "LEVEL")]
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = effort())]
     pub effort: Option<Effort>,
     /// Workspace directory (default: the current directory).
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// What may run without asking.
-    #[arg(long, short = 'a', global = true, value_name = "MODE")]
+    #[arg(long, short = 'a', global = true, value_name = "MODE", value_parser = approval_mode())]
     pub approval: Option<ApprovalMode>,
     /// Tool rounds per turn before the turn fails (at least 1).
     #[arg(long, global = true, value_name = "N")]
     pub max_tool_iterations: Option<u32>,
     /// How commands are confined: workspace-write (default), read-only or off.
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE", value_parser = sandbox_mode())]
     pub sandbox: Option<crate::sandbox::Mode>,
     /// Checkpoint files before each turn changes them, for /undo and /rewind: on (default) or off (CI).
     #[arg(long, global = true, value_name = "on|off", value_parser = on_off)]
@@ -167,58 +167,57 @@ impl CommonArgs {
     }
 }
 
-impl ValueEnum for crate::sandbox::Mode {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[
-            crate::sandbox::Mode::WorkspaceWrite,
-            crate::sandbox::Mode::ReadOnly,
-            crate::sandbox::Mode::Off,
-        ]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
-    }
+/// The names a value may take, each with its help, parsed by `FromStr`:
+/// the types are the core's, so clap's `ValueEnum` cannot be derived or
+/// implemented for them here.
+fn choices<T>(
+    values: impl IntoIterator<Item = (&'static str, &'static str)>,
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr<Err = String> + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        values
+            .into_iter()
+            .map(|(name, help)| {
+                let v = PossibleValue::new(name);
+                if help.is_empty() { v } else { v.help(help) }
+            })
+            .collect::<Vec<_>>(),
+    )
+    .try_map(|s| s.parse::<T>())
 }
 
-impl ValueEnum for ApprovalMode {
-    fn value_variants<'a>() -> &'a [Self] {
-        &ApprovalMode::ALL
-    }
+fn sandbox_mode() -> impl clap::builder::TypedValueParser<Value = crate::sandbox::Mode> {
+    use crate::sandbox::Mode;
+    choices([Mode::WorkspaceWrite, Mode::ReadOnly, Mode::Off].map(|m| (m.as_str(), "")))
+}
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self {
+fn approval_mode() -> impl clap::builder::TypedValueParser<Value = ApprovalMode> {
+    choices(ApprovalMode::ALL.map(|m| {
+        let help = match m {
             ApprovalMode::ReadOnly => "reads only; no edits, no commands",
             ApprovalMode::Ask => "ask before edits and commands (headless: deny them)",
             ApprovalMode::AutoEdit => "edit files freely; ask before commands",
             ApprovalMode::FullAuto => "edit and run commands without asking",
         };
-        Some(PossibleValue::new(self.as_str()).help(help))
-    }
+        (m.as_str(), help)
+    }))
 }
 
-impl ValueEnum for Effort {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Effort::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.as_str()))
-    }
+fn effort() -> impl clap::builder::TypedValueParser<Value = Effort> {
+    choices(Effort::ALL.map(|e| (e.as_str(), "")))
 }
 
-impl ValueEnum for ProviderKind {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[ProviderKind::OpenAi, ProviderKind::Anthropic]
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self {
-            ProviderKind::OpenAi => "OpenAI Chat Completions and compatible servers",
-            ProviderKind::Anthropic => "Anthropic Messages",
-        };
-        Some(PossibleValue::new(self.as_str()).help(help))
-    }
+fn provider_kind() -> impl clap::builder::TypedValueParser<Value = ProviderKind> {
+    choices([
+        (
+            ProviderKind::OpenAi.as_str(),
+            "OpenAI Chat Completions and compatible servers",
+        ),
+        (ProviderKind::Anthropic.as_str(), "Anthropic Messages"),
+    ])
 }
 
 #[cfg(test)]

@@ -526,7 +526,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                         .get("error")
                         .and_then(Value::as_str)
                         .unwrap_or("failed");
-                    format!("{word}: {}", crate::provider::http::shorten(msg, 300))
+                    format!("{word}: {}", crate::protocol::text::shorten(msg, 300))
                 }
             };
             let failed_exit = content

@@ -3,15 +3,19 @@
 //! `RUST_LOG` or `LATHE_LOG`; never stdout), and hands over to a front end.
 //! `anyhow` lives only here, at the edge.
 
+mod cli;
+mod exec;
+
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::cli::{Cli, Command, ExecArgs};
+use crate::config::Config;
+use crate::exec::{EXIT_USAGE, ExecOptions};
 use anyhow::Context;
 use clap::Parser;
-use lathe::cli::{Cli, Command, ExecArgs};
-use lathe::config::Config;
-use lathe::exec::{self, EXIT_USAGE, ExecOptions};
+use lathe_core::front::{config, launch, policy, protocol, provider, sandbox, session};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
@@ -32,7 +36,7 @@ macro_rules! out {
 fn main() -> ExitCode {
     // The sandbox helper modes run before anything else starts.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = lathe::sandbox::helper_main(&args) {
+    if let Some(code) = crate::sandbox::helper_main(&args) {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let cli = Cli::parse();
@@ -65,14 +69,14 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
     // A session to go on with brings its own server and model: the key
     // the default one needs is not asked for yet.
     let resuming = args.continue_ || args.resume.is_some();
-    let overrides = lathe::config::Overrides {
+    let overrides = crate::config::Overrides {
         no_model: resuming,
         ..cli.common.overrides()
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     let resume = match (&args.resume, args.continue_) {
         (Some(id), _) => Some(id.clone()),
-        (None, true) => Some(lathe::session::store::newest(
+        (None, true) => Some(crate::session::store::newest(
             &config.paths.sessions_dir,
             &config.workspace,
         )?),
@@ -80,7 +84,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
     };
     // A session goes on where it was served, by the model it used.
     let config = match &resume {
-        Some(id) => lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
+        Some(id) => crate::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?,
         None => config,
     };
     for warning in &config.warnings {
@@ -112,7 +116,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         let n = std::fs::File::open(&path)
             .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
             .with_context(|| format!("--image {}", path.display()))?;
-        if lathe::provider::image::sniff(&head[..n]).is_none() {
+        if crate::provider::image::sniff(&head[..n]).is_none() {
             anyhow::bail!(
                 "--image {}: not an image the models take (PNG, JPEG, GIF or WebP)",
                 path.display()
@@ -133,12 +137,12 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
 
 /// `lathe sessions`: the sessions of this workspace (or all), newest first.
 fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
-    let overrides = lathe::config::Overrides {
+    let overrides = crate::config::Overrides {
         no_model: true,
         ..cli.common.overrides()
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
-    let sessions = lathe::session::store::list(
+    let sessions = crate::session::store::list(
         &config.paths.sessions_dir,
         (!all).then_some(config.workspace.as_path()),
     );
@@ -164,7 +168,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
         let cost = s
             .usage
             .cost_usd
-            .map(|c| format!("  {}", lathe::protocol::humanize::dollars(c)))
+            .map(|c| format!("  {}", crate::protocol::humanize::dollars(c)))
             .unwrap_or_default();
         out!(
             "{}  {}  {} turn{}  {}{cost}  {prompt}",
@@ -182,12 +186,12 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
 }
 
 /// `lathe mcp list`: starts the servers, prints them, stops them.
-fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
-    let lathe::cli::McpCommand::List {
+fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
+    let crate::cli::McpCommand::List {
         json,
         trust_workspace_mcp,
     } = args.command;
-    let overrides = lathe::config::Overrides {
+    let overrides = crate::config::Overrides {
         no_model: true,
         ..cli.common.overrides()
     };
@@ -200,7 +204,7 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let statuses = runtime.block_on(lathe::launch::mcp_statuses(&config, trust_workspace_mcp));
+    let statuses = runtime.block_on(crate::launch::mcp_statuses(&config, trust_workspace_mcp));
     if statuses.is_empty() {
         if !json {
             out!(
@@ -225,7 +229,7 @@ fn run_mcp(cli: &Cli, args: lathe::cli::McpArgs) -> anyhow::Result<i32> {
     }
     let failed = statuses
         .iter()
-        .any(|s| s.state == lathe::protocol::McpState::Failed);
+        .any(|s| s.state == crate::protocol::McpState::Failed);
     Ok(i32::from(failed))
 }
 
@@ -242,27 +246,27 @@ enum Continue {
 fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
     // A session to go on with brings its own server and model: the key
     // the default one needs is not asked for yet.
-    let overrides = lathe::config::Overrides {
+    let overrides = crate::config::Overrides {
         no_model: matches!(which, Continue::Newest | Continue::Id(_) | Continue::Pick),
         ..cli.common.overrides()
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     let start = match which {
-        Continue::No => lathe::tui::Start::New,
-        Continue::Pick => lathe::tui::Start::Pick,
+        Continue::No => lathe_tui::Start::New,
+        Continue::Pick => lathe_tui::Start::Pick,
         Continue::Id(id) => {
-            lathe::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)?;
-            lathe::tui::Start::Resume(id)
+            crate::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)?;
+            lathe_tui::Start::Resume(id)
         }
-        Continue::Newest => lathe::tui::Start::Resume(lathe::session::store::newest(
+        Continue::Newest => lathe_tui::Start::Resume(crate::session::store::newest(
             &config.paths.sessions_dir,
             &config.workspace,
         )?),
     };
     // A session goes on where it was served, by the model it used.
     let config = match &start {
-        lathe::tui::Start::Resume(id) => {
-            lathe::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?
+        lathe_tui::Start::Resume(id) => {
+            crate::launch::config_for_session(&config, id, &|k| std::env::var(k).ok())?
         }
         _ => config,
     };
@@ -278,21 +282,21 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    match runtime.block_on(lathe::tui::run(&config, start)) {
+    match runtime.block_on(lathe_tui::run(&config, start)) {
         Ok(outcome) => {
             if outcome.has_turns {
                 out!("{}", resume_hint(&outcome.session_id, &config.workspace));
             }
             Ok(match outcome.ended {
-                lathe::tui::Ended::Quit => 0,
-                lathe::tui::Ended::Signal(n) => 128 + n,
+                lathe_tui::Ended::Quit => 0,
+                lathe_tui::Ended::Signal(n) => 128 + n,
             })
         }
         Err(
-            e @ (lathe::tui::TuiError::NotATerminal
-            | lathe::tui::TuiError::DumbTerminal(_)
-            | lathe::tui::TuiError::Theme(_)
-            | lathe::tui::TuiError::Launch(lathe::launch::LaunchError::Session(_))),
+            e @ (lathe_tui::TuiError::NotATerminal
+            | lathe_tui::TuiError::DumbTerminal(_)
+            | lathe_tui::TuiError::Theme(_)
+            | lathe_tui::TuiError::Launch(crate::launch::LaunchError::Session(_))),
         ) => {
             eprintln!("lathe: {e}");
             Ok(EXIT_USAGE)
@@ -382,7 +386,7 @@ fn non_empty(prompt: String) -> anyhow::Result<String> {
 /// Lathe runs without a log rather than failing.
 fn init_logging(logs_dir: &Path) -> Option<WorkerGuard> {
     // Logs stay their owner's: the directory is closed to everyone else.
-    if let Err(e) = lathe::session::journal::private_dir(logs_dir) {
+    if let Err(e) = crate::session::journal::private_dir(logs_dir) {
         eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display());
         return None;
     }

@@ -9,8 +9,7 @@
 //! leave no half-written file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
+use crate::mock_llm;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -194,9 +193,9 @@ async fn a_session_killed_anywhere_resumes_valid_and_never_runs_a_call_twice() {
             .map(|d| {
                 d.filter_map(Result::ok)
                     .filter(|e| e.file_name().to_string_lossy().ends_with(".history.jsonl"))
-                    .flat_map(|e| lathe::session::history::read(&e.path()).unwrap_or_default())
+                    .flat_map(|e| lathe_core::session::history::read(&e.path()).unwrap_or_default())
                     .filter_map(|r| match r.item {
-                        lathe::session::history::Item::Approved { call_id } => Some(call_id),
+                        lathe_core::session::history::Item::Approved { call_id } => Some(call_id),
                         _ => None,
                     })
                     .collect()
@@ -209,9 +208,9 @@ async fn a_session_killed_anywhere_resumes_valid_and_never_runs_a_call_twice() {
             .map(|d| {
                 d.filter_map(Result::ok).any(|e| {
                     e.file_name().to_string_lossy().ends_with(".history.jsonl")
-                        && lathe::session::history::read(&e.path()).is_ok_and(|r| {
+                        && lathe_core::session::history::read(&e.path()).is_ok_and(|r| {
                             r.iter().any(|r| {
-                                matches!(r.item, lathe::session::history::Item::User { .. })
+                                matches!(r.item, lathe_core::session::history::Item::User { .. })
                             })
                         })
                 })
@@ -267,11 +266,11 @@ async fn a_session_killed_anywhere_resumes_valid_and_never_runs_a_call_twice() {
             .find(|e| e.file_name().to_string_lossy().ends_with(".history.jsonl"))
             .unwrap()
             .path();
-        let records = lathe::session::history::read(&file).unwrap();
+        let records = lathe_core::session::history::read(&file).unwrap();
         let outputs: Vec<(String, String)> = records
             .iter()
             .filter_map(|r| match &r.item {
-                lathe::session::history::Item::ToolOutput {
+                lathe_core::session::history::Item::ToolOutput {
                     call_id, content, ..
                 } => Some((call_id.clone(), content.clone())),
                 _ => None,
@@ -280,7 +279,7 @@ async fn a_session_killed_anywhere_resumes_valid_and_never_runs_a_call_twice() {
         let approved: Vec<&str> = records
             .iter()
             .filter_map(|r| match &r.item {
-                lathe::session::history::Item::Approved { call_id } => Some(call_id.as_str()),
+                lathe_core::session::history::Item::Approved { call_id } => Some(call_id.as_str()),
                 _ => None,
             })
             .collect();

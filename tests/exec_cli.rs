@@ -3,8 +3,7 @@
 //! configuration errors, approval modes, and secrets that must never leak.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
+use crate::mock_llm;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -6,8 +6,7 @@
 //! to start, workspace servers that wait for trust, and `lathe mcp list`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
+use crate::mock_llm;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -743,14 +742,14 @@ async fn an_interrupted_call_ends_at_once() {
 /// failures forgotten; an unknown name is an error that names the others.
 #[tokio::test]
 async fn a_server_restarts_on_request() {
-    use lathe::config::mcp::{McpServer, McpTransport};
-    use lathe::protocol::McpState;
+    use lathe_core::config::mcp::{McpServer, McpTransport};
+    use lathe_core::protocol::McpState;
     let ws = tempfile::tempdir().unwrap();
-    let manager = lathe::mcp::Manager::new(lathe::mcp::Launch {
+    let manager = lathe_core::mcp::Manager::new(lathe_core::mcp::Launch {
         workspace: ws.path().to_path_buf(),
-        sandbox: lathe::sandbox::Settings {
+        sandbox: lathe_core::sandbox::Settings {
             helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_lathe"))),
-            ..lathe::sandbox::Settings::default()
+            ..lathe_core::sandbox::Settings::default()
         },
     });
     let mut events = manager.subscribe();
@@ -764,7 +763,7 @@ async fn a_server_restarts_on_request() {
         timeout_secs: 10,
         startup_timeout_secs: 10,
         trusted: true,
-        origin: lathe::policy::RuleOrigin::User,
+        origin: lathe_core::policy::RuleOrigin::User,
         digest: String::new(),
         takes: Vec::new(),
         taken_secrets: Vec::new(),

@@ -5,8 +5,7 @@
 //! breakpoints, prices and cost, and sessions that remember their model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
+use crate::mock_llm;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -850,8 +849,11 @@ async fn a_grant_forged_into_a_session_record_is_not_honoured() {
     std::fs::write(&record, text).unwrap();
     // The forgery is one the record reader takes: only not honouring it
     // stops it.
-    let records = lathe::session::history::read(&record).unwrap();
-    assert_eq!(lathe::session::history::rebuild(&records).grants.len(), 1);
+    let records = lathe_core::session::history::read(&record).unwrap();
+    assert_eq!(
+        lathe_core::session::history::rebuild(&records).grants.len(),
+        1
+    );
     let second = ask("write it", true);
     let second: Vec<&str> = second.iter().map(String::as_str).collect();
     let r = env.run(&second, &[("OPENAI_API_KEY", KEY)]).await;

@@ -7,8 +7,7 @@
 //! unless `LATHE_REQUIRE_TMUX=1` (as `.ci/run` sets) makes that a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
+use crate::mock_llm;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,1137 @@
+//! The agent: a conversation driven on its own tokio task.
+//!
+//! It works as a queue pair: `Op`s go in through a bounded channel,
+//! `AgentEvent`s come out (and go to the session journal). `turn` runs the
+//! loop of one user turn (request, stream, dispatch the tool calls, repeat
+//! until the model answers in text or the iteration limit is hit);
+//! `dispatch` runs each call through the pipeline of DESIGN.md; `approval`
+//! routes `Op::Decide` answers to the calls waiting for them; `prompt`
+//! builds the system prompt. While a turn runs, the task still reads ops, so
+//! an interrupt or an approval decision is handled at once.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::policy::{
+    AfterHook, Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
+    Workspace,
+};
+use crate::protocol::{AgentEvent, ApprovalMode, McpStatus, Op, RuleLists, Usage};
+use crate::provider::{Message, Provider};
+use crate::session::Journal;
+use crate::tools::{ToolRegistry, ToolSource, Toolset};
+
+mod approval;
+mod compact;
+mod dispatch;
+mod mentions;
+pub mod prompt;
+mod turn;
+mod undo;
+
+pub use approval::PendingApprovals;
+
+pub use crate::config::defaults::MAX_TOOL_ITERATIONS as DEFAULT_MAX_TOOL_ITERATIONS;
+/// How many ops may wait before a sender waits.
+const OP_QUEUE: usize = 64;
+
+/// Settings of one agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub session_id: String,
+    pub model: String,
+    pub approval: ApprovalMode,
+    /// Tool rounds per turn; clamped to at least 1.
+    pub max_tool_iterations: u32,
+    pub system_prompt: String,
+    pub grant_ttl: Duration,
+    pub shell_max_timeout_secs: u64,
+    /// Outer limit on any one tool call (tools may have tighter ones).
+    pub tool_timeout: Duration,
+    /// The `[permissions]` rules, user's then workspace's.
+    pub rules: Rules,
+    /// Hooks that run.
+    pub hooks: HookSet,
+    /// The workspace's hooks, waiting for the person's trust
+    /// (`Op::TrustWorkspaceHooks`).
+    pub pending_hooks: HookSet,
+    /// Environment variables hooks never see (API keys).
+    pub hook_env_remove: Vec<String>,
+    /// Hooks run through the sandbox's warden (contained; a workspace's
+    /// hooks also confined as commands are). `None`: directly, in a
+    /// process group of their own.
+    pub hook_sandbox: Option<crate::sandbox::Settings>,
+    /// The session's temporary directory for commands, removed when the
+    /// agent ends.
+    pub scratch: Option<Arc<tempfile::TempDir>>,
+    /// The model's context window, when configured (else the
+    /// known-models table's, for the model in use).
+    pub context_window: Option<u64>,
+    /// Compact when the context is this full (percent).
+    pub compact_at: u8,
+    /// Lathe's data directory, where the checkpoints that `/undo` and
+    /// `/rewind` restore files from are kept; `None`: no checkpoints.
+    pub checkpoints: Option<std::path::PathBuf>,
+    /// What the config says of models (`[models."NAME"]`).
+    pub models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
+}
+
+impl AgentConfig {
+    pub fn new(model: impl Into<String>, system_prompt: impl Into<String>) -> Self {
+        Self {
+            session_id: uuid::Uuid::now_v7().to_string(),
+            model: model.into(),
+            approval: ApprovalMode::Ask,
+            max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
+            system_prompt: system_prompt.into(),
+            grant_ttl: crate::policy::grants::DEFAULT_GRANT_TTL,
+            shell_max_timeout_secs: crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS,
+            tool_timeout: Duration::from_secs(600),
+            rules: Rules::default(),
+            hooks: HookSet::default(),
+            pending_hooks: HookSet::default(),
+            hook_env_remove: Vec::new(),
+            hook_sandbox: None,
+            scratch: None,
+            context_window: None,
+            compact_at: crate::config::defaults::COMPACT_AT,
+            checkpoints: None,
+            models: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+/// The front end's side of the queue pair.
+pub struct AgentHandle {
+    pub ops: mpsc::Sender<Op>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: JoinHandle<()>,
+}
+
+/// Sends events to the front end and the journal.
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    tx: mpsc::UnboundedSender<AgentEvent>,
+    journal: Option<Arc<Mutex<Journal>>>,
+    /// Every event leaves redacted: the UI, `--json`, text output, the
+    /// journal and the log all read events.
+    redactor: Redactor,
+}
+
+/// Hides secrets in structured data an event carries (operations, grant
+/// offers): through its JSON form, whatever its fields. Left as it was if
+/// it cannot make the round trip.
+fn redact_data<T: serde::Serialize + serde::de::DeserializeOwned>(r: &Redactor, data: &mut T) {
+    let Ok(mut v) = serde_json::to_value(&*data) else {
+        return;
+    };
+    let before = v.clone();
+    r.redact_value(&mut v);
+    if v != before
+        && let Ok(back) = serde_json::from_value(v)
+    {
+        *data = back;
+    }
+}
+
+/// Hides secrets in whatever text an event carries from outside Lathe
+/// (the model, tools, servers).
+fn redact_event(r: &Redactor, event: &mut AgentEvent) {
+    let text = |t: &mut String| {
+        if let Some(clean) = r.redact_str(t) {
+            *t = clean;
+        }
+    };
+    match event {
+        AgentEvent::TurnStarted { prompt, .. } => text(prompt),
+        AgentEvent::AssistantDelta { text: t, .. }
+        | AgentEvent::ReasoningDelta { text: t, .. }
+        | AgentEvent::ReasoningMessage { text: t, .. }
+        | AgentEvent::AssistantMessage { text: t, .. }
+        | AgentEvent::TurnCompleted { text: t, .. }
+        | AgentEvent::ToolProgress { text: t, .. } => text(t),
+        AgentEvent::ProviderRetry { reason, .. } => text(reason),
+        AgentEvent::ToolCallStarted { arguments, .. } => r.redact_value(arguments),
+        AgentEvent::GuardrailVerdict {
+            reason, operations, ..
+        } => {
+            if let Some(reason) = reason {
+                text(reason);
+            }
+            redact_data(r, operations);
+        }
+        AgentEvent::ApprovalRequested {
+            arguments,
+            reason,
+            diff,
+            needs,
+            change,
+            operations,
+            grant,
+            ..
+        } => {
+            r.redact_value(arguments);
+            text(reason);
+            // Paths are text from outside too (a file may be named after a
+            // key): what the call does and what `a` would grant.
+            redact_data(r, operations);
+            redact_data(r, grant);
+            if let Some(c) = change {
+                text(&mut c.path);
+                if let Some(from) = &mut c.from {
+                    text(from);
+                }
+            }
+            if let Some(d) = diff {
+                text(d);
+            }
+            // The hunks as shown and serialized; what is written (and
+            // opened by `E`) is the file's own text, kept out of events.
+            for line in change
+                .iter_mut()
+                .flat_map(|c| &mut c.hunks)
+                .flat_map(|h| &mut h.lines)
+            {
+                text(line);
+            }
+            for need in needs {
+                text(&mut need.what);
+                text(&mut need.reason);
+            }
+        }
+        AgentEvent::Error { message, .. } => text(message),
+        AgentEvent::ApprovalDecided {
+            decision: crate::protocol::ApprovalDecision::ApproveEdited { content },
+            ..
+        } => text(content),
+        AgentEvent::ApprovalDecided {
+            decision:
+                crate::protocol::ApprovalDecision::Deny {
+                    message: Some(message),
+                },
+            ..
+        } => text(message),
+        AgentEvent::SessionDiff { diff, error, .. } => {
+            text(diff);
+            if let Some(e) = error {
+                text(e);
+            }
+        }
+        AgentEvent::Attachments { files, .. } => {
+            for f in files {
+                text(&mut f.path);
+                if let Some(n) = &mut f.note {
+                    text(n);
+                }
+            }
+        }
+        AgentEvent::Models { models, error } => {
+            for m in models.iter_mut().flatten() {
+                text(m);
+            }
+            if let Some(e) = error {
+                text(e);
+            }
+        }
+        AgentEvent::Turns { turns } => {
+            for t in turns {
+                text(&mut t.prompt);
+            }
+        }
+        AgentEvent::Rewound { prompt, error, .. } => {
+            if let Some(p) = prompt {
+                text(p);
+            }
+            if let Some(e) = error {
+                text(e);
+            }
+        }
+        AgentEvent::McpServerStatus(status) => {
+            text(&mut status.endpoint);
+            if let Some(m) = status.message.as_mut() {
+                text(m);
+            }
+        }
+        // A result was redacted once already, as the model got it
+        // (`dispatch::normalize`): not again here; what was written is.
+        AgentEvent::ToolCallFinished { diff, .. } => {
+            if let Some(d) = diff {
+                text(d);
+            }
+        }
+        AgentEvent::SessionStarted { .. }
+        | AgentEvent::Cost { .. }
+        | AgentEvent::UsageUpdated { .. }
+        | AgentEvent::ContextUpdated { .. }
+        | AgentEvent::ContextCompacted { .. }
+        | AgentEvent::ToolLimitReached { .. }
+        | AgentEvent::ApprovalDecided { .. }
+        | AgentEvent::Permissions { .. } => {}
+    }
+}
+
+impl Emitter {
+    pub(crate) fn emit(&self, mut event: AgentEvent) {
+        redact_event(&self.redactor, &mut event);
+        // Deltas are not journaled (the message repeats them): skip the lock.
+        if let Some(j) = self.journal.as_ref().filter(|_| {
+            !matches!(
+                event,
+                AgentEvent::AssistantDelta { .. } | AgentEvent::ReasoningDelta { .. }
+            )
+        }) {
+            j.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .record(&event);
+        }
+        // A front end that went away is not the agent's problem.
+        let _ = self.tx.send(event);
+    }
+}
+
+/// State shared by the turn and its concurrent tool calls.
+pub(crate) struct Shared {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) tools: Toolset,
+    pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
+    /// The conversation's durable record.
+    pub(crate) history: Option<crate::session::history::Recorder>,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) guardrails: Guardrails,
+    pub(crate) authz: AuthorizationManager,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) hooks: Vec<Arc<dyn AfterHook>>,
+    pub(crate) emitter: Emitter,
+    pub(crate) system_prompt: String,
+    pub(crate) max_tool_iterations: u32,
+    pub(crate) tool_timeout: Duration,
+    pub(crate) session_id: String,
+    /// Redacts what hooks are shown and what errors say.
+    pub(crate) redactor: Redactor,
+    pub(crate) hook_env_remove: Vec<String>,
+    pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
+    /// Held so the directory lives as long as the agent.
+    pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
+    /// The workspace files hooks run: writes to them always ask.
+    pub(crate) protected_files: Vec<String>,
+    /// Each call of the round running: its place and the round's size.
+    pub(crate) round: Mutex<std::collections::HashMap<String, [u32; 2]>>,
+    pub(crate) context_window: Option<u64>,
+    pub(crate) compact_at: u8,
+    /// Checkpoints of the workspace's files, for undo and rewind.
+    pub(crate) checkpoints: Option<undo::Checkpoints>,
+    /// The turn waiting to hear whether to go on past its tool rounds.
+    pub(crate) limit_answer: Mutex<Option<(u64, tokio::sync::oneshot::Sender<bool>)>>,
+    user_hooks: Mutex<HookSet>,
+    pending_hooks: Mutex<HookSet>,
+    model: Mutex<String>,
+    mode: Mutex<ApprovalMode>,
+    /// `/effort`: `None` leaves it to the config and the server.
+    effort: Mutex<Option<crate::protocol::Effort>>,
+    /// What the config says of models.
+    configured_models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
+    /// What the server said of its models, as asked.
+    server_models: Mutex<HashMap<String, crate::provider::models::ModelInfo>>,
+    /// Images for the next turn (`Op::AttachImages`).
+    images: Mutex<Vec<std::path::PathBuf>>,
+    /// How full the context was at the last report (tokens).
+    pub(crate) context_tokens: std::sync::atomic::AtomicU64,
+    /// What each model used in this session (a `/clear` forgets the
+    /// conversation, not what it cost), for `/cost`.
+    spent: Mutex<std::collections::BTreeMap<String, Usage>>,
+}
+
+impl Shared {
+    /// Records `item` in the conversation's history (queued).
+    pub(crate) async fn record(&self, item: crate::session::history::Item) {
+        if let Some(h) = &self.history {
+            h.append(item).await;
+        }
+    }
+
+    /// Records `item` before returning: an intent, before its step.
+    pub(crate) async fn record_now(&self, item: crate::session::history::Item) {
+        if let Some(h) = &self.history {
+            h.append_now(item).await;
+        }
+    }
+
+    /// Makes the history durable (a turn's end).
+    pub(crate) async fn sync_history(&self) {
+        if let Some(h) = &self.history {
+            h.sync().await;
+        }
+    }
+
+    pub(crate) fn model(&self) -> String {
+        self.model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn effort(&self) -> Option<crate::protocol::Effort> {
+        *self
+            .effort
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What is known of `model`: the config first, then what the server
+    /// said, then the built-in table. Open-weight models have no built-in
+    /// price (they are served locally as often as not).
+    pub(crate) fn model_info(&self, model: &str) -> crate::provider::models::ModelInfo {
+        let configured = self
+            .configured_models
+            .get(model)
+            .copied()
+            .unwrap_or_default();
+        let server = self
+            .server_models
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(model)
+            .copied()
+            .unwrap_or_default();
+        configured
+            .or(server)
+            .or(crate::provider::models::builtin(model))
+    }
+
+    /// What `model`'s tokens cost, when known.
+    pub(crate) fn price(&self, model: &str) -> Option<crate::provider::models::Price> {
+        self.model_info(model).price
+    }
+
+    /// The images given for the next turn (`lathe exec --image`).
+    pub(crate) fn take_images(&self) -> Vec<std::path::PathBuf> {
+        std::mem::take(
+            &mut *self
+                .images
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Adds what `model` used to the session's spending.
+    pub(crate) fn spend(&self, model: &str, usage: Usage) {
+        self.spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(model.to_string())
+            .or_default()
+            .add(usage);
+    }
+
+    /// The `cost` event: each model's use, and the whole.
+    fn cost(&self) -> AgentEvent {
+        let spent = self
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut total = Usage::default();
+        let models = spent
+            .iter()
+            .map(|(model, usage)| {
+                total.add(*usage);
+                crate::protocol::ModelUsage {
+                    model: model.clone(),
+                    usage: *usage,
+                }
+            })
+            .collect();
+        AgentEvent::Cost { models, total }
+    }
+
+    /// Asks the server what it knows of `model` (its window, prices…),
+    /// once per model, in the background; the context meter is told
+    /// again when the window changes.
+    pub(crate) fn learn_model(self: &Arc<Self>, model: String) {
+        let asked = self
+            .server_models
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&model);
+        if asked || model.is_empty() {
+            return;
+        }
+        let shared = Arc::clone(self);
+        tokio::spawn(async move {
+            let before = compact::window(&shared);
+            let info = shared.provider.model_info(&model).await;
+            shared
+                .server_models
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(model, info);
+            let after = compact::window(&shared);
+            if after != before {
+                shared.emitter.emit(AgentEvent::ContextUpdated {
+                    tokens: shared
+                        .context_tokens
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                    window: after,
+                });
+            }
+        });
+    }
+
+    pub(crate) fn mode(&self) -> ApprovalMode {
+        *self
+            .mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_model(&self, model: String) {
+        *self
+            .model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = model;
+    }
+
+    /// Waits for the front end to say whether turn `turn_id` goes on
+    /// past its tool rounds; `false` if the turn is interrupted first.
+    pub(crate) async fn ask_to_go_on(&self, turn_id: u64, cancel: &CancellationToken) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        *self
+            .limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((turn_id, tx));
+        let answer = tokio::select! {
+            a = rx => a.unwrap_or(false),
+            () = cancel.cancelled() => false,
+        };
+        self.limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        answer
+    }
+
+    /// The front end's answer to `tool_limit_reached` (for that turn only).
+    fn answer_limit(&self, turn_id: u64, go_on: bool) {
+        let mut slot = self
+            .limit_answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|(t, _)| *t == turn_id)
+            && let Some((_, tx)) = slot.take()
+        {
+            let _ = tx.send(go_on);
+        }
+    }
+
+    fn set_mode(&self, mode: ApprovalMode) {
+        *self
+            .mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = mode;
+    }
+
+    fn hooks(&self) -> std::sync::MutexGuard<'_, HookSet> {
+        self.user_hooks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The before hooks that match `tool`, in order.
+    pub(crate) fn before_hooks(&self, tool: &str) -> Vec<HookSpec> {
+        self.hooks()
+            .before
+            .iter()
+            .filter(|h| h.matches(tool))
+            .cloned()
+            .collect()
+    }
+
+    /// The after hooks that match `tool`, in order.
+    pub(crate) fn after_hooks(&self, tool: &str) -> Vec<HookSpec> {
+        self.hooks()
+            .after
+            .iter()
+            .filter(|h| h.matches(tool))
+            .cloned()
+            .collect()
+    }
+
+    /// The workspace's hooks start running.
+    fn trust_workspace_hooks(&self) {
+        let pending = std::mem::take(
+            &mut *self
+                .pending_hooks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        self.hooks().extend(pending);
+    }
+
+    /// The `permissions` event: mode, rules, live grants, hooks.
+    fn permissions(&self) -> AgentEvent {
+        let rules = self.guardrails.rules();
+        let texts = |list: &[crate::policy::Rule]| {
+            list.iter()
+                .map(|r| match r.origin {
+                    crate::policy::RuleOrigin::User => r.text.clone(),
+                    crate::policy::RuleOrigin::Workspace => format!("{} (workspace)", r.text),
+                })
+                .collect()
+        };
+        AgentEvent::Permissions {
+            approval: self.mode(),
+            rules: RuleLists {
+                allow: texts(&rules.allow),
+                ask: texts(&rules.ask),
+                deny: texts(&rules.deny),
+            },
+            grants: self.authz.list(),
+            hooks: {
+                let label = |h: &HookSpec| match h.origin {
+                    crate::policy::RuleOrigin::User => String::new(),
+                    crate::policy::RuleOrigin::Workspace => " (workspace, trusted)".into(),
+                };
+                let hooks = self.hooks();
+                let pending = self
+                    .pending_hooks
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let line = |event: &str, h: &HookSpec, tail: &str| {
+                    format!("{event} {}: {}{tail}", h.matcher, h.command)
+                };
+                hooks
+                    .before
+                    .iter()
+                    .map(|h| line("before_tool_call", h, &label(h)))
+                    .chain(
+                        hooks
+                            .after
+                            .iter()
+                            .map(|h| line("after_tool_call", h, &label(h))),
+                    )
+                    .chain(
+                        pending
+                            .before
+                            .iter()
+                            .map(|h| line("before_tool_call", h, " (workspace, off: not trusted)")),
+                    )
+                    .chain(
+                        pending
+                            .after
+                            .iter()
+                            .map(|h| line("after_tool_call", h, " (workspace, off: not trusted)")),
+                    )
+                    .collect()
+            },
+        }
+    }
+
+    /// Ops answered the same way whether or not a turn runs.
+    fn common_op(self: &Arc<Self>, op: &Op) -> bool {
+        match op {
+            Op::SetApprovalMode { mode } => self.set_mode(*mode),
+            Op::SetModel { model } => {
+                self.set_model(model.clone());
+                self.learn_model(model.clone());
+                // A resumed session goes on with the model chosen last.
+                if let Some(h) = &self.history {
+                    h.append_detached(crate::session::history::Item::Model {
+                        model: model.clone(),
+                    });
+                }
+            }
+            Op::ReportCost => self.emitter.emit(self.cost()),
+            Op::AttachImages { paths } => self
+                .images
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(paths.iter().cloned()),
+            Op::SetEffort { effort } => {
+                *self
+                    .effort
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = *effort;
+                // A resumed session thinks as hard as it was told last.
+                if let Some(h) = &self.history {
+                    h.append_detached(crate::session::history::Item::Effort { effort: *effort });
+                }
+            }
+            Op::ListModels => {
+                let provider = self.provider.clone();
+                let emitter = self.emitter.clone();
+                tokio::spawn(async move {
+                    let event = match provider.models().await {
+                        Ok(models) => AgentEvent::Models {
+                            models,
+                            error: None,
+                        },
+                        Err(e) => AgentEvent::Models {
+                            models: None,
+                            error: Some(e.to_string()),
+                        },
+                    };
+                    emitter.emit(event);
+                });
+            }
+            Op::ListPermissions => self.emitter.emit(self.permissions()),
+            Op::RevokeGrant { id } => {
+                if let (Some(key), Some(h)) = (self.authz.revoke(*id), &self.history) {
+                    h.append_detached(crate::session::history::Item::Revoke { key: Box::new(key) });
+                }
+                self.emitter.emit(self.permissions());
+            }
+            Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
+            Op::TrustWorkspaceMcp => {
+                if let Some(m) = &self.mcp {
+                    m.start_held();
+                }
+            }
+            Op::RestartMcp { server } => {
+                // The front end checked the name; a stale one is logged.
+                if let Some(Err(e)) = self.mcp.as_ref().map(|m| m.restart(server.as_deref())) {
+                    tracing::warn!(error = %e, "MCP restart");
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// One conversation's history and totals.
+#[derive(Debug, Default)]
+pub(crate) struct Conversation {
+    pub(crate) messages: Vec<Message>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
+    /// How the last turn ended, when not well, for the model to read
+    /// before the next message (a resumed session).
+    pub(crate) note: Option<String>,
+    /// How full the model's context is.
+    pub(crate) context: compact::ContextCount,
+    /// Each turn of the conversation with the person's message: what a
+    /// rewind can go back to.
+    pub(crate) prompts: Vec<(u64, String)>,
+}
+
+/// An agent, ready to spawn.
+pub struct Agent {
+    config: AgentConfig,
+    provider: Arc<dyn Provider>,
+    registry: Arc<ToolRegistry>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    mcp: Option<Arc<crate::mcp::Manager>>,
+    history: Option<crate::session::history::Recorder>,
+    resumed: Option<crate::session::history::Rebuilt>,
+    workspace: Arc<Workspace>,
+    approver: Option<Arc<dyn Approver>>,
+    hooks: Vec<Arc<dyn AfterHook>>,
+    redactor: Redactor,
+    journal: Option<Journal>,
+}
+
+impl Agent {
+    pub fn new(
+        config: AgentConfig,
+        provider: Arc<dyn Provider>,
+        registry: Arc<ToolRegistry>,
+        workspace: Arc<Workspace>,
+    ) -> Self {
+        Self {
+            config,
+            provider,
+            registry,
+            sources: Vec::new(),
+            mcp: None,
+            history: None,
+            resumed: None,
+            workspace,
+            approver: None,
+            hooks: Vec::new(),
+            redactor: Redactor::default(),
+            journal: None,
+        }
+    }
+
+    /// MCP servers: their tools join the registry as they come and go,
+    /// their states become `mcp_server_status` events, and they stop with
+    /// the agent.
+    #[must_use]
+    pub fn with_mcp(mut self, manager: Arc<crate::mcp::Manager>) -> Self {
+        self.sources.push(manager.clone());
+        self.mcp = Some(manager);
+        self
+    }
+
+    /// Records the conversation in `recorder`; `resumed` is the
+    /// conversation so far, rebuilt from it.
+    #[must_use]
+    pub fn with_history(
+        mut self,
+        recorder: crate::session::history::Recorder,
+        resumed: Option<crate::session::history::Rebuilt>,
+    ) -> Self {
+        self.history = Some(recorder);
+        self.resumed = resumed;
+        self
+    }
+
+    /// Decides approvals with `approver` (headless mode). Without one, each
+    /// approval is an `approval_requested` event answered by `Op::Decide`.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+
+    /// Redacts secrets from results (as an after-hook), from what user
+    /// hooks are shown and from error texts.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.hooks.push(Arc::new(redactor.clone()));
+        self.redactor = redactor;
+        self
+    }
+
+    #[must_use]
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Starts the agent task.
+    pub fn spawn(self) -> AgentHandle {
+        let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
+        let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+        let pending = Arc::new(PendingApprovals::default());
+        let approver = self
+            .approver
+            .unwrap_or_else(|| Arc::new(approval::ChannelApprover::new(pending.clone())));
+        let emitter = Emitter {
+            tx: ev_tx,
+            journal: self.journal.map(|j| Arc::new(Mutex::new(j))),
+            redactor: self.redactor.clone(),
+        };
+        let cfg = self.config;
+        // Hooks the repository keeps in the workspace run at the person's
+        // next commit.
+        let hooks_path: Vec<String> = crate::sandbox::repo_code_paths(self.workspace.root())
+            .iter()
+            .map(|p| self.workspace.display_relative(p))
+            .collect();
+        let checkpoints = cfg.checkpoints.clone().map(|dir| {
+            let turns = self
+                .resumed
+                .as_ref()
+                .map(|r| r.checkpoints.clone())
+                .unwrap_or_default();
+            let start = self.resumed.as_ref().and_then(|r| r.start_tree.clone());
+            undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns, start)
+        });
+        let shared = Arc::new(Shared {
+            provider: self.provider,
+            tools: Toolset::new((*self.registry).clone(), self.sources),
+            mcp: self.mcp.clone(),
+            history: self.history.clone(),
+            guardrails: Guardrails::new(
+                self.workspace.clone(),
+                Arc::new(cfg.rules.clone()),
+                cfg.shell_max_timeout_secs,
+            ),
+            workspace: self.workspace,
+            authz: AuthorizationManager::new(cfg.grant_ttl),
+            approver,
+            hooks: self.hooks,
+            emitter,
+            system_prompt: cfg.system_prompt.clone(),
+            max_tool_iterations: cfg.max_tool_iterations.max(1),
+            tool_timeout: cfg.tool_timeout,
+            session_id: cfg.session_id.clone(),
+            redactor: self.redactor,
+            hook_env_remove: cfg.hook_env_remove.clone(),
+            hook_sandbox: cfg.hook_sandbox.clone(),
+            _scratch: cfg.scratch.clone(),
+            protected_files: {
+                let mut files = cfg.hooks.files();
+                files.extend(cfg.pending_hooks.files());
+                files.extend(hooks_path);
+                files.sort();
+                files.dedup();
+                files
+            },
+            round: Mutex::new(std::collections::HashMap::new()),
+            context_window: cfg.context_window,
+            compact_at: cfg.compact_at,
+            checkpoints,
+            limit_answer: Mutex::new(None),
+            user_hooks: Mutex::new(cfg.hooks.clone()),
+            pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
+            model: Mutex::new(cfg.model.clone()),
+            mode: Mutex::new(cfg.approval),
+            effort: Mutex::new(None),
+            configured_models: cfg.models.clone(),
+            server_models: Mutex::new(HashMap::new()),
+            context_tokens: std::sync::atomic::AtomicU64::new(0),
+            images: Mutex::new(Vec::new()),
+            spent: Mutex::new(
+                self.resumed
+                    .as_ref()
+                    .map(|r| r.by_model.clone())
+                    .unwrap_or_default(),
+            ),
+        });
+        shared.emitter.emit(AgentEvent::SessionStarted {
+            session_id: cfg.session_id.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            provider: shared.provider.name().to_string(),
+            model: cfg.model.clone(),
+            workspace: shared.workspace.root().to_path_buf(),
+            approval: cfg.approval,
+            tools: shared.tools.snapshot().registry.names(),
+        });
+        if let Some(manager) = &self.mcp {
+            forward_mcp_status(manager.clone(), shared.emitter.clone());
+        }
+        let conversation = match self.resumed {
+            // A record is a file, which anything may have written: the
+            // grants it holds are not restored (the person grants again).
+            Some(r) => {
+                if !r.grants.is_empty() {
+                    tracing::info!(
+                        grants = r.grants.len(),
+                        "grants of the resumed session are not restored"
+                    );
+                }
+                Conversation {
+                    messages: r.messages,
+                    usage: r.usage,
+                    turns: r.turns,
+                    note: r.aborted,
+                    prompts: r.prompts,
+                    ..Conversation::default()
+                }
+            }
+            None => Conversation::default(),
+        };
+        shared.learn_model(cfg.model.clone());
+        if !conversation.messages.is_empty() {
+            compact::report(&shared, &conversation);
+        }
+        let task = tokio::spawn(run(shared, pending, op_rx, conversation));
+        AgentHandle {
+            ops: op_tx,
+            events: ev_rx,
+            task,
+        }
+    }
+}
+
+/// The agent task: waits for input, runs turns, and keeps reading ops
+/// while a turn runs.
+async fn run(
+    shared: Arc<Shared>,
+    pending: Arc<PendingApprovals>,
+    ops: mpsc::Receiver<Op>,
+    conversation: Conversation,
+) {
+    serve(shared.clone(), pending, ops, conversation).await;
+    shared.sync_history().await;
+    // The servers' processes end with the agent.
+    if let Some(m) = &shared.mcp {
+        m.shutdown().await;
+    }
+}
+
+async fn serve(
+    shared: Arc<Shared>,
+    pending: Arc<PendingApprovals>,
+    mut ops: mpsc::Receiver<Op>,
+    mut conversation: Conversation,
+) {
+    let mut queued: VecDeque<Work> = VecDeque::new();
+    let mut ops_open = true;
+    loop {
+        let work = match queued.pop_front() {
+            Some(w) => w,
+            None => {
+                let Some(op) = ops.recv().await else {
+                    return;
+                };
+                match op {
+                    Op::UserInput { text } => Work::Turn(text),
+                    Op::Compact => Work::Compact,
+                    Op::ListTurns => Work::ListTurns,
+                    Op::SessionDiff => Work::SessionDiff,
+                    Op::Rewind {
+                        turn,
+                        files,
+                        conversation,
+                    } => Work::Rewind {
+                        turn,
+                        files,
+                        conversation,
+                    },
+                    Op::Shutdown => return,
+                    other => {
+                        idle_op(&shared, &mut conversation, other);
+                        continue;
+                    }
+                }
+            }
+        };
+        let cancel = CancellationToken::new();
+        let mut clear_after = false;
+        let mut shutdown = false;
+        {
+            let turn: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> =
+                match work {
+                    Work::Turn(prompt) => Box::pin(turn::run_turn(
+                        &shared,
+                        &mut conversation,
+                        prompt,
+                        cancel.clone(),
+                    )),
+                    Work::Compact => {
+                        Box::pin(compact_asked(&shared, &mut conversation, cancel.clone()))
+                    }
+                    Work::ListTurns => Box::pin(undo::list(&shared, &conversation)),
+                    Work::SessionDiff => Box::pin(undo::session_diff(&shared)),
+                    Work::Rewind {
+                        turn,
+                        files,
+                        conversation: c,
+                    } => Box::pin(undo::rewind(&shared, &mut conversation, turn, files, c)),
+                };
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    () = &mut turn => break,
+                    op = ops.recv(), if ops_open => match op {
+                        // The front end went away: nobody can see this turn.
+                        None => {
+                            ops_open = false;
+                            shutdown = true;
+                            cancel.cancel();
+                        }
+                        Some(Op::Shutdown) => {
+                            shutdown = true;
+                            cancel.cancel();
+                        }
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
+                        Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
+                        Some(Op::Compact) => queued.push_back(Work::Compact),
+                        Some(Op::ListTurns) => queued.push_back(Work::ListTurns),
+                        Some(Op::SessionDiff) => queued.push_back(Work::SessionDiff),
+                        Some(Op::Rewind { turn, files, conversation }) => {
+                            queued.push_back(Work::Rewind { turn, files, conversation });
+                        }
+                        Some(Op::ContinueTurn { turn_id, go_on }) => shared.answer_limit(turn_id, go_on),
+                        Some(Op::Clear) => {
+                            clear_after = true;
+                            cancel.cancel();
+                        }
+                        Some(other) => {
+                            shared.common_op(&other);
+                        }
+                    },
+                }
+            }
+        }
+        // The files as the turn left them (a turn that changed any).
+        if let Some(c) = &shared.checkpoints {
+            c.end(&shared).await;
+        }
+        if clear_after {
+            idle_op(&shared, &mut conversation, Op::Clear);
+        }
+        if shutdown {
+            return;
+        }
+    }
+}
+
+/// What the agent task does next.
+enum Work {
+    Turn(String),
+    /// `/compact`.
+    Compact,
+    ListTurns,
+    SessionDiff,
+    Rewind {
+        turn: Option<u64>,
+        files: bool,
+        conversation: bool,
+    },
+}
+
+/// `/compact`: summarizes the older turns now, and says how it went.
+async fn compact_asked(shared: &Shared, conv: &mut Conversation, cancel: CancellationToken) {
+    match compact::compact(shared, conv, None, "asked", &cancel).await {
+        Ok(()) => shared.sync_history().await,
+        Err(e) => shared.emitter.emit(AgentEvent::Error {
+            turn_id: None,
+            kind: crate::protocol::ErrorKind::Provider,
+            message: format!("the conversation was not compacted: {e}"),
+        }),
+    }
+}
+
+/// Turns MCP server states into events, those so far first. Ends when
+/// the manager does.
+fn forward_mcp_status(manager: Arc<crate::mcp::Manager>, emitter: Emitter) {
+    let mut rx = manager.subscribe();
+    let now = manager.statuses();
+    drop(manager);
+    tokio::spawn(async move {
+        // A state already in the snapshot may also be on its way as an
+        // event: each server's news is told once.
+        let mut told: HashMap<String, McpStatus> = HashMap::new();
+        let mut tell = |s: McpStatus| {
+            if told.get(&s.server) != Some(&s) {
+                told.insert(s.server.clone(), s.clone());
+                emitter.emit(AgentEvent::McpServerStatus(s));
+            }
+        };
+        for s in now {
+            tell(s);
+        }
+        loop {
+            match rx.recv().await {
+                Ok(s) => tell(s),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
+/// Ops that arrive while no turn runs.
+fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
+    if shared.common_op(&op) {
+        return;
+    }
+    match op {
+        Op::Clear => {
+            // The turn count goes on: turn ids stay unique in the record.
+            let turns = conversation.turns;
+            *conversation = Conversation::default();
+            conversation.turns = turns;
+            shared.authz.clear();
+            // The context is empty again: the meter says so.
+            compact::report(shared, conversation);
+            if let Some(h) = &shared.history {
+                h.append_detached(crate::session::history::Item::Clear);
+            }
+        }
+        Op::Decide { call_id, .. } => {
+            tracing::debug!(%call_id, "decision for a call that is not waiting; ignored");
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,887 @@
+//! The tool-call pipeline (DESIGN.md): every call, built-in or MCP,
+//! sequential or parallel, passes resolve ▸ parse ▸ validate ▸ guardrail ▸
+//! authorize ▸ execute ▸ after-hooks ▸ normalize, in that order, and every
+//! stage's outcome is an event. The guardrail and authorize stages judge
+//! the call's typed operations (`policy::operation`); before-hooks run in
+//! the guardrail stage and may change the arguments, which are then
+//! validated and judged again. Failures are data: each becomes a
+//! `ToolResult` the model sees. Consecutive read-only calls run
+//! concurrently; results keep the order the model asked for. Once the turn
+//! is interrupted no further call starts.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Shared;
+use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
+use crate::policy::{
+    ApprovalRequest, Assessment, Assessor, GrantKey, GuardError, Need, Operation,
+    UNSANDBOXED_REASON, Verdict,
+};
+use crate::protocol::change::FileChange;
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalNeed, DecisionSource, Effect, GrantOffer,
+    GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
+};
+use crate::provider::{ToolCall, ToolOutput};
+use crate::session::history::Item;
+use crate::tools::truncate::{MAX_TOOL_RESULT_BYTES, truncate_sized};
+use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
+
+/// How a call ended before normalization.
+enum Outcome {
+    Ran { value: Value, note: Option<String> },
+    Failed(ToolError),
+    Denied(ToolError),
+}
+
+/// Runs `calls` through the pipeline; results come back in call order.
+pub(crate) async fn run_calls(
+    shared: &Shared,
+    turn_id: u64,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Vec<ToolOutput> {
+    // The tools as they are now: one that goes away during the batch is
+    // still found here, and fails as its server does.
+    let snapshot = shared.tools.snapshot();
+    let registry = &snapshot.registry;
+    let changes_files = calls.iter().any(|c| {
+        registry
+            .resolve(&c.name)
+            .is_ok_and(|t| super::undo::may_change_files(t.tool.effect()))
+    });
+    // Where each call is in the round, for the questions it may ask.
+    if calls.len() > 1 {
+        let total = u32::try_from(calls.len()).unwrap_or(u32::MAX);
+        let mut round = shared
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        round.clear();
+        for (n, c) in calls.iter().enumerate() {
+            round.insert(
+                c.id.clone(),
+                [u32::try_from(n + 1).unwrap_or(u32::MAX), total],
+            );
+        }
+    }
+    let mut results = Vec::with_capacity(calls.len());
+    let mut i = 0;
+    while i < calls.len() {
+        let batch_end = calls[i..]
+            .iter()
+            .position(|c| !is_read_only(registry, c))
+            .map_or(calls.len(), |p| i + p);
+        if batch_end > i {
+            let batch = calls[i..batch_end]
+                .iter()
+                .map(|c| dispatch_one(shared, registry, turn_id, c, cancel));
+            results.extend(join_all(batch).await);
+            i = batch_end;
+        } else {
+            results.push(dispatch_one(shared, registry, turn_id, &calls[i], cancel).await);
+            i += 1;
+        }
+    }
+    shared
+        .round
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
+    if changes_files && let Some(c) = &shared.checkpoints {
+        c.after_round(shared).await;
+    }
+    // The files the read rules cover, as this round left them: one moved
+    // or linked out of its place later is still known.
+    if changes_files && shared.guardrails.reads().active() {
+        let reads = shared.guardrails.reads().clone();
+        let _ = tokio::task::spawn_blocking(move || reads.refresh()).await;
+    }
+    results
+}
+
+/// Unknown tools count as read-only: they fail at once, touching nothing.
+fn is_read_only(registry: &ToolRegistry, call: &ToolCall) -> bool {
+    registry
+        .resolve(&call.name)
+        .map_or(true, |t| t.tool.effect() == Effect::Read)
+}
+
+async fn dispatch_one(
+    shared: &Shared,
+    registry: &ToolRegistry,
+    turn_id: u64,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    // `duration_ms` counts from here, or from the start of execution when
+    // the call got that far (time spent waiting for approval is not the
+    // tool's).
+    let mut started = Instant::now();
+    // 1. resolve
+    let resolved = registry.resolve(&call.name);
+    let tool_name = resolved
+        .as_ref()
+        .map_or_else(|_| call.name.clone(), |t| t.name().to_string());
+    // 2. parse
+    let parsed = parse_arguments(&call.arguments);
+    shared.emitter.emit(AgentEvent::ToolCallStarted {
+        turn_id,
+        call_id: call.id.clone(),
+        tool: tool_name.clone(),
+        arguments: parsed
+            .as_ref()
+            .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
+        effect: resolved.as_ref().ok().map(|t| t.tool.effect()),
+    });
+    let mut written = None;
+    let outcome = if cancel.is_cancelled() {
+        Outcome::Failed(ToolError::Cancelled(
+            "not run: the user interrupted the turn before this call started".into(),
+        ))
+    } else {
+        match (resolved, parsed) {
+            (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
+            (Ok(tool), Ok(args)) => {
+                run_stages(shared, call, tool, args, cancel, &mut started, &mut written).await
+            }
+        }
+    };
+    let (result, text) = normalize(shared, &call.id, outcome, started);
+    shared
+        .record(Item::ToolOutput {
+            call_id: call.id.clone(),
+            content: text.clone(),
+            is_error: result.status != ToolStatus::Ok,
+        })
+        .await;
+    if let Some(kind) = &result.metadata.error_kind {
+        tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
+    }
+    let output = ToolOutput {
+        call_id: result.call_id,
+        content: text,
+        is_error: result.status != ToolStatus::Ok,
+    };
+    let diff = written.filter(|_| result.status == ToolStatus::Ok);
+    shared.emitter.emit(AgentEvent::ToolCallFinished {
+        call_id: call.id.clone(),
+        tool: tool_name,
+        status: result.status,
+        content: result.content,
+        metadata: result.metadata,
+        diff,
+    });
+    output
+}
+
+fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(raw).map_err(|e| {
+        ToolError::InvalidArgs(format!(
+            "arguments are not valid JSON ({e}): {}",
+            crate::provider::http::shorten(raw, 200)
+        ))
+    })
+}
+
+/// Stages 3 to 7 for a resolved tool with parsed arguments.
+async fn run_stages(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    args: Value,
+    cancel: &CancellationToken,
+    started: &mut Instant,
+    written: &mut Option<String>,
+) -> Outcome {
+    // 3. validate
+    if let Err(e) = tool.validate(&args) {
+        return Outcome::Failed(e);
+    }
+    // 4. guardrail, then before-hooks
+    let (args, ops, note) = match guard(shared, call, tool, args, cancel).await {
+        Ok(judged) => judged,
+        Err(outcome) => return outcome,
+    };
+    // 5. authorize
+    let exact = match authorize(shared, call, tool, &args, &ops, cancel, None).await {
+        Ok(Some(exact)) => Some(exact),
+        // Allowed without asking: a file change is still computed once
+        // and written as computed (and shown once written).
+        Ok(None) => match tool.tool.change(&args, &shared.workspace) {
+            Ok(change) => change.map(|change| {
+                let include = vec![true; change.hunks.len()];
+                Exact {
+                    change,
+                    include,
+                    edited: None,
+                }
+            }),
+            Err(e) => return Outcome::Failed(e),
+        },
+        Err(outcome) => return outcome,
+    };
+    let shown = exact.as_ref().map(|e| e.change.unified_of(&e.include));
+    if cancel.is_cancelled() {
+        return Outcome::Failed(ToolError::Cancelled(
+            "not run: the user interrupted the turn before it started".into(),
+        ));
+    }
+    // 6. execute (what is about to run is on record first: a session
+    // resumed after a kill never runs it again; the files are
+    // checkpointed before the turn's first change)
+    if let Some(c) = &shared.checkpoints
+        && super::undo::may_change_files(tool.tool.effect())
+    {
+        c.before_change(shared, &call.id, tool.name()).await;
+    }
+    shared
+        .record_now(Item::Approved {
+            call_id: call.id.clone(),
+        })
+        .await;
+    *started = Instant::now();
+    let result = execute(shared, call, tool, args.clone(), exact, cancel).await;
+    if result.is_ok() {
+        *written = shown;
+    }
+    // 6b. a run the sandbox stopped may go again outside it, when the
+    // person says so
+    let (args, ops, result) = match &result {
+        Ok(value) => match tool.tool.unsandboxed_retry(&args, value) {
+            Some(retry) if shared.approver.source() == DecisionSource::User => {
+                escalate(shared, call, tool, retry, cancel, started)
+                    .await
+                    .unwrap_or_else(|declined| (args, ops, Ok(with_note(result, &declined))))
+            }
+            _ => (args, ops, result),
+        },
+        Err(_) => (args, ops, result),
+    };
+    // 7. after-hooks
+    after_hooks(shared, call, tool, &args, &ops, result, note).await
+}
+
+/// A call the sandbox stopped, run again outside it: judged afresh (the
+/// guardrail and the before-hooks see the unsandboxed arguments) and
+/// asked of the person, whatever the mode, rules or grants. `Err` says
+/// why it did not run again.
+async fn escalate(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    retry: Value,
+    cancel: &CancellationToken,
+    started: &mut Instant,
+) -> Result<(Value, Vec<Operation>, Result<Value, ToolError>), String> {
+    if cancel.is_cancelled() {
+        return Err("the turn was interrupted".into());
+    }
+    let (args, ops, _) = guard(shared, call, tool, retry, cancel)
+        .await
+        .map_err(|_| "running it outside the sandbox was refused".to_string())?;
+    let why = Need {
+        what: "run it again outside the sandbox".into(),
+        reason: format!(
+            "it failed, and the sandbox may be why (see its output); {UNSANDBOXED_REASON}"
+        ),
+        grant: None,
+    };
+    if authorize(shared, call, tool, &args, &ops, cancel, Some(why))
+        .await
+        .is_err()
+    {
+        return Err("the person chose not to run it outside the sandbox".into());
+    }
+    *started = Instant::now();
+    let result = execute(shared, call, tool, args.clone(), None, cancel).await;
+    let result = result.map(|mut v| {
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "note".into(),
+                Value::from(
+                    "the sandboxed run failed; the person approved running it again outside \
+                     the sandbox, and this is that run",
+                ),
+            );
+        }
+        v
+    });
+    Ok((args, ops, result))
+}
+
+/// `result`, with `note` added to the value.
+fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
+    let mut value = result.unwrap_or_default();
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("note".into(), Value::from(note));
+    }
+    value
+}
+
+/// What a call looks like to a hook, secrets redacted.
+fn hook_input(
+    shared: &Shared,
+    event: &str,
+    call: &ToolCall,
+    tool: &str,
+    args: &Value,
+    ops: &[Operation],
+) -> Value {
+    let mut input = json!({
+        "hook_event_name": event,
+        "session_id": shared.session_id,
+        "cwd": shared.workspace.root(),
+        "approval_mode": shared.mode(),
+        "tool_name": tool,
+        "tool_use_id": call.id,
+        "tool_input": args,
+        "operations": ops,
+    });
+    shared.redactor.redact_value(&mut input);
+    input
+}
+
+fn hook_runner(shared: &Shared) -> HookRunner<'_> {
+    HookRunner {
+        workspace: shared.workspace.root(),
+        env_remove: &shared.hook_env_remove,
+        sandbox: shared.hook_sandbox.as_ref(),
+    }
+}
+
+type Judged = (Value, Vec<Operation>, Option<String>);
+
+/// Stage 4: what the call will do, judged by the guardrail (denylist,
+/// deny rules, caps) and then by the before-hooks, which may change the
+/// arguments (judged again) or deny.
+async fn guard(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    mut args: Value,
+    cancel: &CancellationToken,
+) -> Result<Judged, Outcome> {
+    let name = tool.name();
+    let verdict = |outcome, reason: Option<String>, ops: &[Operation]| {
+        shared.emitter.emit(AgentEvent::GuardrailVerdict {
+            call_id: call.id.clone(),
+            tool: name.to_string(),
+            verdict: outcome,
+            reason,
+            operations: ops.to_vec(),
+        });
+    };
+    let deny = |e: ToolError, ops: &[Operation]| {
+        verdict(GuardrailOutcome::Deny, Some(e.to_string()), ops);
+        Outcome::Denied(e)
+    };
+    let mut notes: Vec<String> = Vec::new();
+    let mut ops = tool
+        .tool
+        .operations(&args, &shared.workspace)
+        .map_err(|e| deny(e, &[]))?;
+    match shared.guardrails.check(name, &args, &ops) {
+        Verdict::Allow => {}
+        Verdict::Modify {
+            args: changed,
+            note,
+        } => {
+            args = changed;
+            notes.push(note);
+        }
+        Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
+    }
+    for hook in shared.before_hooks(name) {
+        let input = hook_input(shared, "before_tool_call", call, name, &args, &ops);
+        match hook_runner(shared).before(&hook, &input).await {
+            BeforeOutcome::Allow => {}
+            BeforeOutcome::Deny(reason) => {
+                let e = GuardError::Hook {
+                    hook: hook.command.clone(),
+                    reason,
+                };
+                return Err(deny(guard_error(e), &ops));
+            }
+            BeforeOutcome::Modify(changed) => {
+                if let Err(e) = tool.validate(&changed) {
+                    let e = ToolError::PermissionDenied(format!(
+                        "the before hook `{}` changed the arguments into ones the tool refuses: {e}",
+                        hook.command
+                    ));
+                    return Err(deny(e, &ops));
+                }
+                ops = tool
+                    .tool
+                    .operations(&changed, &shared.workspace)
+                    .map_err(|e| deny(e, &ops))?;
+                match shared.guardrails.check(name, &changed, &ops) {
+                    Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
+                    Verdict::Modify { args: capped, note } => {
+                        args = capped;
+                        notes.push(note);
+                    }
+                    Verdict::Allow => args = changed,
+                }
+                notes.push(format!(
+                    "the before hook `{}` changed the arguments",
+                    hook.command
+                ));
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err(Outcome::Failed(ToolError::Cancelled(
+                "not run: the user interrupted the turn".into(),
+            )));
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    let outcome = if note.is_some() {
+        GuardrailOutcome::Modify
+    } else {
+        GuardrailOutcome::Allow
+    };
+    verdict(outcome, note.clone(), &ops);
+    Ok((args, ops, note))
+}
+
+fn guard_error(e: GuardError) -> ToolError {
+    let hint = match &e {
+        GuardError::Denylisted(_) => {
+            " Do not retry it in another form; find another way or ask the user."
+        }
+        GuardError::Rule { .. } => {
+            " The user's permission rules forbid it; do not retry it in another form."
+        }
+        GuardError::Hook { .. } => "",
+    };
+    ToolError::PermissionDenied(format!("{e}.{hint}"))
+}
+
+/// Stage 5: rules and the approval mode per operation, grants, then the
+/// approver for what is left.
+async fn authorize(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    args: &Value,
+    ops: &[Operation],
+    cancel: &CancellationToken,
+    first: Option<Need>,
+) -> Result<Option<Exact>, Outcome> {
+    let name = tool.name();
+    let effect = tool.tool.effect();
+    let assessor = Assessor {
+        mode: shared.mode(),
+        rules: shared.guardrails.rules(),
+        workspace: &shared.workspace,
+        protected: &shared.protected_files,
+    };
+    let needs = match assessor.assess(name, effect, ops) {
+        Assessment::Auto if first.is_none() => return Ok(None),
+        Assessment::Auto => Vec::new(),
+        Assessment::Refuse(reason) => {
+            return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
+        }
+        Assessment::Ask(needs) => needs,
+    };
+    let decided = |decision: ApprovalDecision, source| {
+        shared.emitter.emit(AgentEvent::ApprovalDecided {
+            call_id: call.id.clone(),
+            tool: name.to_string(),
+            decision,
+            source,
+        });
+    };
+    let covered = |n: &Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
+    // A rerun outside the sandbox says why in its own words.
+    let rerun = first.is_some();
+    let uncovered: Vec<Need> = first
+        .into_iter()
+        .chain(
+            needs
+                .into_iter()
+                .filter(|n| !(covered(n) || rerun && n.reason == UNSANDBOXED_REASON)),
+        )
+        .collect();
+    if uncovered.is_empty() {
+        decided(
+            ApprovalDecision::ApproveForConversation,
+            DecisionSource::Grant,
+        );
+        return Ok(None);
+    }
+    // A call that would fail anyway (an edit whose text is not there) fails
+    // now, without bothering the person.
+    let change = tool
+        .tool
+        .change(args, &shared.workspace)
+        .map_err(Outcome::Failed)?;
+    // A write that changes nothing asks nothing: the writer says so.
+    if let Some(c) = &change
+        && c.kind == crate::protocol::change::ChangeKind::Modify
+        && c.hunks.is_empty()
+    {
+        return Ok(Some(Exact {
+            change: c.clone(),
+            include: Vec::new(),
+            edited: None,
+        }));
+    }
+    let diff = match &change {
+        Some(c) => Some(c.unified()),
+        None => tool
+            .tool
+            .preview(args, &shared.workspace)
+            .map_err(Outcome::Failed)?,
+    };
+    let grant: Option<Vec<GrantKey>> = uncovered.iter().map(|n| n.grant.clone()).collect();
+    let request = ApprovalRequest {
+        call_id: call.id.clone(),
+        tool: name.to_string(),
+        arguments: args.clone(),
+        effect,
+        operations: ops.to_vec(),
+        needs: uncovered,
+        grant,
+        diff,
+    };
+    shared.emitter.emit(AgentEvent::ApprovalRequested {
+        call_id: request.call_id.clone(),
+        tool: request.tool.clone(),
+        arguments: request.arguments.clone(),
+        effect,
+        operations: request.operations.clone(),
+        needs: request
+            .needs
+            .iter()
+            .map(|n| ApprovalNeed {
+                what: n.what.clone(),
+                reason: n.reason.clone(),
+            })
+            .collect(),
+        reason: request.reason(),
+        grant: request.grant.as_ref().map(|keys| GrantOffer {
+            covers: keys.iter().map(GrantKey::describe).collect(),
+            ttl_secs: shared.authz.ttl().as_secs(),
+        }),
+        diff: request.diff.clone(),
+        change: change.clone().map(Box::new),
+        round: shared
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&call.id)
+            .copied(),
+    });
+    let source = shared.approver.source();
+    let decision = shared.approver.decide(&request, cancel).await;
+    decided(decision.clone(), source);
+    // What was shown is what is written: the whole change, or the hunks
+    // kept.
+    let all = |c: FileChange| {
+        let n = c.hunks.len();
+        Exact {
+            change: c,
+            include: vec![true; n],
+            edited: None,
+        }
+    };
+    match decision {
+        ApprovalDecision::ApproveOnce => Ok(change.map(all)),
+        ApprovalDecision::ApproveEdited { content } => {
+            let Some(change) = change else {
+                return Ok(None);
+            };
+            if !change.editable() {
+                return Err(Outcome::Failed(ToolError::InvalidArgs(
+                    "a deletion or a move has no content to edit; nothing was done".into(),
+                )));
+            }
+            // What the person changed in the model's proposal, for the
+            // model to learn from (cut if long).
+            let theirs = FileChange::new(
+                &change.path,
+                change.file().to_path_buf(),
+                Some(&change.new_text()),
+                &content,
+            )
+            .unified();
+            let theirs = if theirs.len() > EDIT_DIFF_MAX {
+                format!(
+                    "{}\n… (cut)",
+                    crate::protocol::text::cut(&theirs, EDIT_DIFF_MAX)
+                )
+            } else {
+                theirs
+            };
+            let change = change.with_new(&content);
+            let include = vec![true; change.hunks.len()];
+            Ok(Some(Exact {
+                change,
+                include,
+                edited: Some(theirs),
+            }))
+        }
+        ApprovalDecision::ApproveHunks { hunks } => {
+            let Some(change) = change else {
+                return Ok(None);
+            };
+            let include: Vec<bool> = (0..change.hunks.len())
+                .map(|i| hunks.contains(&i))
+                .collect();
+            // A move has no hunks: approving it moves the file.
+            if !include.contains(&true) && !change.hunks.is_empty() {
+                return Err(Outcome::Denied(ToolError::PermissionDenied(
+                    "the user left out every hunk of this change; nothing was written".into(),
+                )));
+            }
+            Ok(Some(Exact {
+                change,
+                include,
+                edited: None,
+            }))
+        }
+        ApprovalDecision::ApproveForConversation => {
+            // A call no grant may cover is approved this once.
+            if let Some(keys) = &request.grant {
+                shared.authz.grant(keys);
+                let expires = std::time::SystemTime::now() + shared.authz.ttl();
+                shared
+                    .record(Item::Grant {
+                        keys: keys.clone(),
+                        expires_ms: crate::session::history::epoch_ms(expires),
+                    })
+                    .await;
+            }
+            Ok(change.map(all))
+        }
+        // An interrupt while the question was open is no one's denial.
+        ApprovalDecision::Deny { .. } if cancel.is_cancelled() => {
+            Err(Outcome::Failed(ToolError::Cancelled(
+                "not run: the user interrupted the turn while it waited for approval".into(),
+            )))
+        }
+        ApprovalDecision::Deny { message } => {
+            let text = match (source, message) {
+                (DecisionSource::User, Some(m)) => {
+                    format!("the user denied this call and said: {m}")
+                }
+                (DecisionSource::User, None) => "the user denied this call".to_string(),
+                (_, Some(m)) => m,
+                (_, None) => "approval was not given".to_string(),
+            };
+            Err(Outcome::Denied(ToolError::PermissionDenied(text)))
+        }
+    }
+}
+
+/// A file change approved as shown: the hunks to write.
+struct Exact {
+    change: FileChange,
+    include: Vec<bool>,
+    /// The person edited the proposal: what is written is theirs, and
+    /// how it differs from the model's (a unified diff, proposal → theirs).
+    edited: Option<String>,
+}
+
+/// The most of the person's edit the model is shown as a diff.
+const EDIT_DIFF_MAX: usize = 16 * 1024;
+
+async fn execute(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    args: Value,
+    exact: Option<Exact>,
+    cancel: &CancellationToken,
+) -> Result<Value, ToolError> {
+    let emitter = shared.emitter.clone();
+    let call_id = call.id.clone();
+    let name = tool.name().to_string();
+    let ctx = ToolContext {
+        workspace: shared.workspace.clone(),
+        cancel: cancel.child_token(),
+        progress: ProgressSink::new(move |p| {
+            emitter.emit(AgentEvent::ToolProgress {
+                call_id: call_id.clone(),
+                tool: name.clone(),
+                stream: p.stream,
+                text: p.text,
+            });
+        }),
+        redactor: shared.redactor.clone(),
+        read_denials: Some(shared.guardrails.reads().clone()).filter(|r| r.active()),
+    };
+    let work = async {
+        match &exact {
+            Some(e) => {
+                let mut v =
+                    crate::tools::change::apply(tool.name(), &e.change, &e.include, &ctx).await?;
+                if let Some(theirs) = &e.edited {
+                    v["edited_by_user"] = json!(true);
+                    v["note"] = json!(
+                        "the person edited your change before it was written: the file holds \
+                         their version, not yours (edit_diff: your proposal → what was \
+                         written); read it again before changing it further"
+                    );
+                    v["edit_diff"] = json!(theirs);
+                }
+                Ok(v)
+            }
+            None => tool.tool.execute(args, &ctx).await,
+        }
+    };
+    let run = AssertUnwindSafe(work).catch_unwind();
+    let limit = shared.tool_timeout;
+    let result = tokio::select! {
+        r = tokio::time::timeout(limit, run) => r,
+        // A tool that ignores its token is abandoned when the turn is cancelled.
+        () = async { cancel.cancelled().await; tokio::time::sleep(std::time::Duration::from_secs(5)).await } => {
+            return Err(ToolError::Cancelled("interrupted by the user".into()));
+        }
+    };
+    match result {
+        Err(_) => Err(ToolError::Timeout {
+            secs: limit.as_secs(),
+            detail: format!("{} did not finish within {}s", tool.name(), limit.as_secs()),
+        }),
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(tool = %tool.name(), call_id = %call.id, panic = %what, "tool panicked");
+            Err(ToolError::Internal(format!(
+                "{} panicked: {what}",
+                tool.name()
+            )))
+        }
+        Ok(Ok(r)) => {
+            if let Err(ToolError::Internal(detail)) = &r {
+                tracing::error!(tool = %tool.name(), call_id = %call.id, %detail, "tool internal error");
+            }
+            r
+        }
+    }
+}
+
+/// Stage 7: the user's after-hooks see the result, error or not, and may
+/// replace or withhold it; then the built-in hooks (redaction).
+async fn after_hooks(
+    shared: &Shared,
+    call: &ToolCall,
+    tool: &RegisteredTool,
+    args: &Value,
+    ops: &[Operation],
+    result: Result<Value, ToolError>,
+    note: Option<String>,
+) -> Outcome {
+    let name = tool.name();
+    let mut result = result;
+    for hook in shared.after_hooks(name) {
+        let mut input = hook_input(shared, "after_tool_call", call, name, args, ops);
+        let (response, status) = match &result {
+            Ok(v) => (v.clone(), "ok"),
+            Err(e) => (json!({ "error": e.model_message() }), "error"),
+        };
+        let mut response = response;
+        shared.redactor.redact_value(&mut response);
+        input["tool_response"] = response;
+        input["status"] = Value::from(status);
+        match hook_runner(shared).after(&hook, &input).await {
+            AfterOutcome::Keep => {}
+            AfterOutcome::Replace(v) => match &result {
+                Ok(_) => result = Ok(v),
+                Err(_) => {
+                    tracing::debug!(hook = %hook.command, "an after hook cannot turn an error into a result; ignored")
+                }
+            },
+            AfterOutcome::Withhold(reason) => {
+                result = Err(ToolError::PermissionDenied(format!(
+                    "the result was withheld by the after hook `{}`: {reason}",
+                    hook.command
+                )));
+            }
+        }
+    }
+    let mut value = match result {
+        Ok(v) => v,
+        Err(e) => return Outcome::Failed(e),
+    };
+    for hook in &shared.hooks {
+        hook.after_tool_call(name, &mut value);
+    }
+    Outcome::Ran { value, note }
+}
+
+/// Stage 8: one result shape, cut to what the model may see; also returns
+/// the text the model receives. Error texts are redacted like results.
+/// The result is serialized once (twice when it has to be cut).
+fn normalize(
+    shared: &Shared,
+    call_id: &str,
+    outcome: Outcome,
+    started: Instant,
+) -> (ToolResult, String) {
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let error = |e: &ToolError| {
+        let mut v = json!({ "error": e.model_message() });
+        shared.redactor.redact_value(&mut v);
+        v
+    };
+    let (status, mut value, note, error_kind) = match outcome {
+        Outcome::Ran { value, note } => (ToolStatus::Ok, value, note, None),
+        Outcome::Failed(e) => (
+            ToolStatus::Error,
+            error(&e),
+            None,
+            Some(e.kind().to_string()),
+        ),
+        Outcome::Denied(e) => (
+            ToolStatus::Denied,
+            error(&e),
+            None,
+            Some(e.kind().to_string()),
+        ),
+    };
+    let tool_cut = value.get("truncated").and_then(Value::as_bool) == Some(true);
+    if let Some(note) = note {
+        match value.as_object_mut() {
+            Some(map) => {
+                map.insert("guardrail_note".into(), Value::String(note));
+            }
+            None => value = json!({ "result": value, "guardrail_note": note }),
+        }
+    }
+    let mut text = serde_json::to_string(&value).unwrap_or_default();
+    let cut = truncate_sized(value, text.len(), MAX_TOOL_RESULT_BYTES);
+    if cut.truncated {
+        text = serde_json::to_string(&cut.value).unwrap_or_default();
+    }
+    let result = ToolResult {
+        call_id: call_id.to_string(),
+        status,
+        content: cut.value,
+        metadata: ResultMetadata {
+            bytes: cut.original_bytes,
+            truncated: cut.truncated || tool_cut,
+            duration_ms,
+            mime: None,
+            error_kind,
+            redactions: text.matches(crate::policy::hooks::REDACTED).count(),
+        },
+    };
+    (result, text)
+}

@@ -1,0 +1,113 @@
+//! Lathe's engine: everything between a person's message and the model's
+//! answer, with no terminal in it.
+//!
+//! Floors inside the core (a module uses only what stands below it):
+//!
+//! ```text
+//! launch                     wiring a conversation for a front end
+//! agent                      the turn loop and the tool-call pipeline
+//! tools   mcp   session      built-in tools, MCP tool sources, records
+//! config                     settings from files, flags and environment
+//! policy  provider  sandbox  consent rules, model wires, containment
+//! secret                     keys that never print
+//! ```
+//!
+//! One tool call goes resolve ▸ parse ▸ validate ▸ guardrail ▸ authorize ▸
+//! execute ▸ after-hooks ▸ normalize (`agent::dispatch`), and the front
+//! ends see only `Op`s going in and `AgentEvent`s coming out
+//! ([`lathe_protocol`]).
+//!
+//! What the front ends may use is [`front`]; every other module is the
+//! core's own (public only with the `internals` feature, for the core's
+//! tests and benchmarks), so a front end that reaches into the core does
+//! not compile and unused code is reported.
+
+pub use lathe_protocol as protocol;
+
+/// Declares the core's modules: private, or public with `internals`.
+macro_rules! internal {
+    ($($(#[$attr:meta])* mod $name:ident;)*) => {
+        $(
+            $(#[$attr])*
+            #[cfg(feature = "internals")]
+            pub mod $name;
+            $(#[$attr])*
+            #[cfg(not(feature = "internals"))]
+            mod $name;
+        )*
+    };
+}
+
+internal! {
+    mod agent;
+    mod config;
+    mod launch;
+    mod mcp;
+    mod policy;
+    mod provider;
+    mod sandbox;
+    mod secret;
+    mod session;
+    mod tools;
+}
+
+/// What a front end (the terminal UI, the headless runner, the binary)
+/// needs to start and follow a conversation: nothing more.
+pub mod front {
+    pub use lathe_protocol as protocol;
+
+    pub mod agent {
+        pub use crate::agent::AgentHandle;
+    }
+
+    pub mod config {
+        pub use crate::config::{Config, ConfigError, Overrides};
+    }
+
+    pub mod launch {
+        pub use crate::launch::{
+            LaunchError, Launched, ModelChoice, Trust, UNNAMED, choose_model, config_for_session,
+            mcp_statuses, remember_workspace_hooks, remember_workspace_mcp, spawn_agent,
+        };
+    }
+
+    pub mod policy {
+        pub use crate::policy::HeadlessApprover;
+    }
+
+    pub mod sandbox {
+        pub use crate::sandbox::{Mode, helper_main};
+    }
+
+    pub mod session {
+        pub mod store {
+            pub use crate::session::store::{SessionInfo, list, load, newest};
+        }
+        pub mod history {
+            pub use crate::session::history::{Rebuilt, Shown, epoch_ms};
+        }
+        pub mod prompts {
+            pub use crate::session::prompts::PromptLog;
+        }
+        pub mod journal {
+            pub use crate::session::journal::private_dir;
+        }
+        pub mod checkpoints {
+            pub use crate::session::checkpoints::LARGE_FILE;
+        }
+    }
+
+    pub mod tools {
+        pub mod preview {
+            pub use crate::tools::preview::unified_diff;
+        }
+    }
+
+    pub mod provider {
+        pub use crate::provider::{Effort, ProviderKind, WireApi};
+
+        pub mod image {
+            pub use crate::provider::image::sniff;
+        }
+    }
+}

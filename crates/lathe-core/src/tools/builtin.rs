@@ -1,0 +1,106 @@
+//! The built-in tools: `read_file`, `write_file`, `edit_file`,
+//! `delete_file`, `move_file`,
+//! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
+//! `memory_write`, `web_fetch`, `web_search`, `spawn` and `message`. File tools resolve every path through
+//! the workspace (containment is checked again here, after the guardrail,
+//! because the tool is what touches the disk); writes are atomic.
+
+use std::sync::Arc;
+
+use super::spec::Tool;
+
+mod delete_file;
+mod edit_file;
+mod exec_shell;
+mod list_directory;
+mod memory;
+mod message;
+mod move_file;
+mod read_file;
+mod search;
+mod spawn;
+mod web;
+mod write_file;
+
+pub use delete_file::DeleteFile;
+pub use edit_file::EditFile;
+pub use exec_shell::ExecShell;
+pub use list_directory::ListDirectory;
+pub use memory::{MemoryRead, MemoryWrite};
+pub use message::Message;
+pub use move_file::MoveFile;
+pub use read_file::ReadFile;
+pub use search::{Glob, Grep};
+pub use spawn::Spawn;
+pub use web::{WebFetch, WebSearch, WebSettings};
+pub use write_file::WriteFile;
+
+pub use crate::config::defaults::{
+    SHELL_MAX_TIMEOUT_SECS as MAX_SHELL_TIMEOUT_SECS,
+    SHELL_TIMEOUT_SECS as DEFAULT_SHELL_TIMEOUT_SECS,
+};
+
+/// Settings the built-in tools take from configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltinSettings {
+    pub shell_timeout_secs: u64,
+    pub shell_max_timeout_secs: u64,
+    /// Environment variables the shell's children never see (API keys),
+    /// besides every name that looks like a secret.
+    pub shell_env_remove: Vec<String>,
+    /// How commands are confined.
+    pub sandbox: crate::sandbox::Settings,
+    /// Where each workspace's MEMORY.md lives (`None`: no memory).
+    pub memory_dir: Option<std::path::PathBuf>,
+    /// `web_fetch` and `web_search`.
+    pub web: WebSettings,
+    /// The `message` tool's webhooks, by channel name.
+    pub message_channels: std::collections::BTreeMap<String, crate::secret::Secret>,
+}
+
+impl Default for BuiltinSettings {
+    fn default() -> Self {
+        Self {
+            shell_timeout_secs: DEFAULT_SHELL_TIMEOUT_SECS,
+            shell_max_timeout_secs: MAX_SHELL_TIMEOUT_SECS,
+            shell_env_remove: vec!["OPENAI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
+            sandbox: crate::sandbox::Settings::default(),
+            memory_dir: None,
+            web: WebSettings::default(),
+            message_channels: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+/// Every built-in tool, configured.
+pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(DeleteFile),
+        Arc::new(MoveFile),
+        Arc::new(ListDirectory),
+        Arc::new(ExecShell::new(settings)),
+        Arc::new(Grep),
+        Arc::new(Glob),
+        Arc::new(MemoryRead::new(settings.memory_dir.clone())),
+        Arc::new(MemoryWrite::new(settings.memory_dir.clone())),
+        Arc::new(WebFetch::new(&settings.web)),
+        Arc::new(WebSearch::new(&settings.web)),
+        Arc::new(Spawn::new(settings)),
+        Arc::new(Message::new(&settings.message_channels)),
+    ]
+}
+
+#[cfg(test)]
+mod names_tests {
+    #[test]
+    fn names_are_the_tools() {
+        let names: Vec<String> = super::all(&super::BuiltinSettings::default())
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        assert_eq!(names, crate::protocol::BUILTIN_TOOLS);
+    }
+}

@@ -1,0 +1,511 @@
+//! Writing a file change approved in whole or in part: exactly the hunks
+//! kept, and only to the content the change was computed from (a file
+//! changed since the preview is refused, with nothing written).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+pub use crate::protocol::change::{ChangeKind, FileChange, hash};
+
+use super::fs::atomic::write_atomic;
+use super::spec::{ToolContext, ToolError};
+
+/// Writes `change` with the hunks `include` keeps, if the file is still
+/// what the change was computed from; the result says which hunks were
+/// left out.
+///
+/// The result reads as the tool's own (`write_file`: created or
+/// overwrote, bytes; `edit_file`: edited at a line).
+pub async fn apply(
+    tool: &str,
+    change: &FileChange,
+    include: &[bool],
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    match change.kind {
+        ChangeKind::Create | ChangeKind::Modify => write(tool, change, include, ctx).await,
+        ChangeKind::Delete | ChangeKind::Rename => {
+            let change = change.clone();
+            let ws = ctx.workspace.clone();
+            let cancel = ctx.cancel.clone();
+            let moved = change.kind == ChangeKind::Rename;
+            let to = change.file().to_path_buf();
+            let mut v = tokio::task::spawn_blocking(move || {
+                if change.kind == ChangeKind::Delete {
+                    delete(&change, &ws, &cancel)
+                } else {
+                    rename(&change, &ws, &cancel)
+                }
+            })
+            .await
+            .map_err(|e| ToolError::Internal(format!("applying the change failed: {e}")))??;
+            // A file moved into place is a file written there: a git
+            // directory it completes or arms is disarmed, as after a write.
+            if moved {
+                super::fs::disarm_written(ctx, &to, &mut v).await;
+            }
+            Ok(v)
+        }
+    }
+}
+
+/// Refuses a file whose content is no longer what the change was computed
+/// from (`what` is done to it, e.g. "deleted").
+fn unchanged_since(
+    change: &FileChange,
+    file: &Path,
+    shown: &str,
+    what: &str,
+) -> Result<u64, ToolError> {
+    let (bytes, _) = super::fs::regular::read_capped(file, shown, u64::MAX)?;
+    if change.base_hash.as_deref() != Some(hash(&bytes).as_str()) {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{shown} changed after the change was shown for approval; nothing was {what}. \
+             Read it again and propose the change anew."
+        )));
+    }
+    Ok(bytes.len() as u64)
+}
+
+fn delete(
+    change: &FileChange,
+    ws: &crate::policy::Workspace,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolError> {
+    let (file, shown) = super::fs::regular::own_file(ws, &change.path, "delete_file")?;
+    if file != change.file() {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{shown} now leads elsewhere than when the change was shown; nothing was deleted"
+        )));
+    }
+    let bytes = unchanged_since(change, &file, &shown, "deleted")?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled(format!(
+            "interrupted before deleting {shown}; nothing was deleted"
+        )));
+    }
+    std::fs::remove_file(&file).map_err(|e| ToolError::from_io(&shown, &e))?;
+    Ok(json!({
+        "message": format!("deleted {shown} ({bytes} bytes)"),
+        "path": shown,
+        "deleted": true,
+    }))
+}
+
+fn rename(
+    change: &FileChange,
+    ws: &crate::policy::Workspace,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolError> {
+    let from_shown = change.from.clone().unwrap_or_default();
+    let (from, _) = super::fs::regular::own_file(ws, &from_shown, "move_file")?;
+    let to = ws
+        .resolve_for_write(&change.path)
+        .map_err(ToolError::from_path)?;
+    if Some(from.as_path()) != change.from_file() || to != change.file() {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{from_shown} or {} now leads elsewhere than when the move was shown; nothing \
+             was moved",
+            change.path
+        )));
+    }
+    unchanged_since(change, &from, &from_shown, "moved")?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled(format!(
+            "interrupted before moving {from_shown}; nothing was moved"
+        )));
+    }
+    super::fs::move_no_replace(&from, &to, &change.path)?;
+    Ok(json!({
+        "message": format!("moved {from_shown} to {}", change.path),
+        "from": from_shown,
+        "path": change.path,
+    }))
+}
+
+async fn write(
+    tool: &str,
+    change: &FileChange,
+    include: &[bool],
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let edit = tool == "edit_file";
+    // The path is checked again as it is now: a directory on the way
+    // swapped for a link since the preview is refused.
+    let again = ctx
+        .workspace
+        .resolve_for_write(&change.path)
+        .map_err(ToolError::from_path)?;
+    if again != change.file() {
+        return Err(ToolError::ExecutionFailed(format!(
+            "{} now leads elsewhere than when the change was shown; nothing was written",
+            change.path
+        )));
+    }
+    let kept = include.iter().filter(|k| **k).count();
+    let change = change.clone();
+    let include = include.to_vec();
+    let cancel = ctx.cancel.clone();
+    let mut v = tokio::task::spawn_blocking(move || {
+        let shown = change.path.clone();
+        let now = match std::fs::read(change.file()) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ToolError::from_io(&shown, &e)),
+        };
+        let stale = match (&change.base_hash, &now) {
+            (Some(base), Some(bytes)) => *base != hash(bytes),
+            (None, None) => false,
+            _ => true,
+        };
+        if stale {
+            return Err(ToolError::ExecutionFailed(format!(
+                "{shown} changed after the change was shown for approval; nothing was \
+                 written. Read it again and propose the change anew."
+            )));
+        }
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled(format!(
+                "interrupted before writing {shown}; nothing was written"
+            )));
+        }
+        if change.kind == ChangeKind::Modify && change.hunks.is_empty() {
+            let v = json!({
+                "message": format!("no changes: {shown} already holds this content; nothing was written"),
+                "path": shown,
+                "unchanged": true,
+            });
+            return Ok((v, change.file().to_path_buf()));
+        }
+        let text = change.apply(&include);
+        if let Some(parent) = change.file().parent() {
+            std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(&shown, &e))?;
+        }
+        let created = write_atomic(change.file(), text.as_bytes())
+            .map_err(|e| ToolError::from_io(&shown, &e))?;
+        let left_out: Vec<Value> = change
+            .hunks
+            .iter()
+            .zip(&include)
+            .filter(|(_, k)| !**k)
+            .map(|(h, _)| {
+                json!({
+                    "old_lines": format!("{}-{}", h.old_start, h.old_start + h.old_lines.saturating_sub(1)),
+                    "new_lines": format!("{}-{}", h.new_start, h.new_start + h.new_lines.saturating_sub(1)),
+                })
+            })
+            .collect();
+        let total = change.hunks.len();
+        let bytes = text.len();
+        // The first line the kept hunks change, in the file as written.
+        let line = change
+            .hunks
+            .iter()
+            .zip(&include)
+            .find(|(_, k)| **k)
+            .map_or(1, |(h, _)| {
+                let context = h.lines.iter().take_while(|l| l.starts_with(' ')).count();
+                (h.new_start + context).max(1)
+            });
+        let mut message = if edit {
+            format!("edited {shown} at line {line}")
+        } else if created {
+            format!("created {shown} ({bytes} bytes)")
+        } else {
+            format!("overwrote {shown} ({bytes} bytes)")
+        };
+        if !left_out.is_empty() {
+            message.push_str(&format!(
+                "; only {kept} of {total} hunks: the person left the others out (see \
+                 not_applied; line ranges of your proposal, old file and new), and the file \
+                 has only what was kept"
+            ));
+        }
+        let mut v = if edit {
+            json!({"message": message, "path": shown, "line": line, "replacements": 1})
+        } else {
+            json!({"message": message, "path": shown, "bytes": bytes, "created": created})
+        };
+        v["hunks_applied"] = json!(kept);
+        if !left_out.is_empty() {
+            v["not_applied"] = json!(left_out);
+        }
+        Ok((v, change.file().to_path_buf()))
+    })
+    .await
+    .map_err(|e| ToolError::Internal(format!("writing the change failed: {e}")))??;
+    super::fs::disarm_written(ctx, &v.1, &mut v.0).await;
+    Ok(v.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn a_file_changed_since_the_preview_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "one\ntwo\n").unwrap();
+        let c = FileChange::new("f.txt", file.clone(), Some("one\ntwo\n"), "one\n2\n");
+        std::fs::write(&file, "one\ntwo\nthree (the person)\n").unwrap();
+        let ws = std::sync::Arc::new(crate::policy::Workspace::new(dir.path()).unwrap());
+        let ctx = ToolContext::standalone(ws);
+        let e = apply("write_file", &c, &[true], &ctx).await.unwrap_err();
+        assert!(
+            e.to_string().contains("changed after the change was shown"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "one\ntwo\nthree (the person)\n"
+        );
+        // Unchanged: the kept hunks are written, the others named.
+        std::fs::write(&file, "one\ntwo\n").unwrap();
+        let v = apply("write_file", &c, &[true], &ctx).await.unwrap();
+        assert_eq!(v["hunks_applied"], 1);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n2\n");
+        // Deleted since the preview: refused, and nothing is created.
+        std::fs::remove_file(&file).unwrap();
+        let e = apply("write_file", &c, &[true], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was"), "{e}");
+        assert!(!file.exists(), "a deleted file is not brought back");
+        std::fs::write(&file, "one\n2\n").unwrap();
+        // Writing what is there already changes nothing, and says so.
+        let same = FileChange::new("f.txt", file.clone(), Some("one\n2\n"), "one\n2\n");
+        let v = apply("write_file", &same, &[], &ctx).await.unwrap();
+        assert_eq!(v["unchanged"], true);
+        assert!(
+            v["message"].as_str().unwrap().starts_with("no changes"),
+            "{v}"
+        );
+        // A file created since a "create" preview is refused too.
+        let n = dir.path().join("n.txt");
+        let c = FileChange::new("n.txt", n.clone(), None, "new\n");
+        std::fs::write(&n, "the person's\n").unwrap();
+        assert!(apply("write_file", &c, &[true], &ctx).await.is_err());
+        assert_eq!(std::fs::read_to_string(&n).unwrap(), "the person's\n");
+    }
+
+    #[tokio::test]
+    async fn hunks_left_out_are_named_for_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        let old = numbered(30);
+        std::fs::write(&file, &old).unwrap();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 25\n", "line 25!\n");
+        let c = FileChange::new("f.txt", file.clone(), Some(&old), &new);
+        let ws = std::sync::Arc::new(crate::policy::Workspace::new(dir.path()).unwrap());
+        let v = apply(
+            "write_file",
+            &c,
+            &[true, false],
+            &ToolContext::standalone(ws),
+        )
+        .await
+        .unwrap();
+        assert_eq!(v["hunks_applied"], 1);
+        assert_eq!(v["not_applied"][0]["old_lines"], "22-28");
+        assert!(v["message"].as_str().unwrap().contains("only 1 of 2 hunks"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("line two\n") && text.contains("line 25\n"));
+    }
+}
+
+#[cfg(test)]
+mod delete_and_move_tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::builtin::{DeleteFile, MoveFile};
+    use crate::tools::spec::Tool;
+
+    fn setup() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+        let ws = Arc::new(crate::policy::Workspace::new(dir.path()).unwrap());
+        (dir, ToolContext::standalone(ws))
+    }
+
+    #[tokio::test]
+    async fn a_deletion_shows_every_line_and_removes_only_what_was_shown() {
+        let (dir, ctx) = setup();
+        let c = DeleteFile
+            .change(&json!({"path": "src/a.rs"}), &ctx.workspace)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.kind, ChangeKind::Delete);
+        assert_eq!(c.hunks[0].lines, ["-fn a() {}"]);
+        // Changed since it was shown: kept.
+        std::fs::write(dir.path().join("src/a.rs"), "fn a() { b() }\n").unwrap();
+        let e = apply("delete_file", &c, &[true], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was deleted"), "{e}");
+        assert!(dir.path().join("src/a.rs").exists());
+        let c = DeleteFile
+            .change(&json!({"path": "src/a.rs"}), &ctx.workspace)
+            .unwrap()
+            .unwrap();
+        let v = apply("delete_file", &c, &[true], &ctx).await.unwrap();
+        assert_eq!(v["deleted"], true);
+        assert!(!dir.path().join("src/a.rs").exists());
+    }
+
+    #[tokio::test]
+    async fn links_directories_and_the_outside_are_refused() {
+        let (dir, ctx) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x"), "x").unwrap();
+        std::os::unix::fs::symlink("src/a.rs", dir.path().join("link.rs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x"), dir.path().join("out")).unwrap();
+        for (args, says) in [
+            (json!({"path": "link.rs"}), "symbolic link"),
+            (json!({"path": "src"}), "directory"),
+            (json!({"path": "out"}), "outside"),
+            (json!({"path": "../x"}), "outside"),
+            (json!({"path": "nope.rs"}), "not found"),
+        ] {
+            let e = DeleteFile.change(&args, &ctx.workspace).unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+            let e = DeleteFile.execute(args.clone(), &ctx).await.unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+        }
+        assert!(dir.path().join("src/a.rs").exists());
+        assert!(std::fs::symlink_metadata(dir.path().join("link.rs")).is_ok());
+        for (args, says) in [
+            (json!({"from": "link.rs", "to": "b.rs"}), "symbolic link"),
+            (json!({"from": "src/a.rs", "to": "../b.rs"}), "outside"),
+            (json!({"from": "src/a.rs", "to": "out/b.rs"}), "outside"),
+            (
+                json!({"from": "src/a.rs", "to": "link.rs"}),
+                "already exists",
+            ),
+            (
+                json!({"from": "src/a.rs", "to": "src/a.rs"}),
+                "the file itself",
+            ),
+        ] {
+            let e = MoveFile.change(&args, &ctx.workspace).unwrap_err();
+            assert!(e.to_string().contains(says), "{args}: {e}");
+        }
+    }
+
+    /// A config moved into a git directory is disarmed as if written
+    /// there: no program runs at the next git command.
+    #[tokio::test]
+    async fn a_move_that_arms_a_git_directory_is_disarmed() {
+        let (dir, ctx) = setup();
+        let g = dir.path().join("tools");
+        std::fs::create_dir_all(g.join("objects")).unwrap();
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+        std::fs::write(
+            g.join("config.txt"),
+            "[core]\n\tpager = \"touch /tmp/lathe-pwned; cat\"\n",
+        )
+        .unwrap();
+        let c = MoveFile
+            .change(
+                &json!({"from": "tools/config.txt", "to": "tools/config"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        let v = apply("move_file", &c, &[], &ctx).await.unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!g.join("config").exists(), "disarmed: {v}");
+        // Moved by the tool's own path (a file not shown line by line).
+        std::fs::write(
+            g.join("config.bin"),
+            b"[core]\n\tpager = \"touch /tmp/lathe-pwned; cat\"\n\xff",
+        )
+        .unwrap();
+        let v = MoveFile
+            .execute(
+                json!({"from": "tools/config.bin", "to": "tools/config"}),
+                &ctx,
+            )
+            .await
+            .unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!g.join("config").exists(), "disarmed: {v}");
+    }
+
+    /// A config written into the common directory a worktree-shaped git
+    /// directory names (`commondir`) is disarmed too.
+    #[tokio::test]
+    async fn a_config_in_a_common_dir_is_disarmed() {
+        let (dir, ctx) = setup();
+        let tools = dir.path().join("tools");
+        let shared = dir.path().join("shared");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::create_dir_all(shared.join("objects")).unwrap();
+        std::fs::create_dir_all(shared.join("refs")).unwrap();
+        std::fs::write(tools.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+        std::fs::write(tools.join("commondir"), "../shared\n").unwrap();
+        let c = crate::tools::builtin::WriteFile
+            .change(
+                &json!({"path": "shared/config", "content": "[core]\n\tpager = \"touch /tmp/x; cat\"\n"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        let v = apply("write_file", &c, &[true], &ctx).await.unwrap();
+        assert!(v["warnings"].is_array(), "{v}");
+        assert!(!shared.join("config").exists(), "disarmed: {v}");
+    }
+
+    #[tokio::test]
+    async fn a_move_never_replaces_and_creates_directories() {
+        let (dir, ctx) = setup();
+        let c = MoveFile
+            .change(
+                &json!({"from": "src/a.rs", "to": "lib/deep/b.rs"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.kind, ChangeKind::Rename);
+        assert_eq!(c.unified(), "--- a/src/a.rs\n+++ b/lib/deep/b.rs\n");
+        // Someone takes the name meanwhile: refused, both kept.
+        std::fs::create_dir_all(dir.path().join("lib/deep")).unwrap();
+        std::fs::write(dir.path().join("lib/deep/b.rs"), "theirs\n").unwrap();
+        let e = apply("move_file", &c, &[], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("already exists"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lib/deep/b.rs")).unwrap(),
+            "theirs\n"
+        );
+        assert!(dir.path().join("src/a.rs").exists());
+        std::fs::remove_file(dir.path().join("lib/deep/b.rs")).unwrap();
+        std::fs::remove_dir_all(dir.path().join("lib")).unwrap();
+        let v = apply("move_file", &c, &[], &ctx).await.unwrap();
+        assert_eq!(v["path"], "lib/deep/b.rs");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lib/deep/b.rs")).unwrap(),
+            "fn a() {}\n"
+        );
+        assert!(!dir.path().join("src/a.rs").exists());
+        // Changed after it was shown: not moved.
+        let c = MoveFile
+            .change(
+                &json!({"from": "lib/deep/b.rs", "to": "c.rs"}),
+                &ctx.workspace,
+            )
+            .unwrap()
+            .unwrap();
+        std::fs::write(dir.path().join("lib/deep/b.rs"), "edited\n").unwrap();
+        let e = apply("move_file", &c, &[], &ctx).await.unwrap_err();
+        assert!(e.to_string().contains("nothing was moved"), "{e}");
+        assert!(!dir.path().join("c.rs").exists());
+    }
+}

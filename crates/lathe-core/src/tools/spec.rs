@@ -1,0 +1,263 @@
+//! What a tool is: the `Tool` trait, the context a call runs with, and the
+//! error a call can end in.
+//!
+//! A tool knows nothing of approvals or of the model: it declares its name,
+//! description, JSON-Schema parameters and effect, describes what a call
+//! will do as typed operations (so guardrails, rules, grants and the
+//! dialog can judge it), and executes with a context carrying the
+//! workspace, a cancellation token and a progress sink.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::policy::{PathError, Workspace};
+use crate::protocol::Effect;
+use crate::protocol::operation::{Access, FileOp, Operation};
+
+/// How a tool call failed. Every variant but `Internal` goes back to the
+/// model verbatim, so it can recover.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("tool not found: {0}")]
+    NotFound(String),
+    #[error("invalid arguments: {0}")]
+    InvalidArgs(String),
+    #[error("execution failed: {0}")]
+    ExecutionFailed(String),
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
+    #[error("file not found: {0}")]
+    FileNotFound(String),
+    #[error("invalid path: {0}")]
+    InvalidPath(String),
+    #[error("timeout: {detail}")]
+    Timeout { secs: u64, detail: String },
+    #[error("cancelled: {0}")]
+    Cancelled(String),
+    /// A broken invariant or a panic: logged in full, shown to the model
+    /// only as a short generic message.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ToolError {
+    /// A stable snake_case name, for `metadata.error_kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::NotFound(_) => "not_found",
+            ToolError::InvalidArgs(_) => "invalid_args",
+            ToolError::ExecutionFailed(_) => "execution_failed",
+            ToolError::PermissionDenied(_) => "permission_denied",
+            ToolError::FileNotFound(_) => "file_not_found",
+            ToolError::InvalidPath(_) => "invalid_path",
+            ToolError::Timeout { .. } => "timeout",
+            ToolError::Cancelled(_) => "cancelled",
+            ToolError::Internal(_) => "internal",
+        }
+    }
+
+    /// The text the model sees.
+    pub fn model_message(&self) -> String {
+        match self {
+            ToolError::Internal(_) => {
+                "internal error: the tool failed unexpectedly; the details are in Lathe's log"
+                    .to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// The same error with `note` added to its message (internal errors
+    /// keep theirs: the model never sees it).
+    pub fn with_note(self, note: &str) -> Self {
+        let add = |m: String| format!("{m}; {note}");
+        match self {
+            ToolError::NotFound(m) => ToolError::NotFound(add(m)),
+            ToolError::InvalidArgs(m) => ToolError::InvalidArgs(add(m)),
+            ToolError::ExecutionFailed(m) => ToolError::ExecutionFailed(add(m)),
+            ToolError::PermissionDenied(m) => ToolError::PermissionDenied(add(m)),
+            ToolError::FileNotFound(m) => ToolError::FileNotFound(add(m)),
+            ToolError::InvalidPath(m) => ToolError::InvalidPath(add(m)),
+            ToolError::Timeout { secs, detail } => ToolError::Timeout {
+                secs,
+                detail: add(detail),
+            },
+            ToolError::Cancelled(m) => ToolError::Cancelled(add(m)),
+            ToolError::Internal(m) => ToolError::Internal(m),
+        }
+    }
+
+    /// Maps a workspace refusal to the error the model sees.
+    pub fn from_path(err: PathError) -> Self {
+        match err {
+            PathError::NotFound(p) => ToolError::FileNotFound(p),
+            other => ToolError::InvalidPath(other.to_string()),
+        }
+    }
+
+    /// Maps an I/O error on `path` to the closest variant.
+    pub fn from_io(path: &str, err: &std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        match err.kind() {
+            ErrorKind::NotFound => ToolError::FileNotFound(path.to_string()),
+            ErrorKind::PermissionDenied => ToolError::PermissionDenied(format!("{path}: {err}")),
+            _ => ToolError::ExecutionFailed(format!("{path}: {err}")),
+        }
+    }
+}
+
+/// The file operation on `path`, resolved inside `workspace`; a path that
+/// escapes it is refused here, before anything runs.
+pub fn file_operation(
+    workspace: &Workspace,
+    path: &str,
+    access: Access,
+) -> Result<Operation, ToolError> {
+    let abs = workspace.check(path).map_err(ToolError::from_path)?;
+    Ok(Operation::File(FileOp {
+        path: workspace.display_relative(&abs),
+        access,
+        outside: false,
+        named: false,
+    }))
+}
+
+/// One progress update from a running tool (a line of shell output, an MCP
+/// progress notification).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub stream: String,
+    pub text: String,
+}
+
+/// Where a running tool reports progress. Cheap to clone; never blocks.
+#[derive(Clone)]
+pub struct ProgressSink(Option<Arc<dyn Fn(Progress) + Send + Sync>>);
+
+impl ProgressSink {
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
+    }
+
+    /// A sink that drops everything.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    pub fn emit(&self, stream: &str, text: impl Into<String>) {
+        if let Some(f) = &self.0 {
+            f(Progress {
+                stream: stream.to_string(),
+                text: text.into(),
+            });
+        }
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ProgressSink(..)"
+        } else {
+            "ProgressSink(none)"
+        })
+    }
+}
+
+/// What one call runs with.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub workspace: Arc<Workspace>,
+    pub cancel: CancellationToken,
+    pub progress: ProgressSink,
+    /// Hides secrets in what a tool keeps or sends beyond the
+    /// conversation (memory, messages); results are redacted anyway.
+    pub redactor: crate::policy::Redactor,
+    /// The files the read deny rules cover, which the search tools leave
+    /// out (`None`: no rule).
+    pub read_denials: Option<crate::policy::guardrails::ReadDenials>,
+}
+
+impl ToolContext {
+    /// A context for calling a tool outside the agent (tests, benchmarks).
+    #[cfg(any(test, feature = "internals"))]
+    pub fn standalone(workspace: Arc<Workspace>) -> Self {
+        Self {
+            workspace,
+            cancel: CancellationToken::new(),
+            progress: ProgressSink::none(),
+            redactor: crate::policy::Redactor::default(),
+            read_denials: None,
+        }
+    }
+}
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// A JSON-Schema object describing the arguments.
+    fn parameters(&self) -> Value;
+    fn effect(&self) -> Effect;
+    /// What a call with these (validated) arguments will do. An error
+    /// refuses the call (a path outside the workspace). No operations
+    /// means the tool's effect alone decides.
+    fn operations(
+        &self,
+        _args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        Ok(Vec::new())
+    }
+    /// What a call would change, as a unified diff, for the person asked
+    /// to approve it. An error means the call would fail anyway; it is
+    /// reported without asking.
+    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        Ok(self.change(args, workspace)?.map(|c| c.unified()))
+    }
+    /// What a call would change in a file, as hunks: approved, in whole or
+    /// in part, exactly that is written (and only to the file as it was
+    /// read). `None`: no such change (the call runs as it is).
+    fn change(
+        &self,
+        _args: &Value,
+        _workspace: &Workspace,
+    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
+        Ok(None)
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// When `result` says the sandbox stopped this (sandboxed) call: the
+    /// arguments that run it again outside the sandbox, which the person
+    /// may approve (every time; never the model alone).
+    fn unsandboxed_retry(&self, _args: &Value, _result: &Value) -> Option<Value> {
+        None
+    }
+}
+
+/// Reads a required string argument (the schema has checked its presence,
+/// but a tool must not panic if called directly).
+pub fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::InvalidArgs(format!("missing required string field `{key}`")))
+}
+
+/// Reads an optional non-negative integer argument.
+pub fn u64_arg(args: &Value, key: &str) -> Result<Option<u64>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::InvalidArgs(format!("field `{key}` must be a non-negative integer"))
+            }),
+    }
+}

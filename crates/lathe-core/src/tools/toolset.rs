@@ -1,0 +1,189 @@
+//! `Toolset`: the registry a conversation uses, which may change while it
+//! runs. The built-ins never change; each other source (an MCP server)
+//! says when its tools did (a generation number), and the next snapshot
+//! (taken once per model request, and once per batch of calls) is built
+//! anew: sorted by name, sharing the built-ins' compiled validators. A
+//! call resolves against the snapshot it was dispatched with, so a tool
+//! that disappeared since is a clear `NotFound`, never a panic.
+
+use std::sync::{Arc, RwLock};
+
+use super::registry::ToolRegistry;
+use super::spec::Tool;
+use crate::provider::ToolSchema;
+
+/// Tools that may come and go.
+#[async_trait::async_trait]
+pub trait ToolSource: Send + Sync {
+    /// Changes whenever [`ToolSource::tools`] would return something else.
+    fn generation(&self) -> u64;
+    /// The tools now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits until the source is done starting (bounded by the source).
+    async fn settle(&self) {}
+}
+
+/// The tools at one moment.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub registry: ToolRegistry,
+    pub schemas: Vec<ToolSchema>,
+    generations: Vec<u64>,
+}
+
+pub struct Toolset {
+    base: ToolRegistry,
+    sources: Vec<Arc<dyn ToolSource>>,
+    current: RwLock<Arc<Snapshot>>,
+}
+
+impl std::fmt::Debug for Toolset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolset")
+            .field("sources", &self.sources.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolset {
+    /// A set of fixed tools only.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn fixed(base: ToolRegistry) -> Self {
+        Self::new(base, Vec::new())
+    }
+
+    pub fn new(base: ToolRegistry, sources: Vec<Arc<dyn ToolSource>>) -> Self {
+        let first = Arc::new(build(&base, &sources));
+        Self {
+            base,
+            sources,
+            current: RwLock::new(first),
+        }
+    }
+
+    /// Waits for every source still starting (before a turn's first
+    /// request, so the model sees their tools).
+    pub async fn settle(&self) {
+        for source in &self.sources {
+            source.settle().await;
+        }
+    }
+
+    /// The tools now; rebuilt only when a source changed.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        let now: Vec<u64> = self.sources.iter().map(|s| s.generation()).collect();
+        {
+            let current = self
+                .current
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if current.generations == now {
+                return current.clone();
+            }
+        }
+        let fresh = Arc::new(build(&self.base, &self.sources));
+        *self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.clone();
+        fresh
+    }
+}
+
+fn build(base: &ToolRegistry, sources: &[Arc<dyn ToolSource>]) -> Snapshot {
+    // Generations first: a change while the tools are read shows at the
+    // next snapshot rather than never.
+    let generations = sources.iter().map(|s| s.generation()).collect();
+    let more: Vec<Arc<dyn Tool>> = sources.iter().flat_map(|s| s.tools()).collect();
+    let (registry, refused) = base.extended(more);
+    for e in refused {
+        tracing::warn!(error = %e, "a tool was left out");
+    }
+    Snapshot {
+        schemas: registry.schemas(),
+        registry,
+        generations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use async_trait::async_trait;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::protocol::Effect;
+    use crate::tools::{ToolContext, ToolError};
+
+    struct Named(String);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn effect(&self) -> Effect {
+            Effect::External
+        }
+        async fn execute(&self, _: Value, _: &ToolContext) -> Result<Value, ToolError> {
+            Ok(Value::Null)
+        }
+    }
+
+    #[derive(Default)]
+    struct Source {
+        generation: AtomicU64,
+        names: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ToolSource for Source {
+        fn generation(&self) -> u64 {
+            self.generation.load(Ordering::SeqCst)
+        }
+        fn tools(&self) -> Vec<Arc<dyn Tool>> {
+            self.names
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|n| Arc::new(Named(n.clone())) as Arc<dyn Tool>)
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_source_that_changes_changes_the_next_snapshot_only() {
+        let base = ToolRegistry::builder()
+            .tool(Arc::new(Named("read_file".into())))
+            .build()
+            .unwrap();
+        let source = Arc::new(Source::default());
+        *source.names.lock().unwrap() = vec!["srv__b".into(), "srv__a".into()];
+        let set = Toolset::new(base, vec![source.clone() as Arc<dyn ToolSource>]);
+        let before = set.snapshot();
+        assert_eq!(before.registry.names(), ["read_file", "srv__a", "srv__b"]);
+        assert!(Arc::ptr_eq(&before, &set.snapshot()), "nothing changed");
+        *source.names.lock().unwrap() = vec!["srv__a".into(), "read_file".into()];
+        source.generation.fetch_add(1, Ordering::SeqCst);
+        let after = set.snapshot();
+        assert_eq!(
+            after.registry.names(),
+            ["read_file", "srv__a"],
+            "a source cannot replace a built-in"
+        );
+        assert!(
+            before.registry.resolve("srv__b").is_ok(),
+            "the old snapshot keeps it"
+        );
+        assert!(after.registry.resolve("srv__b").is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! The core's tests, one binary: the suites are modules, the support
+//! (the scripted mock LLM, the agent harness, the cache simulation) is
+//! shared from `support/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/cache_sim.rs"]
+mod cache_sim;
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/mock_llm.rs"]
+mod mock_llm;
+
+mod agent_loop;
+mod builtin_tools;
+mod caching;
+mod consent;
+mod consent_pipeline;
+mod provider_streams;
+mod sandbox;
+mod undo;

@@ -1,0 +1,1518 @@
+//! The app's state and its reactions: agent events update the transcript,
+//! the approval queue and the tool-call log; keys go to the top overlay
+//! first (approval dialog, then log), then to global keys, then to the
+//! composer. Nothing here blocks or draws by itself: `take_ops` hands the
+//! event loop the ops to send, `is_dirty` says a frame is wanted, and
+//! `draw` lays out and renders one.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::component::{AppEvent, AppEvents, Component, Outcome, Overlay};
+use super::components::approval::{
+    Answer, ApprovalAction, ApprovalOverlay, Arming, PendingApproval,
+};
+use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
+use super::components::composer::{Composer, ComposerAction, SlashCommand};
+use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE};
+use super::components::pager::Pager;
+use super::components::permissions::{PermissionsData, PermissionsView};
+use super::components::question::render_question;
+use super::components::question::render_trust;
+pub use super::components::question::{TrustPrompt, TrustView};
+use super::components::rewind::RewindPicker;
+use super::components::sessions::SessionPicker;
+use super::components::status_bar::{self, StatusInfo};
+use super::components::tool_log::ToolLog;
+use super::components::transcript::Transcript;
+use super::highlight::Highlighter;
+use super::theme::Theme;
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, McpState, McpStatus, Op,
+    Usage,
+};
+
+/// How long "press Ctrl-C again" stays armed.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Animation rate while something runs (spinners, elapsed times).
+const TICK: Duration = Duration::from_millis(100);
+const MOUSE_LINES: usize = 3;
+
+const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
+Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-S mouse to the terminal (select, copy) · Ctrl-L repaint · Ctrl-Z suspend · \
+Ctrl-O show or hide what the model thought · Ctrl-C interrupt (twice on an empty prompt to quit).
+Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
+(read-only, ask, auto-edit, full-auto) · /effort LEVEL (how hard the model thinks) · /cost (what the \
+session has cost, per model) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
+(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /copy [N] \
+(the last answer, or its N-th code block) · /rewind (files, \
+conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
+Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
+n or Esc deny · e deny and say what to do instead · ↑↓ or j/k choose a hunk, x leave it out · \
+E edit the change in $EDITOR. It answers only after a pause with no key.";
+
+/// Facts the app starts with.
+pub struct AppInit {
+    pub model: String,
+    pub workspace: PathBuf,
+    pub approval: ApprovalMode,
+    pub theme: Theme,
+    pub notices: Vec<String>,
+    /// The workspace's hooks, waiting for the person's trust.
+    pub trust: Option<TrustPrompt>,
+    pub session: SessionInit,
+}
+
+/// The session the app shows, and where the others are.
+#[derive(Debug, Default)]
+pub struct SessionInit {
+    pub id: String,
+    /// Where the sessions are (for `/resume`).
+    pub dir: Option<PathBuf>,
+    /// The workspace's remembered messages (for Up).
+    pub prompts: Option<crate::session::prompts::PromptLog>,
+    /// The conversation so far, when the session was resumed.
+    pub resumed: Option<crate::session::history::Rebuilt>,
+    /// Open the session picker at once (`lathe resume` without an id).
+    pub pick: bool,
+}
+
+/// Text for the person's editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditRequest {
+    pub purpose: EditPurpose,
+    /// A file name for the editor to pick a syntax by.
+    pub name: String,
+    pub text: String,
+}
+
+/// What an edit is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditPurpose {
+    /// The message being written (Ctrl-G).
+    Composer,
+    /// The file change of this call, to be written as edited (`E`).
+    Approval(String),
+}
+
+/// Queued messages shown above the composer at most.
+const MAX_QUEUED_SHOWN: usize = 3;
+
+pub struct App {
+    /// The app's event channel: what views ask of it, and work done off
+    /// the UI thread.
+    events: AppEvents,
+    event_rx: tokio::sync::mpsc::UnboundedReceiver<AppEvent>,
+    theme: Theme,
+    hl: Highlighter,
+    transcript: Transcript,
+    composer: Composer,
+    approvals: ApprovalOverlay,
+    log: ToolLog,
+    /// The views open over the transcript, the top one last.
+    overlays: Vec<Overlay>,
+    /// A text for the person's editor, for the loop to hand over.
+    edit: Option<EditRequest>,
+    /// A text for the terminal's clipboard (OSC 52), for the loop.
+    clipboard: Option<String>,
+    /// Ctrl-S (or `/mouse`): the loop turns mouse reporting over.
+    mouse_toggle: bool,
+    /// Where the last frame drew the transcript (for clicks).
+    transcript_area: std::cell::Cell<Rect>,
+    /// Where each turn's message is in the transcript, by turn id; and
+    /// the messages sent whose turn has not started yet.
+    turn_marks: Vec<(u64, usize)>,
+    sent_marks: VecDeque<usize>,
+    trust: Option<(TrustPrompt, Arming, TrustView)>,
+    /// The trust question answered "not now", for `/trust`.
+    untrusted: Option<TrustPrompt>,
+    session_id: String,
+    sessions_dir: Option<PathBuf>,
+    prompts: Option<crate::session::prompts::PromptLog>,
+    /// A session to switch to (`/resume`), for the loop.
+    switch_to: Option<String>,
+    model: String,
+    workspace: PathBuf,
+    approval: ApprovalMode,
+    usage: Usage,
+    turn_started: Option<Instant>,
+    tool_started: HashMap<String, Instant>,
+    flash: Option<(String, Instant)>,
+    quit_armed: Option<Instant>,
+    should_quit: bool,
+    /// Ctrl-Z was pressed: the loop suspends the UI.
+    suspend: bool,
+    /// Ctrl-L was pressed: the loop repaints the whole screen.
+    repaint: bool,
+    ops: Vec<Op>,
+    /// What the provider lists, for `/model`.
+    models: Models,
+    /// `/model NAME` typed before the list came: decided when it comes.
+    pending_model: Option<String>,
+    /// What `E` opened in the editor, by call, and what the person's
+    /// edits sent (kept until the call is done, so a refused write loses
+    /// nothing).
+    edit_opened: HashMap<String, String>,
+    edits_sent: HashMap<String, String>,
+    /// Messages written while a turn runs, sent one at a time as turns
+    /// end; an interrupt hands them back to the composer.
+    queued: VecDeque<String>,
+    /// The last frame showed the trust question.
+    trust_drawn: bool,
+    /// The turn used its tool rounds: go on? (turn, rounds, more).
+    limit: Option<((u64, u32, u32), Arming)>,
+    limit_drawn: bool,
+    /// How full the context is: tokens, and the window if known.
+    context: Option<(u64, Option<u64>)>,
+    /// The MCP servers, as last reported.
+    mcp: std::collections::BTreeMap<String, McpStatus>,
+    /// Desktop notifications to raise (the `message` tool's `terminal`
+    /// channel), written by the loop after the next frame.
+    notifications: Vec<String>,
+    /// When the model began thinking in the response streaming now.
+    thinking_since: Option<Instant>,
+    /// What the last turn cost, when known.
+    last_turn_cost: Option<f64>,
+    /// `/effort`: `None` leaves it to the config and the server.
+    effort: Option<crate::protocol::Effort>,
+    /// What the session has cost so far, when known.
+    spent: Option<f64>,
+    dirty: bool,
+    now: Instant,
+}
+
+impl App {
+    pub fn new(init: AppInit, now: Instant) -> Self {
+        let hl = Highlighter::new(init.theme.syntax_theme.as_deref());
+        let mut transcript = Transcript::new();
+        transcript.push(Cell::Notice(
+            NoticeKind::Info,
+            format!(
+                "Lathe {} · {} · {} · approval {}. Ask for a change; /help for keys and commands.",
+                env!("CARGO_PKG_VERSION"),
+                init.model,
+                init.workspace.display(),
+                init.approval
+            ),
+        ));
+        for n in init.notices {
+            transcript.push(Cell::Notice(NoticeKind::Warning, n));
+        }
+        let session = init.session;
+        let mut usage = Usage::default();
+        let mut spent = None;
+        let mut turn_marks = Vec::new();
+        if let Some(r) = &session.resumed {
+            let users = replay(&mut transcript, &r.shown);
+            // The messages shown and the conversation's turns are the
+            // same messages, in the same order.
+            turn_marks = r.prompts.iter().map(|(t, _)| *t).zip(users).collect();
+            usage = r.usage;
+            // What the whole session cost, clears and other models included.
+            spent = r
+                .by_model
+                .values()
+                .filter_map(|u| u.cost_usd)
+                .reduce(|a, b| crate::protocol::round_usd(a + b));
+            transcript.push(Cell::Notice(
+                NoticeKind::Info,
+                format!(
+                    "resumed session {} ({} turn{}); go on where you left off",
+                    session.id,
+                    r.prompts.len(),
+                    if r.prompts.len() == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        let mut composer = Composer::new(&init.theme);
+        composer.set_workspace(init.workspace.clone());
+        if let Some(log) = &session.prompts {
+            composer.set_history(log.load());
+        }
+        let (events, event_rx) = AppEvents::channel();
+        let mut app = Self {
+            events,
+            event_rx,
+            composer,
+            theme: init.theme,
+            hl,
+            transcript,
+            approvals: ApprovalOverlay::new(),
+            log: ToolLog::new(now),
+            overlays: Vec::new(),
+            edit: None,
+            clipboard: None,
+            mouse_toggle: false,
+            transcript_area: std::cell::Cell::new(Rect::default()),
+            turn_marks,
+            sent_marks: VecDeque::new(),
+            trust: init
+                .trust
+                .map(|t| (t, Arming::pending(), TrustView::default())),
+            untrusted: None,
+            session_id: session.id,
+            sessions_dir: session.dir,
+            prompts: session.prompts,
+            switch_to: None,
+            model: init.model,
+            workspace: init.workspace,
+            approval: init.approval,
+            usage,
+            turn_started: None,
+            tool_started: HashMap::new(),
+            flash: None,
+            quit_armed: None,
+            should_quit: false,
+            suspend: false,
+            repaint: false,
+            ops: Vec::new(),
+            models: Models::Unknown,
+            pending_model: None,
+            edit_opened: HashMap::new(),
+            edits_sent: HashMap::new(),
+            queued: VecDeque::new(),
+            trust_drawn: false,
+            limit: None,
+            limit_drawn: false,
+            context: None,
+            notifications: Vec::new(),
+            thinking_since: None,
+            last_turn_cost: None,
+            effort: None,
+            spent,
+            mcp: std::collections::BTreeMap::new(),
+            dirty: true,
+            now,
+        };
+        if session.pick {
+            app.open_picker();
+        }
+        app
+    }
+
+    /// Switches to model `m` if the provider has it (or lists nothing to
+    /// check it against); an unknown name is refused, with the names
+    /// nearest to it.
+    fn switch_model(&mut self, m: String) {
+        let unchecked = match &self.models {
+            Models::Known(list) if !list.contains(&m) => {
+                let lower = m.to_ascii_lowercase();
+                let stem: String = lower.chars().take(4).collect();
+                let near: Vec<&str> = list
+                    .iter()
+                    .filter(|x| {
+                        let x = x.to_ascii_lowercase();
+                        x.contains(&lower) || lower.contains(&x) || x.starts_with(&stem)
+                    })
+                    .take(4)
+                    .map(String::as_str)
+                    .collect();
+                let hint = if near.is_empty() {
+                    format!(
+                        "it lists {}; type /model and a part of a name to choose",
+                        plural(list.len(), "model")
+                    )
+                } else {
+                    format!("did you mean {}?", near.join(", "))
+                };
+                self.notice(
+                    NoticeKind::Error,
+                    format!(
+                        "model {m}: the server has no such model, still using {} ({hint})",
+                        self.model
+                    ),
+                );
+                // What was typed comes back, to correct.
+                if self.composer.is_empty() {
+                    self.composer.set_text(&format!("/model {m}"));
+                }
+                return;
+            }
+            Models::Known(_) if m == self.model => {
+                self.notice(NoticeKind::Info, format!("model: {m} (already in use)"));
+                return;
+            }
+            Models::Known(_) => None,
+            Models::Unavailable(why) => Some(why.clone()),
+            Models::Unknown | Models::Asked => Some("not asked".into()),
+        };
+        let note = unchecked.map_or(String::new(), |why| {
+            format!(
+                "; not checked: {}",
+                crate::protocol::humanize::shorten_chars(&why, 120)
+            )
+        });
+        let was = if self.model.is_empty() {
+            String::new()
+        } else {
+            format!("was {}", self.model)
+        };
+        let said = format!("{was}{note}");
+        let said = said.trim_start_matches("; ");
+        self.notice(
+            NoticeKind::Info,
+            if said.is_empty() {
+                format!("model: {m}")
+            } else {
+                format!("model: {m} ({said})")
+            },
+        );
+        self.ops.push(Op::SetModel { model: m.clone() });
+        self.model = m;
+    }
+
+    /// The session picker, its list read off the UI thread.
+    fn open_picker(&mut self) {
+        let Some(dir) = self.sessions_dir.clone() else {
+            self.notice(
+                NoticeKind::Warning,
+                "no session directory: nothing to resume",
+            );
+            return;
+        };
+        self.open(Overlay::Sessions(SessionPicker::new(&self.session_id)));
+        let workspace = self.workspace.clone();
+        let tx = self.events.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lathe-sessions".into())
+            .spawn(move || {
+                let list = crate::session::store::list(&dir, Some(&workspace));
+                tx.send(AppEvent::Sessions(list));
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot list the sessions: {e}");
+            if let Some(Overlay::Sessions(p)) =
+                self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
+            {
+                p.set(Vec::new());
+            }
+        }
+    }
+
+    /// The session to switch to, once (`/resume`).
+    pub fn take_switch(&mut self) -> Option<String> {
+        self.switch_to.take()
+    }
+
+    /// Parses a diff to review; a big one is highlighted on a thread of
+    /// its own and shows plain until then.
+    fn prepare_diff(&self, call_id: &str, diff: &str) -> DiffView {
+        let mut view = DiffView::parse(diff);
+        if view.len() <= HIGHLIGHT_INLINE {
+            view.highlight_now(&self.theme, &self.hl);
+            return view;
+        }
+        let job = view.highlight_job(&self.theme, &self.hl);
+        let tx = self.events.clone();
+        let call_id = call_id.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("lathe-highlight".into())
+            .spawn(move || {
+                // None: the call was answered first.
+                if let Some(highlighted) = job() {
+                    // The app may be gone; the colours then go nowhere.
+                    tx.send(AppEvent::Highlighted {
+                        call_id,
+                        highlighted,
+                    });
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot highlight a diff off the UI thread: {e}");
+        }
+        view
+    }
+
+    /// The next event on the app's channel (work finished off the UI
+    /// thread).
+    pub async fn next_event(&mut self) -> Option<AppEvent> {
+        self.event_rx.recv().await
+    }
+
+    /// Takes in what is waiting on the app's channel (what a key asked).
+    fn drain_events(&mut self) {
+        while let Ok(ev) = self.event_rx.try_recv() {
+            self.on_app_event(ev);
+        }
+    }
+
+    /// An event of the app's channel.
+    pub fn on_app_event(&mut self, ev: AppEvent) {
+        self.dirty = true;
+        match ev {
+            AppEvent::Op(op) => self.ops.push(op),
+            AppEvent::Flash(text) => self.flash(&text, self.now),
+            AppEvent::OpenSession(id) => self.switch_to = Some(id),
+            AppEvent::Highlighted {
+                call_id,
+                highlighted,
+            } => {
+                self.approvals.set_highlighted(&call_id, highlighted);
+            }
+            AppEvent::Sessions(list) => {
+                if let Some(Overlay::Sessions(p)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
+                {
+                    p.set(list);
+                }
+            }
+        }
+    }
+
+    /// Opens a view on top (one of each kind: an open one is replaced).
+    fn open(&mut self, view: Overlay) {
+        self.overlays.retain(|o| !o.same_kind(&view));
+        self.overlays.push(view);
+    }
+
+    /// The open view `is` picks, if any.
+    fn overlay_mut(&mut self, is: impl Fn(&Overlay) -> bool) -> Option<&mut Overlay> {
+        self.overlays.iter_mut().find(|o| is(o))
+    }
+
+    /// Whether a view of the kind `is` picks is open.
+    fn has_overlay(&self, is: impl Fn(&Overlay) -> bool) -> bool {
+        self.overlays.iter().any(is)
+    }
+
+    /// A key for the top view.
+    fn overlay_key(&mut self, key: KeyEvent) {
+        let Some(top) = self.overlays.last_mut() else {
+            return;
+        };
+        let outcome = match top.component() {
+            Some(view) => view.handle_key(key, &self.events),
+            None => Component::handle_key(&mut self.log, key, &self.events),
+        };
+        if outcome == Outcome::Close {
+            self.overlays.pop();
+        }
+        self.drain_events();
+    }
+
+    /// Whether Ctrl-L asked for the whole screen to be painted again
+    /// (once): a terminal that disagrees on a character's width can leave
+    /// pieces behind, and this clears them.
+    pub fn take_repaint(&mut self) -> bool {
+        std::mem::take(&mut self.repaint)
+    }
+
+    /// Whether mouse reporting is to be turned over (once).
+    pub fn take_mouse_toggle(&mut self) -> bool {
+        std::mem::take(&mut self.mouse_toggle)
+    }
+
+    /// Mouse reporting was turned over: says what that means.
+    pub fn mouse_toggled(&mut self, on: bool) {
+        let text = if on {
+            "mouse on: the wheel scrolls Lathe (Ctrl-S gives selection back to the terminal)"
+        } else {
+            "mouse off: select and copy with the terminal; Ctrl-S gives the wheel back"
+        };
+        self.flash(text, self.now);
+    }
+
+    /// A text for the clipboard (once).
+    pub fn take_clipboard(&mut self) -> Option<String> {
+        self.clipboard.take()
+    }
+
+    /// A text to edit in the person's editor (once).
+    pub fn take_edit(&mut self) -> Option<EditRequest> {
+        self.edit.take()
+    }
+
+    /// What came back from the editor: the text, `None` if the edit was
+    /// abandoned, or why the editor could not run.
+    pub fn on_edited(
+        &mut self,
+        purpose: EditPurpose,
+        result: Result<Option<String>, String>,
+        now: Instant,
+    ) {
+        self.dirty = true;
+        match (purpose, result) {
+            (_, Err(e)) => self.notice(NoticeKind::Warning, format!("the editor did not run: {e}")),
+            (EditPurpose::Composer, Ok(Some(text))) => {
+                self.composer.set_text(text.trim_end_matches('\n'));
+            }
+            (EditPurpose::Composer, Ok(None)) => self.flash("edit abandoned", now),
+            (EditPurpose::Approval(call_id), Ok(Some(content))) => {
+                let opened = self.edit_opened.remove(&call_id).unwrap_or_default();
+                // Answered only if the call still waits (its turn may
+                // have ended meanwhile).
+                if !self.approvals.call_ids().contains(&call_id) {
+                    let kept = keep_edit(&call_id, &content);
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "the call no longer waits for approval: your edit was not written{kept}"
+                        ),
+                    );
+                    return;
+                }
+                // Saved as it opened: not an edit, and not an answer.
+                if content == opened {
+                    self.flash(
+                        "nothing changed in the editor: the change still waits for your answer",
+                        now,
+                    );
+                    return;
+                }
+                // Emptied: most likely a slip (or a way out of the editor);
+                // erasing the file is asked again, not done.
+                if content.trim().is_empty() && !opened.trim().is_empty() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "you emptied the file in the editor: that would erase its content, so \
+                         nothing was approved; press E to edit again, or y / n",
+                    );
+                    return;
+                }
+                // A second look: the dialog shows the person's version as
+                // a change of the file, and `y` writes it.
+                let Some(change) = self
+                    .approvals
+                    .change_of(&call_id)
+                    .map(|c| c.with_new(&content))
+                else {
+                    return;
+                };
+                let diff = self.prepare_diff(&call_id, &change.unified());
+                self.approvals.edited(&call_id, change, diff, now);
+                self.log
+                    .decided(&call_id, "E, edited in the editor (asked again)");
+                self.flash("your version: y writes it, E edits it again, n denies", now);
+            }
+            (EditPurpose::Approval(_), Ok(None)) => {
+                self.flash(
+                    "edit abandoned: the change still waits for your answer",
+                    now,
+                );
+            }
+        }
+    }
+
+    /// Whether Ctrl-Z asked to suspend (once).
+    pub fn take_suspend(&mut self) -> bool {
+        std::mem::take(&mut self.suspend)
+    }
+
+    /// A frame is on screen (called right after it is written): questions
+    /// count as shown from `now`, so keys read while the UI could not show
+    /// them never answer them.
+    /// The desktop notifications waiting to be raised.
+    pub fn take_notifications(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notifications)
+    }
+
+    pub fn drawn(&mut self, now: Instant) {
+        self.approvals.after_draw(now);
+        if let Some((_, arming, _)) = &mut self.trust {
+            arming.drawn(std::mem::take(&mut self.trust_drawn), now);
+        }
+        if let Some((_, arming)) = &mut self.limit {
+            arming.drawn(std::mem::take(&mut self.limit_drawn), now);
+        }
+    }
+
+    /// Everything is drawn again (after the terminal was given away).
+    pub fn redraw(&mut self) {
+        self.dirty = true;
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.ops)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.turn_started.is_some()
+    }
+
+    /// When the app next needs a tick without any input: while something
+    /// animates, when the approval dialog arms, when a message expires.
+    pub fn next_tick(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        // Spinners and clocks animate, except behind a dialog waiting for
+        // an answer: then nothing is drawn until something happens.
+        if (self.turn_started.is_some() || !self.tool_started.is_empty())
+            && !self.approvals.is_active()
+            && self.trust.is_none()
+            && self.limit.is_none()
+        {
+            consider(self.now + TICK);
+        }
+        if let Some(armed) = self.approvals.armed_at()
+            && armed > self.now
+        {
+            consider(armed);
+        }
+        if let Some((_, until)) = &self.flash {
+            consider(*until);
+        }
+        if self
+            .overlays
+            .iter()
+            .any(|o| matches!(o, Overlay::Permissions(v) if v.has_grants()))
+        {
+            // The grants' time left counts down.
+            consider(self.now + std::time::Duration::from_secs(1));
+        }
+        next
+    }
+
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        let started = &self.tool_started;
+        self.transcript.for_each_running(|t| {
+            if let Some(s) = started.get(&t.call_id) {
+                t.elapsed_ms = u64::try_from(now.saturating_duration_since(*s).as_millis())
+                    .unwrap_or(u64::MAX);
+            }
+        });
+        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
+            self.flash = None;
+        }
+        self.dirty = true;
+    }
+
+    /// A warning in the transcript (from outside: a session that would
+    /// not open).
+    pub fn warn(&mut self, text: String) {
+        self.notice(NoticeKind::Warning, text);
+        self.dirty = true;
+    }
+
+    fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.transcript.push(Cell::Notice(kind, text.into()));
+    }
+
+    fn flash(&mut self, text: &str, now: Instant) {
+        self.flash = Some((text.to_string(), now + QUIT_WINDOW));
+    }
+
+    /// Reacts to one agent event.
+    /// The model moved on from thinking to its answer (or the turn
+    /// ended): the thinking cell folds, saying for how long.
+    fn end_thinking(&mut self, now: Instant) {
+        if let Some(since) = self.thinking_since.take() {
+            let took =
+                u64::try_from(now.saturating_duration_since(since).as_millis()).unwrap_or(u64::MAX);
+            self.transcript.end_thinking(took);
+        }
+    }
+
+    fn end_turn(&mut self) {
+        self.limit = None;
+        self.turn_started = None;
+        self.tool_started.clear();
+        self.approvals.clear();
+        self.composer.set_busy(false);
+        if let Some(next) = self.queued.pop_front() {
+            self.send(next);
+        }
+    }
+
+    fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let rows = usize::from(area.height);
+        for (i, text) in self.queued.iter().take(rows).enumerate() {
+            let more = self.queued.len().saturating_sub(rows);
+            let line = if i + 1 == rows && more > 0 {
+                format!(" ⏳ and {} more queued", more + 1)
+            } else {
+                let first = text.lines().next().unwrap_or("");
+                format!(" ⏳ queued: {first}")
+            };
+            let y = area.y + u16::try_from(i).unwrap_or(0);
+            buf.set_stringn(
+                area.x,
+                y,
+                crate::width::truncate(&line, usize::from(area.width)),
+                usize::from(area.width),
+                self.theme.muted(),
+            );
+        }
+    }
+
+    /// What a rewind did, on screen: a conversation rewound loses the
+    /// turns since from the transcript, and the turn's message comes back
+    /// to the composer to edit and send again.
+    #[allow(clippy::too_many_arguments)]
+    fn rewound(
+        &mut self,
+        turn: u64,
+        files: bool,
+        conversation: bool,
+        restored: &[String],
+        removed: &[String],
+        prompt: Option<String>,
+        error: Option<String>,
+    ) {
+        if let Some(e) = error {
+            let what = if files {
+                "nothing was undone"
+            } else {
+                "nothing was rewound"
+            };
+            self.notice(NoticeKind::Warning, format!("{what}: {e}"));
+            return;
+        }
+        if conversation {
+            if let Some(i) = self.turn_marks.iter().position(|(t, _)| *t == turn) {
+                let at = self.turn_marks[i].1;
+                self.turn_marks.truncate(i);
+                self.transcript.truncate(at);
+            }
+            if let Some(p) = prompt
+                && self.composer.is_empty()
+            {
+                self.composer.set_text(&p);
+            }
+        }
+        let count =
+            |n: usize, what: &str| format!("{n} file{} {what}", if n == 1 { "" } else { "s" });
+        let mut done = Vec::new();
+        if files {
+            done.push(if restored.is_empty() && removed.is_empty() {
+                "no file needed restoring".to_string()
+            } else {
+                let mut parts = Vec::new();
+                if !restored.is_empty() {
+                    parts.push(format!(
+                        "{} ({})",
+                        count(restored.len(), "restored"),
+                        list(restored)
+                    ));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!(
+                        "{} ({})",
+                        count(removed.len(), "removed"),
+                        list(removed)
+                    ));
+                }
+                parts.join(", ")
+            });
+        }
+        if conversation {
+            done.push("the conversation is back to before it".into());
+        }
+        if files {
+            done.push("files git ignores are never checkpointed".into());
+        }
+        self.notice(
+            NoticeKind::Info,
+            format!("↶ rewound to before turn {turn}: {}", done.join("; ")),
+        );
+    }
+
+    /// The server serves several models and none was named: the person
+    /// chooses (`/model ` is typed for them, the list below it).
+    pub fn choose_model(&mut self, models: Vec<String>) {
+        self.composer.set_models(models.clone());
+        self.notice(
+            NoticeKind::Info,
+            format!(
+                "this server serves {} models and none is configured; choose one with /model \
+                 NAME (Tab completes), or start with --model NAME",
+                models.len()
+            ),
+        );
+        self.models = Models::Known(models);
+        self.composer.set_text("/model ");
+    }
+
+    fn send(&mut self, text: String) {
+        self.sent_marks.push_back(self.transcript.len());
+        self.transcript.push(Cell::User(text.clone()));
+        self.transcript.scroll_to_bottom();
+        self.ops.push(Op::UserInput { text });
+    }
+
+    /// Queued messages go back to the composer, in front of any draft,
+    /// so stopping a turn never starts the next one.
+    fn unqueue(&mut self) -> usize {
+        let n = self.queued.len();
+        if n == 0 {
+            return 0;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        let draft = self.composer.text();
+        if !draft.trim().is_empty() {
+            parts.push(draft);
+        }
+        self.composer.set_text(&parts.join("\n\n"));
+        n
+    }
+
+    pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
+        self.now = now;
+        match ev {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
+            Event::Paste(text) => {
+                // A paste is never an answer: it restarts the quiet moment
+                // of a dialog and goes where text goes.
+                self.approvals.input(now);
+                if let Some((_, arming, _)) = &mut self.trust {
+                    arming.input(now);
+                }
+                if let Some((_, arming)) = &mut self.limit {
+                    arming.input(now);
+                }
+                self.dirty = true;
+                if self.approvals.is_writing() {
+                    self.approvals.paste(&text);
+                } else if self.overlays.is_empty() {
+                    self.composer.paste(&text);
+                }
+            }
+            Event::Mouse(m) => self.on_mouse(m),
+            Event::Resize(..) => {
+                // What the question looks like changed: it is read anew
+                // before a key answers it.
+                self.approvals.input(now);
+                if let Some((_, arming, _)) = &mut self.trust {
+                    arming.input(now);
+                }
+                if let Some((_, arming)) = &mut self.limit {
+                    arming.input(now);
+                }
+                self.dirty = true;
+            }
+            Event::FocusGained => self.dirty = true,
+            _ => {}
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(MOUSE_LINES),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(MOUSE_LINES),
+            // A click on a change's diff opens it whole (or closes it).
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                let area = self.transcript_area.get();
+                let inside = m.row >= area.y && m.row < area.bottom() && m.column < area.right();
+                let cell = inside
+                    .then(|| self.transcript.cell_at(usize::from(m.row - area.y)))
+                    .flatten();
+                if !cell.is_some_and(|i| self.transcript.toggle_diff(i)) {
+                    return;
+                }
+            }
+            _ => return,
+        }
+        self.dirty = true;
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.on_ctrl_c(now);
+        }
+        if ctrl && key.code == KeyCode::Char('z') {
+            self.suspend = true;
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('l') {
+            self.repaint = true;
+            return;
+        }
+        // Ctrl-S: the mouse to the terminal (its own selection) or back.
+        if ctrl && key.code == KeyCode::Char('s') {
+            self.mouse_toggle = true;
+            return;
+        }
+        // Ctrl-G: the message in the person's editor.
+        if ctrl
+            && key.code == KeyCode::Char('g')
+            && !self.approvals.is_active()
+            && self.trust.is_none()
+            && self.limit.is_none()
+        {
+            self.edit = Some(EditRequest {
+                purpose: EditPurpose::Composer,
+                name: "message.md".into(),
+                text: self.composer.text(),
+            });
+            return;
+        }
+        self.quit_armed = None;
+        if self.trust.is_some() {
+            return self.on_trust_key(key, now);
+        }
+        if self.limit.is_some() {
+            return self.on_limit_key(key, now);
+        }
+        let transcript_key = match key.code {
+            KeyCode::PageUp | KeyCode::PageDown => key.modifiers.is_empty(),
+            KeyCode::Home | KeyCode::End => key.modifiers == KeyModifiers::CONTROL,
+            _ => false,
+        };
+        if self.approvals.is_active() && transcript_key {
+            // The transcript above the dialog scrolls (the model's
+            // explanation is there; Ctrl-End back to its end); reading is
+            // not answering.
+            self.approvals.reading(now);
+            let page = self.transcript.page();
+            match key.code {
+                KeyCode::PageUp => self.transcript.scroll_up(page),
+                KeyCode::PageDown => self.transcript.scroll_down(page),
+                KeyCode::Home => self.transcript.scroll_to_top(),
+                _ => self.transcript.scroll_to_bottom(),
+            }
+            return;
+        }
+        if self.approvals.is_active() {
+            match self.approvals.handle_key(key, now) {
+                ApprovalAction::Decide {
+                    call_id,
+                    decision,
+                    how,
+                    pass,
+                } => {
+                    if let ApprovalDecision::ApproveEdited { content } = &decision {
+                        self.edits_sent.insert(call_id.clone(), content.clone());
+                    }
+                    if let Some(t) = self.transcript.tool_mut(&call_id) {
+                        t.state = ToolState::Running;
+                    }
+                    self.log.decided(&call_id, &how);
+                    self.ops.push(Op::Decide { call_id, decision });
+                    if let Some(k) = pass {
+                        self.composer_key(k, now);
+                    }
+                }
+                ApprovalAction::Edit {
+                    call_id,
+                    name,
+                    text,
+                } => {
+                    self.edit_opened.insert(call_id.clone(), text.clone());
+                    self.edit = Some(EditRequest {
+                        purpose: EditPurpose::Approval(call_id),
+                        name,
+                        text,
+                    });
+                }
+                ApprovalAction::Pass(k) => self.composer_key(k, now),
+                ApprovalAction::Hint(text) => self.flash(text, now),
+                ApprovalAction::None => {}
+            }
+            return;
+        }
+        if !self.overlays.is_empty() {
+            return self.overlay_key(key);
+        }
+        if ctrl && key.code == KeyCode::Char('t') {
+            return self.open_log();
+        }
+        if ctrl && key.code == KeyCode::Char('o') {
+            if !self.transcript.toggle_thinking() {
+                self.flash("no thinking to show yet", now);
+            }
+            return;
+        }
+        self.composer_key(key, now);
+    }
+
+    /// A key for the composer and the transcript under it (also what is
+    /// typed while a dialog is not yet armed).
+    fn composer_key(&mut self, key: KeyEvent, now: Instant) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
+            KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
+            KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
+            KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
+            // Nothing to send: Enter opens (or closes) the change in view.
+            KeyCode::Enter
+                if key.modifiers.is_empty()
+                    && self.composer.is_empty()
+                    && self
+                        .transcript
+                        .last_diff_in_view()
+                        .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
+            _ => {
+                self.composer
+                    .set_current(&self.model, &self.approval.to_string());
+                let action = self.composer.handle_key(key);
+                // The models are asked for once, when `/model` is typed.
+                if self.models == Models::Unknown && self.composer.text().starts_with("/model") {
+                    self.models = Models::Asked;
+                    self.ops.push(Op::ListModels);
+                }
+                // What was sent is remembered for the next run, but `/quit`.
+                let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
+                if let (Some(text), Some(log)) = (self.composer.take_submitted(), &self.prompts)
+                    && !quit
+                    && let Err(e) = log.append(&text)
+                {
+                    tracing::warn!(error = %e, "cannot remember the message for Up");
+                }
+                self.on_composer(action, now);
+            }
+        }
+    }
+
+    /// `y` trusts the workspace's hooks (and remembers it), `n` or Esc
+    /// leaves them off for this session. Keys are ignored for a moment
+    /// after the question shows, as in the approval dialog.
+    fn on_trust_key(&mut self, key: KeyEvent, now: Instant) {
+        let Some((_, arming, view)) = &mut self.trust else {
+            return;
+        };
+        // Reading it is not answering it: scrolling never restarts the
+        // quiet moment, once the question has the keyboard.
+        if arming.is_armed(now) && view.scroll_key(key) {
+            self.dirty = true;
+            return;
+        }
+        match arming.answer(key, now) {
+            Answer::Typing(key) => self.composer_key(key, now),
+            // Nothing is trusted that was not on screen.
+            Answer::Yes if !view.seen_end() => {
+                self.flash(
+                    "read the question to its end first (↓, PgDn, Space, End)",
+                    now,
+                );
+            }
+            Answer::Yes => {
+                if let Some((mut prompt, _, _)) = self.trust.take() {
+                    let what = prompt.what();
+                    if !prompt.hooks.is_empty() {
+                        self.ops.push(Op::TrustWorkspaceHooks);
+                    }
+                    if !prompt.servers.is_empty() {
+                        self.ops.push(Op::TrustWorkspaceMcp);
+                    }
+                    match (prompt.remember)() {
+                        Ok(()) => self.notice(
+                            NoticeKind::Info,
+                            format!("the workspace's {what} are trusted; they run from now on"),
+                        ),
+                        Err(e) => self.notice(
+                            NoticeKind::Warning,
+                            format!(
+                                "the workspace's {what} run this session, but the trust could \
+                                 not be saved: {e}"
+                            ),
+                        ),
+                    }
+                }
+            }
+            Answer::No { pass } => {
+                let prompt = self.trust.take().map(|(p, _, _)| p);
+                let what = prompt
+                    .as_ref()
+                    .map_or("hooks and servers", TrustPrompt::what);
+                self.untrusted = prompt;
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "the workspace's {what} stay off for now; /trust asks again, and so \
+                         does the next start"
+                    ),
+                );
+                if let Some(key) = pass {
+                    self.composer_key(key, now);
+                }
+            }
+            Answer::Nothing => {}
+        }
+    }
+
+    /// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
+    /// armed like the other questions.
+    fn on_limit_key(&mut self, key: KeyEvent, now: Instant) {
+        let Some((_, arming)) = &mut self.limit else {
+            return;
+        };
+        let (go_on, pass) = match arming.answer(key, now) {
+            Answer::Typing(key) => return self.composer_key(key, now),
+            Answer::Yes => (true, None),
+            Answer::No { pass } => (false, pass),
+            Answer::Nothing => return,
+        };
+        if let Some(((turn_id, _, more), _)) = self.limit.take() {
+            self.ops.push(Op::ContinueTurn { turn_id, go_on });
+            if go_on {
+                self.flash(&format!("going on for {more} more rounds"), now);
+            }
+        }
+        if let Some(key) = pass {
+            self.composer_key(key, now);
+        }
+    }
+
+    fn open_log(&mut self) {
+        self.log.open();
+        self.open(Overlay::Log);
+    }
+
+    fn on_ctrl_c(&mut self, now: Instant) {
+        if self.is_running() {
+            self.ops.push(Op::Interrupt);
+            for id in self.approvals.call_ids() {
+                self.log.decided(&id, "Ctrl-C: the turn was interrupted");
+            }
+            match self.unqueue() {
+                0 => self.flash("interrupting…", now),
+                1 => self.flash(
+                    "interrupting… the queued message is back in the composer",
+                    now,
+                ),
+                n => self.flash(
+                    &format!("interrupting… {n} queued messages are back in the composer"),
+                    now,
+                ),
+            }
+            return;
+        }
+        if !self.overlays.is_empty() {
+            self.overlays.clear();
+            return;
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            return;
+        }
+        if self
+            .quit_armed
+            .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
+        {
+            self.should_quit = true;
+            return;
+        }
+        self.quit_armed = Some(now);
+        self.flash("press Ctrl-C again to quit", now);
+    }
+
+    fn on_composer(&mut self, action: ComposerAction, now: Instant) {
+        match action {
+            ComposerAction::None => {}
+            ComposerAction::Submit(text) if self.model.is_empty() => {
+                // Nothing to send it to yet: the text comes back.
+                self.composer.set_text(&text);
+                self.notice(
+                    NoticeKind::Warning,
+                    "choose a model first: /model NAME (Tab lists what the server serves)",
+                );
+            }
+            ComposerAction::Submit(text) => {
+                if self.is_running() {
+                    self.queued.push_back(text);
+                    self.flash("queued: it will be sent when this turn ends", now);
+                } else {
+                    self.send(text);
+                }
+            }
+            ComposerAction::Invalid(why) => self.notice(NoticeKind::Warning, why),
+            ComposerAction::Command(cmd) => self.on_command(cmd),
+        }
+    }
+
+    /// Lays out and renders one frame.
+    pub fn draw(&mut self, frame: &mut Frame<'_>) {
+        self.dirty = false;
+        let area = frame.area();
+        if area.height < 3 || area.width < 10 {
+            // Too small for the UI: one line says what matters, and a
+            // dialog nobody can read takes only a denial.
+            self.approvals.hide();
+            let text = if self.approvals.is_active() {
+                "approval needed: enlarge the window (n denies)"
+            } else {
+                "lathe: enlarge the window"
+            };
+            let buf = frame.buffer_mut();
+            ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+            buf.set_stringn(
+                area.x,
+                area.y,
+                text,
+                usize::from(area.width),
+                self.theme.bold(self.theme.colors.warning),
+            );
+            return;
+        }
+        let composer_h = self
+            .composer
+            .height(area.width)
+            .min(area.height.saturating_sub(2));
+        // Queued messages wait in sight, above the composer.
+        let queued_h = u16::try_from(self.queued.len().min(MAX_QUEUED_SHOWN))
+            .unwrap_or(0)
+            .min(area.height.saturating_sub(composer_h + 2));
+        let [main, queued_area, composer_area, status_area] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(queued_h),
+            Constraint::Length(composer_h),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        // A call waiting for approval takes the rows it needs at the
+        // bottom; the transcript keeps the rest, its newest lines (what the
+        // model said about the call) just above the dialog.
+        let dialog_h = if self.approvals.is_active() && self.trust.is_none() {
+            self.approvals.height(main, &self.theme)
+        } else {
+            0
+        };
+        let [shown, dialog_area] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(dialog_h)]).areas(main);
+        self.transcript
+            .prepare(shown.width, shown.height.max(1), &self.theme, &self.hl);
+        self.transcript_area.set(shown);
+        let buf = frame.buffer_mut();
+        ratatui::widgets::Widget::render(&self.transcript, shown, buf);
+        if !self.transcript.is_following() && shown.height > 0 {
+            // In a dialog, End scrolls the call: the transcript's is Ctrl-End.
+            let hint = if dialog_h > 0 {
+                " ↓ more below (Ctrl-End) "
+            } else {
+                " ↓ more below (End) "
+            };
+            let x = shown
+                .right()
+                .saturating_sub(u16::try_from(crate::width::of(hint)).unwrap_or(0) + 1);
+            buf.set_string(
+                x,
+                shown.bottom().saturating_sub(1),
+                hint,
+                self.theme.accent(),
+            );
+        }
+        self.render_queued(queued_area, buf);
+        let focused = !self.approvals.is_active()
+            && self.overlays.is_empty()
+            && self.trust.is_none()
+            && self.limit.is_none();
+        self.composer
+            .render(composer_area, buf, &self.theme, focused);
+        let running_ms = self
+            .turn_started
+            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
+        let info = StatusInfo {
+            model: if self.model.is_empty() {
+                "no model chosen"
+            } else {
+                &self.model
+            },
+            workspace: &self.workspace,
+            approval: self.approval,
+            running_ms,
+            // Tokens of this conversation, and what the session has cost
+            // (a `/clear` forgets the one, not the other).
+            usage: Usage {
+                cost_usd: self.spent,
+                ..self.usage
+            },
+            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+            waiting: self.approvals.is_active() || self.trust.is_some() || self.limit.is_some(),
+            mcp_failed: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Failed)
+                .count(),
+            mcp_starting: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Starting)
+                .count(),
+            context: self.context,
+            thinking: self.thinking_since.is_some(),
+        };
+        status_bar::render(&info, status_area, buf, &self.theme);
+        let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+        for view in &self.overlays {
+            match view.view() {
+                Some(v) => v.render(overlay, buf, &self.theme, self.now),
+                None => self.log.render(overlay, buf, &self.theme),
+            }
+        }
+        if self.approvals.is_active() {
+            if dialog_h > 0 {
+                self.approvals
+                    .render_filling(dialog_area, buf, &self.theme, self.now);
+            } else {
+                self.approvals.render(main, buf, &self.theme, self.now);
+            }
+        }
+        if let Some((prompt, _, view)) = &mut self.trust {
+            render_trust(prompt, view, main, buf, &self.theme);
+            self.trust_drawn = true;
+        }
+        if let Some(((_, rounds, more), _)) = &self.limit {
+            let t = &self.theme;
+            use ratatui::text::{Line, Span};
+            let lines = vec![Line::from(Span::styled(
+                format!(
+                    "The model has used {rounds} tool round{} in this turn without finishing. \
+                     Let it go on for {more} more? (The log, Ctrl-T after answering, shows \
+                     what it did.)",
+                    if *rounds == 1 { "" } else { "s" }
+                ),
+                t.text(),
+            ))];
+            let keys = Line::from(vec![
+                Span::styled("y", t.bold(t.colors.accent)),
+                Span::styled(" go on  ", t.muted()),
+                Span::styled("n", t.bold(t.colors.accent)),
+                Span::styled(" stop the turn", t.muted()),
+            ]);
+            render_question(" Keep going? ", lines, keys, main, buf, t);
+            self.limit_drawn = true;
+        }
+    }
+}
+
+mod agent_events;
+mod commands;
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;
+
+/// A few paths, and how many more.
+fn list(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    // One line each: a name with a line break or a very long one is
+    // shown escaped and cut.
+    let mut s = paths
+        .iter()
+        .take(SHOWN)
+        .map(|p| {
+            let p = if p.chars().any(char::is_control) {
+                format!("{p:?}")
+            } else {
+                p.clone()
+            };
+            crate::width::truncate(&p, 60).into_owned()
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        s.push_str(&format!(", +{}", paths.len() - SHOWN));
+    }
+    s
+}
+
+/// A resumed conversation into the transcript: messages, and each tool
+/// call finished as it ended.
+/// Returns where each of the person's messages is.
+fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown]) -> Vec<usize> {
+    use crate::protocol::{ResultMetadata, ToolStatus};
+    use crate::session::history::Shown;
+    let parse = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .unwrap_or_else(|_| serde_json::Value::String(s.to_string()))
+    };
+    let mut users = Vec::new();
+    for item in shown {
+        match item {
+            Shown::User(text) => {
+                users.push(transcript.len());
+                transcript.push(Cell::User(text.clone()));
+            }
+            Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
+            Shown::Reasoning(text) => transcript.push(Cell::Thinking(Box::new(
+                crate::components::cells::ThinkingCell {
+                    text: text.clone(),
+                    done: true,
+                    ..Default::default()
+                },
+            ))),
+            Shown::Note(text) => transcript.push(Cell::Notice(NoticeKind::Info, text.clone())),
+            Shown::Tool {
+                call_id,
+                name,
+                arguments,
+                content,
+                is_error,
+            } => {
+                let content_len = content.len();
+                let content = parse(content);
+                let status = match (*is_error, content.get("error").and_then(|e| e.as_str())) {
+                    (false, _) => ToolStatus::Ok,
+                    (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
+                    (true, _) => ToolStatus::Error,
+                };
+                let mut cell = ToolCell::new(call_id, name, &parse(arguments));
+                cell.earlier = true;
+                cell.state = ToolState::Done {
+                    status,
+                    summary: summarize(name, status, &content),
+                    metadata: ResultMetadata {
+                        bytes: content_len,
+                        ..ResultMetadata::default()
+                    },
+                };
+                transcript.push(Cell::Tool(Box::new(cell)));
+            }
+        }
+    }
+    users
+}
+
+/// What `/model` knows of the provider's models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Models {
+    /// Not asked yet (asked when `/model` is first typed).
+    Unknown,
+    Asked,
+    Known(Vec<String>),
+    /// The provider lists none, or could not be asked: any name goes.
+    Unavailable(String),
+}
+
+/// Keeps the person's edited version of a change in a file of its own
+/// (under the temporary directory), and says where: `" (kept in PATH)"`.
+fn keep_edit(call_id: &str, content: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(40)
+        .collect();
+    let kept = tempfile::Builder::new()
+        .prefix(&format!("lathe-edit-{safe}-"))
+        .suffix(".txt")
+        .tempfile()
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(content.as_bytes())?;
+            f.keep().map_err(|e| e.error)
+        });
+    match kept {
+        Ok((_, path)) => format!(" (kept in {})", path.display()),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not keep an edited version");
+            String::new()
+        }
+    }
+}
+
+/// `n` and `word`, plural when it is not one.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

@@ -1,0 +1,532 @@
+//! The agent's events, by kind: a turn's progress, tool calls, approval
+//! questions, the session (undo, diffs, attachments) and the status the
+//! bar shows. `on_agent_event` only sorts them.
+
+use super::*;
+
+impl App {
+    pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
+        self.now = now;
+        self.dirty = true;
+        self.log.on_event(&ev, now);
+        match ev {
+            ev @ (AgentEvent::TurnStarted { .. }
+            | AgentEvent::AssistantDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ReasoningMessage { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::ProviderRetry { .. }
+            | AgentEvent::ContextCompacted { .. }
+            | AgentEvent::ToolLimitReached { .. }
+            | AgentEvent::TurnCompleted { .. }
+            | AgentEvent::Error { .. }) => self.on_turn_event(ev, now),
+            ev @ (AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::GuardrailVerdict { .. }
+            | AgentEvent::ToolCallFinished { .. }) => self.on_tool_event(ev, now),
+            ev @ (AgentEvent::ApprovalRequested { .. } | AgentEvent::ApprovalDecided { .. }) => {
+                self.on_approval_event(ev, now)
+            }
+            ev @ (AgentEvent::SessionDiff { .. }
+            | AgentEvent::Attachments { .. }
+            | AgentEvent::Turns { .. }
+            | AgentEvent::Rewound { .. }) => self.on_session_event(ev),
+            ev @ (AgentEvent::SessionStarted { .. }
+            | AgentEvent::McpServerStatus(_)
+            | AgentEvent::Models { .. }
+            | AgentEvent::UsageUpdated { .. }
+            | AgentEvent::ContextUpdated { .. }
+            | AgentEvent::Cost { .. }
+            | AgentEvent::Permissions { .. }) => self.on_status_event(ev, now),
+        }
+    }
+
+    /// A turn's progress: its start, the model's words, retries, compaction,
+    /// the tool-round limit, its end.
+    fn on_turn_event(&mut self, ev: AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::TurnStarted { turn_id, .. } => {
+                if let Some(at) = self.sent_marks.pop_front() {
+                    self.turn_marks.push((turn_id, at));
+                }
+                self.turn_started = Some(now);
+                self.composer.set_busy(true);
+            }
+            AgentEvent::ReasoningDelta { text, .. } => {
+                self.thinking_since.get_or_insert(now);
+                self.transcript.append_thinking(&text);
+            }
+            AgentEvent::ReasoningMessage { text, .. } => {
+                self.end_thinking(now);
+                self.transcript.set_last_thinking(&text);
+            }
+            AgentEvent::AssistantDelta { text, .. } => {
+                self.end_thinking(now);
+                self.transcript.append_assistant(&text);
+            }
+            AgentEvent::AssistantMessage { text, .. } => {
+                self.end_thinking(now);
+                if !self.transcript.set_last_assistant(&text) {
+                    self.transcript.push(Cell::Assistant(text));
+                }
+            }
+            AgentEvent::ProviderRetry {
+                attempt,
+                max_retries,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.thinking_since = None;
+                self.transcript.discard_partial_assistant();
+                self.notice(
+                    NoticeKind::Warning,
+                    format!(
+                        "retry {attempt}/{max_retries} in {:.1} s: {reason}",
+                        delay_ms as f64 / 1000.0
+                    ),
+                );
+            }
+            AgentEvent::ContextCompacted {
+                reason,
+                before_tokens,
+                after_tokens,
+                summarized,
+                kept,
+                ..
+            } => {
+                let why = match reason.as_str() {
+                    "auto" => "the context was nearly full",
+                    "overflow" => "the model said the conversation was too long",
+                    _ => "you asked",
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "context compacted ({why}): {summarized} older messages summarized, \
+                         {kept} kept as they were; about {} → {} tokens. The model reads the \
+                         summary from now on; this transcript keeps everything.",
+                        before_tokens, after_tokens
+                    ),
+                );
+            }
+            AgentEvent::ToolLimitReached {
+                turn_id,
+                rounds,
+                more,
+            } => {
+                self.limit = Some(((turn_id, rounds, more), Arming::pending()));
+            }
+            AgentEvent::TurnCompleted {
+                stop_reason, usage, ..
+            } => {
+                self.end_thinking(now);
+                self.end_turn();
+                self.last_turn_cost = usage.cost_usd;
+                // A refusal is told by the agent, with its explanation.
+                if let Some(note) = stop_reason
+                    .notice()
+                    .filter(|_| stop_reason != crate::protocol::StopReason::Refusal)
+                {
+                    let kind = if stop_reason == crate::protocol::StopReason::MaxTokens {
+                        NoticeKind::Warning
+                    } else {
+                        NoticeKind::Error
+                    };
+                    self.notice(kind, note);
+                }
+            }
+            AgentEvent::Error {
+                kind,
+                message,
+                turn_id,
+            } => {
+                if turn_id.is_some() {
+                    self.end_thinking(now);
+                    self.end_turn();
+                }
+                match kind {
+                    ErrorKind::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
+                    _ => self.notice(NoticeKind::Error, message),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call's life in the transcript: started, its output, a
+    /// guardrail's note, finished.
+    fn on_tool_event(&mut self, ev: AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::ToolCallStarted {
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => {
+                self.end_thinking(now);
+                self.tool_started.insert(call_id.clone(), now);
+                self.transcript.push(Cell::Tool(Box::new(ToolCell::new(
+                    &call_id, &tool, &arguments,
+                ))));
+            }
+            AgentEvent::ToolProgress {
+                call_id,
+                text,
+                stream,
+                ..
+            } => {
+                if stream == crate::protocol::NOTIFY_STREAM {
+                    self.notice(NoticeKind::Info, format!("🔔 {text}"));
+                    self.notifications.push(text);
+                } else if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.push_output(&text);
+                }
+            }
+            AgentEvent::GuardrailVerdict { .. } => {}
+            AgentEvent::ToolCallFinished {
+                call_id,
+                tool,
+                status,
+                content,
+                metadata,
+                diff,
+            } => {
+                self.tool_started.remove(&call_id);
+                // The person's own version of a file is never lost: a write
+                // refused (the file changed meanwhile) keeps it in a file.
+                if let Some(content) = self.edits_sent.remove(&call_id)
+                    && status != crate::protocol::ToolStatus::Ok
+                {
+                    let kept = keep_edit(&call_id, &content);
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!("your edited version was not written{kept}"),
+                    );
+                }
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.elapsed_ms = metadata.duration_ms;
+                    t.diff = diff;
+                    t.state = ToolState::Done {
+                        status,
+                        summary: summarize(&tool, status, &content),
+                        metadata,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A call asks for approval, or was answered (here or by a grant).
+    fn on_approval_event(&mut self, ev: AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::ApprovalRequested {
+                call_id,
+                tool,
+                arguments,
+                needs,
+                reason,
+                grant,
+                diff,
+                change,
+                round,
+                ..
+            } => {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.state = ToolState::AwaitingApproval;
+                }
+                let diff = diff.as_deref().map(|d| self.prepare_diff(&call_id, d));
+                self.approvals.push(
+                    PendingApproval {
+                        call_id,
+                        tool,
+                        arguments,
+                        needs,
+                        reason,
+                        grant,
+                        diff,
+                        change: change.map(|c| *c),
+                        edited: false,
+                        round,
+                    },
+                    now,
+                );
+            }
+            AgentEvent::ApprovalDecided {
+                call_id,
+                decision,
+                source,
+                ..
+            } => {
+                self.approvals.remove(&call_id, now);
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.approval = match (&decision, source) {
+                        (_, DecisionSource::Grant) => Some("by grant"),
+                        (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
+                        (ApprovalDecision::ApproveHunks { .. }, _) => {
+                            Some("you approved some hunks")
+                        }
+                        (ApprovalDecision::ApproveEdited { .. }, _) => {
+                            Some("you edited and approved it")
+                        }
+                        (ApprovalDecision::ApproveForConversation, _) => {
+                            Some("you approved, with a grant")
+                        }
+                        (ApprovalDecision::Deny { .. }, _) => None,
+                    };
+                }
+                if !matches!(decision, ApprovalDecision::Deny { .. }) {
+                    // The clock of a call starts again when it may run.
+                    self.tool_started.insert(call_id.clone(), now);
+                    if let Some(t) = self.transcript.tool_mut(&call_id) {
+                        t.state = ToolState::Running;
+                        t.elapsed_ms = 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The session's own answers: `/diff`, `/rewind`, `/undo`, what `@path`
+    /// attached.
+    fn on_session_event(&mut self, ev: AgentEvent) {
+        match ev {
+            AgentEvent::SessionDiff { diff, cut, error } => {
+                let is_diff = |o: &Overlay| matches!(o, Overlay::Diff(_));
+                if !self.has_overlay(is_diff) {
+                    // Closed while it was computed.
+                } else if let Some(e) = error {
+                    self.overlays.retain(|o| !is_diff(o));
+                    self.notice(NoticeKind::Warning, format!("no session diff: {e}"));
+                } else if diff.trim().is_empty() {
+                    self.overlays.retain(|o| !is_diff(o));
+                    self.notice(
+                        NoticeKind::Info,
+                        "no file of the workspace has changed in this session",
+                    );
+                } else {
+                    let mut text = diff;
+                    if cut {
+                        text.push_str("… (cut at 2 MiB)\n");
+                    }
+                    if let Some(o) = self.overlay_mut(is_diff) {
+                        *o = Overlay::Diff(Pager::new(
+                            "Changes of this session: the workspace now against before it \
+                             (edits outside Lathe too)",
+                            &text,
+                        ));
+                    }
+                }
+            }
+            AgentEvent::Attachments { files, .. } => {
+                let name = |f: &crate::protocol::Attachment| {
+                    crate::protocol::humanize::shorten_chars(
+                        &crate::protocol::visible::name(&f.path),
+                        80,
+                    )
+                };
+                // Images as the transcript shows them: `[image shot.png 1280×720]`.
+                let is_image = |f: &crate::protocol::Attachment| {
+                    f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image "))
+                };
+                for f in files.iter().filter(|f| is_image(f)) {
+                    let base = std::path::Path::new(&f.path)
+                        .file_name()
+                        .map_or_else(|| f.path.clone(), |n| n.to_string_lossy().into_owned());
+                    let size = f.note.as_deref().unwrap_or("").trim_start_matches("image ");
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "[image {} {size}]",
+                            crate::protocol::humanize::shorten_chars(
+                                &crate::protocol::visible::name(&base),
+                                60
+                            )
+                        ),
+                    );
+                }
+                let attached: Vec<String> = files
+                    .iter()
+                    .filter(|f| f.attached && !is_image(f))
+                    .map(|f| match &f.note {
+                        Some(n) => {
+                            format!(
+                                "{} ({}, {n})",
+                                name(f),
+                                crate::protocol::humanize::bytes(f.bytes)
+                            )
+                        }
+                        None => format!(
+                            "{} ({})",
+                            name(f),
+                            crate::protocol::humanize::bytes(f.bytes)
+                        ),
+                    })
+                    .collect();
+                if !attached.is_empty() {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("attached {}", attached.join(", ")),
+                    );
+                }
+                for f in files.iter().filter(|f| !f.attached) {
+                    let why = f.note.as_deref().unwrap_or("not attached");
+                    self.notice(NoticeKind::Warning, format!("@{}: {why}", name(f)));
+                }
+            }
+            AgentEvent::Turns { turns } => {
+                if let Some(Overlay::Rewind(r)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Rewind(_)))
+                {
+                    r.set(turns);
+                }
+            }
+            AgentEvent::Rewound {
+                turn_id,
+                files,
+                conversation,
+                restored,
+                removed,
+                skipped,
+                prompt,
+                error,
+            } => {
+                self.rewound(
+                    turn_id,
+                    files,
+                    conversation,
+                    &restored,
+                    &removed,
+                    prompt,
+                    error,
+                );
+                if !skipped.is_empty() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "not put back (in a nested git repository, or over {} MiB and \
+                             never kept): {}",
+                            crate::session::checkpoints::LARGE_FILE / (1024 * 1024),
+                            list(&skipped)
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the status bar and the views show: the model, MCP servers,
+    /// models listed, usage, context, permissions.
+    fn on_status_event(&mut self, ev: AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::SessionStarted { model, .. } => self.model = model,
+            AgentEvent::McpServerStatus(status) => {
+                let was = self.mcp.get(&status.server).map(|s| s.state);
+                if status.state == McpState::Failed && was != Some(McpState::Failed) {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "MCP server {} failed: {}",
+                            status.server,
+                            status.message.as_deref().unwrap_or("no reason given")
+                        ),
+                    );
+                }
+                self.mcp.insert(status.server.clone(), status);
+            }
+            AgentEvent::Models { models, error } => {
+                self.models = match (models, error) {
+                    (Some(list), _) => {
+                        self.composer.set_models(list.clone());
+                        Models::Known(list)
+                    }
+                    (None, Some(e)) => Models::Unavailable(e),
+                    (None, None) => Models::Unavailable("the server lists no models".into()),
+                };
+                if let Some(m) = self.pending_model.take() {
+                    self.switch_model(m);
+                }
+            }
+            AgentEvent::UsageUpdated { total, last, .. } => {
+                self.usage = total;
+                if let Some(c) = last.cost_usd {
+                    self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+                }
+            }
+            AgentEvent::Cost { models, total } => {
+                self.notice(NoticeKind::Info, cost_report(&models, &total));
+            }
+            AgentEvent::ContextUpdated { tokens, window } => self.context = Some((tokens, window)),
+            AgentEvent::Permissions {
+                approval,
+                rules,
+                grants,
+                hooks,
+            } => {
+                self.approval = approval;
+                if let Some(Overlay::Permissions(view)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Permissions(_)))
+                {
+                    view.set(
+                        PermissionsData {
+                            approval,
+                            rules,
+                            grants,
+                            hooks,
+                        },
+                        now,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `/cost`: what each model used and cost, and the whole.
+pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage) -> String {
+    use crate::components::status_bar::dollars;
+    if models.is_empty() {
+        return "nothing spent yet in this session".into();
+    }
+    let k = |n: u64| crate::protocol::humanize::count(n);
+    let line = |name: &str, u: &Usage| {
+        let cost = u
+            .cost_usd
+            .map_or_else(|| "price unknown".to_string(), dollars);
+        let mut l = format!(
+            "{name}: {cost} · {} in ({} from cache, {:.0}% hit",
+            k(u.input_tokens),
+            k(u.cache_read_tokens),
+            u.cache_hit_share() * 100.0
+        );
+        if u.cache_write_tokens > 0 {
+            l.push_str(&format!(", {} written", k(u.cache_write_tokens)));
+        }
+        l.push_str(&format!(") · {} out", k(u.output_tokens)));
+        if u.reasoning_tokens > 0 {
+            l.push_str(&format!(" ({} thinking)", k(u.reasoning_tokens)));
+        }
+        l
+    };
+    let mut out = String::from("cost of this session\n");
+    for m in models {
+        out.push_str(&line(&m.model, &m.usage));
+        out.push('\n');
+    }
+    if models.len() > 1 {
+        out.push_str(&line("total", total));
+    } else {
+        out.pop();
+    }
+    if total.cost_usd.is_none() {
+        out.push_str(
+            "\nno price is known for this model: set one under [models.\"NAME\"] price in your \
+             config",
+        );
+    }
+    out
+}

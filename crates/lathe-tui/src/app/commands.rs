@@ -1,0 +1,256 @@
+//! The slash commands (`/help`, `/model`, `/diff`, `/undo`, …): what each
+//! does to the app and asks of the agent.
+
+use super::*;
+
+impl App {
+    pub(super) fn on_command(&mut self, cmd: SlashCommand) {
+        match cmd {
+            SlashCommand::Help => self.notice(NoticeKind::Info, HELP),
+            SlashCommand::Clear => {
+                self.unqueue();
+                self.transcript.clear();
+                self.turn_marks.clear();
+                self.approvals.clear();
+                self.usage = Usage::default();
+                self.ops.push(Op::Clear);
+                self.notice(
+                    NoticeKind::Info,
+                    "new conversation: history and approvals cleared",
+                );
+            }
+            SlashCommand::Model(Some(m)) => match &self.models {
+                Models::Unknown | Models::Asked => {
+                    if self.models == Models::Unknown {
+                        self.models = Models::Asked;
+                        self.ops.push(Op::ListModels);
+                    }
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("model {m}: asking the server whether it has it…"),
+                    );
+                    self.pending_model = Some(m);
+                }
+                _ => self.switch_model(m),
+            },
+            SlashCommand::Model(None) => {
+                let how = match &self.models {
+                    Models::Known(list) => format!(
+                        "change it with /model NAME; the server lists {} (type /model and a \
+                         part of the name to choose)",
+                        plural(list.len(), "model")
+                    ),
+                    _ => "change it with /model NAME".to_string(),
+                };
+                self.notice(NoticeKind::Info, format!("model: {} ({how})", self.model));
+            }
+            SlashCommand::Approvals(Some(mode)) => {
+                self.approval = mode;
+                self.ops.push(Op::SetApprovalMode { mode });
+                self.notice(NoticeKind::Info, format!("approval mode: {mode}"));
+            }
+            SlashCommand::Approvals(None) => self.notice(
+                NoticeKind::Info,
+                format!(
+                    "approval mode: {} (choose with /approvals read-only|ask|auto-edit|full-auto)",
+                    self.approval
+                ),
+            ),
+            SlashCommand::Effort(Some(effort)) => {
+                self.effort = effort;
+                let shown = effort.map_or("default", |e| e.as_str());
+                self.composer.set_effort(shown);
+                self.ops.push(Op::SetEffort { effort });
+                self.notice(
+                    NoticeKind::Info,
+                    format!("effort: {shown} (from the next turn)"),
+                );
+            }
+            SlashCommand::Effort(None) => self.notice(
+                NoticeKind::Info,
+                format!(
+                    "effort: {} (choose with /effort none|minimal|low|medium|high|xhigh, or \
+                     default for what the config or the server chooses)",
+                    self.effort.map_or("default", |e| e.as_str())
+                ),
+            ),
+            SlashCommand::Cost => self.ops.push(Op::ReportCost),
+            SlashCommand::Log => self.open_log(),
+            SlashCommand::Permissions => {
+                self.open(Overlay::Permissions(PermissionsView::new()));
+                self.ops.push(Op::ListPermissions);
+            }
+            SlashCommand::Mcp => {
+                let text = mcp_report(&self.mcp);
+                self.notice(NoticeKind::Info, text);
+            }
+            SlashCommand::McpRestart(name) => {
+                let running: Vec<&String> = self
+                    .mcp
+                    .iter()
+                    .filter(|(_, s)| s.state != McpState::Untrusted)
+                    .map(|(n, _)| n)
+                    .collect();
+                match name {
+                    Some(n) if !running.contains(&&n) => {
+                        let known = if running.is_empty() {
+                            "no MCP server runs".to_string()
+                        } else {
+                            format!(
+                                "the servers are {}",
+                                running
+                                    .iter()
+                                    .map(|s| s.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        };
+                        self.notice(
+                            NoticeKind::Warning,
+                            format!("there is no MCP server `{n}`; {known}"),
+                        );
+                    }
+                    _ if running.is_empty() => {
+                        self.notice(NoticeKind::Warning, "no MCP server runs");
+                    }
+                    name => {
+                        let what = name
+                            .as_ref()
+                            .map_or_else(|| "every MCP server".to_string(), Clone::clone);
+                        self.ops.push(Op::RestartMcp { server: name });
+                        self.notice(NoticeKind::Info, format!("restarting {what}…"));
+                    }
+                }
+            }
+            SlashCommand::Compact => {
+                self.ops.push(Op::Compact);
+                self.notice(
+                    NoticeKind::Info,
+                    if self.is_running() {
+                        "the conversation is compacted when this turn ends"
+                    } else {
+                        "compacting: the model summarizes the older turns…"
+                    },
+                );
+            }
+            SlashCommand::Trust => match self.untrusted.take() {
+                Some(prompt) => {
+                    self.trust = Some((prompt, Arming::pending(), super::TrustView::default()));
+                }
+                None => self.notice(
+                    NoticeKind::Info,
+                    "nothing of this workspace waits for your trust",
+                ),
+            },
+            SlashCommand::Undo | SlashCommand::Rewind if self.is_running() => {
+                self.notice(
+                    NoticeKind::Warning,
+                    "a turn runs: stop it (Ctrl-C) before going back",
+                );
+            }
+            SlashCommand::Mouse => self.mouse_toggle = true,
+            SlashCommand::Copy(n) => {
+                let Some(answer) = self.transcript.last_answer() else {
+                    self.notice(NoticeKind::Info, "no answer to copy yet");
+                    return;
+                };
+                let text = match n {
+                    None => Some(answer.to_string()),
+                    Some(n) => crate::markdown::code_blocks(answer)
+                        .get(n - 1)
+                        .cloned(),
+                };
+                // What is copied is what was shown: no control character
+                // (an escape sequence hidden in a block) goes along.
+                let text = text.map(|t| {
+                    t.chars()
+                        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+                        .collect::<String>()
+                });
+                match text {
+                    Some(text) => {
+                        let what = n.map_or_else(
+                            || "the last answer".to_string(),
+                            |n| format!("code block {n}"),
+                        );
+                        self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
+                        self.clipboard = Some(text);
+                    }
+                    None => {
+                        let count = crate::markdown::code_blocks(answer).len();
+                        self.notice(
+                            NoticeKind::Warning,
+                            format!("the last answer has {count} code blocks"),
+                        );
+                    }
+                }
+            }
+            SlashCommand::Diff => {
+                self.ops.push(Op::SessionDiff);
+                self.open(Overlay::Diff(Pager::new(
+                    "Changes of this session",
+                    "reading the changes…",
+                )));
+            }
+            SlashCommand::Undo => {
+                self.ops.push(Op::Rewind {
+                    turn: None,
+                    files: true,
+                    conversation: false,
+                });
+            }
+            SlashCommand::Rewind => {
+                self.ops.push(Op::ListTurns);
+                self.open(Overlay::Rewind(RewindPicker::new()));
+            }
+            SlashCommand::Resume(None) => {
+                if self.is_running() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "a turn runs: stop it (Ctrl-C) before /resume",
+                    );
+                } else {
+                    self.open_picker();
+                }
+            }
+            SlashCommand::Resume(Some(id)) => {
+                if self.is_running() {
+                    self.notice(
+                        NoticeKind::Warning,
+                        "a turn runs: stop it (Ctrl-C) before /resume",
+                    );
+                } else if id == self.session_id {
+                    self.notice(NoticeKind::Info, "this is the session on screen");
+                } else {
+                    self.switch_to = Some(id);
+                }
+            }
+            SlashCommand::Quit => self.should_quit = true,
+        }
+    }
+}
+
+/// `/mcp`: each server, its state and its tools.
+fn mcp_report(servers: &std::collections::BTreeMap<String, McpStatus>) -> String {
+    if servers.is_empty() {
+        return "no MCP servers: add one under [mcp_servers.NAME] in your config, or in the \
+                workspace's .mcp.json"
+            .to_string();
+    }
+    let mut out = String::from("MCP servers:");
+    for s in servers.values() {
+        out.push_str(&format!(
+            "\n  {} ({}) — {}",
+            s.server,
+            s.state.as_str(),
+            s.endpoint
+        ));
+        if let Some(m) = &s.message {
+            out.push_str(&format!("\n    {m}"));
+        }
+        if !s.tools.is_empty() {
+            out.push_str(&format!("\n    tools: {}", s.tools.join(", ")));
+        }
+    }
+    out
+}

@@ -1,0 +1,1089 @@
+//! The approval dialog: a modal over the transcript for each call that
+//! needs approval.
+//!
+//! It shows the tool, its key argument, which parts of the call need
+//! approval and why (in a chain, only the parts no rule, grant or the
+//! read-only set covers), exactly what a conversation grant would cover
+//! and for how long (or why no grant is offered), and for file changes the
+//! diff (else the command or arguments), scrollable. Keys: `y` approve
+//! once, `a` approve for the conversation (only when a grant is offered),
+//! `n` or Esc deny, `e` deny and tell the model what to do instead.
+//!
+//! Consent needs intent, so nothing typed by accident decides:
+//! - the dialog arms only after a quiet moment ([`QUIET`]) with no key or
+//!   paste; what is typed before that goes on into the composer, so a
+//!   sentence typed as the dialog opens is not an answer;
+//! - a key with Alt (which is also how an Esc followed at once by a key
+//!   arrives) is never an approval: it denies, as the Esc meant, and the
+//!   key goes to the composer;
+//! - a paste is never a key: it goes to the composer, or to the
+//!   "instead" message, and restarts the quiet moment;
+//! - `a` (approve for the conversation) asks for a second `a`, after
+//!   another quiet moment;
+//! - a dialog too small to show the call and its keys says so on one line
+//!   and only denies;
+//! - Enter and Space never approve.
+//!
+//! More requests queue behind the one shown; the title says how many
+//! remain. Each decision says how it was made, for the tool-call log.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+use ratatui_textarea::TextArea;
+use serde_json::Value;
+
+use super::cells::key_argument;
+use super::diff_view::{DiffView, Highlighted};
+use crate::protocol::humanize;
+use crate::protocol::visible;
+use crate::protocol::{ApprovalDecision, ApprovalNeed, GrantOffer};
+use crate::theme::Theme;
+use crate::width;
+use crate::wrap::{Logical, wrap};
+
+/// How long without a key or a paste before a dialog takes keys.
+pub const QUIET: Duration = Duration::from_millis(800);
+
+/// The rows of a call a dialog must show to take an answer (its start:
+/// what it is, why it asks, the first lines of its diff or command).
+const MIN_BODY_ROWS: usize = 8;
+
+/// When a modal question may take keys: after [`QUIET`] since it showed
+/// and since the last key or paste.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Arming {
+    /// When the question was first on screen, whole; `None` until a frame
+    /// has shown it (a frozen or too small window shows nothing, and keys
+    /// read then were typed before it could be read).
+    shown_at: Option<Instant>,
+    last_input: Option<Instant>,
+    /// It has armed once: from then on it has the keyboard, and keys
+    /// (scrolling included) no longer go to the composer.
+    has_keys: bool,
+}
+
+/// The answer a key gives a yes-or-no question (trust, more rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Typed before the question armed: it belongs to the composer.
+    Typing(KeyEvent),
+    Yes,
+    /// `n` or Esc; an Alt-key is an Esc and a key, the key going on to
+    /// the composer (`pass`).
+    No {
+        pass: Option<KeyEvent>,
+    },
+    /// Not an answer.
+    Nothing,
+}
+
+impl Arming {
+    /// What `key` answers a yes-or-no question this arming guards.
+    pub fn answer(&mut self, key: KeyEvent, now: Instant) -> Answer {
+        let armed = self.is_armed(now);
+        self.input(now);
+        if !armed {
+            return Answer::Typing(key);
+        }
+        let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain => Answer::Yes,
+            _ if alt => Answer::No {
+                pass: Some(KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT)),
+            },
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::No { pass: None },
+            _ => Answer::Nothing,
+        }
+    }
+
+    /// A question not yet drawn.
+    pub fn pending() -> Self {
+        Self::default()
+    }
+
+    /// A frame has shown the question (or, `false`, could not show it).
+    pub fn drawn(&mut self, visible: bool, now: Instant) {
+        if !visible {
+            self.shown_at = None;
+        } else if self.shown_at.is_none() {
+            self.shown_at = Some(now);
+        }
+    }
+
+    /// When keys start to count (`None`: not on screen).
+    pub fn armed_at(&self) -> Option<Instant> {
+        let shown = self.shown_at?;
+        Some(self.last_input.map_or(shown, |i| i.max(shown)) + QUIET)
+    }
+
+    pub fn is_armed(&self, now: Instant) -> bool {
+        self.armed_at().is_some_and(|t| now >= t)
+    }
+
+    /// A key or a paste happened: the quiet moment starts again.
+    pub fn input(&mut self, now: Instant) {
+        self.last_input = Some(now);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PendingApproval {
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub needs: Vec<ApprovalNeed>,
+    pub reason: String,
+    pub grant: Option<GrantOffer>,
+    pub diff: Option<DiffView>,
+    /// The file change, for `E` (edit it before it is written).
+    pub change: Option<crate::protocol::change::FileChange>,
+    /// The change is the person's own edit of the proposal: `y` writes
+    /// it (the hunks kept), as edited.
+    pub edited: bool,
+    /// Its place among the calls the model made at once, and how many.
+    pub round: Option<[u32; 2]>,
+}
+
+/// What a key did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalAction {
+    None,
+    /// Not an answer (the dialog was not armed): the key belongs to the
+    /// composer.
+    Pass(KeyEvent),
+    /// A key that does nothing here, and why.
+    Hint(&'static str),
+    /// `E`: the person edits the proposed file in their editor.
+    Edit {
+        call_id: String,
+        name: String,
+        text: String,
+    },
+    Decide {
+        call_id: String,
+        decision: ApprovalDecision,
+        /// How the person decided, for the log: "y, 2.1 s after it showed".
+        how: String,
+        /// A key to hand on to the composer (the `x` of Alt-x).
+        pass: Option<KeyEvent>,
+    },
+}
+
+#[derive(Default)]
+pub struct ApprovalOverlay {
+    queue: VecDeque<PendingApproval>,
+    arming: Arming,
+    scroll: usize,
+    /// Open while the person writes what the model should do instead.
+    message: Option<TextArea<'static>>,
+    /// `a` was pressed once; a second `a` grants.
+    confirming: bool,
+    /// Whether the last frame could show the call and its keys.
+    fits: std::cell::Cell<bool>,
+    /// What the last frame did with the dialog (shown whole or not), not
+    /// yet told to the arming.
+    drawn: std::cell::Cell<Option<bool>>,
+    /// A frame has drawn the front request, whole or as a notice.
+    drawn_once: bool,
+    /// How far the last frame could scroll; keys never scroll past it.
+    max_scroll: std::cell::Cell<usize>,
+    /// The front request's review: the hunk chosen, those left out.
+    hunk: usize,
+    excluded: Vec<bool>,
+    /// Where the last frame put the diff: rows above it, and its width.
+    diff_at: std::cell::Cell<(usize, u16)>,
+}
+
+impl ApprovalOverlay {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn is_active(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    #[cfg(any(test, feature = "internals"))]
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The calls waiting for an answer.
+    pub fn call_ids(&self) -> Vec<String> {
+        self.queue.iter().map(|r| r.call_id.clone()).collect()
+    }
+
+    #[cfg(any(test, feature = "internals"))]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    pub fn push(&mut self, request: PendingApproval, now: Instant) {
+        self.queue.push_back(request);
+        if self.queue.len() == 1 {
+            self.show_front(now);
+        }
+    }
+
+    /// Syntax colours for the diff of a request, highlighted elsewhere.
+    pub fn set_highlighted(&mut self, call_id: &str, highlighted: Highlighted) -> bool {
+        let Some(diff) = self
+            .queue
+            .iter_mut()
+            .find(|r| r.call_id == call_id)
+            .and_then(|r| r.diff.as_mut())
+        else {
+            return false;
+        };
+        diff.set_highlighted(highlighted);
+        true
+    }
+
+    /// Forgets a request the agent no longer waits for (the turn ended).
+    pub fn remove(&mut self, call_id: &str, now: Instant) {
+        let was_front = self.queue.front().is_some_and(|r| r.call_id == call_id);
+        self.queue.retain(|r| r.call_id != call_id);
+        if was_front {
+            self.show_front(now);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The file change `call_id` waits with, if any.
+    pub fn change_of(&self, call_id: &str) -> Option<&crate::protocol::change::FileChange> {
+        self.queue
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .and_then(|r| r.change.as_ref())
+    }
+
+    /// The person edited the change of `call_id` in their editor: the
+    /// dialog now shows their version (a second look before it is
+    /// written), asked anew. Whether the call still waits.
+    pub fn edited(
+        &mut self,
+        call_id: &str,
+        change: crate::protocol::change::FileChange,
+        diff: DiffView,
+        now: Instant,
+    ) -> bool {
+        let Some(i) = self.queue.iter().position(|r| r.call_id == call_id) else {
+            return false;
+        };
+        let req = &mut self.queue[i];
+        req.change = Some(change);
+        req.diff = Some(diff);
+        req.edited = true;
+        if i == 0 {
+            let had_keys = self.arming.has_keys;
+            self.show_front(now);
+            self.arming.has_keys = had_keys;
+        }
+        true
+    }
+
+    fn show_front(&mut self, now: Instant) {
+        // Shown when a frame draws it; the quiet moment counts from then,
+        // or from the last key if that is later.
+        self.arming = Arming::pending();
+        if !self.queue.is_empty() {
+            self.arming.input(now);
+        }
+        self.scroll = 0;
+        self.message = None;
+        self.confirming = false;
+        self.drawn_once = false;
+        self.hunk = 0;
+        self.excluded = vec![false; self.hunks()];
+        self.mark();
+    }
+
+    /// Hunks of the front request's diff.
+    fn hunks(&self) -> usize {
+        self.queue
+            .front()
+            .and_then(|r| r.diff.as_ref())
+            .map_or(0, DiffView::hunks)
+    }
+
+    /// Tells the diff which hunk is chosen and which are left out.
+    fn mark(&self) {
+        if let Some(d) = self.queue.front().and_then(|r| r.diff.as_ref()) {
+            d.set_marks((d.hunks() > 1).then_some(self.hunk), &self.excluded);
+        }
+    }
+
+    /// Moves to hunk `n`, scrolled into view.
+    fn choose_hunk(&mut self, n: usize) {
+        let Some(d) = self.queue.front().and_then(|r| r.diff.as_ref()) else {
+            return;
+        };
+        self.hunk = n.min(d.hunks().saturating_sub(1));
+        let (above, width) = self.diff_at.get();
+        if self.hunk == 0 {
+            // The first hunk with what the call is about above it.
+            self.scroll = 0;
+        } else if width > 0 {
+            self.scroll = (above + d.hunk_row(self.hunk, width)).min(self.max_scroll.get());
+        }
+        self.mark();
+    }
+
+    /// When keys start to count; `None` when nothing is shown.
+    pub fn armed_at(&self) -> Option<Instant> {
+        self.arming.armed_at()
+    }
+
+    /// The dialog could not be drawn: it takes only a denial.
+    pub fn hide(&self) {
+        self.fits.set(false);
+        self.drawn.set(Some(false));
+    }
+
+    /// A frame is on screen: the question counts as shown from `now` if
+    /// that frame showed it whole, and as unseen if it could not.
+    pub fn after_draw(&mut self, now: Instant) {
+        if let Some(visible) = self.drawn.take() {
+            self.drawn_once = !self.queue.is_empty();
+            self.arming.drawn(visible && !self.queue.is_empty(), now);
+        }
+    }
+
+    /// A key or paste reached the app: the quiet moment starts again.
+    pub fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    /// The person scrolled the transcript behind the dialog: they are
+    /// reading the call, not typing a message. A key right after is told
+    /// to wait (as after j/k), never typed into the composer.
+    pub fn reading(&mut self, now: Instant) {
+        self.arming.input(now);
+        self.arming.has_keys = true;
+    }
+
+    /// Whether the "instead" message is being written (a paste goes there).
+    pub fn is_writing(&self) -> bool {
+        self.message.is_some()
+    }
+
+    /// Pastes into the "instead" message.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(input) = &mut self.message {
+            input.insert_str(text.replace(['\r', '\n'], " "));
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> ApprovalAction {
+        if self.queue.is_empty() {
+            return ApprovalAction::None;
+        }
+        if !self.fits.get() && self.drawn_once && self.message.is_none() {
+            // Only the "enlarge the window" line shows: a denial is all
+            // that can be meant; anything else is not for the dialog.
+            self.arming.input(now);
+            return match key.code {
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    "denied from a window too small to show the call",
+                    None,
+                ),
+                KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'e' | 'E') => {
+                    ApprovalAction::Hint("enlarge the window to see the call; n or Esc denies")
+                }
+                _ => ApprovalAction::Pass(key),
+            };
+        }
+        let armed = self.arming.is_armed(now);
+        self.arming.input(now);
+        if armed {
+            self.arming.has_keys = true;
+        }
+        if !self.arming.has_keys {
+            // Typed while the dialog opened (or before a frame could show
+            // it), with no pause since: the person is writing, not
+            // answering. Every key, scrolling ones too, goes on.
+            self.confirming = false;
+            return ApprovalAction::Pass(key);
+        }
+        if self.message.is_none()
+            && key.modifiers.is_empty()
+            && (self.scroll_key(key.code) || self.review_key(key.code))
+        {
+            // Reading (and choosing hunks) is not answering; the next
+            // answer waits for a quiet moment after it.
+            return ApprovalAction::None;
+        }
+        if let Some(input) = &mut self.message {
+            // Writing what to do instead: the keys are text.
+            match key.code {
+                KeyCode::Esc => self.message = None,
+                KeyCode::Enter => {
+                    let text = input.lines().join(" ").trim().to_string();
+                    let message = (!text.is_empty()).then_some(text);
+                    return self.decide(
+                        ApprovalDecision::Deny { message },
+                        "e, with a message",
+                        None,
+                    );
+                }
+                _ => {
+                    input.input(key);
+                }
+            }
+            return ApprovalAction::None;
+        }
+        if !armed {
+            // A key right after another is not an answer.
+            if std::mem::take(&mut self.confirming) {
+                return ApprovalAction::Hint(
+                    "no grant: the second a came too soon (press a, pause, then a)",
+                );
+            }
+            return ApprovalAction::Hint(
+                "a key right after another is not an answer: pause, then press it",
+            );
+        }
+        if key.modifiers.contains(KeyModifiers::ALT) {
+            // An Esc and a key in one read arrive as Alt-key: the Esc
+            // denies, the key goes on to the composer.
+            let pass = KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT);
+            let how = format!("Alt-{}, taken as Esc", key_name(key.code));
+            return self.decide(ApprovalDecision::Deny { message: None }, &how, Some(pass));
+        }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::SUPER);
+        if !self.fits.get() {
+            return match key.code {
+                KeyCode::Char('n' | 'N') | KeyCode::Esc if plain => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    "denied from a window too small to show the call",
+                    None,
+                ),
+                _ => ApprovalAction::Hint("enlarge the window to see the call; n or Esc denies"),
+            };
+        }
+        let shown_for = self
+            .arming
+            .shown_at
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        if self.confirming {
+            self.confirming = false;
+            return match key.code {
+                KeyCode::Char('a' | 'A') if plain => self.decide(
+                    ApprovalDecision::ApproveForConversation,
+                    &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
+                    None,
+                ),
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+                    ApprovalDecision::Deny { message: None },
+                    &format!("{}, {shown_for:.1} s after it showed", key_name(key.code)),
+                    None,
+                ),
+                _ => ApprovalAction::Hint(
+                    "no grant given: press a twice to approve for the conversation",
+                ),
+            };
+        }
+        let Some(front) = self.queue.front() else {
+            return ApprovalAction::None;
+        };
+        let left_out = self.excluded.iter().filter(|x| **x).count();
+        // The person's own version: y writes it (the hunks kept).
+        if front.edited
+            && plain
+            && matches!(key.code, KeyCode::Char('y' | 'Y'))
+            && let Some(c) = &front.change
+        {
+            let keep: Vec<bool> = self.excluded.iter().map(|x| !x).collect();
+            let content = if keep.is_empty() {
+                c.new_text()
+            } else {
+                c.apply(&keep)
+            };
+            let how = format!("y on the person's edit, {shown_for:.1} s after it showed");
+            return self.decide(ApprovalDecision::ApproveEdited { content }, &how, None);
+        }
+        if front.edited && plain && matches!(key.code, KeyCode::Char('a' | 'A')) {
+            return ApprovalAction::Hint("y writes your edited version; a is for the model's own");
+        }
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain && left_out > 0 => {
+                let kept: Vec<usize> = (0..self.excluded.len())
+                    .filter(|i| !self.excluded[*i])
+                    .collect();
+                let how = format!(
+                    "y with {} of {} hunks, {shown_for:.1} s after it showed",
+                    kept.len(),
+                    self.excluded.len()
+                );
+                // Nothing kept is a plain denial (not words of the person's).
+                let decision = if kept.is_empty() {
+                    ApprovalDecision::Deny { message: None }
+                } else {
+                    ApprovalDecision::ApproveHunks { hunks: kept }
+                };
+                self.decide(decision, &how, None)
+            }
+            KeyCode::Char('y' | 'Y') if plain => self.decide(
+                ApprovalDecision::ApproveOnce,
+                &format!("y, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Char('a' | 'A') if plain && left_out > 0 => ApprovalAction::Hint(
+                "`a` approves the whole change: take every hunk back in (x), or y for these",
+            ),
+            KeyCode::Char('a' | 'A') if plain && front.grant.is_some() => {
+                self.confirming = true;
+                ApprovalAction::None
+            }
+            KeyCode::Char('a' | 'A') if plain => ApprovalAction::Hint(
+                "`a` is not offered: no conversation grant can cover this call (y once, n deny)",
+            ),
+            KeyCode::Char('n' | 'N') if plain => self.decide(
+                ApprovalDecision::Deny { message: None },
+                &format!("n, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Esc => self.decide(
+                ApprovalDecision::Deny { message: None },
+                &format!("Esc, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Char('E') if plain => match front.change.as_ref().filter(|c| c.editable()) {
+                // What the editor opens is what the dialog would write: the
+                // hunks left out stay out.
+                Some(c) => ApprovalAction::Edit {
+                    call_id: front.call_id.clone(),
+                    name: c.path.clone(),
+                    text: c.apply(
+                        &self
+                            .excluded
+                            .iter()
+                            .map(|x| !x)
+                            .chain(std::iter::repeat(true))
+                            .take(c.hunks.len())
+                            .collect::<Vec<_>>(),
+                    ),
+                },
+                None => ApprovalAction::Hint(
+                    "E edits new content: a command, a deletion or a move has none to edit",
+                ),
+            },
+            KeyCode::Char('e') if plain => {
+                let mut input = TextArea::default();
+                input.set_placeholder_text(format!(
+                    "what should the model do instead of {}?",
+                    front.tool
+                ));
+                self.message = Some(input);
+                ApprovalAction::None
+            }
+            KeyCode::Char('j') => {
+                self.scroll_by(1);
+                ApprovalAction::None
+            }
+            KeyCode::Char('k') => {
+                self.scroll = self.scroll.saturating_sub(1);
+                ApprovalAction::None
+            }
+            KeyCode::Char(' ') => {
+                self.scroll_by(10);
+                ApprovalAction::None
+            }
+            // Enter, and everything else, does nothing here.
+            _ => ApprovalAction::None,
+        }
+    }
+
+    fn decide(
+        &mut self,
+        decision: ApprovalDecision,
+        how: &str,
+        pass: Option<KeyEvent>,
+    ) -> ApprovalAction {
+        let Some(front) = self.queue.pop_front() else {
+            return ApprovalAction::None;
+        };
+        // The next request arms after its own quiet moment, counted from
+        // this key.
+        let last = self.arming.last_input;
+        let had_keys = self.arming.has_keys;
+        self.show_front(last.unwrap_or_else(Instant::now));
+        // The keyboard stays with the dialogs of a batch.
+        self.arming.has_keys = had_keys;
+        ApprovalAction::Decide {
+            call_id: front.call_id,
+            decision,
+            how: how.to_string(),
+            pass,
+        }
+    }
+
+    /// Arrows, pages, Home and End scroll; whether `code` was one.
+    fn scroll_key(&mut self, code: KeyCode) -> bool {
+        // In a diff, ↑↓ move between hunks (the match in handle_key).
+        let hunks = self.hunks() > 1;
+        match code {
+            KeyCode::Down if !hunks => self.scroll_by(1),
+            KeyCode::Up if !hunks => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::PageDown => self.scroll_by(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Home => self.scroll = 0,
+            KeyCode::End => self.scroll = self.max_scroll.get(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Hunk keys: ↓/j and ↑/k choose a hunk (when there are several), x
+    /// leaves the chosen one out or takes it back; whether `code` was one.
+    fn review_key(&mut self, code: KeyCode) -> bool {
+        let hunks = self.hunks();
+        match code {
+            // The next waiting call comes to the front; this one waits.
+            KeyCode::Tab if self.queue.len() > 1 => {
+                if let Some(front) = self.queue.pop_front() {
+                    self.queue.push_back(front);
+                }
+                let (last, had_keys) = (self.arming.last_input, self.arming.has_keys);
+                self.show_front(last.unwrap_or_else(Instant::now));
+                self.arming.has_keys = had_keys;
+            }
+            KeyCode::Char('x' | 'X') if hunks > 0 => {
+                if let Some(x) = self.excluded.get_mut(self.hunk) {
+                    *x = !*x;
+                }
+                self.mark();
+            }
+            KeyCode::Char('j') | KeyCode::Down if hunks > 1 => self.choose_hunk(self.hunk + 1),
+            KeyCode::Char('k') | KeyCode::Up if hunks > 1 => {
+                self.choose_hunk(self.hunk.saturating_sub(1));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Scrolls down, never past the end the last frame showed.
+    fn scroll_by(&mut self, rows: usize) {
+        self.scroll = (self.scroll + rows).min(self.max_scroll.get());
+    }
+
+    /// What the dialog says above the diff (or the command itself).
+    fn body(&self, req: &PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+        let w = usize::from(width);
+        let mut lines = Vec::new();
+        let para = |spans: Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
+            wrap(
+                &Logical::new(Line::from(spans), Line::from("  "), false),
+                w,
+                lines,
+            );
+        };
+        let arg = key_argument(&req.arguments);
+        para(
+            vec![
+                Span::styled(req.tool.clone(), theme.text().add_modifier(Modifier::BOLD)),
+                Span::styled(format!(" {arg}"), theme.accent()),
+            ],
+            &mut lines,
+        );
+        if let [only] = req.needs.as_slice() {
+            para(
+                vec![
+                    Span::styled("needs approval: ", theme.muted()),
+                    Span::styled(visible::name(&only.what).into_owned(), theme.text()),
+                ],
+                &mut lines,
+            );
+        } else {
+            para(
+                vec![Span::styled("needs approval:", theme.muted())],
+                &mut lines,
+            );
+            for n in &req.needs {
+                para(
+                    vec![Span::styled(
+                        format!("  • {}", visible::name(&n.what)),
+                        theme.text(),
+                    )],
+                    &mut lines,
+                );
+            }
+        }
+        para(
+            vec![Span::styled(
+                format!("why: {}", visible::name(&req.reason)),
+                theme.muted(),
+            )],
+            &mut lines,
+        );
+        let grant = match &req.grant {
+            _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
+            Some(g) => format!(
+                "`a` approves {} for this conversation ({})",
+                visible::name(&g.covers.join(", ")),
+                // Kept on one line.
+                humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+            ),
+            None => "no conversation grant can cover this call: approve it once, or deny".into(),
+        };
+        para(vec![Span::styled(grant, theme.muted())], &mut lines);
+        lines.push(Line::default());
+        match &req.diff {
+            Some(diff) => {
+                use crate::protocol::change::ChangeKind;
+                let what = match req.change.as_ref().map(|c| c.kind) {
+                    _ if req.edited => "your edit: ",
+                    Some(ChangeKind::Create) => "new file ",
+                    Some(ChangeKind::Delete) => "delete ",
+                    Some(ChangeKind::Rename) => "move ",
+                    _ => "",
+                };
+                let mut header = vec![
+                    Span::styled(what, theme.bold(theme.colors.warning)),
+                    Span::styled(diff.path.clone(), theme.text().add_modifier(Modifier::BOLD)),
+                    Span::styled(format!(" +{}", diff.added), theme.fg(theme.colors.diff_add)),
+                    Span::styled(
+                        format!(" -{}", diff.removed),
+                        theme.fg(theme.colors.diff_del),
+                    ),
+                ];
+                let total = diff.hunks();
+                if total > 1 || self.excluded.contains(&true) {
+                    let kept = self.excluded.iter().filter(|x| !**x).count();
+                    header.push(Span::styled(
+                        format!("  {kept} of {total} hunks"),
+                        if kept < total {
+                            theme.bold(theme.colors.warning)
+                        } else {
+                            theme.muted()
+                        },
+                    ));
+                }
+                lines.push(Line::from(header));
+                for note in req.change.iter().flat_map(|c| &c.notes) {
+                    para(
+                        vec![Span::styled(
+                            format!("⚠ {note}"),
+                            theme.fg(theme.colors.warning),
+                        )],
+                        &mut lines,
+                    );
+                }
+            }
+            None => {
+                let shown = match req.arguments.get("command").and_then(Value::as_str) {
+                    Some(cmd) => format!("$ {}", visible_command(cmd)),
+                    None => serde_json::to_string_pretty(&req.arguments).unwrap_or_default(),
+                };
+                for l in shown.lines() {
+                    wrap(
+                        &Logical::code(Line::from(Span::styled(l.to_string(), theme.text()))),
+                        w,
+                        &mut lines,
+                    );
+                }
+            }
+        }
+        lines
+    }
+
+    /// The rows the dialog takes in `area`: as many as the call needs
+    /// (borders, body, rule, keys), at most two thirds of a screen of 18
+    /// rows or more (the transcript above keeps the rest: what the model
+    /// said about the call; PgUp/PgDn scroll it); a very short screen
+    /// gives the call all it can.
+    pub fn height(&self, area: Rect, theme: &Theme) -> u16 {
+        let Some(req) = self.queue.front() else {
+            return 0;
+        };
+        let w = area.width.saturating_sub(4).max(20).min(area.width);
+        let body_width = w.saturating_sub(4);
+        let total = self.body(req, theme, body_width).len()
+            + req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        Self::rows_for(total, area.height)
+    }
+
+    fn rows_for(total: usize, height: u16) -> u16 {
+        let wanted = u16::try_from(total).unwrap_or(u16::MAX);
+        let cap = if height >= 18 { height * 2 / 3 } else { height };
+        wanted
+            .saturating_add(4)
+            .max(10)
+            .min(cap)
+            .min(height.saturating_sub(2).max(8))
+            .min(height)
+    }
+
+    /// Draws the dialog at the bottom of `area`, as tall as [`height`]
+    /// says for it.
+    ///
+    /// [`height`]: Self::height
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, None, buf, theme, now);
+    }
+
+    /// Draws the dialog filling `area`, rows the app set aside for it
+    /// (with [`height`]).
+    ///
+    /// [`height`]: Self::height
+    pub fn render_filling(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, Some(area.height), buf, theme, now);
+    }
+
+    fn render_rows(
+        &self,
+        area: Rect,
+        rows: Option<u16>,
+        buf: &mut Buffer,
+        theme: &Theme,
+        now: Instant,
+    ) {
+        let Some(req) = self.queue.front() else {
+            return;
+        };
+        let w = area.width.saturating_sub(4).max(20).min(area.width);
+        // As tall as the content needs, within the area. Only the diff
+        // rows in view are ever styled.
+        let body_width = w.saturating_sub(4);
+        let head = self.body(req, theme, body_width);
+        let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        let total = head.len() + diff_rows;
+        let h = rows.unwrap_or_else(|| Self::rows_for(total, area.height));
+        // At the bottom of its area: the app gives it the rows under the
+        // transcript (whose newest lines then end just above it).
+        let y = area.y + area.height - h;
+        let modal = Rect::new(area.x + (area.width - w) / 2, y, w, h);
+        // The rows it takes are its own, edge to edge: no line of the
+        // transcript shows beside it as if it were part of it.
+        Clear.render(Rect::new(area.x, y, area.width, h), buf);
+        let remaining = match req.round {
+            _ if self.queue.len() > 1 => format!(" 1 of {} · Tab next ", self.queue.len()),
+            // Asked one at a time: the rest of the model's calls may ask too.
+            Some([n, total]) if total > 1 => format!(" call {n} of {total} "),
+            _ => String::new(),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.bold(theme.colors.warning))
+            .title(Span::styled(
+                format!(" Approve {}? ", req.tool),
+                theme.bold(theme.colors.warning),
+            ))
+            .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
+        // What is kept stays in sight however far the diff is scrolled.
+        let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let block = if hunk_total > 1 || self.excluded.contains(&true) {
+            let kept = self.excluded.iter().filter(|x| !**x).count();
+            block.title_bottom(
+                Line::from(Span::styled(
+                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
+                    if kept < hunk_total {
+                        theme.bold(theme.colors.warning)
+                    } else {
+                        theme.muted()
+                    },
+                ))
+                .left_aligned(),
+            )
+        } else {
+            block
+        };
+        let inner = block.inner(modal);
+        // Too small to show the call and its keys: one line says so, and
+        // only a denial is taken. Showing the call means its first rows:
+        // what it is, why it asks, and the start of its diff or command.
+        let body_rows = usize::from(inner.height.saturating_sub(2));
+        let fits = inner.width >= 24 && body_rows >= total.clamp(3, MIN_BODY_ROWS);
+        self.fits.set(fits);
+        self.drawn.set(Some(fits));
+        if !fits {
+            Clear.render(area, buf);
+            let notice = Line::from(vec![
+                Span::styled("approval needed: ", theme.bold(theme.colors.warning)),
+                Span::styled("enlarge the window (n denies)", theme.text()),
+            ]);
+            buf.set_line(area.x, area.y + area.height / 2, &notice, area.width);
+            return;
+        }
+        block.render(modal, buf);
+        let body_area = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height - 2,
+        );
+        let height = usize::from(body_area.height);
+        self.diff_at.set((total - diff_rows, body_width));
+        let max_scroll = total.saturating_sub(height);
+        self.max_scroll.set(max_scroll);
+        let scroll = self.scroll.min(max_scroll);
+        let mut shown: Vec<Line<'static>> = head.into_iter().skip(scroll).take(height).collect();
+        if let Some(diff) = &req.diff
+            && shown.len() < height
+        {
+            let from = (scroll + shown.len()).saturating_sub(total - diff_rows);
+            shown.extend(diff.rows_in(theme, body_width, from, height - shown.len()));
+        }
+        for (i, line) in shown.iter().enumerate() {
+            let y = body_area.y + u16::try_from(i).unwrap_or(0);
+            buf.set_line(body_area.x, y, line, body_area.width);
+        }
+        if max_scroll > 0 {
+            let pos = format!(" {}/{} ", scroll + 1, max_scroll + 1);
+            let x = modal
+                .right()
+                .saturating_sub(u16::try_from(pos.len()).unwrap_or(0) + 1);
+            buf.set_string(x, modal.bottom() - 1, pos, theme.muted());
+        }
+        let footer_y = inner.bottom() - 1;
+        let footer = Rect::new(inner.x + 1, footer_y, inner.width.saturating_sub(2), 1);
+        if let Some(input) = &self.message {
+            let label = Span::styled("instead: ", theme.bold(theme.colors.warning));
+            buf.set_line(footer.x, footer.y, &Line::from(label), 9);
+            let field = Rect::new(footer.x + 9, footer.y, footer.width.saturating_sub(9), 1);
+            input.render(field, buf);
+            return;
+        }
+        // The rule between the call and its keys.
+        buf.set_line(
+            inner.x,
+            footer_y - 1,
+            &Line::from(Span::styled(
+                "─".repeat(usize::from(inner.width)),
+                theme.border(),
+            )),
+            inner.width,
+        );
+        let armed = self.arming.is_armed(now);
+        if self.confirming {
+            let covers = req
+                .grant
+                .as_ref()
+                .map(|g| {
+                    format!(
+                        "{} for {}",
+                        g.covers.join(", "),
+                        humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+                    )
+                })
+                .unwrap_or_default();
+            let line = Line::from(vec![
+                Span::styled(
+                    "a",
+                    if armed {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.muted()
+                    },
+                ),
+                Span::styled(
+                    format!(" again to approve {covers}; any other key: no grant"),
+                    theme.bold(theme.colors.warning),
+                ),
+            ]);
+            buf.set_line(footer.x, footer.y, &line, footer.width);
+            return;
+        }
+        let key = |k: &str, what: &str| {
+            vec![
+                Span::styled(
+                    k.to_string(),
+                    if armed {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.muted()
+                    },
+                ),
+                Span::styled(format!(" {what}  "), theme.muted()),
+            ]
+        };
+        const FOOTERS: [[(&str, &str); 7]; 3] = [
+            [
+                ("y", "approve once"),
+                ("a", "approve for this conversation"),
+                ("n", "deny"),
+                ("e", "deny, say what instead"),
+                ("E", "edit"),
+                ("↑↓", "scroll"),
+                ("x", "leave out"),
+            ],
+            [
+                ("y", "approve once"),
+                ("a", "for conversation"),
+                ("n", "deny"),
+                ("e", "instead…"),
+                ("E", "edit"),
+                ("x", "out"),
+                ("↑↓", ""),
+            ],
+            [
+                ("y", "once"),
+                ("a", "grant"),
+                ("n", "deny"),
+                ("e", "instead"),
+                ("E", "edit"),
+                ("x", "out"),
+                ("↑↓", ""),
+            ],
+        ];
+        // `a` grants for the model's own proposals, not the person's edit.
+        let grantable = req.grant.is_some() && !req.edited;
+        let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let editable = req.change.as_ref().is_some_and(|c| c.editable());
+        let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
+            f.iter()
+                .copied()
+                .filter(|(k, _)| grantable || *k != "a")
+                // Leaving out is choosing among hunks.
+                .filter(|(k, _)| hunks > 1 || *k != "x")
+                .filter(|(k, _)| editable || *k != "E")
+                .map(|(k, w)| match (k, hunks > 1) {
+                    ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
+                    _ => (k, w),
+                })
+                .collect()
+        };
+        let fits = |f: &[(&str, &str)]| {
+            f.iter()
+                .map(|(k, w)| width::of(k) + width::of(w) + 3)
+                .sum::<usize>()
+                <= usize::from(footer.width)
+        };
+        let labels = FOOTERS
+            .iter()
+            .map(offered)
+            .find(|f| fits(f))
+            .unwrap_or_else(|| offered(&FOOTERS[2]));
+        let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
+        buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
+    }
+}
+
+/// A key as the log names it.
+fn key_name(code: KeyCode) -> String {
+    match code {
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+pub use crate::protocol::visible::command as visible_command;
+
+#[cfg(test)]
+#[path = "approval_tests.rs"]
+mod tests;

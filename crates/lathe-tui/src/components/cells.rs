@@ -1,0 +1,599 @@
+//! The cells of the transcript and how each becomes lines at a width:
+//! user messages, assistant messages (Markdown), tool calls (name, key
+//! argument, spinner and elapsed time while running, the last lines of
+//! streamed output, then status, duration and a short result), and notices
+//! (errors, retries, command feedback).
+
+use std::collections::VecDeque;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::protocol::humanize::shorten_chars as shorten;
+pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
+use crate::protocol::{ResultMetadata, ToolStatus};
+
+/// The key argument of a call, on one line.
+pub fn key_argument(args: &Value) -> String {
+    crate::protocol::humanize::key_argument(args, 160)
+}
+use crate::highlight::Highlighter;
+use crate::markdown;
+use crate::theme::Theme;
+use crate::wrap::Logical;
+#[cfg(any(test, feature = "internals"))]
+use crate::wrap::wrap;
+
+/// Lines of streamed output a running tool cell shows.
+const TAIL_LINES: usize = 5;
+
+/// A line of program output as a terminal shows it: escape sequences
+/// (colours, cursor moves, titles) are dropped, a carriage return goes back
+/// to the start of the line and what follows overwrites it (`10%…20%`
+/// progress shows its last state), tabs expand and other control
+/// characters go.
+pub fn terminal_line(raw: &str) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    // What the line holds, one cell's cluster per slot.
+    let mut shown: Vec<String> = Vec::new();
+    for segment in raw.split('\r') {
+        let clean = anstream::adapter::strip_str(segment).to_string();
+        let drawn = clean
+            .graphemes(true)
+            .filter(|g| *g == "\t" || !g.contains(char::is_control));
+        for (i, g) in drawn.enumerate() {
+            match shown.get_mut(i) {
+                Some(slot) => g.clone_into(slot),
+                None => shown.push(g.to_string()),
+            }
+        }
+    }
+    crate::wrap::expand_tabs(vec![Span::raw(shown.concat())], false)
+        .into_iter()
+        .map(|s| s.content.into_owned())
+        .collect()
+}
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolState {
+    Running,
+    AwaitingApproval,
+    Done {
+        status: ToolStatus,
+        metadata: ResultMetadata,
+        summary: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCell {
+    pub call_id: String,
+    pub tool: String,
+    pub key_arg: String,
+    /// Milliseconds since the call started, refreshed while it runs.
+    pub elapsed_ms: u64,
+    pub state: ToolState,
+    pub tail: VecDeque<String>,
+    /// A guardrail note (the arguments were changed).
+    pub note: Option<String>,
+    /// How an approval was settled, when one was needed: "you approved",
+    /// "by grant".
+    pub approval: Option<&'static str>,
+    /// From an earlier run (a resumed session): its time is not known.
+    pub earlier: bool,
+    /// What a file change wrote, as a unified diff (shown compact).
+    pub diff: Option<String>,
+    /// The diff shown whole (a click on it).
+    pub diff_open: bool,
+}
+
+impl ToolCell {
+    pub fn new(call_id: &str, tool: &str, arguments: &Value) -> Self {
+        Self {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            key_arg: key_argument(arguments),
+            elapsed_ms: 0,
+            state: ToolState::Running,
+            tail: VecDeque::new(),
+            note: None,
+            approval: None,
+            earlier: false,
+            diff: None,
+            diff_open: false,
+        }
+    }
+
+    /// Adds streamed output (whole lines, as `tool_progress` carries
+    /// them); only the last lines are kept, each as a terminal would show
+    /// it (see [`terminal_line`]).
+    pub fn push_output(&mut self, text: &str) {
+        for line in text.split('\n') {
+            if self.tail.len() == TAIL_LINES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(terminal_line(line));
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        !matches!(self.state, ToolState::Done { .. })
+    }
+}
+
+/// What a model thought before it answered: shown dimmed as it streams,
+/// folded to one line (`thought for 12 s`) once the answer starts,
+/// unfolded again with Ctrl-O.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ThinkingCell {
+    pub text: String,
+    /// Whether the model has moved on to its answer.
+    pub done: bool,
+    /// How long it thought, once done (unknown in a resumed session).
+    pub took_ms: Option<u64>,
+    /// Shown whole although done.
+    pub open: bool,
+}
+
+impl ThinkingCell {
+    /// Whether its text is on screen.
+    pub fn shows_text(&self) -> bool {
+        !self.done || self.open
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    User(String),
+    Assistant(String),
+    Thinking(Box<ThinkingCell>),
+    Tool(Box<ToolCell>),
+    Notice(NoticeKind, String),
+}
+
+/// A short description of a finished call's result.
+pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
+    if status != ToolStatus::Ok {
+        let msg = content
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("failed");
+        return shorten(msg.lines().next().unwrap_or(msg), 200);
+    }
+    if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
+        return format!("exit {code}");
+    }
+    if let Some(entries) = content.get("entries").and_then(Value::as_array) {
+        let n = entries.len();
+        return format!("{n} {}", if n == 1 { "entry" } else { "entries" });
+    }
+    if tool == "read_file"
+        && let (Some(start), Some(end)) = (
+            content.get("start_line").and_then(Value::as_u64),
+            content.get("end_line").and_then(Value::as_u64),
+        )
+    {
+        let total = content
+            .get("total_lines")
+            .and_then(Value::as_u64)
+            .unwrap_or(end);
+        return format!("lines {start}-{end} of {total}");
+    }
+    // A change written in part: said to the person, not in the words
+    // meant for the model.
+    if let (Some(kept), Some(left)) = (
+        content.get("hunks_applied").and_then(Value::as_u64),
+        content
+            .get("not_applied")
+            .and_then(Value::as_array)
+            .map(Vec::len),
+    ) && left > 0
+    {
+        let path = content.get("path").and_then(Value::as_str).unwrap_or("");
+        return shorten(
+            &format!(
+                "wrote {kept} of {} hunks to {path} (you left {left} out)",
+                kept + left as u64
+            ),
+            200,
+        );
+    }
+    if let Some(msg) = content.get("message").and_then(Value::as_str) {
+        return shorten(msg, 200);
+    }
+    String::new()
+}
+
+/// Renders a cell to lines of at most `width` columns.
+#[cfg(any(test, feature = "internals"))]
+pub fn render(cell: &Cell, width: u16, theme: &Theme, hl: &Highlighter) -> Vec<Line<'static>> {
+    let logical = logical(cell, theme, hl);
+    let mut out = Vec::with_capacity(logical.len());
+    for l in &logical {
+        wrap(l, wrap_width(width), &mut out);
+    }
+    out
+}
+
+/// The columns cells wrap to in a view `width` wide.
+pub fn wrap_width(width: u16) -> usize {
+    usize::from(width.max(4))
+}
+
+/// A cell's lines before wrapping; the last is blank.
+pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
+    let mut logical = Vec::new();
+    match cell {
+        Cell::User(text) => {
+            let prefix = Span::styled("› ", theme.bold(theme.colors.user));
+            for (i, line) in text.lines().enumerate() {
+                let lead = if i == 0 {
+                    prefix.clone()
+                } else {
+                    Span::raw("  ")
+                };
+                logical.push(Logical::new(
+                    Line::from(vec![lead, Span::styled(line.to_string(), theme.text())]),
+                    Line::from("  "),
+                    false,
+                ));
+            }
+            if logical.is_empty() {
+                logical.push(Logical::prose(Line::from(prefix)));
+            }
+        }
+        Cell::Assistant(text) => {
+            for mut l in markdown::render(text, theme, hl) {
+                l.indent(&Span::raw("  "));
+                logical.push(l);
+            }
+        }
+        Cell::Thinking(t) => {
+            logical.push(thinking_header(t, theme));
+            if t.shows_text() {
+                thinking_text(&t.text, theme, &mut logical);
+            }
+        }
+        Cell::Tool(t) => tool_lines(t, theme, &mut logical),
+        Cell::Notice(kind, text) => {
+            let (mark, style) = match kind {
+                NoticeKind::Info => ("• ", theme.muted()),
+                NoticeKind::Warning => ("! ", theme.fg(theme.colors.warning)),
+                NoticeKind::Error => ("✗ ", theme.bold(theme.colors.error)),
+            };
+            for (i, line) in text.lines().enumerate() {
+                let lead = if i == 0 { mark } else { "  " };
+                logical.push(Logical::new(
+                    Line::from(vec![
+                        Span::styled(lead, style),
+                        Span::styled(line.to_string(), style),
+                    ]),
+                    Line::from("  "),
+                    false,
+                ));
+            }
+        }
+    }
+    logical.push(Logical::prose(Line::default()));
+    logical
+}
+
+/// The thinking cell's first line: what it is doing, or did.
+pub fn thinking_header(t: &ThinkingCell, theme: &Theme) -> Logical {
+    let style = theme.muted().add_modifier(Modifier::ITALIC);
+    let what = match (t.done, t.took_ms) {
+        (false, _) => "thinking…".to_string(),
+        (true, Some(ms)) => format!("thought for {}", human_duration(ms.max(1))),
+        (true, None) => "thought".to_string(),
+    };
+    let mut spans = vec![Span::styled("∴ ", theme.muted()), Span::styled(what, style)];
+    if t.done && !t.text.trim().is_empty() {
+        let hint = if t.open {
+            " · Ctrl-O hides it"
+        } else {
+            " · Ctrl-O shows it"
+        };
+        spans.push(Span::styled(hint, theme.muted()));
+    }
+    Logical::new(Line::from(spans), Line::from("  "), false)
+}
+
+/// Lines of thinking text, dimmed and indented, one per line of `text`.
+pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
+    let style = theme.muted().add_modifier(Modifier::ITALIC);
+    for line in text.split('\n') {
+        // The model's text drives nothing: escape sequences and other
+        // control characters are not drawn (tabs expand).
+        let line: String = line
+            .chars()
+            .filter(|c| *c == '\t' || !c.is_control())
+            .collect();
+        // A summary's heading (`**Reading the parser**`, as OpenAI's
+        // reasoning summaries open each part) shows as one.
+        let (line, style) = match line
+            .trim()
+            .strip_prefix("**")
+            .and_then(|l| l.strip_suffix("**"))
+            .filter(|l| !l.is_empty() && !l.contains("**"))
+        {
+            Some(title) => (title.to_string(), style.add_modifier(Modifier::BOLD)),
+            None => (line, style),
+        };
+        out.push(Logical::new(
+            Line::from(vec![Span::raw("  "), Span::styled(line, style)]),
+            Line::from("  "),
+            false,
+        ));
+    }
+}
+
+fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
+    let (mark, mark_style, detail) = match &t.state {
+        ToolState::Running => {
+            let frame = SPINNER[(t.elapsed_ms / 100) as usize % SPINNER.len()];
+            (frame, theme.accent(), human_duration(t.elapsed_ms))
+        }
+        ToolState::AwaitingApproval => (
+            "?",
+            theme.bold(theme.colors.warning),
+            "waiting for approval".to_string(),
+        ),
+        ToolState::Done {
+            status,
+            metadata,
+            summary,
+        } => {
+            let failed_exit = summary
+                .strip_prefix("exit ")
+                .and_then(|c| c.parse::<i64>().ok())
+                .is_some_and(|c| c != 0);
+            let (mark, color) = match status {
+                ToolStatus::Ok if failed_exit => ("✗", theme.colors.error),
+                ToolStatus::Ok => ("✓", theme.colors.ok),
+                ToolStatus::Error => ("✗", theme.colors.error),
+                ToolStatus::Denied => ("⊘", theme.colors.denied),
+            };
+            let mut d = if t.earlier {
+                "earlier".to_string()
+            } else {
+                human_duration(metadata.duration_ms)
+            };
+            if *status == ToolStatus::Ok {
+                d.push_str(&format!(" · {}", human_bytes(metadata.bytes)));
+                if metadata.truncated {
+                    d.push_str(" · truncated");
+                }
+            }
+            if !summary.is_empty() {
+                let word = match status {
+                    ToolStatus::Denied => "denied: ",
+                    _ => "",
+                };
+                d.push_str(&format!(" · {word}{summary}"));
+            }
+            if let Some(how) = t.approval
+                && *status != ToolStatus::Denied
+            {
+                d.push_str(&format!(" · {how}"));
+            }
+            (mark, theme.bold(color), d)
+        }
+    };
+    let mut spans = vec![
+        Span::styled(format!("{mark} "), mark_style),
+        Span::styled(t.tool.clone(), theme.text().add_modifier(Modifier::BOLD)),
+    ];
+    if !t.key_arg.is_empty() {
+        spans.push(Span::styled(format!(" {}", t.key_arg), theme.accent()));
+    }
+    spans.push(Span::styled(format!(" · {detail}"), theme.muted()));
+    out.push(Logical::new(Line::from(spans), Line::from("  "), false));
+    if let Some(note) = &t.note {
+        out.push(Logical::new(
+            Line::from(Span::styled(
+                format!("  ↳ {note}"),
+                theme.fg(theme.colors.warning),
+            )),
+            Line::from("    "),
+            false,
+        ));
+    }
+    if let Some(diff) = &t.diff {
+        compact_diff(diff, t.diff_open, theme, out);
+    }
+    for line in &t.tail {
+        out.push(Logical::new(
+            Line::from(vec![
+                Span::styled("  │ ", theme.border()),
+                Span::styled(line.as_str(), Style::default().fg(theme.colors.muted)),
+            ]),
+            Line::from(vec![Span::styled("  │ ", theme.border())]),
+            true,
+        ));
+    }
+}
+
+/// Diff lines a change shows in the transcript; the rest is counted.
+const DIFF_SHOWN: usize = 12;
+/// The most a change opened in the transcript shows (the log has all).
+const DIFF_OPEN: usize = 2000;
+
+/// What a change wrote, in a few lines under its call: changed lines with
+/// their signs and the final-newline marks (context and file headers left
+/// out), then how many more.
+fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
+    let shown = if open { DIFF_OPEN } else { DIFF_SHOWN };
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') && !l.starts_with("+++"))
+                || (l.starts_with('-') && !l.starts_with("---"))
+                || l.starts_with("@@")
+                // `\ No newline at end of file`: a change of its own.
+                || l.starts_with('\\')
+        })
+        .collect();
+    let gutter = || Span::styled("  ┊ ", theme.border());
+    for l in changed.iter().take(shown) {
+        let style = match l.as_bytes().first() {
+            Some(b'+') => Style::default().fg(theme.colors.diff_add),
+            Some(b'-') => Style::default().fg(theme.colors.diff_del),
+            _ => theme.muted(),
+        };
+        out.push(Logical::new(
+            Line::from(vec![gutter(), Span::styled(terminal_line(l), style)]),
+            Line::from(vec![gutter()]),
+            true,
+        ));
+    }
+    if changed.len() > shown {
+        let more = changed.len() - shown;
+        let how = if open {
+            "Ctrl-T shows the whole change"
+        } else {
+            "Enter or a click opens it"
+        };
+        out.push(Logical::new(
+            Line::from(vec![
+                gutter(),
+                Span::styled(format!("… {more} more lines ({how})"), theme.muted()),
+            ]),
+            Line::from(vec![gutter()]),
+            false,
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn output_lines_show_as_a_terminal_shows_them() {
+        assert_eq!(terminal_line("10%\r20%\r30%"), "30%");
+        assert_eq!(terminal_line("abcdef\rXY"), "XYcdef");
+        assert_eq!(
+            terminal_line("\x1b[32mok\x1b[0m done\x1b]0;title\x07\x1b[2K"),
+            "ok done"
+        );
+        assert_eq!(terminal_line("a\tb\x08\x07"), "a   b");
+        assert_eq!(terminal_line("line\r"), "line");
+        assert_eq!(terminal_line("👨‍👩‍👧 50%\r👍🏽"), "👍🏽 50%");
+    }
+
+    #[test]
+    fn progress_lines_keep_only_their_last_state() {
+        let mut t = ToolCell::new("c", "exec_shell", &json!({"command": "x"}));
+        t.push_output("downloading 10%\rdownloading 20%\r\x1b[1mdownloading 30%\x1b[0m\ndone");
+        assert_eq!(Vec::from(t.tail.clone()), ["downloading 30%", "done"]);
+    }
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn tool_cells_show_progress_then_the_outcome() {
+        let theme = Theme::plain();
+        let hl = Highlighter::new(None);
+        let mut t = ToolCell::new("c1", "exec_shell", &json!({"command": "cargo test"}));
+        t.elapsed_ms = 1200;
+        for i in 0..8 {
+            t.push_output(&format!("line {i}"));
+        }
+        let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
+        assert_eq!(lines[0], "⠹ exec_shell cargo test · 1.2 s");
+        assert_eq!(lines[1], "  │ line 3");
+        assert_eq!(lines.len(), 1 + 5 + 1);
+        t.state = ToolState::Done {
+            status: ToolStatus::Ok,
+            metadata: ResultMetadata {
+                bytes: 2048,
+                duration_ms: 1500,
+                ..ResultMetadata::default()
+            },
+            summary: "exit 0".into(),
+        };
+        let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
+        assert_eq!(
+            lines[0],
+            "✓ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 0"
+        );
+        // A failed command is marked as failed, and a call a grant let
+        // through says so.
+        t.state = ToolState::Done {
+            status: ToolStatus::Ok,
+            metadata: ResultMetadata {
+                bytes: 2048,
+                duration_ms: 1500,
+                ..ResultMetadata::default()
+            },
+            summary: "exit 101".into(),
+        };
+        t.approval = Some("by grant");
+        let lines = text(&render(&Cell::Tool(Box::new(t)), 80, &theme, &hl));
+        assert_eq!(
+            lines[0],
+            "✗ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 101 · by grant"
+        );
+    }
+
+    #[test]
+    fn summaries_fit_each_tool() {
+        assert_eq!(
+            summarize("exec_shell", ToolStatus::Ok, &json!({"exit_code": 2})),
+            "exit 2"
+        );
+        assert_eq!(
+            summarize(
+                "read_file",
+                ToolStatus::Ok,
+                &json!({"start_line": 1, "end_line": 40, "total_lines": 90})
+            ),
+            "lines 1-40 of 90"
+        );
+        assert_eq!(
+            summarize(
+                "list_directory",
+                ToolStatus::Ok,
+                &json!({"entries": [1, 2]})
+            ),
+            "2 entries"
+        );
+        assert_eq!(
+            summarize(
+                "x",
+                ToolStatus::Error,
+                &json!({"error": "timeout: slow\nmore"})
+            ),
+            "timeout: slow"
+        );
+    }
+
+    #[test]
+    fn key_arguments_are_one_short_line() {
+        assert_eq!(key_argument(&json!({"command": "a\nb"})), "a ⏎ b");
+        assert_eq!(key_argument(&json!({})), "");
+        assert_eq!(
+            key_argument(&json!({"path": "x".repeat(300)}))
+                .chars()
+                .count(),
+            160
+        );
+    }
+}

@@ -1,0 +1,294 @@
+//! The modal questions other than approval: whether to trust a
+//! workspace's hooks and MCP servers, and whether a turn may go on past
+//! its tool rounds. Both answer by the same rule (`Arming::answer`).
+
+use ratatui::layout::Rect;
+
+use crate::theme::Theme;
+
+/// The question whether to run the hooks a workspace config defines.
+pub struct TrustPrompt {
+    /// The hooks, one line each.
+    pub hooks: Vec<String>,
+    /// The MCP servers, one line each (`name: command` or `name: url`).
+    pub servers: Vec<String>,
+    /// The workspace files they run, which the trust pins.
+    pub files: Vec<String>,
+    /// Remembers the trust for this workspace (its hooks as they are).
+    pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
+}
+
+impl TrustPrompt {
+    /// What it asks about, in words: "hooks", "MCP servers" or both.
+    pub fn what(&self) -> &'static str {
+        match (self.hooks.is_empty(), self.servers.is_empty()) {
+            (false, true) => "hooks",
+            (true, false) => "MCP servers",
+            _ => "hooks and MCP servers",
+        }
+    }
+}
+
+/// Where the person is in a trust question too long for the window,
+/// and whether its end has been on screen.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrustView {
+    /// The first wrapped row shown.
+    scroll: usize,
+    /// Wrapped rows of text, and rows to show them in, at the last draw.
+    rows: usize,
+    view: usize,
+    /// The last row has been on screen.
+    seen_end: bool,
+}
+
+impl TrustView {
+    /// Scrolls for a reading key; whether it was one.
+    pub fn scroll_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        if !(key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT) {
+            return false;
+        }
+        let page = self.view.saturating_sub(1).max(1);
+        let last = self.rows.saturating_sub(self.view);
+        self.scroll = match key.code {
+            KeyCode::Down | KeyCode::Char('j') => self.scroll + 1,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll + page,
+            KeyCode::PageUp => self.scroll.saturating_sub(page),
+            KeyCode::End | KeyCode::Char('G') => last,
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            _ => return false,
+        }
+        .min(last);
+        true
+    }
+
+    /// Whether the whole question has been on screen.
+    pub fn seen_end(&self) -> bool {
+        self.seen_end
+    }
+}
+
+/// Everything the question trusts, as lines: nothing cut, blank runs
+/// counted, hidden characters named.
+fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'static>> {
+    use ratatui::text::{Line, Span};
+    let mut lines = Vec::new();
+    let items = |items: &[String], lines: &mut Vec<Line<'static>>| {
+        for item in items {
+            for (i, part) in crate::protocol::visible::command(item)
+                .split('\n')
+                .enumerate()
+            {
+                let indent = if i == 0 { "  " } else { "      " };
+                lines.push(Line::from(Span::styled(
+                    format!("{indent}{part}"),
+                    theme.accent(),
+                )));
+            }
+        }
+    };
+    if !prompt.hooks.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "This workspace's .lathe/config.toml runs {} around tool calls. A cloned \
+                 repository could run anything this way, so they stay off until you trust \
+                 them (they run in the sandbox):",
+                count(prompt.hooks.len(), "program")
+            ),
+            theme.text(),
+        )));
+        items(&prompt.hooks, &mut lines);
+    }
+    if !prompt.servers.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "This workspace names {} (in .mcp.json or .lathe/config.toml): programs to run \
+                 on this machine (in the sandbox), or addresses to send your requests to. They \
+                 stay off until you trust them:",
+                count(prompt.servers.len(), "MCP server")
+            ),
+            theme.text(),
+        )));
+        items(&prompt.servers, &mut lines);
+    }
+    if !prompt.files.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "Read the files they run first. Trust covers them as they are now: if one changes, \
+             its hook stops and Lathe asks again. Writes to them always ask.",
+            theme.text(),
+        )));
+        items(&prompt.files, &mut lines);
+    }
+    lines
+}
+
+/// `n thing` or `n things`.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// The trust question, as a modal over the transcript: as tall as the
+/// window lets it be, scrolled by the reading keys, with what is below
+/// counted on its last row; `y` is offered once the end has been shown.
+pub fn render_trust(
+    prompt: &TrustPrompt,
+    view: &mut TrustView,
+    area: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    use ratatui::text::{Line, Span};
+    use ratatui::widgets::{Paragraph, Wrap};
+    let lines = trust_lines(prompt, theme);
+    // As in render_question: the text is wrapped 4 columns in from the
+    // modal's edges, and borders, a blank row and the keys take 4 rows.
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
+    let text_width = w.saturating_sub(4);
+    let rows = Paragraph::new(lines.clone())
+        .wrap(Wrap { trim: false })
+        .line_count(text_width);
+    let room = usize::from(area.height.saturating_sub(4));
+    let fits = rows <= room;
+    // A row for "N more lines" when it does not fit.
+    let view_rows = if fits { rows } else { room.saturating_sub(1) };
+    view.rows = rows;
+    view.view = view_rows;
+    view.scroll = view.scroll.min(rows.saturating_sub(view_rows));
+    let below = rows.saturating_sub(view.scroll + view_rows);
+    if below == 0 && view_rows > 0 {
+        view.seen_end = true;
+    }
+    let mut shown: Vec<Line<'static>> = Vec::new();
+    let keys = if view.seen_end {
+        Line::from(vec![
+            Span::styled("y", theme.bold(theme.colors.accent)),
+            Span::styled(" trust them for this workspace  ", theme.muted()),
+            Span::styled("n", theme.bold(theme.colors.accent)),
+            Span::styled(" not now", theme.muted()),
+        ])
+    } else {
+        Line::from(vec![
+            Span::styled("↓ PgDn Space", theme.bold(theme.colors.accent)),
+            Span::styled(" read on (y once the end was shown)  ", theme.muted()),
+            Span::styled("n", theme.bold(theme.colors.accent)),
+            Span::styled(" not now", theme.muted()),
+        ])
+    };
+    // The rows in view, cut from the wrapped text, then the count.
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((u16::try_from(view.scroll).unwrap_or(u16::MAX), 0));
+    if fits {
+        render_question_with(title(prompt), paragraph, rows, None, keys, area, buf, theme);
+    } else {
+        shown.push(Line::from(Span::styled(
+            if below > 0 {
+                format!(
+                    "↓ {below} more {} below",
+                    if below == 1 { "line" } else { "lines" }
+                )
+            } else {
+                "(the end)".to_string()
+            },
+            theme.bold(theme.colors.warning),
+        )));
+        render_question_with(
+            title(prompt),
+            paragraph,
+            view_rows,
+            shown.pop(),
+            keys,
+            area,
+            buf,
+            theme,
+        );
+    }
+}
+
+fn title(prompt: &TrustPrompt) -> &'static str {
+    match (prompt.hooks.is_empty(), prompt.servers.is_empty()) {
+        (_, true) => " Run this workspace's hooks? ",
+        (true, false) => " Start this workspace's MCP servers? ",
+        (false, false) => " Trust this workspace's hooks and servers? ",
+    }
+}
+
+/// A modal question over `area`: the text wrapped, the keys on the last
+/// row whatever the text needs.
+pub fn render_question(
+    title: &str,
+    lines: Vec<ratatui::text::Line<'static>>,
+    keys: ratatui::text::Line<'static>,
+    area: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    use ratatui::widgets::{Paragraph, Wrap};
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let rows = paragraph.line_count(w.saturating_sub(4));
+    render_question_with(title, paragraph, rows, None, keys, area, buf, theme);
+}
+
+/// A modal of `rows` rows of `paragraph` (and a `marker` row under them),
+/// a blank row and the keys, centred in `area` and no taller.
+#[allow(clippy::too_many_arguments)]
+fn render_question_with(
+    title: &str,
+    paragraph: ratatui::widgets::Paragraph<'static>,
+    rows: usize,
+    marker: Option<ratatui::text::Line<'static>>,
+    keys: ratatui::text::Line<'static>,
+    area: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    use ratatui::text::Span;
+    use ratatui::widgets::{Block, Borders, Clear, Widget};
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
+    let extra = usize::from(marker.is_some());
+    // Borders, a blank line and the keys around the wrapped text.
+    let h = u16::try_from(rows + extra + 4)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let modal = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    Clear.render(modal, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.bold(theme.colors.warning))
+        .title(Span::styled(
+            title.to_string(),
+            theme.bold(theme.colors.warning),
+        ));
+    let inner = block.inner(modal);
+    block.render(modal, buf);
+    // The keys keep the last row, whatever the text needs.
+    let width = inner.width.saturating_sub(2);
+    let text_rows = inner
+        .height
+        .saturating_sub(2)
+        .saturating_sub(u16::try_from(extra).unwrap_or(0));
+    paragraph.render(Rect::new(inner.x + 1, inner.y, width, text_rows), buf);
+    if let Some(marker) = marker
+        && text_rows < inner.height
+    {
+        marker.render(Rect::new(inner.x + 1, inner.y + text_rows, width, 1), buf);
+    }
+    if inner.height > 0 {
+        keys.render(
+            Rect::new(inner.x + 1, inner.y + inner.height - 1, width, 1),
+            buf,
+        );
+    }
+}

@@ -1,0 +1,727 @@
+//! The tool-call log: every call of the session, updating live.
+//!
+//! A full-screen list (time since the session started, tool, short
+//! arguments, guardrail and approval verdict, status, duration, bytes,
+//! whether the result was cut). Up/Down select, Enter opens a call's full
+//! arguments and result (pretty JSON, scrollable), `/` filters by tool name
+//! or status, Esc goes back.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+use serde_json::Value;
+
+use super::cells::{human_bytes, human_duration, key_argument};
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, DecisionSource, GuardrailOutcome, ResultMetadata, ToolStatus,
+};
+use crate::theme::Theme;
+use crate::width::fit;
+use crate::wrap::{Logical, rows, wrap};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEntry {
+    pub call_id: String,
+    /// When the call started, since the session did.
+    pub at: Duration,
+    pub tool: String,
+    pub arguments: Value,
+    pub guardrail: Option<(GuardrailOutcome, Option<String>)>,
+    /// What the call does, as the guardrail judged it.
+    pub operations: Vec<String>,
+    /// What needed approval, when something did.
+    pub needs: Vec<String>,
+    pub approval: Option<String>,
+    /// How the person decided, when they did: "y, 2.1 s after it showed".
+    pub decided: Option<String>,
+    pub status: Option<ToolStatus>,
+    pub metadata: ResultMetadata,
+    pub content: Option<Value>,
+    /// What a file change wrote, as a unified diff.
+    pub diff: Option<String>,
+    /// Bumped on every change, so the detail view knows to lay out again.
+    rev: u64,
+}
+
+impl LogEntry {
+    fn status_word(&self) -> &'static str {
+        match self.status {
+            None if self.approval.as_deref() == Some("asked") => "waiting",
+            None => "running",
+            Some(ToolStatus::Ok) => "ok",
+            Some(ToolStatus::Error) => "error",
+            Some(ToolStatus::Denied) => "denied",
+        }
+    }
+
+    fn verdict(&self) -> String {
+        let guard = match &self.guardrail {
+            Some((GuardrailOutcome::Allow, _)) | None => "allow",
+            Some((GuardrailOutcome::Modify, _)) => "modify",
+            Some((GuardrailOutcome::Deny, _)) => "deny",
+        };
+        // What decided the call, in words: the guardrail only when it did
+        // more than allow, then the approval (or `auto`).
+        match (&self.approval, guard) {
+            (Some(a), "allow") => a.clone(),
+            (Some(a), g) => format!("{g}, {a}"),
+            (None, "allow") if self.guardrail.is_some() => "auto".to_string(),
+            (None, "modify") => "modify, auto".to_string(),
+            (None, g) => g.to_string(),
+        }
+    }
+
+    fn matches(&self, filter: &str) -> bool {
+        let f = filter.to_lowercase();
+        f.is_empty() || self.tool.to_lowercase().contains(&f) || self.status_word().contains(&f)
+    }
+}
+
+/// What a key did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogAction {
+    None,
+    Close,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    List,
+    Detail { scroll: usize },
+}
+
+pub struct ToolLog {
+    entries: Vec<LogEntry>,
+    by_id: HashMap<String, usize>,
+    started: Instant,
+    /// Index into the filtered list; `None` follows the newest call.
+    selected: Option<usize>,
+    view: View,
+    filter: String,
+    filtering: bool,
+    /// The detail view's lines, made once per entry change, and their
+    /// rows at a width.
+    detail: RefCell<Option<Detail>>,
+    /// How far the last frame of the detail could scroll.
+    detail_max: Cell<usize>,
+}
+
+struct Detail {
+    index: usize,
+    rev: u64,
+    logical: Vec<Logical>,
+    width: Option<u16>,
+    ends: Vec<usize>,
+}
+
+impl ToolLog {
+    pub fn new(started: Instant) -> Self {
+        Self {
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            started,
+            selected: None,
+            view: View::List,
+            filter: String::new(),
+            filtering: false,
+            detail: RefCell::new(None),
+            detail_max: Cell::new(0),
+        }
+    }
+
+    #[cfg(any(test, feature = "internals"))]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[cfg(any(test, feature = "internals"))]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Opens the list view, following the newest call.
+    pub fn open(&mut self) {
+        self.view = View::List;
+        self.selected = None;
+        self.filtering = false;
+    }
+
+    /// Records how the person answered the dialog for `call_id`.
+    pub fn decided(&mut self, call_id: &str, how: &str) {
+        if let Some(e) = self.entry(call_id) {
+            e.decided = Some(how.to_string());
+        }
+    }
+
+    fn entry(&mut self, call_id: &str) -> Option<&mut LogEntry> {
+        let i = *self.by_id.get(call_id)?;
+        let e = self.entries.get_mut(i)?;
+        e.rev += 1;
+        Some(e)
+    }
+
+    /// Updates the log from an agent event.
+    pub fn on_event(&mut self, ev: &AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::ToolCallStarted {
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => {
+                self.by_id.insert(call_id.clone(), self.entries.len());
+                self.entries.push(LogEntry {
+                    call_id: call_id.clone(),
+                    at: now.saturating_duration_since(self.started),
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                    guardrail: None,
+                    operations: Vec::new(),
+                    needs: Vec::new(),
+                    approval: None,
+                    decided: None,
+                    status: None,
+                    metadata: ResultMetadata::default(),
+                    content: None,
+                    diff: None,
+                    rev: 0,
+                });
+            }
+            AgentEvent::GuardrailVerdict {
+                call_id,
+                verdict,
+                reason,
+                operations,
+                ..
+            } => {
+                if let Some(e) = self.entry(call_id) {
+                    e.guardrail = Some((*verdict, reason.clone()));
+                    e.operations = operations.iter().flat_map(|op| op.describe()).collect();
+                }
+            }
+            AgentEvent::ApprovalRequested { call_id, needs, .. } => {
+                if let Some(e) = self.entry(call_id) {
+                    e.approval = Some("asked".into());
+                    e.needs = needs
+                        .iter()
+                        .map(|n| format!("{} — {}", n.what, n.reason))
+                        .collect();
+                }
+            }
+            AgentEvent::ApprovalDecided {
+                call_id,
+                decision,
+                source,
+                ..
+            } => {
+                let word = match (decision, source) {
+                    (_, DecisionSource::Grant) => "by grant",
+                    (ApprovalDecision::ApproveOnce, _) => "approved once",
+                    (ApprovalDecision::ApproveHunks { .. }, _) => "approved in part",
+                    (ApprovalDecision::ApproveEdited { .. }, _) => "edited + approved",
+                    (ApprovalDecision::ApproveForConversation, _) => "approved + grant",
+                    (ApprovalDecision::Deny { .. }, DecisionSource::User) => "denied by you",
+                    (ApprovalDecision::Deny { .. }, _) => "denied by mode",
+                };
+                if let Some(e) = self.entry(call_id) {
+                    e.approval = Some(word.into());
+                }
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                content,
+                metadata,
+                diff,
+                ..
+            } => {
+                if let Some(e) = self.entry(call_id) {
+                    e.status = Some(*status);
+                    e.metadata = metadata.clone();
+                    e.content = Some(content.clone());
+                    e.diff = diff.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn visible(&self) -> Vec<usize> {
+        (0..self.entries.len())
+            .filter(|&i| self.entries[i].matches(&self.filter))
+            .collect()
+    }
+
+    fn selected_index(&self, visible: &[usize]) -> Option<usize> {
+        if visible.is_empty() {
+            return None;
+        }
+        Some(
+            self.selected
+                .unwrap_or(visible.len() - 1)
+                .min(visible.len() - 1),
+        )
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> LogAction {
+        if self.filtering {
+            match key.code {
+                KeyCode::Esc => {
+                    self.filter.clear();
+                    self.filtering = false;
+                }
+                KeyCode::Enter => self.filtering = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                }
+                KeyCode::Char(c) => self.filter.push(c),
+                _ => {}
+            }
+            self.selected = None;
+            return LogAction::None;
+        }
+        let visible = self.visible();
+        let sel = self.selected_index(&visible);
+        match (self.view, key.code) {
+            (View::Detail { .. }, KeyCode::Esc | KeyCode::Backspace | KeyCode::Char('q')) => {
+                self.view = View::List;
+            }
+            (View::Detail { scroll }, KeyCode::Down | KeyCode::Char('j')) => {
+                self.view = View::Detail {
+                    scroll: (scroll + 1).min(self.detail_max.get()),
+                };
+            }
+            (View::Detail { scroll }, KeyCode::Up | KeyCode::Char('k')) => {
+                self.view = View::Detail {
+                    scroll: scroll.saturating_sub(1),
+                };
+            }
+            (View::Detail { scroll }, KeyCode::PageDown | KeyCode::Char(' ')) => {
+                self.view = View::Detail {
+                    scroll: (scroll + 20).min(self.detail_max.get()),
+                };
+            }
+            (View::Detail { scroll }, KeyCode::PageUp) => {
+                self.view = View::Detail {
+                    scroll: scroll.saturating_sub(20),
+                };
+            }
+            (View::Detail { .. }, KeyCode::Home) => self.view = View::Detail { scroll: 0 },
+            (View::Detail { .. }, KeyCode::End) => {
+                self.view = View::Detail {
+                    scroll: self.detail_max.get(),
+                };
+            }
+            (View::Detail { .. }, _) => {}
+            (View::List, KeyCode::Esc | KeyCode::Char('q')) => {
+                if self.filter.is_empty() {
+                    return LogAction::Close;
+                }
+                self.filter.clear();
+            }
+            (View::List, KeyCode::Up | KeyCode::Char('k')) => {
+                self.selected = sel.map(|s| s.saturating_sub(1));
+            }
+            (View::List, KeyCode::Down | KeyCode::Char('j')) => {
+                self.selected = sel.map(|s| s + 1).filter(|&s| s + 1 < visible.len());
+            }
+            (View::List, KeyCode::Home) => self.selected = Some(0),
+            (View::List, KeyCode::End) => self.selected = None,
+            (View::List, KeyCode::PageUp) => self.selected = sel.map(|s| s.saturating_sub(20)),
+            (View::List, KeyCode::PageDown) => {
+                self.selected = sel.map(|s| s + 20).filter(|&s| s + 1 < visible.len());
+            }
+            (View::List, KeyCode::Enter) if sel.is_some() => {
+                self.selected = sel;
+                self.view = View::Detail { scroll: 0 };
+            }
+            (View::List, KeyCode::Char('/')) => {
+                self.filtering = true;
+                self.filter.clear();
+            }
+            _ => {}
+        }
+        LogAction::None
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        Clear.render(area, buf);
+        let visible = self.visible();
+        let title = if self.filter.is_empty() {
+            format!(" Tool calls ({}) ", self.entries.len())
+        } else {
+            format!(
+                " Tool calls ({} of {}, filter: {}) ",
+                visible.len(),
+                self.entries.len(),
+                self.filter
+            )
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.accent())
+            .title(Span::styled(title, theme.bold(theme.colors.accent)));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.height < 2 {
+            return;
+        }
+        let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+        let footer_y = inner.bottom() - 1;
+        let sel = self.selected_index(&visible);
+        let hints = match self.view {
+            View::Detail { scroll } => {
+                if let Some(i) = sel.and_then(|s| visible.get(s)) {
+                    self.render_detail(*i, body, buf, theme, scroll);
+                }
+                "Esc back · ↑↓ PgUp PgDn scroll".to_string()
+            }
+            View::List => {
+                self.render_list(&visible, sel, body, buf, theme);
+                if self.filtering {
+                    format!("filter: {}▏  (Enter keep · Esc clear)", self.filter)
+                } else {
+                    "↑↓ select · Enter details · / filter · Esc close".to_string()
+                }
+            }
+        };
+        buf.set_string(inner.x + 1, footer_y, hints, theme.muted());
+    }
+
+    fn render_list(
+        &self,
+        visible: &[usize],
+        sel: Option<usize>,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+    ) {
+        let header = Line::from(Span::styled(
+            row_text(
+                "time",
+                "tool",
+                "arguments",
+                "verdict",
+                "status",
+                "took",
+                "bytes",
+                "cut",
+                area.width,
+            ),
+            theme.muted().add_modifier(Modifier::BOLD),
+        ));
+        buf.set_line(area.x, area.y, &header, area.width);
+        let rows = usize::from(area.height.saturating_sub(1));
+        if visible.is_empty() {
+            let msg = if self.entries.is_empty() {
+                "no tool calls yet"
+            } else {
+                "nothing matches the filter"
+            };
+            buf.set_string(area.x + 1, area.y + 1, msg, theme.muted());
+            return;
+        }
+        let sel = sel.unwrap_or(0);
+        let first = sel.saturating_sub(rows.saturating_sub(1));
+        for (row, &i) in visible.iter().enumerate().skip(first).take(rows) {
+            let e = &self.entries[i];
+            let status = e.status_word();
+            let (took, bytes, cut) = match e.status {
+                Some(_) => (
+                    human_duration(e.metadata.duration_ms),
+                    human_bytes(e.metadata.bytes),
+                    if e.metadata.truncated { "yes" } else { "" }.to_string(),
+                ),
+                None => (String::new(), String::new(), String::new()),
+            };
+            let text = row_text(
+                &fmt_at(e.at),
+                &e.tool,
+                &key_argument(&e.arguments),
+                &e.verdict(),
+                status,
+                &took,
+                &bytes,
+                &cut,
+                area.width,
+            );
+            let color = match e.status {
+                Some(ToolStatus::Ok) => theme.colors.ok,
+                Some(ToolStatus::Error) => theme.colors.error,
+                Some(ToolStatus::Denied) => theme.colors.denied,
+                None => theme.colors.warning,
+            };
+            let style = if row == sel {
+                theme.selected().fg(color)
+            } else {
+                Style::default().fg(color)
+            };
+            let y = area.y + 1 + u16::try_from(row - first).unwrap_or(0);
+            buf.set_line(
+                area.x,
+                y,
+                &Line::from(Span::styled(text, style)),
+                area.width,
+            );
+        }
+    }
+
+    fn render_detail(
+        &self,
+        index: usize,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        scroll: usize,
+    ) {
+        let Some(e) = self.entries.get(index) else {
+            return;
+        };
+        let mut cache = self.detail.borrow_mut();
+        let d = match &mut *cache {
+            Some(d) if d.index == index && d.rev == e.rev => d,
+            slot => slot.insert(Detail {
+                index,
+                rev: e.rev,
+                logical: detail_lines(e, theme),
+                width: None,
+                ends: Vec::new(),
+            }),
+        };
+        let width = area.width.saturating_sub(1);
+        let cols = usize::from(width);
+        if d.width != Some(width) {
+            let mut acc = 0;
+            d.ends = d
+                .logical
+                .iter()
+                .map(|l| {
+                    acc += rows(l, cols);
+                    acc
+                })
+                .collect();
+            d.width = Some(width);
+        }
+        let total = d.ends.last().copied().unwrap_or(0);
+        let height = usize::from(area.height);
+        let max = total.saturating_sub(height);
+        self.detail_max.set(max);
+        let top = scroll.min(max);
+        let first = d.ends.partition_point(|&end| end <= top);
+        let mut skip = top - first.checked_sub(1).map_or(0, |i| d.ends[i]);
+        let mut shown = Vec::with_capacity(height);
+        let mut wrapped = Vec::new();
+        for l in &d.logical[first..] {
+            if shown.len() >= height {
+                break;
+            }
+            wrapped.clear();
+            wrap(l, cols, &mut wrapped);
+            shown.extend(wrapped.drain(..).skip(skip).take(height - shown.len()));
+            skip = 0;
+        }
+        for (row, line) in shown.iter().enumerate() {
+            let y = area.y + u16::try_from(row).unwrap_or(0);
+            buf.set_line(area.x + 1, y, line, width);
+        }
+    }
+}
+
+/// The longest piece of one line the detail view lays out as a unit.
+const PIECE: usize = 8 * 1024;
+
+/// Everything the detail view shows of a call, before wrapping.
+fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
+    let mut lines = Vec::new();
+    let mut add = |text: String, style: Style| {
+        if text.is_empty() {
+            lines.push(Logical::code(Line::default()));
+        }
+        for l in text.lines() {
+            push_pieces(l, style, &mut lines);
+        }
+    };
+    add(
+        format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
+        theme.bold(theme.colors.accent),
+    );
+    add(format!("verdict: {}", e.verdict()), theme.text());
+    if let Some(how) = &e.decided {
+        add(format!("decided: {how}"), theme.text());
+    }
+    if let Some((_, Some(reason))) = &e.guardrail {
+        add(
+            format!("guardrail: {reason}"),
+            theme.fg(theme.colors.warning),
+        );
+    }
+    add(format!("status: {}", e.status_word()), theme.text());
+    if e.status.is_some() {
+        let m = &e.metadata;
+        add(
+            format!(
+                "took {} · {} · truncated: {}{}",
+                human_duration(m.duration_ms),
+                human_bytes(m.bytes),
+                m.truncated,
+                m.error_kind
+                    .as_deref()
+                    .map(|k| format!(" · error kind: {k}"))
+                    .unwrap_or_default()
+            ),
+            theme.muted(),
+        );
+    }
+    if !e.operations.is_empty() {
+        add(String::new(), theme.text());
+        add("operations:".into(), theme.bold(theme.colors.heading));
+        for op in &e.operations {
+            add(format!("  {op}"), theme.text());
+        }
+    }
+    if !e.needs.is_empty() {
+        add("needed approval:".into(), theme.bold(theme.colors.heading));
+        for n in &e.needs {
+            add(format!("  {n}"), theme.text());
+        }
+    }
+    add(String::new(), theme.text());
+    match &e.diff {
+        // A file change reads as the change, not as its raw arguments.
+        Some(diff) => {
+            add("change:".into(), theme.bold(theme.colors.heading));
+            for l in diff.lines() {
+                let style = match l.as_bytes().first() {
+                    _ if l.starts_with("+++") || l.starts_with("---") => theme.muted(),
+                    Some(b'+') => Style::default().fg(theme.colors.diff_add),
+                    Some(b'-') => Style::default().fg(theme.colors.diff_del),
+                    Some(b'@') => theme.accent(),
+                    _ => theme.text(),
+                };
+                add(crate::components::cells::terminal_line(l), style);
+            }
+        }
+        None => {
+            add("arguments:".into(), theme.bold(theme.colors.heading));
+            json_lines(&e.arguments, theme.text(), &mut lines);
+        }
+    }
+    lines.push(Logical::code(Line::default()));
+    lines.push(Logical::code(Line::from(Span::styled(
+        "result:",
+        theme.bold(theme.colors.heading),
+    ))));
+    match &e.content {
+        Some(c) => json_lines(c, theme.text(), &mut lines),
+        None => lines.push(Logical::code(Line::from(Span::styled(
+            "(still running)",
+            theme.muted(),
+        )))),
+    }
+    lines
+}
+
+/// Pretty JSON exactly as serde writes it. For the eye only, a string
+/// breaks after each `\n` escape it holds, so file contents read as lines;
+/// no character is changed, added or dropped.
+fn json_lines(v: &Value, style: Style, out: &mut Vec<Logical>) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    for line in text.lines() {
+        let mut start = 0;
+        let mut escaped = false;
+        for (i, c) in line.char_indices() {
+            if escaped {
+                escaped = false;
+                if c == 'n' {
+                    push_pieces(&line[start..=i], style, out);
+                    start = i + 1;
+                }
+            } else if c == '\\' {
+                escaped = true;
+            }
+        }
+        if start < line.len() || start == 0 {
+            push_pieces(&line[start..], style, out);
+        }
+    }
+}
+
+/// One line of text as logical lines of at most [`PIECE`] bytes, so a
+/// huge line is never wrapped whole to show a screenful of it.
+fn push_pieces(line: &str, style: Style, out: &mut Vec<Logical>) {
+    let mut rest = line;
+    loop {
+        // At least one character, however wide.
+        let cut = crate::protocol::text::cut(rest, PIECE)
+            .len()
+            .max(rest.chars().next().map_or(0, char::len_utf8));
+        let (piece, tail) = rest.split_at(cut);
+        out.push(Logical::code(Line::from(Span::styled(
+            piece.to_string(),
+            style,
+        ))));
+        if tail.is_empty() {
+            break;
+        }
+        rest = tail;
+    }
+}
+
+fn fmt_at(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}.{}", s / 60, s % 60, d.subsec_millis() / 100)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row_text(
+    at: &str,
+    tool: &str,
+    args: &str,
+    verdict: &str,
+    status: &str,
+    took: &str,
+    bytes: &str,
+    cut: &str,
+    width: u16,
+) -> String {
+    // Every column but the arguments, with the spaces between them.
+    let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 8 + 1 + 8 + 1 + 9 + 1 + 3;
+    if usize::from(width) < fixed + 16 {
+        // Narrow (80 columns): the arguments keep room to be read; the
+        // size and the cut mark go (the detail, Enter, has them).
+        let fixed = 1 + 8 + 1 + 12 + 1 + 1 + 15 + 1 + 8 + 1 + 8;
+        let args_w = usize::from(width).saturating_sub(fixed).max(8);
+        return format!(
+            " {} {} {} {} {} {:>8}",
+            fit(at, 8),
+            fit(tool, 12),
+            fit(args, args_w),
+            fit(verdict, 15),
+            fit(status, 8),
+            fit(took, 8).trim_end(),
+        );
+    }
+    let args_w = usize::from(width).saturating_sub(fixed).max(8);
+    format!(
+        " {} {} {} {} {} {:>8} {:>9} {}",
+        fit(at, 8),
+        fit(tool, 16),
+        fit(args, args_w),
+        fit(verdict, 20),
+        fit(status, 8),
+        fit(took, 8).trim_end(),
+        fit(bytes, 9).trim_end(),
+        fit(cut, 3)
+    )
+}
+
+#[cfg(test)]
+#[path = "tool_log_tests.rs"]
+mod tests;
