@@ -233,6 +233,19 @@ impl Config {
                 &ws_text,
                 RuleOrigin::Workspace,
             )?);
+            for h in ws
+                .hooks
+                .iter()
+                .flat_map(|h| h.before_tool_call.iter().chain(&h.after_tool_call))
+                .filter(|h| h.sandbox == Some(false))
+            {
+                warnings.push(format!(
+                    "{}: ignored sandbox = false on the hook `{}`; a workspace's hooks \
+                     always run in the sandbox",
+                    ws_file.display(),
+                    crate::protocol::visible::command(&h.command)
+                ));
+            }
             workspace_hooks = hook_set(ws.hooks.take(), &ws_file, &ws_text, RuleOrigin::Workspace)?;
             let (servers, mcp_warnings) = mcp::servers(
                 ws.mcp_servers.take().unwrap_or_default(),

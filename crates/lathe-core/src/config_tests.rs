@@ -201,7 +201,8 @@ fn a_workspace_config_cannot_choose_the_provider_or_loosen_the_sandbox() {
         .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
     f.user("sandbox = \"workspace-write\"\n");
     f.workspace(
-        "provider = \"anthropic\"\nsandbox = \"off\"\n[shell]\nnetwork = true\nwritable_roots = [\"/\"]\nenv_allow = [\"OPENAI_API_KEY\"]\n",
+        "provider = \"anthropic\"\nsandbox = \"off\"\n[shell]\nnetwork = true\nwritable_roots = [\"/\"]\nenv_allow = [\"OPENAI_API_KEY\"]\n\
+         [[hooks.before_tool_call]]\ncommand = \"./check.sh\"\nsandbox = false\n",
     );
     let c = f
         .load(Overrides {
@@ -220,6 +221,7 @@ fn a_workspace_config_cannot_choose_the_provider_or_loosen_the_sandbox() {
         "network",
         "writable_roots",
         "env_allow",
+        "sandbox = false on the hook `./check.sh`",
     ] {
         assert!(
             c.warnings.iter().any(|w| w.contains(what)),

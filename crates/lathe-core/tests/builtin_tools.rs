@@ -223,6 +223,13 @@ async fn searches_survive_ignore_files_that_are_not_files() {
     )
     .unwrap();
     std::os::unix::fs::symlink("/dev/zero", root.join("wt/g/commondir")).unwrap();
+    // A `.git` that is a link to a directory whose `info/exclude` is
+    // `/dev/zero` (the walk follows the link).
+    std::fs::create_dir_all(root.join("gd/info")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("gd/info/exclude")).unwrap();
+    std::fs::create_dir_all(root.join("linked")).unwrap();
+    std::fs::write(root.join("linked/d.rs"), "needle\n").unwrap();
+    std::os::unix::fs::symlink("../gd", root.join("linked/.git")).unwrap();
     for (tool, args) in [
         (&Grep as &dyn Tool, json!({"pattern": "needle"})),
         (&Glob as &dyn Tool, json!({"pattern": "*.rs"})),
@@ -233,7 +240,12 @@ async fn searches_survive_ignore_files_that_are_not_files() {
             .unwrap();
         let text = v.to_string();
         assert!(text.contains("src/main.rs"), "{text}");
-        for (dir, file) in [("zero", "a.rs"), ("fifo", "b.rs"), ("wt", "c.rs")] {
+        for (dir, file) in [
+            ("zero", "a.rs"),
+            ("fifo", "b.rs"),
+            ("wt", "c.rs"),
+            ("linked", "d.rs"),
+        ] {
             assert!(!text.contains(&format!("{dir}/{file}")), "{text}");
             assert!(
                 v["skipped"].as_array().unwrap().iter().any(|s| s

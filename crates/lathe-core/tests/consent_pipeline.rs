@@ -750,7 +750,7 @@ async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
     let mut mine = HookSet {
         before: vec![HookSpec {
             matcher: "*".into(),
-            command: "rg -q TODO".into(),
+            command: "grep -rq TODO .".into(),
             timeout_secs: 10,
             origin: RuleOrigin::User,
             files: Vec::new(),
@@ -1047,4 +1047,103 @@ async fn a_read_deny_rule_follows_the_file_not_its_old_name() {
     let (status, ok, _) = result_of(&events, "ok");
     assert_eq!(status, ToolStatus::Ok, "{ok}");
     assert!(ok.to_string().contains("public notes"), "{ok}");
+}
+
+/// The third round's second look at read rules: git printed a covered
+/// file (`git show HEAD:private/plan.md`, `log -p`, `grep`, `cat-file`,
+/// `diff`), and `edit_file` with the same old and new text told the model
+/// whether its guess was in the file. Both read the file now.
+#[tokio::test]
+async fn git_and_the_file_tools_cannot_read_a_covered_file_either() {
+    let ws = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    std::fs::create_dir(ws.path().join("private")).unwrap();
+    std::fs::write(ws.path().join("private/plan.md"), "TOPSECRET-PLAN\n").unwrap();
+    std::fs::write(ws.path().join("notes.md"), "notes\n").unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(ws.path().join("notes.md"), "notes, changed\n").unwrap();
+    let denied = [
+        ("show", "git show HEAD:private/plan.md"),
+        ("index", "git show :private/plan.md"),
+        ("catfile", "git cat-file -p HEAD:private/plan.md"),
+        ("logp", "git log -p -1"),
+        ("grep", "git grep -n TOPSECRET"),
+        ("diff", "git diff"),
+        ("diffdir", "git diff -- private"),
+    ];
+    let allowed = [
+        ("status", "git status --short"),
+        ("log", "git log --oneline"),
+        ("diffnotes", "git diff -- notes.md"),
+        ("stat", "git show --stat HEAD"),
+    ];
+    let mut steps: Vec<Step> = denied
+        .iter()
+        .chain(allowed.iter())
+        .map(|(id, line)| shell(id, line))
+        .collect();
+    for (id, tool, args) in [
+        (
+            "guess",
+            "edit_file",
+            json!({"path": "private/plan.md", "old_text": "TOPSECRET", "new_text": "TOPSECRET"}),
+        ),
+        (
+            "over",
+            "write_file",
+            json!({"path": "private/plan.md", "content": "x\n"}),
+        ),
+        ("delete", "delete_file", json!({"path": "private/plan.md"})),
+    ] {
+        steps.push(Step::Reply(Reply::tools().call(id, tool, args)));
+    }
+    steps.push(Step::Reply(Reply::text("done")));
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let (events, _mock) = run(setup, steps, ws.path(), "look around").await;
+    for (id, _) in denied {
+        let (status, content, _) = result_of(&events, id);
+        assert_eq!(status, ToolStatus::Denied, "{id}: {content}");
+    }
+    for (id, _) in allowed {
+        let (status, content, _) = result_of(&events, id);
+        assert_eq!(status, ToolStatus::Ok, "{id}: {content}");
+    }
+    for id in ["guess", "over", "delete"] {
+        let (status, content, _) = result_of(&events, id);
+        assert_eq!(status, ToolStatus::Denied, "{id}: {content}");
+    }
+    let all = format!("{events:?}");
+    assert!(
+        !all.contains("TOPSECRET-PLAN"),
+        "a covered file's content got out"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("private/plan.md")).unwrap(),
+        "TOPSECRET-PLAN\n"
+    );
 }

@@ -13,8 +13,21 @@ pub fn is_invisible(c: char) -> bool {
         | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{2000}'..='\u{200F}'
         | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}' | '\u{2800}' | '\u{3000}'
         | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E007F}'
-        | '\u{E0100}'..='\u{E01EF}')
+        | '\u{1D173}'..='\u{1D17A}'
+        // The other format characters (Unicode's Cf): prepended marks
+        // that take the characters after them, and shorthand controls.
+        | '\u{0600}'..='\u{0605}' | '\u{06DD}' | '\u{070F}' | '\u{0890}' | '\u{0891}'
+        | '\u{08E2}' | '\u{110BD}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}'
+        | '\u{1BCA0}'..='\u{1BCA3}'
+        // Specials a terminal shows as nothing (unassigned ones too).
+        | '\u{FFF0}'..='\u{FFFB}'
+        // Tags, variation selectors, and the rest of their plane's
+        // unassigned block.
+        | '\u{E0000}'..='\u{E0FFF}')
+        // Private use and unassigned planes' noncharacters show as
+        // anything or nothing.
+        || matches!(u32::from(c) & 0xFFFE, 0xFFFE)
+        || (0xFDD0..=0xFDEF).contains(&u32::from(c))
 }
 
 /// The characters of `s` that would be written as `⟨U+XXXX⟩`, by byte
@@ -224,5 +237,31 @@ mod tests {
             "        indented\tcode"
         );
         assert_eq!(first_hidden("o\u{202E}k"), Some('\u{202E}'));
+        // The third round's: a shorthand format control that hid which
+        // file a server runs, the specials, the rest of the tag plane,
+        // a prepended mark that takes the `;` after it.
+        for c in [
+            '\u{1BCA1}',
+            '\u{FFF0}',
+            '\u{E0200}',
+            '\u{E0FFF}',
+            '\u{0600}',
+            '\u{FFFF}',
+        ] {
+            assert_eq!(
+                first_hidden(&format!("server{c}.js")),
+                Some(c),
+                "{:X}",
+                u32::from(c)
+            );
+        }
+        assert_eq!(
+            command("node 'server\u{1BCA1}.js'"),
+            "node 'server⟨U+1BCA1⟩.js'"
+        );
+        // Ordinary scripts and symbols stay as they are.
+        for ok in ["données", "東京", "Ελληνικά", "→ ✓", "😀"] {
+            assert_eq!(first_hidden(ok), None, "{ok}");
+        }
     }
 }

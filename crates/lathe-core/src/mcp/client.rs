@@ -312,14 +312,7 @@ impl Server {
                 // way out is read to its end (briefly) before the error
                 // is written.
                 self.end_process();
-                let reader = self
-                    .stderr_reader
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take();
-                if let Some(reader) = reader {
-                    let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
-                }
+                self.last_words().await;
                 let e = self.with_stderr(e);
                 *conn = Conn::Down {
                     failures: failures + 1,
@@ -446,6 +439,19 @@ impl Server {
     }
 
     /// Keeps the end of the server's stderr, for errors, and logs it.
+    /// Waits (at most a second) for what a server that ended wrote on
+    /// stderr to be read to its end.
+    async fn last_words(&self) {
+        let reader = self
+            .stderr_reader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
+        }
+    }
+
     fn keep_stderr(&self, stderr: tokio::process::ChildStderr) {
         let kept = self.stderr.clone();
         let name = self.config.name.clone();
@@ -681,6 +687,8 @@ impl Server {
             ))),
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 let why = plain(&e);
+                // What it said on the way out, read to its end (briefly).
+                self.last_words().await;
                 self.lost(&format!("it went away during a call ({why})"))
                     .await;
                 Err(ToolError::ExecutionFailed(format!(

@@ -100,7 +100,7 @@ impl ReadDenials {
 
     /// The rule that covers reading `rel` (relative to the workspace) by
     /// its path.
-    fn rule_for(&self, rel: &str) -> Option<&super::rules::Rule> {
+    pub(crate) fn rule_for(&self, rel: &str) -> Option<&super::rules::Rule> {
         let op = crate::protocol::operation::FileOp {
             path: rel.to_string(),
             access: crate::protocol::operation::Access::Read,
@@ -327,6 +327,7 @@ impl Guardrails {
                             .iter()
                             .find_map(|f| rule(Subject::File(f), format!("matched {f}")))
                     })
+                    .or_else(|| e.commands.iter().find_map(|c| self.git_content(c)))
                     .or_else(|| {
                         // A directory is read for what it holds unless every
                         // command naming it only lists names (`ls`, `tree`).
@@ -361,6 +362,90 @@ impl Guardrails {
             };
             if found.is_some() {
                 return found;
+            }
+        }
+        None
+    }
+
+    /// git prints what files held (`show REV:PATH`, `diff`, `log -p`,
+    /// `grep`, `cat-file`, `blame`, `archive`): with a read deny rule in
+    /// force, such a command runs only when its pathspecs (after `--`)
+    /// name nothing covered; a `REV:PATH` is judged as PATH.
+    fn git_content(&self, c: &crate::protocol::operation::SimpleCommand) -> Option<GuardError> {
+        if c.basename() != "git" || !self.reads.active() {
+            return None;
+        }
+        let sub = c.subcommand.as_deref()?;
+        let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
+        let has = |flags: &[&str]| {
+            args.iter()
+                .any(|a| flags.iter().any(|f| *a == *f || a.starts_with(&format!("{f}="))))
+        };
+        let names_only = has(&[
+            "--stat",
+            "--name-only",
+            "--name-status",
+            "--shortstat",
+            "--numstat",
+            "--summary",
+            "--quiet",
+            "--exit-code",
+        ]);
+        let patches = has(&["-p", "-u", "--patch", "-L", "--cc", "-c", "--full-diff"])
+            || args.iter().any(|a| a.starts_with("-L"));
+        let prints = match sub {
+            "show" | "diff" | "diff-tree" | "diff-index" | "diff-files" => !names_only,
+            "log" | "whatchanged" | "reflog" | "stash" => patches,
+            "cat-file" | "grep" | "blame" | "annotate" | "archive" | "format-patch" | "bundle"
+            | "fast-export" | "range-diff" => true,
+            _ => false,
+        };
+        if !prints {
+            return None;
+        }
+        let rule = self
+            .rules
+            .deny
+            .iter()
+            .find(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))?;
+        let denied = |why: String| {
+            Some(GuardError::Rule {
+                rule: rule.text.clone(),
+                origin: rule.origin,
+                what: format!("`git {sub}` {why}"),
+            })
+        };
+        // `REV:PATH` and `:PATH` name a file of a commit or the index.
+        for a in &args {
+            if let Some((_, path)) = a.split_once(':')
+                && !a.starts_with('-')
+                && !path.is_empty()
+                && self.reads.rule_for(path.trim_start_matches("./")).is_some()
+            {
+                return denied(format!("prints {path}, which your rules deny reading"));
+            }
+        }
+        let Some(dash) = args.iter().position(|a| *a == "--") else {
+            return denied(
+                "can print any file the repository holds; name the paths it may show after \
+                 `--` (none your read rules cover)"
+                    .into(),
+            );
+        };
+        let root = self.workspace.root();
+        let cwd = c.cwd.as_deref().unwrap_or(root);
+        for spec in &args[dash + 1..] {
+            let abs = cwd.join(spec);
+            let rel = abs
+                .strip_prefix(root)
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let covered = abs.strip_prefix(root).is_err()
+                || self.reads.rule_for(&rel).is_some()
+                || self.reads.denied(&abs).is_some()
+                || spec.contains(['*', '?', '[']);
+            if covered {
+                return denied(format!("may print what {spec} holds, which your rules deny reading"));
             }
         }
         None

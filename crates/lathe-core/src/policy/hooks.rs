@@ -78,6 +78,67 @@ const SKELETON_PIECE: usize = 12;
 /// The bytes of a secret whose base32 is looked for on its own.
 const BASE32_PIECE: usize = 10;
 
+/// The alphabets of the 85-letter encodings: Python's `b85encode` (RFC
+/// 1924), Ascii85 (`a85encode`, btoa) and ZeroMQ's Z85.
+const B85: &[u8; 85] =
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+const A85: &[u8; 85] =
+    b"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
+const Z85: &[u8; 85] =
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+/// `bytes` (a multiple of 4 long, or its whole groups) in an 85-letter
+/// encoding.
+fn base85(bytes: &[u8], alphabet: &[u8; 85]) -> String {
+    let mut out = String::with_capacity(bytes.len() / 4 * 5);
+    for group in bytes.chunks_exact(4) {
+        let mut n = u32::from_be_bytes([group[0], group[1], group[2], group[3]]);
+        let mut digits = [0u8; 5];
+        for d in digits.iter_mut().rev() {
+            *d = alphabet[(n % 85) as usize];
+            n /= 85;
+        }
+        out.extend(digits.iter().map(|b| char::from(*b)));
+    }
+    out
+}
+
+/// `bytes`' whole 3-byte groups as uuencode writes them (a space for
+/// zero, as classic uuencode does; `` ` `` is the other spelling).
+fn uuencoded(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() / 3 * 4);
+    for g in bytes.chunks_exact(3) {
+        let n = u32::from(g[0]) << 16 | u32::from(g[1]) << 8 | u32::from(g[2]);
+        for shift in [18, 12, 6, 0] {
+            let six = u8::try_from((n >> shift) & 0x3f).unwrap_or(0);
+            out.push(char::from(if six == 0 { b'`' } else { six + 32 }));
+        }
+    }
+    out
+}
+
+/// Byte dumps: numbers that spell bytes one by one, as `od -b` (octal),
+/// `od -tu1` (decimal), `xxd -b` (binary) print them, or as escapes do
+/// (`\u0073`, `\x73`, `&#115;`, `&#x73;`, `%73`). Each way of reading
+/// the numbers of a text is decoded; a decoded secret hides the numbers
+/// that spell it.
+static BYTE_DUMPS: LazyLock<Vec<(Regex, u32)>> = LazyLock::new(|| {
+    [
+        (r"\b[01]{8}\b", 2),
+        (r"\b[0-3][0-7]{2}\b", 8),
+        (r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b", 10),
+        (r"(?i)\\u00([0-9a-f]{2})", 16),
+        (r"(?i)\\x([0-9a-f]{2})", 16),
+        (r"(?i)&#x0*([0-9a-f]{1,2});", 16),
+        (r"&#0*([0-9]{1,3});", 10),
+        (r"(?i)%([0-9a-f]{2})", 16),
+        (r"(?i)\b0x([0-9a-f]{2})\b", 16),
+    ]
+    .iter()
+    .filter_map(|(p, radix)| Regex::new(p).ok().map(|r| (r, *radix)))
+    .collect()
+});
+
 /// The ASCII letters and digits of `text`, lower-cased, with the byte
 /// span of each in `text`. A letter written in a compatibility form that
 /// stands for one ASCII letter or digit (fullwidth `ｓｋ`, mathematical
@@ -170,6 +231,13 @@ impl Redactor {
                 let hex: String = piece.iter().map(|b| format!("{b:02x}")).collect();
                 all.push(hex.to_ascii_uppercase());
                 all.push(hex);
+                // The 85-letter encodings (Python's b85, Ascii85, Z85):
+                // 12 bytes are 15 letters wherever the piece starts on a
+                // 4-byte boundary; base32hex; uuencode's 3-byte groups.
+                for alphabet in [B85, A85, Z85] {
+                    all.push(base85(piece, alphabet));
+                }
+                all.push(uuencoded(piece));
             }
             all.push(s);
         }
@@ -199,12 +267,9 @@ impl Redactor {
             // letters wherever it starts on a 5-byte boundary.
             let bytes = s.as_bytes();
             for piece in windows(bytes, BASE32_PIECE) {
-                skeletons.push(
-                    data_encoding::BASE32_NOPAD
-                        .encode(piece)
-                        .to_ascii_lowercase()
-                        .into_bytes(),
-                );
+                for engine in [&data_encoding::BASE32_NOPAD, &data_encoding::BASE32HEX_NOPAD] {
+                    skeletons.push(engine.encode(piece).to_ascii_lowercase().into_bytes());
+                }
             }
             // The hex of its bytes, however grouped (`xxd`, `od -tx1`).
             let hex: Vec<u8> = s
@@ -252,6 +317,62 @@ impl Redactor {
         Some(out)
     }
 
+    /// Hides the numbers of a byte dump (or escapes) that spell a piece
+    /// of a secret; `None` when there is none.
+    fn redact_byte_dumps(&self, text: &str) -> Option<String> {
+        let matcher = self.skeleton.as_ref()?;
+        // Cheap to rule out: a dump is mostly digits.
+        if !text.bytes().any(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for (re, radix) in BYTE_DUMPS.iter() {
+            // The bytes the numbers spell, letters and digits only (as
+            // the skeleton reads text), with where each came from.
+            let mut letters = Vec::new();
+            let mut from = Vec::new();
+            for caps in re.captures_iter(text) {
+                let (Some(whole), Some(num)) = (caps.get(0), caps.get(1).or_else(|| caps.get(0)))
+                else {
+                    continue;
+                };
+                let Ok(byte) = u8::from_str_radix(num.as_str(), *radix) else {
+                    continue;
+                };
+                if byte.is_ascii_alphanumeric() {
+                    letters.push(byte.to_ascii_lowercase());
+                    from.push((whole.start(), whole.end()));
+                }
+            }
+            if letters.len() < SKELETON_PIECE {
+                continue;
+            }
+            for m in matcher.find_overlapping_iter(&letters) {
+                spans.push((from[m.start()].0, from[m.end() - 1].1));
+            }
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        spans.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (s, e) in spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (s, e) in merged {
+            out.push_str(&text[at..s]);
+            out.push_str(REDACTED);
+            at = e;
+        }
+        out.push_str(&text[at..]);
+        Some(out)
+    }
+
     /// Redacts one string; returns `None` when nothing changed.
     pub fn redact_str(&self, text: &str) -> Option<String> {
         let mut out: Option<String> = None;
@@ -266,6 +387,9 @@ impl Redactor {
             out = Some(replaced);
         }
         if let Some(r) = self.redact_skeleton(out.as_deref().unwrap_or(text)) {
+            out = Some(r);
+        }
+        if let Some(r) = self.redact_byte_dumps(out.as_deref().unwrap_or(text)) {
             out = Some(r);
         }
         for re in SECRET_PATTERNS.iter() {
@@ -405,6 +529,59 @@ mod tests {
             })
             .collect();
         assert!(r.redact_str(&math).is_some(), "{math}");
+    }
+
+    /// The third round's other encodings: byte dumps (`od -b`, `od
+    /// -tu1`, `xxd -b`), escapes (JSON, HTML, URL), the 85-letter
+    /// encodings, base32hex and uuencode, made by the real programs.
+    #[test]
+    fn byte_dumps_escapes_and_other_encodings_of_a_key_are_redacted() {
+        let key = "sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678";
+        let r = Redactor::new([key.to_string()]);
+        let run = |program: &str, args: &[&str], input: &str| -> String {
+            use std::io::Write;
+            let mut child = std::process::Command::new(program)
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{program}: {e}"));
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+        };
+        let line = format!("OPENAI_API_KEY={key}\n");
+        let py = |code: &str| run("python3", &["-c", code], &line);
+        let shown = [
+            ("od -b", run("od", &["-b"], &line)),
+            ("od -An -tu1", run("od", &["-An", "-tu1"], &line)),
+            ("xxd -b", run("xxd", &["-b"], &line)),
+            ("basenc --base32hex", run("basenc", &["--base32hex"], &line)),
+            ("basenc --z85", run("basenc", &["--z85"], &format!("{line}{}", "x".repeat((4 - line.len() % 4) % 4)))),
+            ("b85", py("import sys,base64; print(base64.b85encode(sys.stdin.buffer.read()).decode())")),
+            ("a85", py("import sys,base64; print(base64.a85encode(sys.stdin.buffer.read()).decode())")),
+            ("uu", py("import sys,binascii; d=sys.stdin.buffer.read(); print(binascii.b2a_uu(d[:45]).decode()+binascii.b2a_uu(d[45:]).decode())")),
+            ("json", py("import sys,json; print(json.dumps(''.join('\\\\u%04x' % ord(c) for c in sys.stdin.read())))")),
+            ("html", py("import sys; print(''.join('&#%d;' % ord(c) for c in sys.stdin.read()))")),
+            ("url", py("import sys; print(''.join('%%%02X' % ord(c) for c in sys.stdin.read()))")),
+        ];
+        for (how, text) in shown {
+            let out = r.redact_str(&text).unwrap_or_else(|| text.clone());
+            assert!(out.contains(REDACTED), "{how}: {text}");
+            // What is left holds no run of the key's letters worth having.
+            for part in out.split(REDACTED) {
+                assert!(
+                    !part.contains("Abc123Def456") && !part.contains("Mno345Pqr"),
+                    "{how}: {out}"
+                );
+            }
+        }
+        // Numbers that spell nothing stay.
+        assert_eq!(r.redact_str("0000000 163 153 055 160\nport 8080, 255 0 127"), None);
     }
 
     /// What a command can do to a key to get it past verbatim matching.

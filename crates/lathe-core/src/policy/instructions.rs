@@ -21,17 +21,17 @@ pub fn instructions(program: &str, args: &[&str]) -> Option<&'static str> {
         "deno" if matches!(sub, Some("task" | "run" | "test" | "bench" | "serve")) => {
             "deno.json's tasks and the code they run"
         }
-        "cargo"
-            if !matches!(
-                sub,
-                Some("fmt" | "metadata" | "tree" | "search" | "locate-project")
-            ) =>
-        {
-            "Cargo.toml, its build scripts and the code it builds"
+        // A rustup proxy runs the toolchain rust-toolchain.toml names,
+        // whatever the subcommand.
+        "cargo" | "rustc" | "rustfmt" | "rustdoc" | "clippy-driver" | "rust-analyzer" => {
+            "rust-toolchain.toml (the toolchain it runs), Cargo.toml and its build scripts"
         }
-        "go" if !matches!(sub, Some("fmt" | "env" | "version" | "doc" | "list")) => {
-            "the code it builds (and go:generate lines)"
-        }
+        // go.mod's `toolchain` line picks the go that runs.
+        "go" | "gofmt" => "go.mod (the toolchain it runs) and the code it builds",
+        "pylint" => "the workspace's pylintrc (its init-hook is code)",
+        "mypy" | "dmypy" => "mypy.ini and its plugins (code)",
+        "flake8" => "its configuration's local plugins (code)",
+        "rubocop" => "its configuration's `require` (code)",
         "pytest" | "py.test" => "the tests and conftest.py",
         "tox" => "tox.ini and the code it tests",
         "nox" => "noxfile.py",
@@ -155,7 +155,7 @@ mod tests {
             Some("package.json's scripts")
         );
         assert!(instructions("cargo", &["test"]).is_some());
-        assert!(instructions("cargo", &["fmt", "--check"]).is_none());
+        assert!(instructions("cargo", &["fmt", "--check"]).is_some());
         assert!(instructions("uv", &["run", "x"]).is_some());
         assert!(instructions("uv", &["pip", "list"]).is_none());
         assert!(instructions("rg", &["x"]).is_none());

@@ -219,15 +219,47 @@ fn workspace_instructions(command: &str, workspace: &Workspace) -> Option<String
     if let Some(why) = &op.unchecked {
         return Some(format!("its command cannot be followed ({why})"));
     }
-    op.commands
-        .iter()
-        .find_map(|c| super::instructions::command_instructions(c, workspace.root()))
-        .or_else(|| {
-            op.complex
-                .first()
-                .map(|why| format!("its command cannot be followed (it {why})"))
-        })
+    if let Some(why) = op.complex.first() {
+        return Some(format!("its command cannot be followed (it {why})"));
+    }
+    op.commands.iter().find_map(|c| {
+        // The known ones say what they run (`the Makefile`).
+        if let Some(why) = super::instructions::command_instructions(c, workspace.root()) {
+            return Some(why);
+        }
+        let name = c.basename();
+        match &c.program {
+            Program::Builtin { .. } => None,
+            // Even a script of the person's own may run a tool that reads
+            // the workspace (a pyenv shim reads .python-version, a rustup
+            // proxy rust-toolchain.toml): only the known ones go free.
+            Program::Path { .. } if c.script.is_none() && SELF_CONTAINED.contains(&name) => None,
+            _ => Some(not_known(name)),
+        }
+    })
 }
+
+/// Why a program counts as reading the workspace's instructions.
+fn not_known(name: &str) -> String {
+    format!(
+        "`{name}` is not known to run only what its arguments say (programs read \
+         configuration from the workspace: rust-toolchain.toml, .pylintrc, mypy.ini, …)"
+    )
+}
+
+/// Programs that run only what their arguments say, whatever the
+/// workspace holds: a hook of these alone may run outside the sandbox
+/// when the person sets `sandbox = false`. Anything else (a build tool, a
+/// linter, a toolchain proxy, git, an interpreter) reads configuration
+/// from the workspace that the model can write, and runs in the sandbox.
+const SELF_CONTAINED: &[&str] = &[
+    "echo", "printf", "true", "false", "test", "[", "sleep", "date", "cat", "head", "tail", "wc",
+    "sort", "uniq", "cut", "tr", "tee", "grep", "egrep", "fgrep", "rg", "jq", "sed", "awk",
+    "base64", "sha256sum", "sha1sum", "md5sum", "diff", "cmp", "find", "ls", "stat", "basename",
+    "dirname", "realpath", "readlink", "mkdir", "touch", "cp", "mv", "rm", "ln", "chmod",
+    "printenv", "env", "logger", "notify-send", "terminal-notifier", "osascript", "curl", "wget",
+    "paplay", "aplay", "afplay", "say", "spd-say", "espeak", "wall", "tmux", "xargs",
+];
 
 /// What a hook file holds: its SHA-256, or `absent` (a file a command
 /// could create).

@@ -271,3 +271,39 @@ fn pinning_never_reads_what_is_not_a_regular_file() {
     std::fs::write(d.path().join("ok.sh"), "true\n").unwrap();
     assert_eq!(content_of(&d.path().join("ok.sh")).len(), 64);
 }
+
+/// A hook the person sets `sandbox = false` stays outside the sandbox
+/// only when it runs nothing the workspace can configure: the third
+/// round got `cargo fmt --check` (a rust-toolchain.toml the model wrote),
+/// pylint (`init-hook`) and mypy (a plugin) to run model-written code.
+#[test]
+fn only_self_contained_hooks_leave_the_sandbox() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(d.path()).unwrap();
+    for confined in [
+        "cargo fmt --check",
+        "rustfmt --check src/main.rs",
+        "pylint --errors-only .",
+        "mypy --no-error-summary .",
+        "git diff --stat",
+        "python3 -c 'print(1)'",
+        "npx eslint .",
+        "make -s hookcheck",
+        "echo $(cargo metadata)",
+        "some-unknown-linter .",
+    ] {
+        assert!(
+            workspace_instructions(confined, &ws).is_some(),
+            "{confined} would run unconfined"
+        );
+    }
+    for free in [
+        "echo 'lathe: done' >> /dev/stderr",
+        "grep -rq TODO .",
+        "jq -r .tool_name",
+        "cat > /dev/null; printf ok",
+        "curl -fsS -X POST https://hooks.example.org/x",
+    ] {
+        assert_eq!(workspace_instructions(free, &ws), None, "{free}");
+    }
+}

@@ -134,8 +134,11 @@ fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
         ctx.add_rule_conditional(
             errno(libc::EACCES),
             call(nr)?,
+            // The kernel reads these `int` arguments' low 32 bits only:
+            // a family of `1 << 32 | AF_UNIX` is AF_UNIX to it, so the
+            // comparison may not look at more.
             &[
-                ScmpArgCompare::new(0, ScmpCompareOp::Equal, unix),
+                ScmpArgCompare::new(0, ScmpCompareOp::MaskedEqual(0xffff_ffff), unix),
                 ScmpArgCompare::new(1, ScmpCompareOp::MaskedEqual(0xf), dgram),
             ],
         )

@@ -43,11 +43,12 @@ impl Tool for DeleteFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        Ok(vec![file_operation(
-            workspace,
-            str_arg(args, "path")?,
-            Access::Write,
-        )?])
+        // Its diff shows every line it removes: a read of the file.
+        let path = str_arg(args, "path")?;
+        Ok(vec![
+            file_operation(workspace, path, Access::Read)?,
+            file_operation(workspace, path, Access::Write)?,
+        ])
     }
 
     fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {

@@ -44,11 +44,13 @@ impl Tool for EditFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        Ok(vec![file_operation(
-            workspace,
-            str_arg(args, "path")?,
-            Access::Write,
-        )?])
+        // An edit reads the file: whether `old_text` is in it, and the
+        // diff, say what it holds (a read rule covers it).
+        let path = str_arg(args, "path")?;
+        Ok(vec![
+            file_operation(workspace, path, Access::Read)?,
+            file_operation(workspace, path, Access::Write)?,
+        ])
     }
 
     fn change(

@@ -58,7 +58,9 @@ fn unsafe_ignore_files(dir: &Path) -> Option<String> {
         }
     }
     let git = dir.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&git) else {
+    // Followed, as the walk follows it: a `.git` that is a link to a
+    // directory elsewhere is read there.
+    let Ok(meta) = std::fs::metadata(&git) else {
         return None;
     };
     let common = if meta.is_dir() {
@@ -86,7 +88,8 @@ fn unsafe_ignore_files(dir: &Path) -> Option<String> {
             Err(_) => gitdir,
         }
     } else {
-        return None;
+        // Neither a directory nor a file: not something to read.
+        return Some(format!("{} is not a regular file", git.display()));
     };
     bad(&common.join("info").join("exclude"))
 }

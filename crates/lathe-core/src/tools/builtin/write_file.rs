@@ -41,11 +41,18 @@ impl Tool for WriteFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        Ok(vec![file_operation(
-            workspace,
-            str_arg(args, "path")?,
-            Access::Write,
-        )?])
+        let path = str_arg(args, "path")?;
+        let write = file_operation(workspace, path, Access::Write)?;
+        // Over a file that exists, its diff shows what the file held: a
+        // read of it.
+        let exists = workspace
+            .resolve_existing(path)
+            .is_ok_and(|p| p.is_file());
+        Ok(if exists {
+            vec![file_operation(workspace, path, Access::Read)?, write]
+        } else {
+            vec![write]
+        })
     }
 
     fn change(
