@@ -318,14 +318,10 @@ impl Printer {
             return;
         }
         match ev {
-            AgentEvent::ApprovalRequested {
-                call_id,
-                effect,
-                needs,
-                ..
-            } => {
-                let whats = needs.iter().map(|n| n.what.clone()).collect();
-                self.asked.insert(call_id.clone(), (*effect, whats));
+            AgentEvent::ApprovalRequested(request) => {
+                let whats = request.needs.iter().map(|n| n.what.clone()).collect();
+                self.asked
+                    .insert(request.call_id.clone(), (request.effect, whats));
             }
             AgentEvent::ApprovalDecided {
                 call_id,

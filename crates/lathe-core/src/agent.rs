@@ -165,44 +165,12 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
             }
             redact_data(r, operations);
         }
-        AgentEvent::ApprovalRequested {
-            arguments,
-            reason,
-            diff,
-            needs,
-            change,
-            operations,
-            grant,
-            ..
-        } => {
-            r.redact_value(arguments);
-            text(reason);
+        AgentEvent::ApprovalRequested(request) => {
             // Paths are text from outside too (a file may be named after a
             // key): what the call does and what `a` would grant.
-            redact_data(r, operations);
-            redact_data(r, grant);
-            if let Some(c) = change {
-                text(&mut c.path);
-                if let Some(from) = &mut c.from {
-                    text(from);
-                }
-            }
-            if let Some(d) = diff {
-                text(d);
-            }
-            // The hunks as shown and serialized; what is written (and
-            // opened by `E`) is the file's own text, kept out of events.
-            for line in change
-                .iter_mut()
-                .flat_map(|c| &mut c.hunks)
-                .flat_map(|h| &mut h.lines)
-            {
-                text(line);
-            }
-            for need in needs {
-                text(&mut need.what);
-                text(&mut need.reason);
-            }
+            redact_data(r, &mut request.operations);
+            redact_data(r, &mut request.grant);
+            request.each_text(&mut |s| text(s));
         }
         AgentEvent::Error { message, .. } => text(message),
         AgentEvent::ApprovalDecided {

@@ -27,7 +27,7 @@ pub mod workspace;
 
 pub use crate::protocol::operation::Operation;
 pub use authorizer::{
-    ApprovalRequest, Approver, Assessment, Assessor, HeadlessApprover, Need, UNSANDBOXED_REASON,
+    Approver, Assessment, Assessor, HeadlessApprover, Need, UNSANDBOXED_REASON,
 };
 pub use grants::{AuthorizationManager, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};

@@ -878,7 +878,12 @@ async fn interactive_approvals_are_a_round_trip_with_grants() {
             .await
             .unwrap()
             .unwrap();
-        if let AgentEvent::ApprovalRequested { call_id, grant, .. } = &ev {
+        if let AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+            call_id,
+            grant,
+            ..
+        }) = &ev
+        {
             let decision = match call_id.as_str() {
                 "c1" => {
                     let covers = &grant.as_ref().expect("a grant is offered").covers;
@@ -1183,9 +1188,11 @@ async fn approval_requests_carry_a_diff_and_doomed_edits_are_not_asked() {
     let diffs: Vec<(String, String)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ApprovalRequested { call_id, diff, .. } => {
-                Some((call_id.clone(), diff.clone().unwrap()))
-            }
+            AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+                call_id,
+                diff,
+                ..
+            }) => Some((call_id.clone(), diff.clone().unwrap())),
             _ => None,
         })
         .collect();

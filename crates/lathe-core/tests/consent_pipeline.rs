@@ -45,7 +45,11 @@ async fn a_grant_then_a_chained_follow_up_asks_again_and_nothing_runs() {
     .await;
     let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
     let events = drive(&mut handle, "go", |ev| match ev {
-        AgentEvent::ApprovalRequested { call_id, grant, .. } if call_id == "c1" => {
+        AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+            call_id,
+            grant,
+            ..
+        }) if call_id == "c1" => {
             assert!(grant.is_some());
             ApprovalDecision::ApproveForConversation
         }
@@ -162,7 +166,7 @@ async fn three_allow_rules_make_a_quiet_session_that_still_asks_for_the_rest() {
         let (status, content, _) = result_of(&events, id);
         let was_asked = events
             .iter()
-            .any(|e| matches!(e, AgentEvent::ApprovalRequested { call_id, .. } if call_id == id));
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest { call_id, .. }) if call_id == id));
         assert_eq!(!was_asked, *quiet, "{id}: asked={was_asked} {content}");
         let expected = if *quiet {
             ToolStatus::Ok
@@ -785,7 +789,9 @@ async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
         let mock = MockLlm::start(vec![shell("c1", line), Step::Reply(Reply::text("done"))]).await;
         let mut handle = interactive(ApprovalMode::FullAuto).spawn(&mock, ws.path());
         let events = drive(&mut handle, "go", |ev| match ev {
-            AgentEvent::ApprovalRequested { grant, .. } => {
+            AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+                grant, ..
+            }) => {
                 assert!(grant.is_none(), "no grant covers an unsandboxed run");
                 if answer {
                     ApprovalDecision::ApproveForConversation
@@ -842,7 +848,12 @@ async fn a_change_approved_in_part_writes_exactly_the_hunks_kept() {
     .await;
     let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
     let events = drive(&mut handle, "go", |ev| {
-        let AgentEvent::ApprovalRequested { change, diff, .. } = ev else {
+        let AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+            change,
+            diff,
+            ..
+        }) = ev
+        else {
             unreachable!()
         };
         let change = change.as_ref().expect("a file change comes as data");
@@ -909,7 +920,9 @@ async fn a_change_edited_by_the_person_is_written_as_edited() {
     .await;
     let mut handle = interactive(ApprovalMode::Ask).spawn(&mock, ws.path());
     let events = drive(&mut handle, "go", |ev| {
-        let AgentEvent::ApprovalRequested { change, .. } = ev else {
+        let AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest { change, .. }) =
+            ev
+        else {
             unreachable!()
         };
         assert_eq!(change.as_ref().unwrap().new_text(), "two\n");

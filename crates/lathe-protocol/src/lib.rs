@@ -610,6 +610,77 @@ pub struct McpStatus {
     pub message: Option<String>,
 }
 
+/// A call that needs approval, as the person is asked about it: built
+/// once by the pipeline, sent as `approval_requested`, answered with
+/// `Op::Decide`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub effect: Effect,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<Operation>,
+    /// The parts that need approval (a chain's other parts are covered).
+    pub needs: Vec<ApprovalNeed>,
+    /// Every reason, in one sentence.
+    pub reason: String,
+    /// What "approve for this conversation" grants; absent when no grant
+    /// may cover this call (a complex line, a protected file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantOffer>,
+    /// For file changes: the unified diff the call would apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The same change as data: its file, the hash of the content it was
+    /// computed from, and its hunks (the diff's `@@` sections, in order),
+    /// which `approve_hunks` picks from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Box<change::FileChange>>,
+    /// Where the call is among the calls the model made at once (`[2,
+    /// 3]`: the second of three), when it made several: more questions
+    /// may follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<[u32; 2]>,
+}
+
+impl ApprovalRequest {
+    /// Every text of the request that comes from outside (the model's
+    /// arguments, paths, the diff and its hunks, the reasons), for
+    /// redaction. What is written (and opened by `E`) is the file's own
+    /// text, kept out of events.
+    pub fn each_text(&mut self, f: &mut dyn FnMut(&mut String)) {
+        each_string(&mut self.arguments, f);
+        f(&mut self.reason);
+        if let Some(d) = &mut self.diff {
+            f(d);
+        }
+        if let Some(c) = &mut self.change {
+            f(&mut c.path);
+            if let Some(from) = &mut c.from {
+                f(from);
+            }
+            for line in c.hunks.iter_mut().flat_map(|h| &mut h.lines) {
+                f(line);
+            }
+        }
+        for need in &mut self.needs {
+            f(&mut need.what);
+            f(&mut need.reason);
+        }
+    }
+}
+
+/// Every string in a JSON value.
+pub fn each_string(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| each_string(v, f)),
+        Value::Object(map) => map.values_mut().for_each(|v| each_string(v, f)),
+        _ => {}
+    }
+}
+
 /// Output of the agent task. Serialized as one JSON object with a `type` tag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -725,35 +796,8 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         operations: Vec<Operation>,
     },
-    ApprovalRequested {
-        call_id: String,
-        tool: String,
-        arguments: Value,
-        effect: Effect,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        operations: Vec<Operation>,
-        /// The parts that need approval (a chain's other parts are covered).
-        needs: Vec<ApprovalNeed>,
-        /// Every reason, in one sentence.
-        reason: String,
-        /// What "approve for this conversation" grants; absent when no
-        /// grant may cover this call (a complex line, a protected file).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        grant: Option<GrantOffer>,
-        /// For file changes: the unified diff the call would apply.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        diff: Option<String>,
-        /// The same change as data: its file, the hash of the content it
-        /// was computed from, and its hunks (the diff's `@@` sections, in
-        /// order), which `approve_hunks` picks from.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        change: Option<Box<change::FileChange>>,
-        /// Where the call is among the calls the model made at once
-        /// (`[2, 3]`: the second of three), when it made several: more
-        /// questions may follow.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        round: Option<[u32; 2]>,
-    },
+    /// A call waits for the person (or the approval mode) to decide.
+    ApprovalRequested(ApprovalRequest),
     ApprovalDecided {
         call_id: String,
         tool: String,

@@ -281,7 +281,7 @@ fn startup(c: &mut Criterion) {
 }
 
 fn approval_with_diff(diff: String) -> AgentEvent {
-    AgentEvent::ApprovalRequested {
+    AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
         call_id: "big".into(),
         tool: "write_file".into(),
         arguments: json!({"path": "src/big.rs"}),
@@ -299,7 +299,7 @@ fn approval_with_diff(diff: String) -> AgentEvent {
         diff: Some(diff),
         change: None,
         round: None,
-    }
+    })
 }
 
 fn diff_dialog(c: &mut Criterion) {

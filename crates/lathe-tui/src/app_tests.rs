@@ -145,7 +145,7 @@ fn an_approval_round_trip_keeps_the_draft() {
         t0,
     );
     a.on_agent_event(
-        AgentEvent::ApprovalRequested {
+        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
             call_id: "c1".into(),
             tool: "write_file".into(),
             arguments: json!({"path": "notes.md", "content": "# Notes\n"}),
@@ -163,7 +163,7 @@ fn an_approval_round_trip_keeps_the_draft() {
             diff: Some(unified_diff("notes.md", None, "# Notes\n")),
             change: None,
             round: None,
-        },
+        }),
         t0,
     );
     // Too early: the `y` is typing, and goes on into the draft.
@@ -576,7 +576,7 @@ fn every_state_renders_at_every_size() {
                 );
                 a.on_agent_event(started("c1", "write_file", json!({"path": "a.rs"})), t0);
                 a.on_agent_event(
-                    AgentEvent::ApprovalRequested {
+                    AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
                         call_id: "c1".into(),
                         tool: "write_file".into(),
                         arguments: json!({"path": "a.rs", "content": "x\n"}),
@@ -588,7 +588,7 @@ fn every_state_renders_at_every_size() {
                         diff: Some(unified_diff("a.rs", None, "x\n")),
                         change: None,
                         round: None,
-                    },
+                    }),
                     t0,
                 );
             }),
@@ -725,7 +725,7 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
 }
 
 fn approval_request(id: &str) -> AgentEvent {
-    AgentEvent::ApprovalRequested {
+    AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
         call_id: id.into(),
         tool: "exec_shell".into(),
         arguments: json!({"command": "touch x"}),
@@ -737,7 +737,7 @@ fn approval_request(id: &str) -> AgentEvent {
         diff: None,
         change: None,
         round: None,
-    }
+    })
 }
 
 /// The UI froze (a huge diff, a slow terminal) while the person typed:
@@ -1156,7 +1156,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
         "two\n",
     );
     a.on_agent_event(
-        AgentEvent::ApprovalRequested {
+        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
             call_id: "c1".into(),
             tool: "edit_file".into(),
             arguments: json!({"path": "a.txt", "old_text": "one", "new_text": "two"}),
@@ -1168,7 +1168,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             diff: Some(change.unified()),
             change: Some(Box::new(change)),
             round: None,
-        },
+        }),
         t0,
     );
     screen(&mut a, 80, 24);

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::policy::{ApprovalRequest, Approver};
-use crate::protocol::ApprovalDecision;
+use crate::policy::Approver;
+use crate::protocol::{ApprovalDecision, ApprovalRequest};
 
 /// Calls waiting for a decision, by call id.
 #[derive(Debug, Default)]

@@ -20,12 +20,12 @@ use tokio_util::sync::CancellationToken;
 use super::Shared;
 use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
 use crate::policy::{
-    ApprovalRequest, Assessment, Assessor, GrantKey, GuardError, Need, Operation,
+    Assessment, Assessor, GrantKey, GuardError, Need, Operation,
     UNSANDBOXED_REASON, Verdict,
 };
 use crate::protocol::change::FileChange;
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalNeed, DecisionSource, Effect, GrantOffer,
+    AgentEvent, ApprovalDecision, ApprovalNeed, ApprovalRequest, DecisionSource, Effect, GrantOffer,
     GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
 };
 use crate::provider::{ToolCall, ToolOutput};
@@ -545,37 +545,30 @@ async fn authorize(
             .preview(args, &shared.workspace)
             .map_err(Outcome::Failed)?,
     };
+    // What a conversation grant would cover, kept here: the person is
+    // shown it in words.
     let grant: Option<Vec<GrantKey>> = uncovered.iter().map(|n| n.grant.clone()).collect();
+    let mut reasons: Vec<&str> = uncovered.iter().map(|n| n.reason.as_str()).collect();
+    reasons.dedup();
     let request = ApprovalRequest {
         call_id: call.id.clone(),
         tool: name.to_string(),
         arguments: args.clone(),
         effect,
         operations: ops.to_vec(),
-        needs: uncovered,
-        grant,
-        diff,
-    };
-    shared.emitter.emit(AgentEvent::ApprovalRequested {
-        call_id: request.call_id.clone(),
-        tool: request.tool.clone(),
-        arguments: request.arguments.clone(),
-        effect,
-        operations: request.operations.clone(),
-        needs: request
-            .needs
+        needs: uncovered
             .iter()
             .map(|n| ApprovalNeed {
                 what: n.what.clone(),
                 reason: n.reason.clone(),
             })
             .collect(),
-        reason: request.reason(),
-        grant: request.grant.as_ref().map(|keys| GrantOffer {
+        reason: reasons.join("; "),
+        grant: grant.as_ref().map(|keys| GrantOffer {
             covers: keys.iter().map(GrantKey::describe).collect(),
             ttl_secs: shared.authz.ttl().as_secs(),
         }),
-        diff: request.diff.clone(),
+        diff,
         change: change.clone().map(Box::new),
         round: shared
             .round
@@ -583,7 +576,10 @@ async fn authorize(
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&call.id)
             .copied(),
-    });
+    };
+    shared
+        .emitter
+        .emit(AgentEvent::ApprovalRequested(request.clone()));
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
     decided(decision.clone(), source);
@@ -654,7 +650,7 @@ async fn authorize(
         }
         ApprovalDecision::ApproveForConversation => {
             // A call no grant may cover is approved this once.
-            if let Some(keys) = &request.grant {
+            if let Some(keys) = &grant {
                 shared.authz.grant(keys);
                 let expires = std::time::SystemTime::now() + shared.authz.ttl();
                 shared

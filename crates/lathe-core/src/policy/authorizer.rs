@@ -13,7 +13,6 @@
 //! [`HeadlessApprover`], which has no person to ask and denies.
 
 use async_trait::async_trait;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::grants::GrantKey;
@@ -22,7 +21,7 @@ use super::rules::{RuleKind, Rules, Subject};
 use super::shell::{knows_file_roles, lexical_join};
 use super::workspace::Workspace;
 use crate::protocol::operation::{Access, ExecOp, FileOp, Operation, SimpleCommand};
-use crate::protocol::{ApprovalDecision, ApprovalMode, DecisionSource, Effect};
+use crate::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, DecisionSource, Effect};
 
 /// Why running a command outside the sandbox asks, every time.
 pub const UNSANDBOXED_REASON: &str = "outside the sandbox a command can write anywhere, use the \
@@ -481,32 +480,6 @@ impl Assessor<'_> {
     }
 }
 
-/// One call waiting for a decision.
-#[derive(Debug, Clone)]
-pub struct ApprovalRequest {
-    pub call_id: String,
-    pub tool: String,
-    pub arguments: Value,
-    pub effect: Effect,
-    pub operations: Vec<Operation>,
-    /// The parts that need approval.
-    pub needs: Vec<Need>,
-    /// What `approve for this conversation` would grant; `None` when a
-    /// conversation grant may not cover this call.
-    pub grant: Option<Vec<GrantKey>>,
-    /// For file changes: the unified diff the call would apply.
-    pub diff: Option<String>,
-}
-
-impl ApprovalRequest {
-    /// The reasons, for people and the model.
-    pub fn reason(&self) -> String {
-        let mut reasons: Vec<&str> = self.needs.iter().map(|n| n.reason.as_str()).collect();
-        reasons.dedup();
-        reasons.join("; ")
-    }
-}
-
 /// Decides calls that need approval.
 #[async_trait]
 pub trait Approver: Send + Sync {
@@ -552,7 +525,7 @@ impl Approver for HeadlessApprover {
                  Do not retry it: continue without it, or tell the user it needs {hint}.",
                 request.tool,
                 parts.join(", "),
-                request.reason(),
+                request.reason,
             )),
         }
     }

@@ -251,7 +251,11 @@ pub async fn drive(
             .await
             .unwrap()
             .unwrap();
-        if let AgentEvent::ApprovalRequested { call_id, .. } = &ev {
+        if let AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+            call_id,
+            ..
+        }) = &ev
+        {
             let decision = decide(&ev);
             handle
                 .ops
@@ -274,7 +278,9 @@ pub fn asked(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ApprovalRequested { needs, .. } => Some(
+            AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
+                needs, ..
+            }) => Some(
                 needs
                     .iter()
                     .map(|n| n.what.clone())

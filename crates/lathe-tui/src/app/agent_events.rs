@@ -221,37 +221,15 @@ impl App {
     /// A call asks for approval, or was answered (here or by a grant).
     fn on_approval_event(&mut self, ev: AgentEvent, now: Instant) {
         match ev {
-            AgentEvent::ApprovalRequested {
-                call_id,
-                tool,
-                arguments,
-                needs,
-                reason,
-                grant,
-                diff,
-                change,
-                round,
-                ..
-            } => {
-                if let Some(t) = self.transcript.tool_mut(&call_id) {
+            AgentEvent::ApprovalRequested(request) => {
+                if let Some(t) = self.transcript.tool_mut(&request.call_id) {
                     t.state = ToolState::AwaitingApproval;
                 }
-                let diff = diff.as_deref().map(|d| self.prepare_diff(&call_id, d));
-                self.approvals.push(
-                    PendingApproval {
-                        call_id,
-                        tool,
-                        arguments,
-                        needs,
-                        reason,
-                        grant,
-                        diff,
-                        change: change.map(|c| *c),
-                        edited: false,
-                        round,
-                    },
-                    now,
-                );
+                let diff = request
+                    .diff
+                    .as_deref()
+                    .map(|d| self.prepare_diff(&request.call_id, d));
+                self.approvals.push(PendingApproval::new(request, diff), now);
             }
             AgentEvent::ApprovalDecided {
                 call_id,

