@@ -270,9 +270,9 @@ async fn a_session_killed_anywhere_resumes_valid_and_never_runs_a_call_twice() {
         let outputs: Vec<(String, String)> = records
             .iter()
             .filter_map(|r| match &r.item {
-                lathe_core::session::history::Item::ToolOutput {
-                    call_id, content, ..
-                } => Some((call_id.clone(), content.clone())),
+                lathe_core::session::history::Item::ToolOutput(out) => {
+                    Some((out.call_id.clone(), out.content.clone()))
+                }
                 _ => None,
             })
             .collect();

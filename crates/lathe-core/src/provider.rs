@@ -39,18 +39,21 @@ pub struct ToolSchema {
 }
 
 /// A tool call the model made. `arguments` is the raw JSON text it sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The session record keeps it as it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
 }
 
-/// A tool result on its way back to the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A tool result on its way back to the model (and in the session
+/// record, as it went).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolOutput {
     pub call_id: String,
     pub content: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
 }
 

@@ -18,7 +18,7 @@ use std::time::Instant;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use lathe_core::protocol::{ApprovalMode, Usage};
 use lathe_core::provider::{ChatRequest, Message, ToolCall, ToolOutput};
-use lathe_core::session::history::{self, Item, RecordedCall, Recorder};
+use lathe_core::session::history::{self, Item, Recorder};
 use lathe_tui::app::{App, AppInit, SessionInit};
 use lathe_tui::theme::Theme;
 use ratatui::Terminal;
@@ -37,7 +37,7 @@ fn turn_items(turn: u64) -> Vec<Item> {
         Item::Assistant {
             turn,
             text: "Let me read it first.".into(),
-            tool_calls: vec![RecordedCall {
+            tool_calls: vec![ToolCall {
                 id: id.clone(),
                 name: "read_file".into(),
                 arguments: format!("{{\"path\":\"src/module_{turn}.rs\"}}"),
@@ -54,14 +54,14 @@ fn turn_items(turn: u64) -> Vec<Item> {
         Item::Approved {
             call_id: id.clone(),
         },
-        Item::ToolOutput {
+        Item::ToolOutput(ToolOutput {
             call_id: id,
             content: format!(
                 "{{\"content\":\"{}\",\"total_lines\":40}}",
                 "fn handler() -> Result<(), Error> { todo!() }\\n".repeat(20)
             ),
             is_error: false,
-        },
+        }),
         Item::TurnEnd { turn },
     ]
 }

@@ -154,21 +154,15 @@ async fn dispatch_one(
         }
     };
     let (result, text) = normalize(shared, &call.id, outcome, started);
-    shared
-        .record(Item::ToolOutput {
-            call_id: call.id.clone(),
-            content: text.clone(),
-            is_error: result.status != ToolStatus::Ok,
-        })
-        .await;
-    if let Some(kind) = &result.metadata.error_kind {
-        tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
-    }
     let output = ToolOutput {
         call_id: result.call_id,
         content: text,
         is_error: result.status != ToolStatus::Ok,
     };
+    shared.record(Item::ToolOutput(output.clone())).await;
+    if let Some(kind) = &result.metadata.error_kind {
+        tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
+    }
     let diff = written.filter(|_| result.status == ToolStatus::Ok);
     shared.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),

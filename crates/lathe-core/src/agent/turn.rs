@@ -12,7 +12,7 @@ use crate::protocol::{AgentEvent, ErrorKind, StopReason, Usage};
 use crate::provider::{
     ChatRequest, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
 };
-use crate::session::history::{Item, RecordedCall};
+use crate::session::history::Item;
 
 /// Forwards streamed text as `assistant_delta` events.
 struct TurnObserver<'a> {
@@ -290,7 +290,7 @@ pub(crate) async fn run_turn(
                 text: completion.text.clone(),
                 tool_calls: calls
                     .iter()
-                    .map(|c| RecordedCall {
+                    .map(|c| crate::provider::ToolCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         arguments: c.arguments.clone(),
@@ -389,11 +389,7 @@ pub(crate) async fn run_turn(
                 .collect();
             for r in &cut {
                 shared
-                    .record(Item::ToolOutput {
-                        call_id: r.call_id.clone(),
-                        content: r.content.clone(),
-                        is_error: true,
-                    })
+                    .record(Item::ToolOutput(r.clone()))
                     .await;
             }
             emitter.emit(AgentEvent::Error {
@@ -435,11 +431,7 @@ pub(crate) async fn run_turn(
                 .collect();
             for r in &refused {
                 shared
-                    .record(Item::ToolOutput {
-                        call_id: r.call_id.clone(),
-                        content: r.content.clone(),
-                        is_error: true,
-                    })
+                    .record(Item::ToolOutput(r.clone()))
                     .await;
             }
             conv.messages.push(completion.message());

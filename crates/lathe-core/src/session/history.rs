@@ -79,7 +79,7 @@ pub enum Item {
         turn: u64,
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<RecordedCall>,
+        tool_calls: Vec<ToolCall>,
         #[serde(default)]
         usage: Usage,
         /// What the model thought, as shown.
@@ -102,12 +102,7 @@ pub enum Item {
     Approved {
         call_id: String,
     },
-    ToolOutput {
-        call_id: String,
-        content: String,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-    },
+    ToolOutput(crate::provider::ToolOutput),
     TurnEnd {
         turn: u64,
     },
@@ -157,12 +152,6 @@ pub enum Item {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordedCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-}
 
 /// A line: an item with its place.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -319,7 +308,7 @@ impl Writer {
     fn parent_of(&self, item: &Item) -> u64 {
         match item {
             Item::Approved { call_id } => self.asked.get(call_id).copied().unwrap_or(self.last),
-            Item::ToolOutput { call_id, .. } => self
+            Item::ToolOutput(ToolOutput { call_id, .. }) => self
                 .approved
                 .get(call_id)
                 .or_else(|| self.asked.get(call_id))
@@ -694,11 +683,11 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
         .map_or(0, |i| i + 1);
     let mut outputs: HashMap<&str, (&str, bool)> = HashMap::new();
     for r in &records[start..] {
-        if let Item::ToolOutput {
+        if let Item::ToolOutput(ToolOutput {
             call_id,
             content,
             is_error,
-        } = &r.item
+        }) = &r.item
         {
             outputs
                 .entry(call_id.as_str())
@@ -882,7 +871,7 @@ mod tests {
                 Item::Assistant {
                     turn: 1,
                     text: String::new(),
-                    tool_calls: vec![RecordedCall {
+                    tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: "read_file".into(),
                         arguments: "{}".into(),
@@ -954,12 +943,12 @@ mod tests {
                     turn: 1,
                     text: String::new(),
                     tool_calls: vec![
-                        RecordedCall {
+                        ToolCall {
                             id: "a".into(),
                             name: "read_file".into(),
                             arguments: "{}".into(),
                         },
-                        RecordedCall {
+                        ToolCall {
                             id: "b".into(),
                             name: "exec_shell".into(),
                             arguments: "{\"command\":\"make\"}".into(),
@@ -974,11 +963,11 @@ mod tests {
             ),
             rec(
                 4,
-                Item::ToolOutput {
+                Item::ToolOutput(ToolOutput {
                     call_id: "a".into(),
                     content: "{\"content\":\"x\"}".into(),
                     is_error: false,
-                },
+                }),
             ),
             rec(
                 5,
@@ -1161,7 +1150,7 @@ mod tests {
             model: String::new(),
             turn: 1,
             text: String::new(),
-            tool_calls: vec![RecordedCall {
+            tool_calls: vec![ToolCall {
                 id: "c".into(),
                 name: "t".into(),
                 arguments: "{}".into(),
@@ -1173,11 +1162,11 @@ mod tests {
             call_id: "c".into(),
         })
         .await;
-        rec.append(Item::ToolOutput {
+        rec.append(Item::ToolOutput(ToolOutput {
             call_id: "c".into(),
             content: "ok".into(),
             is_error: false,
-        })
+        }))
         .await;
         rec.sync().await;
         let path = rec.path().to_path_buf();
