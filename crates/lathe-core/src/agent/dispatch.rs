@@ -51,9 +51,11 @@ pub(crate) async fn run_calls(
     // still found here, and fails as its server does.
     let snapshot = shared.tools.snapshot();
     let registry = &snapshot.registry;
+    // Each call resolved and parsed once; every stage works on this.
+    let calls: Vec<Call<'_>> = calls.iter().map(|c| Call::new(registry, c)).collect();
     let changes_files = calls.iter().any(|c| {
-        registry
-            .resolve(&c.name)
+        c.tool
+            .as_ref()
             .is_ok_and(|t| super::undo::may_change_files(t.tool.effect()))
     });
     // Where each call is in the round, for the questions it may ask.
@@ -66,7 +68,7 @@ pub(crate) async fn run_calls(
         round.clear();
         for (n, c) in calls.iter().enumerate() {
             round.insert(
-                c.id.clone(),
+                c.call.id.clone(),
                 [u32::try_from(n + 1).unwrap_or(u32::MAX), total],
             );
         }
@@ -76,16 +78,16 @@ pub(crate) async fn run_calls(
     while i < calls.len() {
         let batch_end = calls[i..]
             .iter()
-            .position(|c| !is_read_only(registry, c))
+            .position(|c| !c.is_read_only())
             .map_or(calls.len(), |p| i + p);
         if batch_end > i {
             let batch = calls[i..batch_end]
                 .iter()
-                .map(|c| dispatch_one(shared, registry, turn_id, c, cancel));
+                .map(|c| dispatch_one(shared, turn_id, c, cancel));
             results.extend(join_all(batch).await);
             i = batch_end;
         } else {
-            results.push(dispatch_one(shared, registry, turn_id, &calls[i], cancel).await);
+            results.push(dispatch_one(shared, turn_id, &calls[i], cancel).await);
             i += 1;
         }
     }
@@ -106,31 +108,53 @@ pub(crate) async fn run_calls(
     results
 }
 
-/// Unknown tools count as read-only: they fail at once, touching nothing.
-fn is_read_only(registry: &ToolRegistry, call: &ToolCall) -> bool {
-    registry
-        .resolve(&call.name)
-        .map_or(true, |t| t.tool.effect() == Effect::Read)
+/// One call of the model's, resolved (1) and parsed (2) once: every stage
+/// after works on this.
+struct Call<'r> {
+    call: &'r ToolCall,
+    tool: Result<&'r RegisteredTool, ToolError>,
+    args: Result<Value, ToolError>,
+}
+
+impl<'r> Call<'r> {
+    fn new(registry: &'r ToolRegistry, call: &'r ToolCall) -> Self {
+        Self {
+            call,
+            tool: registry.resolve(&call.name),
+            args: parse_arguments(&call.arguments),
+        }
+    }
+
+    /// The tool's own name (`server__tool`), or the name as the model
+    /// wrote it when no tool has it.
+    fn name(&self) -> String {
+        self.tool
+            .as_ref()
+            .map_or_else(|_| self.call.name.clone(), |t| t.name().to_string())
+    }
+
+    /// Unknown tools count as read-only: they fail at once, touching
+    /// nothing.
+    fn is_read_only(&self) -> bool {
+        self.tool
+            .as_ref()
+            .map_or(true, |t| t.tool.effect() == Effect::Read)
+    }
 }
 
 async fn dispatch_one(
     shared: &Shared,
-    registry: &ToolRegistry,
     turn_id: u64,
-    call: &ToolCall,
+    resolved: &Call<'_>,
     cancel: &CancellationToken,
 ) -> ToolOutput {
+    let call = resolved.call;
     // `duration_ms` counts from here, or from the start of execution when
     // the call got that far (time spent waiting for approval is not the
     // tool's).
     let mut started = Instant::now();
-    // 1. resolve
-    let resolved = registry.resolve(&call.name);
-    let tool_name = resolved
-        .as_ref()
-        .map_or_else(|_| call.name.clone(), |t| t.name().to_string());
-    // 2. parse
-    let parsed = parse_arguments(&call.arguments);
+    let tool_name = resolved.name();
+    let parsed = &resolved.args;
     shared.emitter.emit(AgentEvent::ToolCallStarted {
         turn_id,
         call_id: call.id.clone(),
@@ -138,7 +162,7 @@ async fn dispatch_one(
         arguments: parsed
             .as_ref()
             .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
-        effect: resolved.as_ref().ok().map(|t| t.tool.effect()),
+        effect: resolved.tool.as_ref().ok().map(|t| t.tool.effect()),
     });
     let mut written = None;
     let outcome = if cancel.is_cancelled() {
@@ -146,10 +170,19 @@ async fn dispatch_one(
             "not run: the user interrupted the turn before this call started".into(),
         ))
     } else {
-        match (resolved, parsed) {
-            (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e),
+        match (&resolved.tool, parsed) {
+            (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e.clone()),
             (Ok(tool), Ok(args)) => {
-                run_stages(shared, call, tool, args, cancel, &mut started, &mut written).await
+                run_stages(
+                    shared,
+                    call,
+                    tool,
+                    args.clone(),
+                    cancel,
+                    &mut started,
+                    &mut written,
+                )
+                .await
             }
         }
     };
