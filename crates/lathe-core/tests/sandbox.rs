@@ -1479,16 +1479,25 @@ async fn a_named_socket_is_reached_and_no_datagram_socket_is_made() {
         assert_eq!(stdout(&v).contains("CONNECTED"), reached, "{sock}: {v}");
         assert_eq!(listener.accept().is_ok(), reached, "{sock}: {v}");
     }
-    let v = run(
-        Mode::WorkspaceWrite,
-        ws.path(),
+    // A datagram socket outside, waiting for anything.
+    let inbox = std::os::unix::net::UnixDatagram::bind(out.path().join("dgram.sock")).unwrap();
+    inbox.set_nonblocking(true).unwrap();
+    let script = format!(
         "python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>&1 | tail -1; \
          python3 -c 'import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>&1 | tail -1; \
+         python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)' 2>&1 | tail -1; \
+         python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_RAW); s.sendto(b\"x\", \"{inbox}\")' 2>&1 | tail -1; \
+         python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, 10); s.sendto(b\"x\", \"{inbox}\")' 2>&1 | tail -1; \
          python3 -c 'import socket; socket.socketpair(); print(\"PAIR-OK\")'; \
+         python3 -c 'import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); print(\"SEQ-OK\")'; \
          python3 -c 'import ctypes, os; fd = ctypes.CDLL(None, use_errno=True).syscall(41, ctypes.c_long((1 << 32) | 1), 2, 0); print(\"WIDE\", fd, os.strerror(ctypes.get_errno()))'",
-    )
-    .await;
-    assert_eq!(stdout(&v).matches("Permission denied").count(), 3, "{v}");
+        inbox = out.path().join("dgram.sock").display()
+    );
+    let v = run(Mode::WorkspaceWrite, ws.path(), &script).await;
+    assert_eq!(stdout(&v).matches("Permission denied").count(), 6, "{v}");
+    let mut buf = [0u8; 8];
+    assert!(inbox.recv(&mut buf).is_err(), "a datagram got out: {v}");
+    assert!(stdout(&v).contains("SEQ-OK"), "{v}");
     // The family's high bits, which the kernel ignores, do not get one
     // past either.
     assert!(stdout(&v).contains("WIDE -1 Permission denied"), "{v}");

@@ -233,7 +233,7 @@ fn workspace_instructions(command: &str, workspace: &Workspace) -> Option<String
             // Even a script of the person's own may run a tool that reads
             // the workspace (a pyenv shim reads .python-version, a rustup
             // proxy rust-toolchain.toml): only the known ones go free.
-            Program::Path { .. } if c.script.is_none() && SELF_CONTAINED.contains(&name) => None,
+            Program::Path { .. } if c.script.is_none() && self_contained(c, workspace) => None,
             _ => Some(not_known(name)),
         }
     })
@@ -247,19 +247,53 @@ fn not_known(name: &str) -> String {
     )
 }
 
-/// Programs that run only what their arguments say, whatever the
+/// Whether a command runs only what its arguments say, whatever the
 /// workspace holds: a hook of these alone may run outside the sandbox
-/// when the person sets `sandbox = false`. Anything else (a build tool, a
-/// linter, a toolchain proxy, git, an interpreter) reads configuration
-/// from the workspace that the model can write, and runs in the sandbox.
-const SELF_CONTAINED: &[&str] = &[
-    "echo", "printf", "true", "false", "test", "[", "sleep", "date", "cat", "head", "tail", "wc",
-    "sort", "uniq", "cut", "tr", "tee", "grep", "egrep", "fgrep", "rg", "jq", "sed", "awk",
-    "base64", "sha256sum", "sha1sum", "md5sum", "diff", "cmp", "find", "ls", "stat", "basename",
-    "dirname", "realpath", "readlink", "mkdir", "touch", "cp", "mv", "rm", "ln", "chmod",
-    "printenv", "env", "logger", "notify-send", "terminal-notifier", "osascript", "curl", "wget",
-    "paplay", "aplay", "afplay", "say", "spd-say", "espeak", "wall", "tmux", "xargs",
-];
+/// when the person sets `sandbox = false`. A reader qualifies when the
+/// read-only rules vet its whole script (`sed` without `e` or `w`, `awk`
+/// without `system()` or pipes, `sort` without `--compress-program`, no
+/// `-f` script file the model could write); a writer when it is one of
+/// the few that take no instructions from a file. Anything else (a build
+/// tool, a linter, a toolchain proxy, git, an interpreter, tmux, xargs)
+/// reads what the model can write, and runs in the sandbox.
+fn self_contained(c: &crate::protocol::operation::SimpleCommand, workspace: &Workspace) -> bool {
+    let name = c.basename();
+    // git reads the repository's configuration, which the model can arm.
+    if name == "git" {
+        return false;
+    }
+    if super::read_only::only_reads(c, workspace) {
+        return true;
+    }
+    let outside = match &c.program {
+        Program::Path { path, .. } => {
+            !c.name().contains('/') && !path.starts_with(workspace.root())
+        }
+        _ => false,
+    };
+    // An assignment could load a library or a startup file (LD_PRELOAD,
+    // BASH_ENV); a wrapper could run something else.
+    if !outside || !c.assignments.is_empty() || !c.wrappers.is_empty() || c.extra_args {
+        return false;
+    }
+    let args = c.args();
+    let has = |short: &str, long: &[&str]| super::options::has_option(args, short, long);
+    match name {
+        "echo" | "printf" | "true" | "false" | "test" | "[" | "sleep" | "mkdir" | "touch"
+        | "cp" | "mv" | "rm" | "ln" | "chmod" | "tee" | "logger" | "notify-send"
+        | "terminal-notifier" | "wall" | "paplay" | "aplay" | "afplay" | "say" | "spd-say"
+        | "espeak" => true,
+        // A config file says what to fetch and where to write it.
+        "curl" => !has("K", &["config"]),
+        "wget" => !has("ei", &["config", "execute", "input-file"]),
+        // Only scripts given whole on the command line.
+        "osascript" => args
+            .iter()
+            .enumerate()
+            .all(|(i, a)| a.text == "-e" || args.get(i.wrapping_sub(1)).is_some_and(|p| p.text == "-e")),
+        _ => false,
+    }
+}
 
 /// What a hook file holds: its SHA-256, or `absent` (a file a command
 /// could create).

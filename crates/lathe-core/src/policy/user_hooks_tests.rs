@@ -291,6 +291,26 @@ fn only_self_contained_hooks_leave_the_sandbox() {
         "make -s hookcheck",
         "echo $(cargo metadata)",
         "some-unknown-linter .",
+        // Scripts from files the model can write, or that run programs.
+        "sed -f fix.sed notes.md",
+        "awk -f check.awk notes.md",
+        "sed -n 'e touch /tmp/x' notes.md",
+        "sed -n '1w /tmp/x' notes.md",
+        "awk 'BEGIN { system(\"id\") }'",
+        "awk '{ print | \"sh\" }' notes.md",
+        "sort --compress-program=./zip notes.md",
+        "tmux -f conf.tmux new -d",
+        "tmux run-shell ./x.sh",
+        "xargs -a list rm",
+        "curl -K hook.curlrc https://hooks.example.org/x",
+        "curl --config=hook.curlrc https://hooks.example.org/x",
+        "wget -i urls.txt",
+        "wget -e 'execute=x' https://hooks.example.org/x",
+        "osascript notify.scpt",
+        "LD_PRELOAD=./x.so touch done",
+        "BASH_ENV=./env.sh printf ok",
+        "./bin/notify done",
+        "git status --short",
     ] {
         assert!(
             workspace_instructions(confined, &ws).is_some(),
@@ -303,6 +323,13 @@ fn only_self_contained_hooks_leave_the_sandbox() {
         "jq -r .tool_name",
         "cat > /dev/null; printf ok",
         "curl -fsS -X POST https://hooks.example.org/x",
+        "sed -n '1,5p' notes.md",
+        "awk '{ print $1 }' notes.md",
+        "sort -u notes.md",
+        "logger -t lathe 'tool finished'",
+        "tee -a /tmp/lathe-hook.log",
+        "wget -q -O /dev/null https://hooks.example.org/x",
+        "mkdir -p /tmp/lathe-hooks && touch /tmp/lathe-hooks/done",
     ] {
         assert_eq!(workspace_instructions(free, &ws), None, "{free}");
     }

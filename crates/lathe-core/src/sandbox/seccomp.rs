@@ -126,23 +126,29 @@ fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
     ] {
         ctx.add_rule(errno(libc::ENOSYS), call(nr)?).map_err(err)?;
     }
-    // Unix datagram sockets, made alone or in pairs (the type may carry
-    // SOCK_NONBLOCK and SOCK_CLOEXEC: the low bits are the type).
+    // Unix sockets of any type but stream and seqpacket, made alone or in
+    // pairs: a datagram goes to an address without `connect`, and the
+    // kernel makes SOCK_RAW (and may make other types) datagram sockets,
+    // so only the two connected types are let through. The type may carry
+    // SOCK_NONBLOCK and SOCK_CLOEXEC: its low four bits are the type.
     let unix = u64::try_from(libc::AF_UNIX).map_err(|e| e.to_string())?;
-    let dgram = u64::try_from(libc::SOCK_DGRAM).map_err(|e| e.to_string())?;
+    let connected = [libc::SOCK_STREAM, libc::SOCK_SEQPACKET];
     for nr in [libc::SYS_socket, libc::SYS_socketpair] {
-        ctx.add_rule_conditional(
-            errno(libc::EACCES),
-            call(nr)?,
-            // The kernel reads these `int` arguments' low 32 bits only:
-            // a family of `1 << 32 | AF_UNIX` is AF_UNIX to it, so the
-            // comparison may not look at more.
-            &[
-                ScmpArgCompare::new(0, ScmpCompareOp::MaskedEqual(0xffff_ffff), unix),
-                ScmpArgCompare::new(1, ScmpCompareOp::MaskedEqual(0xf), dgram),
-            ],
-        )
-        .map_err(err)?;
+        for kind in (0..16).filter(|t| !connected.contains(t)) {
+            let kind = u64::try_from(kind).map_err(|e| e.to_string())?;
+            ctx.add_rule_conditional(
+                errno(libc::EACCES),
+                call(nr)?,
+                // The kernel reads these `int` arguments' low 32 bits
+                // only: a family of `1 << 32 | AF_UNIX` is AF_UNIX to it,
+                // so the comparison may not look at more.
+                &[
+                    ScmpArgCompare::new(0, ScmpCompareOp::MaskedEqual(0xffff_ffff), unix),
+                    ScmpArgCompare::new(1, ScmpCompareOp::MaskedEqual(0xf), kind),
+                ],
+            )
+            .map_err(err)?;
+        }
     }
     if supervise {
         ctx.add_rule(ScmpAction::Notify, call(libc::SYS_connect)?)
