@@ -626,6 +626,7 @@ mod tests {
                 ..ResultMetadata::default()
             },
             diff: None,
+            change: None,
         };
         assert_eq!(
             human_line(&done).unwrap(),
@@ -638,6 +639,7 @@ mod tests {
             content: json!({"error": "permission denied: no"}),
             metadata: ResultMetadata::default(),
             diff: None,
+            change: None,
         };
         assert_eq!(
             human_line(&denied).unwrap(),

@@ -184,8 +184,16 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
                 },
             ..
         } => text(message),
-        AgentEvent::SessionDiff { diff, error, .. } => {
+        AgentEvent::SessionDiff {
+            diff,
+            changes,
+            error,
+            ..
+        } => {
             text(diff);
+            for c in changes {
+                c.each_text(&mut |s| text(s));
+            }
             if let Some(e) = error {
                 text(e);
             }
@@ -227,9 +235,12 @@ fn redact_event(r: &Redactor, event: &mut AgentEvent) {
         }
         // A result was redacted once already, as the model got it
         // (`dispatch::normalize`): not again here; what was written is.
-        AgentEvent::ToolCallFinished { diff, .. } => {
+        AgentEvent::ToolCallFinished { diff, change, .. } => {
             if let Some(d) = diff {
                 text(d);
+            }
+            if let Some(c) = change {
+                c.each_text(&mut |s| text(s));
             }
         }
         AgentEvent::SessionStarted { .. }

@@ -97,12 +97,6 @@ pub mod front {
         }
     }
 
-    pub mod tools {
-        pub mod preview {
-            pub use crate::tools::preview::unified_diff;
-        }
-    }
-
     pub mod provider {
         pub use crate::provider::{Effort, ProviderKind, WireApi};
 

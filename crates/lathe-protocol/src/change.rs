@@ -28,6 +28,17 @@ pub enum ChangeKind {
     Rename,
 }
 
+impl Hunk {
+    /// `@@ -start,lines +start,lines @@`, as a unified diff heads it.
+    pub fn header(&self) -> String {
+        format!(
+            "@@ -{} +{} @@",
+            span(self.old_start, self.old_lines),
+            span(self.new_start, self.new_lines)
+        )
+    }
+}
+
 /// One hunk: a run of changed lines with their context.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hunk {
@@ -271,6 +282,35 @@ impl FileChange {
         self.unified_of(&vec![true; self.hunks.len()])
     }
 
+    /// Every text of the change that comes from the file or the model
+    /// (its paths and the hunks' lines), for redaction. The file's own
+    /// text, which is what is written, is not among them.
+    pub fn each_text(&mut self, f: &mut dyn FnMut(&mut String)) {
+        f(&mut self.path);
+        if let Some(from) = &mut self.from {
+            f(from);
+        }
+        for line in self.hunks.iter_mut().flat_map(|h| &mut h.lines) {
+            f(line);
+        }
+        for note in &mut self.notes {
+            f(note);
+        }
+    }
+
+    /// The change with only the hunks `include` keeps.
+    pub fn keeping(&self, include: &[bool]) -> FileChange {
+        let mut kept = self.clone();
+        kept.hunks = self
+            .hunks
+            .iter()
+            .zip(include)
+            .filter(|(_, keep)| **keep)
+            .map(|(h, _)| h.clone())
+            .collect();
+        kept
+    }
+
     /// The hunks `include` keeps, as a unified diff.
     pub fn unified_of(&self, include: &[bool]) -> String {
         let path = visible::name(&self.path);
@@ -288,15 +328,39 @@ impl FileChange {
         };
         let mut out = format!("--- {from}\n+++ {to}\n");
         for (h, _) in self.hunks.iter().zip(include).filter(|(_, keep)| **keep) {
-            out.push_str(&format!(
-                "@@ -{} +{} @@\n",
-                span(h.old_start, h.old_lines),
-                span(h.new_start, h.new_lines)
-            ));
+            out.push_str(&h.header());
+            out.push('\n');
             for l in &h.lines {
                 out.push_str(l);
                 out.push('\n');
             }
+        }
+        out
+    }
+
+    /// The whole change as `git diff` writes it: the `diff --git` line,
+    /// what happens to the file (new, deleted, renamed), then its hunks;
+    /// what the lines do not show follows as `#` notes.
+    pub fn git_patch(&self) -> String {
+        let path = visible::name(&self.path);
+        let from = self.from.as_deref().map(visible::name);
+        let mut out = format!(
+            "diff --git a/{} b/{path}\n",
+            from.as_deref().unwrap_or(&path)
+        );
+        match (self.kind, &from) {
+            (ChangeKind::Create, _) => out.push_str("new file\n"),
+            (ChangeKind::Delete, _) => out.push_str("deleted file\n"),
+            (ChangeKind::Rename, Some(from)) => {
+                out.push_str(&format!("rename from {from}\nrename to {path}\n"));
+            }
+            _ => {}
+        }
+        for note in &self.notes {
+            out.push_str(&format!("# {note}\n"));
+        }
+        if !self.hunks.is_empty() {
+            out.push_str(&self.unified());
         }
         out
     }
@@ -337,6 +401,39 @@ mod tests {
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn a_git_patch_says_what_happens_to_the_file() {
+        let moved = FileChange::rename(
+            "a.md",
+            "/w/a.md".into(),
+            "b/a.md",
+            "/w/b/a.md".into(),
+            "x\n",
+        );
+        assert_eq!(
+            moved.git_patch(),
+            "diff --git a/a.md b/b/a.md\nrename from a.md\nrename to b/a.md\n"
+        );
+        let gone = FileChange::delete("old.txt", "/w/old.txt".into(), "bye\n");
+        assert_eq!(
+            gone.git_patch(),
+            "diff --git a/old.txt b/old.txt\ndeleted file\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+        );
+        let made = change(None, "hi");
+        assert_eq!(
+            made.git_patch(),
+            "diff --git a/f.txt b/f.txt\nnew file\n# no newline at the end of the file\n\
+             --- /dev/null\n+++ b/f.txt\n@@ -0,0 +1 @@\n+hi\n\\ No newline at end of file\n"
+        );
+        // A name that hides text shows it.
+        let hidden = FileChange::new("a\u{202e}b", "/w/x".into(), None, "x\n");
+        assert!(
+            hidden.git_patch().starts_with("diff --git a/a⟨U+202E⟩b"),
+            "{}",
+            hidden.git_patch()
+        );
     }
 
     #[test]

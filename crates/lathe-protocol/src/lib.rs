@@ -656,13 +656,7 @@ impl ApprovalRequest {
             f(d);
         }
         if let Some(c) = &mut self.change {
-            f(&mut c.path);
-            if let Some(from) = &mut c.from {
-                f(from);
-            }
-            for line in c.hunks.iter_mut().flat_map(|h| &mut h.lines) {
-                f(line);
-            }
+            c.each_text(f);
         }
         for need in &mut self.needs {
             f(&mut need.what);
@@ -816,6 +810,9 @@ pub enum AgentEvent {
         /// unified diff (the hunks kept, when some were left out).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// The same, as data (what the terminal UI draws).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<Box<change::FileChange>>,
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
@@ -846,6 +843,10 @@ pub enum AgentEvent {
     /// changed), cut at 2 MiB (`cut`), or why there is none.
     SessionDiff {
         diff: String,
+        /// The same changes as data, file by file (what the terminal UI
+        /// draws); a move is a rename, a binary file is left out.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<change::FileChange>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cut: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -978,6 +979,7 @@ mod tests {
             content: serde_json::json!({"content": "x"}),
             metadata: ResultMetadata::default(),
             diff: None,
+            change: None,
         };
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["type"], "tool_call_finished");

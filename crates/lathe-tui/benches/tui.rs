@@ -31,10 +31,10 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use lathe_core::config::{Config, Overrides};
+use lathe_core::protocol::change::FileChange;
 use lathe_core::protocol::{
     AgentEvent, ApprovalMode, ApprovalNeed, Effect, GrantOffer, ResultMetadata, ToolStatus,
 };
-use lathe_core::tools::preview::unified_diff;
 use lathe_tui::app::{App, AppInit};
 use lathe_tui::components::diff_view::DiffView;
 use lathe_tui::theme::Theme;
@@ -83,6 +83,7 @@ fn app_with(messages: usize) -> App {
                     ..ResultMetadata::default()
                 },
                 diff: None,
+                change: None,
             },
         };
         app.on_agent_event(ev, t0);
@@ -280,7 +281,7 @@ fn startup(c: &mut Criterion) {
     group.finish();
 }
 
-fn approval_with_diff(diff: String) -> AgentEvent {
+fn approval_with_diff(change: FileChange) -> AgentEvent {
     AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
         call_id: "big".into(),
         tool: "write_file".into(),
@@ -296,8 +297,8 @@ fn approval_with_diff(diff: String) -> AgentEvent {
             covers: vec!["writes to src/big.rs".into()],
             ttl_secs: 300,
         }),
-        diff: Some(diff),
-        change: None,
+        diff: Some(change.unified()),
+        change: Some(Box::new(change)),
         round: None,
     })
 }
@@ -309,7 +310,7 @@ fn diff_dialog(c: &mut Criterion) {
     let new: String = (0..20_000)
         .map(|i| format!("    let value_{i} = compute({}, \"new\");\n", i + 1))
         .collect();
-    let diff = unified_diff("src/big.rs", Some(&old), &new);
+    let change = FileChange::new("src/big.rs", "/w/src/big.rs".into(), Some(&old), &new);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut group = c.benchmark_group("diff_dialog");
     group.sample_size(10);
@@ -319,7 +320,7 @@ fn diff_dialog(c: &mut Criterion) {
             for _ in 0..iters {
                 let mut app = app_with(0);
                 let mut term = terminal();
-                let event = approval_with_diff(diff.clone());
+                let event = approval_with_diff(change.clone());
                 let start = Instant::now();
                 app.on_agent_event(event, start);
                 term.draw(|f| app.draw(f)).unwrap();
@@ -337,7 +338,7 @@ fn diff_dialog(c: &mut Criterion) {
     let mut app = app_with(0);
     let mut term = terminal();
     let t0 = Instant::now();
-    app.on_agent_event(approval_with_diff(diff.clone()), t0);
+    app.on_agent_event(approval_with_diff(change.clone()), t0);
     rt.block_on(async {
         if let Some(w) = app.next_event().await {
             app.on_app_event(w);
@@ -366,7 +367,7 @@ fn diff_dialog(c: &mut Criterion) {
             term.draw(|f| app.draw(f)).unwrap();
         });
     });
-    let view = DiffView::parse(&diff);
+    let view = DiffView::from_change(&change);
     let theme = Theme::load("dark", None, false).unwrap();
     let hl = lathe_tui::highlight::Highlighter::new(theme.syntax_theme.as_deref());
     group.sample_size(10);

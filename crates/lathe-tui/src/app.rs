@@ -401,10 +401,9 @@ impl App {
         self.switch_to.take()
     }
 
-    /// Parses a diff to review; a big one is highlighted on a thread of
-    /// its own and shows plain until then.
-    fn prepare_diff(&self, call_id: &str, diff: &str) -> DiffView {
-        let mut view = DiffView::parse(diff);
+    /// A diff to review, highlighted: a big one on a thread of its own
+    /// (it shows plain until then).
+    fn prepare_diff(&self, call_id: &str, mut view: DiffView) -> DiffView {
         if view.len() <= HIGHLIGHT_INLINE {
             view.highlight_now(&self.theme, &self.hl);
             return view;
@@ -585,7 +584,7 @@ impl App {
                 else {
                     return;
                 };
-                let diff = self.prepare_diff(&call_id, &change.unified());
+                let diff = self.prepare_diff(&call_id, DiffView::from_change(&change));
                 self.approvals.edited(&call_id, change, diff, now);
                 self.log
                     .decided(&call_id, "E, edited in the editor (asked again)");

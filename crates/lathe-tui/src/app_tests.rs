@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::protocol::{Effect, ResultMetadata, ToolStatus};
-use crate::tools::preview::unified_diff;
+use crate::protocol::change::FileChange;
 use crate::components::approval::QUIET;
 
 fn app() -> (App, Instant) {
@@ -160,8 +160,8 @@ fn an_approval_round_trip_keeps_the_draft() {
                 covers: vec!["writes to notes.md".into()],
                 ttl_secs: 300,
             }),
-            diff: Some(unified_diff("notes.md", None, "# Notes\n")),
-            change: None,
+            diff: Some(FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n").unified()),
+            change: Some(Box::new(FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n"))),
             round: None,
         }),
         t0,
@@ -255,6 +255,7 @@ fn streaming_tools_and_the_log_view() {
                 ..ResultMetadata::default()
             },
             diff: None,
+            change: None,
         },
         t0 + Duration::from_millis(1800),
     );
@@ -585,8 +586,8 @@ fn every_state_renders_at_every_size() {
                         needs: vec![],
                         reason: "why".into(),
                         grant: None,
-                        diff: Some(unified_diff("a.rs", None, "x\n")),
-                        change: None,
+                        diff: Some(FileChange::new("a.rs", "/w/a.rs".into(), None, "x\n").unified()),
+                        change: Some(Box::new(FileChange::new("a.rs", "/w/a.rs".into(), None, "x\n"))),
                         round: None,
                     }),
                     t0,
@@ -1238,6 +1239,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             content: json!("a.txt changed after the change was shown"),
             metadata: Default::default(),
             diff: None,
+            change: None,
         },
         t,
     );
@@ -1340,6 +1342,7 @@ fn a_click_opens_a_changes_diff() {
             content: json!({"message": "overwrote b.txt"}),
             metadata: ResultMetadata::default(),
             diff: Some(change.unified()),
+            change: Some(Box::new(change.clone())),
         },
         t0,
     );

@@ -9,8 +9,6 @@
 
 use std::io::IsTerminal;
 
-#[cfg(test)]
-use lathe_core::front::tools;
 use lathe_core::front::{agent, config, launch, session};
 use lathe_protocol as protocol;
 

@@ -196,14 +196,15 @@ async fn dispatch_one(
     if let Some(kind) = &result.metadata.error_kind {
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
-    let diff = written.filter(|_| result.status == ToolStatus::Ok);
+    let change = written.filter(|_| result.status == ToolStatus::Ok);
     shared.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
         status: result.status,
         content: result.content,
         metadata: result.metadata,
-        diff,
+        diff: change.as_ref().map(FileChange::unified),
+        change: change.map(Box::new),
     });
     output
 }
@@ -229,7 +230,7 @@ async fn run_stages(
     args: Value,
     cancel: &CancellationToken,
     started: &mut Instant,
-    written: &mut Option<String>,
+    written: &mut Option<FileChange>,
 ) -> Outcome {
     // 3. validate
     if let Err(e) = tool.validate(&args) {
@@ -258,7 +259,7 @@ async fn run_stages(
         },
         Err(outcome) => return outcome,
     };
-    let shown = exact.as_ref().map(|e| e.change.unified_of(&e.include));
+    let shown = exact.as_ref().map(|e| e.change.keeping(&e.include));
     if cancel.is_cancelled() {
         return Outcome::Failed(ToolError::Cancelled(
             "not run: the user interrupted the turn before it started".into(),

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protocol::change::FileChange;
 use crate::protocol::{AgentEvent, Effect, TurnInfo};
 use crate::session::checkpoints::{Restored, Snapshot, Store, TurnTrees};
 use crate::session::history::Item;
@@ -284,35 +285,41 @@ const DIFF_LIMIT: usize = 2 * 1024 * 1024;
 /// tools and commands alike), against the files before the session first
 /// changed them.
 pub(crate) async fn session_diff(shared: &Shared) {
-    let answer = |diff: String, cut: bool, error: Option<String>| {
-        shared
-            .emitter
-            .emit(AgentEvent::SessionDiff { diff, cut, error });
+    let answer = |diff: String, changes: Vec<FileChange>, cut: bool, error: Option<String>| {
+        shared.emitter.emit(AgentEvent::SessionDiff {
+            diff,
+            changes,
+            cut,
+            error,
+        });
     };
     let Some(c) = &shared.checkpoints else {
         return answer(
             String::new(),
+            Vec::new(),
             false,
             Some("checkpoints are off (--checkpoints off): there is nothing to compare".into()),
         );
     };
     let mut st = c.state.lock().await;
     let Some(start) = st.start.clone() else {
-        return answer(String::new(), false, None);
+        return answer(String::new(), Vec::new(), false, None);
     };
     let store = match st.store(&c.data_dir, &c.workspace).await {
         Ok(s) => s,
-        Err(e) => return answer(String::new(), false, Some(e)),
+        Err(e) => return answer(String::new(), Vec::new(), false, Some(e)),
     };
     drop(st);
     match blocking(store, move |s| {
         let now = s.snapshot()?;
-        s.patch(&start, &now, DIFF_LIMIT)
+        let (diff, cut) = s.patch(&start, &now, DIFF_LIMIT)?;
+        let (changes, more) = s.changes(&start, &now, DIFF_LIMIT)?;
+        Ok((diff, changes, cut || more))
     })
     .await
     {
-        Ok((diff, cut)) => answer(diff, cut, None),
-        Err(e) => answer(String::new(), false, Some(e)),
+        Ok((diff, changes, cut)) => answer(diff, changes, cut, None),
+        Err(e) => answer(String::new(), Vec::new(), false, Some(e)),
     }
 }
 

@@ -400,6 +400,86 @@ impl Store {
         Ok((text[..end].to_string(), true))
     }
 
+    /// Every file that differs between two trees, as a change: edited,
+    /// created, deleted, or moved (a deleted file whose exact content
+    /// turns up under a new name). Binary files, links, nested
+    /// repositories and files too large to keep are left out; at most
+    /// `limit` bytes of old and new text are looked at.
+    pub fn changes(
+        &self,
+        from: &str,
+        to: &str,
+        limit: usize,
+    ) -> Result<(Vec<crate::protocol::change::FileChange>, bool), CheckpointError> {
+        use crate::protocol::change::FileChange;
+        let paths = self.changed(from, to)?;
+        if paths.is_empty() {
+            return Ok((Vec::new(), false));
+        }
+        let (old, new) = (self.entries(from, &paths)?, self.entries(to, &paths)?);
+        let regular = |e: &&Entry| e.mode.starts_with("100");
+        let oids: Vec<&str> = old
+            .values()
+            .chain(new.values())
+            .filter(regular)
+            .map(|e| e.oid.as_str())
+            .collect();
+        let blobs = self.blobs(&oids)?;
+        let text = |e: Option<&Entry>| -> Option<Option<&str>> {
+            match e {
+                None => Some(None),
+                Some(e) if regular(&e) => blobs
+                    .get(&e.oid)
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .map(Some),
+                Some(_) => None,
+            }
+        };
+        let shown = |p: &Path| p.to_string_lossy().into_owned();
+        // Moves: a file gone and the same content come under one new name.
+        let gone: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|p| old.contains_key(*p) && !new.contains_key(*p))
+            .collect();
+        let mut moved: HashMap<&PathBuf, &PathBuf> = HashMap::new();
+        for p in paths.iter().filter(|p| new.contains_key(*p) && !old.contains_key(*p)) {
+            if let Some(from) = gone.iter().find(|g| {
+                !moved.values().any(|m| m == *g) && old[**g].oid == new[p].oid && regular(&&old[**g])
+            }) {
+                moved.insert(p, from);
+            }
+        }
+        let mut out = Vec::new();
+        let mut size = 0usize;
+        for p in &paths {
+            if moved.values().any(|m| *m == p) {
+                continue;
+            }
+            let (Some(before), Some(after)) = (text(old.get(p)), text(new.get(p))) else {
+                continue;
+            };
+            size += before.map_or(0, str::len) + after.map_or(0, str::len);
+            if size > limit {
+                return Ok((out, true));
+            }
+            let file = self.work_tree.join(p);
+            let change = match (moved.get(p), before, after) {
+                (Some(from), _, Some(text)) => FileChange::rename(
+                    &shown(from),
+                    self.work_tree.join(from),
+                    &shown(p),
+                    file,
+                    text,
+                ),
+                (None, Some(old), None) => FileChange::delete(&shown(p), file, old),
+                (None, old, Some(new)) => FileChange::new(&shown(p), file, old, new),
+                _ => continue,
+            };
+            out.push(change);
+        }
+        Ok((out, false))
+    }
+
     /// The paths that differ between two trees.
     pub fn changed(&self, from: &str, to: &str) -> Result<Vec<PathBuf>, CheckpointError> {
         if from == to {

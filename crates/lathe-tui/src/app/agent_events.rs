@@ -190,7 +190,8 @@ impl App {
                 status,
                 content,
                 metadata,
-                diff,
+                change,
+                ..
             } => {
                 self.tool_started.remove(&call_id);
                 // The person's own version of a file is never lost: a write
@@ -206,7 +207,7 @@ impl App {
                 }
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.elapsed_ms = metadata.duration_ms;
-                    t.diff = diff;
+                    t.change = change.map(|c| *c);
                     t.state = ToolState::Done {
                         status,
                         summary: summarize(&tool, status, &content),
@@ -225,10 +226,14 @@ impl App {
                 if let Some(t) = self.transcript.tool_mut(&request.call_id) {
                     t.state = ToolState::AwaitingApproval;
                 }
-                let diff = request
-                    .diff
-                    .as_deref()
-                    .map(|d| self.prepare_diff(&request.call_id, d));
+                // Drawn from the change itself; text a tool gave instead
+                // (a change it cannot show line by line) as it is.
+                let view = match (&request.change, &request.diff) {
+                    (Some(c), _) => Some(DiffView::from_change(c)),
+                    (None, Some(text)) => Some(DiffView::plain(&request.tool, text)),
+                    (None, None) => None,
+                };
+                let diff = view.map(|v| self.prepare_diff(&request.call_id, v));
                 self.approvals.push(PendingApproval::new(request, diff), now);
             }
             AgentEvent::ApprovalDecided {
@@ -271,7 +276,12 @@ impl App {
     /// attached.
     fn on_session_event(&mut self, ev: AgentEvent) {
         match ev {
-            AgentEvent::SessionDiff { diff, cut, error } => {
+            AgentEvent::SessionDiff {
+                diff,
+                changes,
+                cut,
+                error,
+            } => {
                 let is_diff = |o: &Overlay| matches!(o, Overlay::Diff(_));
                 if !self.has_overlay(is_diff) {
                     // Closed while it was computed.
@@ -285,7 +295,13 @@ impl App {
                         "no file of the workspace has changed in this session",
                     );
                 } else {
-                    let mut text = diff;
+                    // Drawn from the changes, file by file (in git's form,
+                    // which `n` and `N` step through); what they leave out
+                    // (binary files, links) is said.
+                    let mut text = session_text(&changes);
+                    if changes.is_empty() {
+                        text = "only binary files, links or large files changed\n".to_string();
+                    }
                     if cut {
                         text.push_str("… (cut at 2 MiB)\n");
                     }
@@ -507,4 +523,10 @@ pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage)
         );
     }
     out
+}
+
+/// The session's changes as the pager shows them: each file under a
+/// `diff --git` line, its hunks as they are.
+fn session_text(changes: &[crate::protocol::change::FileChange]) -> String {
+    changes.iter().map(|c| c.git_patch()).collect()
 }

@@ -6,7 +6,6 @@ use serde_json::json;
 
 use super::*;
 use crate::protocol::{ApprovalNeed, GrantOffer};
-use crate::tools::preview::unified_diff;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -40,7 +39,7 @@ fn edit(id: &str) -> PendingApproval {
             ))),
             round: None,
         },
-        Some(DiffView::parse(&unified_diff("src/main.rs", Some(old), new))),
+        Some(DiffView::from_change(&crate::protocol::change::FileChange::new("src/main.rs", std::path::PathBuf::new(), Some(old), new))),
     )
 }
 
@@ -394,7 +393,7 @@ fn a_huge_diff_scrolls_without_overscroll() {
     let t0 = Instant::now();
     let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
     let mut req = edit("big");
-    req.diff = Some(DiffView::parse(&unified_diff("big.txt", None, &new)));
+    req.diff = Some(DiffView::from_change(&crate::protocol::change::FileChange::new("big.txt", std::path::PathBuf::new(), None, &new)));
     let mut o = shown(vec![req], t0);
     let first = draw(&mut o, 80, 24, later(t0));
     assert!(first.contains("line 0"), "{first}");
@@ -507,7 +506,7 @@ fn three_hunks(id: &str) -> PendingApproval {
             tool: "write_file".into(),
             ..edit(id).request
         },
-        diff: Some(DiffView::parse(&change.unified())),
+        diff: Some(DiffView::from_change(&change)),
         ..edit(id)
     }
 }
@@ -634,7 +633,7 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
             }],
             ..edit("c1").request
         },
-        diff: Some(DiffView::parse(&change.unified())),
+        diff: Some(DiffView::from_change(&change)),
         ..edit("c1")
     },
         t0,
@@ -678,7 +677,7 @@ fn deletions_and_moves_say_what_they_do() {
             tool: tool.into(),
             ..edit(id).request
         },
-        diff: Some(DiffView::parse(&c.unified())),
+        diff: Some(DiffView::from_change(&c)),
         ..edit(id)
     },
             t0,

@@ -91,8 +91,8 @@ pub struct ToolCell {
     pub approval: Option<&'static str>,
     /// From an earlier run (a resumed session): its time is not known.
     pub earlier: bool,
-    /// What a file change wrote, as a unified diff (shown compact).
-    pub diff: Option<String>,
+    /// What a file change wrote (shown compact).
+    pub change: Option<crate::protocol::change::FileChange>,
     /// The diff shown whole (a click on it).
     pub diff_open: bool,
 }
@@ -109,7 +109,7 @@ impl ToolCell {
             note: None,
             approval: None,
             earlier: false,
-            diff: None,
+            change: None,
             diff_open: false,
         }
     }
@@ -408,8 +408,8 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             false,
         ));
     }
-    if let Some(diff) = &t.diff {
-        compact_diff(diff, t.diff_open, theme, out);
+    if let Some(change) = &t.change {
+        compact_diff(change, t.diff_open, theme, out);
     }
     for line in &t.tail {
         out.push(Logical::new(
@@ -431,23 +431,24 @@ const DIFF_OPEN: usize = 2000;
 /// What a change wrote, in a few lines under its call: changed lines with
 /// their signs and the final-newline marks (context and file headers left
 /// out), then how many more.
-fn compact_diff(diff: &str, open: bool, theme: &Theme, out: &mut Vec<Logical>) {
+fn compact_diff(
+    change: &crate::protocol::change::FileChange,
+    open: bool,
+    theme: &Theme,
+    out: &mut Vec<Logical>,
+) {
+    use super::diff_view::LineKind;
     let shown = if open { DIFF_OPEN } else { DIFF_SHOWN };
-    let changed: Vec<&str> = diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('+') && !l.starts_with("+++"))
-                || (l.starts_with('-') && !l.starts_with("---"))
-                || l.starts_with("@@")
-                // `\ No newline at end of file`: a change of its own.
-                || l.starts_with('\\')
-        })
+    // `\ No newline at end of file` is a change of its own.
+    let changed: Vec<(LineKind, String)> = super::diff_view::change_lines(change)
+        .into_iter()
+        .filter(|(k, _)| !matches!(k, LineKind::File | LineKind::Context))
         .collect();
     let gutter = || Span::styled("  ┊ ", theme.border());
-    for l in changed.iter().take(shown) {
-        let style = match l.as_bytes().first() {
-            Some(b'+') => Style::default().fg(theme.colors.diff_add),
-            Some(b'-') => Style::default().fg(theme.colors.diff_del),
+    for (kind, l) in changed.iter().take(shown) {
+        let style = match kind {
+            LineKind::Added => Style::default().fg(theme.colors.diff_add),
+            LineKind::Removed => Style::default().fg(theme.colors.diff_del),
             _ => theme.muted(),
         };
         out.push(Logical::new(

@@ -84,119 +84,110 @@ impl PartialEq for DiffView {
     }
 }
 
-impl DiffView {
-    pub fn parse(diff: &str) -> Self {
-        let mut path = String::new();
-        let (mut added, mut removed) = (0, 0);
-        let mut rows: Vec<Row> = Vec::new();
-        let mut sides: Vec<(String, String)> = Vec::new();
-        // Lines so far in the current hunk's old and new side.
-        let (mut old_count, mut new_count) = (0usize, 0usize);
-        // The removed rows waiting for the added rows that replace them.
-        let mut removed_run: Vec<usize> = Vec::new();
-        let mut paired = 0;
-        let (mut old_no, mut new_no) = (0usize, 0usize);
-        let mut from = String::new();
-        for raw in diff.lines() {
-            if let Some(p) = raw.strip_prefix("+++ ") {
-                let to = p.strip_prefix("b/").unwrap_or(p);
-                // A deletion names the file on its `---` line; a move
-                // names both.
-                path = match (from.as_str(), to) {
-                    (f, "/dev/null") => f.to_string(),
-                    ("" | "/dev/null", t) => t.to_string(),
-                    (f, t) if f != t => format!("{f} → {t}"),
-                    (_, t) => t.to_string(),
-                };
-                continue;
-            }
-            if let Some(p) = raw.strip_prefix("--- ")
-                && rows.is_empty()
-            {
-                from = p.strip_prefix("a/").unwrap_or(p).to_string();
-                continue;
-            }
-            if let Some(rest) = raw.strip_prefix("@@") {
-                (old_no, new_no) = parse_hunk_header(rest);
-                rows.push(Row::Hunk(raw.to_string(), sides.len()));
-                sides.push((String::new(), String::new()));
-                (old_count, new_count) = (0, 0);
-                removed_run.clear();
-                paired = 0;
-                continue;
-            }
-            if sides.is_empty() {
-                sides.push((String::new(), String::new()));
-            }
-            let hunk = sides.len() - 1;
-            let (kind, text) = match raw.as_bytes().first() {
-                Some(b'+') => (Kind::Added, &raw[1..]),
-                Some(b'-') => (Kind::Removed, &raw[1..]),
-                Some(b' ') => (Kind::Context, &raw[1..]),
-                Some(b'\\') => {
-                    rows.push(Row::Note(raw.to_string()));
-                    continue;
-                }
-                _ => (Kind::Context, raw),
-            };
-            let side = &mut sides[hunk];
-            let index = rows.len();
-            let mut pair = None;
-            let (old, new, side_index) = match kind {
-                Kind::Context => {
-                    for s in [&mut side.0, &mut side.1] {
-                        s.push_str(text);
-                        s.push('\n');
-                    }
-                    old_no += 1;
-                    new_no += 1;
-                    old_count += 1;
-                    new_count += 1;
-                    removed_run.clear();
-                    paired = 0;
-                    (Some(old_no - 1), Some(new_no - 1), new_count - 1)
-                }
-                Kind::Removed => {
-                    side.0.push_str(text);
-                    side.0.push('\n');
-                    old_no += 1;
-                    old_count += 1;
-                    removed += 1;
-                    if paired > 0 {
-                        // A removal after additions starts a new run.
-                        removed_run.clear();
-                        paired = 0;
-                    }
-                    removed_run.push(index);
-                    (Some(old_no - 1), None, old_count - 1)
-                }
-                Kind::Added => {
-                    side.1.push_str(text);
-                    side.1.push('\n');
-                    new_no += 1;
-                    new_count += 1;
-                    added += 1;
-                    if let Some(&r) = removed_run.get(paired) {
-                        pair = Some(r);
-                        if let Some(Row::Line { pair: p, .. }) = rows.get_mut(r) {
-                            *p = Some(index);
-                        }
-                    }
-                    paired += 1;
-                    (None, Some(new_no - 1), new_count - 1)
-                }
-            };
-            rows.push(Row::Line {
-                kind,
-                old,
-                new,
-                text: text.to_string(),
-                pair,
-                side_index,
-                hunk,
-            });
+/// Lays a change out row by row, as its hunks hold it.
+#[derive(Default)]
+struct Builder {
+    added: usize,
+    removed: usize,
+    rows: Vec<Row>,
+    sides: Vec<(String, String)>,
+    /// Lines so far in the current hunk's old and new side.
+    old_count: usize,
+    new_count: usize,
+    /// The removed rows waiting for the added rows that replace them.
+    removed_run: Vec<usize>,
+    paired: usize,
+    old_no: usize,
+    new_no: usize,
+}
+
+impl Builder {
+    fn hunk(&mut self, header: String, old_start: usize, new_start: usize) {
+        self.rows.push(Row::Hunk(header, self.sides.len()));
+        self.sides.push((String::new(), String::new()));
+        (self.old_no, self.new_no) = (old_start.max(1), new_start.max(1));
+        (self.old_count, self.new_count) = (0, 0);
+        self.removed_run.clear();
+        self.paired = 0;
+    }
+
+    /// One line of a hunk as it holds it (` `, `-`, `+` or `\` first).
+    fn line(&mut self, raw: &str) {
+        if self.sides.is_empty() {
+            self.sides.push((String::new(), String::new()));
         }
-        let num_width = rows
+        let hunk = self.sides.len() - 1;
+        let (kind, text) = match raw.as_bytes().first() {
+            Some(b'+') => (Kind::Added, &raw[1..]),
+            Some(b'-') => (Kind::Removed, &raw[1..]),
+            Some(b' ') => (Kind::Context, &raw[1..]),
+            Some(b'\\') => {
+                self.rows.push(Row::Note(raw.to_string()));
+                return;
+            }
+            _ => (Kind::Context, raw),
+        };
+        let side = &mut self.sides[hunk];
+        let index = self.rows.len();
+        let mut pair = None;
+        let (old, new, side_index) = match kind {
+            Kind::Context => {
+                for s in [&mut side.0, &mut side.1] {
+                    s.push_str(text);
+                    s.push('\n');
+                }
+                self.old_no += 1;
+                self.new_no += 1;
+                self.old_count += 1;
+                self.new_count += 1;
+                self.removed_run.clear();
+                self.paired = 0;
+                (Some(self.old_no - 1), Some(self.new_no - 1), self.new_count - 1)
+            }
+            Kind::Removed => {
+                side.0.push_str(text);
+                side.0.push('\n');
+                self.old_no += 1;
+                self.old_count += 1;
+                self.removed += 1;
+                if self.paired > 0 {
+                    // A removal after additions starts a new run.
+                    self.removed_run.clear();
+                    self.paired = 0;
+                }
+                self.removed_run.push(index);
+                (Some(self.old_no - 1), None, self.old_count - 1)
+            }
+            Kind::Added => {
+                side.1.push_str(text);
+                side.1.push('\n');
+                self.new_no += 1;
+                self.new_count += 1;
+                self.added += 1;
+                if let Some(&r) = self.removed_run.get(self.paired) {
+                    pair = Some(r);
+                    if let Some(Row::Line { pair: p, .. }) = self.rows.get_mut(r) {
+                        *p = Some(index);
+                    }
+                }
+                self.paired += 1;
+                (None, Some(self.new_no - 1), self.new_count - 1)
+            }
+        };
+        self.rows.push(Row::Line {
+            kind,
+            old,
+            new,
+            text: text.to_string(),
+            pair,
+            side_index,
+            hunk,
+        });
+    }
+
+    fn finish(self, path: String) -> DiffView {
+        let num_width = self
+            .rows
             .iter()
             .filter_map(|r| match r {
                 Row::Line { old, new, .. } => Some(old.unwrap_or(0).max(new.unwrap_or(0))),
@@ -207,12 +198,12 @@ impl DiffView {
             .to_string()
             .len()
             .max(3);
-        Self {
+        DiffView {
             path,
-            added,
-            removed,
-            rows,
-            sides: Arc::new(sides),
+            added: self.added,
+            removed: self.removed,
+            rows: self.rows,
+            sides: Arc::new(self.sides),
             highlighted: None,
             alive: Arc::new(()),
             num_width,
@@ -220,6 +211,81 @@ impl DiffView {
             words: RefCell::new(HashMap::new()),
             marks: RefCell::default(),
         }
+    }
+}
+
+/// What a line of a change is, as drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// The file: its path, and what happens to it.
+    File,
+    /// A hunk's `@@` header.
+    Hunk,
+    Added,
+    Removed,
+    Context,
+    /// `\ No newline at end of file`.
+    Note,
+}
+
+/// A change's lines as drawn, from its hunks: the file, each hunk's
+/// header, and its lines with their signs.
+pub fn change_lines(change: &crate::protocol::change::FileChange) -> Vec<(LineKind, String)> {
+    use crate::protocol::change::ChangeKind;
+    use crate::protocol::visible;
+    let path = visible::name(&change.path);
+    let file = match (change.kind, &change.from) {
+        (ChangeKind::Create, _) => format!("{path} (new file)"),
+        (ChangeKind::Delete, _) => format!("{path} (deleted)"),
+        (ChangeKind::Rename, Some(from)) => format!("{} → {path}", visible::name(from)),
+        _ => path.into_owned(),
+    };
+    let mut out = vec![(LineKind::File, file)];
+    for h in &change.hunks {
+        out.push((LineKind::Hunk, h.header()));
+        for line in &h.lines {
+            let kind = match line.as_bytes().first() {
+                Some(b'+') => LineKind::Added,
+                Some(b'-') => LineKind::Removed,
+                Some(b'\\') => LineKind::Note,
+                _ => LineKind::Context,
+            };
+            out.push((kind, line.clone()));
+        }
+    }
+    out
+}
+
+impl DiffView {
+    /// A change, laid out from its hunks (the core's structured change:
+    /// no diff text is read back).
+    pub fn from_change(change: &crate::protocol::change::FileChange) -> Self {
+        use crate::protocol::change::ChangeKind;
+        use crate::protocol::visible;
+        let path = match (change.kind, &change.from) {
+            (ChangeKind::Rename, Some(from)) => {
+                format!("{} → {}", visible::name(from), visible::name(&change.path))
+            }
+            _ => visible::name(&change.path).into_owned(),
+        };
+        let mut b = Builder::default();
+        for h in &change.hunks {
+            b.hunk(h.header(), h.old_start, h.new_start);
+            for line in &h.lines {
+                b.line(line);
+            }
+        }
+        b.finish(path)
+    }
+
+    /// Text that is no diff (what a tool says of a change it cannot show
+    /// line by line), shown as it is.
+    pub fn plain(path: &str, text: &str) -> Self {
+        let mut b = Builder::default();
+        for line in text.lines() {
+            b.rows.push(Row::Note(line.to_string()));
+        }
+        b.finish(path.to_string())
     }
 
     /// Lines of the diff (rows before wrapping).
@@ -541,22 +607,6 @@ struct Marks {
     excluded: Vec<bool>,
 }
 
-fn parse_hunk_header(rest: &str) -> (usize, usize) {
-    // " -12,5 +12,7 @@ ..."
-    let mut old = 1;
-    let mut new = 1;
-    for part in rest.split_whitespace() {
-        let num = |p: &str| p.split(',').next().and_then(|n| n.parse::<usize>().ok());
-        if let Some(o) = part.strip_prefix('-').and_then(num) {
-            old = o.max(1);
-        } else if let Some(n) = part.strip_prefix('+').and_then(num) {
-            new = n.max(1);
-        } else if part == "@@" {
-            break;
-        }
-    }
-    (old, new)
-}
 
 /// Byte ranges that changed in `old` and in `new`, by words.
 fn word_changes(old: &str, new: &str) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
@@ -651,8 +701,10 @@ fn restyle_ranges(
 mod tests {
     use insta::assert_snapshot;
 
+    use std::path::PathBuf;
+
     use super::*;
-    use crate::tools::preview::unified_diff;
+    use crate::protocol::change::FileChange;
 
     fn text(lines: &[Line<'_>]) -> String {
         lines
@@ -671,7 +723,7 @@ mod tests {
     fn a_diff_renders_with_numbers_signs_and_hunks() {
         let old = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
         let new = "fn main() {\n    let x = 2;\n    println!(\"{x}\");\n    done();\n}\n";
-        let v = DiffView::parse(&unified_diff("src/main.rs", Some(old), new));
+        let v = DiffView::from_change(&FileChange::new("src/main.rs", PathBuf::new(), Some(old), new));
         assert_eq!((v.path.as_str(), v.added, v.removed), ("src/main.rs", 2, 1));
         let lines = v.lines(&Theme::plain(), 60);
         assert_snapshot!("diff_view_plain", text(&lines));
@@ -685,7 +737,7 @@ mod tests {
         let (o, _) = word_changes("abc", "xyz");
         assert!(o.is_empty(), "whole-line changes get no word marks");
         let theme = Theme::dark();
-        let mut v = DiffView::parse(&unified_diff("a.rs", Some("let x = 1;\n"), "let x = 2;\n"));
+        let mut v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), Some("let x = 1;\n"), "let x = 2;\n"));
         v.highlight_now(&theme, &Highlighter::new(theme.syntax_theme.as_deref()));
         let lines = v.lines(&theme, 40);
         let marked: Vec<&str> = lines
@@ -702,11 +754,7 @@ mod tests {
 
     #[test]
     fn long_lines_wrap_under_the_gutter() {
-        let v = DiffView::parse(&unified_diff(
-            "a.txt",
-            None,
-            &format!("{}\n", "word ".repeat(20)),
-        ));
+        let v = DiffView::from_change(&FileChange::new("a.txt", PathBuf::new(), None, &format!("{}\n", "word ".repeat(20))));
         let lines = v.lines(&Theme::plain(), 40);
         assert!(lines.len() > 3);
         assert!(
@@ -718,9 +766,12 @@ mod tests {
 
     #[test]
     fn removed_runs_pair_with_the_added_lines_after_them() {
-        let diff =
-            "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n-a 1\n-b 1\n+a 2\n+b 2\n+extra\n c\n-d 1\n+d 2\n";
-        let v = DiffView::parse(diff);
+        let v = DiffView::from_change(&FileChange::new(
+            "x",
+            PathBuf::new(),
+            Some("a 1\nb 1\nc\nd 1\n"),
+            "a 2\nb 2\nextra\nc\nd 2\n",
+        ));
         let pairs: Vec<(usize, Option<usize>)> = v
             .rows
             .iter()
@@ -749,7 +800,7 @@ mod tests {
     fn a_big_diff_styles_only_the_rows_shown() {
         let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
         let old: String = (0..20_000).map(|i| format!("line {}\n", i * 2)).collect();
-        let v = DiffView::parse(&unified_diff("big.txt", Some(&old), &new));
+        let v = DiffView::from_change(&FileChange::new("big.txt", PathBuf::new(), Some(&old), &new));
         assert!(v.height(80) >= 20_000);
         let shown = v.rows_in(&Theme::plain(), 80, 100, 5);
         assert_eq!(shown.len(), 5);
@@ -761,7 +812,7 @@ mod tests {
 
     #[test]
     fn tabs_show_as_arrows_at_their_stops() {
-        let v = DiffView::parse(&unified_diff("Makefile", None, "all:\n\tgo build\n"));
+        let v = DiffView::from_change(&FileChange::new("Makefile", PathBuf::new(), None, "all:\n\tgo build\n"));
         let lines = v.lines(&Theme::plain(), 40);
         let shown = text(&lines);
         assert!(shown.contains("+ →   go build"), "{shown}");
@@ -771,7 +822,7 @@ mod tests {
     fn highlighting_stops_once_the_view_is_gone() {
         let theme = Theme::dark();
         let hl = Highlighter::new(theme.syntax_theme.as_deref());
-        let v = DiffView::parse(&unified_diff("a.rs", None, "fn a() {}\n"));
+        let v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), None, "fn a() {}\n"));
         let job = v.highlight_job(&theme, &hl);
         let kept = v.highlight_job(&theme, &hl);
         assert!(kept().is_some());

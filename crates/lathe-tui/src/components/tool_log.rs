@@ -45,7 +45,7 @@ pub struct LogEntry {
     pub metadata: ResultMetadata,
     pub content: Option<Value>,
     /// What a file change wrote, as a unified diff.
-    pub diff: Option<String>,
+    pub change: Option<crate::protocol::change::FileChange>,
     /// Bumped on every change, so the detail view knows to lay out again.
     rev: u64,
 }
@@ -190,7 +190,7 @@ impl ToolLog {
                     status: None,
                     metadata: ResultMetadata::default(),
                     content: None,
-                    diff: None,
+                    change: None,
                     rev: 0,
                 });
             }
@@ -240,14 +240,14 @@ impl ToolLog {
                 status,
                 content,
                 metadata,
-                diff,
+                change,
                 ..
             } => {
                 if let Some(e) = self.entry(call_id) {
                     e.status = Some(*status);
                     e.metadata = metadata.clone();
                     e.content = Some(content.clone());
-                    e.diff = diff.clone();
+                    e.change = change.as_deref().cloned();
                 }
             }
             _ => {}
@@ -594,19 +594,20 @@ fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
         }
     }
     add(String::new(), theme.text());
-    match &e.diff {
+    match &e.change {
         // A file change reads as the change, not as its raw arguments.
-        Some(diff) => {
+        Some(change) => {
+            use super::diff_view::LineKind;
             add("change:".into(), theme.bold(theme.colors.heading));
-            for l in diff.lines() {
-                let style = match l.as_bytes().first() {
-                    _ if l.starts_with("+++") || l.starts_with("---") => theme.muted(),
-                    Some(b'+') => Style::default().fg(theme.colors.diff_add),
-                    Some(b'-') => Style::default().fg(theme.colors.diff_del),
-                    Some(b'@') => theme.accent(),
-                    _ => theme.text(),
+            for (kind, l) in super::diff_view::change_lines(change) {
+                let style = match kind {
+                    LineKind::File | LineKind::Note => theme.muted(),
+                    LineKind::Added => Style::default().fg(theme.colors.diff_add),
+                    LineKind::Removed => Style::default().fg(theme.colors.diff_del),
+                    LineKind::Hunk => theme.accent(),
+                    LineKind::Context => theme.text(),
                 };
-                add(crate::components::cells::terminal_line(l), style);
+                add(crate::components::cells::terminal_line(&l), style);
             }
         }
         None => {

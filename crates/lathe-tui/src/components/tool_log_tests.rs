@@ -35,6 +35,7 @@ fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -
             redactions: 0,
         },
         diff: None,
+        change: None,
     }
 }
 

@@ -351,7 +351,7 @@ impl Transcript {
             .rev()
             .filter_map(|row| self.cell_at(row))
             .find(|&i| {
-                matches!(self.entries.get(i).map(|e| &e.cell), Some(Cell::Tool(t)) if t.diff.is_some())
+                matches!(self.entries.get(i).map(|e| &e.cell), Some(Cell::Tool(t)) if t.change.is_some())
             })
     }
 
@@ -361,7 +361,7 @@ impl Transcript {
         let Some(Cell::Tool(t)) = self.entries.get_mut(i).map(|e| &mut e.cell) else {
             return false;
         };
-        if t.diff.is_none() {
+        if t.change.is_none() {
             return false;
         }
         t.diff_open = !t.diff_open;

@@ -177,14 +177,14 @@ fn written_changes_stay_as_compact_diffs() {
         crate::protocol::change::FileChange::new("a.txt", "/w/a.txt".into(), Some(&old), &new);
     let mut edit = ToolCell::new("c1", "edit_file", &json!({"path": "a.txt"}));
     edit.state = done(ToolStatus::Ok, "edited a.txt at line 2", 2);
-    edit.diff = Some(small.unified());
+    edit.change = Some(small);
     t.push(Cell::Tool(Box::new(edit)));
     let big_new: String = (1..=30).map(|i| format!("row {i}\n")).collect();
     let big =
         crate::protocol::change::FileChange::new("b.txt", "/w/b.txt".into(), Some(&old), &big_new);
     let mut write = ToolCell::new("c2", "write_file", &json!({"path": "b.txt"}));
     write.state = done(ToolStatus::Ok, "overwrote b.txt", 2);
-    write.diff = Some(big.unified());
+    write.change = Some(big);
     t.push(Cell::Tool(Box::new(write)));
     let shown = draw(&mut t, 70, 24);
     assert_snapshot!("transcript_compact_diffs", shown);
@@ -219,7 +219,7 @@ fn compact_diffs_show_endings_and_the_final_newline() {
     );
     let mut write = ToolCell::new("c1", "write_file", &json!({"path": "a.txt"}));
     write.state = done(ToolStatus::Ok, "overwrote a.txt", 7);
-    write.diff = Some(c.unified());
+    write.change = Some(c);
     t.push(Cell::Tool(Box::new(write)));
     let shown = draw(&mut t, 70, 12);
     assert!(shown.contains("┊ -one␍"), "{shown}");
