@@ -863,7 +863,7 @@ pub fn read_own_file(path: &Path) -> std::io::Result<String> {
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
+    if !meta.is_file() || crate::tools::fs::regular::on_pseudo_fs(&file) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file",

@@ -14,6 +14,7 @@
 
 pub mod authorizer;
 pub mod denylist;
+mod git_reads;
 pub mod grants;
 pub mod guardrails;
 pub mod hooks;

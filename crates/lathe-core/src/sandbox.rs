@@ -805,6 +805,20 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     if !fs && !net {
         return None;
     }
+    // A file hidden on purpose (a read rule of the person's, a credential
+    // store) is not something to ask around.
+    let named = policy.hidden.iter().find(|p| {
+        let rel = p.strip_prefix(&policy.cwd).unwrap_or(p);
+        !rel.as_os_str().is_empty() && stderr.contains(&*rel.to_string_lossy())
+    });
+    if let Some(path) = named {
+        let rel = path.strip_prefix(&policy.cwd).unwrap_or(path);
+        return Some(format!(
+            "{} is hidden from commands (the person's read rules, or a store of \
+             credentials): no command may read it, and it is not to be read another way",
+            rel.display()
+        ));
+    }
     let writes = match policy.mode {
         Mode::ReadOnly => "nowhere".to_string(),
         _ => policy

@@ -230,6 +230,14 @@ async fn searches_survive_ignore_files_that_are_not_files() {
     std::fs::create_dir_all(root.join("linked")).unwrap();
     std::fs::write(root.join("linked/d.rs"), "needle\n").unwrap();
     std::os::unix::fs::symlink("../gd", root.join("linked/.git")).unwrap();
+    // A file of the kernel's that says it is regular and empty, and reads
+    // without end.
+    std::fs::create_dir_all(root.join("pagemap")).unwrap();
+    std::fs::write(root.join("pagemap/e.rs"), "needle\n").unwrap();
+    std::os::unix::fs::symlink("/proc/self/pagemap", root.join("pagemap/.gitignore")).unwrap();
+    std::fs::create_dir_all(root.join("sys")).unwrap();
+    std::fs::write(root.join("sys/f.rs"), "needle\n").unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", root.join("sys/.ignore")).unwrap();
     for (tool, args) in [
         (&Grep as &dyn Tool, json!({"pattern": "needle"})),
         (&Glob as &dyn Tool, json!({"pattern": "*.rs"})),
@@ -245,6 +253,8 @@ async fn searches_survive_ignore_files_that_are_not_files() {
             ("fifo", "b.rs"),
             ("wt", "c.rs"),
             ("linked", "d.rs"),
+            ("pagemap", "e.rs"),
+            ("sys", "f.rs"),
         ] {
             assert!(!text.contains(&format!("{dir}/{file}")), "{text}");
             assert!(

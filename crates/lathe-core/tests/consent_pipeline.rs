@@ -17,6 +17,7 @@ use lathe_core::protocol::{
     ToolStatus,
 };
 use lathe_core::provider::ProviderKind;
+use lathe_core::tools::ToolRegistry;
 use mock_llm::{MockLlm, Reply, Step, tool_results};
 use serde_json::{Value, json};
 
@@ -1035,6 +1036,9 @@ async fn a_read_deny_rule_follows_the_file_not_its_old_name() {
             RuleOrigin::User,
         )
         .unwrap(),
+        // Without the sandbox, which would keep the script from moving
+        // the file (see the next test): the rules alone hold.
+        registry: Some(ToolRegistry::with_defaults(&unsandboxed()).unwrap()),
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
     };
     let (events, _mock) = run(setup, steps, ws.path(), "tidy up").await;
@@ -1060,6 +1064,105 @@ async fn a_read_deny_rule_follows_the_file_not_its_old_name() {
     let (status, ok, _) = result_of(&events, "ok");
     assert_eq!(status, ToolStatus::Ok, "{ok}");
     assert!(ok.to_string().contains("public notes"), "{ok}");
+}
+
+fn unsandboxed() -> lathe_core::tools::builtin::BuiltinSettings {
+    let mut settings = builtin_settings();
+    settings.sandbox.mode = lathe_core::sandbox::Mode::Off;
+    settings
+}
+
+/// What a read rule covers is not there for a sandboxed command, whatever
+/// program reads it: a script the analysis cannot follow reads it empty
+/// (by its name, by a pattern, after trying to move it), cannot write it,
+/// move it or its directory, and the files beside it are untouched.
+#[tokio::test]
+async fn a_read_rule_holds_for_every_program_in_the_sandbox() {
+    // With the mount table of its own, and with Landlock alone.
+    for namespaces in [true, false] {
+        let mut settings = builtin_settings();
+        settings.sandbox.namespaces = namespaces;
+        read_rule_holds(settings, namespaces).await;
+    }
+}
+
+async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, namespaces: bool) {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("private/deep")).unwrap();
+    std::fs::create_dir(ws.path().join("mixed")).unwrap();
+    std::fs::write(ws.path().join("private/plan.md"), "SECRET-PLAN-42\n").unwrap();
+    std::fs::write(ws.path().join("private/deep/key.txt"), "SECRET-KEY-43\n").unwrap();
+    std::fs::write(ws.path().join("mixed/secret.env"), "SECRET-ENV-44\n").unwrap();
+    std::fs::write(ws.path().join("mixed/readme.md"), "open text\n").unwrap();
+    let py = |id: &str, code: &str| shell(id, &format!("python3 -c \"{code}\""));
+    let steps = vec![
+        py("name", "print(open('pri'+'vate/plan.md').read())"),
+        py("deep", "print(open('private/de'+'ep/key.txt').read())"),
+        py("mixed", "print(open('mixed/sec'+'ret.env').read())"),
+        py(
+            "walk",
+            "import os\nfor d, _, fs in os.walk('.'):\n  for f in fs:\n    p = os.path.join(d, f)\n    print(p, open(p, errors='replace').read() if os.path.isfile(p) else '')",
+        ),
+        py("write", "open('mixed/sec'+'ret.env', 'a').write('x')"),
+        py("move", "import os; os.rename('pri'+'vate', 'public')"),
+        py(
+            "movefile",
+            "import os; os.rename('mixed/sec'+'ret.env', 'out.env')",
+        ),
+        shell("tar", "tar cf - mix* 2>&1 | strings"),
+        py(
+            "beside",
+            "print(open('mixed/read'+'me.md').read()); open('mixed/new.txt', 'w').write('made')",
+        ),
+        Step::Reply(Reply::text("done")),
+    ];
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into(), "read_file(**/*.env)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        registry: Some(ToolRegistry::with_defaults(&settings).unwrap()),
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let (events, _mock) = run(setup, steps, ws.path(), "look").await;
+    let all = format!("{events:?}");
+    for secret in ["SECRET-PLAN-42", "SECRET-KEY-43", "SECRET-ENV-44"] {
+        assert!(!all.contains(secret), "{secret} got out: {all}");
+    }
+    for id in ["name", "mixed", "write", "move", "movefile"] {
+        let (_, content, _) = result_of(&events, id);
+        assert_ne!(content["exit_code"], json!(0), "{id}: {content}");
+    }
+    // A covered file beside others cannot be opened; a directory of
+    // covered files is empty.
+    let (_, mixed, _) = result_of(&events, "mixed");
+    assert!(mixed.to_string().contains("Permission denied"), "{mixed}");
+    // The model is told why, and not to ask for the sandbox off.
+    assert!(
+        mixed["sandbox"]
+            .to_string()
+            .contains("is hidden from commands"),
+        "{mixed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("mixed/secret.env")).unwrap(),
+        "SECRET-ENV-44\n"
+    );
+    assert!(ws.path().join("private/plan.md").exists());
+    assert!(!ws.path().join("public").exists() && !ws.path().join("out.env").exists());
+    let (_, beside, _) = result_of(&events, "beside");
+    assert!(beside.to_string().contains("open text"), "{beside}");
+    // With Landlock alone, the directory that holds a covered file is
+    // granted around it, which leaves it without new files.
+    if namespaces {
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("mixed/new.txt")).unwrap(),
+            "made"
+        );
+    }
 }
 
 /// The third round's second look at read rules: git printed a covered

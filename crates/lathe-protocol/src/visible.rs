@@ -6,8 +6,23 @@
 use std::borrow::Cow;
 
 /// Characters that show as nothing, or as a blank, though they are not
-/// the space or the tab.
+/// the space or the tab; and the ones a terminal may draw as anything or
+/// nothing: every format character (Unicode's Cf), private use (Co) and
+/// code points not assigned yet (Cn).
 pub fn is_invisible(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    if c.is_ascii() {
+        return false;
+    }
+    if matches!(
+        get_general_category(c),
+        GeneralCategory::Format
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Unassigned
+            | GeneralCategory::Surrogate
+    ) {
+        return true;
+    }
     matches!(c,
         '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
         | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{2000}'..='\u{200F}'
@@ -247,6 +262,16 @@ mod tests {
             '\u{E0FFF}',
             '\u{0600}',
             '\u{FFFF}',
+            // A second look: private use (a font's icons, or nothing),
+            // unassigned code points of every plane.
+            '\u{E000}',
+            '\u{F8FF}',
+            '\u{F0000}',
+            '\u{10FFFD}',
+            '\u{0378}',
+            '\u{2FFFF}',
+            '\u{50000}',
+            '\u{E01F0}',
         ] {
             assert_eq!(
                 first_hidden(&format!("server{c}.js")),

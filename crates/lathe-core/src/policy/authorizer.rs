@@ -212,10 +212,26 @@ impl Assessor<'_> {
                     "approval mode read-only does not run commands outside the sandbox".into(),
                 );
             }
-            // No rule, mode or grant stands in for the person here.
+            // No rule, mode or grant stands in for the person here; and
+            // the sandbox is what holds the read rules for every program.
+            let reads: Vec<String> = self
+                .rules
+                .deny
+                .iter()
+                .filter(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))
+                .map(|r| format!("`{}`", r.text))
+                .collect();
+            let reason = if reads.is_empty() {
+                UNSANDBOXED_REASON.to_string()
+            } else {
+                format!(
+                    "{UNSANDBOXED_REASON}; and there it can read what your rules {} deny",
+                    reads.join(", ")
+                )
+            };
             needs.push(Need {
                 what: format!("run `{}` outside the sandbox", e.line),
-                reason: UNSANDBOXED_REASON.into(),
+                reason,
                 grant: None,
             });
         }

@@ -264,3 +264,38 @@ fn running_outside_the_sandbox_always_asks_and_is_never_granted() {
         }
     }
 }
+
+/// Outside the sandbox nothing holds the read rules for a program the
+/// analysis cannot follow: the question says which rules it can read past.
+#[test]
+fn running_outside_the_sandbox_says_which_read_rules_cannot_hold() {
+    let (_d, w) = setup();
+    let rules = Rules::parse(
+        &[],
+        &[],
+        &["read_file(private/**)".into()],
+        RuleOrigin::User,
+    )
+    .unwrap();
+    let mut exec = analyze("python3 build.py", &w);
+    exec.unsandboxed = true;
+    let got = Assessor {
+        mode: ApprovalMode::FullAuto,
+        rules: &rules,
+        workspace: &w,
+        protected: &[],
+    }
+    .assess("exec_shell", Effect::Exec, &[Operation::Exec(exec)]);
+    let Assessment::Ask(needs) = got else {
+        panic!("{got:?}");
+    };
+    let n = needs
+        .iter()
+        .find(|n| n.what.contains("outside the sandbox"))
+        .unwrap_or_else(|| panic!("{needs:?}"));
+    assert!(
+        n.reason.contains("can read what your rules `read_file(private/**)` deny"),
+        "{}",
+        n.reason
+    );
+}

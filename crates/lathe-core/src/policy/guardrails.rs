@@ -66,6 +66,9 @@ pub struct ReadDenials {
     rules: Arc<Rules>,
     /// Device and inode of every covered file seen, with its path then.
     inodes: Arc<std::sync::RwLock<std::collections::HashMap<(u64, u64), String>>>,
+    /// Where the covered files are now, as the last look found them: the
+    /// paths a sandboxed command sees empty (see [`Self::places`]).
+    places: Arc<std::sync::RwLock<Vec<std::path::PathBuf>>>,
 }
 
 /// Commands that read no file's content, only names and sizes: a
@@ -85,9 +88,15 @@ impl ReadDenials {
             workspace,
             rules,
             inodes: Arc::default(),
+            places: Arc::default(),
         };
         me.refresh();
         me
+    }
+
+    /// The workspace the rules are read in.
+    pub(crate) fn workspace_root(&self) -> &std::path::Path {
+        self.workspace.root()
     }
 
     /// Whether any read deny rule names paths (else nothing is tracked).
@@ -111,15 +120,18 @@ impl ReadDenials {
             .first(RuleKind::Deny, "read_file", Subject::File(&op))
     }
 
-    /// Notes the covered files as they are now (at the start, and after
-    /// every round of calls that may change files).
+    /// Notes the covered files as they are now (at the start, after
+    /// every round of calls that may change files, and before a command
+    /// runs): by their path, or as a file seen covered before.
     pub fn refresh(&self) {
         if !self.active() {
             return;
         }
         use std::os::unix::fs::MetadataExt;
         let root = self.workspace.root();
+        let known = self.inodes.read().map(|i| i.clone()).unwrap_or_default();
         let mut found = Vec::new();
+        let mut tally = Tally::default();
         let walk = ignore::WalkBuilder::new(root)
             .standard_filters(false)
             .hidden(false)
@@ -127,22 +139,43 @@ impl ReadDenials {
             .filter_entry(|e| e.file_name() != ".git")
             .build();
         for entry in walk.flatten().take(DENIED_WALK) {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            if entry.depth() == 0 {
                 continue;
             }
             let Ok(rel) = entry.path().strip_prefix(root) else {
                 continue;
             };
             let rel = rel.to_string_lossy().into_owned();
-            if self.rule_for(&rel).is_some()
-                && let Ok(m) = entry.metadata()
-            {
-                found.push(((m.dev(), m.ino()), rel));
+            let file = entry.file_type().is_some_and(|t| t.is_file());
+            let id = entry.metadata().ok().map(|m| (m.dev(), m.ino()));
+            let covered = file
+                && (self.rule_for(&rel).is_some() || id.is_some_and(|i| known.contains_key(&i)));
+            if covered && let Some(id) = id {
+                found.push((id, rel));
+            }
+            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+                tally.add(entry.path(), root, covered);
             }
         }
+        let places = tally.places(root);
         if let Ok(mut inodes) = self.inodes.write() {
             inodes.extend(found);
         }
+        if let Ok(mut p) = self.places.write() {
+            *p = places;
+        }
+    }
+
+    /// The paths (absolute) a sandboxed command is to find empty, as the
+    /// last [`Self::refresh`] found them: each covered file, or the
+    /// topmost directory that holds covered files only. What a read rule
+    /// covers stays covered for every program, not only for the ones the
+    /// analysis of a command line understands (`python3 -c "open(…)"`).
+    pub fn places(&self) -> Vec<std::path::PathBuf> {
+        if !self.active() {
+            return Vec::new();
+        }
+        self.places.read().map(|p| p.clone()).unwrap_or_default()
     }
 
     /// Why reading `abs` (a file or directory of the workspace) is
@@ -268,6 +301,67 @@ impl ReadDenials {
     }
 }
 
+/// The most covered files hidden one by one from a command.
+const FILE_COVERS: usize = 256;
+
+/// What a walk of the workspace found under each directory: how many
+/// entries, and how many of them covered files, to hide a directory of
+/// covered files whole rather than file by file.
+#[derive(Default)]
+struct Tally {
+    /// Per directory (beneath the root): entries beneath it that are not
+    /// directories, and how many of those are covered files.
+    dirs: std::collections::HashMap<std::path::PathBuf, (usize, usize)>,
+    /// The covered files, in the order found.
+    files: Vec<std::path::PathBuf>,
+}
+
+impl Tally {
+    fn add(&mut self, path: &std::path::Path, root: &std::path::Path, covered: bool) {
+        if covered {
+            self.files.push(path.to_path_buf());
+        }
+        for dir in path
+            .ancestors()
+            .skip(1)
+            .take_while(|d| *d != root && d.starts_with(root))
+        {
+            let counts = self.dirs.entry(dir.to_path_buf()).or_default();
+            counts.0 += 1;
+            counts.1 += usize::from(covered);
+        }
+    }
+
+    /// The covered files; past [`FILE_COVERS`] of them, the topmost
+    /// directories with covered files only beneath them, and the covered
+    /// files outside those. A file covered is one git cannot stage as
+    /// deleted (`git add -A` in a command stops at it), which an empty
+    /// directory in place of its own would let it do; so directories
+    /// only when files would be too many mounts.
+    fn places(self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        if self.files.len() <= FILE_COVERS {
+            return self.files;
+        }
+        let whole = |d: &std::path::Path| self.dirs.get(d).is_some_and(|(n, c)| n == c);
+        let mut places: Vec<std::path::PathBuf> = self
+            .files
+            .iter()
+            .map(|file| {
+                file.ancestors()
+                    .skip(1)
+                    .take_while(|d| *d != root && d.starts_with(root))
+                    .filter(|d| whole(d))
+                    .last()
+                    .unwrap_or(file)
+                    .to_path_buf()
+            })
+            .collect();
+        places.sort();
+        places.dedup();
+        places
+    }
+}
+
 impl Guardrails {
     pub fn new(workspace: Arc<Workspace>, rules: Arc<Rules>, shell_max_timeout_secs: u64) -> Self {
         let reads = ReadDenials::new(workspace.clone(), rules.clone());
@@ -367,88 +461,20 @@ impl Guardrails {
         None
     }
 
-    /// git prints what files held (`show REV:PATH`, `diff`, `log -p`,
-    /// `grep`, `cat-file`, `blame`, `archive`): with a read deny rule in
-    /// force, such a command runs only when its pathspecs (after `--`)
-    /// name nothing covered; a `REV:PATH` is judged as PATH.
+    /// git prints what files held, from its object store, which no cover
+    /// reaches (see [`super::git_reads`]).
     fn git_content(&self, c: &crate::protocol::operation::SimpleCommand) -> Option<GuardError> {
-        if c.basename() != "git" || !self.reads.active() {
-            return None;
-        }
-        let sub = c.subcommand.as_deref()?;
-        let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
-        let has = |flags: &[&str]| {
-            args.iter()
-                .any(|a| flags.iter().any(|f| *a == *f || a.starts_with(&format!("{f}="))))
-        };
-        let names_only = has(&[
-            "--stat",
-            "--name-only",
-            "--name-status",
-            "--shortstat",
-            "--numstat",
-            "--summary",
-            "--quiet",
-            "--exit-code",
-        ]);
-        let patches = has(&["-p", "-u", "--patch", "-L", "--cc", "-c", "--full-diff"])
-            || args.iter().any(|a| a.starts_with("-L"));
-        let prints = match sub {
-            "show" | "diff" | "diff-tree" | "diff-index" | "diff-files" => !names_only,
-            "log" | "whatchanged" | "reflog" | "stash" => patches,
-            "cat-file" | "grep" | "blame" | "annotate" | "archive" | "format-patch" | "bundle"
-            | "fast-export" | "range-diff" => true,
-            _ => false,
-        };
-        if !prints {
-            return None;
-        }
+        let why = super::git_reads::judge(c, &self.reads)?;
         let rule = self
             .rules
             .deny
             .iter()
             .find(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))?;
-        let denied = |why: String| {
-            Some(GuardError::Rule {
-                rule: rule.text.clone(),
-                origin: rule.origin,
-                what: format!("`git {sub}` {why}"),
-            })
-        };
-        // `REV:PATH` and `:PATH` name a file of a commit or the index.
-        for a in &args {
-            if let Some((_, path)) = a.split_once(':')
-                && !a.starts_with('-')
-                && !path.is_empty()
-                && self.reads.rule_for(path.trim_start_matches("./")).is_some()
-            {
-                return denied(format!("prints {path}, which your rules deny reading"));
-            }
-        }
-        let Some(dash) = args.iter().position(|a| *a == "--") else {
-            return denied(
-                "can print any file the repository holds; name the paths it may show after \
-                 `--` (none your read rules cover)"
-                    .into(),
-            );
-        };
-        let root = self.workspace.root();
-        let cwd = c.cwd.as_deref().unwrap_or(root);
-        for spec in &args[dash + 1..] {
-            let abs = cwd.join(spec);
-            let rel = abs
-                .strip_prefix(root)
-                .map(|r| r.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let covered = abs.strip_prefix(root).is_err()
-                || self.reads.rule_for(&rel).is_some()
-                || self.reads.denied(&abs).is_some()
-                || spec.contains(['*', '?', '[']);
-            if covered {
-                return denied(format!("may print what {spec} holds, which your rules deny reading"));
-            }
-        }
-        None
+        Some(GuardError::Rule {
+            rule: rule.text.clone(),
+            origin: rule.origin,
+            what: format!("`{}` {why}", c.display()),
+        })
     }
 
     /// A read the deny rules cover as a file rather than by its path: a
@@ -570,5 +596,138 @@ mod tests {
             g.check("exec_shell", &json!({"timeout": 5}), &ops),
             Verdict::Allow
         );
+    }
+
+    /// A few covered files are hidden one by one (git cannot stage them
+    /// as deleted); many, by their topmost directory of covered files
+    /// only.
+    #[test]
+    fn covered_places_are_files_and_past_a_limit_directories() {
+        let (d, g) = rails(&["read_file(private/**)", "read_file(**/*.env)"]);
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("private/deep")).unwrap();
+        std::fs::create_dir(root.join("mixed")).unwrap();
+        std::fs::write(root.join("private/deep/a.txt"), "a").unwrap();
+        std::fs::write(root.join("mixed/s.env"), "s").unwrap();
+        std::fs::write(root.join("mixed/open.txt"), "o").unwrap();
+        g.reads().refresh();
+        assert_eq!(
+            g.reads().places(),
+            vec![root.join("mixed/s.env"), root.join("private/deep/a.txt")]
+        );
+        for n in 0..FILE_COVERS {
+            std::fs::write(root.join(format!("private/deep/{n}.txt")), "x").unwrap();
+        }
+        std::fs::write(root.join("private/top.txt"), "t").unwrap();
+        g.reads().refresh();
+        assert_eq!(
+            g.reads().places(),
+            vec![root.join("mixed/s.env"), root.join("private")]
+        );
+        // A file moved out is followed by what it is.
+        std::fs::rename(root.join("mixed/s.env"), root.join("moved.txt")).unwrap();
+        g.reads().refresh();
+        assert!(g.reads().places().contains(&root.join("moved.txt")));
+    }
+
+    /// git reaches every version of a covered file through its object
+    /// store: every way of printing one is refused, what prints no
+    /// content runs, and what Lathe does not know is refused.
+    #[test]
+    fn git_cannot_print_a_covered_file_any_way() {
+        let (d, g) = rails(&["read_file(private/**)"]);
+        std::fs::create_dir(d.path().join("private")).unwrap();
+        std::fs::write(d.path().join("private/plan.md"), "p").unwrap();
+        std::fs::write(d.path().join("notes.md"), "n").unwrap();
+        g.reads().refresh();
+        let denied = [
+            "git show HEAD:private/plan.md",
+            "git show HEAD:./private/plan.md",
+            "git show HEAD:private//plan.md",
+            "git show HEAD:notes.md/../private/plan.md",
+            "git show :0:private/plan.md",
+            "git show HEAD~1:private",
+            "git --no-pager show HEAD:private/plan.md",
+            "git show --stat -p HEAD",
+            "git show --stat --patch",
+            "git show -s -p",
+            "git show 1a2b3c4d",
+            "git show 1a2b3c4d -- notes.md",
+            "git diff 1a2b3c4 5d6e7f8",
+            "git diff -- ':(icase)PRIVATE'",
+            "git diff -- ':!notes.md'",
+            "git diff -- 'priv*'",
+            "git diff -- .",
+            "git diff -- private",
+            "git log -p -1",
+            "git log -pW -1 -- private",
+            "git log -S secret",
+            "git log -Gsecret --oneline",
+            "git log --follow -p -- notes.md/../private/plan.md",
+            "git log -L1,5:private/plan.md",
+            "git -c alias.x=show x HEAD:notes.md",
+            "git -c diff.external=cat diff -- notes.md",
+            "git -C private show HEAD:plan.md",
+            "git --git-dir=.git show HEAD",
+            "git x HEAD",
+            "git cat-file -p 1a2b3c4",
+            "git cat-file blob HEAD:notes.md",
+            "git unpack-file 1a2b3c4",
+            "git fast-export --all",
+            "git bundle create b.bundle HEAD",
+            "git archive HEAD",
+            "git archive HEAD -- private",
+            "git update-index --cacheinfo 100644,1a2b3c4,p.md",
+            "git read-tree HEAD",
+            "git checkout-index -a",
+            "git hash-object private/plan.md",
+            "git notes show",
+            "git tag t 1a2b3c4",
+            "git add -p",
+            "git add private/plan.md",
+            "git commit -p",
+            "git stash show -p",
+            "git stash show",
+            "git restore --patch",
+            "git grep secret",
+            "git grep -f private/plan.md -- notes.md",
+            "git grep secret -- private",
+            "git blame private/plan.md",
+            "git config --file=private/plan.md --list",
+            "GIT_EXTERNAL_DIFF=cat git diff -- notes.md",
+            "git show $REV",
+            "git format-patch -1",
+            "echo HEAD | xargs git show",
+        ];
+        for line in denied {
+            let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
+            assert!(matches!(v, Verdict::Deny(_)), "{line}: {v:?}");
+        }
+        let allowed = [
+            "git status --short",
+            "git log --oneline",
+            "git log -5 --stat",
+            "git log -p -- notes.md",
+            "git log -S word -- notes.md",
+            "git show --stat HEAD",
+            "git show -s HEAD~2",
+            "git show HEAD -- notes.md",
+            "git show HEAD:notes.md",
+            "git diff -- notes.md",
+            "git diff --name-only",
+            "git diff --stat HEAD~1",
+            "git blame notes.md",
+            "git grep word -- notes.md",
+            "git branch -a",
+            "git add notes.md",
+            "git commit -m 'a message'",
+            "git ls-files",
+            "git rev-parse HEAD",
+            "git --no-pager log --oneline",
+        ];
+        for line in allowed {
+            let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
+            assert!(!matches!(v, Verdict::Deny(_)), "{line}: {v:?}");
+        }
     }
 }

@@ -117,6 +117,13 @@ fn uuencoded(bytes: &[u8]) -> String {
     out
 }
 
+/// `s` as UTF-16 bytes, little-endian unless `big`.
+fn utf16(s: &str, big: bool) -> Vec<u8> {
+    s.encode_utf16()
+        .flat_map(|u| if big { u.to_be_bytes() } else { u.to_le_bytes() })
+        .collect()
+}
+
 /// Byte dumps: numbers that spell bytes one by one, as `od -b` (octal),
 /// `od -tu1` (decimal), `xxd -b` (binary) print them, or as escapes do
 /// (`\u0073`, `\x73`, `&#115;`, `&#x73;`, `%73`). Each way of reading
@@ -215,9 +222,12 @@ impl Redactor {
         let mut all: Vec<String> = whole.clone();
         for s in kept.iter().cloned() {
             all.push(s.chars().rev().collect());
-            let bytes = s.as_bytes();
-            let pieces = (0..=bytes.len().saturating_sub(PIECE))
-                .map(|k| &bytes[k..(k + PIECE).min(bytes.len())]);
+            // Its bytes, and as UTF-16 either way round (`iconv -t
+            // UTF-16LE | base64`, PowerShell's `-EncodedCommand`).
+            let forms = [s.as_bytes().to_vec(), utf16(&s, false), utf16(&s, true)];
+            let pieces = forms.iter().flat_map(|bytes| {
+                (0..=bytes.len().saturating_sub(PIECE)).map(move |k| &bytes[k..(k + PIECE).min(bytes.len())])
+            });
             for piece in pieces {
                 for engine in [
                     &base64::engine::general_purpose::STANDARD_NO_PAD,
@@ -271,12 +281,22 @@ impl Redactor {
                     skeletons.push(engine.encode(piece).to_ascii_lowercase().into_bytes());
                 }
             }
-            // The hex of its bytes, however grouped (`xxd`, `od -tx1`).
-            let hex: Vec<u8> = s
-                .bytes()
-                .flat_map(|b| format!("{b:02x}").into_bytes())
-                .collect();
-            skeletons.extend(windows(&hex, 2 * PIECE).map(<[u8]>::to_vec));
+            // The hex of its bytes, however grouped (`xxd`, `od -tx1`),
+            // and of its 2- and 4-byte words as a little-endian machine
+            // prints them (`od -x`, `od -tx4`, `hexdump`), at each way the
+            // secret can fall on the words.
+            for word in [1, 2, 4] {
+                for align in 0..word {
+                    let hex: Vec<u8> = bytes
+                        .get(align..)
+                        .unwrap_or_default()
+                        .chunks_exact(word)
+                        .flat_map(|w| w.iter().rev())
+                        .flat_map(|b| format!("{b:02x}").into_bytes())
+                        .collect();
+                    skeletons.extend(windows(&hex, 2 * PIECE).map(<[u8]>::to_vec));
+                }
+            }
         }
         skeletons.sort();
         skeletons.dedup();
@@ -568,6 +588,17 @@ mod tests {
             ("json", py("import sys,json; print(json.dumps(''.join('\\\\u%04x' % ord(c) for c in sys.stdin.read())))")),
             ("html", py("import sys; print(''.join('&#%d;' % ord(c) for c in sys.stdin.read()))")),
             ("url", py("import sys; print(''.join('%%%02X' % ord(c) for c in sys.stdin.read()))")),
+            // A second look: words as a little-endian machine prints
+            // them, and UTF-16 before an encoding.
+            ("od -x", run("od", &["-x"], &line)),
+            ("od -An -tx2", run("od", &["-An", "-tx2"], &line)),
+            ("od -tx4", run("od", &["-tx4"], &line)),
+            ("od -tx4 shifted", run("od", &["-tx4"], &format!("ab{line}"))),
+            ("od -x shifted", run("od", &["-x"], &format!("a{line}"))),
+            ("utf16le base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16-le')).decode())")),
+            ("utf16be hex", py("import sys; print(sys.stdin.read().encode('utf-16-be').hex())")),
+            ("utf16 base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16')).decode())")),
+            ("utf16le b85", py("import sys,base64; print(base64.b85encode(sys.stdin.read().encode('utf-16-le')).decode())")),
         ];
         for (how, text) in shown {
             let out = r.redact_str(&text).unwrap_or_else(|| text.clone());

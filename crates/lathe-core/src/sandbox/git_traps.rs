@@ -340,7 +340,7 @@ fn read_small(path: &Path) -> Option<Small> {
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() {
+    if !meta.is_file() || crate::tools::fs::regular::on_pseudo_fs(&file) {
         return None;
     }
     let mut bytes = Vec::new();

@@ -472,7 +472,15 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
             .filter(|w| *w != Path::new("/dev/shm"))
             .cloned()
             .collect();
-        (around(&roots, &policy.protected).0, readable, listable)
+        // Nor is a hidden path beneath them written (or read through the
+        // write grant).
+        let keep: Vec<PathBuf> = policy
+            .protected
+            .iter()
+            .chain(&policy.hidden)
+            .cloned()
+            .collect();
+        (around(&roots, &keep).0, readable, listable)
     };
     let in_workspace = |p: &Path| p.starts_with(&policy.cwd) || policy.cwd.starts_with(p);
     let build = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {

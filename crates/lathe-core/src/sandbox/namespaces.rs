@@ -189,23 +189,28 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> Result<bool, String> {
     // directory) is covered, and so cannot be moved; its parents are made
     // mounts of their own too, so that moving one of them (`~/.config`)
     // does not carry what is hidden out from under its cover.
+    // Each parent once, parents before children (a path sorts after its
+    // parent), then the covers.
+    let mut parents = std::collections::BTreeSet::new();
     for path in &policy.hidden {
         for root in writable.iter().filter(|w| path.starts_with(w)) {
-            let parents: Vec<&Path> = path
-                .ancestors()
-                .skip(1)
-                .take_while(|a| *a != root.as_path() && a.starts_with(root))
-                .collect();
-            for dir in parents.into_iter().rev() {
-                let _ = mount(
-                    Some(dir),
-                    dir,
-                    NONE,
-                    MsFlags::MS_BIND | MsFlags::MS_REC,
-                    NONE,
-                );
-            }
+            parents.extend(
+                path.ancestors()
+                    .skip(1)
+                    .take_while(|a| *a != root.as_path() && a.starts_with(root)),
+            );
         }
+    }
+    for dir in parents {
+        let _ = mount(
+            Some(dir),
+            dir,
+            NONE,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            NONE,
+        );
+    }
+    for path in &policy.hidden {
         cover(path);
     }
     Ok(true)
@@ -306,8 +311,14 @@ fn directory_beneath(root: &Path, rel: &Path) -> Option<std::os::fd::OwnedFd> {
 /// Remounts the mount at `path` read-only, keeping the flags a user
 /// namespace may not drop.
 fn read_only(path: &Path) {
+    remount(path, MsFlags::MS_RDONLY);
+}
+
+/// Remounts the mount at `path` with `more` flags added to the ones it
+/// has (which a mount from outside the user namespace must keep).
+fn remount(path: &Path, more: MsFlags) {
     use nix::sys::statvfs::{FsFlags, statvfs};
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | more;
     if let Ok(st) = statvfs(path) {
         for (fs, ms) in [
             (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
@@ -374,8 +385,14 @@ fn cover(path: &Path) {
             MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
             Some("size=4k,mode=0555"),
         );
-    } else {
-        let _ = mount(Some("/dev/null"), path, NONE, MsFlags::MS_BIND, NONE);
+    } else if mount(Some("/dev/null"), path, NONE, MsFlags::MS_BIND, NONE).is_ok() {
+        // A device that cannot be opened there: reading or writing the
+        // file fails plainly ("Permission denied"), rather than read
+        // empty or write into nothing.
+        remount(
+            path,
+            MsFlags::MS_RDONLY | MsFlags::MS_NODEV | MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        );
     }
 }
 

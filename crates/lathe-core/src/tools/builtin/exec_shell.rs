@@ -158,7 +158,22 @@ impl ExecShell {
         } else {
             self.sandbox.clone()
         };
-        let policy = settings.policy(ctx.workspace.root(), argv);
+        let mut policy = settings.policy(ctx.workspace.root(), argv);
+        // What the read rules cover is not there for the command, whatever
+        // program reads it.
+        if settings.mode != sandbox::Mode::Off
+            && let Some(reads) = ctx.read_denials.clone()
+        {
+            let places = tokio::task::spawn_blocking(move || {
+                reads.refresh();
+                reads.places()
+            })
+            .await
+            .unwrap_or_default();
+            policy.hidden.extend(places);
+            policy.hidden.sort();
+            policy.hidden.dedup();
+        }
         let mut cmd = settings
             .command(&policy)
             .map_err(|e| ToolError::ExecutionFailed(e.to_string()))?;

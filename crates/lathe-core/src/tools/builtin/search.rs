@@ -47,6 +47,9 @@ fn unsafe_ignore_files(dir: &Path) -> Option<String> {
         // Followed, as the walk follows it.
         match std::fs::metadata(path) {
             Err(_) => None,
+            Ok(m) if m.is_file() && crate::tools::fs::regular::path_on_pseudo_fs(path) => Some(
+                format!("{} is a file of the kernel's (/proc, /sys)", path.display()),
+            ),
             Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_FILE => None,
             Ok(m) if m.is_file() => Some(format!("{} is over 1 MiB", path.display())),
             Ok(_) => Some(format!("{} is not a regular file", path.display())),

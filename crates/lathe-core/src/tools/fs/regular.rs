@@ -22,7 +22,55 @@ pub fn open(path: &Path, shown: &str) -> Result<(File, Metadata), ToolError> {
         .map_err(|e| ToolError::from_io(shown, &e))?;
     let meta = file.metadata().map_err(|e| ToolError::from_io(shown, &e))?;
     check(&meta, shown)?;
+    if on_pseudo_fs(&file) {
+        return Err(ToolError::InvalidArgs(format!(
+            "{shown} is a file of the kernel's (/proc, /sys): the file tools read files on disk only"
+        )));
+    }
     Ok((file, meta))
+}
+
+/// The kernel's own file systems (`/proc`, `/sys`, debugfs, tracefs,
+/// cgroups, …), by their magic numbers: their files say they are regular
+/// and empty, and read without end (`/proc/self/pagemap`) or hand out
+/// what the process holds (`/proc/self/environ`).
+const PSEUDO_FS: &[i64] = &[
+    0x9fa0,      // proc
+    0x6265_6572, // sysfs
+    0x6462_6720, // debugfs
+    0x7472_6163, // tracefs
+    0x7363_6673, // securityfs
+    0xf97c_ff8c, // selinuxfs
+    0x4341_5d53, // smackfs
+    0x0027_e0eb, // cgroup
+    0x6367_7270, // cgroup2
+    0xcafe_4a11, // bpf
+    0xde5e_81e4, // efivarfs
+    0x6e73_6673, // nsfs
+    0x6165_676c, // pstore
+    0x6265_6570, // configfs
+    0x6573_5543, // fusectl
+    0x0765_5821, // resctrl
+    0x9fa2,      // usbdevice
+    0xabba_1974, // xenfs
+    0x9fa1,      // openprom
+    0x1cd1,      // devpts
+];
+
+/// Whether `file` is on one of the kernel's own file systems.
+pub fn on_pseudo_fs(file: &File) -> bool {
+    nix::sys::statfs::fstatfs(file).is_ok_and(|st| pseudo(&st))
+}
+
+// The magic's type is the C library's `long` or `int`, by target.
+#[allow(clippy::unnecessary_cast)]
+fn pseudo(st: &nix::sys::statfs::Statfs) -> bool {
+    PSEUDO_FS.contains(&(st.filesystem_type().0 as i64))
+}
+
+/// Whether `path` (followed) is on one of the kernel's own file systems.
+pub fn path_on_pseudo_fs(path: &Path) -> bool {
+    nix::sys::statfs::statfs(path).is_ok_and(|st| pseudo(&st))
 }
 
 /// Refuses what is not a regular file, naming what it is.

@@ -1,0 +1,315 @@
+//! What git may print while a read deny rule is in force. git keeps every
+//! version of every file in its object store, which no mount or Landlock
+//! rule can cover file by file, so its commands are judged here instead,
+//! by what they are known to print: a command that prints no file's
+//! content runs; one that may (`show`, `diff`, `log -p`, `grep`, `blame`,
+//! `archive`, an interactive `add -p`) runs only when its pathspecs,
+//! after `--`, name nothing covered; one that reaches objects by id
+//! (`cat-file`, `unpack-file`, `fast-export`, `update-index`, a hex id
+//! given to `show` or `diff`) does not run. Anything not known (a
+//! subcommand this list lacks, an alias, a `-c` setting, a `GIT_`
+//! variable, an argument computed at run time) is refused: an unknown
+//! command is judged as the worst it could be.
+
+use super::guardrails::ReadDenials;
+use super::shell::lexical_join;
+use crate::protocol::operation::SimpleCommand;
+
+/// Subcommands that print no file's content whatever their options.
+const NAMES_ONLY: &[&str] = &[
+    "status",
+    "branch",
+    "remote",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "ls-remote",
+    "describe",
+    "fetch",
+    "pull",
+    "push",
+    "init",
+    "clone",
+    "switch",
+    "merge",
+    "rebase",
+    "cherry-pick",
+    "revert",
+    "show-ref",
+    "for-each-ref",
+    "count-objects",
+    "rev-list",
+    "worktree",
+    "version",
+    "help",
+    "rm",
+    "clean",
+    "gc",
+    "fsck",
+    "symbolic-ref",
+    "merge-base",
+    "name-rev",
+    "check-ignore",
+    "check-attr",
+    "cherry",
+    "shortlog",
+    "config",
+    "tag",
+    "mv",
+    "submodule",
+    "maintenance",
+    "prune",
+    "repack",
+];
+
+/// Subcommands that print a hunk when asked to (`-p`, `-i`, `-e`).
+const INTERACTIVE: &[&str] = &["add", "reset", "restore", "checkout", "stash", "commit"];
+
+/// Subcommands that print commits, and file content only with a patch.
+const HISTORY: &[&str] = &["log", "reflog", "whatchanged"];
+
+/// Subcommands that print file content unless told to print names only.
+const DIFFS: &[&str] = &["show", "diff", "diff-tree", "diff-index", "diff-files"];
+
+/// Subcommands that print file content whatever their options.
+const CONTENT: &[&str] = &["grep", "blame", "annotate", "archive", "format-patch", "range-diff"];
+
+/// Global options (before the subcommand) that change nothing read.
+const PLAIN_GLOBALS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--no-advice",
+];
+
+/// Options of `show`, `diff` and `log` that print no content.
+const NAMES: &[&str] = &[
+    "--stat",
+    "--name-only",
+    "--name-status",
+    "--shortstat",
+    "--numstat",
+    "--summary",
+    "--quiet",
+    "--exit-code",
+    "--dirstat",
+    "-s",
+    "--no-patch",
+    "--oneline",
+    "--raw",
+];
+
+/// Options that print content (or test for it) in any of them.
+const PATCHES: &[&str] = &[
+    "-p",
+    "-u",
+    "--patch",
+    "--cc",
+    "-c",
+    "--full-diff",
+    "--word-diff",
+    "--color-words",
+    "--word-diff-regex",
+    "-W",
+    "--function-context",
+    "--binary",
+    "--patch-with-stat",
+    "--patch-with-raw",
+    "--textconv",
+    "--ext-diff",
+    "--pickaxe-regex",
+    "--pickaxe-all",
+    "--find-object",
+    "--follow",
+    "--diff-merges",
+    "-m",
+];
+
+/// Why git's command `c` may not run while read rules are in force, or
+/// `None` when it prints nothing they cover.
+pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
+    if c.basename() != "git" || !reads.active() {
+        return None;
+    }
+    if c.extra_args || c.args().iter().any(|a| a.dynamic) {
+        return Some("takes arguments only known when it runs".into());
+    }
+    if let Some(var) = c.assignments.iter().find(|a| a.starts_with("GIT_")) {
+        return Some(format!("runs with {var} set, which can change what it prints"));
+    }
+    let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
+    // Each argument that names a covered file (`REV:PATH`, `--file=F`,
+    // a plain path), whatever the subcommand.
+    if let Some(why) = args.iter().find_map(|a| names_covered(a, c, reads)) {
+        return Some(why);
+    }
+    let sub_at = args.iter().position(|a| !a.starts_with('-'))?;
+    if let Some(g) = args[..sub_at].iter().find(|g| !PLAIN_GLOBALS.contains(g)) {
+        return Some(format!(
+            "uses the global option `{g}`, which can change what it prints"
+        ));
+    }
+    let sub = args[sub_at];
+    let rest = &args[sub_at + 1..];
+    let has = |flags: &[&str]| {
+        rest.iter()
+            .take_while(|a| **a != "--")
+            .any(|a| flags.iter().any(|f| flag_is(a, f)))
+    };
+    let pickaxe = rest
+        .iter()
+        .take_while(|a| **a != "--")
+        .any(|a| a.starts_with("-S") || a.starts_with("-G") || a.starts_with("-L"));
+    let patches = has(PATCHES) || pickaxe;
+    let hex = rest
+        .iter()
+        .take_while(|a| **a != "--")
+        .find(|a| is_object_id(a));
+    let needs_pathspecs = if NAMES_ONLY.contains(&sub) {
+        if matches!(sub, "tag" | "branch") && hex.is_some() {
+            return Some(format!(
+                "names the object {} by id, which may be a file's content; name a commit by a ref",
+                hex.copied().unwrap_or_default()
+            ));
+        }
+        false
+    } else if INTERACTIVE.contains(&sub) {
+        has(&["-p", "--patch", "-i", "--interactive", "-e", "--edit"])
+            || (sub == "stash" && rest.first() == Some(&"show") && !has(NAMES))
+    } else if HISTORY.contains(&sub) {
+        patches
+    } else if DIFFS.contains(&sub) {
+        if let Some(id) = hex {
+            return Some(format!(
+                "names the object {id} by id, which may be a file's content; name commits by \
+                 their refs (`HEAD~2`, a branch) or use `git log -p <id> -- <paths>`"
+            ));
+        }
+        // `show REV:PATH` prints that one file (its path judged above).
+        let files_only = sub == "show" && {
+            let mut objects = rest.iter().filter(|a| !a.starts_with('-')).peekable();
+            objects.peek().is_some() && objects.all(|a| a.contains(':'))
+        };
+        !files_only && (patches || !has(NAMES))
+    } else if CONTENT.contains(&sub) {
+        true
+    } else {
+        return Some(format!(
+            "`{sub}` is not a git command Lathe knows to print no file's content (an alias, a \
+             plumbing command that reads objects by id)"
+        ));
+    };
+    if !needs_pathspecs {
+        return None;
+    }
+    pathspecs_clear(sub, rest, c, reads)
+}
+
+/// Whether argument `a` is flag `f`: itself, `f=value`, a short flag with
+/// its value joined (`-U5` is not `-u`), or one letter of a cluster
+/// (`-pW`).
+fn flag_is(a: &str, f: &str) -> bool {
+    if a == f || a.starts_with(&format!("{f}=")) {
+        return true;
+    }
+    // A cluster of short flags: git's diff options take none joined
+    // except the numeric ones (`-U3`, `-M50%`), so letters are flags.
+    if let (Some(letter), Some(cluster)) = (f.strip_prefix('-'), a.strip_prefix('-'))
+        && letter.len() == 1
+        && !cluster.starts_with('-')
+        && cluster.chars().all(|ch| ch.is_ascii_alphabetic())
+    {
+        return cluster.contains(letter);
+    }
+    false
+}
+
+/// An object named by its id (`1a2b3c4`, `1a2b3c4^`, `1a2b3c4~2`): what
+/// it is (a commit, or a file's content) cannot be told from the name.
+fn is_object_id(a: &str) -> bool {
+    let id = a
+        .split(['^', '~', '.', ':'])
+        .find(|p| !p.is_empty())
+        .unwrap_or_default();
+    id.len() >= 4 && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Why argument `a` names a covered file: as `REV:PATH` (or `:PATH`,
+/// `:N:PATH`), as an option's value (`--file=F`), or as a path.
+fn names_covered(a: &str, c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
+    let value = a
+        .strip_prefix("--")
+        .and_then(|o| o.split_once('='))
+        .map_or(a, |(_, v)| v);
+    if let Some((rev, path)) = value.split_once(':')
+        && !rev.starts_with('(')
+    {
+        // From the top of the repository, unless it starts `./`.
+        let path = path.trim_start_matches(|ch: char| ch.is_ascii_digit() || ch == ':');
+        let root = reads.workspace_root();
+        let base = if path.starts_with("./") || path.starts_with("../") {
+            c.cwd.as_deref().unwrap_or(root)
+        } else {
+            root
+        };
+        if covered(&lexical_join(base, path), reads) {
+            return Some(format!("prints {path}, which your rules deny reading"));
+        }
+    }
+    if value.starts_with('-') || value.is_empty() {
+        return None;
+    }
+    let cwd = c.cwd.as_deref().unwrap_or(reads.workspace_root());
+    let abs = lexical_join(cwd, value);
+    (abs.starts_with(reads.workspace_root()) && abs.exists() && covered(&abs, reads))
+        .then(|| format!("reads {value}, which your rules deny reading"))
+}
+
+/// Whether `abs` is, or holds, a covered file.
+fn covered(abs: &std::path::Path, reads: &ReadDenials) -> bool {
+    let root = reads.workspace_root();
+    let Ok(rel) = abs.strip_prefix(root) else {
+        return false;
+    };
+    let rel = rel.to_string_lossy();
+    reads.rule_for(&rel).is_some()
+        || reads.rule_for(&format!("{rel}/x")).is_some()
+        || reads.denied(abs).is_some()
+}
+
+/// Whether the pathspecs after `--` (for `blame`, its file) name nothing
+/// covered: plain paths only, no magic, no patterns.
+fn pathspecs_clear(
+    sub: &str,
+    rest: &[&str],
+    c: &SimpleCommand,
+    reads: &ReadDenials,
+) -> Option<String> {
+    let specs: &[&str] = match rest.iter().position(|a| *a == "--") {
+        Some(dash) => &rest[dash + 1..],
+        None if matches!(sub, "blame" | "annotate") => rest.last().map_or(&[], std::slice::from_ref),
+        None => &[],
+    };
+    if specs.is_empty() {
+        return Some(
+            "can print any file the repository holds; name the paths it may show after `--` \
+             (none your read rules cover)"
+                .into(),
+        );
+    }
+    let root = reads.workspace_root();
+    let cwd = c.cwd.as_deref().unwrap_or(root);
+    for spec in specs {
+        let abs = lexical_join(cwd, spec);
+        let magic = spec.starts_with(':') || spec.contains(['*', '?', '[', '\\']);
+        if magic || !abs.starts_with(root) || abs == root || covered(&abs, reads) {
+            return Some(format!(
+                "may print what {spec} holds, which your rules deny reading (name plain \
+                 paths your rules do not cover)"
+            ));
+        }
+    }
+    None
+}
