@@ -56,6 +56,20 @@ pub struct Hunk {
     new: Range<usize>,
 }
 
+/// What a line of a patch is (see [`FileChange::patch_lines`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchLine {
+    /// `diff --git a/… b/…`: a file starts.
+    File,
+    /// What happens to the file, notes, the `---`/`+++` names.
+    Meta,
+    /// `@@ -a,b +c,d @@`: a hunk starts.
+    Hunk,
+    Context,
+    Added,
+    Removed,
+}
+
 /// A proposed change of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
@@ -342,25 +356,58 @@ impl FileChange {
     /// what happens to the file (new, deleted, renamed), then its hunks;
     /// what the lines do not show follows as `#` notes.
     pub fn git_patch(&self) -> String {
+        self.patch_lines()
+            .into_iter()
+            .map(|(_, text)| text + "\n")
+            .collect()
+    }
+
+    /// [`Self::git_patch`] line by line, each with what it is, for a view
+    /// that draws or steps through them (no text is parsed back).
+    pub fn patch_lines(&self) -> Vec<(PatchLine, String)> {
         let path = visible::name(&self.path);
         let from = self.from.as_deref().map(visible::name);
-        let mut out = format!(
-            "diff --git a/{} b/{path}\n",
-            from.as_deref().unwrap_or(&path)
-        );
+        let mut out = vec![(
+            PatchLine::File,
+            format!("diff --git a/{} b/{path}", from.as_deref().unwrap_or(&path)),
+        )];
         match (self.kind, &from) {
-            (ChangeKind::Create, _) => out.push_str("new file\n"),
-            (ChangeKind::Delete, _) => out.push_str("deleted file\n"),
+            (ChangeKind::Create, _) => out.push((PatchLine::Meta, "new file".into())),
+            (ChangeKind::Delete, _) => out.push((PatchLine::Meta, "deleted file".into())),
             (ChangeKind::Rename, Some(from)) => {
-                out.push_str(&format!("rename from {from}\nrename to {path}\n"));
+                out.push((PatchLine::Meta, format!("rename from {from}")));
+                out.push((PatchLine::Meta, format!("rename to {path}")));
             }
             _ => {}
         }
-        for note in &self.notes {
-            out.push_str(&format!("# {note}\n"));
+        out.extend(
+            self.notes
+                .iter()
+                .map(|note| (PatchLine::Meta, format!("# {note}"))),
+        );
+        if self.hunks.is_empty() {
+            return out;
         }
-        if !self.hunks.is_empty() {
-            out.push_str(&self.unified());
+        let (old, new) = match self.kind {
+            ChangeKind::Create => ("/dev/null".to_string(), format!("b/{path}")),
+            ChangeKind::Delete => (format!("a/{path}"), "/dev/null".to_string()),
+            _ => (
+                format!("a/{}", from.as_deref().unwrap_or(&path)),
+                format!("b/{path}"),
+            ),
+        };
+        out.push((PatchLine::Meta, format!("--- {old}")));
+        out.push((PatchLine::Meta, format!("+++ {new}")));
+        for h in &self.hunks {
+            out.push((PatchLine::Hunk, h.header()));
+            for l in &h.lines {
+                let kind = match l.as_bytes().first() {
+                    Some(b'+') => PatchLine::Added,
+                    Some(b'-') => PatchLine::Removed,
+                    _ => PatchLine::Context,
+                };
+                out.push((kind, l.clone()));
+            }
         }
         out
     }

@@ -298,18 +298,19 @@ impl App {
                     // Drawn from the changes, file by file (in git's form,
                     // which `n` and `N` step through); what they leave out
                     // (binary files, links) is said.
-                    let mut text = session_text(&changes);
+                    let mut after = Vec::new();
                     if changes.is_empty() {
-                        text = "only binary files, links or large files changed\n".to_string();
+                        after.push("only binary files, links or large files changed".to_string());
                     }
                     if cut {
-                        text.push_str("… (cut at 2 MiB)\n");
+                        after.push("… (cut at 2 MiB)".to_string());
                     }
                     if let Some(o) = self.overlay_mut(is_diff) {
-                        *o = Overlay::Diff(Pager::new(
+                        *o = Overlay::Diff(Pager::diff(
                             "Changes of this session: the workspace now against before it \
                              (edits outside Lathe too)",
-                            &text,
+                            &changes,
+                            &after,
                         ));
                     }
                 }
@@ -523,10 +524,4 @@ pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage)
         );
     }
     out
-}
-
-/// The session's changes as the pager shows them: each file under a
-/// `diff --git` line, its hunks as they are.
-fn session_text(changes: &[crate::protocol::change::FileChange]) -> String {
-    changes.iter().map(|c| c.git_patch()).collect()
 }

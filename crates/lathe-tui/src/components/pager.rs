@@ -1,5 +1,5 @@
-//! A read-only page over the screen (`/diff`): lines of a unified diff,
-//! coloured by kind, wrapped (nothing is cut off), with what lines hide
+//! A read-only page over the screen (`/diff`): the lines of the session's
+//! changes, drawn from their hunks and coloured by what each line is, wrapped (nothing is cut off), with what lines hide
 //! shown (`␍` for a CRLF ending, `⟨U+200B⟩` for an invisible character),
 //! scrolled with ↑↓ (j/k), PgUp/PgDn (Space), Home and End; Esc or q
 //! closes it.
@@ -10,12 +10,15 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use crate::protocol::change::{FileChange, PatchLine};
 use crate::theme::Theme;
 
 #[derive(Debug)]
 pub struct Pager {
     title: String,
-    lines: Vec<String>,
+    /// Each line made safe to show, with what it is in a patch (`None`:
+    /// plain text).
+    lines: Vec<(Option<PatchLine>, String)>,
     /// The first row in view (rows are the lines wrapped to the width).
     scroll: usize,
     /// The row the last jump (n, ], …) went to, which may lie in the last
@@ -64,10 +67,27 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
 impl Pager {
     /// A page of `text`, its lines made safe to show.
     pub fn new(title: &str, text: &str) -> Self {
-        let mut lines: Vec<String> = text.split('\n').map(shown).collect();
-        while lines.last().is_some_and(String::is_empty) {
+        let mut lines: Vec<(Option<PatchLine>, String)> =
+            text.split('\n').map(|l| (None, shown(l))).collect();
+        while lines.last().is_some_and(|(_, l)| l.is_empty()) {
             lines.pop();
         }
+        Self::of(title, lines)
+    }
+
+    /// A page of `changes` in git's form, file by file, then the lines
+    /// of `after` (what they leave out).
+    pub fn diff(title: &str, changes: &[FileChange], after: &[String]) -> Self {
+        let lines = changes
+            .iter()
+            .flat_map(FileChange::patch_lines)
+            .map(|(kind, text)| (Some(kind), shown(&text)))
+            .chain(after.iter().map(|l| (None, shown(l))))
+            .collect();
+        Self::of(title, lines)
+    }
+
+    fn of(title: &str, lines: Vec<(Option<PatchLine>, String)>) -> Self {
         Self {
             title: format!(" {title} "),
             lines,
@@ -80,15 +100,15 @@ impl Pager {
     }
 
     /// The first row of the next (or, `forward` false, the previous)
-    /// line starting with `mark`, from the row at the top.
-    fn find(&self, mark: &str, forward: bool) -> Option<usize> {
+    /// line of kind `mark`, from the row at the top.
+    fn find(&self, mark: PatchLine, forward: bool) -> Option<usize> {
         let wrapped = self.wrapped.borrow();
         let starts: Vec<usize> = wrapped
             .1
             .iter()
             .enumerate()
             .filter(|(r, (line, _))| {
-                self.lines[*line].starts_with(mark) && (*r == 0 || wrapped.1[r - 1].0 != *line)
+                self.lines[*line].0 == Some(mark) && (*r == 0 || wrapped.1[r - 1].0 != *line)
             })
             .map(|(r, _)| r)
             .collect();
@@ -116,9 +136,9 @@ impl Pager {
             // The next or the previous file (n, N) or hunk (], [).
             KeyCode::Char(c @ ('n' | 'N' | ']' | '[')) => {
                 let mark = if matches!(c, 'n' | 'N') {
-                    "diff --git"
+                    PatchLine::File
                 } else {
-                    "@@"
+                    PatchLine::Hunk
                 };
                 if let Some(row) = self.find(mark, matches!(c, 'n' | ']')) {
                     self.scroll = row.min(last);
@@ -147,26 +167,20 @@ impl Pager {
                 .lines
                 .iter()
                 .enumerate()
-                .flat_map(|(i, l)| wrap(l, width).into_iter().map(move |r| (i, r)))
+                .flat_map(|(i, (_, l))| wrap(l, width).into_iter().map(move |r| (i, r)))
                 .collect();
             wrapped.0 = body.width;
         }
         self.rows.set(wrapped.1.len());
         let from = self.scroll.min(wrapped.1.len().saturating_sub(rows));
         for (i, (line, row)) in wrapped.1.iter().skip(from).take(rows).enumerate() {
-            let l = &self.lines[*line];
-            let style = if l.starts_with("diff --git") {
-                theme.text().add_modifier(Modifier::BOLD)
-            } else if l.starts_with("+++") || l.starts_with("---") || l.starts_with("index ") {
-                theme.muted()
-            } else if l.starts_with('+') {
-                Style::default().fg(theme.colors.diff_add)
-            } else if l.starts_with('-') {
-                Style::default().fg(theme.colors.diff_del)
-            } else if l.starts_with("@@") {
-                theme.accent()
-            } else {
-                theme.text()
+            let style = match self.lines[*line].0 {
+                Some(PatchLine::File) => theme.text().add_modifier(Modifier::BOLD),
+                Some(PatchLine::Meta) => theme.muted(),
+                Some(PatchLine::Added) => Style::default().fg(theme.colors.diff_add),
+                Some(PatchLine::Removed) => Style::default().fg(theme.colors.diff_del),
+                Some(PatchLine::Hunk) => theme.accent(),
+                Some(PatchLine::Context) | None => theme.text(),
             };
             let y = body.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(
@@ -201,21 +215,27 @@ mod tests {
     /// of the page is as far as it scrolls.
     #[test]
     fn nothing_is_hidden_cut_off_or_scrolled_past() {
-        let long = format!("+{}'danger': True", "x".repeat(100));
-        let text = format!("-alpha\r\n+alpha\n+a\u{200B}b \u{202E}c\n{long}\n");
-        let mut p = Pager::new("Changes", &text);
-        let screen = draw(&p, 60, 12);
+        let long = format!("{}'danger': True", "x".repeat(100));
+        let change = FileChange::new(
+            "a.py",
+            "/nowhere/a.py".into(),
+            Some("alpha\r\nbeta\n"),
+            &format!("alpha\nbeta\na\u{200B}b \u{202E}c\n{long}\n"),
+        );
+        let mut p = Pager::diff("Changes", &[change], &["… (cut at 2 MiB)".into()]);
+        let screen = draw(&p, 60, 18);
         assert!(screen.contains("-alpha␍"), "{screen}");
         assert!(screen.contains("+a⟨U+200B⟩b ⟨U+202E⟩c"), "{screen}");
         assert!(
             screen.contains("'danger': T") && screen.contains("│ rue"),
             "wrapped, not cut: {screen}"
         );
+        assert!(screen.contains("… (cut at 2 MiB)"), "{screen}");
         for _ in 0..5 {
             p.handle_key(key(KeyCode::End));
             p.handle_key(key(KeyCode::PageDown));
         }
-        let end = draw(&p, 60, 12);
+        let end = draw(&p, 60, 18);
         assert!(
             end.contains("-alpha␍"),
             "a short page never scrolls away: {end}"
@@ -225,25 +245,24 @@ mod tests {
     /// n and N go from file to file, ] and [ from hunk to hunk.
     #[test]
     fn n_and_brackets_step_through_files_and_hunks() {
-        let mut text = String::new();
-        for f in ["a.rs", "b.rs", "c.rs"] {
-            text.push_str(&format!("diff --git a/{f} b/{f}\n--- a/{f}\n+++ b/{f}\n"));
-            for h in 0..2 {
-                text.push_str(&format!("@@ -{h}0 +{h}0 @@\n"));
-                for i in 0..10 {
-                    text.push_str(&format!(" {f} line {h}{i}\n"));
-                }
-            }
-        }
-        let mut p = Pager::new("Changes", &text);
+        // Three files, each changed at lines 5 and 25: two hunks each.
+        let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 5\n", "line five\n")
+            .replace("line 25\n", "line twenty-five\n");
+        let changes: Vec<FileChange> = ["a.rs", "b.rs", "c.rs"]
+            .iter()
+            .map(|f| FileChange::new(f, format!("/nowhere/{f}").into(), Some(&old), &new))
+            .collect();
+        let mut p = Pager::diff("Changes", &changes, &[]);
         let top = |p: &Pager| draw(p, 60, 8).lines().nth(1).unwrap_or("").to_string();
         draw(&p, 60, 8);
         p.handle_key(key(KeyCode::Char('n')));
         assert!(top(&p).contains("diff --git a/b.rs"), "{}", top(&p));
         p.handle_key(key(KeyCode::Char(']')));
-        assert!(top(&p).contains("@@ -00 +00 @@"), "{}", top(&p));
+        assert!(top(&p).contains("@@ -2,7 +2,7 @@"), "{}", top(&p));
         p.handle_key(key(KeyCode::Char(']')));
-        assert!(top(&p).contains("@@ -10 +10 @@"), "{}", top(&p));
+        assert!(top(&p).contains("@@ -22,7 +22,7 @@"), "{}", top(&p));
         p.handle_key(key(KeyCode::Char('N')));
         assert!(top(&p).contains("diff --git a/b.rs"), "{}", top(&p));
         p.handle_key(key(KeyCode::Char('N')));
@@ -256,6 +275,6 @@ mod tests {
         assert_eq!(draw(&p, 60, 8), end, "the last page stays");
         p.handle_key(key(KeyCode::Char('[')));
         p.handle_key(key(KeyCode::Char('[')));
-        assert!(top(&p).contains("@@ -00 +00 @@"), "{}", top(&p));
+        assert!(top(&p).contains("@@ -2,7 +2,7 @@"), "{}", top(&p));
     }
 }
