@@ -103,4 +103,25 @@ mod names_tests {
             .collect();
         assert_eq!(names, crate::protocol::BUILTIN_TOOLS);
     }
+
+    /// What the model is told of each tool: its name, description and
+    /// argument schema, reviewed when it changes.
+    #[test]
+    fn the_schemas_the_model_sees() {
+        let mut settings = super::BuiltinSettings::default();
+        if let Some(url) = crate::secret::Secret::new("https://hooks.example/team") {
+            settings.message_channels.insert("team".into(), url);
+        }
+        let tools: Vec<serde_json::Value> = super::all(&settings)
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name(),
+                    "description": t.description(),
+                    "parameters": t.parameters(),
+                })
+            })
+            .collect();
+        insta::assert_snapshot!(serde_json::to_string_pretty(&tools).unwrap_or_default());
+    }
 }
