@@ -894,7 +894,9 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     // `/diff`: the session's changes, on a page of their own.
     pane.text("/diff");
     pane.keys(&["Enter"]);
-    let page = pane.wait_for("Changes of this session").await;
+    // (The page opens with "reading the changes…" until they come.)
+    let page = pane.wait_for("diff --git a/notes.txt").await;
+    assert!(page.contains("Changes of this session"), "{page}");
     assert!(page.contains("-remember the milk"), "{page}");
     assert!(page.contains("+remember the eggs"), "{page}");
     assert!(page.contains("+buy eggs"), "{page}");

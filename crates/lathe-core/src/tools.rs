@@ -7,6 +7,7 @@
 //! tools. By convention a tool whose object result carries
 //! `"truncated": true` has cut its own output (the pipeline reports it).
 
+pub mod args;
 pub mod builtin;
 pub mod change;
 pub mod fs;

@@ -240,24 +240,3 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// Reads a required string argument (the schema has checked its presence,
-/// but a tool must not panic if called directly).
-pub fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::InvalidArgs(format!("missing required string field `{key}`")))
-}
-
-/// Reads an optional non-negative integer argument.
-pub fn u64_arg(args: &Value, key: &str) -> Result<Option<u64>, ToolError> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .map(Some)
-            .ok_or_else(|| {
-                ToolError::InvalidArgs(format!("field `{key}` must be a non-negative integer"))
-            }),
-    }
-}

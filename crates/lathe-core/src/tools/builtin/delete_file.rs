@@ -10,12 +10,20 @@ use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
 use crate::tools::change::FileChange;
 use crate::tools::fs::regular::{own_file, text_of};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// The largest file whose deletion is shown line by line.
 const SHOWN_BYTES: u64 = 8 * 1024 * 1024;
 
 pub struct DeleteFile;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the workspace
+    path: String,
+}
 
 #[async_trait]
 impl Tool for DeleteFile {
@@ -28,14 +36,7 @@ impl Tool for DeleteFile {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -43,8 +44,9 @@ impl Tool for DeleteFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let a: Args = parse(args)?;
         // Its diff shows every line it removes: a read of the file.
-        let path = str_arg(args, "path")?;
+        let path = a.path.as_str();
         Ok(vec![
             file_operation(workspace, path, Access::Read)?,
             file_operation(workspace, path, Access::Write)?,
@@ -52,7 +54,8 @@ impl Tool for DeleteFile {
     }
 
     fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
-        let (file, shown) = own_file(workspace, str_arg(args, "path")?, self.name())?;
+        let a: Args = parse(args)?;
+        let (file, shown) = own_file(workspace, a.path.as_str(), self.name())?;
         Ok(
             text_of(&file, &shown, SHOWN_BYTES)?
                 .map(|text| FileChange::delete(&shown, file, &text)),
@@ -60,10 +63,11 @@ impl Tool for DeleteFile {
     }
 
     fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        let a: Args = parse(args)?;
         if let Some(c) = self.change(args, workspace)? {
             return Ok(Some(c.unified()));
         }
-        let (file, shown) = own_file(workspace, str_arg(args, "path")?, self.name())?;
+        let (file, shown) = own_file(workspace, a.path.as_str(), self.name())?;
         let size = std::fs::metadata(&file).map_or(0, |m| m.len());
         Ok(Some(format!(
             "--- a/{}\n+++ /dev/null\n\\ deletes a binary or large file ({})\n",
@@ -74,7 +78,8 @@ impl Tool for DeleteFile {
 
     /// A file too big or not text to be shown line by line.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let (file, shown) = own_file(&ctx.workspace, str_arg(&args, "path")?, self.name())?;
+        let a: Args = parse(&args)?;
+        let (file, shown) = own_file(&ctx.workspace, a.path.as_str(), self.name())?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled(format!(
                 "interrupted before deleting {shown}; nothing was deleted"

@@ -10,9 +10,21 @@ use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
 use crate::tools::fs::atomic::write_atomic;
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 pub struct EditFile;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the workspace
+    path: String,
+    /// Exact text to find; must occur exactly once
+    old_text: String,
+    /// Replacement text
+    new_text: String,
+}
 
 #[async_trait]
 impl Tool for EditFile {
@@ -27,16 +39,7 @@ impl Tool for EditFile {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace"},
-                "old_text": {"type": "string", "description": "Exact text to find; must occur exactly once"},
-                "new_text": {"type": "string", "description": "Replacement text"}
-            },
-            "required": ["path", "old_text", "new_text"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -44,9 +47,10 @@ impl Tool for EditFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let a: Args = parse(args)?;
         // An edit reads the file: whether `old_text` is in it, and the
         // diff, say what it holds (a read rule covers it).
-        let path = str_arg(args, "path")?;
+        let path = a.path.as_str();
         Ok(vec![
             file_operation(workspace, path, Access::Read)?,
             file_operation(workspace, path, Access::Write)?,
@@ -58,7 +62,8 @@ impl Tool for EditFile {
         args: &Value,
         workspace: &Workspace,
     ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
-        let path = str_arg(args, "path")?;
+        let a: Args = parse(args)?;
+        let path = a.path.as_str();
         let resolved = workspace
             .resolve_existing(path)
             .map_err(ToolError::from_path)?;
@@ -66,8 +71,8 @@ impl Tool for EditFile {
         let text = read_text(&resolved, &shown)?;
         let (updated, _) = apply_edit(
             &text,
-            str_arg(args, "old_text")?,
-            str_arg(args, "new_text")?,
+            a.old_text.as_str(),
+            a.new_text.as_str(),
             &shown,
         )?;
         Ok(Some(crate::tools::change::FileChange::new(
@@ -79,9 +84,9 @@ impl Tool for EditFile {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = str_arg(&args, "path")?;
-        let old = str_arg(&args, "old_text")?.to_string();
-        let new = str_arg(&args, "new_text")?.to_string();
+        let a: Args = parse(&args)?;
+        let path = a.path.as_str();
+        let (old, new) = (a.old_text.clone(), a.new_text.clone());
         if old.is_empty() {
             return Err(ToolError::InvalidArgs(
                 "old_text is empty; use write_file to create or replace a whole file".into(),

@@ -31,7 +31,8 @@ use crate::policy::Workspace;
 use crate::policy::shell;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
-use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
+use crate::tools::args::{parse, schema, seconds};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 const HEAD_BYTES: usize = 12 * 1024;
 const TAIL_BYTES: usize = 12 * 1024;
@@ -60,6 +61,18 @@ impl ExecShell {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The shell command to run
+    command: String,
+    /// false runs the command outside the sandbox (writes anywhere, network). Only when a sandboxed run failed because of the sandbox; the person must approve it explicitly, every time
+    sandbox: Option<bool>,
+    /// Timeout in seconds
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    timeout: Option<f64>,
+}
+
 #[async_trait]
 impl Tool for ExecShell {
     fn name(&self) -> &str {
@@ -75,28 +88,12 @@ impl Tool for ExecShell {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The shell command to run"},
-                "sandbox": {
-                    "type": "boolean",
-                    "description": "false runs the command outside the sandbox (writes anywhere, network). \
-                        Only when a sandboxed run failed because of the sandbox; the person must \
-                        approve it explicitly, every time"
-                },
-                "timeout": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
-                    "description": format!(
-                        "Timeout in seconds (default {}, max {})",
-                        self.default_timeout, self.max_timeout
-                    )
-                }
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        let mut schema = schema::<Args>();
+        schema["properties"]["timeout"]["description"] = json!(format!(
+            "Timeout in seconds (default {}, max {})",
+            self.default_timeout, self.max_timeout
+        ));
+        schema
     }
 
     fn effect(&self) -> Effect {
@@ -104,7 +101,8 @@ impl Tool for ExecShell {
     }
 
     fn unsandboxed_retry(&self, args: &Value, result: &Value) -> Option<Value> {
-        if self.unsandboxed(args) || result.get("sandbox").is_none() {
+        let asked = parse::<Args>(args).ok()?.sandbox;
+        if self.unsandboxed(asked) || result.get("sandbox").is_none() {
             return None;
         }
         let mut retry = args.clone();
@@ -113,23 +111,29 @@ impl Tool for ExecShell {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let command = str_arg(args, "command")?;
-        let mut exec = shell::analyze(command, workspace);
-        exec.unsandboxed = self.unsandboxed(args);
+        let Args {
+            command, sandbox, ..
+        } = parse(args)?;
+        let mut exec = shell::analyze(&command, workspace);
+        exec.unsandboxed = self.unsandboxed(sandbox);
         Ok(vec![Operation::Exec(exec)])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let command = str_arg(&args, "command")?;
+        let Args {
+            command,
+            timeout,
+            sandbox,
+        } = parse(&args)?;
         if command.trim().is_empty() {
             return Err(ToolError::InvalidArgs("command is empty".into()));
         }
-        let timeout = u64_arg(&args, "timeout")?
+        let timeout = seconds(timeout)
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
         self.run(
-            vec![shell_program().into(), "-c".into(), command.into()],
-            self.unsandboxed(&args),
+            vec![shell_program().into(), "-c".into(), command],
+            self.unsandboxed(sandbox),
             timeout,
             ctx,
         )
@@ -210,9 +214,8 @@ impl ExecShell {
     }
 
     /// Whether the call asks to run outside a sandbox that is on.
-    pub(super) fn unsandboxed(&self, args: &Value) -> bool {
-        self.sandbox.mode != sandbox::Mode::Off
-            && args.get("sandbox").and_then(Value::as_bool) == Some(false)
+    pub(super) fn unsandboxed(&self, sandbox: Option<bool>) -> bool {
+        self.sandbox.mode != sandbox::Mode::Off && sandbox == Some(false)
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
+use crate::tools::args::{dir_or_root, parse, schema};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// At most this many entries are returned; the rest are counted.
@@ -27,13 +28,7 @@ impl Tool for ListDirectory {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory path, relative to the workspace (default: the workspace root)"}
-            },
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -43,13 +38,13 @@ impl Tool for ListDirectory {
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
         Ok(vec![file_operation(
             workspace,
-            dir_arg(args),
+            dir_or_root(parse::<Args>(args)?.path.as_deref()),
             Access::Read,
         )?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = dir_arg(&args).to_string();
+        let path = dir_or_root(parse::<Args>(&args)?.path.as_deref()).to_string();
         let resolved = ctx
             .workspace
             .resolve_existing(&path)
@@ -110,9 +105,9 @@ impl Tool for ListDirectory {
     }
 }
 
-fn dir_arg(args: &Value) -> &str {
-    args.get("path")
-        .and_then(Value::as_str)
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or(".")
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// Directory path, relative to the workspace (default: the workspace root)
+    path: Option<String>,
 }

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::protocol::Effect;
 use crate::tools::fs::atomic::write_atomic;
-use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 /// The most a memory file may hold (the model reads it whole).
 const MAX_MEMORY: usize = 256 * 1024;
@@ -48,6 +49,30 @@ impl MemoryRead {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// Return only paragraphs containing this text (case-insensitive)
+    query: Option<String>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WriteArgs {
+    /// Markdown to write
+    #[schemars(length(min = 1))]
+    content: String,
+    /// append (default) or overwrite
+    mode: Option<Mode>,
+}
+
+#[derive(PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Append,
+    Overwrite,
+}
+
 #[async_trait]
 impl Tool for MemoryRead {
     fn name(&self) -> &str {
@@ -60,13 +85,7 @@ impl Tool for MemoryRead {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Return only paragraphs containing this text (case-insensitive)"}
-            },
-            "additionalProperties": false
-        })
+        schema::<ReadArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -76,11 +95,8 @@ impl Tool for MemoryRead {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let dir = self.dir.as_ref().ok_or_else(no_store)?;
         let path = memory_file(dir, ctx.workspace.root());
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|q| !q.is_empty());
+        let ReadArgs { query } = parse(&args)?;
+        let query = query.as_deref().map(str::trim).filter(|q| !q.is_empty());
         let Some(content) = tokio::task::spawn_blocking(move || read(&path))
             .await
             .map_err(|e| ToolError::Internal(e.to_string()))??
@@ -147,15 +163,7 @@ impl Tool for MemoryWrite {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "content": {"type": "string", "minLength": 1, "description": "Markdown to write"},
-                "mode": {"type": "string", "enum": ["append", "overwrite"], "description": "append (default) or overwrite"}
-            },
-            "required": ["content"],
-            "additionalProperties": false
-        })
+        schema::<WriteArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -164,21 +172,13 @@ impl Tool for MemoryWrite {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let dir = self.dir.as_ref().ok_or_else(no_store)?;
-        let content = str_arg(&args, "content")?.to_string();
+        let WriteArgs { content, mode } = parse(&args)?;
         // The file outlives the session and is read back into prompts:
         // a secret the model meant to keep is not kept.
         let redacted = ctx.redactor.redact_str(&content);
         let hid_secret = redacted.is_some();
         let content = redacted.unwrap_or(content);
-        let overwrite = match args.get("mode").and_then(Value::as_str) {
-            None | Some("append") => false,
-            Some("overwrite") => true,
-            Some(other) => {
-                return Err(ToolError::InvalidArgs(format!(
-                    "mode must be append or overwrite, not {other}"
-                )));
-            }
-        };
+        let overwrite = mode == Some(Mode::Overwrite);
         let path = memory_file(dir, ctx.workspace.root());
         let _held = self.lock.lock().await;
         let shown = path.clone();

@@ -18,7 +18,8 @@ use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
 use crate::secret::Secret;
-use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 pub use crate::protocol::NOTIFY_STREAM;
 /// The longest message.
@@ -50,6 +51,18 @@ impl Message {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// Where to send it
+    channel: String,
+    /// A chat or thread id, if the channel has several (informational)
+    chat_id: Option<String>,
+    /// The message
+    #[schemars(length(min = 1, max = MAX_CONTENT))]
+    content: String,
+}
+
 #[async_trait]
 impl Tool for Message {
     fn name(&self) -> &str {
@@ -65,16 +78,10 @@ impl Tool for Message {
     fn parameters(&self) -> Value {
         let mut channels: Vec<&str> = vec!["terminal"];
         channels.extend(self.channels.keys().map(String::as_str));
-        json!({
-            "type": "object",
-            "properties": {
-                "channel": {"type": "string", "enum": channels, "description": "Where to send it"},
-                "chat_id": {"type": "string", "description": "A chat or thread id, if the channel has several (informational)"},
-                "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT, "description": "The message"}
-            },
-            "required": ["channel", "content"],
-            "additionalProperties": false
-        })
+        // The channels are the person's: named in the schema as set up.
+        let mut schema = schema::<Args>();
+        schema["properties"]["channel"]["enum"] = json!(channels);
+        schema
     }
 
     fn effect(&self) -> Effect {
@@ -88,7 +95,8 @@ impl Tool for Message {
         args: &Value,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        Ok(match self.webhook(str_arg(args, "channel")?)? {
+        let Args { channel, .. } = parse(args)?;
+        Ok(match self.webhook(&channel)? {
             None => Vec::new(),
             Some(url) => {
                 let host = reqwest::Url::parse(url.expose())
@@ -101,18 +109,18 @@ impl Tool for Message {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let channel = str_arg(&args, "channel")?.to_string();
-        let content = str_arg(&args, "content")?.trim().to_string();
+        let Args {
+            channel,
+            content,
+            chat_id,
+        } = parse(&args)?;
+        let content = content.trim().to_string();
         // A message leaves the machine: no secret goes with it.
         let content = ctx.redactor.redact_str(&content).unwrap_or(content);
         if content.is_empty() {
             return Err(ToolError::InvalidArgs("content is empty".into()));
         }
-        let chat_id = args
-            .get("chat_id")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let chat_id = chat_id.unwrap_or_default();
         match self.webhook(&channel)? {
             None => ctx.progress.emit(NOTIFY_STREAM, content.clone()),
             Some(url) => post(url, &content, &ctx.cancel).await?,

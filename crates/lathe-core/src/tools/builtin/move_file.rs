@@ -11,7 +11,8 @@ use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
 use crate::tools::change::FileChange;
 use crate::tools::fs::regular::{own_file, text_of};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// The largest file whose content is checked before the move.
 const CHECKED_BYTES: u64 = 64 * 1024 * 1024;
@@ -49,6 +50,15 @@ fn destination(
     Ok((target, shown))
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The file to move, relative to the workspace
+    from: String,
+    /// Its new path, relative to the workspace
+    to: String,
+}
+
 #[async_trait]
 impl Tool for MoveFile {
     fn name(&self) -> &str {
@@ -61,15 +71,7 @@ impl Tool for MoveFile {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "from": {"type": "string", "description": "The file to move, relative to the workspace"},
-                "to": {"type": "string", "description": "Its new path, relative to the workspace"}
-            },
-            "required": ["from", "to"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -80,27 +82,30 @@ impl Tool for MoveFile {
     /// where it is may not be moved where it could be (a deny rule on
     /// `private/**` holds for `private/plan.md` → `p.md`).
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let from = str_arg(args, "from")?;
+        let a: Args = parse(args)?;
+        let from = a.from.as_str();
         Ok(vec![
             file_operation(workspace, from, Access::Read)?,
             file_operation(workspace, from, Access::Write)?,
-            file_operation(workspace, str_arg(args, "to")?, Access::Write)?,
+            file_operation(workspace, a.to.as_str(), Access::Write)?,
         ])
     }
 
     fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
-        let (from, from_shown) = own_file(workspace, str_arg(args, "from")?, self.name())?;
-        let (to, to_shown) = destination(workspace, str_arg(args, "to")?, &from)?;
+        let a: Args = parse(args)?;
+        let (from, from_shown) = own_file(workspace, a.from.as_str(), self.name())?;
+        let (to, to_shown) = destination(workspace, a.to.as_str(), &from)?;
         Ok(text_of(&from, &from_shown, CHECKED_BYTES)?
             .map(|text| FileChange::rename(&from_shown, from, &to_shown, to, &text)))
     }
 
     fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        let a: Args = parse(args)?;
         if let Some(c) = self.change(args, workspace)? {
             return Ok(Some(c.unified()));
         }
-        let (from, from_shown) = own_file(workspace, str_arg(args, "from")?, self.name())?;
-        let (_, to_shown) = destination(workspace, str_arg(args, "to")?, &from)?;
+        let (from, from_shown) = own_file(workspace, a.from.as_str(), self.name())?;
+        let (_, to_shown) = destination(workspace, a.to.as_str(), &from)?;
         let name = crate::protocol::visible::name;
         Ok(Some(format!(
             "--- a/{}\n+++ b/{}\n",
@@ -111,8 +116,9 @@ impl Tool for MoveFile {
 
     /// A file too big or not text to be checked line by line.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let (from, from_shown) = own_file(&ctx.workspace, str_arg(&args, "from")?, self.name())?;
-        let (to, to_shown) = destination(&ctx.workspace, str_arg(&args, "to")?, &from)?;
+        let a: Args = parse(&args)?;
+        let (from, from_shown) = own_file(&ctx.workspace, a.from.as_str(), self.name())?;
+        let (to, to_shown) = destination(&ctx.workspace, a.to.as_str(), &from)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled(format!(
                 "interrupted before moving {from_shown}; nothing was moved"

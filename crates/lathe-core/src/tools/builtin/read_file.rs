@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
+use crate::tools::args::{parse, schema, whole};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 use crate::tools::truncate::escaped_str_len;
 
 /// Escaped bytes of file content one result may carry (the rest of the
@@ -24,6 +25,21 @@ const CONTENT_BUDGET: usize = 60 * 1024;
 const SNIFF_BYTES: usize = 8 * 1024;
 
 pub struct ReadFile;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the workspace
+    path: String,
+    /// First line to read (1-based)
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    offset: Option<u64>,
+    /// Maximum number of lines
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    limit: Option<u64>,
+}
 
 #[async_trait]
 impl Tool for ReadFile {
@@ -38,16 +54,7 @@ impl Tool for ReadFile {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace"},
-                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)"},
-                "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -55,17 +62,17 @@ impl Tool for ReadFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        Ok(vec![file_operation(
-            workspace,
-            str_arg(args, "path")?,
-            Access::Read,
-        )?])
+        let a: Args = parse(args)?;
+        Ok(vec![file_operation(workspace, &a.path, Access::Read)?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = str_arg(&args, "path")?.to_string();
-        let offset = u64_arg(&args, "offset")?.unwrap_or(1).max(1);
-        let limit = u64_arg(&args, "limit")?;
+        let Args {
+            path,
+            offset,
+            limit,
+        } = parse(&args)?;
+        let offset = offset.unwrap_or(1).max(1);
         let resolved = ctx
             .workspace
             .resolve_existing(&path)

@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg, u64_arg};
+use crate::tools::args::{dir_or_root, parse, schema, whole};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 /// Files larger than this are not searched.
 const MAX_FILE: u64 = 10 * 1024 * 1024;
@@ -26,11 +27,42 @@ const MAX_LINE: usize = 300;
 /// How much of a file decides whether it is binary (a NUL byte in it).
 const BINARY_PROBE: usize = 8 * 1024;
 
-fn path_arg(args: &Value) -> &str {
-    args.get("path")
-        .and_then(Value::as_str)
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or(".")
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GrepArgs {
+    /// Regular expression (or a literal with fixed_strings)
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// File or directory to search, relative to the workspace (default: the workspace root)
+    path: Option<String>,
+    /// Only files matching this glob, e.g. `*.rs` (any depth) or `src/**/*.ts`
+    glob: Option<String>,
+    /// Ignore case (default false)
+    case_insensitive: Option<bool>,
+    /// Treat pattern as a literal string (default false)
+    fixed_strings: Option<bool>,
+    /// Lines of context before and after each match (default 0)
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 0, max = 10))]
+    context: Option<u64>,
+    /// At most this many matching lines (default 200)
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 1, max = 2000))]
+    max_results: Option<u64>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GlobArgs {
+    /// Glob, e.g. `*.toml`, `src/**/*.rs`, `**/test_*.py`
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// Directory to search, relative to the workspace (default: the workspace root)
+    path: Option<String>,
+    /// At most this many paths (default 500)
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 1, max = 5000))]
+    max_results: Option<u64>,
 }
 
 /// The most of an ignore file (or a `.git` pointer) a walk reads.
@@ -171,20 +203,7 @@ impl Tool for Grep {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "minLength": 1, "description": "Regular expression (or a literal with fixed_strings)"},
-                "path": {"type": "string", "description": "File or directory to search, relative to the workspace (default: the workspace root)"},
-                "glob": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs` (any depth) or `src/**/*.ts`"},
-                "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)"},
-                "fixed_strings": {"type": "boolean", "description": "Treat pattern as a literal string (default false)"},
-                "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context before and after each match (default 0)"},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "At most this many matching lines (default 200)"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        schema::<GrepArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -192,39 +211,34 @@ impl Tool for Grep {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let a: GrepArgs = parse(args)?;
         Ok(vec![file_operation(
             workspace,
-            path_arg(args),
+            dir_or_root(a.path.as_deref()),
             Access::Read,
         )?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let pattern = str_arg(&args, "pattern")?;
-        let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let source = if flag("fixed_strings") {
-            regex::escape(pattern)
+        let a: GrepArgs = parse(&args)?;
+        let source = if a.fixed_strings == Some(true) {
+            regex::escape(&a.pattern)
         } else {
-            pattern.to_string()
+            a.pattern.clone()
         };
         let regex = regex::bytes::RegexBuilder::new(&source)
-            .case_insensitive(flag("case_insensitive"))
+            .case_insensitive(a.case_insensitive == Some(true))
             .multi_line(true)
             .crlf(true)
             .size_limit(16 * 1024 * 1024)
             .build()
             .map_err(|e| ToolError::InvalidArgs(format!("pattern: {e}")))?;
-        let context = usize::try_from(u64_arg(&args, "context")?.unwrap_or(0).min(10)).unwrap_or(0);
-        let max = usize::try_from(u64_arg(&args, "max_results")?.unwrap_or(200).clamp(1, 2000))
-            .unwrap_or(200);
-        let filter = args
-            .get("glob")
-            .and_then(Value::as_str)
-            .map(name_filter)
-            .transpose()?;
+        let context = usize::try_from(a.context.unwrap_or(0).min(10)).unwrap_or(0);
+        let max = usize::try_from(a.max_results.unwrap_or(200).clamp(1, 2000)).unwrap_or(200);
+        let filter = a.glob.as_deref().map(name_filter).transpose()?;
         let root = ctx
             .workspace
-            .resolve_existing(path_arg(&args))
+            .resolve_existing(dir_or_root(a.path.as_deref()))
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
@@ -573,16 +587,7 @@ impl Tool for Glob {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "minLength": 1, "description": "Glob, e.g. `*.toml`, `src/**/*.rs`, `**/test_*.py`"},
-                "path": {"type": "string", "description": "Directory to search, relative to the workspace (default: the workspace root)"},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "At most this many paths (default 500)"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        schema::<GlobArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -590,20 +595,21 @@ impl Tool for Glob {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        let a: GlobArgs = parse(args)?;
         Ok(vec![file_operation(
             workspace,
-            path_arg(args),
+            dir_or_root(a.path.as_deref()),
             Access::Read,
         )?])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let filter = name_filter(str_arg(&args, "pattern")?)?;
-        let max = usize::try_from(u64_arg(&args, "max_results")?.unwrap_or(500).clamp(1, 5000))
-            .unwrap_or(500);
+        let a: GlobArgs = parse(&args)?;
+        let filter = name_filter(&a.pattern)?;
+        let max = usize::try_from(a.max_results.unwrap_or(500).clamp(1, 5000)).unwrap_or(500);
         let root = ctx
             .workspace
-            .resolve_existing(path_arg(&args))
+            .resolve_existing(dir_or_root(a.path.as_deref()))
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();

@@ -16,7 +16,8 @@ use crate::policy::Workspace;
 use crate::policy::shell;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
-use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
+use crate::tools::args::{parse, schema, seconds};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 /// At most this many spawned processes run at once.
 pub const MAX_CONCURRENT: usize = 5;
@@ -38,25 +39,31 @@ impl Spawn {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The program, e.g. `cargo`
+    command: String,
+    /// Its arguments
+    #[serde(default)]
+    args: Vec<String>,
+    /// What it is for, for the person
+    description: Option<String>,
+    /// Timeout in seconds (default 60)
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    timeout: Option<f64>,
+    /// false runs it outside the sandbox; the person must approve it explicitly, every time
+    sandbox: Option<bool>,
+}
+
 /// The program and its arguments.
-fn argv(args: &Value) -> Result<Vec<String>, ToolError> {
-    let program = str_arg(args, "command")?.trim();
+fn argv(args: &Args) -> Result<Vec<String>, ToolError> {
+    let program = args.command.trim();
     if program.is_empty() {
         return Err(ToolError::InvalidArgs("command is empty".into()));
     }
     let mut argv = vec![program.to_string()];
-    if let Some(list) = args.get("args").and_then(Value::as_array) {
-        for a in list {
-            match a.as_str() {
-                Some(s) => argv.push(s.to_string()),
-                None => {
-                    return Err(ToolError::InvalidArgs(
-                        "args must be a list of strings".into(),
-                    ));
-                }
-            }
-        }
-    }
+    argv.extend(args.args.iter().cloned());
     if argv.iter().any(|a| a.contains('\0')) {
         return Err(ToolError::InvalidArgs(
             "an argument holds a NUL byte".into(),
@@ -85,18 +92,7 @@ impl Tool for Spawn {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The program, e.g. `cargo`"},
-                "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments"},
-                "description": {"type": "string", "description": "What it is for, for the person"},
-                "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds (default 60)"},
-                "sandbox": {"type": "boolean", "description": "false runs it outside the sandbox; the person must approve it explicitly, every time"}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -104,15 +100,17 @@ impl Tool for Spawn {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let line = as_line(&argv(args)?)?;
+        let a: Args = parse(args)?;
+        let line = as_line(&argv(&a)?)?;
         let mut exec = shell::analyze(&line, workspace);
-        exec.unsandboxed = self.runner.unsandboxed(args);
+        exec.unsandboxed = self.runner.unsandboxed(a.sandbox);
         Ok(vec![Operation::Exec(exec)])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let argv = argv(&args)?;
-        let timeout = u64_arg(&args, "timeout")?
+        let a: Args = parse(&args)?;
+        let argv = argv(&a)?;
+        let timeout = seconds(a.timeout)
             .unwrap_or(DEFAULT_TIMEOUT)
             .clamp(1, self.max_timeout);
         let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
@@ -121,13 +119,11 @@ impl Tool for Spawn {
                  one to finish"
             )));
         };
-        let description = args
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or("(no description)")
-            .to_string();
+        let description = a
+            .description
+            .unwrap_or_else(|| "(no description)".to_string());
         let program = argv[0].clone();
-        let unsandboxed = self.runner.unsandboxed(&args);
+        let unsandboxed = self.runner.unsandboxed(a.sandbox);
         let mut v = self.runner.run(argv, unsandboxed, timeout, ctx).await?;
         if let Some(obj) = v.as_object_mut() {
             obj.insert("command".into(), json!(program));
@@ -137,7 +133,8 @@ impl Tool for Spawn {
     }
 
     fn unsandboxed_retry(&self, args: &Value, result: &Value) -> Option<Value> {
-        if self.runner.unsandboxed(args) || result.get("sandbox").is_none() {
+        let asked = parse::<Args>(args).ok()?.sandbox;
+        if self.runner.unsandboxed(asked) || result.get("sandbox").is_none() {
             return None;
         }
         let mut retry = args.clone();
@@ -152,9 +149,10 @@ mod tests {
 
     #[test]
     fn arguments_are_quoted_as_one_simple_command() {
-        let argv = argv(&json!({"command": "rm", "args": ["-rf", "a b", "$(x)"]})).unwrap();
+        let of = |v: serde_json::Value| parse::<Args>(&v).and_then(|a| argv(&a));
+        let argv = of(json!({"command": "rm", "args": ["-rf", "a b", "$(x)"]})).unwrap();
         assert_eq!(as_line(&argv).unwrap(), "rm -rf 'a b' '$(x)'");
-        assert!(super::argv(&json!({"command": "x", "args": [1]})).is_err());
-        assert!(super::argv(&json!({"command": "  "})).is_err());
+        assert!(of(json!({"command": "x", "args": [1]})).is_err());
+        assert!(of(json!({"command": "  "})).is_err());
     }
 }

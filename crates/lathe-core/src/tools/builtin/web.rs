@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
-use crate::tools::spec::{Tool, ToolContext, ToolError, str_arg, u64_arg};
+use crate::tools::args::{parse, schema, whole};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 /// The most of a body that is read.
 const MAX_BODY: usize = 1024 * 1024;
@@ -174,6 +175,38 @@ impl WebFetch {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FetchArgs {
+    /// http:// or https:// URL
+    url: String,
+    /// GET (default) or HEAD
+    method: Option<Method>,
+    /// Request headers
+    headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Return HTML as is instead of Markdown (default false)
+    raw: Option<bool>,
+}
+
+#[derive(PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+enum Method {
+    Get,
+    Head,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// What to search for
+    #[schemars(length(min = 1))]
+    query: String,
+    /// How many results (default 5)
+    #[serde(default, deserialize_with = "whole")]
+    #[schemars(with = "Option<u64>", range(min = 1, max = 20))]
+    num_results: Option<u64>,
+}
+
 #[async_trait]
 impl Tool for WebFetch {
     fn name(&self) -> &str {
@@ -186,17 +219,7 @@ impl Tool for WebFetch {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "http:// or https:// URL"},
-                "method": {"type": "string", "enum": ["GET", "HEAD"], "description": "GET (default) or HEAD"},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Request headers"},
-                "raw": {"type": "boolean", "description": "Return HTML as is instead of Markdown (default false)"}
-            },
-            "required": ["url"],
-            "additionalProperties": false
-        })
+        schema::<FetchArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -208,7 +231,8 @@ impl Tool for WebFetch {
         args: &Value,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        let url = parse_url(str_arg(args, "url")?)?;
+        let FetchArgs { url, .. } = parse(args)?;
+        let url = parse_url(&url)?;
         // A literal address that would be refused is refused now, before
         // the person is asked about it.
         let bare = url
@@ -231,11 +255,17 @@ impl Tool for WebFetch {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut url = parse_url(str_arg(&args, "url")?)?;
-        let head = args.get("method").and_then(Value::as_str) == Some("HEAD");
+        let FetchArgs {
+            url,
+            method,
+            headers: asked,
+            raw,
+        } = parse(&args)?;
+        let mut url = parse_url(&url)?;
+        let head = method == Some(Method::Head);
         let mut headers = reqwest::header::HeaderMap::new();
-        if let Some(map) = args.get("headers").and_then(Value::as_object) {
-            for (k, v) in map {
+        if let Some(map) = asked {
+            for (k, v) in &map {
                 let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
                     .map_err(|e| ToolError::InvalidArgs(format!("header `{k}`: {e}")))?;
                 if matches!(
@@ -246,7 +276,7 @@ impl Tool for WebFetch {
                         "header `{k}` is set by Lathe"
                     )));
                 }
-                let value = reqwest::header::HeaderValue::from_str(v.as_str().unwrap_or(""))
+                let value = reqwest::header::HeaderValue::from_str(v)
                     .map_err(|e| ToolError::InvalidArgs(format!("header `{k}`: {e}")))?;
                 headers.insert(name, value);
             }
@@ -311,7 +341,7 @@ impl Tool for WebFetch {
             .unwrap_or("")
             .to_string();
         let (bytes, truncated) = read_capped(response, &ctx.cancel).await?;
-        let raw = args.get("raw").and_then(Value::as_bool).unwrap_or(false);
+        let raw = raw.unwrap_or(false);
         let total = bytes.len();
         let ct = content_type.clone();
         let body = tokio::task::spawn_blocking(move || render(&bytes, &ct, raw))
@@ -544,15 +574,7 @@ impl Tool for WebSearch {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "description": "What to search for"},
-                "num_results": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many results (default 5)"}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
+        schema::<SearchArgs>()
     }
 
     fn effect(&self) -> Effect {
@@ -564,8 +586,8 @@ impl Tool for WebSearch {
         args: &Value,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        let query = str_arg(args, "query")?;
-        Ok(match self.search_url(query) {
+        let SearchArgs { query, .. } = parse(args)?;
+        Ok(match self.search_url(&query) {
             Some(url) => vec![Operation::Net {
                 host: host_of(&url?),
             }],
@@ -575,10 +597,9 @@ impl Tool for WebSearch {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let query = str_arg(&args, "query")?;
-        let n =
-            usize::try_from(u64_arg(&args, "num_results")?.unwrap_or(5).clamp(1, 20)).unwrap_or(5);
-        let Some(url) = self.search_url(query) else {
+        let SearchArgs { query, num_results } = parse(&args)?;
+        let n = usize::try_from(num_results.unwrap_or(5).clamp(1, 20)).unwrap_or(5);
+        let Some(url) = self.search_url(&query) else {
             return Ok(json!({
                 "error": "web search not configured",
                 "message": "No search API endpoint is configured. Set [tools.web_search] endpoint \

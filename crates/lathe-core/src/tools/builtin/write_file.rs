@@ -9,9 +9,19 @@ use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
 use crate::tools::fs::atomic::write_atomic;
 use crate::tools::preview::unified_diff;
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation, str_arg};
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 pub struct WriteFile;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the workspace
+    path: String,
+    /// The complete new content of the file
+    content: String,
+}
 
 #[async_trait]
 impl Tool for WriteFile {
@@ -25,15 +35,7 @@ impl Tool for WriteFile {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace"},
-                "content": {"type": "string", "description": "The complete new content of the file"}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
+        schema::<Args>()
     }
 
     fn effect(&self) -> Effect {
@@ -41,7 +43,8 @@ impl Tool for WriteFile {
     }
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let path = str_arg(args, "path")?;
+        let a: Args = parse(args)?;
+        let path = a.path.as_str();
         let write = file_operation(workspace, path, Access::Write)?;
         // Over a file that exists, its diff shows what the file held: a
         // read of it.
@@ -60,8 +63,9 @@ impl Tool for WriteFile {
         args: &Value,
         workspace: &Workspace,
     ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
-        let path = str_arg(args, "path")?;
-        let content = str_arg(args, "content")?;
+        let a: Args = parse(args)?;
+        let path = a.path.as_str();
+        let content = a.content.as_str();
         let resolved = workspace
             .resolve_for_write(path)
             .map_err(ToolError::from_path)?;
@@ -93,11 +97,12 @@ impl Tool for WriteFile {
     }
 
     fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        let a: Args = parse(args)?;
         if let Some(c) = self.change(args, workspace)? {
             return Ok(Some(c.unified()));
         }
-        let path = str_arg(args, "path")?;
-        let content = str_arg(args, "content")?;
+        let path = a.path.as_str();
+        let content = a.content.as_str();
         let resolved = workspace
             .resolve_for_write(path)
             .map_err(ToolError::from_path)?;
@@ -109,8 +114,9 @@ impl Tool for WriteFile {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = str_arg(&args, "path")?;
-        let content = str_arg(&args, "content")?.to_string();
+        let a: Args = parse(&args)?;
+        let path = a.path.as_str();
+        let content = a.content.clone();
         let resolved = ctx
             .workspace
             .resolve_for_write(path)
