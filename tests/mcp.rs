@@ -751,6 +751,7 @@ async fn a_server_restarts_on_request() {
             helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_lathe"))),
             ..lathe_core::sandbox::Settings::default()
         },
+        reads: None,
     });
     let mut events = manager.subscribe();
     manager.start(vec![McpServer {

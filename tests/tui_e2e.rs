@@ -293,8 +293,16 @@ async fn a_denial_with_a_message_reaches_the_model() {
     let told = tool_results(&mock.requests()[1]);
     let msg = told[0].1["error"].as_str().unwrap().to_string();
     assert!(msg.contains("use make clean"), "{msg}");
-    // Ctrl-C twice on an idle prompt quits with status 0.
-    pane.keys(&["C-c"]);
+    // Ctrl-C twice on an idle prompt quits with status 0. (The answer
+    // shows a moment before the turn ends; a Ctrl-C in that moment stops
+    // the turn instead, so it is pressed until the prompt says so.)
+    for _ in 0..10 {
+        pane.keys(&["C-c"]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if pane.screen().contains("again to quit") {
+            break;
+        }
+    }
     pane.wait_for("again to quit").await;
     pane.keys(&["C-c"]);
     let end = pane.wait_for("EXIT=").await;

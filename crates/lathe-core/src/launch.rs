@@ -278,6 +278,10 @@ pub fn spawn_agent(
         let manager = crate::mcp::Manager::new(crate::mcp::Launch {
             workspace: workspace.root().to_path_buf(),
             sandbox: sandbox.clone(),
+            reads: crate::policy::guardrails::ReadDenials::of(
+                workspace.clone(),
+                Arc::new(config.rules.clone()),
+            ),
         });
         let mut start = config.mcp_servers.clone();
         start.extend(trusted_mcp.iter().cloned());
@@ -384,9 +388,13 @@ pub async fn mcp_statuses(
         .iter()
         .cloned()
         .partition(|s| trust_workspace || mcp_trusted(config, s));
+    let reads = Workspace::new(&config.workspace).ok().and_then(|w| {
+        crate::policy::guardrails::ReadDenials::of(Arc::new(w), Arc::new(config.rules.clone()))
+    });
     let manager = crate::mcp::Manager::new(crate::mcp::Launch {
         workspace: config.workspace.clone(),
         sandbox: config.sandbox.clone(),
+        reads,
     });
     let mut start = config.mcp_servers.clone();
     start.extend(trusted);

@@ -53,6 +53,9 @@ pub struct Launch {
     /// Stdio servers start through the warden, contained, unconfined
     /// (the person configured or trusted them).
     pub sandbox: crate::sandbox::Settings,
+    /// The person's read rules, followed as files: what they cover is not
+    /// there for a workspace's server, nor is git's object store.
+    pub reads: Option<crate::policy::guardrails::ReadDenials>,
 }
 
 /// Every MCP server of a session.

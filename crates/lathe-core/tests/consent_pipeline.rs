@@ -1066,6 +1066,23 @@ async fn a_read_deny_rule_follows_the_file_not_its_old_name() {
     assert!(ok.to_string().contains("public notes"), "{ok}");
 }
 
+/// Runs git in `dir` as a person with no configuration of their own.
+fn git_in(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
 fn unsandboxed() -> lathe_core::tools::builtin::BuiltinSettings {
     let mut settings = builtin_settings();
     settings.sandbox.mode = lathe_core::sandbox::Mode::Off;
@@ -1094,8 +1111,30 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     std::fs::write(ws.path().join("private/deep/key.txt"), "SECRET-KEY-43\n").unwrap();
     std::fs::write(ws.path().join("mixed/secret.env"), "SECRET-ENV-44\n").unwrap();
     std::fs::write(ws.path().join("mixed/readme.md"), "open text\n").unwrap();
+    // Committed too: git's object store holds it again.
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "one"],
+    ] {
+        git_in(ws.path(), args);
+    }
+    // A link to a directory elsewhere, which a rule covers by its name.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "SECRET-VAULT-45\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("vault")).unwrap();
     let py = |id: &str, code: &str| shell(id, &format!("python3 -c \"{code}\""));
     let steps = vec![
+        py(
+            "zlib",
+            "import zlib,glob\nfor f in glob.glob('.git/objects/*/*'):\n  print(zlib.decompress(open(f,'rb').read()))",
+        ),
+        py(
+            "subgit",
+            "import subprocess; subprocess.run(['git','show','HEAD:pri'+'vate/plan.md'])",
+        ),
+        py("vault", "print(open('vau'+'lt/secret.txt').read())"),
+        shell("gitlog", "git log --oneline && git status --short"),
         py("name", "print(open('pri'+'vate/plan.md').read())"),
         py("deep", "print(open('private/de'+'ep/key.txt').read())"),
         py("mixed", "print(open('mixed/sec'+'ret.env').read())"),
@@ -1120,7 +1159,11 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
         rules: Rules::parse(
             &[],
             &[],
-            &["read_file(private/**)".into(), "read_file(**/*.env)".into()],
+            &[
+                "read_file(private/**)".into(),
+                "read_file(**/*.env)".into(),
+                "read_file(vault/**)".into(),
+            ],
             RuleOrigin::User,
         )
         .unwrap(),
@@ -1129,7 +1172,12 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     };
     let (events, _mock) = run(setup, steps, ws.path(), "look").await;
     let all = format!("{events:?}");
-    for secret in ["SECRET-PLAN-42", "SECRET-KEY-43", "SECRET-ENV-44"] {
+    for secret in [
+        "SECRET-PLAN-42",
+        "SECRET-KEY-43",
+        "SECRET-ENV-44",
+        "SECRET-VAULT-45",
+    ] {
         assert!(!all.contains(secret), "{secret} got out: {all}");
     }
     for id in ["name", "mixed", "write", "move", "movefile"] {
@@ -1153,6 +1201,10 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     );
     assert!(ws.path().join("private/plan.md").exists());
     assert!(!ws.path().join("public").exists() && !ws.path().join("out.env").exists());
+    // git itself, judged by what it prints, still works.
+    let (_, log, _) = result_of(&events, "gitlog");
+    assert_eq!(log["exit_code"], json!(0), "{log}");
+    assert!(log.to_string().contains("one"), "{log}");
     let (_, beside, _) = result_of(&events, "beside");
     assert!(beside.to_string().contains("open text"), "{beside}");
     // With Landlock alone, the directory that holds a covered file is
@@ -1172,21 +1224,7 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
 #[tokio::test]
 async fn git_and_the_file_tools_cannot_read_a_covered_file_either() {
     let ws = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(ws.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| git_in(ws.path(), args);
     std::fs::create_dir(ws.path().join("private")).unwrap();
     std::fs::write(ws.path().join("private/plan.md"), "TOPSECRET-PLAN\n").unwrap();
     std::fs::write(ws.path().join("notes.md"), "notes\n").unwrap();

@@ -385,6 +385,7 @@ fn hook_runner(shared: &Shared) -> HookRunner<'_> {
         workspace: shared.workspace.root(),
         env_remove: &shared.hook_env_remove,
         sandbox: shared.hook_sandbox.as_ref(),
+        reads: Some(shared.guardrails.reads()),
     }
 }
 

@@ -369,7 +369,12 @@ impl Server {
                 };
                 let mut argv = vec![command.clone()];
                 argv.extend(args.iter().cloned());
-                let policy = settings.policy(&self.launch.workspace, argv);
+                let mut policy = settings.policy(&self.launch.workspace, argv);
+                if settings.mode != crate::sandbox::Mode::Off
+                    && let Some(reads) = self.launch.reads.clone()
+                {
+                    policy.hidden.extend(reads.sandbox_covers(false).await?);
+                }
                 let mut cmd = settings.command(&policy).map_err(|e| e.to_string())?;
                 for (k, v) in env {
                     cmd.env(k, v);

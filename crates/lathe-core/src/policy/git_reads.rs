@@ -29,7 +29,6 @@ const NAMES_ONLY: &[&str] = &[
     "pull",
     "push",
     "init",
-    "clone",
     "switch",
     "merge",
     "rebase",
@@ -39,7 +38,6 @@ const NAMES_ONLY: &[&str] = &[
     "for-each-ref",
     "count-objects",
     "rev-list",
-    "worktree",
     "version",
     "help",
     "rm",
@@ -56,7 +54,6 @@ const NAMES_ONLY: &[&str] = &[
     "config",
     "tag",
     "mv",
-    "submodule",
     "maintenance",
     "prune",
     "repack",
@@ -84,8 +81,9 @@ const PLAIN_GLOBALS: &[&str] = &[
     "--no-advice",
 ];
 
-/// Options of `show`, `diff` and `log` that print no content.
-const NAMES: &[&str] = &[
+/// Options that make `show` and `diff` print names or numbers instead
+/// of the patch.
+const NO_PATCH: &[&str] = &[
     "--stat",
     "--name-only",
     "--name-status",
@@ -97,34 +95,70 @@ const NAMES: &[&str] = &[
     "--dirstat",
     "-s",
     "--no-patch",
-    "--oneline",
     "--raw",
 ];
 
-/// Options that print content (or test for it) in any of them.
-const PATCHES: &[&str] = &[
-    "-p",
-    "-u",
-    "--patch",
-    "--cc",
-    "-c",
-    "--full-diff",
-    "--word-diff",
-    "--color-words",
-    "--word-diff-regex",
-    "-W",
-    "--function-context",
-    "--binary",
-    "--patch-with-stat",
-    "--patch-with-raw",
-    "--textconv",
-    "--ext-diff",
-    "--pickaxe-regex",
-    "--pickaxe-all",
-    "--find-object",
+/// Options of `show`, `diff` and `log` that print only names, numbers,
+/// ids or messages: what a command of theirs takes without pathspecs. Any
+/// other option (`-p`, `-U3`, `--word-diff`, `-S`, `--check`, one git
+/// adds next year) may print content, and needs them.
+const NAMES: &[&str] = &[
+    "--oneline",
+    "--graph",
+    "--decorate",
+    "--no-decorate",
+    "--all",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "-n",
+    "--max-count",
+    "--skip",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+    "--all-match",
+    "--invert-grep",
+    "-i",
+    "--regexp-ignore-case",
+    "--format",
+    "--pretty",
+    "--reverse",
+    "--first-parent",
+    "--no-merges",
+    "--merges",
+    "--date",
+    "--abbrev-commit",
+    "--no-abbrev-commit",
+    "--abbrev",
+    "--no-abbrev",
+    "--color",
+    "--no-color",
+    "--left-right",
+    "--cherry-pick",
+    "--boundary",
+    "--topo-order",
+    "--date-order",
+    "--author-date-order",
+    "--relative-date",
+    "--no-renames",
+    "--find-renames",
+    "-M",
+    "--cached",
+    "--staged",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--walk-reflogs",
+    "-g",
     "--follow",
-    "--diff-merges",
-    "-m",
+    "--max-parents",
+    "--min-parents",
+    "--no-walk",
+    "--show-signature",
 ];
 
 /// Why git's command `c` may not run while read rules are in force, or
@@ -158,11 +192,12 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
             .take_while(|a| **a != "--")
             .any(|a| flags.iter().any(|f| flag_is(a, f)))
     };
-    let pickaxe = rest
+    // Any option not known to print names only (a bare count, `-5`, is
+    // one of those).
+    let patches = rest
         .iter()
         .take_while(|a| **a != "--")
-        .any(|a| a.starts_with("-S") || a.starts_with("-G") || a.starts_with("-L"));
-    let patches = has(PATCHES) || pickaxe;
+        .any(|a| a.starts_with('-') && !prints_names_only(a));
     let hex = rest
         .iter()
         .take_while(|a| **a != "--")
@@ -177,7 +212,7 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
         false
     } else if INTERACTIVE.contains(&sub) {
         has(&["-p", "--patch", "-i", "--interactive", "-e", "--edit"])
-            || (sub == "stash" && rest.first() == Some(&"show") && !has(NAMES))
+            || (sub == "stash" && rest.first() == Some(&"show") && (patches || !has(NO_PATCH)))
     } else if HISTORY.contains(&sub) {
         patches
     } else if DIFFS.contains(&sub) {
@@ -192,7 +227,7 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
             let mut objects = rest.iter().filter(|a| !a.starts_with('-')).peekable();
             objects.peek().is_some() && objects.all(|a| a.contains(':'))
         };
-        !files_only && (patches || !has(NAMES))
+        !files_only && (patches || !has(NO_PATCH))
     } else if CONTENT.contains(&sub) {
         true
     } else {
@@ -205,6 +240,43 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
         return None;
     }
     pathspecs_clear(sub, rest, c, reads)
+}
+
+/// Whether option `a` of `log`, `show` or `diff` prints only names,
+/// numbers, ids or messages: a count (`-5`, `-n5`), or one of [`NAMES`]
+/// and [`NO_PATCH`] exactly or with its value after `=` (no cluster of
+/// letters is read as the allowed ones: `-Gsecret` is not `-s`).
+fn prints_names_only(a: &str) -> bool {
+    let count = |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    a.strip_prefix('-').is_some_and(count)
+        || a.strip_prefix("-n").is_some_and(count)
+        || NAMES
+            .iter()
+            .chain(NO_PATCH)
+            .any(|f| a == *f || a.starts_with(&format!("{f}=")))
+}
+
+/// Why a line that runs git may not, whatever its git commands: a `GIT_`
+/// variable set anywhere on it (`export GIT_ICASE_PATHSPECS=1; git log
+/// -p -- PRIVATE`), which git reads from the environment.
+pub(crate) fn line_sets_git_variables(
+    commands: &[SimpleCommand],
+    reads: &ReadDenials,
+) -> Option<String> {
+    if !reads.active() || !commands.iter().any(|c| c.basename() == "git") {
+        return None;
+    }
+    commands
+        .iter()
+        .flat_map(|c| {
+            c.argv
+                .iter()
+                .chain(&c.wrappers)
+                .map(|w| w.text.as_str())
+                .chain(c.assignments.iter().map(String::as_str))
+        })
+        .find(|w| w.contains("GIT_") && w.contains('='))
+        .map(|w| format!("sets `{w}` for git, which can change what it prints"))
 }
 
 /// Whether argument `a` is flag `f`: itself, `f=value`, a short flag with
@@ -243,18 +315,18 @@ fn names_covered(a: &str, c: &SimpleCommand, reads: &ReadDenials) -> Option<Stri
         .strip_prefix("--")
         .and_then(|o| o.split_once('='))
         .map_or(a, |(_, v)| v);
-    if let Some((rev, path)) = value.split_once(':')
-        && !rev.starts_with('(')
-    {
+    // `REV:PATH`, where REV may hold colons of its own (`HEAD^{/:x}`,
+    // `@{9999-01-01 0:0}`): what follows each colon is taken as a path.
+    for (at, _) in value.match_indices(':') {
         // From the top of the repository, unless it starts `./`.
-        let path = path.trim_start_matches(|ch: char| ch.is_ascii_digit() || ch == ':');
+        let path = value[at + 1..].trim_start_matches(|ch: char| ch.is_ascii_digit() || ch == ':');
         let root = reads.workspace_root();
         let base = if path.starts_with("./") || path.starts_with("../") {
             c.cwd.as_deref().unwrap_or(root)
         } else {
             root
         };
-        if covered(&lexical_join(base, path), reads) {
+        if !path.is_empty() && !path.starts_with('(') && covered(&lexical_join(base, path), reads) {
             return Some(format!("prints {path}, which your rules deny reading"));
         }
     }

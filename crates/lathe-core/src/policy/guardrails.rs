@@ -69,6 +69,9 @@ pub struct ReadDenials {
     /// Where the covered files are now, as the last look found them: the
     /// paths a sandboxed command sees empty (see [`Self::places`]).
     places: Arc<std::sync::RwLock<Vec<std::path::PathBuf>>>,
+    /// Whether the last look saw every entry of the workspace (under
+    /// [`DENIED_WALK`]); if not, what it missed may be covered.
+    complete: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Commands that read no file's content, only names and sizes: a
@@ -89,9 +92,18 @@ impl ReadDenials {
             rules,
             inodes: Arc::default(),
             places: Arc::default(),
+            complete: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         };
         me.refresh();
         me
+    }
+
+    /// The read rules of `rules` followed in `workspace`, if any names
+    /// paths (for what runs besides the model's commands: a workspace's
+    /// MCP servers).
+    pub fn of(workspace: Arc<Workspace>, rules: Arc<Rules>) -> Option<Self> {
+        let reads = Self::new(workspace, rules);
+        reads.active().then_some(reads)
     }
 
     /// The workspace the rules are read in.
@@ -138,7 +150,12 @@ impl ReadDenials {
             .follow_links(false)
             .filter_entry(|e| e.file_name() != ".git")
             .build();
-        for entry in walk.flatten().take(DENIED_WALK) {
+        let mut complete = true;
+        for (n, entry) in walk.flatten().enumerate() {
+            if n >= DENIED_WALK {
+                complete = false;
+                break;
+            }
             if entry.depth() == 0 {
                 continue;
             }
@@ -146,17 +163,26 @@ impl ReadDenials {
                 continue;
             };
             let rel = rel.to_string_lossy().into_owned();
-            let file = entry.file_type().is_some_and(|t| t.is_file());
+            let kind = entry.file_type();
+            let file = kind.is_some_and(|t| t.is_file());
             let id = entry.metadata().ok().map(|m| (m.dev(), m.ino()));
             let covered = file
                 && (self.rule_for(&rel).is_some() || id.is_some_and(|i| known.contains_key(&i)));
             if covered && let Some(id) = id {
-                found.push((id, rel));
+                found.push((id, rel.clone()));
             }
-            if !entry.file_type().is_some_and(|t| t.is_dir()) {
-                tally.add(entry.path(), root, covered);
+            // A link the rules name, or a link to a directory they cover
+            // (`vault -> /elsewhere` under `vault/**`): covered where it
+            // leads.
+            let link = kind.is_some_and(|t| t.is_symlink())
+                && (self.rule_for(&rel).is_some()
+                    || self.rule_for(&format!("{rel}/x")).is_some());
+            if !kind.is_some_and(|t| t.is_dir()) {
+                tally.add(entry.path(), root, covered || link);
             }
         }
+        self.complete
+            .store(complete, std::sync::atomic::Ordering::Relaxed);
         let places = tally.places(root);
         if let Ok(mut inodes) = self.inodes.write() {
             inodes.extend(found);
@@ -164,6 +190,52 @@ impl ReadDenials {
         if let Ok(mut p) = self.places.write() {
             *p = places;
         }
+    }
+
+    /// What a sandboxed process is not to see, looked for now: the
+    /// covered files (see [`Self::places`]), and unless it runs git alone
+    /// (`git_only`), git's object store, which holds every version of
+    /// every file and which only git, whose commands the rules judge by
+    /// what they print, may reach (not `python3 -c "zlib…"`). An error
+    /// when the look could not see the whole workspace.
+    pub async fn sandbox_covers(&self, git_only: bool) -> Result<Vec<std::path::PathBuf>, String> {
+        let reads = self.clone();
+        tokio::task::spawn_blocking(move || {
+            reads.refresh();
+            if let Some(why) = reads.incomplete() {
+                return Err(why);
+            }
+            let mut places = reads.places();
+            if !git_only {
+                places.extend(object_stores(reads.workspace.root()));
+            }
+            // A link covered is covered where it leads too (Landlock
+            // judges a path as resolved), never a directory that holds the
+            // workspace.
+            let root = reads.workspace.root();
+            let resolved: Vec<std::path::PathBuf> = places
+                .iter()
+                .filter(|p| p.is_symlink())
+                .filter_map(|p| p.canonicalize().ok())
+                .filter(|p| !root.starts_with(p))
+                .collect();
+            places.extend(resolved);
+            Ok(places)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    /// Whether the last look saw the whole workspace: if not, a command
+    /// may not run (what it missed may be covered), and this says why.
+    pub fn incomplete(&self) -> Option<String> {
+        (self.active() && !self.complete.load(std::sync::atomic::Ordering::Relaxed)).then(|| {
+            format!(
+                "the workspace holds more than {DENIED_WALK} files and directories, too many \
+                 to find every file your read rules cover before a command runs; with read \
+                 rules in force no command runs here (the file tools still work)"
+            )
+        })
     }
 
     /// The paths (absolute) a sandboxed command is to find empty, as the
@@ -301,6 +373,30 @@ impl ReadDenials {
     }
 }
 
+/// The object stores of the workspace's repository: `.git/objects`, or
+/// for a `.git` file (a worktree, a submodule) the one its `gitdir` and
+/// `commondir` lead to.
+fn object_stores(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dot = root.join(".git");
+    let gitdir = if dot.is_dir() {
+        dot
+    } else {
+        let Ok(text) = crate::config::read_own_file(&dot) else {
+            return Vec::new();
+        };
+        let Some(dir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+            return Vec::new();
+        };
+        root.join(dir.trim())
+    };
+    let mut stores = vec![gitdir.join("objects")];
+    if let Ok(common) = crate::config::read_own_file(&gitdir.join("commondir")) {
+        stores.push(gitdir.join(common.trim()).join("objects"));
+    }
+    stores.retain(|s| s.is_dir());
+    stores
+}
+
 /// The most covered files hidden one by one from a command.
 const FILE_COVERS: usize = 256;
 
@@ -421,6 +517,7 @@ impl Guardrails {
                             .iter()
                             .find_map(|f| rule(Subject::File(f), format!("matched {f}")))
                     })
+                    .or_else(|| self.git_variables(&e.commands))
                     .or_else(|| e.commands.iter().find_map(|c| self.git_content(c)))
                     .or_else(|| {
                         // A directory is read for what it holds unless every
@@ -461,10 +558,18 @@ impl Guardrails {
         None
     }
 
-    /// git prints what files held, from its object store, which no cover
-    /// reaches (see [`super::git_reads`]).
-    fn git_content(&self, c: &crate::protocol::operation::SimpleCommand) -> Option<GuardError> {
-        let why = super::git_reads::judge(c, &self.reads)?;
+    /// A `GIT_` variable set on a line that runs git (see
+    /// [`super::git_reads`]).
+    fn git_variables(
+        &self,
+        commands: &[crate::protocol::operation::SimpleCommand],
+    ) -> Option<GuardError> {
+        let why = super::git_reads::line_sets_git_variables(commands, &self.reads)?;
+        self.read_rule_error(format!("the line {why}"))
+    }
+
+    /// The denial, by the first read rule that names paths, of `what`.
+    fn read_rule_error(&self, what: String) -> Option<GuardError> {
         let rule = self
             .rules
             .deny
@@ -473,8 +578,15 @@ impl Guardrails {
         Some(GuardError::Rule {
             rule: rule.text.clone(),
             origin: rule.origin,
-            what: format!("`{}` {why}", c.display()),
+            what,
         })
+    }
+
+    /// git prints what files held, from its object store, which no cover
+    /// reaches (see [`super::git_reads`]).
+    fn git_content(&self, c: &crate::protocol::operation::SimpleCommand) -> Option<GuardError> {
+        let why = super::git_reads::judge(c, &self.reads)?;
+        self.read_rule_error(format!("`{}` {why}", c.display()))
     }
 
     /// A read the deny rules cover as a file rather than by its path: a
@@ -490,14 +602,7 @@ impl Guardrails {
             return None;
         }
         let why = self.reads.denied(&abs)?;
-        let rule = self.rules.deny.iter().find(|r| {
-            r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-        })?;
-        Some(GuardError::Rule {
-            rule: rule.text.clone(),
-            origin: rule.origin,
-            what: format!("{f}: {why}"),
-        })
+        self.read_rule_error(format!("{f}: {why}"))
     }
 
     fn cap_timeout(&self, args: &Value) -> Verdict {
@@ -698,6 +803,23 @@ mod tests {
             "git show $REV",
             "git format-patch -1",
             "echo HEAD | xargs git show",
+            // A second look: options the first list lacked, colons inside
+            // braces, variables exported before, copies of the repository.
+            "git log -U1",
+            "git log --unified=0",
+            "git log --dd",
+            "git log --remerge-diff",
+            "git log --check",
+            "git show --stat -U1 HEAD~1",
+            "git show 'HEAD^{/:*}:private/plan.md'",
+            "git show 'HEAD@{9999-01-01 0:0}:private/plan.md'",
+            "git grep -h -e SECRET 'HEAD^{/:*}:private' -- plan.md",
+            "git config --blob='HEAD^{/:*}:private/plan.md' -l",
+            "export GIT_ICASE_PATHSPECS=1; git log -p -- PRIVATE",
+            "GIT_DIR=.git; export GIT_DIR; git show HEAD",
+            "git clone -q .git /tmp/c1",
+            "git worktree add /tmp/wt",
+            "git submodule add ./ sub",
         ];
         for line in denied {
             let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
@@ -724,6 +846,9 @@ mod tests {
             "git ls-files",
             "git rev-parse HEAD",
             "git --no-pager log --oneline",
+            "git log -5 --format=%H --author=me --since=2.weeks",
+            "git log -n 3 --graph --decorate --all",
+            "git diff --cached --stat",
         ];
         for line in allowed {
             let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));

@@ -124,25 +124,44 @@ fn utf16(s: &str, big: bool) -> Vec<u8> {
         .collect()
 }
 
+/// `s` as UTF-32 bytes, little-endian unless `big`.
+fn utf32(s: &str, big: bool) -> Vec<u8> {
+    s.chars()
+        .flat_map(|c| {
+            let u = u32::from(c);
+            if big { u.to_be_bytes() } else { u.to_le_bytes() }
+        })
+        .collect()
+}
+
 /// Byte dumps: numbers that spell bytes one by one, as `od -b` (octal),
 /// `od -tu1` (decimal), `xxd -b` (binary) print them, or as escapes do
 /// (`\u0073`, `\x73`, `&#115;`, `&#x73;`, `%73`). Each way of reading
 /// the numbers of a text is decoded; a decoded secret hides the numbers
 /// that spell it.
-static BYTE_DUMPS: LazyLock<Vec<(Regex, u32)>> = LazyLock::new(|| {
+///
+/// Word dumps too: numbers that spell 2 or 4 bytes each, as a
+/// little-endian machine prints them (`od` with no option prints 2-byte
+/// words in octal, `od -d` in decimal, `od -tu4` and `od -to4` 4-byte
+/// ones). Each entry: the pattern, its radix, the bytes one number spells.
+static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
     [
-        (r"\b[01]{8}\b", 2),
-        (r"\b[0-3][0-7]{2}\b", 8),
-        (r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b", 10),
-        (r"(?i)\\u00([0-9a-f]{2})", 16),
-        (r"(?i)\\x([0-9a-f]{2})", 16),
-        (r"(?i)&#x0*([0-9a-f]{1,2});", 16),
-        (r"&#0*([0-9]{1,3});", 10),
-        (r"(?i)%([0-9a-f]{2})", 16),
-        (r"(?i)\b0x([0-9a-f]{2})\b", 16),
+        (r"\b[01]{8}\b", 2, 1),
+        (r"\b[0-3][0-7]{2}\b", 8, 1),
+        (r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b", 10, 1),
+        (r"(?i)\\u00([0-9a-f]{2})", 16, 1),
+        (r"(?i)\\x([0-9a-f]{2})", 16, 1),
+        (r"(?i)&#x0*([0-9a-f]{1,2});", 16, 1),
+        (r"&#0*([0-9]{1,3});", 10, 1),
+        (r"(?i)%([0-9a-f]{2})", 16, 1),
+        (r"(?i)\b0x([0-9a-f]{2})\b", 16, 1),
+        (r"\b[0-7]{6}\b", 8, 2),
+        (r"\b[0-9]{1,5}\b", 10, 2),
+        (r"\b[0-9]{1,10}\b", 10, 4),
+        (r"\b[0-7]{11}\b", 8, 4),
     ]
     .iter()
-    .filter_map(|(p, radix)| Regex::new(p).ok().map(|r| (r, *radix)))
+    .filter_map(|(p, radix, size)| Regex::new(p).ok().map(|r| (r, *radix, *size)))
     .collect()
 });
 
@@ -224,7 +243,13 @@ impl Redactor {
             all.push(s.chars().rev().collect());
             // Its bytes, and as UTF-16 either way round (`iconv -t
             // UTF-16LE | base64`, PowerShell's `-EncodedCommand`).
-            let forms = [s.as_bytes().to_vec(), utf16(&s, false), utf16(&s, true)];
+            let forms = [
+                s.as_bytes().to_vec(),
+                utf16(&s, false),
+                utf16(&s, true),
+                utf32(&s, false),
+                utf32(&s, true),
+            ];
             let pieces = forms.iter().flat_map(|bytes| {
                 (0..=bytes.len().saturating_sub(PIECE)).map(move |k| &bytes[k..(k + PIECE).min(bytes.len())])
             });
@@ -285,7 +310,7 @@ impl Redactor {
             // and of its 2- and 4-byte words as a little-endian machine
             // prints them (`od -x`, `od -tx4`, `hexdump`), at each way the
             // secret can fall on the words.
-            for word in [1, 2, 4] {
+            for word in [1, 2, 4, 8] {
                 for align in 0..word {
                     let hex: Vec<u8> = bytes
                         .get(align..)
@@ -346,7 +371,7 @@ impl Redactor {
             return None;
         }
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        for (re, radix) in BYTE_DUMPS.iter() {
+        for (re, radix, size) in BYTE_DUMPS.iter() {
             // The bytes the numbers spell, letters and digits only (as
             // the skeleton reads text), with where each came from.
             let mut letters = Vec::new();
@@ -356,12 +381,17 @@ impl Redactor {
                 else {
                     continue;
                 };
-                let Ok(byte) = u8::from_str_radix(num.as_str(), *radix) else {
+                let Ok(word) = u64::from_str_radix(num.as_str(), *radix) else {
                     continue;
                 };
-                if byte.is_ascii_alphanumeric() {
-                    letters.push(byte.to_ascii_lowercase());
-                    from.push((whole.start(), whole.end()));
+                if word >> (8 * size) != 0 {
+                    continue;
+                }
+                for byte in word.to_le_bytes().into_iter().take(*size) {
+                    if byte.is_ascii_alphanumeric() {
+                        letters.push(byte.to_ascii_lowercase());
+                        from.push((whole.start(), whole.end()));
+                    }
                 }
             }
             if letters.len() < SKELETON_PIECE {
@@ -598,6 +628,13 @@ mod tests {
             ("utf16le base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16-le')).decode())")),
             ("utf16be hex", py("import sys; print(sys.stdin.read().encode('utf-16-be').hex())")),
             ("utf16 base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16')).decode())")),
+            ("od", run("od", &[], &line)),
+            ("od -d", run("od", &["-d"], &line)),
+            ("od -tu4", run("od", &["-tu4"], &line)),
+            ("od -to4", run("od", &["-to4"], &line)),
+            ("od -tx8", run("od", &["-tx8"], &line)),
+            ("xxd -e -g8", run("xxd", &["-e", "-g8"], &line)),
+            ("utf32le base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-32-le')).decode())")),
             ("utf16le b85", py("import sys,base64; print(base64.b85encode(sys.stdin.read().encode('utf-16-le')).decode())")),
         ];
         for (how, text) in shown {

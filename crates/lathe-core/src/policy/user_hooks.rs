@@ -451,6 +451,9 @@ pub struct HookRunner<'a> {
     /// a workspace's hook is confined as the model's commands are (a
     /// person's own hooks are not: they may write where they like).
     pub sandbox: Option<&'a crate::sandbox::Settings>,
+    /// The person's read rules: what they cover is not there for a hook
+    /// in the sandbox, nor is git's object store.
+    pub reads: Option<&'a super::guardrails::ReadDenials>,
 }
 
 impl HookRunner<'_> {
@@ -547,10 +550,17 @@ impl HookRunner<'_> {
                         ..settings.clone()
                     }
                 };
-                let policy = settings.policy(
+                let mut policy = settings.policy(
                     self.workspace,
                     vec!["sh".into(), "-c".into(), hook.command.clone()],
                 );
+                if settings.mode != crate::sandbox::Mode::Off
+                    && let Some(reads) = self.reads.filter(|r| r.active())
+                {
+                    policy
+                        .hidden
+                        .extend(reads.sandbox_covers(false).await.map_err(HookError::Sandbox)?);
+                }
                 settings
                     .command(&policy)
                     .map_err(|e| HookError::Sandbox(e.to_string()))?

@@ -18,6 +18,7 @@ fn runner(dir: &Path) -> HookRunner<'_> {
         workspace: dir,
         env_remove: &[],
         sandbox: None,
+        reads: None,
     }
 }
 

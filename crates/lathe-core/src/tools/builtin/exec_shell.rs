@@ -141,6 +141,20 @@ impl Tool for ExecShell {
     }
 }
 
+/// Whether `argv` runs git alone, as the analysis sees every command of
+/// it (a shell's `-c` line, or the program itself).
+fn runs_git_only(argv: &[String], workspace: &crate::policy::Workspace) -> bool {
+    let git = |p: &str| std::path::Path::new(p).file_name().is_some_and(|n| n == "git");
+    match argv {
+        [_, flag, line] if flag == "-c" => {
+            let e = shell::analyze(line, workspace);
+            !e.is_complex() && !e.commands.is_empty() && e.commands.iter().all(|c| git(c.name()))
+        }
+        [program, ..] => git(program),
+        [] => false,
+    }
+}
+
 impl ExecShell {
     /// Runs `argv` in the workspace, contained and (unless `unsandboxed`,
     /// as the call asked and the person approved) confined, with output
@@ -168,12 +182,11 @@ impl ExecShell {
         if settings.mode != sandbox::Mode::Off
             && let Some(reads) = ctx.read_denials.clone()
         {
-            let places = tokio::task::spawn_blocking(move || {
-                reads.refresh();
-                reads.places()
-            })
-            .await
-            .unwrap_or_default();
+            let git_only = runs_git_only(&policy.argv, &ctx.workspace);
+            let places = reads
+                .sandbox_covers(git_only)
+                .await
+                .map_err(ToolError::ExecutionFailed)?;
             policy.hidden.extend(places);
             policy.hidden.sort();
             policy.hidden.dedup();
