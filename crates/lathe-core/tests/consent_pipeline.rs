@@ -1123,8 +1123,18 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "SECRET-VAULT-45\n").unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.path().join("vault")).unwrap();
+    // A rule on an absolute path outside the workspace.
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::write(elsewhere.path().join("key.txt"), "SECRET-ABS-46\n").unwrap();
     let py = |id: &str, code: &str| shell(id, &format!("python3 -c \"{code}\""));
     let steps = vec![
+        py(
+            "absolute",
+            &format!(
+                "print(open('{}/key.txt').read())",
+                elsewhere.path().display()
+            ),
+        ),
         py(
             "zlib",
             "import zlib,glob\nfor f in glob.glob('.git/objects/*/*'):\n  print(zlib.decompress(open(f,'rb').read()))",
@@ -1163,6 +1173,7 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
                 "read_file(private/**)".into(),
                 "read_file(**/*.env)".into(),
                 "read_file(vault/**)".into(),
+                format!("read_file({}/**)", elsewhere.path().display()),
             ],
             RuleOrigin::User,
         )
@@ -1177,6 +1188,7 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
         "SECRET-KEY-43",
         "SECRET-ENV-44",
         "SECRET-VAULT-45",
+        "SECRET-ABS-46",
     ] {
         assert!(!all.contains(secret), "{secret} got out: {all}");
     }

@@ -206,6 +206,7 @@ impl ReadDenials {
                 return Err(why);
             }
             let mut places = reads.places();
+            places.extend(reads.absolute_places());
             if !git_only {
                 places.extend(object_stores(reads.workspace.root()));
             }
@@ -224,6 +225,36 @@ impl ReadDenials {
         })
         .await
         .map_err(|e| e.to_string())?
+    }
+
+    /// What the rules that name absolute paths cover (`/srv/keys/**`,
+    /// `~/notes/plan.md`): the file, or the directory whose whole tree
+    /// the rule names. A pattern in the middle (`/etc/*.key`) is not
+    /// followed into the sandbox; the analysis of commands still holds
+    /// it.
+    fn absolute_places(&self) -> Vec<std::path::PathBuf> {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        self.rules
+            .deny
+            .iter()
+            .filter(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))
+            .filter_map(|r| {
+                let inner = r.text.split_once('(')?.1.strip_suffix(')')?;
+                let path = match inner.strip_prefix("~/") {
+                    Some(rest) => home.as_ref()?.join(rest),
+                    None if inner.starts_with('/') => std::path::PathBuf::from(inner),
+                    None => return None,
+                };
+                let text = path.to_string_lossy().into_owned();
+                let literal = |t: &str| !t.contains(['*', '?', '[', '{']);
+                if literal(&text) {
+                    return Some(path);
+                }
+                let dir = text.strip_suffix("/**")?;
+                literal(dir).then(|| std::path::PathBuf::from(dir))
+            })
+            .filter(|p| p.symlink_metadata().is_ok() && !self.workspace.root().starts_with(p))
+            .collect()
     }
 
     /// Whether the last look saw the whole workspace: if not, a command
