@@ -7,6 +7,9 @@
 //!   typical chain, a loop with a pipeline, and a 200-command script.
 //! - `judge/*`: analysis plus guardrail (denylist, deny rules) plus the
 //!   authorize stage's assessment, as `agent::dispatch` runs them.
+//! - `redact/*`: the redactor with one key on 64 KiB of a tool's output
+//!   with no key in it (source code with numbers, an `od` dump): what
+//!   every result pays.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -82,5 +85,38 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+fn redact(c: &mut Criterion) {
+    let key = "sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678".to_string();
+    let redactor = lathe_core::policy::Redactor::new([key]);
+    let code: String = (0..)
+        .map(|i| format!("    let x{i} = compute({i}, 0x{i:04x}, \"label {i}\"); // step {i}\n"))
+        .take_while(|_| true)
+        .take(1200)
+        .collect::<String>()
+        .chars()
+        .take(64 * 1024)
+        .collect();
+    let dump: String = (0..4096)
+        .map(|i| {
+            format!(
+                "{:07o} {:06o} {:06o} {:06o} {:06o}\n",
+                i * 16,
+                i % 65536,
+                (i * 7) % 65536,
+                (i * 13) % 65536,
+                (i * 31) % 65536
+            )
+        })
+        .collect::<String>()
+        .chars()
+        .take(64 * 1024)
+        .collect();
+    let mut group = c.benchmark_group("redact");
+    for (name, text) in [("code_64k", &code), ("od_dump_64k", &dump)] {
+        group.bench_function(name, |b| b.iter(|| redactor.redact_str(text)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, redact);
 criterion_main!(benches);
