@@ -21,14 +21,16 @@ use super::workspace::Workspace;
 use crate::protocol::operation::ExecOp;
 
 mod commands;
+mod find;
+mod git;
 mod interpreters;
+mod roles;
 mod walk;
 mod words;
 mod wrappers;
 
-pub(crate) use commands::{
-    READERS, find_filters, find_starts, has_subcommands, is_known_subcommand, knows_file_roles,
-};
+pub(crate) use commands::{has_subcommands, is_known_subcommand};
+pub(crate) use roles::{READERS, find_filters, find_starts, knows_file_roles};
 pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
 
 /// How deep substitutions, nested shell strings and compound statements
