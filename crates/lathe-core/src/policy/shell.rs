@@ -25,13 +25,14 @@ mod find;
 mod git;
 mod interpreters;
 mod roles;
+mod tables;
 mod walk;
 mod words;
 mod wrappers;
 
 pub(crate) use commands::{has_subcommands, is_known_subcommand};
-pub(crate) use roles::{READERS, find_filters, find_starts, knows_file_roles};
 pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
+pub(crate) use roles::{READERS, find_filters, find_starts, knows_file_roles};
 
 /// How deep substitutions, nested shell strings and compound statements
 /// may nest before a line is refused as unchecked.

@@ -1,9 +1,9 @@
 //! git on a command line: its global options, the subcommand, what it
 //! runs (aliases, `-c` settings, hooks) and the files it writes.
 
-use super::commands::{GIT_COMMANDS, known_flags};
 use super::path_inside;
 use super::roles::words_of;
+use super::tables::{GIT_COMMANDS, known_flags};
 use super::walk::Walker;
 use crate::policy::options::{has_option, operands, option_values};
 use crate::protocol::operation::{Access, Word, join};
