@@ -264,59 +264,7 @@ impl Config {
             ));
         }
         merged.merge(env_layer(env)?);
-        // A workspace server never passes for one of the person's: one
-        // with the same name (or twice the same name) is renamed.
-        let mut taken: std::collections::BTreeSet<String> =
-            mcp_servers.iter().map(|s| s.name.clone()).collect();
-        // Nor does it take what your allow rules grant a server of yours,
-        // be that server configured now or not.
-        let allowed: std::collections::BTreeSet<String> = rules
-            .allow
-            .iter()
-            .filter(|r| r.origin == RuleOrigin::User)
-            .filter_map(|r| r.server())
-            .map(str::to_string)
-            .collect();
-        for server in &mut workspace_mcp {
-            if !allowed.contains(&server.name) && taken.insert(server.name.clone()) {
-                continue;
-            }
-            let base: String = format!("ws-{}", server.name).chars().take(29).collect();
-            let mut renamed = base.clone();
-            let mut n = 2;
-            while allowed.contains(&renamed) || !taken.insert(renamed.clone()) {
-                renamed = format!("{base}-{n}");
-                n += 1;
-            }
-            warnings.push(format!(
-                "the workspace's MCP server `{}` has the name of another server (or of one \
-                 your allow rules name); it is called `{renamed}` here, so its tools are \
-                 `{renamed}__…` and your rules for the other do not cover it",
-                server.name
-            ));
-            server.name = renamed;
-        }
-        // A rule about a server that is not configured covers nothing:
-        // most likely a typo, which in a deny rule protects nothing.
-        for rule in rules.allow.iter().chain(&rules.ask).chain(&rules.deny) {
-            if let Some(server) = rule.server()
-                && !taken.contains(server)
-            {
-                let known = if taken.is_empty() {
-                    "no MCP server is configured".to_string()
-                } else {
-                    format!(
-                        "the servers are {}",
-                        taken.iter().cloned().collect::<Vec<_>>().join(", ")
-                    )
-                };
-                warnings.push(format!(
-                    "the rule `{}` names the MCP server `{server}`, which is not configured \
-                     ({known}); it covers nothing",
-                    rule.text
-                ));
-            }
-        }
+        name_workspace_servers(&mcp_servers, &rules, &mut workspace_mcp, &mut warnings);
 
         let configured_keys: Vec<Secret> = [&merged.openai, &merged.anthropic]
             .into_iter()
@@ -375,23 +323,7 @@ impl Config {
                     String::new()
                 }
             });
-        let wire = match (provider, overrides.wire.or(section.wire_api)) {
-            (ProviderKind::Anthropic, None | Some(WireApi::Anthropic)) => WireApi::Anthropic,
-            (ProviderKind::Anthropic, Some(w)) => {
-                return Err(ConfigError::Invalid(format!(
-                    "wire_api `{w}` is for the openai provider; anthropic speaks its own"
-                )));
-            }
-            (ProviderKind::OpenAi, Some(WireApi::Anthropic)) => {
-                return Err(ConfigError::Invalid(
-                    "wire_api must be `chat` or `responses` (for Anthropic's wire, use \
-                     --provider anthropic)"
-                        .into(),
-                ));
-            }
-            (ProviderKind::OpenAi, Some(w)) => w,
-            (ProviderKind::OpenAi, None) => provider.default_wire(&base_url),
-        };
+        let wire = wire_of(provider, overrides.wire.or(section.wire_api), &base_url)?;
         if let Some(s) = section.reasoning_summary.as_deref()
             && !matches!(s, "auto" | "concise" | "detailed" | "none")
         {
@@ -407,39 +339,7 @@ impl Config {
                 "[{provider}] thinking_budget {b}: use 0 (off) or 1024 to 200000 tokens"
             )));
         }
-        let mut models = std::collections::BTreeMap::new();
-        for (name, m) in merged.models.clone().unwrap_or_default() {
-            if let Some(p) = &m.price {
-                let all = [p.input, p.cached_input, p.cache_write, p.output];
-                if all
-                    .iter()
-                    .any(|v| !v.is_finite() || *v < 0.0 || *v > 10_000.0)
-                {
-                    return Err(ConfigError::Invalid(format!(
-                        "[models.\"{name}\"] price: each price is dollars per million tokens, \
-                         0 to 10000"
-                    )));
-                }
-            }
-            if let Some(w) = m.context_window {
-                in_range(
-                    &format!("[models.\"{name}\"] context_window"),
-                    Some(w),
-                    w,
-                    1024..=100_000_000,
-                )?;
-            }
-            models.insert(
-                name,
-                ModelInfo {
-                    context_window: m.context_window,
-                    output_cap: m.max_output_tokens,
-                    vision: m.vision,
-                    reasoning: m.reasoning,
-                    price: m.price,
-                },
-            );
-        }
+        let models = models_of(merged.models.clone().unwrap_or_default())?;
         let network = merged.network.unwrap_or_default();
         let defaults = RetryPolicy::default();
         let retry = RetryPolicy {
@@ -847,6 +747,137 @@ fn hook_set(
         before: specs("before_tool_call", h.before_tool_call)?,
         after: specs("after_tool_call", h.after_tool_call)?,
     })
+}
+
+/// Names the workspace's MCP servers so that none passes for one of the
+/// person's (`mcp_servers`) or takes what their allow rules grant one,
+/// configured now or not (such a server is renamed `ws-NAME`); and warns
+/// of rules naming a server that is not configured.
+fn name_workspace_servers(
+    mcp_servers: &[mcp::McpServer],
+    rules: &Rules,
+    workspace_mcp: &mut [mcp::McpServer],
+    warnings: &mut Vec<String>,
+) {
+    // A workspace server never passes for one of the person's: one
+    // with the same name (or twice the same name) is renamed.
+    let mut taken: std::collections::BTreeSet<String> =
+        mcp_servers.iter().map(|s| s.name.clone()).collect();
+    // Nor does it take what your allow rules grant a server of yours,
+    // be that server configured now or not.
+    let allowed: std::collections::BTreeSet<String> = rules
+        .allow
+        .iter()
+        .filter(|r| r.origin == RuleOrigin::User)
+        .filter_map(|r| r.server())
+        .map(str::to_string)
+        .collect();
+    for server in workspace_mcp.iter_mut() {
+        if !allowed.contains(&server.name) && taken.insert(server.name.clone()) {
+            continue;
+        }
+        let base: String = format!("ws-{}", server.name).chars().take(29).collect();
+        let mut renamed = base.clone();
+        let mut n = 2;
+        while allowed.contains(&renamed) || !taken.insert(renamed.clone()) {
+            renamed = format!("{base}-{n}");
+            n += 1;
+        }
+        warnings.push(format!(
+            "the workspace's MCP server `{}` has the name of another server (or of one \
+             your allow rules name); it is called `{renamed}` here, so its tools are \
+             `{renamed}__…` and your rules for the other do not cover it",
+            server.name
+        ));
+        server.name = renamed;
+    }
+    // A rule about a server that is not configured covers nothing:
+    // most likely a typo, which in a deny rule protects nothing.
+    for rule in rules.allow.iter().chain(&rules.ask).chain(&rules.deny) {
+        if let Some(server) = rule.server()
+            && !taken.contains(server)
+        {
+            let known = if taken.is_empty() {
+                "no MCP server is configured".to_string()
+            } else {
+                format!(
+                    "the servers are {}",
+                    taken.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            };
+            warnings.push(format!(
+                "the rule `{}` names the MCP server `{server}`, which is not configured \
+                 ({known}); it covers nothing",
+                rule.text
+            ));
+        }
+    }
+}
+
+/// The wire a provider speaks: the one asked for, if that provider speaks
+/// it, else its default for `base_url`.
+fn wire_of(
+    provider: ProviderKind,
+    asked: Option<WireApi>,
+    base_url: &str,
+) -> Result<WireApi, ConfigError> {
+    Ok(match (provider, asked) {
+        (ProviderKind::Anthropic, None | Some(WireApi::Anthropic)) => WireApi::Anthropic,
+        (ProviderKind::Anthropic, Some(w)) => {
+            return Err(ConfigError::Invalid(format!(
+                "wire_api `{w}` is for the openai provider; anthropic speaks its own"
+            )));
+        }
+        (ProviderKind::OpenAi, Some(WireApi::Anthropic)) => {
+            return Err(ConfigError::Invalid(
+                "wire_api must be `chat` or `responses` (for Anthropic's wire, use \
+                 --provider anthropic)"
+                    .into(),
+            ));
+        }
+        (ProviderKind::OpenAi, Some(w)) => w,
+        (ProviderKind::OpenAi, None) => provider.default_wire(base_url),
+    })
+}
+
+/// The `[models."NAME"]` sections, checked.
+fn models_of(
+    sections: std::collections::BTreeMap<String, file::ModelSection>,
+) -> Result<std::collections::BTreeMap<String, ModelInfo>, ConfigError> {
+    let mut models = std::collections::BTreeMap::new();
+    for (name, m) in sections {
+        if let Some(p) = &m.price {
+            let all = [p.input, p.cached_input, p.cache_write, p.output];
+            if all
+                .iter()
+                .any(|v| !v.is_finite() || *v < 0.0 || *v > 10_000.0)
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "[models.\"{name}\"] price: each price is dollars per million tokens, \
+                     0 to 10000"
+                )));
+            }
+        }
+        if let Some(w) = m.context_window {
+            in_range(
+                &format!("[models.\"{name}\"] context_window"),
+                Some(w),
+                w,
+                1024..=100_000_000,
+            )?;
+        }
+        models.insert(
+            name,
+            ModelInfo {
+                context_window: m.context_window,
+                output_cap: m.max_output_tokens,
+                vision: m.vision,
+                reasoning: m.reasoning,
+                price: m.price,
+            },
+        );
+    }
+    Ok(models)
 }
 
 /// The most of a file Lathe reads on its own (a config, `.mcp.json`).
