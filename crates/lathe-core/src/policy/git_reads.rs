@@ -59,6 +59,28 @@ const NAMES_ONLY: &[&str] = &[
     "repack",
 ];
 
+/// Subcommands that may name objects by id: they take commits only (a
+/// blob or a tree named there is an error), or print ids and names.
+const COMMITS_BY_ID: &[&str] = &[
+    "rev-parse",
+    "rev-list",
+    "describe",
+    "merge-base",
+    "name-rev",
+    "ls-tree",
+    "cherry",
+    "log",
+    "reflog",
+    "whatchanged",
+    "status",
+    "merge",
+    "rebase",
+    "cherry-pick",
+    "revert",
+    "reset",
+    "switch",
+];
+
 /// Subcommands that print a hunk when asked to (`-p`, `-i`, `-e`).
 const INTERACTIVE: &[&str] = &["add", "reset", "restore", "checkout", "stash", "commit"];
 
@@ -198,17 +220,27 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
         .iter()
         .take_while(|a| **a != "--")
         .any(|a| a.starts_with('-') && !prints_names_only(a));
+    // An object named by id (as an argument or an option's value) may be
+    // a file's content or a tree of covered files (`git grep x <tree>`,
+    // `git archive <tree>`, `git config --blob=<id>`): only the commands
+    // that take commits alone, or print ids and names, may name one.
     let hex = rest
         .iter()
         .take_while(|a| **a != "--")
+        .map(|a| a.split_once('=').filter(|_| a.starts_with("--")).map_or(*a, |(_, v)| v))
         .find(|a| is_object_id(a));
+    if let Some(id) = hex
+        && !COMMITS_BY_ID.contains(&sub)
+    {
+        return Some(format!(
+            "names the object {id} by id, which may be a file's content; name commits by \
+             their refs (`HEAD~2`, a branch) or use `git log -p <id> -- <paths>`"
+        ));
+    }
+    if sub == "config" && rest.iter().any(|a| *a == "--blob" || a.starts_with("--blob=")) {
+        return Some("reads a configuration out of the object store (`--blob`)".into());
+    }
     let needs_pathspecs = if NAMES_ONLY.contains(&sub) {
-        if matches!(sub, "tag" | "branch") && hex.is_some() {
-            return Some(format!(
-                "names the object {} by id, which may be a file's content; name a commit by a ref",
-                hex.copied().unwrap_or_default()
-            ));
-        }
         false
     } else if INTERACTIVE.contains(&sub) {
         has(&["-p", "--patch", "-i", "--interactive", "-e", "--edit"])
@@ -216,12 +248,6 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
     } else if HISTORY.contains(&sub) {
         patches
     } else if DIFFS.contains(&sub) {
-        if let Some(id) = hex {
-            return Some(format!(
-                "names the object {id} by id, which may be a file's content; name commits by \
-                 their refs (`HEAD~2`, a branch) or use `git log -p <id> -- <paths>`"
-            ));
-        }
         // `show REV:PATH` prints that one file (its path judged above).
         let files_only = sub == "show" && {
             let mut objects = rest.iter().filter(|a| !a.starts_with('-')).peekable();

@@ -851,6 +851,17 @@ mod tests {
             "git clone -q .git /tmp/c1",
             "git worktree add /tmp/wt",
             "git submodule add ./ sub",
+            // A third look: objects by id to every other command.
+            "git config --blob=b83ac08 -l",
+            "git config --blob b83ac08c0ffee --list",
+            "git config --blob=HEAD:notes.md -l",
+            "git grep -h -e S 0091d12 -- plan.md",
+            "git grep -h -e S b83ac08 -- notes.md",
+            "git archive 0091d1242fc75bab68b713b7a71423d21a7a3f73 -- plan.md",
+            "git restore --source=0091d12 -- plan.md",
+            "git checkout 0091d12 -- plan.md",
+            "git tag t 1a2b3c4",
+            "git branch b 1a2b3c4",
         ];
         for line in denied {
             let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
@@ -880,6 +891,10 @@ mod tests {
             "git log -5 --format=%H --author=me --since=2.weeks",
             "git log -n 3 --graph --decorate --all",
             "git diff --cached --stat",
+            "git log --oneline 1a2b3c4",
+            "git rev-list --objects --all",
+            "git ls-tree -r HEAD",
+            "git reset --soft 1a2b3c4",
         ];
         for line in allowed {
             let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
