@@ -84,6 +84,30 @@ pub struct SessionInit {
     pub pick: bool,
 }
 
+/// What the app asks the loop to do for it, which the app cannot do
+/// itself: the terminal, the editor, leaving. Drained in one place
+/// ([`App::take_requests`]), in the order asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Ctrl-Z: give the terminal back until `fg`.
+    Suspend,
+    /// Ctrl-L: paint the whole screen again (a terminal that disagrees on
+    /// a character's width can leave pieces behind).
+    Repaint,
+    /// Ctrl-S or `/mouse`: turn mouse reporting over.
+    ToggleMouse,
+    /// A text to edit in the person's editor.
+    Edit(EditRequest),
+    /// A text for the terminal's clipboard (OSC 52), once a frame is out.
+    Clipboard(String),
+    /// A desktop notification, once a frame is out.
+    Notify(String),
+    /// Switch to this session (`/resume`).
+    Switch(String),
+    /// Leave.
+    Quit,
+}
+
 /// Text for the person's editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditRequest {
@@ -118,12 +142,9 @@ pub struct App {
     log: ToolLog,
     /// The views open over the transcript, the top one last.
     overlays: Vec<Overlay>,
-    /// A text for the person's editor, for the loop to hand over.
-    edit: Option<EditRequest>,
-    /// A text for the terminal's clipboard (OSC 52), for the loop.
-    clipboard: Option<String>,
-    /// Ctrl-S (or `/mouse`): the loop turns mouse reporting over.
-    mouse_toggle: bool,
+    /// What the loop is to do for the app (the terminal, the editor,
+    /// quitting), in the order asked; drained in one place.
+    requests: Vec<Request>,
     /// Where the last frame drew the transcript (for clicks).
     transcript_area: std::cell::Cell<Rect>,
     /// Where each turn's message is in the transcript, by turn id; and
@@ -136,8 +157,6 @@ pub struct App {
     session_id: String,
     sessions_dir: Option<PathBuf>,
     prompts: Option<crate::session::prompts::PromptLog>,
-    /// A session to switch to (`/resume`), for the loop.
-    switch_to: Option<String>,
     model: String,
     workspace: PathBuf,
     approval: ApprovalMode,
@@ -146,11 +165,6 @@ pub struct App {
     tool_started: HashMap<String, Instant>,
     flash: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
-    should_quit: bool,
-    /// Ctrl-Z was pressed: the loop suspends the UI.
-    suspend: bool,
-    /// Ctrl-L was pressed: the loop repaints the whole screen.
-    repaint: bool,
     ops: Vec<Op>,
     /// What the provider lists, for `/model`.
     models: Models,
@@ -173,9 +187,6 @@ pub struct App {
     context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
     mcp: std::collections::BTreeMap<String, McpStatus>,
-    /// Desktop notifications to raise (the `message` tool's `terminal`
-    /// channel), written by the loop after the next frame.
-    notifications: Vec<String>,
     /// When the model began thinking in the response streaming now.
     thinking_since: Option<Instant>,
     /// What the last turn cost, when known.
@@ -247,9 +258,7 @@ impl App {
             approvals: ApprovalOverlay::new(),
             log: ToolLog::new(now),
             overlays: Vec::new(),
-            edit: None,
-            clipboard: None,
-            mouse_toggle: false,
+            requests: Vec::new(),
             transcript_area: std::cell::Cell::new(Rect::default()),
             turn_marks,
             sent_marks: VecDeque::new(),
@@ -260,7 +269,6 @@ impl App {
             session_id: session.id,
             sessions_dir: session.dir,
             prompts: session.prompts,
-            switch_to: None,
             model: init.model,
             workspace: init.workspace,
             approval: init.approval,
@@ -269,9 +277,6 @@ impl App {
             tool_started: HashMap::new(),
             flash: None,
             quit_armed: None,
-            should_quit: false,
-            suspend: false,
-            repaint: false,
             ops: Vec::new(),
             models: Models::Unknown,
             pending_model: None,
@@ -282,7 +287,6 @@ impl App {
             limit: None,
             limit_drawn: false,
             context: None,
-            notifications: Vec::new(),
             thinking_since: None,
             last_turn_cost: None,
             effort: None,
@@ -396,9 +400,15 @@ impl App {
         }
     }
 
-    /// The session to switch to, once (`/resume`).
-    pub fn take_switch(&mut self) -> Option<String> {
-        self.switch_to.take()
+    /// What the loop is to do for the app, in the order asked (once).
+    pub fn take_requests(&mut self) -> Vec<Request> {
+        std::mem::take(&mut self.requests)
+    }
+
+    /// Whether quitting was asked (and not yet drained).
+    #[cfg(test)]
+    pub fn should_quit(&self) -> bool {
+        self.requests.contains(&Request::Quit)
     }
 
     /// A diff to review, highlighted: a big one on a thread of its own
@@ -448,7 +458,7 @@ impl App {
         match ev {
             AppEvent::Op(op) => self.ops.push(op),
             AppEvent::Flash(text) => self.flash(&text, self.now),
-            AppEvent::OpenSession(id) => self.switch_to = Some(id),
+            AppEvent::OpenSession(id) => self.requests.push(Request::Switch(id)),
             AppEvent::Highlighted {
                 call_id,
                 highlighted,
@@ -496,18 +506,6 @@ impl App {
         self.drain_events();
     }
 
-    /// Whether Ctrl-L asked for the whole screen to be painted again
-    /// (once): a terminal that disagrees on a character's width can leave
-    /// pieces behind, and this clears them.
-    pub fn take_repaint(&mut self) -> bool {
-        std::mem::take(&mut self.repaint)
-    }
-
-    /// Whether mouse reporting is to be turned over (once).
-    pub fn take_mouse_toggle(&mut self) -> bool {
-        std::mem::take(&mut self.mouse_toggle)
-    }
-
     /// Mouse reporting was turned over: says what that means.
     pub fn mouse_toggled(&mut self, on: bool) {
         let text = if on {
@@ -516,16 +514,6 @@ impl App {
             "mouse off: select and copy with the terminal; Ctrl-S gives the wheel back"
         };
         self.flash(text, self.now);
-    }
-
-    /// A text for the clipboard (once).
-    pub fn take_clipboard(&mut self) -> Option<String> {
-        self.clipboard.take()
-    }
-
-    /// A text to edit in the person's editor (once).
-    pub fn take_edit(&mut self) -> Option<EditRequest> {
-        self.edit.take()
     }
 
     /// What came back from the editor: the text, `None` if the edit was
@@ -599,19 +587,9 @@ impl App {
         }
     }
 
-    /// Whether Ctrl-Z asked to suspend (once).
-    pub fn take_suspend(&mut self) -> bool {
-        std::mem::take(&mut self.suspend)
-    }
-
     /// A frame is on screen (called right after it is written): questions
     /// count as shown from `now`, so keys read while the UI could not show
     /// them never answer them.
-    /// The desktop notifications waiting to be raised.
-    pub fn take_notifications(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notifications)
-    }
-
     pub fn drawn(&mut self, now: Instant) {
         self.approvals.after_draw(now);
         if let Some((_, arming, _)) = &mut self.trust {
@@ -625,10 +603,6 @@ impl App {
     /// Everything is drawn again (after the terminal was given away).
     pub fn redraw(&mut self) {
         self.dirty = true;
-    }
-
-    pub fn should_quit(&self) -> bool {
-        self.should_quit
     }
 
     pub fn is_dirty(&self) -> bool {
@@ -926,16 +900,16 @@ impl App {
             return self.on_ctrl_c(now);
         }
         if ctrl && key.code == KeyCode::Char('z') {
-            self.suspend = true;
+            self.requests.push(Request::Suspend);
             return;
         }
         if ctrl && key.code == KeyCode::Char('l') {
-            self.repaint = true;
+            self.requests.push(Request::Repaint);
             return;
         }
         // Ctrl-S: the mouse to the terminal (its own selection) or back.
         if ctrl && key.code == KeyCode::Char('s') {
-            self.mouse_toggle = true;
+            self.requests.push(Request::ToggleMouse);
             return;
         }
         // Ctrl-G: the message in the person's editor.
@@ -945,11 +919,11 @@ impl App {
             && self.trust.is_none()
             && self.limit.is_none()
         {
-            self.edit = Some(EditRequest {
+            self.requests.push(Request::Edit(EditRequest {
                 purpose: EditPurpose::Composer,
                 name: "message.md".into(),
                 text: self.composer.text(),
-            });
+            }));
             return;
         }
         self.quit_armed = None;
@@ -1004,11 +978,11 @@ impl App {
                     text,
                 } => {
                     self.edit_opened.insert(call_id.clone(), text.clone());
-                    self.edit = Some(EditRequest {
+                    self.requests.push(Request::Edit(EditRequest {
                         purpose: EditPurpose::Approval(call_id),
                         name,
                         text,
-                    });
+                    }));
                 }
                 ApprovalAction::Pass(k) => self.composer_key(k, now),
                 ApprovalAction::Hint(text) => self.flash(text, now),
@@ -1196,7 +1170,7 @@ impl App {
             .quit_armed
             .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
         {
-            self.should_quit = true;
+            self.requests.push(Request::Quit);
             return;
         }
         self.quit_armed = Some(now);

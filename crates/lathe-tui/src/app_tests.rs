@@ -9,6 +9,42 @@ use crate::protocol::{Effect, ResultMetadata, ToolStatus};
 use crate::protocol::change::FileChange;
 use crate::components::approval::QUIET;
 
+
+/// The loop's side of [`App::take_requests`], one kind at a time.
+trait Drain {
+    fn take_repaint(&mut self) -> bool;
+    fn take_switch(&mut self) -> Option<String>;
+    fn take_edit(&mut self) -> Option<EditRequest>;
+    fn take_clipboard(&mut self) -> Option<String>;
+}
+
+impl Drain for App {
+    fn take_repaint(&mut self) -> bool {
+        self.take_requests().contains(&Request::Repaint)
+    }
+
+    fn take_switch(&mut self) -> Option<String> {
+        self.take_requests().into_iter().find_map(|r| match r {
+            Request::Switch(id) => Some(id),
+            _ => None,
+        })
+    }
+
+    fn take_edit(&mut self) -> Option<EditRequest> {
+        self.take_requests().into_iter().find_map(|r| match r {
+            Request::Edit(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    fn take_clipboard(&mut self) -> Option<String> {
+        self.take_requests().into_iter().find_map(|r| match r {
+            Request::Clipboard(t) => Some(t),
+            _ => None,
+        })
+    }
+}
+
 fn app() -> (App, Instant) {
     let t0 = Instant::now();
     let init = AppInit {

@@ -18,7 +18,7 @@ use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures_util::StreamExt;
 use tokio::time::Instant;
 
-use super::app::App;
+use super::app::{App, Request};
 use super::color_depth::ColorDepth;
 use super::terminal::Tui;
 use crate::agent::AgentHandle;
@@ -98,43 +98,46 @@ pub async fn run(
                 return Ok(Exit::Quit);
             }
         }
-        if app.take_suspend() {
-            suspend(terminal)?;
-            app.redraw();
-        }
-        if app.take_mouse_toggle() {
-            let on = super::terminal::toggle_mouse()?;
-            app.mouse_toggled(on);
-        }
-        if let Some(request) = app.take_edit() {
-            // The editor has the terminal, and every key: no reader of
-            // ours may be left waiting on it.
-            drop(input);
-            super::terminal::restore();
-            let (text, name) = (request.text.clone(), request.name.clone());
-            let result = tokio::task::spawn_blocking(move || super::editor::edit(&text, &name))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
-            super::terminal::setup()?;
-            // A full repaint without asking the terminal where its cursor
-            // is (`clear` would; an answer lost to the editor's exit is a
-            // failed UI).
-            let size = terminal.size()?;
-            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
-            input = EventStream::new();
-            app.on_edited(request.purpose, result, std::time::Instant::now());
-            app.redraw();
-        }
-        if app.take_repaint() {
-            terminal.clear()?;
-            app.redraw();
-        }
-        if app.should_quit() {
-            return Ok(Exit::Quit);
-        }
-        if let Some(id) = app.take_switch() {
-            return Ok(Exit::Switch(id));
+        for request in app.take_requests() {
+            match request {
+                Request::Suspend => {
+                    suspend(terminal)?;
+                    app.redraw();
+                }
+                Request::ToggleMouse => {
+                    let on = super::terminal::toggle_mouse()?;
+                    app.mouse_toggled(on);
+                }
+                Request::Edit(request) => {
+                    // The editor has the terminal, and every key: no
+                    // reader of ours may be left waiting on it.
+                    drop(input);
+                    super::terminal::restore();
+                    let (text, name) = (request.text.clone(), request.name.clone());
+                    let result =
+                        tokio::task::spawn_blocking(move || super::editor::edit(&text, &name))
+                            .await
+                            .map_err(|e| e.to_string())
+                            .and_then(|r| r.map_err(|e| e.to_string()));
+                    super::terminal::setup()?;
+                    // A full repaint without asking the terminal where its
+                    // cursor is (`clear` would; an answer lost to the
+                    // editor's exit is a failed UI).
+                    let size = terminal.size()?;
+                    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
+                    input = EventStream::new();
+                    app.on_edited(request.purpose, result, std::time::Instant::now());
+                    app.redraw();
+                }
+                Request::Repaint => {
+                    terminal.clear()?;
+                    app.redraw();
+                }
+                Request::Clipboard(text) => copy(terminal, &text)?,
+                Request::Notify(text) => notify(terminal, &text)?,
+                Request::Quit => return Ok(Exit::Quit),
+                Request::Switch(id) => return Ok(Exit::Switch(id)),
+            }
         }
     }
 }
@@ -171,12 +174,6 @@ pub fn draw(app: &mut App, terminal: &mut Tui, depth: ColorDepth) -> io::Result<
     crossterm::execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     // Only now is the frame on screen.
     app.drawn(std::time::Instant::now());
-    for text in app.take_notifications() {
-        notify(terminal, &text)?;
-    }
-    if let Some(text) = app.take_clipboard() {
-        copy(terminal, &text)?;
-    }
     result
 }
 

@@ -178,7 +178,7 @@ impl App {
             } => {
                 if stream == crate::protocol::NOTIFY_STREAM {
                     self.notice(NoticeKind::Info, format!("🔔 {text}"));
-                    self.notifications.push(text);
+                    self.requests.push(Request::Notify(text));
                 } else if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.push_output(&text);
                 }

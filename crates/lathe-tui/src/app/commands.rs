@@ -148,7 +148,7 @@ impl App {
                     "a turn runs: stop it (Ctrl-C) before going back",
                 );
             }
-            SlashCommand::Mouse => self.mouse_toggle = true,
+            SlashCommand::Mouse => self.requests.push(Request::ToggleMouse),
             SlashCommand::Copy(n) => {
                 let Some(answer) = self.transcript.last_answer() else {
                     self.notice(NoticeKind::Info, "no answer to copy yet");
@@ -174,7 +174,7 @@ impl App {
                             |n| format!("code block {n}"),
                         );
                         self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
-                        self.clipboard = Some(text);
+                        self.requests.push(Request::Clipboard(text));
                     }
                     None => {
                         let count = crate::markdown::code_blocks(answer).len();
@@ -222,10 +222,10 @@ impl App {
                 } else if id == self.session_id {
                     self.notice(NoticeKind::Info, "this is the session on screen");
                 } else {
-                    self.switch_to = Some(id);
+                    self.requests.push(Request::Switch(id));
                 }
             }
-            SlashCommand::Quit => self.should_quit = true,
+            SlashCommand::Quit => self.requests.push(Request::Quit),
         }
     }
 }
