@@ -5,6 +5,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::*;
+use crate::theme::Theme;
 use crate::protocol::{ApprovalNeed, GrantOffer};
 
 fn key(c: KeyCode) -> KeyEvent {

@@ -1,0 +1,414 @@
+//! How the approval dialog is drawn: the call, why it asks, what a grant
+//! would cover, its diff or command, and the keys; fitted to the rows it
+//! is given.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+use serde_json::Value;
+
+use super::*;
+use crate::components::cells::key_argument;
+use crate::components::diff_view::DiffView;
+use crate::protocol::humanize;
+use crate::protocol::visible;
+use crate::theme::Theme;
+use crate::width;
+use crate::wrap::{Logical, wrap};
+
+impl ApprovalOverlay {
+    /// What the dialog says above the diff (or the command itself).
+    fn body(&self, req: &PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+        let w = usize::from(width);
+        let mut lines = Vec::new();
+        let para = |spans: Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
+            wrap(
+                &Logical::new(Line::from(spans), Line::from("  "), false),
+                w,
+                lines,
+            );
+        };
+        let arg = key_argument(&req.arguments);
+        para(
+            vec![
+                Span::styled(req.tool.clone(), theme.text().add_modifier(Modifier::BOLD)),
+                Span::styled(format!(" {arg}"), theme.accent()),
+            ],
+            &mut lines,
+        );
+        if let [only] = req.needs.as_slice() {
+            para(
+                vec![
+                    Span::styled("needs approval: ", theme.muted()),
+                    Span::styled(visible::name(&only.what).into_owned(), theme.text()),
+                ],
+                &mut lines,
+            );
+        } else {
+            para(
+                vec![Span::styled("needs approval:", theme.muted())],
+                &mut lines,
+            );
+            for n in &req.needs {
+                para(
+                    vec![Span::styled(
+                        format!("  • {}", visible::name(&n.what)),
+                        theme.text(),
+                    )],
+                    &mut lines,
+                );
+            }
+        }
+        para(
+            vec![Span::styled(
+                format!("why: {}", visible::name(&req.reason)),
+                theme.muted(),
+            )],
+            &mut lines,
+        );
+        let grant = match &req.grant {
+            _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
+            Some(g) => format!(
+                "`a` approves {} for this conversation ({})",
+                visible::name(&g.covers.join(", ")),
+                // Kept on one line.
+                humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+            ),
+            None => "no conversation grant can cover this call: approve it once, or deny".into(),
+        };
+        para(vec![Span::styled(grant, theme.muted())], &mut lines);
+        lines.push(Line::default());
+        match &req.diff {
+            Some(diff) => {
+                use crate::protocol::change::ChangeKind;
+                let what = match req.change.as_ref().map(|c| c.kind) {
+                    _ if req.edited => "your edit: ",
+                    Some(ChangeKind::Create) => "new file ",
+                    Some(ChangeKind::Delete) => "delete ",
+                    Some(ChangeKind::Rename) => "move ",
+                    _ => "",
+                };
+                let mut header = vec![
+                    Span::styled(what, theme.bold(theme.colors.warning)),
+                    Span::styled(diff.path.clone(), theme.text().add_modifier(Modifier::BOLD)),
+                    Span::styled(format!(" +{}", diff.added), theme.fg(theme.colors.diff_add)),
+                    Span::styled(
+                        format!(" -{}", diff.removed),
+                        theme.fg(theme.colors.diff_del),
+                    ),
+                ];
+                let total = diff.hunks();
+                if total > 1 || self.excluded.contains(&true) {
+                    let kept = self.excluded.iter().filter(|x| !**x).count();
+                    header.push(Span::styled(
+                        format!("  {kept} of {total} hunks"),
+                        if kept < total {
+                            theme.bold(theme.colors.warning)
+                        } else {
+                            theme.muted()
+                        },
+                    ));
+                }
+                lines.push(Line::from(header));
+                for note in req.change.iter().flat_map(|c| &c.notes) {
+                    para(
+                        vec![Span::styled(
+                            format!("⚠ {note}"),
+                            theme.fg(theme.colors.warning),
+                        )],
+                        &mut lines,
+                    );
+                }
+            }
+            None => {
+                let shown = match req.arguments.get("command").and_then(Value::as_str) {
+                    Some(cmd) => format!("$ {}", visible_command(cmd)),
+                    None => serde_json::to_string_pretty(&req.arguments).unwrap_or_default(),
+                };
+                for l in shown.lines() {
+                    wrap(
+                        &Logical::code(Line::from(Span::styled(l.to_string(), theme.text()))),
+                        w,
+                        &mut lines,
+                    );
+                }
+            }
+        }
+        lines
+    }
+
+    /// The rows the dialog takes in `area`: as many as the call needs
+    /// (borders, body, rule, keys), at most two thirds of a screen of 18
+    /// rows or more (the transcript above keeps the rest: what the model
+    /// said about the call; PgUp/PgDn scroll it); a very short screen
+    /// gives the call all it can.
+    pub fn height(&self, area: Rect, theme: &Theme) -> u16 {
+        let Some(req) = self.queue.front() else {
+            return 0;
+        };
+        let w = area.width.saturating_sub(4).max(20).min(area.width);
+        let body_width = w.saturating_sub(4);
+        let total = self.body(req, theme, body_width).len()
+            + req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        Self::rows_for(total, area.height)
+    }
+
+    fn rows_for(total: usize, height: u16) -> u16 {
+        let wanted = u16::try_from(total).unwrap_or(u16::MAX);
+        let cap = if height >= 18 { height * 2 / 3 } else { height };
+        wanted
+            .saturating_add(4)
+            .max(10)
+            .min(cap)
+            .min(height.saturating_sub(2).max(8))
+            .min(height)
+    }
+
+    /// Draws the dialog at the bottom of `area`, as tall as [`height`]
+    /// says for it.
+    ///
+    /// [`height`]: Self::height
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, None, buf, theme, now);
+    }
+
+    /// Draws the dialog filling `area`, rows the app set aside for it
+    /// (with [`height`]).
+    ///
+    /// [`height`]: Self::height
+    pub fn render_filling(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_rows(area, Some(area.height), buf, theme, now);
+    }
+
+    fn render_rows(
+        &self,
+        area: Rect,
+        rows: Option<u16>,
+        buf: &mut Buffer,
+        theme: &Theme,
+        now: Instant,
+    ) {
+        let Some(req) = self.queue.front() else {
+            return;
+        };
+        let w = area.width.saturating_sub(4).max(20).min(area.width);
+        // As tall as the content needs, within the area. Only the diff
+        // rows in view are ever styled.
+        let body_width = w.saturating_sub(4);
+        let head = self.body(req, theme, body_width);
+        let diff_rows = req.diff.as_ref().map_or(0, |d| d.height(body_width));
+        let total = head.len() + diff_rows;
+        let h = rows.unwrap_or_else(|| Self::rows_for(total, area.height));
+        // At the bottom of its area: the app gives it the rows under the
+        // transcript (whose newest lines then end just above it).
+        let y = area.y + area.height - h;
+        let modal = Rect::new(area.x + (area.width - w) / 2, y, w, h);
+        // The rows it takes are its own, edge to edge: no line of the
+        // transcript shows beside it as if it were part of it.
+        Clear.render(Rect::new(area.x, y, area.width, h), buf);
+        let remaining = match req.round {
+            _ if self.queue.len() > 1 => format!(" 1 of {} · Tab next ", self.queue.len()),
+            // Asked one at a time: the rest of the model's calls may ask too.
+            Some([n, total]) if total > 1 => format!(" call {n} of {total} "),
+            _ => String::new(),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.bold(theme.colors.warning))
+            .title(Span::styled(
+                format!(" Approve {}? ", req.tool),
+                theme.bold(theme.colors.warning),
+            ))
+            .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
+        // What is kept stays in sight however far the diff is scrolled.
+        let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let block = if hunk_total > 1 || self.excluded.contains(&true) {
+            let kept = self.excluded.iter().filter(|x| !**x).count();
+            block.title_bottom(
+                Line::from(Span::styled(
+                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
+                    if kept < hunk_total {
+                        theme.bold(theme.colors.warning)
+                    } else {
+                        theme.muted()
+                    },
+                ))
+                .left_aligned(),
+            )
+        } else {
+            block
+        };
+        let inner = block.inner(modal);
+        // Too small to show the call and its keys: one line says so, and
+        // only a denial is taken. Showing the call means its first rows:
+        // what it is, why it asks, and the start of its diff or command.
+        let body_rows = usize::from(inner.height.saturating_sub(2));
+        let fits = inner.width >= 24 && body_rows >= total.clamp(3, MIN_BODY_ROWS);
+        self.fits.set(fits);
+        self.drawn.set(Some(fits));
+        if !fits {
+            Clear.render(area, buf);
+            let notice = Line::from(vec![
+                Span::styled("approval needed: ", theme.bold(theme.colors.warning)),
+                Span::styled("enlarge the window (n denies)", theme.text()),
+            ]);
+            buf.set_line(area.x, area.y + area.height / 2, &notice, area.width);
+            return;
+        }
+        block.render(modal, buf);
+        let body_area = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height - 2,
+        );
+        let height = usize::from(body_area.height);
+        self.diff_at.set((total - diff_rows, body_width));
+        let max_scroll = total.saturating_sub(height);
+        self.max_scroll.set(max_scroll);
+        let scroll = self.scroll.min(max_scroll);
+        let mut shown: Vec<Line<'static>> = head.into_iter().skip(scroll).take(height).collect();
+        if let Some(diff) = &req.diff
+            && shown.len() < height
+        {
+            let from = (scroll + shown.len()).saturating_sub(total - diff_rows);
+            shown.extend(diff.rows_in(theme, body_width, from, height - shown.len()));
+        }
+        for (i, line) in shown.iter().enumerate() {
+            let y = body_area.y + u16::try_from(i).unwrap_or(0);
+            buf.set_line(body_area.x, y, line, body_area.width);
+        }
+        if max_scroll > 0 {
+            let pos = format!(" {}/{} ", scroll + 1, max_scroll + 1);
+            let x = modal
+                .right()
+                .saturating_sub(u16::try_from(pos.len()).unwrap_or(0) + 1);
+            buf.set_string(x, modal.bottom() - 1, pos, theme.muted());
+        }
+        let footer_y = inner.bottom() - 1;
+        let footer = Rect::new(inner.x + 1, footer_y, inner.width.saturating_sub(2), 1);
+        if let Some(input) = &self.message {
+            let label = Span::styled("instead: ", theme.bold(theme.colors.warning));
+            buf.set_line(footer.x, footer.y, &Line::from(label), 9);
+            let field = Rect::new(footer.x + 9, footer.y, footer.width.saturating_sub(9), 1);
+            input.render(field, buf);
+            return;
+        }
+        // The rule between the call and its keys.
+        buf.set_line(
+            inner.x,
+            footer_y - 1,
+            &Line::from(Span::styled(
+                "─".repeat(usize::from(inner.width)),
+                theme.border(),
+            )),
+            inner.width,
+        );
+        let armed = self.arming.is_armed(now);
+        if self.confirming {
+            let covers = req
+                .grant
+                .as_ref()
+                .map(|g| {
+                    format!(
+                        "{} for {}",
+                        g.covers.join(", "),
+                        humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+                    )
+                })
+                .unwrap_or_default();
+            let line = Line::from(vec![
+                Span::styled(
+                    "a",
+                    if armed {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.muted()
+                    },
+                ),
+                Span::styled(
+                    format!(" again to approve {covers}; any other key: no grant"),
+                    theme.bold(theme.colors.warning),
+                ),
+            ]);
+            buf.set_line(footer.x, footer.y, &line, footer.width);
+            return;
+        }
+        let key = |k: &str, what: &str| {
+            vec![
+                Span::styled(
+                    k.to_string(),
+                    if armed {
+                        theme.bold(theme.colors.accent)
+                    } else {
+                        theme.muted()
+                    },
+                ),
+                Span::styled(format!(" {what}  "), theme.muted()),
+            ]
+        };
+        const FOOTERS: [[(&str, &str); 7]; 3] = [
+            [
+                ("y", "approve once"),
+                ("a", "approve for this conversation"),
+                ("n", "deny"),
+                ("e", "deny, say what instead"),
+                ("E", "edit"),
+                ("↑↓", "scroll"),
+                ("x", "leave out"),
+            ],
+            [
+                ("y", "approve once"),
+                ("a", "for conversation"),
+                ("n", "deny"),
+                ("e", "instead…"),
+                ("E", "edit"),
+                ("x", "out"),
+                ("↑↓", ""),
+            ],
+            [
+                ("y", "once"),
+                ("a", "grant"),
+                ("n", "deny"),
+                ("e", "instead"),
+                ("E", "edit"),
+                ("x", "out"),
+                ("↑↓", ""),
+            ],
+        ];
+        // `a` grants for the model's own proposals, not the person's edit.
+        let grantable = req.grant.is_some() && !req.edited;
+        let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
+        let editable = req.change.as_ref().is_some_and(|c| c.editable());
+        let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
+            f.iter()
+                .copied()
+                .filter(|(k, _)| grantable || *k != "a")
+                // Leaving out is choosing among hunks.
+                .filter(|(k, _)| hunks > 1 || *k != "x")
+                .filter(|(k, _)| editable || *k != "E")
+                .map(|(k, w)| match (k, hunks > 1) {
+                    ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
+                    _ => (k, w),
+                })
+                .collect()
+        };
+        let fits = |f: &[(&str, &str)]| {
+            f.iter()
+                .map(|(k, w)| width::of(k) + width::of(w) + 3)
+                .sum::<usize>()
+                <= usize::from(footer.width)
+        };
+        let labels = FOOTERS
+            .iter()
+            .map(offered)
+            .find(|f| fits(f))
+            .unwrap_or_else(|| offered(&FOOTERS[2]));
+        let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
+        buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
+    }
+}
