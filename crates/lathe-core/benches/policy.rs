@@ -7,6 +7,8 @@
 //!   typical chain, a loop with a pipeline, and a 200-command script.
 //! - `judge/*`: analysis plus guardrail (denylist, deny rules) plus the
 //!   authorize stage's assessment, as `agent::dispatch` runs them.
+//! - `covers/refresh_10k`: the look for the files read rules cover that
+//!   runs before every sandboxed command, in a workspace of 10,000 files.
 //! - `redact/*`: the redactor with one key on 64 KiB of a tool's output
 //!   with no key in it (source code with numbers, an `od` dump): what
 //!   every result pays.
@@ -118,5 +120,32 @@ fn redact(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, redact);
+fn covers(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    for d in 0..100 {
+        let sub = dir.path().join(format!("src/m{d}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f}.rs")), "fn main() {}\n").unwrap();
+        }
+    }
+    std::fs::create_dir(dir.path().join("private")).unwrap();
+    std::fs::write(dir.path().join("private/plan.md"), "plan\n").unwrap();
+    let ws = Arc::new(Workspace::new(dir.path()).unwrap());
+    let rules = Arc::new(
+        Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+    );
+    let rails = Guardrails::new(ws, rules, 300);
+    let mut group = c.benchmark_group("covers");
+    group.bench_function("refresh_10k", |b| b.iter(|| rails.reads().refresh()));
+    group.finish();
+}
+
+criterion_group!(benches, bench, redact, covers);
 criterion_main!(benches);

@@ -142,6 +142,7 @@ impl ReadDenials {
         use std::os::unix::fs::MetadataExt;
         let root = self.workspace.root();
         let known = self.inodes.read().map(|i| i.clone()).unwrap_or_default();
+        let known_inos: std::collections::HashSet<u64> = known.keys().map(|(_, ino)| *ino).collect();
         let mut found = Vec::new();
         let mut tally = Tally::default();
         let walk = ignore::WalkBuilder::new(root)
@@ -165,9 +166,16 @@ impl ReadDenials {
             let rel = rel.to_string_lossy().into_owned();
             let kind = entry.file_type();
             let file = kind.is_some_and(|t| t.is_file());
-            let id = entry.metadata().ok().map(|m| (m.dev(), m.ino()));
-            let covered = file
-                && (self.rule_for(&rel).is_some() || id.is_some_and(|i| known.contains_key(&i)));
+            // The device and inode asked of the file system only for a
+            // file the rules name, or whose inode (as the directory lists
+            // it) is one seen covered: a stat per file would cost the
+            // most of the walk.
+            let by_rule = file && self.rule_for(&rel).is_some();
+            let seen = file && entry.ino().is_some_and(|ino| known_inos.contains(&ino));
+            let id = (by_rule || seen)
+                .then(|| entry.metadata().ok().map(|m| (m.dev(), m.ino())))
+                .flatten();
+            let covered = by_rule || id.is_some_and(|i| known.contains_key(&i));
             if covered && let Some(id) = id {
                 found.push((id, rel.clone()));
             }
