@@ -327,19 +327,7 @@ impl FileChange {
 
     /// The hunks `include` keeps, as a unified diff.
     pub fn unified_of(&self, include: &[bool]) -> String {
-        let path = visible::name(&self.path);
-        let (from, to) = match self.kind {
-            ChangeKind::Create => ("/dev/null".to_string(), format!("b/{path}")),
-            ChangeKind::Modify => (format!("a/{path}"), format!("b/{path}")),
-            ChangeKind::Delete => (format!("a/{path}"), "/dev/null".to_string()),
-            ChangeKind::Rename => (
-                format!(
-                    "a/{}",
-                    visible::name(self.from.as_deref().unwrap_or_default())
-                ),
-                format!("b/{path}"),
-            ),
-        };
+        let (from, to) = self.sides();
         let mut out = format!("--- {from}\n+++ {to}\n");
         for (h, _) in self.hunks.iter().zip(include).filter(|(_, keep)| **keep) {
             out.push_str(&h.header());
@@ -350,6 +338,21 @@ impl FileChange {
             }
         }
         out
+    }
+
+    /// The two names a unified diff gives the file (`a/…`, `b/…`,
+    /// `/dev/null` for a side that does not exist), shown safely.
+    fn sides(&self) -> (String, String) {
+        let path = visible::name(&self.path);
+        let from = self.from.as_deref().map(visible::name);
+        match self.kind {
+            ChangeKind::Create => ("/dev/null".to_string(), format!("b/{path}")),
+            ChangeKind::Delete => (format!("a/{path}"), "/dev/null".to_string()),
+            _ => (
+                format!("a/{}", from.as_deref().unwrap_or(&path)),
+                format!("b/{path}"),
+            ),
+        }
     }
 
     /// The whole change as `git diff` writes it: the `diff --git` line,
@@ -388,14 +391,7 @@ impl FileChange {
         if self.hunks.is_empty() {
             return out;
         }
-        let (old, new) = match self.kind {
-            ChangeKind::Create => ("/dev/null".to_string(), format!("b/{path}")),
-            ChangeKind::Delete => (format!("a/{path}"), "/dev/null".to_string()),
-            _ => (
-                format!("a/{}", from.as_deref().unwrap_or(&path)),
-                format!("b/{path}"),
-            ),
-        };
+        let (old, new) = self.sides();
         out.push((PatchLine::Meta, format!("--- {old}")));
         out.push((PatchLine::Meta, format!("+++ {new}")));
         for h in &self.hunks {
