@@ -11,7 +11,7 @@ mod cache_sim;
 mod mock_llm;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use lathe_core::policy::{Redactor, Workspace};
+use lathe_core::policy::Workspace;
 use lathe_core::provider::{
     self, ChatRequest, Message, NoopObserver, ProviderKind, ProviderSettings, WireApi,
 };
@@ -73,7 +73,7 @@ fn deltas(c: &mut Criterion) {
 fn bodies(c: &mut Criterion) {
     let ws = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(ws.path()).unwrap();
-    let system = lathe_core::agent::prompt::build(&workspace, &Redactor::default());
+    let system = lathe_core::agent::prompt::build(&workspace);
     let tools = ToolRegistry::with_defaults(&BuiltinSettings::default())
         .unwrap()
         .schemas();

@@ -18,9 +18,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::{
-    AfterHook, Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
+    Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
     Workspace,
 };
+use crate::protocol::redact::Redact;
 use crate::protocol::{AgentEvent, ApprovalMode, McpStatus, Op, RuleLists, Usage};
 use crate::provider::{Message, Provider};
 use crate::session::Journal;
@@ -123,140 +124,10 @@ pub(crate) struct Emitter {
     redactor: Redactor,
 }
 
-/// Hides secrets in structured data an event carries (operations, grant
-/// offers): through its JSON form, whatever its fields. Left as it was if
-/// it cannot make the round trip.
-fn redact_data<T: serde::Serialize + serde::de::DeserializeOwned>(r: &Redactor, data: &mut T) {
-    let Ok(mut v) = serde_json::to_value(&*data) else {
-        return;
-    };
-    let before = v.clone();
-    r.redact_value(&mut v);
-    if v != before
-        && let Ok(back) = serde_json::from_value(v)
-    {
-        *data = back;
-    }
-}
-
-/// Hides secrets in whatever text an event carries from outside Lathe
-/// (the model, tools, servers).
-fn redact_event(r: &Redactor, event: &mut AgentEvent) {
-    let text = |t: &mut String| {
-        if let Some(clean) = r.redact_str(t) {
-            *t = clean;
-        }
-    };
-    match event {
-        AgentEvent::TurnStarted { prompt, .. } => text(prompt),
-        AgentEvent::AssistantDelta { text: t, .. }
-        | AgentEvent::ReasoningDelta { text: t, .. }
-        | AgentEvent::ReasoningMessage { text: t, .. }
-        | AgentEvent::AssistantMessage { text: t, .. }
-        | AgentEvent::TurnCompleted { text: t, .. }
-        | AgentEvent::ToolProgress { text: t, .. } => text(t),
-        AgentEvent::ProviderRetry { reason, .. } => text(reason),
-        AgentEvent::ToolCallStarted { arguments, .. } => r.redact_value(arguments),
-        AgentEvent::GuardrailVerdict {
-            reason, operations, ..
-        } => {
-            if let Some(reason) = reason {
-                text(reason);
-            }
-            redact_data(r, operations);
-        }
-        AgentEvent::ApprovalRequested(request) => {
-            // Paths are text from outside too (a file may be named after a
-            // key): what the call does and what `a` would grant.
-            redact_data(r, &mut request.operations);
-            redact_data(r, &mut request.grant);
-            request.each_text(&mut |s| text(s));
-        }
-        AgentEvent::Error { message, .. } => text(message),
-        AgentEvent::ApprovalDecided {
-            decision: crate::protocol::ApprovalDecision::ApproveEdited { content },
-            ..
-        } => text(content),
-        AgentEvent::ApprovalDecided {
-            decision:
-                crate::protocol::ApprovalDecision::Deny {
-                    message: Some(message),
-                },
-            ..
-        } => text(message),
-        AgentEvent::SessionDiff {
-            diff,
-            changes,
-            error,
-            ..
-        } => {
-            text(diff);
-            for c in changes {
-                c.each_text(&mut |s| text(s));
-            }
-            if let Some(e) = error {
-                text(e);
-            }
-        }
-        AgentEvent::Attachments { files, .. } => {
-            for f in files {
-                text(&mut f.path);
-                if let Some(n) = &mut f.note {
-                    text(n);
-                }
-            }
-        }
-        AgentEvent::Models { models, error } => {
-            for m in models.iter_mut().flatten() {
-                text(m);
-            }
-            if let Some(e) = error {
-                text(e);
-            }
-        }
-        AgentEvent::Turns { turns } => {
-            for t in turns {
-                text(&mut t.prompt);
-            }
-        }
-        AgentEvent::Rewound { prompt, error, .. } => {
-            if let Some(p) = prompt {
-                text(p);
-            }
-            if let Some(e) = error {
-                text(e);
-            }
-        }
-        AgentEvent::McpServerStatus(status) => {
-            text(&mut status.endpoint);
-            if let Some(m) = status.message.as_mut() {
-                text(m);
-            }
-        }
-        // A result was redacted once already, as the model got it
-        // (`dispatch::normalize`): not again here; what was written is.
-        AgentEvent::ToolCallFinished { diff, change, .. } => {
-            if let Some(d) = diff {
-                text(d);
-            }
-            if let Some(c) = change {
-                c.each_text(&mut |s| text(s));
-            }
-        }
-        AgentEvent::SessionStarted { .. }
-        | AgentEvent::Cost { .. }
-        | AgentEvent::UsageUpdated { .. }
-        | AgentEvent::ContextUpdated { .. }
-        | AgentEvent::ContextCompacted { .. }
-        | AgentEvent::ToolLimitReached { .. }
-        | AgentEvent::ApprovalDecided { .. }
-        | AgentEvent::Permissions { .. } => {}
-    }
-}
-
 impl Emitter {
     pub(crate) fn emit(&self, mut event: AgentEvent) {
-        redact_event(&self.redactor, &mut event);
+        // The boundary of what leaves as an event.
+        event.redact(&self.redactor);
         // Deltas are not journaled (the message repeats them): skip the lock.
         if let Some(j) = self.journal.as_ref().filter(|_| {
             !matches!(
@@ -284,13 +155,13 @@ pub(crate) struct Shared {
     pub(crate) guardrails: Guardrails,
     pub(crate) authz: AuthorizationManager,
     pub(crate) approver: Arc<dyn Approver>,
-    pub(crate) hooks: Vec<Arc<dyn AfterHook>>,
     pub(crate) emitter: Emitter,
     pub(crate) system_prompt: String,
     pub(crate) max_tool_iterations: u32,
     pub(crate) tool_timeout: Duration,
     pub(crate) session_id: String,
-    /// Redacts what hooks are shown and what errors say.
+    /// Hides secrets at the two boundaries: [`Shared::to_model`] and the
+    /// emitter.
     pub(crate) redactor: Redactor,
     pub(crate) hook_env_remove: Vec<String>,
     pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
@@ -325,7 +196,37 @@ pub(crate) struct Shared {
     spent: Mutex<std::collections::BTreeMap<String, Usage>>,
 }
 
+/// A [`Redactor`] that remembers whether it hid anything.
+struct Seen<'a> {
+    redactor: &'a Redactor,
+    hid: std::cell::Cell<bool>,
+}
+
+impl crate::protocol::redact::Scrub for Seen<'_> {
+    fn scrub(&self, text: &str) -> Option<String> {
+        let clean = self.redactor.redact_str(text);
+        if clean.is_some() {
+            self.hid.set(true);
+        }
+        clean
+    }
+}
+
 impl Shared {
+    /// The boundary of what goes to the model, and so into the record the
+    /// conversation is rebuilt from: the person's message with what it
+    /// attaches, each tool's result (errors included), what a failed turn
+    /// says. (The instructions files in the system prompt pass it at
+    /// spawn.) Returns whether a secret was hidden.
+    pub(crate) fn to_model(&self, payload: &mut impl Redact) -> bool {
+        let seen = Seen {
+            redactor: &self.redactor,
+            hid: std::cell::Cell::new(false),
+        };
+        payload.redact(&seen);
+        seen.hid.get()
+    }
+
     /// Records `item` in the conversation's history (queued).
     pub(crate) async fn record(&self, item: crate::session::history::Item) {
         if let Some(h) = &self.history {
@@ -708,7 +609,6 @@ pub struct Agent {
     resumed: Option<crate::session::history::Rebuilt>,
     workspace: Arc<Workspace>,
     approver: Option<Arc<dyn Approver>>,
-    hooks: Vec<Arc<dyn AfterHook>>,
     redactor: Redactor,
     journal: Option<Journal>,
 }
@@ -730,7 +630,6 @@ impl Agent {
             resumed: None,
             workspace,
             approver: None,
-            hooks: Vec::new(),
             redactor: Redactor::default(),
             journal: None,
         }
@@ -768,11 +667,10 @@ impl Agent {
     }
 
 
-    /// Redacts secrets from results (as an after-hook), from what user
-    /// hooks are shown and from error texts.
+    /// Hides the secrets `redactor` knows at both boundaries: what goes
+    /// to the model and what leaves as an event.
     #[must_use]
     pub fn with_redactor(mut self, redactor: Redactor) -> Self {
-        self.hooks.push(Arc::new(redactor.clone()));
         self.redactor = redactor;
         self
     }
@@ -825,9 +723,9 @@ impl Agent {
             workspace: self.workspace,
             authz: AuthorizationManager::new(cfg.grant_ttl),
             approver,
-            hooks: self.hooks,
             emitter,
-            system_prompt: cfg.system_prompt.clone(),
+            // The instructions files in it go to the model.
+            system_prompt: crate::protocol::redact::redacted(cfg.system_prompt.clone(), &self.redactor),
             max_tool_iterations: cfg.max_tool_iterations.max(1),
             tool_timeout: cfg.tool_timeout,
             session_id: cfg.session_id.clone(),

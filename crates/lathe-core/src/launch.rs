@@ -225,7 +225,7 @@ pub fn spawn_agent(
         secret_values.extend(server.secrets());
     }
     let redactor = Redactor::new(secret_values);
-    let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace, &redactor));
+    let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace));
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
     agent_config.grant_ttl = config.grant_ttl;

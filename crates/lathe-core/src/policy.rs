@@ -9,7 +9,7 @@
 //! applies ask/allow rules and the approval-mode table per operation and
 //! defines the `Approver` seam; `grants` holds one conversation's grants,
 //! keyed by operation; `user_hooks` runs the configured before/after
-//! programs; `hooks` holds the built-in after-hooks (secret redaction).
+//! programs; `hooks` holds the secret matcher both redaction boundaries use.
 //! Policy knows nothing of terminals and nothing of tool implementations.
 
 pub mod authorizer;
@@ -32,7 +32,7 @@ pub use authorizer::{
 };
 pub use grants::{AuthorizationManager, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};
-pub use hooks::{AfterHook, Redactor};
+pub use hooks::Redactor;
 pub use rules::{Rule, RuleOrigin, Rules};
 pub use user_hooks::{HookSet, HookSpec};
 pub use workspace::{PathError, Workspace};

@@ -1291,6 +1291,99 @@ async fn secrets_reach_no_outlet_progress_errors_or_model() {
     assert!(f[0].3.redactions >= 3, "counted: {:?}", f[0].3);
 }
 
+/// Everything from outside passes the model's boundary once: a key in
+/// AGENTS.md, in a file the message attaches, in a tool's error text and
+/// in what the person typed reaches neither the model, nor the events, nor
+/// the session record the conversation is rebuilt from.
+#[tokio::test]
+async fn every_way_to_the_model_passes_one_boundary() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let key = harness::KEY;
+    std::fs::write(ws.path().join("AGENTS.md"), format!("Deploy with {key}.")).unwrap();
+    std::fs::write(ws.path().join("notes.txt"), format!("token: {key}\n")).unwrap();
+    let setup = Setup {
+        real_prompt: true,
+        data_dir: Some(data.path().to_path_buf()),
+        ..Setup::new(ProviderKind::Anthropic)
+    };
+    let (events, mock) = run(
+        setup,
+        vec![
+            Step::Reply(Reply::tools().call(
+                "c1",
+                "read_file",
+                json!({"path": format!("missing-{key}.txt")}),
+            )),
+            Step::Reply(Reply::text("done")),
+        ],
+        ws.path(),
+        &format!("look at @notes.txt, my key is {key}"),
+    )
+    .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body.to_string();
+    assert!(last.contains("Deploy with [REDACTED]"), "{last}");
+    assert!(last.contains("token: [REDACTED]"), "{last}");
+    assert!(last.contains("missing-[REDACTED]"), "{last}");
+    let seen_by_front_end = serde_json::to_string(&events).unwrap();
+    let mut record = String::new();
+    for entry in walkdir(data.path()) {
+        let text = std::fs::read_to_string(entry).unwrap_or_default();
+        // The model's own calls are kept as it wrote them, as above.
+        for line in text
+            .lines()
+            .filter(|l| !l.contains(r#""kind":"assistant""#))
+        {
+            record.push_str(line);
+        }
+    }
+    assert!(record.contains("[REDACTED]"), "the session was recorded");
+    // What the model wrote itself (the call's arguments) goes back as it
+    // wrote it; all else it is given passed the boundary.
+    let given: String = requests
+        .iter()
+        .map(|r| {
+            let mut body = r.body.clone();
+            for m in body["messages"].as_array_mut().into_iter().flatten() {
+                if let Some(blocks) = m["content"].as_array_mut() {
+                    blocks.retain(|b| b["type"] != "tool_use");
+                }
+            }
+            body.to_string()
+        })
+        .collect();
+    for (what, text) in [
+        ("model", given),
+        ("events", seen_by_front_end),
+        ("record", record),
+    ] {
+        assert!(!text.contains(key), "{what} saw the key");
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message, .. }
+            if message.contains("held what looks like a secret"))),
+        "the person was told"
+    );
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// A call with no tool name is `NotFound` (the model hears of it; the turn
 /// does not end empty), and calls that share an id get ids of their own.
 #[tokio::test]

@@ -7,7 +7,7 @@
 
 use crate::cache_sim;
 
-use lathe_core::policy::{Redactor, Workspace};
+use lathe_core::policy::Workspace;
 use lathe_core::provider::ChatRequest;
 use lathe_core::provider::anthropic::{Options, request_body};
 use lathe_core::tools::{BuiltinSettings, ToolRegistry};
@@ -41,7 +41,7 @@ fn strip(v: &mut Value) {
 fn a_forty_round_tool_session_reads_its_history_from_the_cache() {
     let ws = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(ws.path()).unwrap();
-    let system = lathe_core::agent::prompt::build(&workspace, &Redactor::default());
+    let system = lathe_core::agent::prompt::build(&workspace);
     let tools = ToolRegistry::with_defaults(&BuiltinSettings::default())
         .unwrap()
         .schemas();

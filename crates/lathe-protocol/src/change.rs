@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::visible;
+use crate::redact::{Redact, Scrub};
 
 /// Context lines around each change.
 const CONTEXT: usize = 3;
@@ -296,22 +297,6 @@ impl FileChange {
         self.unified_of(&vec![true; self.hunks.len()])
     }
 
-    /// Every text of the change that comes from the file or the model
-    /// (its paths and the hunks' lines), for redaction. The file's own
-    /// text, which is what is written, is not among them.
-    pub fn each_text(&mut self, f: &mut dyn FnMut(&mut String)) {
-        f(&mut self.path);
-        if let Some(from) = &mut self.from {
-            f(from);
-        }
-        for line in self.hunks.iter_mut().flat_map(|h| &mut h.lines) {
-            f(line);
-        }
-        for note in &mut self.notes {
-            f(note);
-        }
-    }
-
     /// The change with only the hunks `include` keeps.
     pub fn keeping(&self, include: &[bool]) -> FileChange {
         let mut kept = self.clone();
@@ -431,6 +416,20 @@ fn span(start: usize, len: usize) -> String {
         start.to_string()
     } else {
         format!("{start},{len}")
+    }
+}
+
+/// Every text of the change that comes from the file or the model (its
+/// paths, the hunks' lines, the notes). The file's own text, which is what
+/// is written, is not among them.
+impl Redact for FileChange {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.path.redact(s);
+        self.from.redact(s);
+        for line in self.hunks.iter_mut().flat_map(|h| &mut h.lines) {
+            line.redact(s);
+        }
+        self.notes.redact(s);
     }
 }
 

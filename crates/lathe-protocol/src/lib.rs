@@ -16,10 +16,12 @@ use serde_json::Value;
 pub mod change;
 pub mod humanize;
 pub mod operation;
+pub mod redact;
 pub mod text;
 pub mod visible;
 
 use crate::operation::Operation;
+use crate::redact::{Redact, Scrub};
 
 /// A live conversation grant, for display.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -644,34 +646,24 @@ pub struct ApprovalRequest {
     pub round: Option<[u32; 2]>,
 }
 
-impl ApprovalRequest {
-    /// Every text of the request that comes from outside (the model's
-    /// arguments, paths, the diff and its hunks, the reasons), for
-    /// redaction. What is written (and opened by `E`) is the file's own
-    /// text, kept out of events.
-    pub fn each_text(&mut self, f: &mut dyn FnMut(&mut String)) {
-        each_string(&mut self.arguments, f);
-        f(&mut self.reason);
-        if let Some(d) = &mut self.diff {
-            f(d);
-        }
-        if let Some(c) = &mut self.change {
-            c.each_text(f);
-        }
+/// The call's arguments, what it does, why it asks, what `a` would grant
+/// and the diff: paths are text from outside too (a file may be named
+/// after a key). What is written (and opened by `E`) is the file's own
+/// text, kept out of events.
+impl Redact for ApprovalRequest {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.arguments.redact(s);
+        self.operations.redact(s);
         for need in &mut self.needs {
-            f(&mut need.what);
-            f(&mut need.reason);
+            need.what.redact(s);
+            need.reason.redact(s);
         }
-    }
-}
-
-/// Every string in a JSON value.
-pub fn each_string(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
-    match value {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter_mut().for_each(|v| each_string(v, f)),
-        Value::Object(map) => map.values_mut().for_each(|v| each_string(v, f)),
-        _ => {}
+        self.reason.redact(s);
+        if let Some(grant) = &mut self.grant {
+            grant.covers.redact(s);
+        }
+        self.diff.redact(s);
+        self.change.redact(s);
     }
 }
 
@@ -947,6 +939,97 @@ impl AgentEvent {
                     ..
                 }
         )
+    }
+}
+
+/// Whatever text an event carries from outside Lathe (the model, tools,
+/// servers, files, the person).
+impl Redact for AgentEvent {
+    fn redact(&mut self, s: &dyn Scrub) {
+        match self {
+            AgentEvent::TurnStarted { prompt: t, .. }
+            | AgentEvent::AssistantDelta { text: t, .. }
+            | AgentEvent::ReasoningDelta { text: t, .. }
+            | AgentEvent::ReasoningMessage { text: t, .. }
+            | AgentEvent::AssistantMessage { text: t, .. }
+            | AgentEvent::TurnCompleted { text: t, .. }
+            | AgentEvent::ToolProgress { text: t, .. }
+            | AgentEvent::ProviderRetry { reason: t, .. }
+            | AgentEvent::Error { message: t, .. } => t.redact(s),
+            AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
+            AgentEvent::GuardrailVerdict {
+                reason, operations, ..
+            } => {
+                reason.redact(s);
+                operations.redact(s);
+            }
+            AgentEvent::ApprovalRequested(request) => request.redact(s),
+            AgentEvent::ApprovalDecided { decision, .. } => match decision {
+                ApprovalDecision::ApproveEdited { content } => content.redact(s),
+                ApprovalDecision::Deny { message } => message.redact(s),
+                ApprovalDecision::ApproveOnce
+                | ApprovalDecision::ApproveForConversation
+                | ApprovalDecision::ApproveHunks { .. } => {}
+            },
+            // The content is a `ToolResult`'s, which passed the model's
+            // boundary on its way to the model: not redacted twice. What
+            // was written (the diff) came from the model's arguments.
+            AgentEvent::ToolCallFinished { diff, change, .. } => {
+                diff.redact(s);
+                change.redact(s);
+            }
+            AgentEvent::SessionDiff {
+                diff,
+                changes,
+                error,
+                ..
+            } => {
+                diff.redact(s);
+                changes.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::Attachments { files, .. } => {
+                for f in files {
+                    f.path.redact(s);
+                    f.note.redact(s);
+                }
+            }
+            AgentEvent::Models { models, error } => {
+                models.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::Turns { turns } => {
+                for t in turns {
+                    t.prompt.redact(s);
+                }
+            }
+            AgentEvent::Rewound { prompt, error, .. } => {
+                prompt.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::McpServerStatus(status) => {
+                status.endpoint.redact(s);
+                status.message.redact(s);
+            }
+            AgentEvent::Permissions { grants, .. } => {
+                for g in grants {
+                    g.covers.redact(s);
+                }
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::Cost { .. }
+            | AgentEvent::UsageUpdated { .. }
+            | AgentEvent::ContextUpdated { .. }
+            | AgentEvent::ContextCompacted { .. }
+            | AgentEvent::ToolLimitReached { .. } => {}
+        }
+    }
+}
+
+/// What the model is given of a tool's outcome.
+impl Redact for ToolResult {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.content.redact(s);
     }
 }
 

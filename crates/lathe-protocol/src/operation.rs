@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::redact::{Redact, Scrub};
+
 /// One thing a call will do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -387,9 +389,137 @@ impl fmt::Display for FileOp {
     }
 }
 
+/// Every text a command line or a path carries may name a key (a file
+/// called after it, a token in an argument): all of them, in place. What
+/// was judged is not changed, only what is shown of it.
+impl Redact for Operation {
+    fn redact(&mut self, s: &dyn Scrub) {
+        match self {
+            Operation::Exec(exec) => exec.redact(s),
+            Operation::File(file) => file.redact(s),
+            Operation::Net { host } => host.redact(s),
+            Operation::External { server, tool, .. } => {
+                server.redact(s);
+                tool.redact(s);
+            }
+        }
+    }
+}
+
+impl Redact for FileOp {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.path.redact(s);
+    }
+}
+
+impl Redact for ExecOp {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.line.redact(s);
+        self.commands.redact(s);
+        self.fork_bombs.redact(s);
+        self.files.redact(s);
+        self.unchecked.redact(s);
+    }
+}
+
+impl Redact for Word {
+    fn redact(&mut self, s: &dyn Scrub) {
+        if let Some(clean) = s.scrub(&self.text) {
+            let mut known = self.known_prefix.min(clean.len());
+            while !clean.is_char_boundary(known) {
+                known -= 1;
+            }
+            self.known_prefix = known;
+            self.text = clean;
+        }
+    }
+}
+
+impl Redact for Program {
+    fn redact(&mut self, s: &dyn Scrub) {
+        match self {
+            Program::Path { path, found, .. } => {
+                path.redact(s);
+                found.redact(s);
+            }
+            Program::Builtin { name } | Program::NotFound { name } => name.redact(s),
+            Program::Dynamic => {}
+        }
+    }
+}
+
+impl Redact for Redirect {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.target.redact(s);
+    }
+}
+
+impl Redact for SimpleCommand {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.argv.redact(s);
+        self.wrappers.redact(s);
+        self.program.redact(s);
+        self.subcommand.redact(s);
+        self.script.redact(s);
+        self.redirects.redact(s);
+        self.assignments.redact(s);
+        self.cwd.redact(s);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Redaction changes the texts only: what was learnt of a command that
+    /// is not shown (its stamp, directory, standard input, a word's flags)
+    /// stays, which a round trip through JSON lost.
+    #[test]
+    fn redaction_keeps_what_is_not_shown() {
+        let stamp = FileStamp {
+            dev: 1,
+            ino: 2,
+            len: 3,
+            mtime_ns: 4,
+        };
+        let mut word = Word::literal("sk-123");
+        word.dynamic = true;
+        let mut op = Operation::Exec(ExecOp {
+            line: "curl sk-123".into(),
+            commands: vec![SimpleCommand {
+                argv: vec![Word::literal("curl"), word],
+                wrappers: Vec::new(),
+                program: Program::Path {
+                    path: "/usr/bin/curl".into(),
+                    found: None,
+                    stamp: Some(stamp),
+                },
+                subcommand: None,
+                script: None,
+                redirects: Vec::new(),
+                assignments: vec!["sk-9".into()],
+                cwd: Some("/w".into()),
+                stdin: Stdin::Pipe,
+                extra_args: true,
+                per_found: false,
+            }],
+            ..ExecOp::default()
+        });
+        op.redact(&crate::redact::tests::Keys);
+        let Operation::Exec(exec) = op else {
+            unreachable!()
+        };
+        assert_eq!(exec.line, "curl [REDACTED]");
+        let cmd = &exec.commands[0];
+        assert_eq!(cmd.argv[1].text, "[REDACTED]");
+        assert!(cmd.argv[1].dynamic);
+        assert_eq!(cmd.argv[1].known_prefix, "[REDACTED]".len().min(6));
+        assert_eq!(cmd.assignments, ["[REDACTED]"]);
+        assert!(matches!(cmd.program, Program::Path { stamp: Some(s), .. } if s == stamp));
+        assert_eq!(cmd.cwd.as_deref(), Some(std::path::Path::new("/w")));
+        assert_eq!(cmd.stdin, Stdin::Pipe);
+        assert!(cmd.extra_args);
+    }
 
     #[test]
     fn operations_serialize_with_a_kind_tag() {

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
+use crate::protocol::redact::Redact;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -357,7 +358,8 @@ fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
     value
 }
 
-/// What a call looks like to a hook, secrets redacted.
+/// What a call looks like to a hook: an event given to a program, so
+/// redacted as events are.
 fn hook_input(
     shared: &Shared,
     event: &str,
@@ -376,7 +378,7 @@ fn hook_input(
         "tool_input": args,
         "operations": ops,
     });
-    shared.redactor.redact_value(&mut input);
+    input.redact(&shared.redactor);
     input
 }
 
@@ -803,7 +805,7 @@ async fn execute(
 }
 
 /// Stage 7: the user's after-hooks see the result, error or not, and may
-/// replace or withhold it; then the built-in hooks (redaction).
+/// replace or withhold it (they are shown it redacted, as an event).
 async fn after_hooks(
     shared: &Shared,
     call: &ToolCall,
@@ -821,9 +823,7 @@ async fn after_hooks(
             Ok(v) => (v.clone(), "ok"),
             Err(e) => (json!({ "error": e.model_message() }), "error"),
         };
-        let mut response = response;
-        shared.redactor.redact_value(&mut response);
-        input["tool_response"] = response;
+        input["tool_response"] = crate::protocol::redact::redacted(response, &shared.redactor);
         input["status"] = Value::from(status);
         match hook_runner(shared).after(&hook, &input).await {
             AfterOutcome::Keep => {}
@@ -841,18 +841,15 @@ async fn after_hooks(
             }
         }
     }
-    let mut value = match result {
-        Ok(v) => v,
-        Err(e) => return Outcome::Failed(e),
-    };
-    for hook in &shared.hooks {
-        hook.after_tool_call(name, &mut value);
+    match result {
+        Ok(value) => Outcome::Ran { value, note },
+        Err(e) => Outcome::Failed(e),
     }
-    Outcome::Ran { value, note }
 }
 
-/// Stage 8: one result shape, cut to what the model may see; also returns
-/// the text the model receives. Error texts are redacted like results.
+/// Stage 8: one result shape, through the model's boundary (secrets
+/// hidden, before any cut could halve one), cut to what the model may see;
+/// also returns the text the model receives.
 /// The result is serialized once (twice when it has to be cut).
 fn normalize(
     shared: &Shared,
@@ -861,11 +858,7 @@ fn normalize(
     started: Instant,
 ) -> (ToolResult, String) {
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let error = |e: &ToolError| {
-        let mut v = json!({ "error": e.model_message() });
-        shared.redactor.redact_value(&mut v);
-        v
-    };
+    let error = |e: &ToolError| json!({ "error": e.model_message() });
     let (status, mut value, note, error_kind) = match outcome {
         Outcome::Ran { value, note } => (ToolStatus::Ok, value, note, None),
         Outcome::Failed(e) => (
@@ -890,6 +883,7 @@ fn normalize(
             None => value = json!({ "result": value, "guardrail_note": note }),
         }
     }
+    shared.to_model(&mut value);
     let mut text = serde_json::to_string(&value).unwrap_or_default();
     let cut = truncate_sized(value, text.len(), MAX_TOOL_RESULT_BYTES);
     if cut.truncated {

@@ -326,7 +326,6 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             attached: true,
             note: more.then(|| format!("its first {} KiB", FILE_CAP / 1024)),
         });
-        let content = shared.redactor.redact_str(&content).unwrap_or(content);
         let cut = if more {
             format!(
                 " (its first {} KiB; read_file has the rest)",

@@ -5,9 +5,10 @@
 //!
 //! AGENTS.md is read as `read_file` reads: inside the workspace (a symlink
 //! out is ignored), a regular file only (a FIFO or a device is ignored, so
-//! it cannot hang or flood the start), at most 32 KiB, and redacted.
+//! it cannot hang or flood the start), at most 32 KiB; the agent hides
+//! secrets in it as in all that goes to the model (`Shared::to_model`).
 
-use crate::policy::{Redactor, Workspace};
+use crate::policy::Workspace;
 use crate::tools::fs::regular;
 
 const BASE: &str = include_str!("../../assets/system-prompt.md");
@@ -15,7 +16,7 @@ const BASE: &str = include_str!("../../assets/system-prompt.md");
 const MAX_AGENTS_MD: usize = 32 * 1024;
 
 /// Builds the system prompt for a session in `workspace`.
-pub fn build(workspace: &Workspace, redactor: &Redactor) -> String {
+pub fn build(workspace: &Workspace) -> String {
     let mut prompt = String::with_capacity(BASE.len() + 512);
     prompt.push_str(BASE.trim_end());
     prompt.push_str(&format!(
@@ -24,7 +25,7 @@ pub fn build(workspace: &Workspace, redactor: &Redactor) -> String {
         std::env::consts::OS,
         std::env::consts::ARCH,
     ));
-    if let Some(agents) = agents_md(workspace, redactor) {
+    if let Some(agents) = agents_md(workspace) {
         prompt
             .push_str("\n# Project instructions (AGENTS.md)\nThe workspace's AGENTS.md says:\n\n");
         prompt.push_str(&agents);
@@ -33,7 +34,7 @@ pub fn build(workspace: &Workspace, redactor: &Redactor) -> String {
     prompt
 }
 
-fn agents_md(workspace: &Workspace, redactor: &Redactor) -> Option<String> {
+fn agents_md(workspace: &Workspace) -> Option<String> {
     let path = match workspace.resolve_existing("AGENTS.md") {
         Ok(p) => p,
         Err(e) => {
@@ -55,13 +56,10 @@ fn agents_md(workspace: &Workspace, redactor: &Redactor) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    let text = redactor
-        .redact_str(text)
-        .unwrap_or_else(|| text.to_string());
     if more {
         Some(format!("{text}\n…[AGENTS.md cut at 32 KiB]"))
     } else {
-        Some(text)
+        Some(text.to_string())
     }
 }
 
@@ -70,10 +68,7 @@ mod tests {
     use super::*;
 
     fn build_in(d: &std::path::Path) -> String {
-        build(
-            &Workspace::new(d).unwrap(),
-            &Redactor::new(["sk-test-0123456789abcdef".to_string()]),
-        )
+        build(&Workspace::new(d).unwrap())
     }
 
     #[test]
@@ -92,7 +87,7 @@ mod tests {
     }
 
     /// A symlink out of the workspace, a FIFO, a device and a huge file:
-    /// none hangs, floods or leaks; secrets in it are redacted.
+    /// none hangs, floods or leaks.
     #[test]
     fn agents_md_is_contained() {
         let outside = tempfile::tempdir().unwrap();
@@ -108,14 +103,9 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &agents).unwrap();
         assert!(!build_in(d.path()).contains("AGENTS.md says"));
         std::fs::remove_file(&agents).unwrap();
-        std::fs::write(
-            &agents,
-            format!("use key sk-test-0123456789abcdef\n{}", "x".repeat(1 << 20)),
-        )
-        .unwrap();
+        std::fs::write(&agents, "x".repeat(1 << 20)).unwrap();
         let p = build_in(d.path());
         assert!(p.contains("[AGENTS.md cut at 32 KiB]"));
-        assert!(!p.contains("sk-test-0123456789abcdef"));
         assert!(p.len() < 40 * 1024 + 8 * 1024);
     }
 }

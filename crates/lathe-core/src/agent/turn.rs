@@ -56,8 +56,10 @@ pub(crate) async fn run_turn(
     let turn_id = conv.turns;
     let emitter = &shared.emitter;
     let fail = |kind: ErrorKind, message: String| async move {
-        // What a server said may quote a key: the record keeps none.
-        let message = shared.redactor.redact_str(&message).unwrap_or(message);
+        // What a server said may quote a key: the record the model reads
+        // on resume keeps none.
+        let mut message = message;
+        shared.to_model(&mut message);
         shared
             .record(Item::TurnAborted {
                 turn: turn_id,
@@ -82,23 +84,21 @@ pub(crate) async fn run_turn(
     // The files it mentions (`@path`) go along with it, and the images
     // it mentions, pastes or was given (`exec --image`).
     let (prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
-    // A key the person pasted goes neither to the model nor into the
-    // record: a placeholder stands in for it, and the person is told.
-    let prompt = match shared.redactor.redact_str(&prompt) {
-        Some(clean) => {
-            emitter.emit(AgentEvent::Error {
-                turn_id: None,
-                kind: ErrorKind::Provider,
-                message: format!(
-                    "your message held what looks like a secret (a key, a token, a password): \
-                     it was replaced by {} before it was sent or recorded",
-                    crate::policy::hooks::REDACTED
-                ),
-            });
-            clean
-        }
-        None => prompt,
-    };
+    // A key the person pasted, or one in a file the message attaches,
+    // goes neither to the model nor into the record: a placeholder stands
+    // in for it, and the person is told.
+    let mut prompt = prompt;
+    if shared.to_model(&mut prompt) {
+        emitter.emit(AgentEvent::Error {
+            turn_id: None,
+            kind: ErrorKind::Provider,
+            message: format!(
+                "your message or a file it attaches held what looks like a secret (a key, a \
+                 token, a password): it was replaced by {} before it was sent or recorded",
+                crate::policy::hooks::REDACTED
+            ),
+        });
+    }
     to_read.extend(
         shared
             .take_images()
@@ -250,8 +250,7 @@ pub(crate) async fn run_turn(
                 }
             }
             Err(e) => {
-                let shown = e.to_string();
-                let shown = shared.redactor.redact_str(&shown).unwrap_or(shown);
+                let shown = crate::protocol::redact::redacted(e.to_string(), &shared.redactor);
                 tracing::error!(error = %shown, "provider request failed");
                 return fail(ErrorKind::Provider, format!("provider error: {e}")).await;
             }

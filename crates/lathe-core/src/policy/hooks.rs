@@ -12,16 +12,9 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde_json::Value;
+use crate::protocol::redact::Scrub;
 
 pub const REDACTED: &str = "[REDACTED]";
-
-/// A hook run on every successful tool result, in registration order:
-/// it may transform the result (the person's own after-hooks, which may
-/// also withhold it, are `user_hooks`).
-pub trait AfterHook: Send + Sync {
-    fn after_tool_call(&self, tool: &str, content: &mut Value);
-}
 
 static SECRET_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
@@ -461,25 +454,13 @@ impl Redactor {
         }
         out
     }
-
-    /// Redacts every string in `value`, in place.
-    pub fn redact_value(&self, value: &mut Value) {
-        match value {
-            Value::String(s) => {
-                if let Some(r) = self.redact_str(s) {
-                    *s = r;
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.redact_value(v)),
-            _ => {}
-        }
-    }
 }
 
-impl AfterHook for Redactor {
-    fn after_tool_call(&self, _tool: &str, content: &mut Value) {
-        self.redact_value(content);
+/// The matcher behind both boundaries: what goes to the model and what
+/// leaves as an event (`lathe_protocol::redact`).
+impl Scrub for Redactor {
+    fn scrub(&self, text: &str) -> Option<String> {
+        self.redact_str(text)
     }
 }
 
@@ -488,6 +469,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::protocol::redact::Redact;
 
     #[test]
     fn configured_keys_and_credential_shapes_are_redacted() {
@@ -497,7 +479,7 @@ mod tests {
             "list": ["token sk-abcdefghijklmnopqrstuvwxyz0123", "AKIAABCDEFGHIJKLMNOP"],
             "n": 3
         });
-        r.after_tool_call("exec_shell", &mut v);
+        v.redact(&r);
         let s = v.to_string();
         assert!(!s.contains("my-very-secret-key-123"), "{s}");
         assert!(!s.contains("sk-abcdefghij"), "{s}");

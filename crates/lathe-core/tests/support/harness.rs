@@ -49,6 +49,9 @@ pub struct Setup {
     pub data_dir: Option<std::path::PathBuf>,
     /// The session to go on with (with `data_dir`).
     pub resume: Option<String>,
+    /// The system prompt Lathe builds for the workspace (its AGENTS.md
+    /// included) rather than a fixed line.
+    pub real_prompt: bool,
 }
 
 impl Setup {
@@ -64,6 +67,7 @@ impl Setup {
             hooks: HookSet::default(),
             data_dir: None,
             resume: None,
+            real_prompt: false,
         }
     }
 
@@ -77,7 +81,12 @@ impl Setup {
         let registry = self
             .registry
             .unwrap_or_else(|| ToolRegistry::with_defaults(&builtin_settings()).unwrap());
-        let mut cfg = AgentConfig::new("mock-model", "You are a test.");
+        let system = if self.real_prompt {
+            lathe_core::agent::prompt::build(&workspace)
+        } else {
+            "You are a test.".to_string()
+        };
+        let mut cfg = AgentConfig::new("mock-model", system);
         cfg.approval = self.mode;
         cfg.max_tool_iterations = self.max_iterations;
         cfg.rules = self.rules;
