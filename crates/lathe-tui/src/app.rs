@@ -1,7 +1,8 @@
-//! The app's state and its reactions: agent events update the transcript,
-//! the approval queue and the tool-call log; keys go to the top overlay
-//! first (approval dialog, then log), then to global keys, then to the
-//! composer. Nothing here blocks or draws by itself: `take_ops` hands the
+//! The app's state and its reactions, a router: agent events update the
+//! transcript, the questions and the tool-call log; keys go to the
+//! question that has them (the priority layer), then to the top view,
+//! then to global keys, then to the composer; what components ask comes
+//! back as `AppEvent`s, handled in one place. Nothing here blocks or draws by itself: `take_ops` hands the
 //! event loop the ops to send, `is_dirty` says a frame is wanted, and
 //! `draw` lays out and renders one.
 
@@ -15,18 +16,15 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::component::{AppEvent, AppEvents, Component, Outcome, Overlay};
-use super::components::approval::{
-    Answer, ApprovalAction, ApprovalOverlay, Arming, PendingApproval,
-};
+use super::component::{AppEvent, AppEvents, Component, Outcome, Overlay, Questions};
+use super::components::approval::PendingApproval;
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
 use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE};
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsData, PermissionsView};
-use super::components::question::render_question;
-use super::components::question::render_trust;
-pub use super::components::question::{TrustPrompt, TrustView};
+pub use super::components::question::TrustPrompt;
+use super::components::question::{LimitQuestion, TrustQuestion};
 use super::components::rewind::RewindPicker;
 use super::components::sessions::SessionPicker;
 use super::components::status_bar::{self, StatusInfo};
@@ -138,7 +136,8 @@ pub struct App {
     hl: Highlighter,
     transcript: Transcript,
     composer: Composer,
-    approvals: ApprovalOverlay,
+    /// The priority layer: the questions (trust, more rounds, approvals).
+    questions: Questions,
     log: ToolLog,
     /// The views open over the transcript, the top one last.
     overlays: Vec<Overlay>,
@@ -151,7 +150,6 @@ pub struct App {
     /// the messages sent whose turn has not started yet.
     turn_marks: Vec<(u64, usize)>,
     sent_marks: VecDeque<usize>,
-    trust: Option<(TrustPrompt, Arming, TrustView)>,
     /// The trust question answered "not now", for `/trust`.
     untrusted: Option<TrustPrompt>,
     session_id: String,
@@ -178,11 +176,6 @@ pub struct App {
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
     queued: VecDeque<String>,
-    /// The last frame showed the trust question.
-    trust_drawn: bool,
-    /// The turn used its tool rounds: go on? (turn, rounds, more).
-    limit: Option<((u64, u32, u32), Arming)>,
-    limit_drawn: bool,
     /// How full the context is: tokens, and the window if known.
     context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
@@ -255,16 +248,16 @@ impl App {
             theme: init.theme,
             hl,
             transcript,
-            approvals: ApprovalOverlay::new(),
+            questions: Questions {
+                trust: init.trust.map(TrustQuestion::new),
+                ..Questions::default()
+            },
             log: ToolLog::new(now),
             overlays: Vec::new(),
             requests: Vec::new(),
             transcript_area: std::cell::Cell::new(Rect::default()),
             turn_marks,
             sent_marks: VecDeque::new(),
-            trust: init
-                .trust
-                .map(|t| (t, Arming::pending(), TrustView::default())),
             untrusted: None,
             session_id: session.id,
             sessions_dir: session.dir,
@@ -283,9 +276,6 @@ impl App {
             edit_opened: HashMap::new(),
             edits_sent: HashMap::new(),
             queued: VecDeque::new(),
-            trust_drawn: false,
-            limit: None,
-            limit_drawn: false,
             context: None,
             thinking_since: None,
             last_turn_cost: None,
@@ -463,8 +453,46 @@ impl App {
                 call_id,
                 highlighted,
             } => {
-                self.approvals.set_highlighted(&call_id, highlighted);
+                self.questions.approvals.set_highlighted(&call_id, highlighted);
             }
+            AppEvent::Typed(key) => self.composer_key(key, self.now),
+            AppEvent::Notice(kind, text) => self.notice(kind, text),
+            AppEvent::Scroll(code) => {
+                let page = self.transcript.page();
+                match code {
+                    KeyCode::PageUp => self.transcript.scroll_up(page),
+                    KeyCode::PageDown => self.transcript.scroll_down(page),
+                    KeyCode::Home => self.transcript.scroll_to_top(),
+                    _ => self.transcript.scroll_to_bottom(),
+                }
+            }
+            AppEvent::Decided {
+                call_id,
+                decision,
+                how,
+            } => {
+                if let ApprovalDecision::ApproveEdited { content } = &decision {
+                    self.edits_sent.insert(call_id.clone(), content.clone());
+                }
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.state = ToolState::Running;
+                }
+                self.log.decided(&call_id, &how);
+                self.ops.push(Op::Decide { call_id, decision });
+            }
+            AppEvent::EditProposed {
+                call_id,
+                name,
+                text,
+            } => {
+                self.edit_opened.insert(call_id.clone(), text.clone());
+                self.requests.push(Request::Edit(EditRequest {
+                    purpose: EditPurpose::Approval(call_id),
+                    name,
+                    text,
+                }));
+            }
+            AppEvent::Untrusted(prompt) => self.untrusted = Some(prompt),
             AppEvent::Sessions(list) => {
                 if let Some(Overlay::Sessions(p)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
@@ -497,8 +525,8 @@ impl App {
             return;
         };
         let outcome = match top.component() {
-            Some(view) => view.handle_key(key, &self.events),
-            None => Component::handle_key(&mut self.log, key, &self.events),
+            Some(view) => view.handle_key(key, &self.events, self.now),
+            None => Component::handle_key(&mut self.log, key, &self.events, self.now),
         };
         if outcome == Outcome::Close {
             self.overlays.pop();
@@ -535,7 +563,7 @@ impl App {
                 let opened = self.edit_opened.remove(&call_id).unwrap_or_default();
                 // Answered only if the call still waits (its turn may
                 // have ended meanwhile).
-                if !self.approvals.call_ids().contains(&call_id) {
+                if !self.questions.approvals.call_ids().contains(&call_id) {
                     let kept = keep_edit(&call_id, &content);
                     self.notice(
                         NoticeKind::Warning,
@@ -566,14 +594,14 @@ impl App {
                 // A second look: the dialog shows the person's version as
                 // a change of the file, and `y` writes it.
                 let Some(change) = self
-                    .approvals
+                    .questions.approvals
                     .change_of(&call_id)
                     .map(|c| c.with_new(&content))
                 else {
                     return;
                 };
                 let diff = self.prepare_diff(&call_id, DiffView::from_change(&change));
-                self.approvals.edited(&call_id, change, diff, now);
+                self.questions.approvals.edited(&call_id, change, diff, now);
                 self.log
                     .decided(&call_id, "E, edited in the editor (asked again)");
                 self.flash("your version: y writes it, E edits it again, n denies", now);
@@ -591,13 +619,7 @@ impl App {
     /// count as shown from `now`, so keys read while the UI could not show
     /// them never answer them.
     pub fn drawn(&mut self, now: Instant) {
-        self.approvals.after_draw(now);
-        if let Some((_, arming, _)) = &mut self.trust {
-            arming.drawn(std::mem::take(&mut self.trust_drawn), now);
-        }
-        if let Some((_, arming)) = &mut self.limit {
-            arming.drawn(std::mem::take(&mut self.limit_drawn), now);
-        }
+        self.questions.each(|q| q.drawn(now));
     }
 
     /// Everything is drawn again (after the terminal was given away).
@@ -625,13 +647,11 @@ impl App {
         // Spinners and clocks animate, except behind a dialog waiting for
         // an answer: then nothing is drawn until something happens.
         if (self.turn_started.is_some() || !self.tool_started.is_empty())
-            && !self.approvals.is_active()
-            && self.trust.is_none()
-            && self.limit.is_none()
+            && !self.questions.is_asking()
         {
             consider(self.now + TICK);
         }
-        if let Some(armed) = self.approvals.armed_at()
+        if let Some(armed) = self.questions.approvals.armed_at()
             && armed > self.now
         {
             consider(armed);
@@ -692,10 +712,10 @@ impl App {
     }
 
     fn end_turn(&mut self) {
-        self.limit = None;
+        self.questions.limit = None;
         self.turn_started = None;
         self.tool_started.clear();
-        self.approvals.clear();
+        self.questions.approvals.clear();
         self.composer.set_busy(false);
         if let Some(next) = self.queued.pop_front() {
             self.send(next);
@@ -841,16 +861,10 @@ impl App {
             Event::Paste(text) => {
                 // A paste is never an answer: it restarts the quiet moment
                 // of a dialog and goes where text goes.
-                self.approvals.input(now);
-                if let Some((_, arming, _)) = &mut self.trust {
-                    arming.input(now);
-                }
-                if let Some((_, arming)) = &mut self.limit {
-                    arming.input(now);
-                }
+                self.questions.each(|q| q.input(now));
                 self.dirty = true;
-                if self.approvals.is_writing() {
-                    self.approvals.paste(&text);
+                if self.questions.approvals.is_writing() {
+                    self.questions.approvals.paste(&text);
                 } else if self.overlays.is_empty() {
                     self.composer.paste(&text);
                 }
@@ -859,13 +873,7 @@ impl App {
             Event::Resize(..) => {
                 // What the question looks like changed: it is read anew
                 // before a key answers it.
-                self.approvals.input(now);
-                if let Some((_, arming, _)) = &mut self.trust {
-                    arming.input(now);
-                }
-                if let Some((_, arming)) = &mut self.limit {
-                    arming.input(now);
-                }
+                self.questions.each(|q| q.input(now));
                 self.dirty = true;
             }
             Event::FocusGained => self.dirty = true,
@@ -894,6 +902,7 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.now = now;
         self.dirty = true;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
@@ -913,12 +922,7 @@ impl App {
             return;
         }
         // Ctrl-G: the message in the person's editor.
-        if ctrl
-            && key.code == KeyCode::Char('g')
-            && !self.approvals.is_active()
-            && self.trust.is_none()
-            && self.limit.is_none()
-        {
+        if ctrl && key.code == KeyCode::Char('g') && !self.questions.is_asking() {
             self.requests.push(Request::Edit(EditRequest {
                 purpose: EditPurpose::Composer,
                 name: "message.md".into(),
@@ -927,68 +931,11 @@ impl App {
             return;
         }
         self.quit_armed = None;
-        if self.trust.is_some() {
-            return self.on_trust_key(key, now);
-        }
-        if self.limit.is_some() {
-            return self.on_limit_key(key, now);
-        }
-        let transcript_key = match key.code {
-            KeyCode::PageUp | KeyCode::PageDown => key.modifiers.is_empty(),
-            KeyCode::Home | KeyCode::End => key.modifiers == KeyModifiers::CONTROL,
-            _ => false,
-        };
-        if self.approvals.is_active() && transcript_key {
-            // The transcript above the dialog scrolls (the model's
-            // explanation is there; Ctrl-End back to its end); reading is
-            // not answering.
-            self.approvals.reading(now);
-            let page = self.transcript.page();
-            match key.code {
-                KeyCode::PageUp => self.transcript.scroll_up(page),
-                KeyCode::PageDown => self.transcript.scroll_down(page),
-                KeyCode::Home => self.transcript.scroll_to_top(),
-                _ => self.transcript.scroll_to_bottom(),
+        if let Some(question) = self.questions.top() {
+            if question.handle_key(key, &self.events, now) == Outcome::Close {
+                self.questions.close_top();
             }
-            return;
-        }
-        if self.approvals.is_active() {
-            match self.approvals.handle_key(key, now) {
-                ApprovalAction::Decide {
-                    call_id,
-                    decision,
-                    how,
-                    pass,
-                } => {
-                    if let ApprovalDecision::ApproveEdited { content } = &decision {
-                        self.edits_sent.insert(call_id.clone(), content.clone());
-                    }
-                    if let Some(t) = self.transcript.tool_mut(&call_id) {
-                        t.state = ToolState::Running;
-                    }
-                    self.log.decided(&call_id, &how);
-                    self.ops.push(Op::Decide { call_id, decision });
-                    if let Some(k) = pass {
-                        self.composer_key(k, now);
-                    }
-                }
-                ApprovalAction::Edit {
-                    call_id,
-                    name,
-                    text,
-                } => {
-                    self.edit_opened.insert(call_id.clone(), text.clone());
-                    self.requests.push(Request::Edit(EditRequest {
-                        purpose: EditPurpose::Approval(call_id),
-                        name,
-                        text,
-                    }));
-                }
-                ApprovalAction::Pass(k) => self.composer_key(k, now),
-                ApprovalAction::Hint(text) => self.flash(text, now),
-                ApprovalAction::None => {}
-            }
-            return;
+            return self.drain_events();
         }
         if !self.overlays.is_empty() {
             return self.overlay_key(key);
@@ -1044,96 +991,6 @@ impl App {
         }
     }
 
-    /// `y` trusts the workspace's hooks (and remembers it), `n` or Esc
-    /// leaves them off for this session. Keys are ignored for a moment
-    /// after the question shows, as in the approval dialog.
-    fn on_trust_key(&mut self, key: KeyEvent, now: Instant) {
-        let Some((_, arming, view)) = &mut self.trust else {
-            return;
-        };
-        // Reading it is not answering it: scrolling never restarts the
-        // quiet moment, once the question has the keyboard.
-        if arming.is_armed(now) && view.scroll_key(key) {
-            self.dirty = true;
-            return;
-        }
-        match arming.answer(key, now) {
-            Answer::Typing(key) => self.composer_key(key, now),
-            // Nothing is trusted that was not on screen.
-            Answer::Yes if !view.seen_end() => {
-                self.flash(
-                    "read the question to its end first (↓, PgDn, Space, End)",
-                    now,
-                );
-            }
-            Answer::Yes => {
-                if let Some((mut prompt, _, _)) = self.trust.take() {
-                    let what = prompt.what();
-                    if !prompt.hooks.is_empty() {
-                        self.ops.push(Op::TrustWorkspaceHooks);
-                    }
-                    if !prompt.servers.is_empty() {
-                        self.ops.push(Op::TrustWorkspaceMcp);
-                    }
-                    match (prompt.remember)() {
-                        Ok(()) => self.notice(
-                            NoticeKind::Info,
-                            format!("the workspace's {what} are trusted; they run from now on"),
-                        ),
-                        Err(e) => self.notice(
-                            NoticeKind::Warning,
-                            format!(
-                                "the workspace's {what} run this session, but the trust could \
-                                 not be saved: {e}"
-                            ),
-                        ),
-                    }
-                }
-            }
-            Answer::No { pass } => {
-                let prompt = self.trust.take().map(|(p, _, _)| p);
-                let what = prompt
-                    .as_ref()
-                    .map_or("hooks and servers", TrustPrompt::what);
-                self.untrusted = prompt;
-                self.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "the workspace's {what} stay off for now; /trust asks again, and so \
-                         does the next start"
-                    ),
-                );
-                if let Some(key) = pass {
-                    self.composer_key(key, now);
-                }
-            }
-            Answer::Nothing => {}
-        }
-    }
-
-    /// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
-    /// armed like the other questions.
-    fn on_limit_key(&mut self, key: KeyEvent, now: Instant) {
-        let Some((_, arming)) = &mut self.limit else {
-            return;
-        };
-        let (go_on, pass) = match arming.answer(key, now) {
-            Answer::Typing(key) => return self.composer_key(key, now),
-            Answer::Yes => (true, None),
-            Answer::No { pass } => (false, pass),
-            Answer::Nothing => return,
-        };
-        if let Some(((turn_id, _, more), _)) = self.limit.take() {
-            self.ops.push(Op::ContinueTurn { turn_id, go_on });
-            if go_on {
-                self.flash(&format!("going on for {more} more rounds"), now);
-            }
-        }
-        if let Some(key) = pass {
-            self.composer_key(key, now);
-        }
-    }
-
     fn open_log(&mut self) {
         self.log.open();
         self.open(Overlay::Log);
@@ -1142,7 +999,7 @@ impl App {
     fn on_ctrl_c(&mut self, now: Instant) {
         if self.is_running() {
             self.ops.push(Op::Interrupt);
-            for id in self.approvals.call_ids() {
+            for id in self.questions.approvals.call_ids() {
                 self.log.decided(&id, "Ctrl-C: the turn was interrupted");
             }
             match self.unqueue() {
@@ -1208,8 +1065,8 @@ impl App {
         if area.height < 3 || area.width < 10 {
             // Too small for the UI: one line says what matters, and a
             // dialog nobody can read takes only a denial.
-            self.approvals.hide();
-            let text = if self.approvals.is_active() {
+            self.questions.approvals.hide();
+            let text = if self.questions.approvals.is_active() {
                 "approval needed: enlarge the window (n denies)"
             } else {
                 "lathe: enlarge the window"
@@ -1243,8 +1100,8 @@ impl App {
         // A call waiting for approval takes the rows it needs at the
         // bottom; the transcript keeps the rest, its newest lines (what the
         // model said about the call) just above the dialog.
-        let dialog_h = if self.approvals.is_active() && self.trust.is_none() {
-            self.approvals.height(main, &self.theme)
+        let dialog_h = if self.questions.approvals.is_active() && self.questions.trust.is_none() {
+            self.questions.approvals.height(main, &self.theme)
         } else {
             0
         };
@@ -1273,10 +1130,7 @@ impl App {
             );
         }
         self.render_queued(queued_area, buf);
-        let focused = !self.approvals.is_active()
-            && self.overlays.is_empty()
-            && self.trust.is_none()
-            && self.limit.is_none();
+        let focused = !self.questions.is_asking() && self.overlays.is_empty();
         self.composer
             .render(composer_area, buf, &self.theme, focused);
         let running_ms = self
@@ -1298,7 +1152,7 @@ impl App {
                 ..self.usage
             },
             flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
-            waiting: self.approvals.is_active() || self.trust.is_some() || self.limit.is_some(),
+            waiting: self.questions.is_asking(),
             mcp_failed: self
                 .mcp
                 .values()
@@ -1320,38 +1174,20 @@ impl App {
                 None => self.log.render(overlay, buf, &self.theme),
             }
         }
-        if self.approvals.is_active() {
+        // The priority layer, its top question drawn last: the approvals
+        // at the rows set aside for them (or under the trust question).
+        if self.questions.approvals.is_active() {
             if dialog_h > 0 {
-                self.approvals
-                    .render_filling(dialog_area, buf, &self.theme, self.now);
+                Component::render(&self.questions.approvals, dialog_area, buf, &self.theme, self.now);
             } else {
-                self.approvals.render(main, buf, &self.theme, self.now);
+                self.questions.approvals.render(main, buf, &self.theme, self.now);
             }
         }
-        if let Some((prompt, _, view)) = &mut self.trust {
-            render_trust(prompt, view, main, buf, &self.theme);
-            self.trust_drawn = true;
+        if let Some(q) = &self.questions.limit {
+            q.render(main, buf, &self.theme, self.now);
         }
-        if let Some(((_, rounds, more), _)) = &self.limit {
-            let t = &self.theme;
-            use ratatui::text::{Line, Span};
-            let lines = vec![Line::from(Span::styled(
-                format!(
-                    "The model has used {rounds} tool round{} in this turn without finishing. \
-                     Let it go on for {more} more? (The log, Ctrl-T after answering, shows \
-                     what it did.)",
-                    if *rounds == 1 { "" } else { "s" }
-                ),
-                t.text(),
-            ))];
-            let keys = Line::from(vec![
-                Span::styled("y", t.bold(t.colors.accent)),
-                Span::styled(" go on  ", t.muted()),
-                Span::styled("n", t.bold(t.colors.accent)),
-                Span::styled(" stop the turn", t.muted()),
-            ]);
-            render_question(" Keep going? ", lines, keys, main, buf, t);
-            self.limit_drawn = true;
+        if let Some(q) = &self.questions.trust {
+            q.render(main, buf, &self.theme, self.now);
         }
     }
 }

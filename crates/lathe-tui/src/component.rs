@@ -7,9 +7,13 @@
 //! [`AppEvent`] on the app's channel, the same channel that brings back
 //! work done off the UI thread. The app keeps the open views on a stack
 //! ([`Overlay`]): the top one gets the keys and is drawn last; `Close`
-//! takes it off. The questions (approval, trust, more tool rounds) are not
-//! on the stack: they come from the agent, take the keys before any view,
-//! and arm themselves against keys typed ahead.
+//! takes it off. Above the views is the priority layer ([`Questions`]):
+//! the questions (trust the workspace, more tool rounds, approve a call)
+//! are [`Question`]s, components that take the keys before any view and
+//! arm themselves against keys typed ahead; what their answers ask of the
+//! app comes on the same channel. Under both are the composer and the
+//! transcript. The app routes keys and events; it decides nothing a
+//! component can.
 
 use std::time::Instant;
 
@@ -17,13 +21,16 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::components::approval::ApprovalOverlay;
+use super::components::cells::NoticeKind;
 use super::components::diff_view::Highlighted;
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsView};
+use super::components::question::{LimitQuestion, TrustPrompt, TrustQuestion};
 use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
 use super::theme::Theme;
-use crate::protocol::Op;
+use crate::protocol::{ApprovalDecision, Op};
 
 /// What a key did to a component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +43,9 @@ pub enum Outcome {
 
 /// A part of the UI that takes keys and draws itself.
 pub trait Component {
-    /// A key for the component; what it asks of the app goes to `events`.
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome;
+    /// A key for the component, read at `now`; what it asks of the app
+    /// goes to `events`.
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome;
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant);
 }
 
@@ -56,6 +64,28 @@ pub enum AppEvent {
     },
     /// The workspace's sessions, for the picker.
     Sessions(Vec<crate::session::store::SessionInfo>),
+    /// A key for the composer: typed before a question could be read, or
+    /// handed on by an answer (the `x` of Alt-x).
+    Typed(KeyEvent),
+    /// A line in the transcript.
+    Notice(NoticeKind, String),
+    /// The transcript scrolls (PgUp, PgDn, Ctrl-Home, Ctrl-End) under a
+    /// question: reading is not answering.
+    Scroll(crossterm::event::KeyCode),
+    /// The person decided on a call; `how`, for the log.
+    Decided {
+        call_id: String,
+        decision: ApprovalDecision,
+        how: String,
+    },
+    /// `E` in the approval dialog: the proposed file in the editor.
+    EditProposed {
+        call_id: String,
+        name: String,
+        text: String,
+    },
+    /// The trust question answered "not now": kept for `/trust`.
+    Untrusted(TrustPrompt),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending
@@ -114,8 +144,67 @@ impl Overlay {
     }
 }
 
+/// A question on the priority layer.
+pub trait Question: Component {
+    /// Input that is no answer (a paste, a resize): the question is to be
+    /// read anew before a key answers it.
+    fn input(&mut self, now: Instant);
+    /// A frame is on screen (right after it is written): whether it
+    /// showed the question counts from `now`.
+    fn drawn(&mut self, now: Instant);
+}
+
+/// The priority layer above the views: at most one question of each kind,
+/// the first present of trust, the tool-round limit and the approvals
+/// (a queue, held here whether asking or not) takes the keys and is drawn
+/// on top.
+#[derive(Default)]
+pub struct Questions {
+    pub trust: Option<TrustQuestion>,
+    pub limit: Option<LimitQuestion>,
+    pub approvals: ApprovalOverlay,
+}
+
+impl Questions {
+    /// The question that has the keys.
+    pub fn top(&mut self) -> Option<&mut dyn Question> {
+        if let Some(q) = &mut self.trust {
+            return Some(q);
+        }
+        if let Some(q) = &mut self.limit {
+            return Some(q);
+        }
+        self.approvals
+            .is_active()
+            .then_some(&mut self.approvals as &mut dyn Question)
+    }
+
+    /// Whether a question waits for the person.
+    pub fn is_asking(&self) -> bool {
+        self.trust.is_some() || self.limit.is_some() || self.approvals.is_active()
+    }
+
+    /// Takes off the question that has the keys (it was answered).
+    pub fn close_top(&mut self) {
+        if self.trust.take().is_none() {
+            self.limit = None;
+        }
+    }
+
+    /// Every question present.
+    pub fn each(&mut self, mut f: impl FnMut(&mut dyn Question)) {
+        if let Some(q) = &mut self.trust {
+            f(q);
+        }
+        if let Some(q) = &mut self.limit {
+            f(q);
+        }
+        f(&mut self.approvals);
+    }
+}
+
 impl Component for Pager {
-    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents, _: Instant) -> Outcome {
         if Pager::handle_key(self, key) {
             Outcome::Close
         } else {
@@ -129,7 +218,7 @@ impl Component for Pager {
 }
 
 impl Component for SessionPicker {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match SessionPicker::handle_key(self, key) {
             PickerAction::None => Outcome::Done,
             PickerAction::Close => Outcome::Close,
@@ -147,7 +236,7 @@ impl Component for SessionPicker {
 }
 
 impl Component for RewindPicker {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match RewindPicker::handle_key(self, key) {
             RewindAction::None => Outcome::Done,
             RewindAction::Close => Outcome::Close,
@@ -176,7 +265,7 @@ impl Component for RewindPicker {
 }
 
 impl Component for PermissionsView {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match PermissionsView::handle_key(self, key) {
             PermissionsAction::None => Outcome::Done,
             PermissionsAction::Close => Outcome::Close,
@@ -196,7 +285,7 @@ impl Component for PermissionsView {
 }
 
 impl Component for super::components::tool_log::ToolLog {
-    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents, _: Instant) -> Outcome {
         use crossterm::event::{KeyCode, KeyModifiers};
         let ctrl_t =
             key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t');
@@ -229,16 +318,16 @@ mod tests {
         let (events, mut rx) = AppEvents::channel();
         let mut pager = Pager::new("t", "a\nb\n");
         assert_eq!(
-            Component::handle_key(&mut pager, key(KeyCode::Down), &events),
+            Component::handle_key(&mut pager, key(KeyCode::Down), &events, Instant::now()),
             Outcome::Done
         );
         assert_eq!(
-            Component::handle_key(&mut pager, key(KeyCode::Esc), &events),
+            Component::handle_key(&mut pager, key(KeyCode::Esc), &events, Instant::now()),
             Outcome::Close
         );
         let mut perms = PermissionsView::new();
         assert_eq!(
-            Component::handle_key(&mut perms, key(KeyCode::Esc), &events),
+            Component::handle_key(&mut perms, key(KeyCode::Esc), &events, Instant::now()),
             Outcome::Close
         );
         let mut sessions = SessionPicker::new("current");
@@ -252,7 +341,7 @@ mod tests {
             ..Default::default()
         }]);
         assert_eq!(
-            Component::handle_key(&mut sessions, key(KeyCode::Enter), &events),
+            Component::handle_key(&mut sessions, key(KeyCode::Enter), &events, Instant::now()),
             Outcome::Close
         );
         assert!(matches!(rx.try_recv(), Ok(AppEvent::OpenSession(id)) if id == "other"));
@@ -262,5 +351,36 @@ mod tests {
         assert!(stack[1].component().is_some());
         assert!(stack[1].same_kind(&Overlay::Diff(Pager::new("u", ""))));
         assert!(!stack[0].same_kind(&stack[1]));
+    }
+
+    /// The priority layer: the first question present has the keys, a
+    /// key typed before it could be read goes on to the composer, and an
+    /// answer sends what it asks and takes the question off.
+    #[test]
+    fn questions_take_keys_first_and_answer_through_the_channel() {
+        let (events, mut rx) = AppEvents::channel();
+        let mut layer = Questions::default();
+        assert!(layer.top().is_none() && !layer.is_asking());
+        layer.limit = Some(LimitQuestion::new(7, 20, 20));
+        let t0 = Instant::now();
+        let y = key(KeyCode::Char('y'));
+        let top = layer.top().expect("the limit asks");
+        assert_eq!(top.handle_key(y, &events, t0), Outcome::Done);
+        assert!(matches!(rx.try_recv(), Ok(AppEvent::Typed(k)) if k == y));
+        // Drawn, then a quiet moment: `y` answers.
+        let area = Rect::new(0, 0, 60, 20);
+        let mut buf = Buffer::empty(area);
+        let top = layer.top().expect("still asking");
+        top.render(area, &mut buf, &Theme::plain(), t0);
+        top.drawn(t0);
+        let later = t0 + std::time::Duration::from_secs(2);
+        assert_eq!(top.handle_key(y, &events, later), Outcome::Close);
+        layer.close_top();
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(AppEvent::Op(Op::ContinueTurn { turn_id: 7, go_on: true }))
+        ));
+        assert!(matches!(rx.try_recv(), Ok(AppEvent::Flash(_))));
+        assert!(layer.top().is_none(), "answered, and no call waits");
     }
 }

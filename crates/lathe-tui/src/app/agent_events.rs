@@ -115,7 +115,7 @@ impl App {
                 rounds,
                 more,
             } => {
-                self.limit = Some(((turn_id, rounds, more), Arming::pending()));
+                self.questions.limit = Some(LimitQuestion::new(turn_id, rounds, more));
             }
             AgentEvent::TurnCompleted {
                 stop_reason, usage, ..
@@ -234,7 +234,7 @@ impl App {
                     (None, None) => None,
                 };
                 let diff = view.map(|v| self.prepare_diff(&request.call_id, v));
-                self.approvals.push(PendingApproval::new(request, diff), now);
+                self.questions.approvals.push(PendingApproval::new(request, diff), now);
             }
             AgentEvent::ApprovalDecided {
                 call_id,
@@ -242,7 +242,7 @@ impl App {
                 source,
                 ..
             } => {
-                self.approvals.remove(&call_id, now);
+                self.questions.approvals.remove(&call_id, now);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.approval = match (&decision, source) {
                         (_, DecisionSource::Grant) => Some("by grant"),

@@ -11,7 +11,7 @@ impl App {
                 self.unqueue();
                 self.transcript.clear();
                 self.turn_marks.clear();
-                self.approvals.clear();
+                self.questions.approvals.clear();
                 self.usage = Usage::default();
                 self.ops.push(Op::Clear);
                 self.notice(
@@ -135,7 +135,7 @@ impl App {
             }
             SlashCommand::Trust => match self.untrusted.take() {
                 Some(prompt) => {
-                    self.trust = Some((prompt, Arming::pending(), super::TrustView::default()));
+                    self.questions.trust = Some(TrustQuestion::new(prompt));
                 }
                 None => self.notice(
                     NoticeKind::Info,

@@ -33,7 +33,12 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
 use super::diff_view::{DiffView, Highlighted};
+use crate::component::{AppEvent, AppEvents, Outcome};
+use crate::theme::Theme;
 use crate::protocol::{ApprovalDecision, ApprovalRequest};
 
 /// How long without a key or a paste before a dialog takes keys.
@@ -126,9 +131,6 @@ pub struct ApprovalOverlay {
 }
 
 impl ApprovalOverlay {
-    pub fn new() -> Self {
-        Self::default()
-    }
 
     pub fn is_active(&self) -> bool {
         !self.queue.is_empty()
@@ -616,6 +618,72 @@ fn key_name(code: KeyCode) -> String {
 }
 
 pub use crate::protocol::visible::command as visible_command;
+
+/// The approval dialog on the priority layer: its answers and the keys it
+/// does not take go to the app as events.
+impl crate::component::Component for ApprovalOverlay {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
+        let transcript_key = match key.code {
+            KeyCode::PageUp | KeyCode::PageDown => key.modifiers.is_empty(),
+            KeyCode::Home | KeyCode::End => key.modifiers == KeyModifiers::CONTROL,
+            _ => false,
+        };
+        if transcript_key {
+            // The transcript above the dialog scrolls (the model's
+            // explanation is there; Ctrl-End back to its end); reading is
+            // not answering.
+            self.reading(now);
+            events.send(AppEvent::Scroll(key.code));
+            return Outcome::Done;
+        }
+        match ApprovalOverlay::handle_key(self, key, now) {
+            ApprovalAction::Decide {
+                call_id,
+                decision,
+                how,
+                pass,
+            } => {
+                events.send(AppEvent::Decided {
+                    call_id,
+                    decision,
+                    how,
+                });
+                if let Some(k) = pass {
+                    events.send(AppEvent::Typed(k));
+                }
+            }
+            ApprovalAction::Edit {
+                call_id,
+                name,
+                text,
+            } => events.send(AppEvent::EditProposed {
+                call_id,
+                name,
+                text,
+            }),
+            ApprovalAction::Pass(k) => events.send(AppEvent::Typed(k)),
+            ApprovalAction::Hint(text) => events.send(AppEvent::Flash(text.to_string())),
+            ApprovalAction::None => {}
+        }
+        // The queue moves on by itself; the layer asks `is_active`.
+        Outcome::Done
+    }
+
+    /// Fills `area`, the rows the app set aside for it ([`Self::height`]).
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        self.render_filling(area, buf, theme, now);
+    }
+}
+
+impl crate::component::Question for ApprovalOverlay {
+    fn input(&mut self, now: Instant) {
+        ApprovalOverlay::input(self, now);
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.after_draw(now);
+    }
+}
 
 mod arming;
 mod render;

@@ -80,7 +80,7 @@ fn alt(c: char) -> KeyEvent {
 
 /// The dialog as drawn on a 80×24 screen (it takes answers once drawn).
 fn shown(requests: Vec<PendingApproval>, t0: Instant) -> ApprovalOverlay {
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     for r in requests {
         o.push(r, t0);
     }
@@ -293,7 +293,7 @@ fn e_denies_with_a_message_for_the_model() {
 #[test]
 fn a_dialog_too_small_to_read_only_denies() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(shell("c1"), t0);
     let screen = draw(&mut o, 40, 6, later(t0));
     assert!(screen.contains("enlarge the window"), "{screen}");
@@ -313,7 +313,7 @@ fn a_dialog_too_small_to_read_only_denies() {
         Some(&ApprovalDecision::Deny { message: None })
     );
     // Before a frame ever showed it, keys are not for it at all.
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(shell("c2"), t0);
     let y = key(KeyCode::Char('y'));
     assert_eq!(o.handle_key(y, later(t0)), ApprovalAction::Pass(y));
@@ -334,7 +334,7 @@ fn draw(o: &mut ApprovalOverlay, w: u16, h: u16, now: Instant) -> String {
 #[test]
 fn the_dialog_shows_the_diff_and_how_many_remain() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(edit("c1"), t0);
     o.push(shell("c2"), t0);
     assert_snapshot!(
@@ -351,7 +351,7 @@ fn the_dialog_shows_the_diff_and_how_many_remain() {
 #[test]
 fn a_call_no_grant_may_cover_offers_no_a() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(
         PendingApproval {
         request: ApprovalRequest {
@@ -478,7 +478,7 @@ fn a_padded_command_shows_all_it_holds() {
     );
     assert_eq!(visible_command("a\u{3000}b"), "a⟨U+3000⟩b");
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     let mut req = shell("c1");
     req.request.arguments = json!({"command": cmd});
     o.push(req, t0);
@@ -621,7 +621,7 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
         Some("one\r\ntwo\r\nthree\r\n"),
         "one\ntwo\u{200B}\nthree",
     );
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(
         PendingApproval {
         request: ApprovalRequest {
@@ -668,7 +668,7 @@ fn deletions_and_moves_say_what_they_do() {
         std::path::PathBuf::from("/w/lib/b.rs"),
         "fn a() {}\n",
     );
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     for (id, tool, c) in [("d", "delete_file", gone), ("m", "move_file", moved)] {
         o.push(
             PendingApproval {
@@ -729,7 +729,7 @@ fn a_yes_or_no_question_answers_only_when_armed() {
 #[test]
 fn a_change_with_no_diff_line_in_sight_only_denies() {
     let t0 = Instant::now();
-    let mut o = ApprovalOverlay::new();
+    let mut o = ApprovalOverlay::default();
     o.push(three_hunks("c1"), t0);
     let screen = draw(&mut o, 50, 9, later(t0));
     assert!(screen.contains("enlarge the window"), "{screen}");

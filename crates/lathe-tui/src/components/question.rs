@@ -1,10 +1,214 @@
 //! The modal questions other than approval: whether to trust a
 //! workspace's hooks and MCP servers, and whether a turn may go on past
-//! its tool rounds. Both answer by the same rule (`Arming::answer`).
+//! its tool rounds. Both are [`Question`]s on the priority layer and
+//! answer by the same rule (`Arming::answer`).
 
+use std::cell::Cell;
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::approval::{Answer, Arming};
+use super::cells::NoticeKind;
+use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
+use crate::protocol::Op;
 use crate::theme::Theme;
+
+/// Whether to trust the workspace's hooks and servers.
+pub struct TrustQuestion {
+    /// Taken when answered.
+    prompt: Option<TrustPrompt>,
+    arming: Arming,
+    view: Cell<TrustView>,
+    /// The last frame showed it.
+    shown: Cell<bool>,
+}
+
+impl TrustQuestion {
+    pub fn new(prompt: TrustPrompt) -> Self {
+        Self {
+            prompt: Some(prompt),
+            arming: Arming::pending(),
+            view: Cell::new(TrustView::default()),
+            shown: Cell::new(false),
+        }
+    }
+}
+
+/// `y` trusts the workspace's hooks (and remembers it), `n` or Esc leaves
+/// them off for this session. Keys are ignored for a moment after the
+/// question shows, as in the approval dialog.
+impl Component for TrustQuestion {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
+        // Reading it is not answering it: scrolling never restarts the
+        // quiet moment, once the question has the keyboard.
+        let mut view = self.view.get();
+        if self.arming.is_armed(now) && view.scroll_key(key) {
+            self.view.set(view);
+            return Outcome::Done;
+        }
+        match self.arming.answer(key, now) {
+            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            // Nothing is trusted that was not on screen.
+            Answer::Yes if !view.seen_end() => events.send(AppEvent::Flash(
+                "read the question to its end first (↓, PgDn, Space, End)".into(),
+            )),
+            Answer::Yes => {
+                let Some(mut prompt) = self.prompt.take() else {
+                    return Outcome::Close;
+                };
+                let what = prompt.what();
+                if !prompt.hooks.is_empty() {
+                    events.send(AppEvent::Op(Op::TrustWorkspaceHooks));
+                }
+                if !prompt.servers.is_empty() {
+                    events.send(AppEvent::Op(Op::TrustWorkspaceMcp));
+                }
+                events.send(match (prompt.remember)() {
+                    Ok(()) => AppEvent::Notice(
+                        NoticeKind::Info,
+                        format!("the workspace's {what} are trusted; they run from now on"),
+                    ),
+                    Err(e) => AppEvent::Notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "the workspace's {what} run this session, but the trust could not \
+                             be saved: {e}"
+                        ),
+                    ),
+                });
+                return Outcome::Close;
+            }
+            Answer::No { pass } => {
+                let what = self
+                    .prompt
+                    .as_ref()
+                    .map_or("hooks and servers", TrustPrompt::what);
+                events.send(AppEvent::Notice(
+                    NoticeKind::Info,
+                    format!(
+                        "the workspace's {what} stay off for now; /trust asks again, and so \
+                         does the next start"
+                    ),
+                ));
+                if let Some(prompt) = self.prompt.take() {
+                    events.send(AppEvent::Untrusted(prompt));
+                }
+                if let Some(key) = pass {
+                    events.send(AppEvent::Typed(key));
+                }
+                return Outcome::Close;
+            }
+            Answer::Nothing => {}
+        }
+        Outcome::Done
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        let Some(prompt) = &self.prompt else {
+            return;
+        };
+        let mut view = self.view.get();
+        render_trust(prompt, &mut view, area, buf, theme);
+        self.view.set(view);
+        self.shown.set(true);
+    }
+}
+
+impl Question for TrustQuestion {
+    fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.arming.drawn(self.shown.take(), now);
+    }
+}
+
+/// The turn used its tool rounds: go on?
+pub struct LimitQuestion {
+    turn_id: u64,
+    rounds: u32,
+    more: u32,
+    arming: Arming,
+    shown: Cell<bool>,
+}
+
+impl LimitQuestion {
+    pub fn new(turn_id: u64, rounds: u32, more: u32) -> Self {
+        Self {
+            turn_id,
+            rounds,
+            more,
+            arming: Arming::pending(),
+            shown: Cell::new(false),
+        }
+    }
+}
+
+/// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
+/// armed like the other questions.
+impl Component for LimitQuestion {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
+        let (go_on, pass) = match self.arming.answer(key, now) {
+            Answer::Typing(key) => {
+                events.send(AppEvent::Typed(key));
+                return Outcome::Done;
+            }
+            Answer::Yes => (true, None),
+            Answer::No { pass } => (false, pass),
+            Answer::Nothing => return Outcome::Done,
+        };
+        events.send(AppEvent::Op(Op::ContinueTurn {
+            turn_id: self.turn_id,
+            go_on,
+        }));
+        if go_on {
+            events.send(AppEvent::Flash(format!(
+                "going on for {} more rounds",
+                self.more
+            )));
+        }
+        if let Some(key) = pass {
+            events.send(AppEvent::Typed(key));
+        }
+        Outcome::Close
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+        use ratatui::text::{Line, Span};
+        let rounds = self.rounds;
+        let lines = vec![Line::from(Span::styled(
+            format!(
+                "The model has used {rounds} tool round{} in this turn without finishing. Let \
+                 it go on for {} more? (The log, Ctrl-T after answering, shows what it did.)",
+                if rounds == 1 { "" } else { "s" },
+                self.more
+            ),
+            t.text(),
+        ))];
+        let keys = Line::from(vec![
+            Span::styled("y", t.bold(t.colors.accent)),
+            Span::styled(" go on  ", t.muted()),
+            Span::styled("n", t.bold(t.colors.accent)),
+            Span::styled(" stop the turn", t.muted()),
+        ]);
+        render_question(" Keep going? ", lines, keys, area, buf, t);
+        self.shown.set(true);
+    }
+}
+
+impl Question for LimitQuestion {
+    fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.arming.drawn(self.shown.take(), now);
+    }
+}
 
 /// The question whether to run the hooks a workspace config defines.
 pub struct TrustPrompt {
