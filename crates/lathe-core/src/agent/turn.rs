@@ -5,12 +5,14 @@
 //! history stays well-formed). An interrupt ends the turn at once; calls
 //! that did not finish get `cancelled` results.
 
+use std::convert::Infallible;
+
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, Emitter, Shared, dispatch};
 use crate::protocol::{AgentEvent, ErrorKind, StopReason, Usage};
 use crate::provider::{
-    ChatRequest, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
+    ChatRequest, Completion, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
 };
 use crate::session::history::Item;
 
@@ -46,6 +48,31 @@ impl StreamObserver for TurnObserver<'_> {
     }
 }
 
+/// The turn is over, and its end was told (the events, the record).
+struct Ended;
+
+/// One turn as it goes: what was settled at its start (the model and how
+/// hard it thinks: `/model` and `/effort` take effect at the next turn, as
+/// a change half way would leave a tool loop's calls without the thinking
+/// that led to them, which Anthropic refuses) and how far it got.
+struct Turn<'a> {
+    shared: &'a Shared,
+    id: u64,
+    model: String,
+    effort: Option<crate::protocol::Effort>,
+    cancel: CancellationToken,
+    /// Tool rounds run, and how many it may run.
+    iterations: u32,
+    limit: u32,
+    usage: Usage,
+    /// Whether the request after a context-length refusal was compacted
+    /// already (it is tried once more, not again and again).
+    overflowed: bool,
+    /// Where this turn's messages begin (a refused turn is taken out); a
+    /// compaction during the turn moves them, and it then stays.
+    start: Option<usize>,
+}
+
 pub(crate) async fn run_turn(
     shared: &Shared,
     conv: &mut Conversation,
@@ -53,150 +80,198 @@ pub(crate) async fn run_turn(
     cancel: CancellationToken,
 ) {
     conv.turns += 1;
-    let turn_id = conv.turns;
-    let emitter = &shared.emitter;
-    let fail = |kind: ErrorKind, message: String| async move {
+    let mut turn = Turn {
+        shared,
+        id: conv.turns,
+        model: shared.model(),
+        effort: shared.effort(),
+        cancel,
+        iterations: 0,
+        limit: shared.max_tool_iterations,
+        usage: Usage::default(),
+        overflowed: false,
+        start: None,
+    };
+    let Err(Ended) = turn.run(conv, prompt).await;
+}
+
+impl Turn<'_> {
+    async fn run(&mut self, conv: &mut Conversation, prompt: String) -> Result<Infallible, Ended> {
+        self.open(conv, prompt).await?;
+        loop {
+            self.compact_if_due(conv).await?;
+            let Some(completion) = self.ask(conv).await? else {
+                continue;
+            };
+            let (completion, cut_short) = self.take_in(conv, completion).await;
+            let stop = completion.stop();
+            let calls = completion.tool_calls.clone();
+            // A paused turn (Anthropic's long server-side work) goes on
+            // with what it has so far.
+            if stop == StopReason::PauseTurn && calls.is_empty() && self.iterations < self.limit {
+                self.iterations += 1;
+                conv.messages.push(completion.message());
+                conv.counted(completion.usage);
+                continue;
+            }
+            if calls.is_empty() {
+                return Err(self.answered(conv, completion).await);
+            }
+            self.run_round(conv, completion, calls, cut_short).await?;
+        }
+    }
+
+    /// Ends the turn with an error the person sees.
+    async fn fail(&self, kind: ErrorKind, message: String) -> Ended {
         // What a server said may quote a key: the record the model reads
         // on resume keeps none.
         let mut message = message;
-        shared.to_model(&mut message);
-        shared
+        self.shared.to_model(&mut message);
+        self.shared
             .record(Item::TurnAborted {
-                turn: turn_id,
+                turn: self.id,
                 reason: message.clone(),
             })
             .await;
-        shared.sync_history().await;
-        emitter.emit(AgentEvent::Error {
-            turn_id: Some(turn_id),
+        self.shared.sync_history().await;
+        self.shared.emitter.emit(AgentEvent::Error {
+            turn_id: Some(self.id),
             kind,
             message,
         });
-    };
-    emitter.emit(AgentEvent::TurnStarted {
-        turn_id,
-        prompt: prompt.clone(),
-    });
-    conv.prompts.push((turn_id, prompt.clone()));
-    if let Some(c) = &shared.checkpoints {
-        c.begin(turn_id).await;
+        Ended
     }
-    // The files it mentions (`@path`) go along with it, and the images
-    // it mentions, pastes or was given (`exec --image`).
-    let (prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
-    // A key the person pasted, or one in a file the message attaches,
-    // goes neither to the model nor into the record: a placeholder stands
-    // in for it, and the person is told.
-    let mut prompt = prompt;
-    if shared.to_model(&mut prompt) {
-        emitter.emit(AgentEvent::Error {
-            turn_id: None,
-            kind: ErrorKind::Provider,
-            message: format!(
-                "your message or a file it attaches held what looks like a secret (a key, a \
-                 token, a password): it was replaced by {} before it was sent or recorded",
-                crate::policy::hooks::REDACTED
-            ),
+
+    async fn interrupted(&self) -> Ended {
+        self.fail(ErrorKind::Interrupted, "turn interrupted".into())
+            .await
+    }
+
+    /// The person's message, with what it attaches, into the conversation.
+    async fn open(&mut self, conv: &mut Conversation, prompt: String) -> Result<(), Ended> {
+        let (shared, emitter, turn_id) = (self.shared, &self.shared.emitter, self.id);
+        emitter.emit(AgentEvent::TurnStarted {
+            turn_id,
+            prompt: prompt.clone(),
         });
-    }
-    to_read.extend(
-        shared
-            .take_images()
-            .into_iter()
-            .map(|path| super::mentions::ImageFile {
-                shown: path.display().to_string(),
-                path,
-            }),
-    );
-    let images = super::mentions::load_images(to_read, &mut files).await;
-    // A model that sees no images is not sent any: said before anything
-    // goes.
-    let model = shared.model();
-    let blind = !images.is_empty() && shared.model_info(&model).vision == Some(false);
-    if blind {
-        for f in files
-            .iter_mut()
-            .filter(|f| f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image ")))
-        {
-            f.attached = false;
-            f.note = Some(format!("not sent: {model} takes no images"));
+        conv.prompts.push((turn_id, prompt.clone()));
+        if let Some(c) = &shared.checkpoints {
+            c.begin(turn_id).await;
         }
-    }
-    if !files.is_empty() {
-        emitter.emit(AgentEvent::Attachments { turn_id, files });
-    }
-    if blind {
-        return fail(
-            ErrorKind::Provider,
-            format!(
-                "{model} does not take images, so nothing was sent: choose a model that sees \
-                 them, or send the message without the image"
-            ),
-        )
-        .await;
-    }
-    // How the last turn ended, if not well (a session resumed after a
-    // kill): the model reads it first.
-    let prompt = match conv.note.take() {
-        Some(note) => format!("{note}\n\n{prompt}"),
-        None => prompt,
-    };
-    shared
-        .record(Item::User {
-            turn: turn_id,
-            text: prompt.clone(),
-            images: images.clone(),
-        })
-        .await;
-    if images.is_empty() {
-        crate::session::history::push_user(&mut conv.messages, prompt);
-    } else {
-        conv.messages.push(Message::UserImages {
-            text: prompt,
-            images,
-        });
-    }
-    // Where this turn's messages begin (a refused turn is taken out); a
-    // compaction during the turn moves them, and it then stays.
-    let mut turn_start = Some(conv.messages.len().saturating_sub(1));
-    // The model and how hard it thinks are settled for the turn (`/model`
-    // and `/effort` take effect at the next): a change half way would
-    // leave a tool loop's calls without the thinking that led to them
-    // (Anthropic refuses that).
-    let effort = shared.effort();
-    let mut iterations = 0u32;
-    let mut limit = shared.max_tool_iterations;
-    let mut turn_usage = Usage::default();
-    // Whether the request after a context-length refusal was compacted
-    // already (it is tried once more, not again and again).
-    let mut overflowed = false;
-    loop {
-        // Nearly full: the older turns are summarized before asking.
-        if super::compact::due(shared, conv) {
-            turn_start = None;
-            let auto = super::compact::compact(shared, conv, Some(turn_id), "auto", &cancel).await;
-            if let Err(e) = auto {
-                if cancel.is_cancelled() {
-                    return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
-                }
-                emitter.emit(AgentEvent::Error {
-                    turn_id: None,
-                    kind: ErrorKind::Provider,
-                    message: format!("the context is nearly full and was not compacted: {e}"),
-                });
+        // The files it mentions (`@path`) go along with it, and the images
+        // it mentions, pastes or was given (`exec --image`).
+        let (mut prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+        // A key the person pasted, or one in a file the message attaches,
+        // goes neither to the model nor into the record: a placeholder
+        // stands in for it, and the person is told.
+        if shared.to_model(&mut prompt) {
+            emitter.emit(AgentEvent::Error {
+                turn_id: None,
+                kind: ErrorKind::Provider,
+                message: format!(
+                    "your message or a file it attaches held what looks like a secret (a key, a \
+                     token, a password): it was replaced by {} before it was sent or recorded",
+                    crate::policy::hooks::REDACTED
+                ),
+            });
+        }
+        to_read.extend(
+            shared
+                .take_images()
+                .into_iter()
+                .map(|path| super::mentions::ImageFile {
+                    shown: path.display().to_string(),
+                    path,
+                }),
+        );
+        let images = super::mentions::load_images(to_read, &mut files).await;
+        // A model that sees no images is not sent any: said before anything
+        // goes.
+        let model = &self.model;
+        let blind = !images.is_empty() && shared.model_info(model).vision == Some(false);
+        if blind {
+            for f in files.iter_mut().filter(|f| {
+                f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image "))
+            }) {
+                f.attached = false;
+                f.note = Some(format!("not sent: {model} takes no images"));
             }
         }
+        if !files.is_empty() {
+            emitter.emit(AgentEvent::Attachments { turn_id, files });
+        }
+        if blind {
+            return Err(self
+                .fail(
+                    ErrorKind::Provider,
+                    format!(
+                        "{model} does not take images, so nothing was sent: choose a model that \
+                         sees them, or send the message without the image"
+                    ),
+                )
+                .await);
+        }
+        // How the last turn ended, if not well (a session resumed after a
+        // kill): the model reads it first.
+        let prompt = match conv.note.take() {
+            Some(note) => format!("{note}\n\n{prompt}"),
+            None => prompt,
+        };
+        shared
+            .record(Item::User {
+                turn: turn_id,
+                text: prompt.clone(),
+                images: images.clone(),
+            })
+            .await;
+        if images.is_empty() {
+            crate::session::history::push_user(&mut conv.messages, prompt);
+        } else {
+            conv.messages.push(Message::UserImages {
+                text: prompt,
+                images,
+            });
+        }
+        self.start = Some(conv.messages.len().saturating_sub(1));
+        Ok(())
+    }
+
+    /// Nearly full: the older turns are summarized before asking.
+    async fn compact_if_due(&mut self, conv: &mut Conversation) -> Result<(), Ended> {
+        if !super::compact::due(self.shared, conv) {
+            return Ok(());
+        }
+        self.start = None;
+        let auto =
+            super::compact::compact(self.shared, conv, Some(self.id), "auto", &self.cancel).await;
+        if let Err(e) = auto {
+            if self.cancel.is_cancelled() {
+                return Err(self.interrupted().await);
+            }
+            self.shared.emitter.emit(AgentEvent::Error {
+                turn_id: None,
+                kind: ErrorKind::Provider,
+                message: format!("the context is nearly full and was not compacted: {e}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// One request of the turn; `None` when it is to be asked again (the
+    /// conversation was too long, and is compacted now).
+    async fn ask(&mut self, conv: &mut Conversation) -> Result<Option<Completion>, Ended> {
+        let shared = self.shared;
         // Tool sources still starting, or re-reading a changed tool list
         // (MCP servers, each bounded by its timeout), are waited for, so
         // the model sees their tools.
         tokio::select! {
             () = shared.tools.settle() => {}
-            () = cancel.cancelled() => {}
+            () = self.cancel.cancelled() => {}
         }
         let tools = shared.tools.snapshot();
         // A model that sees no images gets the earlier ones as their labels.
         let blind;
-        let messages = if shared.model_info(&model).vision == Some(false)
+        let messages = if shared.model_info(&self.model).vision == Some(false)
             && conv
                 .messages
                 .iter()
@@ -208,93 +283,87 @@ pub(crate) async fn run_turn(
             &conv.messages
         };
         let request = ChatRequest {
-            model: &model,
+            model: &self.model,
             system: &shared.system_prompt,
             messages,
             tools: &tools.schemas,
-            effort,
+            effort: self.effort,
             cache_key: Some(&shared.session_id),
         };
-        shared.record_now(Item::Request { turn: turn_id }).await;
-        let mut observer = TurnObserver { emitter, turn_id };
-        let completion = match shared
+        shared.record_now(Item::Request { turn: self.id }).await;
+        let mut observer = TurnObserver {
+            emitter: &shared.emitter,
+            turn_id: self.id,
+        };
+        let e = match shared
             .provider
-            .complete(request, &mut observer, &cancel)
+            .complete(request, &mut observer, &self.cancel)
             .await
         {
-            Ok(c) => c,
-            Err(ProviderError::Cancelled) => {
-                return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
-            }
-            Err(e) if e.is_context_overflow() && !overflowed => {
-                overflowed = true;
-                turn_start = None;
-                tracing::warn!(error = %e, "the conversation is too long for the model; compacting");
-                match super::compact::compact(shared, conv, Some(turn_id), "overflow", &cancel)
-                    .await
-                {
-                    Ok(()) => continue,
-                    Err(_) if cancel.is_cancelled() => {
-                        return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
-                    }
-                    Err(c) => {
-                        return fail(
-                            ErrorKind::Provider,
-                            format!(
-                                "provider error: {e}; the conversation is too long for the model \
-                                 and could not be compacted ({c}): /clear starts over"
-                            ),
-                        )
-                        .await;
-                    }
-                }
-            }
-            Err(e) => {
-                let shown = crate::protocol::redact::redacted(e.to_string(), &shared.redactor);
-                tracing::error!(error = %shown, "provider request failed");
-                return fail(ErrorKind::Provider, format!("provider error: {e}")).await;
-            }
+            Ok(c) => return Ok(Some(c)),
+            Err(ProviderError::Cancelled) => return Err(self.interrupted().await),
+            Err(e) => e,
         };
-        let mut completion = completion;
+        if !e.is_context_overflow() || self.overflowed {
+            let shown = crate::protocol::redact::redacted(e.to_string(), &shared.redactor);
+            tracing::error!(error = %shown, "provider request failed");
+            return Err(self
+                .fail(ErrorKind::Provider, format!("provider error: {e}"))
+                .await);
+        }
+        self.overflowed = true;
+        self.start = None;
+        tracing::warn!(error = %e, "the conversation is too long for the model; compacting");
+        match super::compact::compact(shared, conv, Some(self.id), "overflow", &self.cancel).await {
+            Ok(()) => Ok(None),
+            Err(_) if self.cancel.is_cancelled() => Err(self.interrupted().await),
+            Err(c) => Err(self
+                .fail(
+                    ErrorKind::Provider,
+                    format!(
+                        "provider error: {e}; the conversation is too long for the model and \
+                         could not be compacted ({c}): /clear starts over"
+                    ),
+                )
+                .await),
+        }
+    }
+
+    /// A response, counted, recorded and shown; and whether it was cut at
+    /// the output token limit in the middle of a call. Such calls have
+    /// half their arguments: none runs (see `run_round`), and what goes
+    /// back is `{}`, which every server parses.
+    async fn take_in(
+        &mut self,
+        conv: &mut Conversation,
+        mut completion: Completion,
+    ) -> (Completion, bool) {
+        let (shared, emitter, turn_id, model) =
+            (self.shared, &self.shared.emitter, self.id, &self.model);
         if completion.usage.cost_usd.is_none() {
-            completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
+            completion.usage.cost_usd = shared.price(model).map(|p| p.cost(&completion.usage));
         }
-        let stop = completion.stop();
         for c in &mut completion.carried {
-            c.model.clone_from(&model);
+            c.model.clone_from(model);
         }
-        turn_usage.add(completion.usage);
+        self.usage.add(completion.usage);
         conv.usage.add(completion.usage);
-        shared.spend(&model, completion.usage);
+        shared.spend(model, completion.usage);
         completion.tool_calls = unique_ids(std::mem::take(&mut completion.tool_calls));
-        // Calls cut at the output token limit have half their arguments:
-        // none runs (below), and what goes back is `{}`, which every
-        // server parses.
-        let cut_short = stop == StopReason::MaxTokens
-            && completion
-                .tool_calls
-                .iter()
-                .any(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
-        if cut_short {
+        let mut cut_short = false;
+        if completion.stop() == StopReason::MaxTokens {
             for c in &mut completion.tool_calls {
                 if serde_json::from_str::<serde_json::Value>(&c.arguments).is_err() {
                     c.arguments = "{}".into();
+                    cut_short = true;
                 }
             }
         }
-        let calls = completion.tool_calls.clone();
         shared
             .record(Item::Assistant {
                 turn: turn_id,
                 text: completion.text.clone(),
-                tool_calls: calls
-                    .iter()
-                    .map(|c| crate::provider::ToolCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect(),
+                tool_calls: completion.tool_calls.clone(),
                 usage: completion.usage,
                 reasoning: completion.reasoning.clone(),
                 carried: completion.carried.clone(),
@@ -320,140 +389,155 @@ pub(crate) async fn run_turn(
                 text: completion.text.clone(),
             });
         }
-        // A paused turn (Anthropic's long server-side work) goes on with
-        // what it has so far.
-        if stop == StopReason::PauseTurn && calls.is_empty() && iterations < limit {
-            iterations += 1;
-            conv.messages.push(completion.message());
-            conv.counted(completion.usage);
-            continue;
-        }
-        if calls.is_empty() {
-            if stop == StopReason::Refusal {
-                let why = completion
-                    .refusal
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|w| !w.is_empty() && *w != completion.text.trim())
-                    .map(|w| format!(" ({w})"))
-                    .unwrap_or_default();
-                // A refused exchange stays out of the conversation, or the
-                // model keeps refusing what follows (Anthropic's advice);
-                // after a compaction this turn its place is gone.
-                let left_out = if let Some(start) = turn_start {
-                    conv.messages.truncate(start);
-                    shared.record(Item::Refused { turn: turn_id }).await;
-                    "; the message and its answer were left out of the conversation, so what \
-                     follows is not refused for it"
-                } else {
-                    conv.messages.push(completion.message());
-                    ""
-                };
-                emitter.emit(AgentEvent::Error {
-                    turn_id: None,
-                    kind: ErrorKind::Provider,
-                    message: format!("the model refused this request{why}{left_out}"),
-                });
+        (completion, cut_short)
+    }
+
+    /// The model answered in text (or refused): the turn is done.
+    async fn answered(&mut self, conv: &mut Conversation, completion: Completion) -> Ended {
+        let (shared, emitter, turn_id) = (self.shared, &self.shared.emitter, self.id);
+        let stop = completion.stop();
+        if stop == StopReason::Refusal {
+            let why = completion
+                .refusal
+                .as_deref()
+                .map(str::trim)
+                .filter(|w| !w.is_empty() && *w != completion.text.trim())
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            // A refused exchange stays out of the conversation, or the
+            // model keeps refusing what follows (Anthropic's advice);
+            // after a compaction this turn its place is gone.
+            let left_out = if let Some(start) = self.start {
+                conv.messages.truncate(start);
+                shared.record(Item::Refused { turn: turn_id }).await;
+                "; the message and its answer were left out of the conversation, so what \
+                 follows is not refused for it"
             } else {
                 conv.messages.push(completion.message());
-            }
-            conv.counted(completion.usage);
-            super::compact::report(shared, conv);
-            shared.record(Item::TurnEnd { turn: turn_id }).await;
-            shared.sync_history().await;
-            emitter.emit(AgentEvent::TurnCompleted {
-                turn_id,
-                text: completion.text,
-                iterations,
-                usage: turn_usage,
-                stop_reason: stop,
-                model,
+                ""
+            };
+            emitter.emit(AgentEvent::Error {
+                turn_id: None,
+                kind: ErrorKind::Provider,
+                message: format!("the model refused this request{why}{left_out}"),
             });
-            return;
+        } else {
+            conv.messages.push(completion.message());
         }
+        conv.counted(completion.usage);
+        super::compact::report(shared, conv);
+        shared.record(Item::TurnEnd { turn: turn_id }).await;
+        shared.sync_history().await;
+        emitter.emit(AgentEvent::TurnCompleted {
+            turn_id,
+            text: completion.text,
+            iterations: self.iterations,
+            usage: self.usage,
+            stop_reason: stop,
+            model: self.model.clone(),
+        });
+        Ended
+    }
+
+    /// The calls of a response: run, or (cut short, past the limit)
+    /// answered with why they did not run.
+    async fn run_round(
+        &mut self,
+        conv: &mut Conversation,
+        completion: Completion,
+        calls: Vec<crate::provider::ToolCall>,
+        cut_short: bool,
+    ) -> Result<(), Ended> {
+        let shared = self.shared;
         // The model is told why its cut calls did not run, so it writes
         // less at once.
-        if cut_short && iterations < limit {
-            iterations += 1;
-            let why = "not run: your answer was cut at the output token limit while you wrote \
-                       this call, so its arguments are incomplete; make it smaller (write a large \
-                       file in parts, edit rather than rewrite)";
-            let cut: Vec<ToolOutput> = calls
-                .iter()
-                .map(|c| ToolOutput {
-                    call_id: c.id.clone(),
-                    content: serde_json::json!({ "error": why }).to_string(),
-                    is_error: true,
-                })
-                .collect();
-            for r in &cut {
-                shared
-                    .record(Item::ToolOutput(r.clone()))
-                    .await;
-            }
-            emitter.emit(AgentEvent::Error {
+        if cut_short && self.iterations < self.limit {
+            self.iterations += 1;
+            let usage = completion.usage;
+            self.not_run(
+                conv,
+                completion,
+                &calls,
+                "not run: your answer was cut at the output token limit while you wrote this \
+                 call, so its arguments are incomplete; make it smaller (write a large file in \
+                 parts, edit rather than rewrite)",
+            )
+            .await;
+            conv.counted_before_results(usage);
+            shared.emitter.emit(AgentEvent::Error {
                 turn_id: None,
                 kind: ErrorKind::Provider,
                 message: format!(
                     "the model's answer was cut at the output token limit in the middle of {}; \
                      {} not run, and the model was told to write less at once",
-                    if cut.len() == 1 {
+                    if calls.len() == 1 {
                         "a tool call"
                     } else {
                         "its tool calls"
                     },
-                    if cut.len() == 1 {
+                    if calls.len() == 1 {
                         "it was"
                     } else {
                         "they were"
                     },
                 ),
             });
-            conv.messages.push(completion.message());
-            conv.messages.push(Message::ToolResults(cut));
-            conv.counted_before_results(completion.usage);
-            continue;
+            return Ok(());
         }
-        if iterations >= limit && go_on(shared, turn_id, iterations, &cancel).await {
-            limit += shared.max_tool_iterations;
+        if self.iterations >= self.limit
+            && go_on(shared, self.id, self.iterations, &self.cancel).await
+        {
+            self.limit += shared.max_tool_iterations;
         }
-        if iterations >= limit {
-            let message = format!("max tool iterations ({limit}) exceeded");
-            let refused: Vec<ToolOutput> = calls
-                .iter()
-                .map(|c| ToolOutput {
-                    call_id: c.id.clone(),
-                    content: serde_json::json!({ "error": format!("not run: {message}") })
-                        .to_string(),
-                    is_error: true,
-                })
-                .collect();
-            for r in &refused {
-                shared
-                    .record(Item::ToolOutput(r.clone()))
-                    .await;
-            }
-            conv.messages.push(completion.message());
-            conv.messages.push(Message::ToolResults(refused));
-            conv.counted(completion.usage);
+        if self.iterations >= self.limit {
+            let message = format!("max tool iterations ({}) exceeded", self.limit);
+            let usage = completion.usage;
+            self.not_run(conv, completion, &calls, &format!("not run: {message}"))
+                .await;
+            conv.counted(usage);
             tracing::warn!(%message, "turn stopped");
-            return fail(ErrorKind::MaxIterations, message).await;
+            return Err(self.fail(ErrorKind::MaxIterations, message).await);
         }
-        iterations += 1;
+        self.iterations += 1;
         tracing::debug!(
-            iteration = iterations,
+            iteration = self.iterations,
             calls = calls.len(),
             "executing tool calls"
         );
-        let outputs = dispatch::run_calls(shared, turn_id, &calls, &cancel).await;
+        let outputs = dispatch::run_calls(shared, self.id, &calls, &self.cancel).await;
         conv.messages.push(completion.message());
         conv.messages.push(Message::ToolResults(outputs));
         // The results are estimated until the next response counts them.
         conv.counted_before_results(completion.usage);
         super::compact::report(shared, conv);
-        if cancel.is_cancelled() {
-            return fail(ErrorKind::Interrupted, "turn interrupted".into()).await;
+        if self.cancel.is_cancelled() {
+            return Err(self.interrupted().await);
         }
+        Ok(())
+    }
+
+    /// Each call of the round gets an error result saying `why` it did not
+    /// run, so the history stays well-formed.
+    async fn not_run(
+        &self,
+        conv: &mut Conversation,
+        completion: Completion,
+        calls: &[crate::provider::ToolCall],
+        why: &str,
+    ) {
+        let results: Vec<ToolOutput> = calls
+            .iter()
+            .map(|c| ToolOutput {
+                call_id: c.id.clone(),
+                content: serde_json::json!({ "error": why }).to_string(),
+                is_error: true,
+            })
+            .collect();
+        for r in &results {
+            self.shared.record(Item::ToolOutput(r.clone())).await;
+        }
+        conv.messages.push(completion.message());
+        conv.messages.push(Message::ToolResults(results));
     }
 }
 

@@ -1,0 +1,191 @@
+//! Settings the config derives from its sections, each checked: the
+//! network's timeouts and retries, the sandbox, the web tools and the
+//! message tool's webhooks.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::file;
+use super::paths::Paths;
+use super::{ConfigError, WebSettings, defaults, expand_home, expand_vars, in_range};
+use crate::provider::RetryPolicy;
+use crate::secret::Secret;
+
+/// How requests retry, and how long they wait to connect, between bytes
+/// and in all.
+pub(super) fn network(
+    network: file::NetworkSection,
+) -> Result<(RetryPolicy, Duration, Duration, Duration), ConfigError> {
+    let defaults = RetryPolicy::default();
+    let retry = RetryPolicy {
+        max_retries: u32::try_from(in_range(
+            "[network] max_retries",
+            network.max_retries.map(u64::from),
+            u64::from(defaults.max_retries),
+            0..=20,
+        )?)
+        .unwrap_or(defaults.max_retries),
+        base_delay: Duration::from_millis(in_range(
+            "[network] retry_base_ms",
+            network.retry_base_ms,
+            u64::try_from(defaults.base_delay.as_millis()).unwrap_or(500),
+            1..=60_000,
+        )?),
+        ..defaults
+    };
+    let connect_timeout = Duration::from_secs(in_range(
+        "[network] connect_timeout_secs",
+        network.connect_timeout_secs,
+        10,
+        1..=300,
+    )?);
+    let idle_timeout = Duration::from_secs(in_range(
+        "[network] idle_timeout_secs",
+        network.idle_timeout_secs,
+        300,
+        1..=3600,
+    )?);
+    let request_timeout = Duration::from_secs(in_range(
+        "[network] request_timeout_secs",
+        network.request_timeout_secs,
+        defaults::REQUEST_TIMEOUT_SECS,
+        10..=7200,
+    )?);
+    Ok((retry, connect_timeout, idle_timeout, request_timeout))
+}
+
+/// The sandbox commands run in: what they may write, what is hidden from
+/// them (Lathe's own config and data, the credential stores, what the
+/// config adds, minus what it shows), the network and the sockets.
+pub(super) fn sandbox(
+    shell: &file::ShellSection,
+    mode: crate::sandbox::Mode,
+    paths: &Paths,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<crate::sandbox::Settings, ConfigError> {
+    let expand_all = |key: &str, list: Option<&Vec<String>>| {
+        list.into_iter()
+            .flatten()
+            .map(|r| expand_home(key, r, env))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let visible = expand_all("[shell] visible_paths", shell.visible_paths.as_ref())?;
+    // Lathe's own config (with its keys) and data, the credential
+    // stores a command has no business reading, and what the config
+    // adds; minus what it shows.
+    let mut hidden: Vec<PathBuf> = paths
+        .config_file
+        .parent()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .chain([paths.data_dir.clone()])
+        .collect();
+    if let Some(home) = env("HOME").filter(|h| h.starts_with('/')) {
+        hidden.extend(
+            crate::sandbox::CREDENTIAL_STORES
+                .iter()
+                .map(|p| Path::new(&home).join(p))
+                .filter(|p| !visible.contains(p)),
+        );
+    }
+    hidden.extend(expand_all(
+        "[shell] hidden_paths",
+        shell.hidden_paths.as_ref(),
+    )?);
+    let sandbox = crate::sandbox::Settings {
+        mode,
+        network: shell.network.unwrap_or(false),
+        writable_roots: expand_all("[shell] writable_roots", shell.writable_roots.as_ref())?,
+        helper: None,
+        env_allow: shell.env_allow.clone().unwrap_or_default(),
+        hidden,
+        namespaces: shell.namespaces.unwrap_or(true),
+        protected: Vec::new(),
+        private_tmp: None,
+        allow_sockets: allow_sockets(shell.allow_sockets.iter().flatten(), env)?,
+        basic_env: false,
+    };
+    Ok(sandbox)
+}
+
+/// The Unix sockets a command may reach: abstract names as written,
+/// paths with `~` expanded, and where each really is (what the warden
+/// compares).
+fn allow_sockets<'a>(
+    entries: impl Iterator<Item = &'a String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, ConfigError> {
+    let mut out = Vec::new();
+    for entry in entries {
+        if entry.starts_with('@') {
+            // An abstract name, exactly as written.
+            out.push(entry.clone());
+            continue;
+        }
+        let path = expand_home("[shell] allow_sockets", entry, env)?;
+        if !path.is_absolute() {
+            return Err(ConfigError::Invalid(format!(
+                "[shell] allow_sockets: `{entry}` is neither an absolute path nor \
+                 an abstract name (@name)"
+            )));
+        }
+        // Where it really is, too: that is what the warden
+        // compares.
+        if let Some(real) = path
+            .parent()
+            .and_then(|d| d.canonicalize().ok())
+            .zip(path.file_name())
+            .map(|(d, n)| d.join(n))
+        {
+            out.push(real.display().to_string());
+        }
+        out.push(path.display().to_string());
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// `web_fetch` and `web_search`.
+pub(super) fn web(tools: &file::ToolsSection) -> Result<WebSettings, ConfigError> {
+    let fetch = tools.web_fetch.clone().unwrap_or_default();
+    Ok(WebSettings {
+        allow_hosts: fetch.allow_hosts.unwrap_or_default(),
+        allow_private: fetch.allow_private.unwrap_or(false),
+        search_endpoint: match tools.web_search.as_ref().and_then(|s| s.endpoint.clone()) {
+            Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                return Err(ConfigError::Invalid(format!(
+                    "[tools.web_search] endpoint `{url}` must be an http:// or https:// URL"
+                )));
+            }
+            other => other,
+        },
+    })
+}
+
+/// The `message` tool's webhooks, by channel name (secrets: a webhook's
+/// URL is its key).
+pub(super) fn message_channels(
+    section: Option<file::MessageSection>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<std::collections::BTreeMap<String, Secret>, ConfigError> {
+    let mut message_channels = std::collections::BTreeMap::new();
+    for (name, channel) in section.map(|m| m.channels).unwrap_or_default() {
+        let key = format!("[tools.message.channels.{name}] url");
+        if name == "terminal" {
+            return Err(ConfigError::Invalid(format!(
+                "{key}: `terminal` is the built-in channel; name a webhook otherwise"
+            )));
+        }
+        let url = expand_vars(&key, &channel.url, env)?;
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            return Err(ConfigError::Invalid(format!(
+                "{key} must be an http:// or https:// URL"
+            )));
+        }
+        if let Some(secret) = Secret::new(url) {
+            message_channels.insert(name, secret);
+        }
+    }
+    Ok(message_channels)
+}
