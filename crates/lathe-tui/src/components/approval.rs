@@ -350,24 +350,8 @@ impl ApprovalOverlay {
             // answer waits for a quiet moment after it.
             return ApprovalAction::None;
         }
-        if let Some(input) = &mut self.message {
-            // Writing what to do instead: the keys are text.
-            match key.code {
-                KeyCode::Esc => self.message = None,
-                KeyCode::Enter => {
-                    let text = input.lines().join(" ").trim().to_string();
-                    let message = (!text.is_empty()).then_some(text);
-                    return self.decide(
-                        ApprovalDecision::Deny { message },
-                        "e, with a message",
-                        None,
-                    );
-                }
-                _ => {
-                    input.input(key);
-                }
-            }
-            return ApprovalAction::None;
+        if self.message.is_some() {
+            return self.write_instead(key);
         }
         if !armed {
             // A key right after another is not an answer.
@@ -405,23 +389,58 @@ impl ApprovalOverlay {
             .shown_at
             .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
         if self.confirming {
-            self.confirming = false;
-            return match key.code {
-                KeyCode::Char('a' | 'A') if plain => self.decide(
-                    ApprovalDecision::ApproveForConversation,
-                    &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
-                    None,
-                ),
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
-                    ApprovalDecision::Deny { message: None },
-                    &format!("{}, {shown_for:.1} s after it showed", key_name(key.code)),
-                    None,
-                ),
-                _ => ApprovalAction::Hint(
-                    "no grant given: press a twice to approve for the conversation",
-                ),
-            };
+            return self.confirm_grant(key, plain, shown_for);
         }
+        self.answer(key, plain, shown_for)
+    }
+
+    /// The key of someone writing what the model should do instead: text,
+    /// Enter sends the denial with it, Esc goes back to the question.
+    fn write_instead(&mut self, key: KeyEvent) -> ApprovalAction {
+        let Some(input) = &mut self.message else {
+            return ApprovalAction::None;
+        };
+        // Writing what to do instead: the keys are text.
+        match key.code {
+            KeyCode::Esc => self.message = None,
+            KeyCode::Enter => {
+                let text = input.lines().join(" ").trim().to_string();
+                let message = (!text.is_empty()).then_some(text);
+                return self.decide(
+                    ApprovalDecision::Deny { message },
+                    "e, with a message",
+                    None,
+                );
+            }
+            _ => {
+                input.input(key);
+            }
+        }
+        ApprovalAction::None
+    }
+
+    /// The key after a first `a`: a second grants for the conversation.
+    fn confirm_grant(&mut self, key: KeyEvent, plain: bool, shown_for: f64) -> ApprovalAction {
+        self.confirming = false;
+        match key.code {
+            KeyCode::Char('a' | 'A') if plain => self.decide(
+                ApprovalDecision::ApproveForConversation,
+                &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
+                None,
+            ),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+                ApprovalDecision::Deny { message: None },
+                &format!("{}, {shown_for:.1} s after it showed", key_name(key.code)),
+                None,
+            ),
+            _ => ApprovalAction::Hint(
+                "no grant given: press a twice to approve for the conversation",
+            ),
+        }
+    }
+
+    /// An answer to the call in front, `shown_for` seconds after it showed.
+    fn answer(&mut self, key: KeyEvent, plain: bool, shown_for: f64) -> ApprovalAction {
         let Some(front) = self.queue.front() else {
             return ApprovalAction::None;
         };

@@ -20,6 +20,38 @@ use crate::theme::Theme;
 use crate::width;
 use crate::wrap::{Logical, wrap};
 
+/// The dialog's keys and what they do, from the widest spelling to the
+/// narrowest; the first that fits is shown.
+const FOOTERS: [[(&str, &str); 7]; 3] = [
+    [
+        ("y", "approve once"),
+        ("a", "approve for this conversation"),
+        ("n", "deny"),
+        ("e", "deny, say what instead"),
+        ("E", "edit"),
+        ("↑↓", "scroll"),
+        ("x", "leave out"),
+    ],
+    [
+        ("y", "approve once"),
+        ("a", "for conversation"),
+        ("n", "deny"),
+        ("e", "instead…"),
+        ("E", "edit"),
+        ("x", "out"),
+        ("↑↓", ""),
+    ],
+    [
+        ("y", "once"),
+        ("a", "grant"),
+        ("n", "deny"),
+        ("e", "instead"),
+        ("E", "edit"),
+        ("x", "out"),
+        ("↑↓", ""),
+    ],
+];
+
 impl ApprovalOverlay {
     /// What the dialog says above the diff (or the command itself).
     fn body(&self, req: &PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
@@ -210,38 +242,7 @@ impl ApprovalOverlay {
         // The rows it takes are its own, edge to edge: no line of the
         // transcript shows beside it as if it were part of it.
         Clear.render(Rect::new(area.x, y, area.width, h), buf);
-        let remaining = match req.round {
-            _ if self.queue.len() > 1 => format!(" 1 of {} · Tab next ", self.queue.len()),
-            // Asked one at a time: the rest of the model's calls may ask too.
-            Some([n, total]) if total > 1 => format!(" call {n} of {total} "),
-            _ => String::new(),
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.bold(theme.colors.warning))
-            .title(Span::styled(
-                format!(" Approve {}? ", req.tool),
-                theme.bold(theme.colors.warning),
-            ))
-            .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
-        // What is kept stays in sight however far the diff is scrolled.
-        let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
-        let block = if hunk_total > 1 || self.excluded.contains(&true) {
-            let kept = self.excluded.iter().filter(|x| !**x).count();
-            block.title_bottom(
-                Line::from(Span::styled(
-                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
-                    if kept < hunk_total {
-                        theme.bold(theme.colors.warning)
-                    } else {
-                        theme.muted()
-                    },
-                ))
-                .left_aligned(),
-            )
-        } else {
-            block
-        };
+        let block = self.frame(req, theme);
         let inner = block.inner(modal);
         // Too small to show the call and its keys: one line says so, and
         // only a denial is taken. Showing the call means its first rows:
@@ -289,6 +290,57 @@ impl ApprovalOverlay {
                 .saturating_sub(u16::try_from(pos.len()).unwrap_or(0) + 1);
             buf.set_string(x, modal.bottom() - 1, pos, theme.muted());
         }
+        self.render_footer(req, inner, buf, theme, now);
+    }
+
+    /// The dialog's border and titles: the tool, where the call is in the
+    /// queue or the round, and (bottom) the hunks kept, in sight however
+    /// far the diff is scrolled.
+    fn frame(&self, req: &PendingApproval, theme: &Theme) -> Block<'static> {
+        let remaining = match req.round {
+            _ if self.queue.len() > 1 => format!(" 1 of {} · Tab next ", self.queue.len()),
+            // Asked one at a time: the rest of the model's calls may ask too.
+            Some([n, total]) if total > 1 => format!(" call {n} of {total} "),
+            _ => String::new(),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.bold(theme.colors.warning))
+            .title(Span::styled(
+                format!(" Approve {}? ", req.tool),
+                theme.bold(theme.colors.warning),
+            ))
+            .title(Line::from(Span::styled(remaining, theme.muted())).right_aligned());
+        // What is kept stays in sight however far the diff is scrolled.
+        let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
+        if hunk_total > 1 || self.excluded.contains(&true) {
+            let kept = self.excluded.iter().filter(|x| !**x).count();
+            block.title_bottom(
+                Line::from(Span::styled(
+                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
+                    if kept < hunk_total {
+                        theme.bold(theme.colors.warning)
+                    } else {
+                        theme.muted()
+                    },
+                ))
+                .left_aligned(),
+            )
+        } else {
+            block
+        }
+    }
+
+    /// The keys under the call (or the line a denial's message is written
+    /// in, or the second `a`'s question), under a rule.
+    fn render_footer(
+        &self,
+        req: &PendingApproval,
+        inner: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        now: Instant,
+    ) {
         let footer_y = inner.bottom() - 1;
         let footer = Rect::new(inner.x + 1, footer_y, inner.width.saturating_sub(2), 1);
         if let Some(input) = &self.message {
@@ -351,64 +403,41 @@ impl ApprovalOverlay {
                 Span::styled(format!(" {what}  "), theme.muted()),
             ]
         };
-        const FOOTERS: [[(&str, &str); 7]; 3] = [
-            [
-                ("y", "approve once"),
-                ("a", "approve for this conversation"),
-                ("n", "deny"),
-                ("e", "deny, say what instead"),
-                ("E", "edit"),
-                ("↑↓", "scroll"),
-                ("x", "leave out"),
-            ],
-            [
-                ("y", "approve once"),
-                ("a", "for conversation"),
-                ("n", "deny"),
-                ("e", "instead…"),
-                ("E", "edit"),
-                ("x", "out"),
-                ("↑↓", ""),
-            ],
-            [
-                ("y", "once"),
-                ("a", "grant"),
-                ("n", "deny"),
-                ("e", "instead"),
-                ("E", "edit"),
-                ("x", "out"),
-                ("↑↓", ""),
-            ],
-        ];
-        // `a` grants for the model's own proposals, not the person's edit.
-        let grantable = req.grant.is_some() && !req.edited;
-        let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
-        let editable = req.change.as_ref().is_some_and(|c| c.editable());
-        let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
-            f.iter()
-                .copied()
-                .filter(|(k, _)| grantable || *k != "a")
-                // Leaving out is choosing among hunks.
-                .filter(|(k, _)| hunks > 1 || *k != "x")
-                .filter(|(k, _)| editable || *k != "E")
-                .map(|(k, w)| match (k, hunks > 1) {
-                    ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
-                    _ => (k, w),
-                })
-                .collect()
-        };
-        let fits = |f: &[(&str, &str)]| {
-            f.iter()
-                .map(|(k, w)| width::of(k) + width::of(w) + 3)
-                .sum::<usize>()
-                <= usize::from(footer.width)
-        };
-        let labels = FOOTERS
-            .iter()
-            .map(offered)
-            .find(|f| fits(f))
-            .unwrap_or_else(|| offered(&FOOTERS[2]));
+        let labels = footer_labels(req, footer.width);
         let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
         buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
     }
+}
+
+/// The keys the call in front is offered, spelled as widely as `width`
+/// columns allow.
+fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'static str)> {
+    // `a` grants for the model's own proposals, not the person's edit.
+    let grantable = req.grant.is_some() && !req.edited;
+    let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
+    let editable = req.change.as_ref().is_some_and(|c| c.editable());
+    let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
+        f.iter()
+            .copied()
+            .filter(|(k, _)| grantable || *k != "a")
+            // Leaving out is choosing among hunks.
+            .filter(|(k, _)| hunks > 1 || *k != "x")
+            .filter(|(k, _)| editable || *k != "E")
+            .map(|(k, w)| match (k, hunks > 1) {
+                ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
+                _ => (k, w),
+            })
+            .collect()
+    };
+    let fits = |f: &[(&str, &str)]| {
+        f.iter()
+            .map(|(k, w)| width::of(k) + width::of(w) + 3)
+            .sum::<usize>()
+            <= usize::from(width)
+    };
+    FOOTERS
+        .iter()
+        .map(offered)
+        .find(|f| fits(f))
+        .unwrap_or_else(|| offered(&FOOTERS[2]))
 }
