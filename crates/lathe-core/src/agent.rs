@@ -18,8 +18,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::{
-    Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules,
-    Workspace,
+    Approver, AuthorizationManager, Guardrails, HookSet, HookSpec, Redactor, Rules, Workspace,
 };
 use crate::protocol::redact::Redact;
 use crate::protocol::{AgentEvent, ApprovalMode, McpStatus, Op, RuleLists, Usage};
@@ -666,7 +665,6 @@ impl Agent {
         self
     }
 
-
     /// Hides the secrets `redactor` knows at both boundaries: what goes
     /// to the model and what leaves as an event.
     #[must_use]
@@ -725,7 +723,10 @@ impl Agent {
             approver,
             emitter,
             // The instructions files in it go to the model.
-            system_prompt: crate::protocol::redact::redacted(cfg.system_prompt.clone(), &self.redactor),
+            system_prompt: crate::protocol::redact::redacted(
+                cfg.system_prompt.clone(),
+                &self.redactor,
+            ),
             max_tool_iterations: cfg.max_tool_iterations.max(1),
             tool_timeout: cfg.tool_timeout,
             session_id: cfg.session_id.clone(),

@@ -453,7 +453,9 @@ impl App {
                 call_id,
                 highlighted,
             } => {
-                self.questions.approvals.set_highlighted(&call_id, highlighted);
+                self.questions
+                    .approvals
+                    .set_highlighted(&call_id, highlighted);
             }
             AppEvent::Typed(key) => self.composer_key(key, self.now),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
@@ -594,7 +596,8 @@ impl App {
                 // A second look: the dialog shows the person's version as
                 // a change of the file, and `y` writes it.
                 let Some(change) = self
-                    .questions.approvals
+                    .questions
+                    .approvals
                     .change_of(&call_id)
                     .map(|c| c.with_new(&content))
                 else {
@@ -1178,9 +1181,17 @@ impl App {
         // at the rows set aside for them (or under the trust question).
         if self.questions.approvals.is_active() {
             if dialog_h > 0 {
-                Component::render(&self.questions.approvals, dialog_area, buf, &self.theme, self.now);
+                Component::render(
+                    &self.questions.approvals,
+                    dialog_area,
+                    buf,
+                    &self.theme,
+                    self.now,
+                );
             } else {
-                self.questions.approvals.render(main, buf, &self.theme, self.now);
+                self.questions
+                    .approvals
+                    .render(main, buf, &self.theme, self.now);
             }
         }
         if let Some(q) = &self.questions.limit {

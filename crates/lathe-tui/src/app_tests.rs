@@ -5,10 +5,9 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::*;
-use crate::protocol::{Effect, ResultMetadata, ToolStatus};
-use crate::protocol::change::FileChange;
 use crate::components::approval::QUIET;
-
+use crate::protocol::change::FileChange;
+use crate::protocol::{Effect, ResultMetadata, ToolStatus};
 
 /// The loop's side of [`App::take_requests`], one kind at a time.
 trait Drain {
@@ -196,8 +195,15 @@ fn an_approval_round_trip_keeps_the_draft() {
                 covers: vec!["writes to notes.md".into()],
                 ttl_secs: 300,
             }),
-            diff: Some(FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n").unified()),
-            change: Some(Box::new(FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n"))),
+            diff: Some(
+                FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n").unified(),
+            ),
+            change: Some(Box::new(FileChange::new(
+                "notes.md",
+                "/w/notes.md".into(),
+                None,
+                "# Notes\n",
+            ))),
             round: None,
         }),
         t0,
@@ -622,8 +628,15 @@ fn every_state_renders_at_every_size() {
                         needs: vec![],
                         reason: "why".into(),
                         grant: None,
-                        diff: Some(FileChange::new("a.rs", "/w/a.rs".into(), None, "x\n").unified()),
-                        change: Some(Box::new(FileChange::new("a.rs", "/w/a.rs".into(), None, "x\n"))),
+                        diff: Some(
+                            FileChange::new("a.rs", "/w/a.rs".into(), None, "x\n").unified(),
+                        ),
+                        change: Some(Box::new(FileChange::new(
+                            "a.rs",
+                            "/w/a.rs".into(),
+                            None,
+                            "x\n",
+                        ))),
                         round: None,
                     }),
                     t0,

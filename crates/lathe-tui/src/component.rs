@@ -378,7 +378,10 @@ mod tests {
         layer.close_top();
         assert!(matches!(
             rx.try_recv(),
-            Ok(AppEvent::Op(Op::ContinueTurn { turn_id: 7, go_on: true }))
+            Ok(AppEvent::Op(Op::ContinueTurn {
+                turn_id: 7,
+                go_on: true
+            }))
         ));
         assert!(matches!(rx.try_recv(), Ok(AppEvent::Flash(_))));
         assert!(layer.top().is_none(), "answered, and no call waits");

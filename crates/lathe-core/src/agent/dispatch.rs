@@ -12,22 +12,21 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
+use crate::protocol::redact::Redact;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
-use crate::protocol::redact::Redact;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
 use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
 use crate::policy::{
-    Assessment, Assessor, GrantKey, GuardError, Need, Operation,
-    UNSANDBOXED_REASON, Verdict,
+    Assessment, Assessor, GrantKey, GuardError, Need, Operation, UNSANDBOXED_REASON, Verdict,
 };
 use crate::protocol::change::FileChange;
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalNeed, ApprovalRequest, DecisionSource, Effect, GrantOffer,
-    GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
+    AgentEvent, ApprovalDecision, ApprovalNeed, ApprovalRequest, DecisionSource, Effect,
+    GrantOffer, GuardrailOutcome, ResultMetadata, ToolResult, ToolStatus,
 };
 use crate::provider::{ToolCall, ToolOutput};
 use crate::session::history::Item;

@@ -294,7 +294,8 @@ fn running_outside_the_sandbox_says_which_read_rules_cannot_hold() {
         .find(|n| n.what.contains("outside the sandbox"))
         .unwrap_or_else(|| panic!("{needs:?}"));
     assert!(
-        n.reason.contains("can read what your rules `read_file(private/**)` deny"),
+        n.reason
+            .contains("can read what your rules `read_file(private/**)` deny"),
         "{}",
         n.reason
     );

@@ -91,7 +91,14 @@ const HISTORY: &[&str] = &["log", "reflog", "whatchanged"];
 const DIFFS: &[&str] = &["show", "diff", "diff-tree", "diff-index", "diff-files"];
 
 /// Subcommands that print file content whatever their options.
-const CONTENT: &[&str] = &["grep", "blame", "annotate", "archive", "format-patch", "range-diff"];
+const CONTENT: &[&str] = &[
+    "grep",
+    "blame",
+    "annotate",
+    "archive",
+    "format-patch",
+    "range-diff",
+];
 
 /// Global options (before the subcommand) that change nothing read.
 const PLAIN_GLOBALS: &[&str] = &[
@@ -193,7 +200,9 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
         return Some("takes arguments only known when it runs".into());
     }
     if let Some(var) = c.assignments.iter().find(|a| a.starts_with("GIT_")) {
-        return Some(format!("runs with {var} set, which can change what it prints"));
+        return Some(format!(
+            "runs with {var} set, which can change what it prints"
+        ));
     }
     let args: Vec<&str> = c.args().iter().map(|w| w.text.as_str()).collect();
     // Each argument that names a covered file (`REV:PATH`, `--file=F`,
@@ -227,7 +236,11 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
     let hex = rest
         .iter()
         .take_while(|a| **a != "--")
-        .map(|a| a.split_once('=').filter(|_| a.starts_with("--")).map_or(*a, |(_, v)| v))
+        .map(|a| {
+            a.split_once('=')
+                .filter(|_| a.starts_with("--"))
+                .map_or(*a, |(_, v)| v)
+        })
         .find(|a| is_object_id(a));
     if let Some(id) = hex
         && !COMMITS_BY_ID.contains(&sub)
@@ -237,7 +250,11 @@ pub(crate) fn judge(c: &SimpleCommand, reads: &ReadDenials) -> Option<String> {
              their refs (`HEAD~2`, a branch) or use `git log -p <id> -- <paths>`"
         ));
     }
-    if sub == "config" && rest.iter().any(|a| *a == "--blob" || a.starts_with("--blob=")) {
+    if sub == "config"
+        && rest
+            .iter()
+            .any(|a| *a == "--blob" || a.starts_with("--blob="))
+    {
         return Some("reads a configuration out of the object store (`--blob`)".into());
     }
     let needs_pathspecs = if NAMES_ONLY.contains(&sub) {
@@ -387,7 +404,9 @@ fn pathspecs_clear(
 ) -> Option<String> {
     let specs: &[&str] = match rest.iter().position(|a| *a == "--") {
         Some(dash) => &rest[dash + 1..],
-        None if matches!(sub, "blame" | "annotate") => rest.last().map_or(&[], std::slice::from_ref),
+        None if matches!(sub, "blame" | "annotate") => {
+            rest.last().map_or(&[], std::slice::from_ref)
+        }
         None => &[],
     };
     if specs.is_empty() {

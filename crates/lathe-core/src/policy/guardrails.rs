@@ -142,7 +142,8 @@ impl ReadDenials {
         use std::os::unix::fs::MetadataExt;
         let root = self.workspace.root();
         let known = self.inodes.read().map(|i| i.clone()).unwrap_or_default();
-        let known_inos: std::collections::HashSet<u64> = known.keys().map(|(_, ino)| *ino).collect();
+        let known_inos: std::collections::HashSet<u64> =
+            known.keys().map(|(_, ino)| *ino).collect();
         let mut found = Vec::new();
         let mut tally = Tally::default();
         let walk = ignore::WalkBuilder::new(root)
@@ -183,8 +184,7 @@ impl ReadDenials {
             // (`vault -> /elsewhere` under `vault/**`): covered where it
             // leads.
             let link = kind.is_some_and(|t| t.is_symlink())
-                && (self.rule_for(&rel).is_some()
-                    || self.rule_for(&format!("{rel}/x")).is_some());
+                && (self.rule_for(&rel).is_some() || self.rule_for(&format!("{rel}/x")).is_some());
             if !kind.is_some_and(|t| t.is_dir()) {
                 tally.add(entry.path(), root, covered || link);
             }
@@ -245,7 +245,9 @@ impl ReadDenials {
         self.rules
             .deny
             .iter()
-            .filter(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))
+            .filter(|r| {
+                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
+            })
             .filter_map(|r| {
                 let inner = r.text.split_once('(')?.1.strip_suffix(')')?;
                 let path = match inner.strip_prefix("~/") {
@@ -609,11 +611,9 @@ impl Guardrails {
 
     /// The denial, by the first read rule that names paths, of `what`.
     fn read_rule_error(&self, what: String) -> Option<GuardError> {
-        let rule = self
-            .rules
-            .deny
-            .iter()
-            .find(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))?;
+        let rule = self.rules.deny.iter().find(|r| {
+            r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
+        })?;
         Some(GuardError::Rule {
             rule: rule.text.clone(),
             origin: rule.origin,

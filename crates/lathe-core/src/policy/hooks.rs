@@ -11,8 +11,8 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
 use crate::protocol::redact::Scrub;
+use regex::Regex;
 
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -113,7 +113,13 @@ fn uuencoded(bytes: &[u8]) -> String {
 /// `s` as UTF-16 bytes, little-endian unless `big`.
 fn utf16(s: &str, big: bool) -> Vec<u8> {
     s.encode_utf16()
-        .flat_map(|u| if big { u.to_be_bytes() } else { u.to_le_bytes() })
+        .flat_map(|u| {
+            if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            }
+        })
         .collect()
 }
 
@@ -122,7 +128,11 @@ fn utf32(s: &str, big: bool) -> Vec<u8> {
     s.chars()
         .flat_map(|c| {
             let u = u32::from(c);
-            if big { u.to_be_bytes() } else { u.to_le_bytes() }
+            if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            }
         })
         .collect()
 }
@@ -141,7 +151,11 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
     [
         (r"\b[01]{8}\b", 2, 1),
         (r"\b[0-3][0-7]{2}\b", 8, 1),
-        (r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b", 10, 1),
+        (
+            r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b",
+            10,
+            1,
+        ),
         (r"(?i)\\u00([0-9a-f]{2})", 16, 1),
         (r"(?i)\\x([0-9a-f]{2})", 16, 1),
         (r"(?i)&#x0*([0-9a-f]{1,2});", 16, 1),
@@ -244,7 +258,8 @@ impl Redactor {
                 utf32(&s, true),
             ];
             let pieces = forms.iter().flat_map(|bytes| {
-                (0..=bytes.len().saturating_sub(PIECE)).map(move |k| &bytes[k..(k + PIECE).min(bytes.len())])
+                (0..=bytes.len().saturating_sub(PIECE))
+                    .map(move |k| &bytes[k..(k + PIECE).min(bytes.len())])
             });
             for piece in pieces {
                 for engine in [
@@ -295,7 +310,10 @@ impl Redactor {
             // letters wherever it starts on a 5-byte boundary.
             let bytes = s.as_bytes();
             for piece in windows(bytes, BASE32_PIECE) {
-                for engine in [&data_encoding::BASE32_NOPAD, &data_encoding::BASE32HEX_NOPAD] {
+                for engine in [
+                    &data_encoding::BASE32_NOPAD,
+                    &data_encoding::BASE32HEX_NOPAD,
+                ] {
                     skeletons.push(engine.encode(piece).to_ascii_lowercase().into_bytes());
                 }
             }
@@ -593,31 +611,86 @@ mod tests {
             ("od -An -tu1", run("od", &["-An", "-tu1"], &line)),
             ("xxd -b", run("xxd", &["-b"], &line)),
             ("basenc --base32hex", run("basenc", &["--base32hex"], &line)),
-            ("basenc --z85", run("basenc", &["--z85"], &format!("{line}{}", "x".repeat((4 - line.len() % 4) % 4)))),
-            ("b85", py("import sys,base64; print(base64.b85encode(sys.stdin.buffer.read()).decode())")),
-            ("a85", py("import sys,base64; print(base64.a85encode(sys.stdin.buffer.read()).decode())")),
-            ("uu", py("import sys,binascii; d=sys.stdin.buffer.read(); print(binascii.b2a_uu(d[:45]).decode()+binascii.b2a_uu(d[45:]).decode())")),
-            ("json", py("import sys,json; print(json.dumps(''.join('\\\\u%04x' % ord(c) for c in sys.stdin.read())))")),
-            ("html", py("import sys; print(''.join('&#%d;' % ord(c) for c in sys.stdin.read()))")),
-            ("url", py("import sys; print(''.join('%%%02X' % ord(c) for c in sys.stdin.read()))")),
+            (
+                "basenc --z85",
+                run(
+                    "basenc",
+                    &["--z85"],
+                    &format!("{line}{}", "x".repeat((4 - line.len() % 4) % 4)),
+                ),
+            ),
+            (
+                "b85",
+                py("import sys,base64; print(base64.b85encode(sys.stdin.buffer.read()).decode())"),
+            ),
+            (
+                "a85",
+                py("import sys,base64; print(base64.a85encode(sys.stdin.buffer.read()).decode())"),
+            ),
+            (
+                "uu",
+                py(
+                    "import sys,binascii; d=sys.stdin.buffer.read(); print(binascii.b2a_uu(d[:45]).decode()+binascii.b2a_uu(d[45:]).decode())",
+                ),
+            ),
+            (
+                "json",
+                py(
+                    "import sys,json; print(json.dumps(''.join('\\\\u%04x' % ord(c) for c in sys.stdin.read())))",
+                ),
+            ),
+            (
+                "html",
+                py("import sys; print(''.join('&#%d;' % ord(c) for c in sys.stdin.read()))"),
+            ),
+            (
+                "url",
+                py("import sys; print(''.join('%%%02X' % ord(c) for c in sys.stdin.read()))"),
+            ),
             // A second look: words as a little-endian machine prints
             // them, and UTF-16 before an encoding.
             ("od -x", run("od", &["-x"], &line)),
             ("od -An -tx2", run("od", &["-An", "-tx2"], &line)),
             ("od -tx4", run("od", &["-tx4"], &line)),
-            ("od -tx4 shifted", run("od", &["-tx4"], &format!("ab{line}"))),
+            (
+                "od -tx4 shifted",
+                run("od", &["-tx4"], &format!("ab{line}")),
+            ),
             ("od -x shifted", run("od", &["-x"], &format!("a{line}"))),
-            ("utf16le base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16-le')).decode())")),
-            ("utf16be hex", py("import sys; print(sys.stdin.read().encode('utf-16-be').hex())")),
-            ("utf16 base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16')).decode())")),
+            (
+                "utf16le base64",
+                py(
+                    "import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16-le')).decode())",
+                ),
+            ),
+            (
+                "utf16be hex",
+                py("import sys; print(sys.stdin.read().encode('utf-16-be').hex())"),
+            ),
+            (
+                "utf16 base64",
+                py(
+                    "import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-16')).decode())",
+                ),
+            ),
             ("od", run("od", &[], &line)),
             ("od -d", run("od", &["-d"], &line)),
             ("od -tu4", run("od", &["-tu4"], &line)),
             ("od -to4", run("od", &["-to4"], &line)),
             ("od -tx8", run("od", &["-tx8"], &line)),
             ("xxd -e -g8", run("xxd", &["-e", "-g8"], &line)),
-            ("utf32le base64", py("import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-32-le')).decode())")),
-            ("utf16le b85", py("import sys,base64; print(base64.b85encode(sys.stdin.read().encode('utf-16-le')).decode())")),
+            (
+                "utf32le base64",
+                py(
+                    "import sys,base64; print(base64.b64encode(sys.stdin.read().encode('utf-32-le')).decode())",
+                ),
+            ),
+            (
+                "utf16le b85",
+                py(
+                    "import sys,base64; print(base64.b85encode(sys.stdin.read().encode('utf-16-le')).decode())",
+                ),
+            ),
         ];
         for (how, text) in shown {
             let out = r.redact_str(&text).unwrap_or_else(|| text.clone());
@@ -631,7 +704,10 @@ mod tests {
             }
         }
         // Numbers that spell nothing stay.
-        assert_eq!(r.redact_str("0000000 163 153 055 160\nport 8080, 255 0 127"), None);
+        assert_eq!(
+            r.redact_str("0000000 163 153 055 160\nport 8080, 255 0 127"),
+            None
+        );
     }
 
     /// What a command can do to a key to get it past verbatim matching.

@@ -287,10 +287,9 @@ fn self_contained(c: &crate::protocol::operation::SimpleCommand, workspace: &Wor
         "curl" => !has("K", &["config"]),
         "wget" => !has("ei", &["config", "execute", "input-file"]),
         // Only scripts given whole on the command line.
-        "osascript" => args
-            .iter()
-            .enumerate()
-            .all(|(i, a)| a.text == "-e" || args.get(i.wrapping_sub(1)).is_some_and(|p| p.text == "-e")),
+        "osascript" => args.iter().enumerate().all(|(i, a)| {
+            a.text == "-e" || args.get(i.wrapping_sub(1)).is_some_and(|p| p.text == "-e")
+        }),
         _ => false,
     }
 }
@@ -557,9 +556,12 @@ impl HookRunner<'_> {
                 if settings.mode != crate::sandbox::Mode::Off
                     && let Some(reads) = self.reads.filter(|r| r.active())
                 {
-                    policy
-                        .hidden
-                        .extend(reads.sandbox_covers(false).await.map_err(HookError::Sandbox)?);
+                    policy.hidden.extend(
+                        reads
+                            .sandbox_covers(false)
+                            .await
+                            .map_err(HookError::Sandbox)?,
+                    );
                 }
                 settings
                     .command(&policy)

@@ -442,9 +442,14 @@ impl Store {
             .filter(|p| old.contains_key(*p) && !new.contains_key(*p))
             .collect();
         let mut moved: HashMap<&PathBuf, &PathBuf> = HashMap::new();
-        for p in paths.iter().filter(|p| new.contains_key(*p) && !old.contains_key(*p)) {
+        for p in paths
+            .iter()
+            .filter(|p| new.contains_key(*p) && !old.contains_key(*p))
+        {
             if let Some(from) = gone.iter().find(|g| {
-                !moved.values().any(|m| m == *g) && old[**g].oid == new[p].oid && regular(&&old[**g])
+                !moved.values().any(|m| m == *g)
+                    && old[**g].oid == new[p].oid
+                    && regular(&&old[**g])
             }) {
                 moved.insert(p, from);
             }

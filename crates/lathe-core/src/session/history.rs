@@ -152,7 +152,6 @@ pub enum Item {
     },
 }
 
-
 /// A line: an item with its place.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {

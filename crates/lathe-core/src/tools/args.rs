@@ -165,10 +165,13 @@ mod tests {
             "{}",
             err(json!({"path": "a", "offset": "x"}))
         );
-        assert!(err(json!({"path": "a", "mode": "sideways"})).starts_with("field `mode`: unknown variant"));
+        assert!(
+            err(json!({"path": "a", "mode": "sideways"}))
+                .starts_with("field `mode`: unknown variant")
+        );
         assert!(err(json!({"path": "a", "extra": 1})).contains("unknown field `extra`"));
-        let ok: Example = parse(&json!({"path": "a", "offset": 3.0, "mode": "append", "format": "x"}))
-            .unwrap();
+        let ok: Example =
+            parse(&json!({"path": "a", "offset": 3.0, "mode": "append", "format": "x"})).unwrap();
         assert_eq!((ok.path.as_str(), ok.offset), ("a", Some(3)));
         assert!(matches!(ok.mode, Some(Mode::Append)) && ok.format.as_deref() == Some("x"));
         assert!(err(json!({"path": "a", "offset": 2.5})).contains("non-negative integer"));

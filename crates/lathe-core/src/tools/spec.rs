@@ -239,4 +239,3 @@ pub trait Tool: Send + Sync {
         None
     }
 }
-

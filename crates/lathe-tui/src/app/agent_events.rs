@@ -234,7 +234,9 @@ impl App {
                     (None, None) => None,
                 };
                 let diff = view.map(|v| self.prepare_diff(&request.call_id, v));
-                self.questions.approvals.push(PendingApproval::new(request, diff), now);
+                self.questions
+                    .approvals
+                    .push(PendingApproval::new(request, diff), now);
             }
             AgentEvent::ApprovalDecided {
                 call_id,

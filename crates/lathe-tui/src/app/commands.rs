@@ -19,31 +19,7 @@ impl App {
                     "new conversation: history and approvals cleared",
                 );
             }
-            SlashCommand::Model(Some(m)) => match &self.models {
-                Models::Unknown | Models::Asked => {
-                    if self.models == Models::Unknown {
-                        self.models = Models::Asked;
-                        self.ops.push(Op::ListModels);
-                    }
-                    self.notice(
-                        NoticeKind::Info,
-                        format!("model {m}: asking the server whether it has it…"),
-                    );
-                    self.pending_model = Some(m);
-                }
-                _ => self.switch_model(m),
-            },
-            SlashCommand::Model(None) => {
-                let how = match &self.models {
-                    Models::Known(list) => format!(
-                        "change it with /model NAME; the server lists {} (type /model and a \
-                         part of the name to choose)",
-                        plural(list.len(), "model")
-                    ),
-                    _ => "change it with /model NAME".to_string(),
-                };
-                self.notice(NoticeKind::Info, format!("model: {} ({how})", self.model));
-            }
+            SlashCommand::Model(m) => self.model_command(m),
             SlashCommand::Approvals(Some(mode)) => {
                 self.approval = mode;
                 self.ops.push(Op::SetApprovalMode { mode });
@@ -84,44 +60,7 @@ impl App {
                 let text = mcp_report(&self.mcp);
                 self.notice(NoticeKind::Info, text);
             }
-            SlashCommand::McpRestart(name) => {
-                let running: Vec<&String> = self
-                    .mcp
-                    .iter()
-                    .filter(|(_, s)| s.state != McpState::Untrusted)
-                    .map(|(n, _)| n)
-                    .collect();
-                match name {
-                    Some(n) if !running.contains(&&n) => {
-                        let known = if running.is_empty() {
-                            "no MCP server runs".to_string()
-                        } else {
-                            format!(
-                                "the servers are {}",
-                                running
-                                    .iter()
-                                    .map(|s| s.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
-                        };
-                        self.notice(
-                            NoticeKind::Warning,
-                            format!("there is no MCP server `{n}`; {known}"),
-                        );
-                    }
-                    _ if running.is_empty() => {
-                        self.notice(NoticeKind::Warning, "no MCP server runs");
-                    }
-                    name => {
-                        let what = name
-                            .as_ref()
-                            .map_or_else(|| "every MCP server".to_string(), Clone::clone);
-                        self.ops.push(Op::RestartMcp { server: name });
-                        self.notice(NoticeKind::Info, format!("restarting {what}…"));
-                    }
-                }
-            }
+            SlashCommand::McpRestart(name) => self.restart_mcp(name),
             SlashCommand::Compact => {
                 self.ops.push(Op::Compact);
                 self.notice(
@@ -149,42 +88,7 @@ impl App {
                 );
             }
             SlashCommand::Mouse => self.requests.push(Request::ToggleMouse),
-            SlashCommand::Copy(n) => {
-                let Some(answer) = self.transcript.last_answer() else {
-                    self.notice(NoticeKind::Info, "no answer to copy yet");
-                    return;
-                };
-                let text = match n {
-                    None => Some(answer.to_string()),
-                    Some(n) => crate::markdown::code_blocks(answer)
-                        .get(n - 1)
-                        .cloned(),
-                };
-                // What is copied is what was shown: no control character
-                // (an escape sequence hidden in a block) goes along.
-                let text = text.map(|t| {
-                    t.chars()
-                        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
-                        .collect::<String>()
-                });
-                match text {
-                    Some(text) => {
-                        let what = n.map_or_else(
-                            || "the last answer".to_string(),
-                            |n| format!("code block {n}"),
-                        );
-                        self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
-                        self.requests.push(Request::Clipboard(text));
-                    }
-                    None => {
-                        let count = crate::markdown::code_blocks(answer).len();
-                        self.notice(
-                            NoticeKind::Warning,
-                            format!("the last answer has {count} code blocks"),
-                        );
-                    }
-                }
-            }
+            SlashCommand::Copy(n) => self.copy(n),
             SlashCommand::Diff => {
                 self.ops.push(Op::SessionDiff);
                 self.open(Overlay::Diff(Pager::new(
@@ -203,29 +107,131 @@ impl App {
                 self.ops.push(Op::ListTurns);
                 self.open(Overlay::Rewind(RewindPicker::new()));
             }
-            SlashCommand::Resume(None) => {
-                if self.is_running() {
-                    self.notice(
-                        NoticeKind::Warning,
-                        "a turn runs: stop it (Ctrl-C) before /resume",
-                    );
-                } else {
-                    self.open_picker();
-                }
-            }
-            SlashCommand::Resume(Some(id)) => {
-                if self.is_running() {
-                    self.notice(
-                        NoticeKind::Warning,
-                        "a turn runs: stop it (Ctrl-C) before /resume",
-                    );
-                } else if id == self.session_id {
-                    self.notice(NoticeKind::Info, "this is the session on screen");
-                } else {
-                    self.requests.push(Request::Switch(id));
-                }
-            }
+            SlashCommand::Resume(id) => self.resume(id),
             SlashCommand::Quit => self.requests.push(Request::Quit),
+        }
+    }
+
+    /// `/mcp restart [NAME]`: a server that runs, or all of them.
+    fn restart_mcp(&mut self, name: Option<String>) {
+        let running: Vec<&String> = self
+            .mcp
+            .iter()
+            .filter(|(_, s)| s.state != McpState::Untrusted)
+            .map(|(n, _)| n)
+            .collect();
+        match name {
+            Some(n) if !running.contains(&&n) => {
+                let known = if running.is_empty() {
+                    "no MCP server runs".to_string()
+                } else {
+                    format!(
+                        "the servers are {}",
+                        running
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                self.notice(
+                    NoticeKind::Warning,
+                    format!("there is no MCP server `{n}`; {known}"),
+                );
+            }
+            _ if running.is_empty() => {
+                self.notice(NoticeKind::Warning, "no MCP server runs");
+            }
+            name => {
+                let what = name
+                    .as_ref()
+                    .map_or_else(|| "every MCP server".to_string(), Clone::clone);
+                self.ops.push(Op::RestartMcp { server: name });
+                self.notice(NoticeKind::Info, format!("restarting {what}…"));
+            }
+        }
+    }
+
+    /// `/copy [N]`: the last answer, or its N-th code block, as shown.
+    fn copy(&mut self, n: Option<usize>) {
+        let Some(answer) = self.transcript.last_answer() else {
+            self.notice(NoticeKind::Info, "no answer to copy yet");
+            return;
+        };
+        let text = match n {
+            None => Some(answer.to_string()),
+            Some(n) => crate::markdown::code_blocks(answer).get(n - 1).cloned(),
+        };
+        // What is copied is what was shown: no control character
+        // (an escape sequence hidden in a block) goes along.
+        let text = text.map(|t| {
+            t.chars()
+                .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+                .collect::<String>()
+        });
+        match text {
+            Some(text) => {
+                let what = n.map_or_else(
+                    || "the last answer".to_string(),
+                    |n| format!("code block {n}"),
+                );
+                self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
+                self.requests.push(Request::Clipboard(text));
+            }
+            None => {
+                let count = crate::markdown::code_blocks(answer).len();
+                self.notice(
+                    NoticeKind::Warning,
+                    format!("the last answer has {count} code blocks"),
+                );
+            }
+        }
+    }
+
+    /// `/model NAME` switches (once the server said it has it); `/model`
+    /// says which one talks.
+    fn model_command(&mut self, name: Option<String>) {
+        let Some(m) = name else {
+            let how = match &self.models {
+                Models::Known(list) => format!(
+                    "change it with /model NAME; the server lists {} (type /model and a \
+                     part of the name to choose)",
+                    plural(list.len(), "model")
+                ),
+                _ => "change it with /model NAME".to_string(),
+            };
+            self.notice(NoticeKind::Info, format!("model: {} ({how})", self.model));
+            return;
+        };
+        match &self.models {
+            Models::Unknown | Models::Asked => {
+                if self.models == Models::Unknown {
+                    self.models = Models::Asked;
+                    self.ops.push(Op::ListModels);
+                }
+                self.notice(
+                    NoticeKind::Info,
+                    format!("model {m}: asking the server whether it has it…"),
+                );
+                self.pending_model = Some(m);
+            }
+            _ => self.switch_model(m),
+        }
+    }
+
+    /// `/resume`: the picker, or the session named.
+    fn resume(&mut self, id: Option<String>) {
+        if self.is_running() {
+            self.notice(
+                NoticeKind::Warning,
+                "a turn runs: stop it (Ctrl-C) before /resume",
+            );
+        } else if id.as_deref() == Some(self.session_id.as_str()) {
+            self.notice(NoticeKind::Info, "this is the session on screen");
+        } else if let Some(id) = id {
+            self.requests.push(Request::Switch(id));
+        } else {
+            self.open_picker();
         }
     }
 }

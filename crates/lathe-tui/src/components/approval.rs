@@ -38,8 +38,8 @@ use ratatui::layout::Rect;
 
 use super::diff_view::{DiffView, Highlighted};
 use crate::component::{AppEvent, AppEvents, Outcome};
-use crate::theme::Theme;
 use crate::protocol::{ApprovalDecision, ApprovalRequest};
+use crate::theme::Theme;
 
 /// How long without a key or a paste before a dialog takes keys.
 pub const QUIET: Duration = Duration::from_millis(800);
@@ -131,7 +131,6 @@ pub struct ApprovalOverlay {
 }
 
 impl ApprovalOverlay {
-
     pub fn is_active(&self) -> bool {
         !self.queue.is_empty()
     }
@@ -625,7 +624,6 @@ impl ApprovalOverlay {
     fn scroll_by(&mut self, rows: usize) {
         self.scroll = (self.scroll + rows).min(self.max_scroll.get());
     }
-
 }
 
 /// A key as the log names it.

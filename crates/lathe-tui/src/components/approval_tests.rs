@@ -5,8 +5,8 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::*;
-use crate::theme::Theme;
 use crate::protocol::{ApprovalNeed, GrantOffer};
+use crate::theme::Theme;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -40,7 +40,14 @@ fn edit(id: &str) -> PendingApproval {
             ))),
             round: None,
         },
-        Some(DiffView::from_change(&crate::protocol::change::FileChange::new("src/main.rs", std::path::PathBuf::new(), Some(old), new))),
+        Some(DiffView::from_change(
+            &crate::protocol::change::FileChange::new(
+                "src/main.rs",
+                std::path::PathBuf::new(),
+                Some(old),
+                new,
+            ),
+        )),
     )
 }
 
@@ -54,8 +61,7 @@ fn shell(id: &str) -> PendingApproval {
             operations: Vec::new(),
             needs: vec![ApprovalNeed {
                 what: "run `cargo test --all`".into(),
-                reason: "approval mode ask: commands that may change things need approval"
-                    .into(),
+                reason: "approval mode ask: commands that may change things need approval".into(),
             }],
             reason: "approval mode ask: commands that may change things need approval".into(),
             grant: Some(GrantOffer {
@@ -354,17 +360,17 @@ fn a_call_no_grant_may_cover_offers_no_a() {
     let mut o = ApprovalOverlay::default();
     o.push(
         PendingApproval {
-        request: ApprovalRequest {
-            needs: vec![ApprovalNeed {
-                what: "run the line exactly as written".into(),
-                reason: "the line uses command substitution".into(),
-            }],
-            grant: None,
-            arguments: json!({"command": "cargo test $(cat args)"}),
-            ..shell("c1").request
+            request: ApprovalRequest {
+                needs: vec![ApprovalNeed {
+                    what: "run the line exactly as written".into(),
+                    reason: "the line uses command substitution".into(),
+                }],
+                grant: None,
+                arguments: json!({"command": "cargo test $(cat args)"}),
+                ..shell("c1").request
+            },
+            ..shell("c1")
         },
-        ..shell("c1")
-    },
         t0,
     );
     draw(&mut o, 72, 14, t0);
@@ -394,7 +400,9 @@ fn a_huge_diff_scrolls_without_overscroll() {
     let t0 = Instant::now();
     let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
     let mut req = edit("big");
-    req.diff = Some(DiffView::from_change(&crate::protocol::change::FileChange::new("big.txt", std::path::PathBuf::new(), None, &new)));
+    req.diff = Some(DiffView::from_change(
+        &crate::protocol::change::FileChange::new("big.txt", std::path::PathBuf::new(), None, &new),
+    ));
     let mut o = shown(vec![req], t0);
     let first = draw(&mut o, 80, 24, later(t0));
     assert!(first.contains("line 0"), "{first}");
@@ -624,19 +632,19 @@ fn endings_invisible_characters_and_odd_names_are_shown() {
     let mut o = ApprovalOverlay::default();
     o.push(
         PendingApproval {
-        request: ApprovalRequest {
-            change: Some(Box::new(change.clone())),
-            arguments: json!({"path": path, "content": "x"}),
-            tool: "write_file".into(),
-            needs: vec![ApprovalNeed {
-                what: format!("write {path}"),
-                reason: "file changes need approval".into(),
-            }],
-            ..edit("c1").request
+            request: ApprovalRequest {
+                change: Some(Box::new(change.clone())),
+                arguments: json!({"path": path, "content": "x"}),
+                tool: "write_file".into(),
+                needs: vec![ApprovalNeed {
+                    what: format!("write {path}"),
+                    reason: "file changes need approval".into(),
+                }],
+                ..edit("c1").request
+            },
+            diff: Some(DiffView::from_change(&change)),
+            ..edit("c1")
         },
-        diff: Some(DiffView::from_change(&change)),
-        ..edit("c1")
-    },
         t0,
     );
     let screen = draw(&mut o, 80, 40, later(t0));
@@ -672,15 +680,15 @@ fn deletions_and_moves_say_what_they_do() {
     for (id, tool, c) in [("d", "delete_file", gone), ("m", "move_file", moved)] {
         o.push(
             PendingApproval {
-        request: ApprovalRequest {
-            change: Some(Box::new(c.clone())),
-            arguments: json!({}),
-            tool: tool.into(),
-            ..edit(id).request
-        },
-        diff: Some(DiffView::from_change(&c)),
-        ..edit(id)
-    },
+                request: ApprovalRequest {
+                    change: Some(Box::new(c.clone())),
+                    arguments: json!({}),
+                    tool: tool.into(),
+                    ..edit(id).request
+                },
+                diff: Some(DiffView::from_change(&c)),
+                ..edit(id)
+            },
             t0,
         );
     }

@@ -142,7 +142,11 @@ impl Builder {
                 self.new_count += 1;
                 self.removed_run.clear();
                 self.paired = 0;
-                (Some(self.old_no - 1), Some(self.new_no - 1), self.new_count - 1)
+                (
+                    Some(self.old_no - 1),
+                    Some(self.new_no - 1),
+                    self.new_count - 1,
+                )
             }
             Kind::Removed => {
                 side.0.push_str(text);
@@ -607,7 +611,6 @@ struct Marks {
     excluded: Vec<bool>,
 }
 
-
 /// Byte ranges that changed in `old` and in `new`, by words.
 fn word_changes(old: &str, new: &str) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
     let diff = TextDiff::from_words(old, new);
@@ -723,7 +726,12 @@ mod tests {
     fn a_diff_renders_with_numbers_signs_and_hunks() {
         let old = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
         let new = "fn main() {\n    let x = 2;\n    println!(\"{x}\");\n    done();\n}\n";
-        let v = DiffView::from_change(&FileChange::new("src/main.rs", PathBuf::new(), Some(old), new));
+        let v = DiffView::from_change(&FileChange::new(
+            "src/main.rs",
+            PathBuf::new(),
+            Some(old),
+            new,
+        ));
         assert_eq!((v.path.as_str(), v.added, v.removed), ("src/main.rs", 2, 1));
         let lines = v.lines(&Theme::plain(), 60);
         assert_snapshot!("diff_view_plain", text(&lines));
@@ -737,7 +745,12 @@ mod tests {
         let (o, _) = word_changes("abc", "xyz");
         assert!(o.is_empty(), "whole-line changes get no word marks");
         let theme = Theme::dark();
-        let mut v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), Some("let x = 1;\n"), "let x = 2;\n"));
+        let mut v = DiffView::from_change(&FileChange::new(
+            "a.rs",
+            PathBuf::new(),
+            Some("let x = 1;\n"),
+            "let x = 2;\n",
+        ));
         v.highlight_now(&theme, &Highlighter::new(theme.syntax_theme.as_deref()));
         let lines = v.lines(&theme, 40);
         let marked: Vec<&str> = lines
@@ -754,7 +767,12 @@ mod tests {
 
     #[test]
     fn long_lines_wrap_under_the_gutter() {
-        let v = DiffView::from_change(&FileChange::new("a.txt", PathBuf::new(), None, &format!("{}\n", "word ".repeat(20))));
+        let v = DiffView::from_change(&FileChange::new(
+            "a.txt",
+            PathBuf::new(),
+            None,
+            &format!("{}\n", "word ".repeat(20)),
+        ));
         let lines = v.lines(&Theme::plain(), 40);
         assert!(lines.len() > 3);
         assert!(
@@ -800,7 +818,12 @@ mod tests {
     fn a_big_diff_styles_only_the_rows_shown() {
         let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
         let old: String = (0..20_000).map(|i| format!("line {}\n", i * 2)).collect();
-        let v = DiffView::from_change(&FileChange::new("big.txt", PathBuf::new(), Some(&old), &new));
+        let v = DiffView::from_change(&FileChange::new(
+            "big.txt",
+            PathBuf::new(),
+            Some(&old),
+            &new,
+        ));
         assert!(v.height(80) >= 20_000);
         let shown = v.rows_in(&Theme::plain(), 80, 100, 5);
         assert_eq!(shown.len(), 5);
@@ -812,7 +835,12 @@ mod tests {
 
     #[test]
     fn tabs_show_as_arrows_at_their_stops() {
-        let v = DiffView::from_change(&FileChange::new("Makefile", PathBuf::new(), None, "all:\n\tgo build\n"));
+        let v = DiffView::from_change(&FileChange::new(
+            "Makefile",
+            PathBuf::new(),
+            None,
+            "all:\n\tgo build\n",
+        ));
         let lines = v.lines(&Theme::plain(), 40);
         let shown = text(&lines);
         assert!(shown.contains("+ →   go build"), "{shown}");
@@ -822,7 +850,12 @@ mod tests {
     fn highlighting_stops_once_the_view_is_gone() {
         let theme = Theme::dark();
         let hl = Highlighter::new(theme.syntax_theme.as_deref());
-        let v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), None, "fn a() {}\n"));
+        let v = DiffView::from_change(&FileChange::new(
+            "a.rs",
+            PathBuf::new(),
+            None,
+            "fn a() {}\n",
+        ));
         let job = v.highlight_job(&theme, &hl);
         let kept = v.highlight_job(&theme, &hl);
         assert!(kept().is_some());

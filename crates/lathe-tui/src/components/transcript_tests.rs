@@ -4,8 +4,8 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::*;
-use crate::protocol::{ResultMetadata, ToolStatus};
 use crate::components::cells::{NoticeKind, ToolState};
+use crate::protocol::{ResultMetadata, ToolStatus};
 
 fn draw(t: &mut Transcript, width: u16, height: u16) -> String {
     let theme = Theme::plain();

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::fs::atomic::write_atomic;
 use crate::tools::args::{parse, schema};
+use crate::tools::fs::atomic::write_atomic;
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 pub struct EditFile;
@@ -69,12 +69,7 @@ impl Tool for EditFile {
             .map_err(ToolError::from_path)?;
         let shown = workspace.display_relative(&resolved);
         let text = read_text(&resolved, &shown)?;
-        let (updated, _) = apply_edit(
-            &text,
-            a.old_text.as_str(),
-            a.new_text.as_str(),
-            &shown,
-        )?;
+        let (updated, _) = apply_edit(&text, a.old_text.as_str(), a.new_text.as_str(), &shown)?;
         Ok(Some(crate::tools::change::FileChange::new(
             &shown,
             resolved,

@@ -144,7 +144,11 @@ impl Tool for ExecShell {
 /// Whether `argv` runs git alone, as the analysis sees every command of
 /// it (a shell's `-c` line, or the program itself).
 fn runs_git_only(argv: &[String], workspace: &crate::policy::Workspace) -> bool {
-    let git = |p: &str| std::path::Path::new(p).file_name().is_some_and(|n| n == "git");
+    let git = |p: &str| {
+        std::path::Path::new(p)
+            .file_name()
+            .is_some_and(|n| n == "git")
+    };
     match argv {
         [_, flag, line] if flag == "-c" => {
             let e = shell::analyze(line, workspace);

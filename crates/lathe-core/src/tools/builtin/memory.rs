@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::protocol::Effect;
-use crate::tools::fs::atomic::write_atomic;
 use crate::tools::args::{parse, schema};
+use crate::tools::fs::atomic::write_atomic;
 use crate::tools::spec::{Tool, ToolContext, ToolError};
 
 /// The most a memory file may hold (the model reads it whole).

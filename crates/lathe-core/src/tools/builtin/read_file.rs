@@ -267,7 +267,9 @@ mod tests {
         let end = v["end_line"].as_u64().unwrap();
         assert_eq!(v["next_offset"], end + 1);
         assert!(v["content"].as_str().unwrap().ends_with('\n'));
-        assert!(crate::tools::truncate::json_len(&v) < crate::tools::truncate::MAX_TOOL_RESULT_BYTES);
+        assert!(
+            crate::tools::truncate::json_len(&v) < crate::tools::truncate::MAX_TOOL_RESULT_BYTES
+        );
         assert!(v["note"].as_str().unwrap().contains("offset="));
     }
 

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
+use crate::tools::args::{parse, schema};
 use crate::tools::fs::atomic::write_atomic;
 use crate::tools::preview::unified_diff;
-use crate::tools::args::{parse, schema};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 
 pub struct WriteFile;
@@ -48,9 +48,7 @@ impl Tool for WriteFile {
         let write = file_operation(workspace, path, Access::Write)?;
         // Over a file that exists, its diff shows what the file held: a
         // read of it.
-        let exists = workspace
-            .resolve_existing(path)
-            .is_ok_and(|p| p.is_file());
+        let exists = workspace.resolve_existing(path).is_ok_and(|p| p.is_file());
         Ok(if exists {
             vec![file_operation(workspace, path, Access::Read)?, write]
         } else {
