@@ -195,19 +195,7 @@ pub fn spawn_agent(
         .chain(workspace_hooks.files())
         .map(|f| workspace.root().join(f))
         .collect();
-    // The session's own temp directory, removed when the agent ends.
-    let scratch = match tempfile::Builder::new().prefix("lathe-tmp-").tempdir() {
-        Ok(dir) => {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
-            sandbox.private_tmp = Some(dir.path().to_path_buf());
-            Some(Arc::new(dir))
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "no private temp directory; commands share the system's");
-            None
-        }
-    };
+    let scratch = private_tmp(&mut sandbox);
     let settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
         sandbox: sandbox.clone(),
@@ -274,21 +262,7 @@ pub fn spawn_agent(
         .iter()
         .cloned()
         .partition(|s| trust.mcp || mcp_trusted(config, s));
-    let manager = (!config.mcp_servers.is_empty() || !config.workspace_mcp.is_empty()).then(|| {
-        let manager = crate::mcp::Manager::new(crate::mcp::Launch {
-            workspace: workspace.root().to_path_buf(),
-            sandbox: sandbox.clone(),
-            reads: crate::policy::guardrails::ReadDenials::of(
-                workspace.clone(),
-                Arc::new(config.rules.clone()),
-            ),
-        });
-        let mut start = config.mcp_servers.clone();
-        start.extend(trusted_mcp.iter().cloned());
-        manager.start(start);
-        manager.hold(untrusted_mcp.clone());
-        manager
-    });
+    let manager = mcp_manager(config, &workspace, &sandbox, &trusted_mcp, &untrusted_mcp);
     let mut agent =
         Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
     if let Some(m) = manager {
@@ -299,35 +273,7 @@ pub fn spawn_agent(
     }
     match crate::session::history::Recorder::open(&config.paths.sessions_dir, &session_id) {
         Ok(recorder) => {
-            if resumed.is_none() {
-                recorder.append_detached(crate::session::history::Item::Session {
-                    workspace: config.workspace.clone(),
-                    provider: config.provider.to_string(),
-                    model: config.model.clone(),
-                    version: env!("CARGO_PKG_VERSION").to_string(),
-                    base_url: Some(config.base_url.clone()),
-                    wire: Some(config.wire),
-                    key_hint: config
-                        .api_key
-                        .as_ref()
-                        .map(|k| crate::session::history::key_hint(&config.base_url, k.expose())),
-                    effort: config.effort,
-                });
-            }
-            // Going on with another model or effort (`--model`, `--effort`
-            // on `--continue`): the session remembers them from here.
-            if let Some(info) = &went_on_from {
-                if info.model != config.model {
-                    recorder.append_detached(crate::session::history::Item::Model {
-                        model: config.model.clone(),
-                    });
-                }
-                if info.effort != config.effort {
-                    recorder.append_detached(crate::session::history::Item::Effort {
-                        effort: config.effort,
-                    });
-                }
-            }
+            record_start(config, &recorder, resumed.is_none(), went_on_from.as_ref());
             agent = agent.with_history(recorder, resumed.clone());
         }
         Err(e) => {
@@ -351,6 +297,90 @@ pub fn spawn_agent(
         trusted_workspace_mcp: trusted_mcp,
         resumed,
     })
+}
+
+/// The session's own temp directory (0700), removed when the agent ends;
+/// commands get it as their `/tmp`.
+fn private_tmp(sandbox: &mut crate::sandbox::Settings) -> Option<Arc<tempfile::TempDir>> {
+    match tempfile::Builder::new().prefix("lathe-tmp-").tempdir() {
+        Ok(dir) => {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
+            sandbox.private_tmp = Some(dir.path().to_path_buf());
+            Some(Arc::new(dir))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no private temp directory; commands share the system's");
+            None
+        }
+    }
+}
+
+/// The MCP servers' manager, when there are any: the person's servers and
+/// the workspace's trusted ones start in the background; the others wait.
+fn mcp_manager(
+    config: &Config,
+    workspace: &Arc<Workspace>,
+    sandbox: &crate::sandbox::Settings,
+    trusted: &[McpServer],
+    untrusted: &[McpServer],
+) -> Option<Arc<crate::mcp::Manager>> {
+    if config.mcp_servers.is_empty() && config.workspace_mcp.is_empty() {
+        return None;
+    }
+    let manager = crate::mcp::Manager::new(crate::mcp::Launch {
+        workspace: workspace.root().to_path_buf(),
+        sandbox: sandbox.clone(),
+        reads: crate::policy::guardrails::ReadDenials::of(
+            workspace.clone(),
+            Arc::new(config.rules.clone()),
+        ),
+    });
+    let mut start = config.mcp_servers.clone();
+    start.extend(trusted.iter().cloned());
+    manager.start(start);
+    manager.hold(untrusted.to_vec());
+    Some(manager)
+}
+
+/// The session's first record (a new session), or what changed since it
+/// was left (going on with another model or effort: `--model`, `--effort`
+/// on `--continue`).
+fn record_start(
+    config: &Config,
+    recorder: &crate::session::history::Recorder,
+    new: bool,
+    went_on_from: Option<&crate::session::store::SessionInfo>,
+) {
+    if new {
+        recorder.append_detached(crate::session::history::Item::Session {
+            workspace: config.workspace.clone(),
+            provider: config.provider.to_string(),
+            model: config.model.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            base_url: Some(config.base_url.clone()),
+            wire: Some(config.wire),
+            key_hint: config
+                .api_key
+                .as_ref()
+                .map(|k| crate::session::history::key_hint(&config.base_url, k.expose())),
+            effort: config.effort,
+        });
+    }
+    // Going on with another model or effort (`--model`, `--effort`
+    // on `--continue`): the session remembers them from here.
+    if let Some(info) = went_on_from {
+        if info.model != config.model {
+            recorder.append_detached(crate::session::history::Item::Model {
+                model: config.model.clone(),
+            });
+        }
+        if info.effort != config.effort {
+            recorder.append_detached(crate::session::history::Item::Effort {
+                effort: config.effort,
+            });
+        }
+    }
 }
 
 /// What the person should know about the sandbox on this system: that

@@ -613,6 +613,19 @@ async fn authorize(
     let source = shared.approver.source();
     let decision = shared.approver.decide(&request, cancel).await;
     decided(decision.clone(), source);
+    apply(shared, decision, source, change, grant.as_deref(), cancel).await
+}
+
+/// What the person decided, applied: what is written (the whole change,
+/// the hunks kept, their own version), a grant recorded, or why not.
+async fn apply(
+    shared: &Shared,
+    decision: ApprovalDecision,
+    source: DecisionSource,
+    change: Option<FileChange>,
+    grant: Option<&[GrantKey]>,
+    cancel: &CancellationToken,
+) -> Result<Option<Exact>, Outcome> {
     // What was shown is what is written: the whole change, or the hunks
     // kept.
     let all = |c: FileChange| {
@@ -626,38 +639,7 @@ async fn authorize(
     match decision {
         ApprovalDecision::ApproveOnce => Ok(change.map(all)),
         ApprovalDecision::ApproveEdited { content } => {
-            let Some(change) = change else {
-                return Ok(None);
-            };
-            if !change.editable() {
-                return Err(Outcome::Failed(ToolError::InvalidArgs(
-                    "a deletion or a move has no content to edit; nothing was done".into(),
-                )));
-            }
-            // What the person changed in the model's proposal, for the
-            // model to learn from (cut if long).
-            let theirs = FileChange::new(
-                &change.path,
-                change.file().to_path_buf(),
-                Some(&change.new_text()),
-                &content,
-            )
-            .unified();
-            let theirs = if theirs.len() > EDIT_DIFF_MAX {
-                format!(
-                    "{}\n… (cut)",
-                    crate::protocol::text::cut(&theirs, EDIT_DIFF_MAX)
-                )
-            } else {
-                theirs
-            };
-            let change = change.with_new(&content);
-            let include = vec![true; change.hunks.len()];
-            Ok(Some(Exact {
-                change,
-                include,
-                edited: Some(theirs),
-            }))
+            Ok(change.map(|c| edited(c, &content)).transpose()?)
         }
         ApprovalDecision::ApproveHunks { hunks } => {
             let Some(change) = change else {
@@ -680,12 +662,12 @@ async fn authorize(
         }
         ApprovalDecision::ApproveForConversation => {
             // A call no grant may cover is approved this once.
-            if let Some(keys) = &grant {
+            if let Some(keys) = grant {
                 shared.authz.grant(keys);
                 let expires = std::time::SystemTime::now() + shared.authz.ttl();
                 shared
                     .record(Item::Grant {
-                        keys: keys.clone(),
+                        keys: keys.to_vec(),
                         expires_ms: crate::session::history::epoch_ms(expires),
                     })
                     .await;
@@ -710,6 +692,40 @@ async fn authorize(
             Err(Outcome::Denied(ToolError::PermissionDenied(text)))
         }
     }
+}
+
+/// The person's own version of `change` (`E` in the dialog), with what
+/// they changed for the model to learn from (cut if long).
+fn edited(change: FileChange, content: &str) -> Result<Exact, Outcome> {
+    if !change.editable() {
+        return Err(Outcome::Failed(ToolError::InvalidArgs(
+            "a deletion or a move has no content to edit; nothing was done".into(),
+        )));
+    }
+    // What the person changed in the model's proposal, for the
+    // model to learn from (cut if long).
+    let theirs = FileChange::new(
+        &change.path,
+        change.file().to_path_buf(),
+        Some(&change.new_text()),
+        content,
+    )
+    .unified();
+    let theirs = if theirs.len() > EDIT_DIFF_MAX {
+        format!(
+            "{}\n… (cut)",
+            crate::protocol::text::cut(&theirs, EDIT_DIFF_MAX)
+        )
+    } else {
+        theirs
+    };
+    let change = change.with_new(content);
+    let include = vec![true; change.hunks.len()];
+    Ok(Exact {
+        change,
+        include,
+        edited: Some(theirs),
+    })
 }
 
 /// A file change approved as shown: the hunks to write.

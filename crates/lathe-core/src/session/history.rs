@@ -642,22 +642,8 @@ pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (La
 /// The conversation `records` hold (from the last `/clear` on): messages
 /// in order, every tool call answered, in the order the model asked.
 pub fn rebuild(records: &[Record]) -> Rebuilt {
-    let mut by_model: std::collections::BTreeMap<String, Usage> = std::collections::BTreeMap::new();
-    let mut model = String::new();
-    for r in records {
-        match &r.item {
-            Item::Session { model: m, .. } | Item::Model { model: m } => model.clone_from(m),
-            Item::Assistant {
-                usage, model: m, ..
-            } => {
-                let m = if m.is_empty() { &model } else { m };
-                by_model.entry(m.clone()).or_default().add(*usage);
-            }
-            _ => {}
-        }
-    }
     let mut out = Rebuilt {
-        by_model,
+        by_model: usage_by_model(records),
         // Turn ids never repeat, whatever was cleared or rewound.
         turns: records
             .iter()
@@ -699,22 +685,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
         match &r.item {
             Item::User { turn, text, images } => {
                 open_turn = Some(*turn);
-                out.prompts.push((*turn, without_note(text).to_string()));
-                // The note was for this message, and is in its text.
-                out.aborted = None;
-                out.shown
-                    .push(Shown::User(as_written(without_note(text)).to_string()));
-                if images.is_empty() {
-                    push_user(&mut out.messages, text.clone());
-                } else {
-                    out.messages.push(Message::UserImages {
-                        text: text.clone(),
-                        images: images.clone(),
-                    });
-                    for i in images {
-                        out.shown.push(Shown::Note(i.label()));
-                    }
-                }
+                out.user(*turn, text, images);
             }
             Item::Assistant {
                 text,
@@ -724,54 +695,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 carried,
                 ..
             } => {
-                out.usage.add(*usage);
-                let calls: Vec<ToolCall> = tool_calls
-                    .iter()
-                    .map(|c| ToolCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect();
-                out.messages.push(Message::Assistant {
-                    text: text.clone(),
-                    tool_calls: calls.clone(),
-                    reasoning: reasoning.clone(),
-                    carried: carried.clone(),
-                });
-                if !reasoning.trim().is_empty() {
-                    out.shown.push(Shown::Reasoning(reasoning.clone()));
-                }
-                if !text.trim().is_empty() {
-                    out.shown.push(Shown::Assistant(text.clone()));
-                }
-                if !calls.is_empty() {
-                    let results = calls
-                        .iter()
-                        .map(|c| match outputs.get(c.id.as_str()) {
-                            Some((content, is_error)) => ToolOutput {
-                                call_id: c.id.clone(),
-                                content: (*content).to_string(),
-                                is_error: *is_error,
-                            },
-                            None => ToolOutput {
-                                call_id: c.id.clone(),
-                                content: serde_json::json!({ "error": INTERRUPTED }).to_string(),
-                                is_error: true,
-                            },
-                        })
-                        .collect::<Vec<ToolOutput>>();
-                    for (c, r) in calls.iter().zip(&results) {
-                        out.shown.push(Shown::Tool {
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                            content: r.content.clone(),
-                            is_error: r.is_error,
-                        });
-                    }
-                    out.messages.push(Message::ToolResults(results));
-                }
+                out.assistant(text, tool_calls, *usage, reasoning, carried, &outputs);
             }
             Item::TurnEnd { turn } => {
                 ended.insert(*turn);
@@ -823,6 +747,109 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
         )));
     }
     out
+}
+
+impl Rebuilt {
+    /// The person's message of `turn`, as the model had it and as shown.
+    fn user(&mut self, turn: u64, text: &str, images: &[crate::provider::image::Image]) {
+        self.prompts.push((turn, without_note(text).to_string()));
+        // The note was for this message, and is in its text.
+        self.aborted = None;
+        self.shown
+            .push(Shown::User(as_written(without_note(text)).to_string()));
+        if images.is_empty() {
+            push_user(&mut self.messages, text.to_string());
+        } else {
+            self.messages.push(Message::UserImages {
+                text: text.to_string(),
+                images: images.to_vec(),
+            });
+            for i in images {
+                self.shown.push(Shown::Note(i.label()));
+            }
+        }
+    }
+
+    /// A response, and the results its calls got (`outputs`, by call id;
+    /// a call without one was interrupted).
+    fn assistant(
+        &mut self,
+        text: &str,
+        tool_calls: &[ToolCall],
+        usage: Usage,
+        reasoning: &str,
+        carried: &[crate::provider::Carried],
+        outputs: &HashMap<&str, (&str, bool)>,
+    ) {
+        self.usage.add(usage);
+        let calls: Vec<ToolCall> = tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        self.messages.push(Message::Assistant {
+            text: text.to_string(),
+            tool_calls: calls.clone(),
+            reasoning: reasoning.to_string(),
+            carried: carried.to_vec(),
+        });
+        if !reasoning.trim().is_empty() {
+            self.shown.push(Shown::Reasoning(reasoning.to_string()));
+        }
+        if !text.trim().is_empty() {
+            self.shown.push(Shown::Assistant(text.to_string()));
+        }
+        if !calls.is_empty() {
+            let results = calls
+                .iter()
+                .map(|c| match outputs.get(c.id.as_str()) {
+                    Some((content, is_error)) => ToolOutput {
+                        call_id: c.id.clone(),
+                        content: (*content).to_string(),
+                        is_error: *is_error,
+                    },
+                    None => ToolOutput {
+                        call_id: c.id.clone(),
+                        content: serde_json::json!({ "error": INTERRUPTED }).to_string(),
+                        is_error: true,
+                    },
+                })
+                .collect::<Vec<ToolOutput>>();
+            for (c, r) in calls.iter().zip(&results) {
+                self.shown.push(Shown::Tool {
+                    call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    content: r.content.clone(),
+                    is_error: r.is_error,
+                });
+            }
+            self.messages.push(Message::ToolResults(results));
+        }
+    }
+}
+
+/// What each model was paid for, over the whole record (what `/clear`
+/// forgot included).
+fn usage_by_model(records: &[Record]) -> std::collections::BTreeMap<String, Usage> {
+    let mut by_model: std::collections::BTreeMap<String, Usage> = std::collections::BTreeMap::new();
+    let mut model = String::new();
+    for r in records {
+        match &r.item {
+            Item::Session { model: m, .. } | Item::Model { model: m } => model.clone_from(m),
+            Item::Assistant {
+                usage, model: m, ..
+            } => {
+                let m = if m.is_empty() { &model } else { m };
+                by_model.entry(m.clone()).or_default().add(*usage);
+            }
+            _ => {}
+        }
+    }
+    by_model
 }
 
 #[cfg(test)]

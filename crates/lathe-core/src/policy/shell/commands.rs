@@ -661,6 +661,16 @@ impl Walker<'_> {
         if variable_names(base, args).iter().any(|n| n.contains('[')) {
             self.evaluates(&format!("gives `{base}` an array element by name"));
         }
+        // Whichever of them takes `base` says so.
+        let _ = self.shell_code(base, args, cx)
+            || self.runs_later(base, args, cx)
+            || self.build_tool(base, args);
+    }
+
+    /// The shell's own builtins that run or evaluate code (`eval`,
+    /// `source`, `trap`, `alias`, arithmetic, variables by name), or change
+    /// how later commands run.
+    fn shell_code(&mut self, base: &str, args: &[Word], cx: &Ctx) -> bool {
         match base {
             "eval" => {
                 self.complex("uses eval");
@@ -677,15 +687,6 @@ impl Walker<'_> {
                 if from_stdin && let Stdin::Inline { code: Some(code) } = &cx.stdin {
                     let code = code.clone();
                     self.nested(&code, false, Stdin::Inherited);
-                }
-            }
-            "watch" => {
-                self.complex("runs a command string (watch)");
-                let at = skip_options(args, 0, "nd", &["interval", "differences"]);
-                let rest = &args[at.min(args.len())..];
-                if !rest.is_empty() && rest.iter().all(|a| !a.dynamic) {
-                    let code = join(rest);
-                    self.nested(&code, true, Stdin::Inherited);
                 }
             }
             "trap" => {
@@ -749,16 +750,29 @@ impl Walker<'_> {
             {
                 self.evaluates("declares an integer or reference variable");
             }
-            "git" => self.git(args),
-            "go" if args.iter().any(|a| {
-                let name = a.text.trim_start_matches('-');
-                a.text.starts_with('-')
-                    && ["toolexec", "exec", "overlay", "modfile"]
-                        .iter()
-                        .any(|o| name == *o || name.starts_with(&format!("{o}=")))
-            }) =>
-            {
-                self.complex("runs go with a program or files from elsewhere (-toolexec, -exec)");
+            b if REDEFINERS.contains(&b) => {
+                if b == "shopt" {
+                    self.cd_redefined = true;
+                }
+                self.complex(format!("uses `{b}`, which changes how later commands run"));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Programs that run a command string later or elsewhere (`watch`,
+    /// tmux, `script -c`, nix, `at`, GNU parallel).
+    fn runs_later(&mut self, base: &str, args: &[Word], cx: &Ctx) -> bool {
+        match base {
+            "watch" => {
+                self.complex("runs a command string (watch)");
+                let at = skip_options(args, 0, "nd", &["interval", "differences"]);
+                let rest = &args[at.min(args.len())..];
+                if !rest.is_empty() && rest.iter().all(|a| !a.dynamic) {
+                    let code = join(rest);
+                    self.nested(&code, true, Stdin::Inherited);
+                }
             }
             // Programs that run a command string later or elsewhere.
             "tmux" | "screen" => {
@@ -839,6 +853,26 @@ impl Walker<'_> {
                     self.code_string(a, base);
                 }
             }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Build tools and finders that can run code from elsewhere (git, go,
+    /// cargo, the node package managers, make, `find -exec`).
+    fn build_tool(&mut self, base: &str, args: &[Word]) -> bool {
+        match base {
+            "git" => self.git(args),
+            "go" if args.iter().any(|a| {
+                let name = a.text.trim_start_matches('-');
+                a.text.starts_with('-')
+                    && ["toolexec", "exec", "overlay", "modfile"]
+                        .iter()
+                        .any(|o| name == *o || name.starts_with(&format!("{o}=")))
+            }) =>
+            {
+                self.complex("runs go with a program or files from elsewhere (-toolexec, -exec)");
+            }
             "cargo" => {
                 if has_option(args, "", &["config"]) {
                     self.complex("uses cargo --config, which can redefine what cargo runs");
@@ -853,14 +887,9 @@ impl Walker<'_> {
             "npm" | "pnpm" | "yarn" | "npx" | "bun" => self.node_package_manager(base, args),
             "make" | "gmake" => self.make(args),
             "find" => self.find_exec(args),
-            b if REDEFINERS.contains(&b) => {
-                if b == "shopt" {
-                    self.cd_redefined = true;
-                }
-                self.complex(format!("uses `{b}`, which changes how later commands run"));
-            }
-            _ => {}
+            _ => return false,
         }
+        true
     }
 
     /// `printf -v NAME`, `read NAME`: a variable takes a value known only
