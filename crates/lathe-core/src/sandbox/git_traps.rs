@@ -697,6 +697,48 @@ pub fn repo_code_paths(workspace: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `core` settings that are data: none names a program git runs.
+const CORE_DATA_KEYS: &[&str] = &[
+    "repositoryformatversion",
+    "filemode",
+    "bare",
+    "logallrefupdates",
+    "ignorecase",
+    "precomposeunicode",
+    "symlinks",
+    "autocrlf",
+    "eol",
+    "safecrlf",
+    "quotepath",
+    "compression",
+    "loosecompression",
+    "bigfilethreshold",
+    "sharedrepository",
+    "abbrev",
+    "checkstat",
+    "trustctime",
+    "untrackedcache",
+    "splitindex",
+    "preloadindex",
+    "multipackindex",
+    "commitgraph",
+    "fsync",
+    "fsyncmethod",
+    "packedgitlimit",
+    "packedgitwindowsize",
+    "deltabasecachelimit",
+    "whitespace",
+    "notesref",
+    "warnambiguousrefs",
+    "protecthfs",
+    "protectntfs",
+    "sparsecheckout",
+    "sparsecheckoutcone",
+    "filesreflocktimeout",
+    "packedrefstimeout",
+    "checkroundtripencoding",
+];
+
 /// Whether `section.subsection.key = value` only holds data.
 fn data_only(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
     let bool_value = matches!(
@@ -706,44 +748,7 @@ fn data_only(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
     match (section, sub) {
         ("core", None) => match key {
             "fsmonitor" => bool_value,
-            "repositoryformatversion"
-            | "filemode"
-            | "bare"
-            | "logallrefupdates"
-            | "ignorecase"
-            | "precomposeunicode"
-            | "symlinks"
-            | "autocrlf"
-            | "eol"
-            | "safecrlf"
-            | "quotepath"
-            | "compression"
-            | "loosecompression"
-            | "bigfilethreshold"
-            | "sharedrepository"
-            | "abbrev"
-            | "checkstat"
-            | "trustctime"
-            | "untrackedcache"
-            | "splitindex"
-            | "preloadindex"
-            | "multipackindex"
-            | "commitgraph"
-            | "fsync"
-            | "fsyncmethod"
-            | "packedgitlimit"
-            | "packedgitwindowsize"
-            | "deltabasecachelimit"
-            | "whitespace"
-            | "notesref"
-            | "warnambiguousrefs"
-            | "protecthfs"
-            | "protectntfs"
-            | "sparsecheckout"
-            | "sparsecheckoutcone"
-            | "filesreflocktimeout"
-            | "packedrefstimeout"
-            | "checkroundtripencoding" => true,
+            k if CORE_DATA_KEYS.contains(&k) => true,
             _ => false,
         },
         ("extensions", None) => true,

@@ -59,23 +59,26 @@ fn close_inherited() {
     }
 }
 
-pub fn warden(mut policy: Policy) -> i32 {
-    close_inherited();
+/// The warden takes charge: a session of its own (no terminal, a group
+/// Lathe can kill whole), SIGTERM when Lathe goes, the orphans of the
+/// command as its children, and the signals it waits on blocked and read
+/// from a descriptor.
+fn take_charge(parent: u32) -> Result<SignalFd, String> {
     // A session of its own: no terminal to write to, and a group Lathe
     // can kill as a whole.
     if let Err(e) = nix::unistd::setsid() {
-        return fail(&format!("cannot start a session: {e}"));
+        return Err(format!("cannot start a session: {e}"));
     }
     // Lathe going away (even by SIGKILL) is a SIGTERM here; if it went
     // before this line, the parent check sees it.
     if let Err(e) = prctl::set_pdeathsig(Signal::SIGTERM) {
-        return fail(&format!("cannot set the parent-death signal: {e}"));
+        return Err(format!("cannot set the parent-death signal: {e}"));
     }
-    if !parent_is(policy.parent) {
-        return fail("lathe is gone");
+    if !parent_is(parent) {
+        return Err("lathe is gone".into());
     }
     if let Err(e) = prctl::set_child_subreaper(true) {
-        return fail(&format!("cannot become a subreaper: {e}"));
+        return Err(format!("cannot become a subreaper: {e}"));
     }
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
@@ -83,12 +86,18 @@ pub fn warden(mut policy: Policy) -> i32 {
         mask.add(s);
     }
     if let Err(e) = mask.thread_block() {
-        return fail(&format!("cannot block signals: {e}"));
+        return Err(format!("cannot block signals: {e}"));
     }
     // Close-on-exec: the command gets no descriptor of the warden's.
-    let signals = match SignalFd::with_flags(&mask, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC) {
-        Ok(fd) => fd,
-        Err(e) => return fail(&format!("cannot watch signals: {e}")),
+    SignalFd::with_flags(&mask, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC)
+        .map_err(|e| format!("cannot watch signals: {e}"))
+}
+
+pub fn warden(mut policy: Policy) -> i32 {
+    close_inherited();
+    let signals = match take_charge(policy.parent) {
+        Ok(signals) => signals,
+        Err(e) => return fail(&e),
     };
     // Landlock covers TCP and writes; namespaces of its own add a network
     // with no interface up (UDP, raw sockets), mounts that hold the
@@ -169,6 +178,13 @@ pub fn warden(mut policy: Policy) -> i32 {
             report(&Report::Sockets(served));
         }
     }
+    wait_for(shell, &signals)
+}
+
+/// Waits for the command (the confiner's shell) to end, reaping every
+/// orphan on the way; a signal to the warden kills them all. The exit
+/// code is the shell's (or 128 and the signal).
+fn wait_for(shell: Pid, signals: &SignalFd) -> i32 {
     let mut outcome: Option<WaitStatus> = None;
     while outcome.is_none() {
         match signals.read_signal() {

@@ -68,40 +68,13 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         ApprovalMode::FullAuto => base.fg(theme.colors.warning),
         _ => base,
     };
-    let activity = match (info.flash, info.running_ms) {
-        (Some(flash), _) => Span::styled(flash.to_string(), base.fg(theme.colors.warning)),
-        (None, Some(_)) if info.waiting => {
-            Span::styled("waiting for your answer", base.fg(theme.colors.warning))
-        }
-        (None, Some(ms)) => {
-            let frame = SPINNER[(ms / 100) as usize % SPINNER.len()];
-            let doing = if info.thinking { "thinking" } else { "working" };
-            Span::styled(
-                format!("{frame} {doing} {:.1}s", ms as f64 / 1000.0),
-                base.fg(theme.colors.accent),
-            )
-        }
-        (None, None) => Span::styled("idle", base),
-    };
+    let activity = activity(info, theme);
     let usage = format!(
         "{} in · {} out",
         tokens(info.usage.input_tokens),
         tokens(info.usage.output_tokens)
     );
-    // How full the context is: a share of a known window (coloured as
-    // it fills), else its size.
-    let context = info.context.map(|(used, window)| match window {
-        Some(w) if w > 0 => {
-            let pct = used.saturating_mul(100) / w;
-            let color = match pct {
-                0..70 => theme.colors.muted,
-                70..85 => theme.colors.warning,
-                _ => theme.colors.error,
-            };
-            Span::styled(format!("ctx {pct}%"), base.fg(color))
-        }
-        _ => Span::styled(format!("ctx {}", tokens(used)), base.fg(theme.colors.muted)),
-    });
+    let context = context(info, theme);
     // What the session has cost, when the prices are known.
     let cost = info
         .usage
@@ -152,24 +125,7 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
             sep(),
             activity.clone(),
         ]);
-        if info.mcp_failed > 0 {
-            left.extend([
-                sep(),
-                Span::styled(
-                    format!("⚠ mcp {} down", info.mcp_failed),
-                    base.fg(theme.colors.warning),
-                ),
-            ]);
-        }
-        if info.mcp_starting > 0 {
-            left.extend([
-                sep(),
-                Span::styled(
-                    format!("mcp {} starting…", info.mcp_starting),
-                    theme.muted(),
-                ),
-            ]);
-        }
+        left.extend(mcp_spans(info, theme));
         let mut right = Vec::new();
         if let Some(c) = context.as_ref().filter(|_| with_context) {
             right.push(c.clone());
@@ -219,6 +175,71 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
             .saturating_sub(u16::try_from(right_w).unwrap_or(area.width));
         buf.set_line(x, area.y, &Line::from(right), area.width);
     }
+}
+
+/// What runs: a flash, the wait for an answer, thinking or working (with
+/// a spinner and the time), or idle.
+fn activity(info: &StatusInfo<'_>, theme: &Theme) -> Span<'static> {
+    let base = theme.status_bar();
+    match (info.flash, info.running_ms) {
+        (Some(flash), _) => Span::styled(flash.to_string(), base.fg(theme.colors.warning)),
+        (None, Some(_)) if info.waiting => {
+            Span::styled("waiting for your answer", base.fg(theme.colors.warning))
+        }
+        (None, Some(ms)) => {
+            let frame = SPINNER[(ms / 100) as usize % SPINNER.len()];
+            let doing = if info.thinking { "thinking" } else { "working" };
+            Span::styled(
+                format!("{frame} {doing} {:.1}s", ms as f64 / 1000.0),
+                base.fg(theme.colors.accent),
+            )
+        }
+        (None, None) => Span::styled("idle", base),
+    }
+}
+
+/// How full the context is: a share of a known window (coloured as it
+/// fills), else its size.
+fn context(info: &StatusInfo<'_>, theme: &Theme) -> Option<Span<'static>> {
+    let base = theme.status_bar();
+    info.context.map(|(used, window)| match window {
+        Some(w) if w > 0 => {
+            let pct = used.saturating_mul(100) / w;
+            let color = match pct {
+                0..70 => theme.colors.muted,
+                70..85 => theme.colors.warning,
+                _ => theme.colors.error,
+            };
+            Span::styled(format!("ctx {pct}%"), base.fg(color))
+        }
+        _ => Span::styled(format!("ctx {}", tokens(used)), base.fg(theme.colors.muted)),
+    })
+}
+
+/// The MCP servers down or starting, if any.
+fn mcp_spans(info: &StatusInfo<'_>, theme: &Theme) -> Vec<Span<'static>> {
+    let base = theme.status_bar();
+    let sep = || Span::styled(" · ", base);
+    let mut spans = Vec::new();
+    if info.mcp_failed > 0 {
+        spans.extend([
+            sep(),
+            Span::styled(
+                format!("⚠ mcp {} down", info.mcp_failed),
+                base.fg(theme.colors.warning),
+            ),
+        ]);
+    }
+    if info.mcp_starting > 0 {
+        spans.extend([
+            sep(),
+            Span::styled(
+                format!("mcp {} starting…", info.mcp_starting),
+                theme.muted(),
+            ),
+        ]);
+    }
+    spans
 }
 
 #[cfg(test)]

@@ -10,6 +10,51 @@ use crate::protocol::operation::{Access, Word, join};
 
 impl Walker<'_> {
     pub(super) fn git(&mut self, args: &[Word]) {
+        let Some(i) = self.git_global_options(args) else {
+            return;
+        };
+        let Some(sub) = args.get(i) else {
+            return;
+        };
+        let rest = args.get(i + 1..).unwrap_or_default();
+        if !sub.is_plain() {
+            self.complex("computes the git subcommand at run time");
+            return;
+        }
+        if !GIT_COMMANDS.contains(&sub.text.as_str()) {
+            self.complex(format!(
+                "`git {}` may be an alias or an external command",
+                sub.text
+            ));
+        }
+        if has_option(
+            rest,
+            "",
+            &[
+                "output",
+                "ext-diff",
+                "upload-pack",
+                "receive-pack",
+                "config",
+                "template",
+            ],
+        ) || (rest.iter().any(|a| a.text.starts_with("-u"))
+            && matches!(
+                sub.text.as_str(),
+                "fetch" | "clone" | "pull" | "ls-remote" | "archive"
+            ))
+        {
+            self.complex("uses a git option that writes a file or runs a configured program");
+        }
+        let strings = self.git_command_strings(&sub.text, rest);
+        for code in strings {
+            self.code_string(&code, "a git command string");
+        }
+    }
+
+    /// git's global options, each judged; where the subcommand is (`None`
+    /// when it cannot be known).
+    fn git_global_options(&mut self, args: &[Word]) -> Option<usize> {
         // Global options: those Lathe knows, with or without a value; an
         // unknown one may take the next word, so the subcommand is unsure.
         let flags = known_flags("git").unwrap_or_default();
@@ -29,7 +74,7 @@ impl Walker<'_> {
             let t = a.text.as_str();
             if a.dynamic {
                 self.complex("computes a git option at run time");
-                return;
+                return None;
             }
             if !t.starts_with('-') {
                 break;
@@ -85,44 +130,16 @@ impl Walker<'_> {
                 self.complex(format!(
                     "uses `{t}`, a git option Lathe does not know, so its subcommand is unsure"
                 ));
-                return;
+                return None;
             }
         }
-        let Some(sub) = args.get(i) else {
-            return;
-        };
-        let rest = args.get(i + 1..).unwrap_or_default();
-        if !sub.is_plain() {
-            self.complex("computes the git subcommand at run time");
-            return;
-        }
-        if !GIT_COMMANDS.contains(&sub.text.as_str()) {
-            self.complex(format!(
-                "`git {}` may be an alias or an external command",
-                sub.text
-            ));
-        }
-        if has_option(
-            rest,
-            "",
-            &[
-                "output",
-                "ext-diff",
-                "upload-pack",
-                "receive-pack",
-                "config",
-                "template",
-            ],
-        ) || (rest.iter().any(|a| a.text.starts_with("-u"))
-            && matches!(
-                sub.text.as_str(),
-                "fetch" | "clone" | "pull" | "ls-remote" | "archive"
-            ))
-        {
-            self.complex("uses a git option that writes a file or runs a configured program");
-        }
-        // Subcommands that run a command string.
-        let strings: Vec<Word> = match sub.text.as_str() {
+        Some(i)
+    }
+
+    /// The command strings a subcommand runs (`rebase -x`, `bisect run`,
+    /// filters); `git config` writes are judged on the way.
+    fn git_command_strings(&mut self, sub: &str, rest: &[Word]) -> Vec<Word> {
+        match sub {
             "rebase" => words_of(option_values(rest, 'x', "exec"), rest),
             "difftool" | "mergetool" => words_of(option_values(rest, 'x', "extcmd"), rest),
             "filter-branch" => [
@@ -159,9 +176,6 @@ impl Walker<'_> {
                 Vec::new()
             }
             _ => Vec::new(),
-        };
-        for code in strings {
-            self.code_string(&code, "a git command string");
         }
     }
 

@@ -227,15 +227,7 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
         // `setarch ARCH [options] COMMAND`: the arch comes first.
         "setarch" => Some(skip_options(argv, start + 1, "", &[])),
         "gdb" => argv.iter().position(|a| a.text == "--args").map(|p| p + 1),
-        "perf" => match argv.get(start).map(|a| a.text.as_str()) {
-            Some("stat" | "record" | "trace") => Some(skip_options(
-                argv,
-                start + 1,
-                "eoptCGcFIrm",
-                &["event", "output", "pid", "tid", "cpu", "cgroup"],
-            )),
-            _ => None,
-        },
+        "perf" => perf_command(argv, start),
         "busybox" => argv
             .get(start)
             .filter(|a| !a.text.starts_with('-'))
@@ -293,28 +285,47 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             if name == "xargs" {
                 u.extra_args = true;
                 let args = &argv[start..i.min(argv.len())];
-                u.replace = crate::policy::options::option_values(args, 'I', "")
-                    .first()
-                    .map(|r| (*r).to_string())
-                    .or_else(|| {
-                        args.iter().find_map(|a| {
-                            let t = a.text.as_str();
-                            if let Some(v) = t.strip_prefix("--replace=") {
-                                return Some(v.to_string());
-                            }
-                            (t == "--replace" || t.starts_with("-i")).then(|| {
-                                t.strip_prefix("-i")
-                                    .filter(|v| !v.is_empty())
-                                    .unwrap_or("{}")
-                                    .to_string()
-                            })
-                        })
-                    });
+                u.replace = xargs_replace(args);
             }
             Some(i + s.fixed)
         }
     };
     u
+}
+
+/// What `xargs -I R` (or `-i`, `--replace`) replaces in its command with
+/// each input.
+fn xargs_replace(args: &[Word]) -> Option<String> {
+    crate::policy::options::option_values(args, 'I', "")
+        .first()
+        .map(|r| (*r).to_string())
+        .or_else(|| {
+            args.iter().find_map(|a| {
+                let t = a.text.as_str();
+                if let Some(v) = t.strip_prefix("--replace=") {
+                    return Some(v.to_string());
+                }
+                (t == "--replace" || t.starts_with("-i")).then(|| {
+                    t.strip_prefix("-i")
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or("{}")
+                        .to_string()
+                })
+            })
+        })
+}
+
+/// Where the command of `perf stat|record|trace` starts.
+fn perf_command(argv: &[Word], start: usize) -> Option<usize> {
+    match argv.get(start).map(|a| a.text.as_str()) {
+        Some("stat" | "record" | "trace") => Some(skip_options(
+            argv,
+            start + 1,
+            "eoptCGcFIrm",
+            &["event", "output", "pid", "tid", "cpu", "cgroup"],
+        )),
+        _ => None,
+    }
 }
 
 /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=value]… COMMAND`.
