@@ -121,34 +121,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             resume: opts.resume.clone(),
         },
     )?;
-    for w in &launched.warnings {
-        eprintln!("lathe: warning: {w}");
-    }
-    if !launched.untrusted_hooks.is_empty() {
-        eprintln!(
-            "lathe: warning: the workspace's hooks do not run until you trust them \
-             (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
-            launched.untrusted_hooks.describe().join("; ")
-        );
-    }
-    if !launched.untrusted_mcp.is_empty() {
-        eprintln!(
-            "lathe: warning: the workspace's MCP servers do not start until you trust them \
-             (run `lathe` here once and answer y, or pass --trust-workspace-mcp): {}",
-            launched
-                .untrusted_mcp
-                .iter()
-                .map(|s| crate::protocol::visible::command(&s.describe()).replace('\n', "; "))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-    }
-    for s in &launched.trusted_workspace_mcp {
-        eprintln!(
-            "lathe: the workspace's MCP server {}",
-            crate::protocol::visible::command(&s.describe()).replace('\n', "; ")
-        );
-    }
+    say_what_waits(&launched);
     let mut handle = launched.handle;
     if !opts.images.is_empty() {
         let _ = handle
@@ -195,6 +168,39 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
     // Give the agent a moment to finish killing tools and writing the journal.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(3), handle.task).await;
     Ok(code)
+}
+
+/// What the launch warned of, and the workspace's hooks and MCP servers
+/// that wait for the person's trust (or run, trusted), on stderr.
+fn say_what_waits(launched: &crate::launch::Launched) {
+    for w in &launched.warnings {
+        eprintln!("lathe: warning: {w}");
+    }
+    if !launched.untrusted_hooks.is_empty() {
+        eprintln!(
+            "lathe: warning: the workspace's hooks do not run until you trust them \
+             (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
+            launched.untrusted_hooks.describe().join("; ")
+        );
+    }
+    if !launched.untrusted_mcp.is_empty() {
+        eprintln!(
+            "lathe: warning: the workspace's MCP servers do not start until you trust them \
+             (run `lathe` here once and answer y, or pass --trust-workspace-mcp): {}",
+            launched
+                .untrusted_mcp
+                .iter()
+                .map(|s| crate::protocol::visible::command(&s.describe()).replace('\n', "; "))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    for s in &launched.trusted_workspace_mcp {
+        eprintln!(
+            "lathe: the workspace's MCP server {}",
+            crate::protocol::visible::command(&s.describe()).replace('\n', "; ")
+        );
+    }
 }
 
 /// The exit status an event implies, if it ends the turn.
@@ -465,22 +471,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             crate::protocol::humanize::key_argument(arguments, 120)
         )
         .replace(" \n", "\n"),
-        AgentEvent::Attachments { files, .. } => files
-            .iter()
-            .map(|f| {
-                // `@name` as mentioned; a file named by its own path as it is.
-                let at = if f.path.starts_with('/') { "" } else { "@" };
-                match (f.attached, &f.note) {
-                    (true, Some(n)) => format!("{at}{} attached ({n})\n", f.path),
-                    (true, None) => format!("{at}{} attached\n", f.path),
-                    (false, n) => format!(
-                        "lathe: {at}{}: {}\n",
-                        f.path,
-                        n.as_deref().unwrap_or("not attached")
-                    ),
-                }
-            })
-            .collect(),
+        AgentEvent::Attachments { files, .. } => attachment_lines(files),
         AgentEvent::ToolProgress { text, stream, .. }
             if stream == crate::protocol::NOTIFY_STREAM =>
         {
@@ -496,47 +487,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             content,
             metadata,
             ..
-        } => {
-            let detail = match status {
-                ToolStatus::Ok => {
-                    let mut d = format!(
-                        "ok · {} · {}",
-                        crate::protocol::humanize::duration_ms(metadata.duration_ms),
-                        crate::protocol::humanize::bytes(metadata.bytes)
-                    );
-                    if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
-                        d = format!("exit {code} · {d}");
-                    }
-                    if metadata.truncated {
-                        d.push_str(" · truncated");
-                    }
-                    d
-                }
-                ToolStatus::Error | ToolStatus::Denied => {
-                    let word = if *status == ToolStatus::Error {
-                        "error"
-                    } else {
-                        "denied"
-                    };
-                    let msg = content
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or("failed");
-                    format!("{word}: {}", crate::protocol::text::shorten(msg, 300))
-                }
-            };
-            let failed_exit = content
-                .get("exit_code")
-                .and_then(Value::as_i64)
-                .is_some_and(|c| c != 0);
-            let mark = match status {
-                ToolStatus::Ok if failed_exit => "✗",
-                ToolStatus::Ok => "✓",
-                ToolStatus::Error => "✗",
-                ToolStatus::Denied => "⊘",
-            };
-            format!("  {mark} {tool} {detail}\n")
-        }
+        } => finished_line(tool, *status, content, metadata),
         AgentEvent::ProviderRetry {
             attempt,
             max_retries,
@@ -572,6 +523,75 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         },
         _ => return None,
     })
+}
+
+/// What `@path` attached, and what it could not.
+fn attachment_lines(files: &[crate::protocol::Attachment]) -> String {
+    files
+        .iter()
+        .map(|f| {
+            // `@name` as mentioned; a file named by its own path as it is.
+            let at = if f.path.starts_with('/') { "" } else { "@" };
+            match (f.attached, &f.note) {
+                (true, Some(n)) => format!("{at}{} attached ({n})\n", f.path),
+                (true, None) => format!("{at}{} attached\n", f.path),
+                (false, n) => format!(
+                    "lathe: {at}{}: {}\n",
+                    f.path,
+                    n.as_deref().unwrap_or("not attached")
+                ),
+            }
+        })
+        .collect()
+}
+
+/// A call's end: its mark, and how it went (an exit code, the time, the
+/// size, or the error).
+fn finished_line(
+    tool: &str,
+    status: ToolStatus,
+    content: &Value,
+    metadata: &crate::protocol::ResultMetadata,
+) -> String {
+    let detail = match status {
+        ToolStatus::Ok => {
+            let mut d = format!(
+                "ok · {} · {}",
+                crate::protocol::humanize::duration_ms(metadata.duration_ms),
+                crate::protocol::humanize::bytes(metadata.bytes)
+            );
+            if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
+                d = format!("exit {code} · {d}");
+            }
+            if metadata.truncated {
+                d.push_str(" · truncated");
+            }
+            d
+        }
+        ToolStatus::Error | ToolStatus::Denied => {
+            let word = if status == ToolStatus::Error {
+                "error"
+            } else {
+                "denied"
+            };
+            let msg = content
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("failed");
+            format!("{word}: {}", crate::protocol::text::shorten(msg, 300))
+        }
+    };
+    let failed_exit = content
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .is_some_and(|c| c != 0);
+    let mark = match status {
+        ToolStatus::Ok if failed_exit => "✗",
+        ToolStatus::Ok => "✓",
+        ToolStatus::Error => "✗",
+        ToolStatus::Denied => "⊘",
+    };
+    format!("  {mark} {tool} {detail}\n")
 }
 
 #[cfg(test)]

@@ -597,6 +597,28 @@ pub(crate) struct Conversation {
     pub(crate) prompts: Vec<(u64, String)>,
 }
 
+impl Conversation {
+    /// The conversation a session record was rebuilt into. A record is a
+    /// file, which anything may have written: the grants it holds are not
+    /// restored (the person grants again).
+    fn resumed(r: crate::session::history::Rebuilt) -> Self {
+        if !r.grants.is_empty() {
+            tracing::info!(
+                grants = r.grants.len(),
+                "grants of the resumed session are not restored"
+            );
+        }
+        Conversation {
+            messages: r.messages,
+            usage: r.usage,
+            turns: r.turns,
+            note: r.aborted,
+            prompts: r.prompts,
+            ..Conversation::default()
+        }
+    }
+}
+
 /// An agent, ready to spawn.
 pub struct Agent {
     config: AgentConfig,
@@ -775,27 +797,7 @@ impl Agent {
         if let Some(manager) = &self.mcp {
             forward_mcp_status(manager.clone(), shared.emitter.clone());
         }
-        let conversation = match self.resumed {
-            // A record is a file, which anything may have written: the
-            // grants it holds are not restored (the person grants again).
-            Some(r) => {
-                if !r.grants.is_empty() {
-                    tracing::info!(
-                        grants = r.grants.len(),
-                        "grants of the resumed session are not restored"
-                    );
-                }
-                Conversation {
-                    messages: r.messages,
-                    usage: r.usage,
-                    turns: r.turns,
-                    note: r.aborted,
-                    prompts: r.prompts,
-                    ..Conversation::default()
-                }
-            }
-            None => Conversation::default(),
-        };
+        let conversation = self.resumed.map(Conversation::resumed).unwrap_or_default();
         shared.learn_model(cfg.model.clone());
         if !conversation.messages.is_empty() {
             compact::report(&shared, &conversation);

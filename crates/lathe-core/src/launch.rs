@@ -213,18 +213,8 @@ pub fn spawn_agent(
         secret_values.extend(server.secrets());
     }
     let redactor = Redactor::new(secret_values);
-    let mut agent_config = AgentConfig::new(&config.model, prompt::build(&workspace));
-    agent_config.approval = config.approval;
-    agent_config.max_tool_iterations = config.max_tool_iterations;
-    agent_config.grant_ttl = config.grant_ttl;
-    agent_config.context_window = config.context_window;
-    agent_config.compact_at = config.compact_at;
-    agent_config.models = config.models.clone();
-    agent_config.checkpoints = config.checkpoints.then(|| config.paths.data_dir.clone());
-    agent_config.rules = config.rules.clone();
-    agent_config.hooks = user_hooks;
+    let mut agent_config = agent_config(config, &workspace, user_hooks, &sandbox);
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
-    agent_config.hook_sandbox = Some(sandbox.clone());
     agent_config.scratch = scratch;
     let mut warnings = confined;
     let mut untrusted = HookSet::default();
@@ -297,6 +287,27 @@ pub fn spawn_agent(
         trusted_workspace_mcp: trusted_mcp,
         resumed,
     })
+}
+
+/// The agent's settings, as the config says.
+fn agent_config(
+    config: &Config,
+    workspace: &Workspace,
+    hooks: HookSet,
+    sandbox: &crate::sandbox::Settings,
+) -> AgentConfig {
+    let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace));
+    agent_config.approval = config.approval;
+    agent_config.max_tool_iterations = config.max_tool_iterations;
+    agent_config.grant_ttl = config.grant_ttl;
+    agent_config.context_window = config.context_window;
+    agent_config.compact_at = config.compact_at;
+    agent_config.models = config.models.clone();
+    agent_config.checkpoints = config.checkpoints.then(|| config.paths.data_dir.clone());
+    agent_config.rules = config.rules.clone();
+    agent_config.hooks = hooks;
+    agent_config.hook_sandbox = Some(sandbox.clone());
+    agent_config
 }
 
 /// The session's own temp directory (0700), removed when the agent ends;

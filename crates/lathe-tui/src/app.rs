@@ -1061,29 +1061,72 @@ impl App {
         }
     }
 
+    /// Too small for the UI: one line says what matters, and a dialog
+    /// nobody can read takes only a denial.
+    fn draw_too_small(&self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        // Too small for the UI: one line says what matters, and a
+        // dialog nobody can read takes only a denial.
+        self.questions.approvals.hide();
+        let text = if self.questions.approvals.is_active() {
+            "approval needed: enlarge the window (n denies)"
+        } else {
+            "lathe: enlarge the window"
+        };
+        let buf = frame.buffer_mut();
+        ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+        buf.set_stringn(
+            area.x,
+            area.y,
+            text,
+            usize::from(area.width),
+            self.theme.bold(self.theme.colors.warning),
+        );
+    }
+
+    /// What the status bar says.
+    fn status_info(&self) -> StatusInfo<'_> {
+        let running_ms = self
+            .turn_started
+            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
+        StatusInfo {
+            model: if self.model.is_empty() {
+                "no model chosen"
+            } else {
+                &self.model
+            },
+            workspace: &self.workspace,
+            approval: self.approval,
+            running_ms,
+            // Tokens of this conversation, and what the session has cost
+            // (a `/clear` forgets the one, not the other).
+            usage: Usage {
+                cost_usd: self.spent,
+                ..self.usage
+            },
+            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+            waiting: self.questions.is_asking(),
+            mcp_failed: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Failed)
+                .count(),
+            mcp_starting: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Starting)
+                .count(),
+            context: self.context,
+            thinking: self.thinking_since.is_some(),
+        }
+    }
+
     /// Lays out and renders one frame.
     pub fn draw(&mut self, frame: &mut Frame<'_>) {
         self.dirty = false;
         let area = frame.area();
         if area.height < 3 || area.width < 10 {
-            // Too small for the UI: one line says what matters, and a
-            // dialog nobody can read takes only a denial.
-            self.questions.approvals.hide();
-            let text = if self.questions.approvals.is_active() {
-                "approval needed: enlarge the window (n denies)"
-            } else {
-                "lathe: enlarge the window"
-            };
-            let buf = frame.buffer_mut();
-            ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
-            buf.set_stringn(
-                area.x,
-                area.y,
-                text,
-                usize::from(area.width),
-                self.theme.bold(self.theme.colors.warning),
-            );
-            return;
+            return self.draw_too_small(frame);
         }
         let composer_h = self
             .composer
@@ -1136,39 +1179,7 @@ impl App {
         let focused = !self.questions.is_asking() && self.overlays.is_empty();
         self.composer
             .render(composer_area, buf, &self.theme, focused);
-        let running_ms = self
-            .turn_started
-            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
-        let info = StatusInfo {
-            model: if self.model.is_empty() {
-                "no model chosen"
-            } else {
-                &self.model
-            },
-            workspace: &self.workspace,
-            approval: self.approval,
-            running_ms,
-            // Tokens of this conversation, and what the session has cost
-            // (a `/clear` forgets the one, not the other).
-            usage: Usage {
-                cost_usd: self.spent,
-                ..self.usage
-            },
-            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
-            waiting: self.questions.is_asking(),
-            mcp_failed: self
-                .mcp
-                .values()
-                .filter(|s| s.state == McpState::Failed)
-                .count(),
-            mcp_starting: self
-                .mcp
-                .values()
-                .filter(|s| s.state == McpState::Starting)
-                .count(),
-            context: self.context,
-            thinking: self.thinking_since.is_some(),
-        };
+        let info = self.status_info();
         status_bar::render(&info, status_area, buf, &self.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
         for view in &self.overlays {

@@ -297,46 +297,13 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             }
             continue;
         }
-        let (bytes, more) = match read_capped(&file, &shown, FILE_CAP) {
-            Ok(read) => read,
-            Err(e) => {
-                skip(&mut report, &shown, &format!("not attached: {e}"));
-                continue;
+        match text_part(&file, &shown, &mut total) {
+            Ok((attachment, part)) => {
+                report.push(attachment);
+                parts.push(part);
             }
-        };
-        let Ok(content) = String::from_utf8(bytes) else {
-            skip(&mut report, &shown, "not attached: not text");
-            continue;
-        };
-        if total + content.len() > TOTAL_CAP {
-            skip(
-                &mut report,
-                &shown,
-                &format!(
-                    "not attached: the attachments reached {} KiB (the model can read it)",
-                    TOTAL_CAP / 1024
-                ),
-            );
-            continue;
+            Err(why) => skip(&mut report, &shown, &why),
         }
-        total += content.len();
-        report.push(Attachment {
-            path: shown.clone(),
-            bytes: content.len(),
-            attached: true,
-            note: more.then(|| format!("its first {} KiB", FILE_CAP / 1024)),
-        });
-        let cut = if more {
-            format!(
-                " (its first {} KiB; read_file has the rest)",
-                FILE_CAP / 1024
-            )
-        } else {
-            String::new()
-        };
-        let f = fence(&content);
-        let body = content.strip_suffix('\n').unwrap_or(&content);
-        parts.push(format!("{shown}{cut}:\n{f}\n{body}\n{f}"));
     }
     let typed = shared.approver.source() == crate::protocol::DecisionSource::User;
     for path in pasted_images(text).into_iter().filter(|_| typed) {
@@ -370,6 +337,43 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
         report,
         images,
     )
+}
+
+/// A text file as it goes along with the message: whole or its first
+/// `FILE_CAP`, fenced so that it cannot close its block, within what all
+/// the attachments may take (`total`, counted); or why it does not go.
+fn text_part(
+    file: &std::path::Path,
+    shown: &str,
+    total: &mut usize,
+) -> Result<(Attachment, String), String> {
+    let (bytes, more) =
+        read_capped(file, shown, FILE_CAP).map_err(|e| format!("not attached: {e}"))?;
+    let content = String::from_utf8(bytes).map_err(|_| "not attached: not text".to_string())?;
+    if *total + content.len() > TOTAL_CAP {
+        return Err(format!(
+            "not attached: the attachments reached {} KiB (the model can read it)",
+            TOTAL_CAP / 1024
+        ));
+    }
+    *total += content.len();
+    let attachment = Attachment {
+        path: shown.to_string(),
+        bytes: content.len(),
+        attached: true,
+        note: more.then(|| format!("its first {} KiB", FILE_CAP / 1024)),
+    };
+    let cut = if more {
+        format!(
+            " (its first {} KiB; read_file has the rest)",
+            FILE_CAP / 1024
+        )
+    } else {
+        String::new()
+    };
+    let f = fence(&content);
+    let body = content.strip_suffix('\n').unwrap_or(&content);
+    Ok((attachment, format!("{shown}{cut}:\n{f}\n{body}\n{f}")))
 }
 
 #[cfg(test)]

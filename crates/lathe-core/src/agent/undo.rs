@@ -448,21 +448,8 @@ pub(crate) async fn rewind(
         files,
         conversation,
     );
-    if conversation && let Some(h) = &shared.history {
-        // The conversation as its record now has it: exact, whatever was
-        // compacted or cleared since.
-        let path = h.path().to_path_buf();
-        match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
-            Ok(Ok(records)) => {
-                let r = crate::session::history::rebuild(&records);
-                conv.messages = r.messages;
-                conv.usage = r.usage;
-                conv.prompts = r.prompts;
-                conv.context = super::compact::ContextCount::default();
-            }
-            Ok(Err(e)) => return failed(turn, format!("the session record cannot be read: {e}")),
-            Err(e) => return failed(turn, e.to_string()),
-        }
+    if conversation && let Err(e) = reload(shared, conv).await {
+        return failed(turn, e);
     }
     conv.note = Some(note);
     shared.emitter.emit(AgentEvent::Rewound {
@@ -477,5 +464,26 @@ pub(crate) async fn rewind(
     });
     if !conv.messages.is_empty() {
         super::compact::report(shared, conv);
+    }
+}
+
+/// The conversation as its record now has it: exact, whatever was
+/// compacted or cleared since.
+async fn reload(shared: &Shared, conv: &mut Conversation) -> Result<(), String> {
+    let Some(h) = &shared.history else {
+        return Ok(());
+    };
+    let path = h.path().to_path_buf();
+    match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
+        Ok(Ok(records)) => {
+            let r = crate::session::history::rebuild(&records);
+            conv.messages = r.messages;
+            conv.usage = r.usage;
+            conv.prompts = r.prompts;
+            conv.context = super::compact::ContextCount::default();
+            Ok(())
+        }
+        Ok(Err(e)) => Err(format!("the session record cannot be read: {e}")),
+        Err(e) => Err(e.to_string()),
     }
 }

@@ -661,20 +661,33 @@ impl Server {
             }
         };
         if reported && outcome.is_ok() {
-            // rmcp hands each notification to a task of its own, so the
-            // last progress sent before the answer may still be on its
-            // way: a moment for it, before the call's output is final.
-            for _ in 0..5 {
-                let more = self.progress.alive.notified();
-                if tokio::time::timeout(Duration::from_millis(10), more)
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
+            self.last_progress().await;
         }
         self.clear_sink();
+        self.answer(outcome).await
+    }
+
+    /// rmcp hands each notification to a task of its own, so the last
+    /// progress sent before the answer may still be on its way: a moment
+    /// for it, before the call's output is final.
+    async fn last_progress(&self) {
+        for _ in 0..5 {
+            let more = self.progress.alive.notified();
+            if tokio::time::timeout(Duration::from_millis(10), more)
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    }
+
+    /// What the model is told of a call's outcome: the result, or what
+    /// went wrong (a server gone is started again at the next use).
+    async fn answer(
+        &self,
+        outcome: Result<rmcp::model::CallToolResult, ServiceError>,
+    ) -> Result<Value, ToolError> {
         match outcome {
             Ok(r) => result::map(&self.config.name, r),
             Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout {

@@ -212,30 +212,7 @@ impl Assessor<'_> {
                     "approval mode read-only does not run commands outside the sandbox".into(),
                 );
             }
-            // No rule, mode or grant stands in for the person here; and
-            // the sandbox is what holds the read rules for every program.
-            let reads: Vec<String> = self
-                .rules
-                .deny
-                .iter()
-                .filter(|r| {
-                    r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-                })
-                .map(|r| format!("`{}`", r.text))
-                .collect();
-            let reason = if reads.is_empty() {
-                UNSANDBOXED_REASON.to_string()
-            } else {
-                format!(
-                    "{UNSANDBOXED_REASON}; and there it can read what your rules {} deny",
-                    reads.join(", ")
-                )
-            };
-            needs.push(Need {
-                what: format!("run `{}` outside the sandbox", e.line),
-                reason,
-                grant: None,
-            });
+            needs.push(self.unsandboxed(e));
         }
         for c in &e.commands {
             let what = format!("run `{}`", c.display());
@@ -334,6 +311,34 @@ impl Assessor<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Running a line outside the sandbox always asks: no rule, mode or
+    /// grant stands in for the person, and the question names the read
+    /// rules that would not hold there.
+    fn unsandboxed(&self, e: &ExecOp) -> Need {
+        let reads: Vec<String> = self
+            .rules
+            .deny
+            .iter()
+            .filter(|r| {
+                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
+            })
+            .map(|r| format!("`{}`", r.text))
+            .collect();
+        let reason = if reads.is_empty() {
+            UNSANDBOXED_REASON.to_string()
+        } else {
+            format!(
+                "{UNSANDBOXED_REASON}; and there it can read what your rules {} deny",
+                reads.join(", ")
+            )
+        };
+        Need {
+            what: format!("run `{}` outside the sandbox", e.line),
+            reason,
+            grant: None,
+        }
     }
 
     fn file(&self, tool: &str, f: &FileOp, needs: &mut Vec<Need>) -> Result<(), String> {

@@ -600,6 +600,63 @@ fn strip_awk_strings(program: &str) -> String {
     out
 }
 
+// Options that put branch and tag in list mode (operands are patterns).
+const LISTING: &[&str] = &[
+    "list",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+    "sort",
+    "format",
+    "show-current",
+];
+
+/// `git branch` and `git tag` that only list (no operand, or list mode,
+/// whose operands are patterns).
+fn git_lists(sub: &str, rest: &[Word], ops: &[&Word]) -> bool {
+    match sub {
+        "branch" => {
+            !has_option(
+                rest,
+                "dDmMcCfut",
+                &[
+                    "delete",
+                    "move",
+                    "copy",
+                    "force",
+                    "set-upstream-to",
+                    "unset-upstream",
+                    "track",
+                    "no-track",
+                    "edit-description",
+                    "create-reflog",
+                ],
+            ) && (has_option(rest, "lar", LISTING)
+                || has_option(rest, "", &["all", "remotes"])
+                || ops.is_empty())
+        }
+        "tag" => {
+            !has_option(
+                rest,
+                "dasufmFe",
+                &[
+                    "delete",
+                    "annotate",
+                    "sign",
+                    "local-user",
+                    "force",
+                    "message",
+                    "file",
+                    "edit",
+                ],
+            ) && (has_option(rest, "l", LISTING) || ops.is_empty())
+        }
+        _ => false,
+    }
+}
+
 /// `git status/diff/log/show/blame/…` and listing forms of branch, tag,
 /// remote, stash and config; no option that runs or writes anything.
 fn git_ok(args: &[Word]) -> bool {
@@ -639,18 +696,6 @@ fn git_ok(args: &[Word]) -> bool {
         return false;
     }
     let ops = operands(rest);
-    // Options that put branch and tag in list mode (operands are patterns).
-    const LISTING: &[&str] = &[
-        "list",
-        "contains",
-        "no-contains",
-        "merged",
-        "no-merged",
-        "points-at",
-        "sort",
-        "format",
-        "show-current",
-    ];
     match sub.text.as_str() {
         "status" | "diff" | "log" | "show" | "blame" | "annotate" | "shortlog" | "ls-files"
         | "ls-tree" | "rev-parse" | "rev-list" | "describe" | "cat-file" | "show-ref"
@@ -659,42 +704,7 @@ fn git_ok(args: &[Word]) -> bool {
             true
         }
         "grep" => !has_option(rest, "O", &["open-files-in-pager"]),
-        "branch" => {
-            !has_option(
-                rest,
-                "dDmMcCfut",
-                &[
-                    "delete",
-                    "move",
-                    "copy",
-                    "force",
-                    "set-upstream-to",
-                    "unset-upstream",
-                    "track",
-                    "no-track",
-                    "edit-description",
-                    "create-reflog",
-                ],
-            ) && (has_option(rest, "lar", LISTING)
-                || has_option(rest, "", &["all", "remotes"])
-                || ops.is_empty())
-        }
-        "tag" => {
-            !has_option(
-                rest,
-                "dasufmFe",
-                &[
-                    "delete",
-                    "annotate",
-                    "sign",
-                    "local-user",
-                    "force",
-                    "message",
-                    "file",
-                    "edit",
-                ],
-            ) && (has_option(rest, "l", LISTING) || ops.is_empty())
-        }
+        "branch" | "tag" => git_lists(&sub.text, rest, &ops),
         "remote" => matches!(ops.first().map(|w| w.text.as_str()), None | Some("get-url")),
         "stash" => matches!(ops.first().map(|w| w.text.as_str()), Some("list" | "show")),
         "worktree" => matches!(ops.first().map(|w| w.text.as_str()), Some("list")),

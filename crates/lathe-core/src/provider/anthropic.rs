@@ -261,41 +261,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
                 carried,
                 ..
             } => {
-                let mut blocks = Vec::with_capacity(tool_calls.len() + 2);
-                // Thinking first, then the text, then each call after
-                // the thinking that came just before it.
-                let ours = |blocks: &mut Vec<Part<'a>>, call: Option<&str>| {
-                    blocks.extend(
-                        carried
-                            .iter()
-                            .filter(|c| {
-                                c.goes_to(WireApi::Anthropic, req.model)
-                                    && c.call_id.as_deref() == call
-                            })
-                            .map(|c| Part::Raw(&c.item)),
-                    );
-                };
-                ours(&mut blocks, None);
-                if !text.is_empty() {
-                    blocks.push(Part::Text {
-                        text,
-                        cache_control: None,
-                    });
-                }
-                for c in tool_calls {
-                    ours(&mut blocks, Some(&c.id));
-                    blocks.push(Part::ToolUse {
-                        id: &c.id,
-                        name: &c.name,
-                        input: object_input(&c.arguments),
-                    });
-                }
-                if !blocks.is_empty() {
-                    messages.push(Msg {
-                        role: "assistant",
-                        content: blocks,
-                    });
-                }
+                messages.extend(assistant(req.model, text, tool_calls, carried));
             }
             Message::ToolResults(results) => messages.push(Msg {
                 role: "user",
@@ -353,6 +319,46 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
             budget_tokens,
         }),
     }
+}
+
+/// A response in the history: its thinking first, then the text, then each
+/// call after the thinking that came just before it; nothing when empty.
+fn assistant<'a>(
+    model: &str,
+    text: &'a str,
+    tool_calls: &'a [crate::provider::ToolCall],
+    carried: &'a [crate::provider::Carried],
+) -> Option<Msg<'a>> {
+    let mut blocks = Vec::with_capacity(tool_calls.len() + 2);
+    // Thinking first, then the text, then each call after
+    // the thinking that came just before it.
+    let ours = |blocks: &mut Vec<Part<'a>>, call: Option<&str>| {
+        blocks.extend(
+            carried
+                .iter()
+                .filter(|c| c.goes_to(WireApi::Anthropic, model) && c.call_id.as_deref() == call)
+                .map(|c| Part::Raw(&c.item)),
+        );
+    };
+    ours(&mut blocks, None);
+    if !text.is_empty() {
+        blocks.push(Part::Text {
+            text,
+            cache_control: None,
+        });
+    }
+    for c in tool_calls {
+        ours(&mut blocks, Some(&c.id));
+        blocks.push(Part::ToolUse {
+            id: &c.id,
+            name: &c.name,
+            input: object_input(&c.arguments),
+        });
+    }
+    (!blocks.is_empty()).then_some(Msg {
+        role: "assistant",
+        content: blocks,
+    })
 }
 
 /// `input` must be a JSON object; the model's text is passed through as it
@@ -524,6 +530,87 @@ impl Decoder {
 
     /// Counts from `message_start`, or the cumulative ones of a
     /// `message_delta` (each field it has replaces the one before).
+    /// A content block begins: text, a tool call, thinking (signed or
+    /// redacted), or a kind it keeps no more of.
+    fn block_start(&mut self, index: u64, block: Value, obs: &mut dyn StreamObserver) {
+        let str_of = |k: &str| {
+            block
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let b = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block.get("text").and_then(Value::as_str)
+                    && !t.is_empty()
+                {
+                    self.text.push_str(t);
+                    obs.text_delta(t);
+                }
+                Block::Text
+            }
+            Some("tool_use") => Block::Tool {
+                id: str_of("id"),
+                name: str_of("name"),
+                json: String::new(),
+                initial: block.get("input").cloned().unwrap_or(Value::Null),
+            },
+            Some("thinking") => {
+                let thinking = str_of("thinking");
+                if !thinking.is_empty() {
+                    self.reasoning.push_str(&thinking);
+                    obs.reasoning_delta(&thinking);
+                }
+                Block::Thinking {
+                    thinking,
+                    signature: str_of("signature"),
+                }
+            }
+            Some("redacted_thinking") => Block::Redacted(block),
+            _ => Block::Other,
+        };
+        self.blocks.push((index, b));
+    }
+
+    /// More of a block: text, a call's JSON, thinking or its signature.
+    fn block_delta(&mut self, index: u64, delta: &Value, obs: &mut dyn StreamObserver) {
+        let piece = |k: &str| delta.get(k).and_then(Value::as_str);
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                if let Some(t) = piece("text") {
+                    self.text.push_str(t);
+                    obs.text_delta(t);
+                }
+            }
+            Some("input_json_delta") => {
+                if let (Some(p), Some(Block::Tool { json, .. })) =
+                    (piece("partial_json"), self.block(index))
+                {
+                    json.push_str(p);
+                }
+            }
+            Some("thinking_delta") => {
+                if let Some(t) = piece("thinking") {
+                    if let Some(Block::Thinking { thinking, .. }) = self.block(index) {
+                        thinking.push_str(t);
+                    }
+                    self.reasoning.push_str(t);
+                    obs.reasoning_delta(t);
+                }
+            }
+            Some("signature_delta") => {
+                if let (Some(p), Some(Block::Thinking { signature, .. })) =
+                    (piece("signature"), self.block(index))
+                {
+                    signature.push_str(p);
+                }
+            }
+            // citation deltas and types added later.
+            _ => {}
+        }
+    }
+
     fn count(&mut self, u: &Value) {
         let field = |k: &str| u.get(k).and_then(Value::as_u64);
         let fresh = field("input_tokens");
@@ -576,81 +663,10 @@ impl StreamDecoder for Decoder {
             }
             "content_block_start" => {
                 let block = v.get("content_block").cloned().unwrap_or(Value::Null);
-                let str_of = |k: &str| {
-                    block
-                        .get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string()
-                };
-                let b = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        if let Some(t) = block.get("text").and_then(Value::as_str)
-                            && !t.is_empty()
-                        {
-                            self.text.push_str(t);
-                            obs.text_delta(t);
-                        }
-                        Block::Text
-                    }
-                    Some("tool_use") => Block::Tool {
-                        id: str_of("id"),
-                        name: str_of("name"),
-                        json: String::new(),
-                        initial: block.get("input").cloned().unwrap_or(Value::Null),
-                    },
-                    Some("thinking") => {
-                        let thinking = str_of("thinking");
-                        if !thinking.is_empty() {
-                            self.reasoning.push_str(&thinking);
-                            obs.reasoning_delta(&thinking);
-                        }
-                        Block::Thinking {
-                            thinking,
-                            signature: str_of("signature"),
-                        }
-                    }
-                    Some("redacted_thinking") => Block::Redacted(block),
-                    _ => Block::Other,
-                };
-                self.blocks.push((index, b));
+                self.block_start(index, block, obs);
             }
             "content_block_delta" => {
-                let delta = v.get("delta").unwrap_or(&Value::Null);
-                let piece = |k: &str| delta.get(k).and_then(Value::as_str);
-                match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => {
-                        if let Some(t) = piece("text") {
-                            self.text.push_str(t);
-                            obs.text_delta(t);
-                        }
-                    }
-                    Some("input_json_delta") => {
-                        if let (Some(p), Some(Block::Tool { json, .. })) =
-                            (piece("partial_json"), self.block(index))
-                        {
-                            json.push_str(p);
-                        }
-                    }
-                    Some("thinking_delta") => {
-                        if let Some(t) = piece("thinking") {
-                            if let Some(Block::Thinking { thinking, .. }) = self.block(index) {
-                                thinking.push_str(t);
-                            }
-                            self.reasoning.push_str(t);
-                            obs.reasoning_delta(t);
-                        }
-                    }
-                    Some("signature_delta") => {
-                        if let (Some(p), Some(Block::Thinking { signature, .. })) =
-                            (piece("signature"), self.block(index))
-                        {
-                            signature.push_str(p);
-                        }
-                    }
-                    // citation deltas and types added later.
-                    _ => {}
-                }
+                self.block_delta(index, v.get("delta").unwrap_or(&Value::Null), obs);
             }
             "message_delta" => {
                 let delta = v.get("delta");

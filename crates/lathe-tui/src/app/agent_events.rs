@@ -317,62 +317,7 @@ impl App {
                     }
                 }
             }
-            AgentEvent::Attachments { files, .. } => {
-                let name = |f: &crate::protocol::Attachment| {
-                    crate::protocol::humanize::shorten_chars(
-                        &crate::protocol::visible::name(&f.path),
-                        80,
-                    )
-                };
-                // Images as the transcript shows them: `[image shot.png 1280×720]`.
-                let is_image = |f: &crate::protocol::Attachment| {
-                    f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image "))
-                };
-                for f in files.iter().filter(|f| is_image(f)) {
-                    let base = std::path::Path::new(&f.path)
-                        .file_name()
-                        .map_or_else(|| f.path.clone(), |n| n.to_string_lossy().into_owned());
-                    let size = f.note.as_deref().unwrap_or("").trim_start_matches("image ");
-                    self.notice(
-                        NoticeKind::Info,
-                        format!(
-                            "[image {} {size}]",
-                            crate::protocol::humanize::shorten_chars(
-                                &crate::protocol::visible::name(&base),
-                                60
-                            )
-                        ),
-                    );
-                }
-                let attached: Vec<String> = files
-                    .iter()
-                    .filter(|f| f.attached && !is_image(f))
-                    .map(|f| match &f.note {
-                        Some(n) => {
-                            format!(
-                                "{} ({}, {n})",
-                                name(f),
-                                crate::protocol::humanize::bytes(f.bytes)
-                            )
-                        }
-                        None => format!(
-                            "{} ({})",
-                            name(f),
-                            crate::protocol::humanize::bytes(f.bytes)
-                        ),
-                    })
-                    .collect();
-                if !attached.is_empty() {
-                    self.notice(
-                        NoticeKind::Info,
-                        format!("attached {}", attached.join(", ")),
-                    );
-                }
-                for f in files.iter().filter(|f| !f.attached) {
-                    let why = f.note.as_deref().unwrap_or("not attached");
-                    self.notice(NoticeKind::Warning, format!("@{}: {why}", name(f)));
-                }
-            }
+            AgentEvent::Attachments { files, .. } => self.attached(&files),
             AgentEvent::Turns { turns } => {
                 if let Some(Overlay::Rewind(r)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Rewind(_)))
@@ -412,6 +357,62 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// What `@path` attached (images as the transcript shows them), and
+    /// what it could not.
+    fn attached(&mut self, files: &[crate::protocol::Attachment]) {
+        let name = |f: &crate::protocol::Attachment| {
+            crate::protocol::humanize::shorten_chars(&crate::protocol::visible::name(&f.path), 80)
+        };
+        // Images as the transcript shows them: `[image shot.png 1280×720]`.
+        let is_image = |f: &crate::protocol::Attachment| {
+            f.attached && f.note.as_deref().is_some_and(|n| n.starts_with("image "))
+        };
+        for f in files.iter().filter(|f| is_image(f)) {
+            let base = std::path::Path::new(&f.path)
+                .file_name()
+                .map_or_else(|| f.path.clone(), |n| n.to_string_lossy().into_owned());
+            let size = f.note.as_deref().unwrap_or("").trim_start_matches("image ");
+            self.notice(
+                NoticeKind::Info,
+                format!(
+                    "[image {} {size}]",
+                    crate::protocol::humanize::shorten_chars(
+                        &crate::protocol::visible::name(&base),
+                        60
+                    )
+                ),
+            );
+        }
+        let attached: Vec<String> = files
+            .iter()
+            .filter(|f| f.attached && !is_image(f))
+            .map(|f| match &f.note {
+                Some(n) => {
+                    format!(
+                        "{} ({}, {n})",
+                        name(f),
+                        crate::protocol::humanize::bytes(f.bytes)
+                    )
+                }
+                None => format!(
+                    "{} ({})",
+                    name(f),
+                    crate::protocol::humanize::bytes(f.bytes)
+                ),
+            })
+            .collect();
+        if !attached.is_empty() {
+            self.notice(
+                NoticeKind::Info,
+                format!("attached {}", attached.join(", ")),
+            );
+        }
+        for f in files.iter().filter(|f| !f.attached) {
+            let why = f.note.as_deref().unwrap_or("not attached");
+            self.notice(NoticeKind::Warning, format!("@{}: {why}", name(f)));
         }
     }
 
