@@ -8,14 +8,14 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::interpreters::{SHELLS, Source, is_stdin_path, source_of};
-use super::roles::{existing_files, file_roles, git_worktree_writes, path_like, variable_names};
-use super::tables::{BUILTINS, GIT_COMMANDS, MAX_WRAPPERS, REDEFINERS, SUBCOMMANDS, known_flags};
+use super::roles::{existing_files, file_roles, git_worktree_writes, path_like};
+use super::tables::{BUILTINS, GIT_COMMANDS, MAX_WRAPPERS, SUBCOMMANDS, known_flags};
 use super::walk::{Ctx, Var, Walker};
-use super::wrappers::{is_wrapper, skip_options, unwrap_one};
+use super::wrappers::{is_wrapper, unwrap_one};
 use super::{expand_glob, lexical_join, path_inside};
 use crate::policy::options::{has_option, operands, option_values};
 use crate::protocol::operation::{
-    Access, FileStamp, Program, SimpleCommand, Stdin, Word, basename, join,
+    Access, FileStamp, Program, SimpleCommand, Stdin, Word, basename,
 };
 
 /// Environment variables that change what a command runs (its program,
@@ -650,251 +650,9 @@ impl Walker<'_> {
         }
     }
 
-    /// Commands that run other code: look into it when it is literal.
-    fn look_inside(&mut self, base: &str, args: &[Word], cx: &Ctx) {
-        if let Some(source) = source_of(base, args) {
-            return self.interpreter(base, args, source, cx);
-        }
-        // Every builtin that takes a variable's name evaluates the
-        // subscript of an array element as code: a name with `[` in it,
-        // whichever builtin and option it is given to, is code.
-        if variable_names(base, args).iter().any(|n| n.contains('[')) {
-            self.evaluates(&format!("gives `{base}` an array element by name"));
-        }
-        // Whichever of them takes `base` says so.
-        let _ = self.shell_code(base, args, cx)
-            || self.runs_later(base, args, cx)
-            || self.build_tool(base, args);
-    }
-
-    /// The shell's own builtins that run or evaluate code (`eval`,
-    /// `source`, `trap`, `alias`, arithmetic, variables by name), or change
-    /// how later commands run.
-    fn shell_code(&mut self, base: &str, args: &[Word], cx: &Ctx) -> bool {
-        match base {
-            "eval" => {
-                self.complex("uses eval");
-                if !args.is_empty() && args.iter().all(|a| !a.dynamic) {
-                    let code = join(args);
-                    self.nested(&code, false, cx.stdin.clone());
-                }
-            }
-            "source" | "." => {
-                self.complex("runs the commands of a file (source)");
-                let from_stdin = operands(args)
-                    .first()
-                    .is_some_and(|a| is_stdin_path(&a.text));
-                if from_stdin && let Stdin::Inline { code: Some(code) } = &cx.stdin {
-                    let code = code.clone();
-                    self.nested(&code, false, Stdin::Inherited);
-                }
-            }
-            "trap" => {
-                let ops = operands(args);
-                if !has_option(args, "pl", &[]) && ops.len() >= 2 {
-                    self.code_string(ops[0], "trap");
-                }
-            }
-            "alias" => {
-                for a in args {
-                    if let Some((name, value)) = a.text.split_once('=') {
-                        let first = value.split_whitespace().next().unwrap_or("").to_string();
-                        self.calls.entry(name.to_string()).or_default().push(first);
-                        let code = Word {
-                            text: value.to_string(),
-                            ..a.clone()
-                        };
-                        self.code_string(&code, "alias");
-                    }
-                }
-            }
-            "hash" => {
-                for path in option_values(args, 'p', "") {
-                    let code = Word::literal(path);
-                    self.code_string(&code, "hash -p");
-                }
-            }
-            "mapfile" | "readarray" => {
-                self.reads_into_variables = true;
-                for code in option_values(args, 'C', "") {
-                    let dynamic = args.iter().any(|a| a.dynamic && a.text.contains(code));
-                    let w = Word {
-                        dynamic,
-                        ..Word::literal(code)
-                    };
-                    self.code_string(&w, "mapfile -C");
-                }
-            }
-            "compgen" | "complete" => {
-                for code in option_values(args, 'C', "") {
-                    self.code_string(&Word::literal(code), "compgen -C");
-                }
-            }
-            "printf" => {
-                for name in option_values(args, 'v', "") {
-                    self.assigned_by_name(name);
-                }
-            }
-            "read" => {
-                self.reads_into_variables = true;
-                for a in operands(args) {
-                    self.assigned_by_name(&a.text);
-                }
-            }
-            "let" => self.evaluates("evaluates arithmetic (let)"),
-            "test" | "[" if args.iter().any(|a| a.text == "-v") => {
-                self.evaluates("tests a variable by name");
-            }
-            "declare" | "typeset" | "local" | "export" | "readonly"
-                if has_option(args, "in", &[]) =>
-            {
-                self.evaluates("declares an integer or reference variable");
-            }
-            b if REDEFINERS.contains(&b) => {
-                if b == "shopt" {
-                    self.cd_redefined = true;
-                }
-                self.complex(format!("uses `{b}`, which changes how later commands run"));
-            }
-            _ => return false,
-        }
-        true
-    }
-
-    /// Programs that run a command string later or elsewhere (`watch`,
-    /// tmux, `script -c`, nix, `at`, GNU parallel).
-    fn runs_later(&mut self, base: &str, args: &[Word], cx: &Ctx) -> bool {
-        match base {
-            "watch" => {
-                self.complex("runs a command string (watch)");
-                let at = skip_options(args, 0, "nd", &["interval", "differences"]);
-                let rest = &args[at.min(args.len())..];
-                if !rest.is_empty() && rest.iter().all(|a| !a.dynamic) {
-                    let code = join(rest);
-                    self.nested(&code, true, Stdin::Inherited);
-                }
-            }
-            // Programs that run a command string later or elsewhere.
-            "tmux" | "screen" => {
-                let ops = operands(args);
-                let runs = ops.first().is_some_and(|sub| {
-                    matches!(
-                        sub.text.as_str(),
-                        "new-session"
-                            | "new"
-                            | "new-window"
-                            | "neww"
-                            | "split-window"
-                            | "splitw"
-                            | "run-shell"
-                            | "run"
-                            | "respawn-pane"
-                            | "respawnp"
-                            | "respawn-window"
-                            | "respawnw"
-                            | "send-keys"
-                            | "send"
-                    )
-                }) || base == "screen";
-                if runs {
-                    let rest: Vec<Word> = ops
-                        .iter()
-                        .skip(usize::from(base == "tmux"))
-                        .map(|w| (*w).clone())
-                        .collect();
-                    if !rest.is_empty() {
-                        let code = Word {
-                            text: join(&rest),
-                            dynamic: rest.iter().any(|w| w.dynamic),
-                            ..Word::default()
-                        };
-                        self.code_string(&code, base);
-                    }
-                }
-            }
-            "script" => {
-                for code in option_values(args, 'c', "command") {
-                    self.code_string(&Word::literal(code), "script -c");
-                }
-            }
-            "nix-shell" => {
-                for code in option_values(args, '\0', "run")
-                    .into_iter()
-                    .chain(option_values(args, '\0', "command"))
-                {
-                    self.code_string(&Word::literal(code), "nix-shell --run");
-                }
-            }
-            "nix" if args.iter().any(|a| a.text == "-c" || a.text == "--command") => {
-                let at = args
-                    .iter()
-                    .position(|a| a.text == "-c" || a.text == "--command")
-                    .unwrap_or(args.len());
-                let rest = &args[at + 1..];
-                self.code_string(
-                    &Word {
-                        text: join(rest),
-                        dynamic: rest.iter().any(|w| w.dynamic),
-                        ..Word::default()
-                    },
-                    "nix … -c",
-                );
-            }
-            "at" | "batch" => {
-                if let Stdin::Inline { code: Some(code) } = &cx.stdin {
-                    self.code_string(&Word::literal(code.clone()), base);
-                } else {
-                    self.complex(format!("schedules commands for later ({base})"));
-                }
-            }
-            "parallel" | "tsp" | "entr" | "expect" => {
-                self.complex(format!("runs commands it is given ({base})"));
-                for a in args.iter().filter(|a| a.text.contains(char::is_whitespace)) {
-                    self.code_string(a, base);
-                }
-            }
-            _ => return false,
-        }
-        true
-    }
-
-    /// Build tools and finders that can run code from elsewhere (git, go,
-    /// cargo, the node package managers, make, `find -exec`).
-    fn build_tool(&mut self, base: &str, args: &[Word]) -> bool {
-        match base {
-            "git" => self.git(args),
-            "go" if args.iter().any(|a| {
-                let name = a.text.trim_start_matches('-');
-                a.text.starts_with('-')
-                    && ["toolexec", "exec", "overlay", "modfile"]
-                        .iter()
-                        .any(|o| name == *o || name.starts_with(&format!("{o}=")))
-            }) =>
-            {
-                self.complex("runs go with a program or files from elsewhere (-toolexec, -exec)");
-            }
-            "cargo" => {
-                if has_option(args, "", &["config"]) {
-                    self.complex("uses cargo --config, which can redefine what cargo runs");
-                }
-                let elsewhere = option_values(args, '\0', "manifest-path")
-                    .into_iter()
-                    .any(|m| !path_inside(m, false, self.cwd.as_deref(), self.env.workspace));
-                if elsewhere {
-                    self.complex("builds another project (--manifest-path)");
-                }
-            }
-            "npm" | "pnpm" | "yarn" | "npx" | "bun" => self.node_package_manager(base, args),
-            "make" | "gmake" => self.make(args),
-            "find" => self.find_exec(args),
-            _ => return false,
-        }
-        true
-    }
-
     /// `printf -v NAME`, `read NAME`: a variable takes a value known only
     /// at run time; an array element's subscript is evaluated.
-    fn assigned_by_name(&mut self, name: &str) {
+    pub(super) fn assigned_by_name(&mut self, name: &str) {
         if name.contains('[') {
             self.evaluates("assigns to an array element");
         }
@@ -908,7 +666,7 @@ impl Walker<'_> {
 
     /// Shells and interpreters: inline code is looked into (shells) and
     /// makes the line complex; a shell fed a literal here-document too.
-    fn interpreter(&mut self, base: &str, args: &[Word], source: Source, cx: &Ctx) {
+    pub(super) fn interpreter(&mut self, base: &str, args: &[Word], source: Source, cx: &Ctx) {
         let shell = SHELLS.contains(&base);
         match source {
             Source::Inline(code) => {
@@ -993,7 +751,7 @@ impl Walker<'_> {
 
     /// npm and friends: options that choose the shell scripts run with,
     /// another project, another configuration, or a package to install.
-    fn node_package_manager(&mut self, base: &str, args: &[Word]) {
+    pub(super) fn node_package_manager(&mut self, base: &str, args: &[Word]) {
         let redefines = has_option(
             args,
             "",
@@ -1022,7 +780,7 @@ impl Walker<'_> {
 
     /// `make -f -`, `make SHELL=…`, `make -C /elsewhere`, `make --eval`:
     /// rules or a shell from elsewhere.
-    fn make(&mut self, args: &[Word]) {
+    pub(super) fn make(&mut self, args: &[Word]) {
         let files: Vec<&str> = option_values(args, 'f', "file")
             .into_iter()
             .chain(option_values(args, 'f', "makefile"))

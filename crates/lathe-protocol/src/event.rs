@@ -1,0 +1,375 @@
+//! What the agent tells a front end: [`AgentEvent`], one JSON object
+//! with a `type` tag per event (`--json` prints them as they come), and
+//! which of their texts come from outside Lathe (for redaction).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::operation::Operation;
+use crate::redact::{Redact, Scrub};
+use crate::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, Attachment, DecisionSource, Effect, ErrorKind,
+    GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, ResultMetadata, RuleLists, StopReason,
+    ToolStatus, TurnInfo, Usage, change,
+};
+
+/// Output of the agent task. Serialized as one JSON object with a `type` tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    SessionStarted {
+        session_id: String,
+        version: String,
+        provider: String,
+        model: String,
+        workspace: PathBuf,
+        approval: ApprovalMode,
+        tools: Vec<String>,
+    },
+    TurnStarted {
+        turn_id: u64,
+        prompt: String,
+    },
+    AssistantDelta {
+        turn_id: u64,
+        text: String,
+    },
+    AssistantMessage {
+        turn_id: u64,
+        text: String,
+    },
+    /// What the model thinks before it answers, as it streams (reasoning
+    /// models; summaries where the server sends only those).
+    ReasoningDelta {
+        turn_id: u64,
+        text: String,
+    },
+    /// What the model thought in one response, whole (after its deltas).
+    ReasoningMessage {
+        turn_id: u64,
+        text: String,
+    },
+    /// The provider call failed in a way worth retrying; streamed text since
+    /// the last `assistant_message` is discarded.
+    ProviderRetry {
+        turn_id: u64,
+        attempt: u32,
+        max_retries: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    UsageUpdated {
+        turn_id: u64,
+        /// This response.
+        last: Usage,
+        /// The whole conversation.
+        total: Usage,
+        /// The model that answered (what `last` is priced for).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
+    },
+    /// How full the model's context is: after each response, a
+    /// compaction, a model change, a resume.
+    ContextUpdated {
+        /// Tokens the conversation takes (the last request's input and
+        /// output, plus an estimate of what was added since).
+        tokens: u64,
+        /// The model's window, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<u64>,
+    },
+    /// Older turns were summarized into one message to free context.
+    ContextCompacted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn_id: Option<u64>,
+        /// `auto` (the context was nearly full), `overflow` (the server
+        /// said it was too long) or `asked` (`/compact`).
+        reason: String,
+        /// Estimated tokens before and after.
+        before_tokens: u64,
+        after_tokens: u64,
+        /// Messages folded into the summary, and kept as they were.
+        summarized: usize,
+        kept: usize,
+    },
+    /// The turn used its tool rounds: go on (`Op::ContinueTurn`) or stop.
+    /// Only front ends that answer approvals get it; headless, the turn
+    /// fails with `max_iterations`.
+    ToolLimitReached {
+        turn_id: u64,
+        /// Rounds used so far this turn.
+        rounds: u32,
+        /// Rounds another yes allows.
+        more: u32,
+    },
+    ToolCallStarted {
+        turn_id: u64,
+        call_id: String,
+        /// The resolved tool name, or the requested one when it resolves to nothing.
+        tool: String,
+        /// The arguments as parsed, or the raw string when they are not JSON.
+        arguments: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        effect: Option<Effect>,
+    },
+    ToolProgress {
+        call_id: String,
+        tool: String,
+        stream: String,
+        text: String,
+    },
+    GuardrailVerdict {
+        call_id: String,
+        tool: String,
+        verdict: GuardrailOutcome,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// What the call will do, as the guardrail judged it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        operations: Vec<Operation>,
+    },
+    /// A call waits for the person (or the approval mode) to decide.
+    ApprovalRequested(ApprovalRequest),
+    ApprovalDecided {
+        call_id: String,
+        tool: String,
+        /// Flattened: `"decision": "deny", "message": "…"`.
+        #[serde(flatten)]
+        decision: ApprovalDecision,
+        source: DecisionSource,
+    },
+    ToolCallFinished {
+        call_id: String,
+        tool: String,
+        status: ToolStatus,
+        content: Value,
+        metadata: ResultMetadata,
+        /// For a file change that was written: what was written, as a
+        /// unified diff (the hunks kept, when some were left out).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+        /// The same, as data (what the terminal UI draws).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<Box<change::FileChange>>,
+    },
+    /// An MCP server started, failed, came back or changed its tools.
+    McpServerStatus(McpStatus),
+    /// The files the message's `@path` mentions: attached to it (whole or
+    /// cut), or why not (outside the workspace, not found, not text…).
+    Attachments {
+        turn_id: u64,
+        files: Vec<Attachment>,
+    },
+    /// The answer to `Op::ListModels`: the models the provider lists
+    /// (`None`: it lists none), or why they could not be had.
+    Models {
+        models: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The answer to `Op::ReportCost`: what each model of the
+    /// conversation used and cost, and the whole.
+    Cost {
+        models: Vec<ModelUsage>,
+        total: Usage,
+    },
+    /// The answer to `Op::ListTurns`, oldest first.
+    Turns {
+        turns: Vec<TurnInfo>,
+    },
+    /// The answer to `Op::SessionDiff`: a unified diff (empty when nothing
+    /// changed), cut at 2 MiB (`cut`), or why there is none.
+    SessionDiff {
+        diff: String,
+        /// The same changes as data, file by file (what the terminal UI
+        /// draws); a move is a rename, a binary file is left out.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<change::FileChange>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The answer to `Op::Rewind`: what was restored (paths relative to
+    /// the workspace), or why nothing was.
+    Rewound {
+        /// The turn rewound to before (0 when none could be).
+        turn_id: u64,
+        files: bool,
+        conversation: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed: Vec<String>,
+        /// Changed, but not put back (in a nested git repository, or a
+        /// file too large to keep).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
+        /// That turn's message, for the person to edit and send again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The answer to `Op::ListPermissions` and `Op::RevokeGrant`.
+    Permissions {
+        approval: ApprovalMode,
+        rules: RuleLists,
+        grants: Vec<GrantInfo>,
+        /// The hooks that run, as `event match: command`.
+        hooks: Vec<String>,
+    },
+    TurnCompleted {
+        turn_id: u64,
+        text: String,
+        iterations: u32,
+        /// This turn's tokens and cost (every request of it).
+        usage: Usage,
+        /// Why the model stopped: `end_turn`, or `max_tokens` (the answer
+        /// is cut), `refusal`, `content_filter`, `pause_turn`.
+        #[serde(default)]
+        stop_reason: StopReason,
+        /// The model in use, as the usage is counted for it.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
+    },
+    Error {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn_id: Option<u64>,
+        kind: ErrorKind,
+        message: String,
+    },
+}
+
+impl AgentEvent {
+    /// The event's `type` tag, as it appears in JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::SessionStarted { .. } => "session_started",
+            AgentEvent::TurnStarted { .. } => "turn_started",
+            AgentEvent::AssistantDelta { .. } => "assistant_delta",
+            AgentEvent::AssistantMessage { .. } => "assistant_message",
+            AgentEvent::ReasoningDelta { .. } => "reasoning_delta",
+            AgentEvent::ReasoningMessage { .. } => "reasoning_message",
+            AgentEvent::ProviderRetry { .. } => "provider_retry",
+            AgentEvent::UsageUpdated { .. } => "usage_updated",
+            AgentEvent::ContextUpdated { .. } => "context_updated",
+            AgentEvent::ContextCompacted { .. } => "context_compacted",
+            AgentEvent::ToolLimitReached { .. } => "tool_limit_reached",
+            AgentEvent::ToolCallStarted { .. } => "tool_call_started",
+            AgentEvent::ToolProgress { .. } => "tool_progress",
+            AgentEvent::GuardrailVerdict { .. } => "guardrail_verdict",
+            AgentEvent::ApprovalRequested { .. } => "approval_requested",
+            AgentEvent::ApprovalDecided { .. } => "approval_decided",
+            AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
+            AgentEvent::Permissions { .. } => "permissions",
+            AgentEvent::McpServerStatus(_) => "mcp_server_status",
+            AgentEvent::Models { .. } => "models",
+            AgentEvent::Attachments { .. } => "attachments",
+            AgentEvent::Turns { .. } => "turns",
+            AgentEvent::Cost { .. } => "cost",
+            AgentEvent::SessionDiff { .. } => "session_diff",
+            AgentEvent::Rewound { .. } => "rewound",
+            AgentEvent::TurnCompleted { .. } => "turn_completed",
+            AgentEvent::Error { .. } => "error",
+        }
+    }
+
+    /// Whether this event ends a turn.
+    pub fn ends_turn(&self) -> bool {
+        matches!(
+            self,
+            AgentEvent::TurnCompleted { .. }
+                | AgentEvent::Error {
+                    turn_id: Some(_),
+                    ..
+                }
+        )
+    }
+}
+
+/// Whatever text an event carries from outside Lathe (the model, tools,
+/// servers, files, the person).
+impl Redact for AgentEvent {
+    fn redact(&mut self, s: &dyn Scrub) {
+        match self {
+            AgentEvent::TurnStarted { prompt: t, .. }
+            | AgentEvent::AssistantDelta { text: t, .. }
+            | AgentEvent::ReasoningDelta { text: t, .. }
+            | AgentEvent::ReasoningMessage { text: t, .. }
+            | AgentEvent::AssistantMessage { text: t, .. }
+            | AgentEvent::TurnCompleted { text: t, .. }
+            | AgentEvent::ToolProgress { text: t, .. }
+            | AgentEvent::ProviderRetry { reason: t, .. }
+            | AgentEvent::Error { message: t, .. } => t.redact(s),
+            AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
+            AgentEvent::GuardrailVerdict {
+                reason, operations, ..
+            } => {
+                reason.redact(s);
+                operations.redact(s);
+            }
+            AgentEvent::ApprovalRequested(request) => request.redact(s),
+            AgentEvent::ApprovalDecided { decision, .. } => match decision {
+                ApprovalDecision::ApproveEdited { content } => content.redact(s),
+                ApprovalDecision::Deny { message } => message.redact(s),
+                ApprovalDecision::ApproveOnce
+                | ApprovalDecision::ApproveForConversation
+                | ApprovalDecision::ApproveHunks { .. } => {}
+            },
+            // The content is a `ToolResult`'s, which passed the model's
+            // boundary on its way to the model: not redacted twice. What
+            // was written (the diff) came from the model's arguments.
+            AgentEvent::ToolCallFinished { diff, change, .. } => {
+                diff.redact(s);
+                change.redact(s);
+            }
+            AgentEvent::SessionDiff {
+                diff,
+                changes,
+                error,
+                ..
+            } => {
+                diff.redact(s);
+                changes.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::Attachments { files, .. } => {
+                for f in files {
+                    f.path.redact(s);
+                    f.note.redact(s);
+                }
+            }
+            AgentEvent::Models { models, error } => {
+                models.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::Turns { turns } => {
+                for t in turns {
+                    t.prompt.redact(s);
+                }
+            }
+            AgentEvent::Rewound { prompt, error, .. } => {
+                prompt.redact(s);
+                error.redact(s);
+            }
+            AgentEvent::McpServerStatus(status) => {
+                status.endpoint.redact(s);
+                status.message.redact(s);
+            }
+            AgentEvent::Permissions { grants, .. } => {
+                for g in grants {
+                    g.covers.redact(s);
+                }
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::Cost { .. }
+            | AgentEvent::UsageUpdated { .. }
+            | AgentEvent::ContextUpdated { .. }
+            | AgentEvent::ContextCompacted { .. }
+            | AgentEvent::ToolLimitReached { .. } => {}
+        }
+    }
+}

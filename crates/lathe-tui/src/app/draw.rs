@@ -1,0 +1,179 @@
+//! One frame: the transcript, the queued messages, the composer and the
+//! status bar, the views over them, and the questions on top.
+
+use super::*;
+
+impl App {
+    /// Too small for the UI: one line says what matters, and a dialog
+    /// nobody can read takes only a denial.
+    pub(super) fn draw_too_small(&self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        // Too small for the UI: one line says what matters, and a
+        // dialog nobody can read takes only a denial.
+        self.questions.approvals.hide();
+        let text = if self.questions.approvals.is_active() {
+            "approval needed: enlarge the window (n denies)"
+        } else {
+            "lathe: enlarge the window"
+        };
+        let buf = frame.buffer_mut();
+        ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+        buf.set_stringn(
+            area.x,
+            area.y,
+            text,
+            usize::from(area.width),
+            self.theme.bold(self.theme.colors.warning),
+        );
+    }
+
+    /// What the status bar says.
+    pub(super) fn status_info(&self) -> StatusInfo<'_> {
+        let running_ms = self
+            .turn_started
+            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
+        StatusInfo {
+            model: if self.model.is_empty() {
+                "no model chosen"
+            } else {
+                &self.model
+            },
+            workspace: &self.workspace,
+            approval: self.approval,
+            running_ms,
+            // Tokens of this conversation, and what the session has cost
+            // (a `/clear` forgets the one, not the other).
+            usage: Usage {
+                cost_usd: self.spent,
+                ..self.usage
+            },
+            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+            waiting: self.questions.is_asking(),
+            mcp_failed: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Failed)
+                .count(),
+            mcp_starting: self
+                .mcp
+                .values()
+                .filter(|s| s.state == McpState::Starting)
+                .count(),
+            context: self.context,
+            thinking: self.thinking_since.is_some(),
+        }
+    }
+
+    /// Lays out and renders one frame.
+    pub fn draw(&mut self, frame: &mut Frame<'_>) {
+        self.dirty = false;
+        let area = frame.area();
+        if area.height < 3 || area.width < 10 {
+            return self.draw_too_small(frame);
+        }
+        let composer_h = self
+            .composer
+            .height(area.width)
+            .min(area.height.saturating_sub(2));
+        // Queued messages wait in sight, above the composer.
+        let queued_h = u16::try_from(self.queued.len().min(MAX_QUEUED_SHOWN))
+            .unwrap_or(0)
+            .min(area.height.saturating_sub(composer_h + 2));
+        let [main, queued_area, composer_area, status_area] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(queued_h),
+            Constraint::Length(composer_h),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        // A call waiting for approval takes the rows it needs at the
+        // bottom; the transcript keeps the rest, its newest lines (what the
+        // model said about the call) just above the dialog.
+        let dialog_h = if self.questions.approvals.is_active() && self.questions.trust.is_none() {
+            self.questions.approvals.height(main, &self.theme)
+        } else {
+            0
+        };
+        let [shown, dialog_area] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(dialog_h)]).areas(main);
+        self.transcript
+            .prepare(shown.width, shown.height.max(1), &self.theme, &self.hl);
+        self.transcript_area.set(shown);
+        let buf = frame.buffer_mut();
+        ratatui::widgets::Widget::render(&self.transcript, shown, buf);
+        if !self.transcript.is_following() && shown.height > 0 {
+            // In a dialog, End scrolls the call: the transcript's is Ctrl-End.
+            let hint = if dialog_h > 0 {
+                " ↓ more below (Ctrl-End) "
+            } else {
+                " ↓ more below (End) "
+            };
+            let x = shown
+                .right()
+                .saturating_sub(u16::try_from(crate::width::of(hint)).unwrap_or(0) + 1);
+            buf.set_string(
+                x,
+                shown.bottom().saturating_sub(1),
+                hint,
+                self.theme.accent(),
+            );
+        }
+        self.render_queued(queued_area, buf);
+        let focused = !self.questions.is_asking() && self.overlays.is_empty();
+        self.composer
+            .render(composer_area, buf, &self.theme, focused);
+        let info = self.status_info();
+        status_bar::render(&info, status_area, buf, &self.theme);
+        let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+        for view in &self.overlays {
+            match view.view() {
+                Some(v) => v.render(overlay, buf, &self.theme, self.now),
+                None => self.log.render(overlay, buf, &self.theme),
+            }
+        }
+        // The priority layer, its top question drawn last: the approvals
+        // at the rows set aside for them (or under the trust question).
+        if self.questions.approvals.is_active() {
+            if dialog_h > 0 {
+                Component::render(
+                    &self.questions.approvals,
+                    dialog_area,
+                    buf,
+                    &self.theme,
+                    self.now,
+                );
+            } else {
+                self.questions
+                    .approvals
+                    .render(main, buf, &self.theme, self.now);
+            }
+        }
+        if let Some(q) = &self.questions.limit {
+            q.render(main, buf, &self.theme, self.now);
+        }
+        if let Some(q) = &self.questions.trust {
+            q.render(main, buf, &self.theme, self.now);
+        }
+    }
+
+    pub(super) fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let rows = usize::from(area.height);
+        for (i, text) in self.queued.iter().take(rows).enumerate() {
+            let more = self.queued.len().saturating_sub(rows);
+            let line = if i + 1 == rows && more > 0 {
+                format!(" ⏳ and {} more queued", more + 1)
+            } else {
+                let first = text.lines().next().unwrap_or("");
+                format!(" ⏳ queued: {first}")
+            };
+            let y = area.y + u16::try_from(i).unwrap_or(0);
+            buf.set_stringn(
+                area.x,
+                y,
+                crate::width::truncate(&line, usize::from(area.width)),
+                usize::from(area.width),
+                self.theme.muted(),
+            );
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Input: terminal events, keys by who has them (the questions, the top
+//! view, the global keys, the composer), the mouse, Ctrl-C, and what the
+//! composer hands on (a message, a slash command).
+
+use super::*;
+
+impl App {
+    pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
+        self.now = now;
+        match ev {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
+            Event::Paste(text) => {
+                // A paste is never an answer: it restarts the quiet moment
+                // of a dialog and goes where text goes.
+                self.questions.each(|q| q.input(now));
+                self.dirty = true;
+                if self.questions.approvals.is_writing() {
+                    self.questions.approvals.paste(&text);
+                } else if self.overlays.is_empty() {
+                    self.composer.paste(&text);
+                }
+            }
+            Event::Mouse(m) => self.on_mouse(m),
+            Event::Resize(..) => {
+                // What the question looks like changed: it is read anew
+                // before a key answers it.
+                self.questions.each(|q| q.input(now));
+                self.dirty = true;
+            }
+            Event::FocusGained => self.dirty = true,
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(MOUSE_LINES),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(MOUSE_LINES),
+            // A click on a change's diff opens it whole (or closes it).
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                let area = self.transcript_area.get();
+                let inside = m.row >= area.y && m.row < area.bottom() && m.column < area.right();
+                let cell = inside
+                    .then(|| self.transcript.cell_at(usize::from(m.row - area.y)))
+                    .flatten();
+                if !cell.is_some_and(|i| self.transcript.toggle_diff(i)) {
+                    return;
+                }
+            }
+            _ => return,
+        }
+        self.dirty = true;
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.now = now;
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.on_ctrl_c(now);
+        }
+        if ctrl && key.code == KeyCode::Char('z') {
+            self.requests.push(Request::Suspend);
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('l') {
+            self.requests.push(Request::Repaint);
+            return;
+        }
+        // Ctrl-S: the mouse to the terminal (its own selection) or back.
+        if ctrl && key.code == KeyCode::Char('s') {
+            self.requests.push(Request::ToggleMouse);
+            return;
+        }
+        // Ctrl-G: the message in the person's editor.
+        if ctrl && key.code == KeyCode::Char('g') && !self.questions.is_asking() {
+            self.requests.push(Request::Edit(EditRequest {
+                purpose: EditPurpose::Composer,
+                name: "message.md".into(),
+                text: self.composer.text(),
+            }));
+            return;
+        }
+        self.quit_armed = None;
+        if let Some(question) = self.questions.top() {
+            if question.handle_key(key, &self.events, now) == Outcome::Close {
+                self.questions.close_top();
+            }
+            return self.drain_events();
+        }
+        if !self.overlays.is_empty() {
+            return self.overlay_key(key);
+        }
+        if ctrl && key.code == KeyCode::Char('t') {
+            return self.open_log();
+        }
+        if ctrl && key.code == KeyCode::Char('o') {
+            if !self.transcript.toggle_thinking() {
+                self.flash("no thinking to show yet", now);
+            }
+            return;
+        }
+        self.composer_key(key, now);
+    }
+
+    /// A key for the composer and the transcript under it (also what is
+    /// typed while a dialog is not yet armed).
+    pub(super) fn composer_key(&mut self, key: KeyEvent, now: Instant) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
+            KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
+            KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
+            KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
+            // Nothing to send: Enter opens (or closes) the change in view.
+            KeyCode::Enter
+                if key.modifiers.is_empty()
+                    && self.composer.is_empty()
+                    && self
+                        .transcript
+                        .last_diff_in_view()
+                        .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
+            _ => {
+                self.composer
+                    .set_current(&self.model, &self.approval.to_string());
+                let action = self.composer.handle_key(key);
+                // The models are asked for once, when `/model` is typed.
+                if self.models == Models::Unknown && self.composer.text().starts_with("/model") {
+                    self.models = Models::Asked;
+                    self.ops.push(Op::ListModels);
+                }
+                // What was sent is remembered for the next run, but `/quit`.
+                let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
+                if let (Some(text), Some(log)) = (self.composer.take_submitted(), &self.prompts)
+                    && !quit
+                    && let Err(e) = log.append(&text)
+                {
+                    tracing::warn!(error = %e, "cannot remember the message for Up");
+                }
+                self.on_composer(action, now);
+            }
+        }
+    }
+
+    pub(super) fn open_log(&mut self) {
+        self.log.open();
+        self.open(Overlay::Log);
+    }
+
+    pub(super) fn on_ctrl_c(&mut self, now: Instant) {
+        if self.is_running() {
+            self.ops.push(Op::Interrupt);
+            for id in self.questions.approvals.call_ids() {
+                self.log.decided(&id, "Ctrl-C: the turn was interrupted");
+            }
+            match self.unqueue() {
+                0 => self.flash("interrupting…", now),
+                1 => self.flash(
+                    "interrupting… the queued message is back in the composer",
+                    now,
+                ),
+                n => self.flash(
+                    &format!("interrupting… {n} queued messages are back in the composer"),
+                    now,
+                ),
+            }
+            return;
+        }
+        if !self.overlays.is_empty() {
+            self.overlays.clear();
+            return;
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            return;
+        }
+        if self
+            .quit_armed
+            .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
+        {
+            self.requests.push(Request::Quit);
+            return;
+        }
+        self.quit_armed = Some(now);
+        self.flash("press Ctrl-C again to quit", now);
+    }
+
+    pub(super) fn on_composer(&mut self, action: ComposerAction, now: Instant) {
+        match action {
+            ComposerAction::None => {}
+            ComposerAction::Submit(text) if self.model.is_empty() => {
+                // Nothing to send it to yet: the text comes back.
+                self.composer.set_text(&text);
+                self.notice(
+                    NoticeKind::Warning,
+                    "choose a model first: /model NAME (Tab lists what the server serves)",
+                );
+            }
+            ComposerAction::Submit(text) => {
+                if self.is_running() {
+                    self.queued.push_back(text);
+                    self.flash("queued: it will be sent when this turn ends", now);
+                } else {
+                    self.send(text);
+                }
+            }
+            ComposerAction::Invalid(why) => self.notice(NoticeKind::Warning, why),
+            ComposerAction::Command(cmd) => self.on_command(cmd),
+        }
+    }
+}
