@@ -639,6 +639,7 @@ mod tests {
             call_id: "c".into(),
             tool: "exec_shell".into(),
             status: ToolStatus::Ok,
+            exit_code: None,
             content: json!({"exit_code": 0}),
             metadata: ResultMetadata {
                 bytes: 10,
@@ -656,6 +657,7 @@ mod tests {
             call_id: "c".into(),
             tool: "write_file".into(),
             status: ToolStatus::Denied,
+            exit_code: None,
             content: json!({"error": "permission denied: no"}),
             metadata: ResultMetadata::default(),
             diff: None,

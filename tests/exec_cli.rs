@@ -351,6 +351,9 @@ async fn json_mode_streams_every_event_of_a_real_session() {
     assert_eq!(finished.len(), 4);
     assert!(finished.iter().all(|e| e["status"] == "ok"), "{finished:?}");
     assert_eq!(finished[3]["content"]["stdout"], "2:    42\n");
+    // A command says how it exited; the others carry no exit code.
+    assert_eq!(finished[3]["exit_code"], 0);
+    assert!(finished[0].get("exit_code").is_none(), "{}", finished[0]);
     assert!(finished[0]["metadata"]["duration_ms"].is_u64());
     assert_eq!(events.last().unwrap()["text"], "The answer is now 42.");
     // The session journal and the log were written under LATHE_HOME.
@@ -365,6 +368,49 @@ async fn json_mode_streams_every_event_of_a_real_session() {
             .contains("\"turn_completed\"")
     );
     assert!(!all_files_under(&env.home.path().join("logs")).is_empty());
+}
+
+/// A failing command is a call that worked and a command that failed:
+/// `status: ok` with its `exit_code`, as the README's jq line shows, and
+/// `✗ … exit 1` on stderr.
+#[tokio::test]
+async fn a_failing_command_says_how_it_exited() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "exec_shell",
+            json!({"command": "echo 'test result: FAILED'; exit 1"}),
+        )),
+        Step::Reply(Reply::text("The tests fail.")),
+        Step::Reply(Reply::tools().call("c2", "exec_shell", json!({"command": "exit 1"}))),
+        Step::Reply(Reply::text("They still fail.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--approval", "full-auto"],
+            "run the tests",
+        )
+        .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let finished: Vec<Value> = r
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_call_finished")
+        .collect();
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["status"], "ok");
+    assert_eq!(finished[0]["exit_code"], 1);
+    let plain = env
+        .exec(&mock, &["--approval", "full-auto"], "run the tests again")
+        .await;
+    assert!(
+        plain.stderr.contains("✗ exec_shell exit 1"),
+        "stderr: {}",
+        plain.stderr
+    );
 }
 
 #[tokio::test]

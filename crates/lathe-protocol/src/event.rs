@@ -146,6 +146,10 @@ pub enum AgentEvent {
         status: ToolStatus,
         content: Value,
         metadata: ResultMetadata,
+        /// How a command exited (a failing test run is `status: ok`, as
+        /// the call itself worked, and `exit_code` 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
         /// For a file change that was written: what was written, as a
         /// unified diff (the hunks kept, when some were left out).
         #[serde(default, skip_serializing_if = "Option::is_none")]

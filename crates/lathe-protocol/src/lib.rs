@@ -703,6 +703,7 @@ mod tests {
             call_id: "c1".into(),
             tool: "read_file".into(),
             status: ToolStatus::Ok,
+            exit_code: None,
             content: serde_json::json!({"content": "x"}),
             metadata: ResultMetadata::default(),
             diff: None,

@@ -76,6 +76,7 @@ fn app_with(messages: usize) -> App {
                 call_id: format!("c{}", i - 1),
                 tool: "read_file".into(),
                 status: ToolStatus::Ok,
+                exit_code: None,
                 content: json!({"start_line": 1, "end_line": 40, "total_lines": 40}),
                 metadata: ResultMetadata {
                     bytes: 1200,

@@ -290,6 +290,7 @@ fn streaming_tools_and_the_log_view() {
             call_id: "c1".into(),
             tool: "exec_shell".into(),
             status: ToolStatus::Ok,
+            exit_code: None,
             content: json!({"exit_code": 0, "stdout": "ok", "stderr": "", "duration_ms": 1800}),
             metadata: ResultMetadata {
                 bytes: 60,
@@ -1285,6 +1286,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             call_id: "c1".into(),
             tool: "edit_file".into(),
             status: ToolStatus::Error,
+            exit_code: None,
             content: json!("a.txt changed after the change was shown"),
             metadata: Default::default(),
             diff: None,
@@ -1388,6 +1390,7 @@ fn a_click_opens_a_changes_diff() {
             call_id: "c1".into(),
             tool: "write_file".into(),
             status: ToolStatus::Ok,
+            exit_code: None,
             content: json!({"message": "overwrote b.txt"}),
             metadata: ResultMetadata::default(),
             diff: Some(change.unified()),

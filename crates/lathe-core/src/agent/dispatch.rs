@@ -197,10 +197,16 @@ async fn dispatch_one(
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
     let change = written.filter(|_| result.status == ToolStatus::Ok);
+    let exit_code = result
+        .content
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok());
     shared.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
         status: result.status,
+        exit_code,
         content: result.content,
         metadata: result.metadata,
         diff: change.as_ref().map(FileChange::unified),

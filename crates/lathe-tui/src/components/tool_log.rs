@@ -42,6 +42,8 @@ pub struct LogEntry {
     /// How the person decided, when they did: "y, 2.1 s after it showed".
     pub decided: Option<String>,
     pub status: Option<ToolStatus>,
+    /// How a command exited.
+    pub exit_code: Option<i32>,
     pub metadata: ResultMetadata,
     pub content: Option<Value>,
     /// What a file change wrote, as a unified diff.
@@ -51,14 +53,23 @@ pub struct LogEntry {
 }
 
 impl LogEntry {
-    fn status_word(&self) -> &'static str {
-        match self.status {
-            None if self.approval.as_deref() == Some("asked") => "waiting",
-            None => "running",
-            Some(ToolStatus::Ok) => "ok",
-            Some(ToolStatus::Error) => "error",
-            Some(ToolStatus::Denied) => "denied",
+    /// The call's outcome in a word; a command that failed says how
+    /// (`✗ exit 1`), though the call itself worked.
+    fn status_word(&self) -> std::borrow::Cow<'static, str> {
+        match (self.status, self.exit_code) {
+            (Some(ToolStatus::Ok), Some(code)) if code != 0 => format!("✗ exit {code}").into(),
+            (Some(ToolStatus::Ok), Some(_)) => "exit 0".into(),
+            (None, _) if self.approval.as_deref() == Some("asked") => "waiting".into(),
+            (None, _) => "running".into(),
+            (Some(ToolStatus::Ok), None) => "ok".into(),
+            (Some(ToolStatus::Error), _) => "error".into(),
+            (Some(ToolStatus::Denied), _) => "denied".into(),
         }
+    }
+
+    /// Whether the call failed, a command by its exit code too.
+    fn failed(&self) -> bool {
+        self.status == Some(ToolStatus::Error) || self.exit_code.is_some_and(|c| c != 0)
     }
 
     fn verdict(&self) -> String {
@@ -80,7 +91,10 @@ impl LogEntry {
 
     fn matches(&self, filter: &str) -> bool {
         let f = filter.to_lowercase();
-        f.is_empty() || self.tool.to_lowercase().contains(&f) || self.status_word().contains(&f)
+        f.is_empty()
+            || self.tool.to_lowercase().contains(&f)
+            || self.status_word().contains(&f)
+            || (self.failed() && "failed".contains(&f))
     }
 }
 
@@ -188,6 +202,7 @@ impl ToolLog {
                     approval: None,
                     decided: None,
                     status: None,
+                    exit_code: None,
                     metadata: ResultMetadata::default(),
                     content: None,
                     change: None,
@@ -238,6 +253,7 @@ impl ToolLog {
             AgentEvent::ToolCallFinished {
                 call_id,
                 status,
+                exit_code,
                 content,
                 metadata,
                 change,
@@ -245,6 +261,7 @@ impl ToolLog {
             } => {
                 if let Some(e) = self.entry(call_id) {
                     e.status = Some(*status);
+                    e.exit_code = *exit_code;
                     e.metadata = metadata.clone();
                     e.content = Some(content.clone());
                     e.change = change.as_deref().cloned();
@@ -447,13 +464,14 @@ impl ToolLog {
                 &e.tool,
                 &key_argument(&e.arguments),
                 &e.verdict(),
-                status,
+                &status,
                 &took,
                 &bytes,
                 &cut,
                 area.width,
             );
             let color = match e.status {
+                _ if e.failed() => theme.colors.error,
                 Some(ToolStatus::Ok) => theme.colors.ok,
                 Some(ToolStatus::Error) => theme.colors.error,
                 Some(ToolStatus::Denied) => theme.colors.denied,
@@ -694,11 +712,11 @@ fn row_text(
     width: u16,
 ) -> String {
     // Every column but the arguments, with the spaces between them.
-    let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 8 + 1 + 8 + 1 + 9 + 1 + 3;
+    let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 10 + 1 + 8 + 1 + 9 + 1 + 3;
     if usize::from(width) < fixed + 16 {
         // Narrow (80 columns): the arguments keep room to be read; the
         // size and the cut mark go (the detail, Enter, has them).
-        let fixed = 1 + 8 + 1 + 12 + 1 + 1 + 15 + 1 + 8 + 1 + 8;
+        let fixed = 1 + 8 + 1 + 12 + 1 + 1 + 15 + 1 + 10 + 1 + 8;
         let args_w = usize::from(width).saturating_sub(fixed).max(8);
         return format!(
             " {} {} {} {} {} {:>8}",
@@ -706,7 +724,7 @@ fn row_text(
             fit(tool, 12),
             fit(args, args_w),
             fit(verdict, 15),
-            fit(status, 8),
+            fit(status, 10),
             fit(took, 8).trim_end(),
         );
     }
@@ -717,7 +735,7 @@ fn row_text(
         fit(tool, 16),
         fit(args, args_w),
         fit(verdict, 20),
-        fit(status, 8),
+        fit(status, 10),
         fit(took, 8).trim_end(),
         fit(bytes, 9).trim_end(),
         fit(cut, 3)

@@ -25,6 +25,11 @@ fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -
         call_id: id.into(),
         tool: tool.into(),
         status,
+        // As the agent says it: a command's exit code beside its status.
+        exit_code: content
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok()),
         content,
         metadata: ResultMetadata {
             bytes: 2300,
@@ -103,7 +108,7 @@ fn log() -> ToolLog {
             "c2",
             "exec_shell",
             ToolStatus::Ok,
-            json!({"exit_code": 0, "stdout": "ok\n"}),
+            json!({"exit_code": 101, "stdout": "test result: FAILED\n"}),
             1500,
         ),
         at(4500),
