@@ -50,7 +50,9 @@ pub struct AgentConfig {
     /// Tool rounds per turn; clamped to at least 1.
     pub max_tool_iterations: u32,
     pub system_prompt: String,
+    /// How long a conversation grant lasts unused, and at most.
     pub grant_ttl: Duration,
+    pub grant_max: Duration,
     pub shell_max_timeout_secs: u64,
     /// Outer limit on any one tool call (tools may have tighter ones).
     pub tool_timeout: Duration,
@@ -91,6 +93,7 @@ impl AgentConfig {
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             system_prompt: system_prompt.into(),
             grant_ttl: crate::policy::grants::DEFAULT_GRANT_TTL,
+            grant_max: crate::policy::grants::MAX_GRANT_TTL,
             shell_max_timeout_secs: crate::tools::builtin::MAX_SHELL_TIMEOUT_SECS,
             tool_timeout: Duration::from_secs(600),
             rules: Rules::default(),
@@ -742,7 +745,7 @@ impl Agent {
                 cfg.shell_max_timeout_secs,
             ),
             workspace: self.workspace,
-            authz: AuthorizationManager::new(cfg.grant_ttl),
+            authz: AuthorizationManager::new(cfg.grant_ttl, cfg.grant_max),
             approver,
             emitter,
             // The instructions files in it go to the model.

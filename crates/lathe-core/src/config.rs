@@ -156,7 +156,9 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// Longest a whole response may take.
     pub request_timeout: Duration,
+    /// How long a conversation grant lasts unused, and at most.
     pub grant_ttl: Duration,
+    pub grant_max: Duration,
     /// `[permissions]` of the user config, then the workspace's ask and
     /// deny rules (its allow rules are ignored).
     pub rules: Rules,
@@ -219,6 +221,12 @@ impl Config {
             "[approvals] grant_ttl_secs",
             merged.approvals.as_ref().and_then(|a| a.grant_ttl_secs),
             defaults::GRANT_TTL_SECS,
+            1..=defaults::MAX_GRANT_TTL_SECS,
+        )?);
+        let grant_max = Duration::from_secs(in_range(
+            "[approvals] grant_max_secs",
+            merged.approvals.as_ref().and_then(|a| a.grant_max_secs),
+            defaults::MAX_GRANT_TTL_SECS,
             1..=defaults::MAX_GRANT_TTL_SECS,
         )?);
         let shell = merged.shell.clone().unwrap_or_default();
@@ -284,6 +292,7 @@ impl Config {
             idle_timeout,
             request_timeout,
             grant_ttl,
+            grant_max,
             rules,
             hooks,
             workspace_hooks,

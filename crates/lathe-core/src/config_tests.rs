@@ -95,6 +95,37 @@ fn a_workspace_config_cannot_redirect_keys_or_loosen_approvals() {
     );
 }
 
+/// Grants lapse after their time unused and end at their cap; a
+/// workspace may shorten both, never lengthen them.
+#[test]
+fn a_workspace_config_can_only_make_grants_lapse_sooner() {
+    let mut f = Fixture::new();
+    f.env
+        .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+    let c = f.load(Overrides::default()).unwrap();
+    assert_eq!(c.grant_ttl, Duration::from_secs(300));
+    assert_eq!(c.grant_max, Duration::from_secs(86_400));
+    f.user("[approvals]\ngrant_ttl_secs = 600\ngrant_max_secs = 7200\n");
+    f.workspace("[approvals]\ngrant_ttl_secs = 3600\ngrant_max_secs = 86400\n");
+    let c = f.load(Overrides::default()).unwrap();
+    assert_eq!(c.grant_ttl, Duration::from_secs(600));
+    assert_eq!(c.grant_max, Duration::from_secs(7200));
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].contains("grant_ttl_secs = 3600"),
+        "{:?}",
+        c.warnings
+    );
+    f.workspace("[approvals]\ngrant_ttl_secs = 60\ngrant_max_secs = 600\n");
+    let c = f.load(Overrides::default()).unwrap();
+    assert_eq!(c.grant_ttl, Duration::from_secs(60));
+    assert_eq!(c.grant_max, Duration::from_secs(600));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    f.user("[approvals]\ngrant_max_secs = 0\n");
+    let err = f.load(Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("grant_max_secs"), "{err}");
+}
+
 #[test]
 fn bad_files_and_variables_are_clear_errors() {
     let mut f = Fixture::new();

@@ -31,7 +31,11 @@ use crate::redact::{Redact, Scrub};
 pub struct GrantInfo {
     pub id: u64,
     pub covers: String,
+    /// Time left unless it is used again.
     pub expires_in_secs: u64,
+    /// How long it lasts unused (each use starts this again).
+    #[serde(default)]
+    pub idle_secs: u64,
 }
 
 /// A file a message mentions (`@path`).

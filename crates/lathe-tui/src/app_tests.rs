@@ -354,6 +354,7 @@ fn slash_permissions_lists_grants_and_revokes_one() {
                 id: 3,
                 covers: "`touch` (/usr/bin/touch)".into(),
                 expires_in_secs: 200,
+                idle_secs: 300,
             }],
             hooks: vec![],
         },

@@ -210,7 +210,10 @@ pub struct NetworkSection {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalsSection {
+    /// How long a conversation grant lasts unused.
     pub grant_ttl_secs: Option<u64>,
+    /// How long a conversation grant lasts at most, however much it is used.
+    pub grant_max_secs: Option<u64>,
 }
 
 impl ConfigFile {
@@ -314,7 +317,7 @@ impl ConfigFile {
             );
         });
         section(&mut self.approvals, other.approvals, |m, t| {
-            take!(m, t, grant_ttl_secs)
+            take!(m, t, grant_ttl_secs, grant_max_secs);
         });
         // Rules and hooks add up across layers.
         section(&mut self.permissions, other.permissions, |m, t| {

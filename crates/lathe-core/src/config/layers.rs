@@ -97,13 +97,9 @@ pub(super) fn read(
         );
         workspace_mcp.extend(servers);
         warnings.extend(mcp_warnings);
-        merged.merge(restrict_workspace_layer(
-            ws,
-            &ws_file,
-            user_approval,
-            user_sandbox,
-            &mut warnings,
-        ));
+        let user_grants = merged.approvals.clone().unwrap_or_default();
+        let ws = restrict_workspace_layer(ws, &ws_file, user_approval, user_sandbox, &mut warnings);
+        merged.merge(restrict_grants(ws, &ws_file, &user_grants, &mut warnings));
     }
     merged.merge(env_layer(env)?);
     name_workspace_servers(&mcp_servers, &rules, &mut workspace_mcp, &mut warnings);
@@ -332,6 +328,43 @@ fn read_layer(
     };
     sources.push(path.to_path_buf());
     ConfigFile::parse(path, &text).map(|c| Some((c, text)))
+}
+
+/// A workspace config may make conversation grants lapse sooner, never
+/// last longer than the person's config (or the defaults) lets them.
+fn restrict_grants(
+    mut ws: ConfigFile,
+    path: &Path,
+    user: &file::ApprovalsSection,
+    warnings: &mut Vec<String>,
+) -> ConfigFile {
+    let Some(a) = ws.approvals.as_mut() else {
+        return ws;
+    };
+    for (key, asked, allowed) in [
+        (
+            "grant_ttl_secs",
+            &mut a.grant_ttl_secs,
+            user.grant_ttl_secs.unwrap_or(defaults::GRANT_TTL_SECS),
+        ),
+        (
+            "grant_max_secs",
+            &mut a.grant_max_secs,
+            user.grant_max_secs.unwrap_or(defaults::MAX_GRANT_TTL_SECS),
+        ),
+    ] {
+        if let Some(n) = *asked
+            && n > allowed
+        {
+            warnings.push(format!(
+                "{}: ignored [approvals] {key} = {n}; a workspace config may only make grants \
+                 lapse sooner than {allowed} s",
+                path.display()
+            ));
+            *asked = None;
+        }
+    }
+    ws
 }
 
 /// Drops what a workspace config may not set, with a warning for each.

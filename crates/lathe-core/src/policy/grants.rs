@@ -6,8 +6,10 @@
 //! does not cover `git push`, `./git status`, nor `/usr/bin/git status`
 //! after the file was replaced. A line needs every one of its operations
 //! covered, and a complex line is never covered (the authorizer never
-//! offers a grant for it). Grants expire (300 s by default, never more
-//! than 24 h); `clear` drops them all. Each conversation owns its own
+//! offers a grant for it). A grant lapses when the conversation has not
+//! used it for a while (300 s by default: each use starts that time again),
+//! and lasts no longer than a cap (24 h by default, never more); `clear`
+//! drops them all. Each conversation owns its own
 //! manager. Time is tokio's, so tests can pause it.
 
 use std::path::PathBuf;
@@ -23,7 +25,8 @@ pub const DEFAULT_GRANT_TTL: Duration = Duration::from_secs(GRANT_TTL_SECS);
 /// The longest a grant may last, whatever the configuration says.
 pub const MAX_GRANT_TTL: Duration = Duration::from_secs(MAX_GRANT_TTL_SECS);
 
-/// How long a conversation grant lasts by default, and at most (seconds).
+/// How long a conversation grant lasts unused by default, and the most
+/// any grant lasts, used or not (seconds).
 pub const GRANT_TTL_SECS: u64 = 300;
 pub const MAX_GRANT_TTL_SECS: u64 = 24 * 60 * 60;
 
@@ -144,7 +147,10 @@ pub use crate::protocol::GrantInfo;
 struct Grant {
     id: u64,
     key: GrantKey,
+    /// When it lapses unless used: `idle` after its last use, and never
+    /// after its cap.
     expires_at: Instant,
+    cap: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -155,38 +161,41 @@ struct State {
 
 #[derive(Debug)]
 pub struct AuthorizationManager {
+    /// How long a grant lasts unused.
     ttl: Duration,
+    /// How long a grant lasts at most, however much it is used.
+    cap: Duration,
     state: Mutex<State>,
 }
 
 impl Default for AuthorizationManager {
     fn default() -> Self {
-        Self::new(DEFAULT_GRANT_TTL)
+        Self::new(DEFAULT_GRANT_TTL, MAX_GRANT_TTL)
     }
 }
 
 impl AuthorizationManager {
-    /// A manager whose grants last `ttl` (between 1 s and 24 h).
-    pub fn new(ttl: Duration) -> Self {
+    /// A manager whose grants lapse `ttl` after their last use and last
+    /// `cap` at most (each between 1 s and 24 h; the cap no shorter than
+    /// `ttl`).
+    pub fn new(ttl: Duration, cap: Duration) -> Self {
+        let ttl = ttl.clamp(Duration::from_secs(1), MAX_GRANT_TTL);
         Self {
-            ttl: ttl.clamp(Duration::from_secs(1), MAX_GRANT_TTL),
+            ttl,
+            cap: cap.clamp(ttl, MAX_GRANT_TTL),
             state: Mutex::new(State::default()),
         }
     }
 
+    /// How long a grant lasts unused.
     pub fn ttl(&self) -> Duration {
         self.ttl
     }
 
-    /// Grants each of `keys` for the conversation.
+    /// Grants each of `keys` for the conversation, for as long as it uses
+    /// them (within the cap).
     pub fn grant(&self, keys: &[GrantKey]) {
-        self.grant_until(keys, Instant::now() + self.ttl);
-    }
-
-    /// Grants each of `keys` until `expires_at` (a resumed conversation's
-    /// grants; never past the manager's lifetime for a grant).
-    pub fn grant_until(&self, keys: &[GrantKey], expires_at: Instant) {
-        let expires_at = expires_at.min(Instant::now() + self.ttl);
+        let now = Instant::now();
         let mut state = self.lock();
         for key in keys {
             state.grants.retain(|g| g.key != *key);
@@ -195,17 +204,26 @@ impl AuthorizationManager {
             state.grants.push(Grant {
                 id,
                 key: key.clone(),
-                expires_at,
+                expires_at: now + self.ttl,
+                cap: now + self.cap,
             });
         }
     }
 
-    /// Whether a live grant covers `key`.
+    /// Whether a live grant covers `key`; the grant that does is used, and
+    /// lasts `ttl` from now (never past its cap).
     pub fn covers(&self, key: &GrantKey) -> bool {
         let now = Instant::now();
+        let ttl = self.ttl;
         let mut state = self.lock();
         state.grants.retain(|g| g.expires_at > now);
-        state.grants.iter().any(|g| g.key == *key)
+        match state.grants.iter_mut().find(|g| g.key == *key) {
+            Some(g) => {
+                g.expires_at = (now + ttl).min(g.cap);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Live grants, soonest to expire first.
@@ -220,6 +238,7 @@ impl AuthorizationManager {
                 id: g.id,
                 covers: g.key.describe(),
                 expires_in_secs: g.expires_at.saturating_duration_since(now).as_secs(),
+                idle_secs: self.ttl.as_secs(),
             })
             .collect();
         out.sort_by_key(|g| g.expires_in_secs);
@@ -293,18 +312,42 @@ mod tests {
         assert!(!rg.contains("whatever"), "{rg}");
     }
 
+    /// A grant lasts as long as the conversation uses it: each use starts
+    /// its time again; unused for the whole time, it lapses.
     #[tokio::test(start_paused = true)]
-    async fn grants_last_until_they_expire() {
-        let m = AuthorizationManager::new(Duration::from_secs(300));
+    async fn grants_last_while_used_and_lapse_unused() {
+        let m = AuthorizationManager::new(Duration::from_secs(300), MAX_GRANT_TTL);
         let k = cmd("/usr/bin/cargo", Some("test"));
         m.grant(std::slice::from_ref(&k));
+        for _ in 0..10 {
+            tokio::time::advance(Duration::from_secs(299)).await;
+            assert!(m.covers(&k), "used within its time, it stays");
+        }
+        assert_eq!(m.list()[0].expires_in_secs, 300);
+        assert_eq!(m.list()[0].idle_secs, 300);
+        tokio::time::advance(Duration::from_secs(301)).await;
+        assert!(!m.covers(&k), "unused for its whole time, it lapsed");
+        assert!(m.is_empty());
+    }
+
+    /// However much it is used, a grant ends at its cap.
+    #[tokio::test(start_paused = true)]
+    async fn use_never_carries_a_grant_past_its_cap() {
+        let m = AuthorizationManager::new(Duration::from_secs(300), Duration::from_secs(600));
+        let k = cmd("/usr/bin/cargo", Some("test"));
+        m.grant(std::slice::from_ref(&k));
+        tokio::time::advance(Duration::from_secs(290)).await;
         assert!(m.covers(&k));
+        tokio::time::advance(Duration::from_secs(290)).await;
+        assert!(m.covers(&k));
+        assert_eq!(m.list()[0].expires_in_secs, 20, "the cap, not 300 s more");
+        tokio::time::advance(Duration::from_secs(21)).await;
+        assert!(!m.covers(&k));
+        // A cap shorter than the time unused is raised to it.
+        let m = AuthorizationManager::new(Duration::from_secs(300), Duration::from_secs(10));
+        m.grant(std::slice::from_ref(&k));
         tokio::time::advance(Duration::from_secs(299)).await;
         assert!(m.covers(&k));
-        assert_eq!(m.list()[0].expires_in_secs, 1);
-        tokio::time::advance(Duration::from_secs(2)).await;
-        assert!(!m.covers(&k));
-        assert!(m.is_empty());
     }
 
     #[tokio::test(start_paused = true)]
@@ -319,7 +362,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn lifetimes_are_capped_and_grants_revocable() {
-        let m = AuthorizationManager::new(Duration::from_secs(u64::MAX));
+        let m = AuthorizationManager::new(Duration::from_secs(u64::MAX), Duration::MAX);
         assert_eq!(m.ttl(), MAX_GRANT_TTL);
         let a = GrantKey::FileWrite { path: "a".into() };
         let b = GrantKey::FileWrite { path: "b".into() };

@@ -157,7 +157,15 @@ impl PermissionsView {
                 vec![
                     Span::styled(format!("{marker}{}", g.covers), style),
                     Span::styled(
-                        format!("  {} left", humanize::lifetime(left)),
+                        if g.idle_secs > 0 {
+                            format!(
+                                "  {} left · each use: {} again",
+                                humanize::lifetime(left),
+                                humanize::lifetime(g.idle_secs)
+                            )
+                        } else {
+                            format!("  {} left", humanize::lifetime(left))
+                        },
                         theme.muted(),
                     ),
                 ],
@@ -221,11 +229,13 @@ mod tests {
                     id: 7,
                     covers: "`git status` (/usr/bin/git)".into(),
                     expires_in_secs: 120,
+                    idle_secs: 300,
                 },
                 GrantInfo {
                     id: 9,
                     covers: "writes to src/lib.rs".into(),
                     expires_in_secs: 290,
+                    idle_secs: 300,
                 },
             ],
             hooks: vec!["before_tool_call write_file|edit_file: ./scripts/check.sh".into()],

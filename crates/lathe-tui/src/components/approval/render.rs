@@ -105,7 +105,7 @@ impl ApprovalOverlay {
         let grant = match &req.grant {
             _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
             Some(g) => format!(
-                "`a` approves {} for this conversation ({})",
+                "`a` approves {} for this conversation (until unused for {})",
                 visible::name(&g.covers.join(", ")),
                 // Kept on one line.
                 humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
@@ -367,7 +367,7 @@ impl ApprovalOverlay {
                 .as_ref()
                 .map(|g| {
                     format!(
-                        "{} for {}",
+                        "{} until unused for {}",
                         g.covers.join(", "),
                         humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
                     )
