@@ -91,6 +91,10 @@ pub struct ExecArgs {
     /// An image to send with the prompt (PNG, JPEG, GIF or WebP); repeat for more.
     #[arg(long = "image", value_name = "FILE")]
     pub images: Vec<PathBuf>,
+    /// Exit with status N when any call of the turn was denied (by the
+    /// approval mode, a rule or a guardrail), for CI.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..=125))]
+    pub deny_exit_code: Option<i32>,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

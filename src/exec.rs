@@ -16,9 +16,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::launch::{LaunchError, spawn_agent};
 use crate::policy::HeadlessApprover;
-use crate::protocol::{
-    AgentEvent, ApprovalDecision, DecisionSource, Effect, ErrorKind, Op, ToolStatus,
-};
+use crate::protocol::{AgentEvent, Effect, ErrorKind, Op, ToolStatus};
 
 /// Exit status of a completed turn.
 pub const EXIT_OK: i32 = 0;
@@ -40,6 +38,8 @@ pub struct ExecOptions {
     pub resume: Option<String>,
     /// `--image FILE`: absolute paths.
     pub images: Vec<std::path::PathBuf>,
+    /// `--deny-exit-code N`: the status when a call was denied.
+    pub deny_exit_code: Option<i32>,
 }
 
 /// The most piped input sent along with a prompt.
@@ -149,7 +149,10 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
                 let Some(ev) = ev else { break EXIT_FAILED };
                 printer.print(&ev);
                 if let Some(code) = exit_code(&ev) {
-                    break code;
+                    break match (&ev, opts.deny_exit_code) {
+                        (AgentEvent::TurnCompleted { denied, .. }, Some(n)) if !denied.is_empty() => n,
+                        _ => code,
+                    };
                 }
             }
             () = interrupts.next() => {
@@ -263,11 +266,12 @@ struct Printer {
     color: bool,
     /// Assistant text not yet known to be final.
     pending: Option<String>,
-    /// Effects of calls waiting for approval, by call id.
-    asked: HashMap<String, (Effect, Vec<String>)>,
-    /// The calls the approval mode denied: their effect and what needed
-    /// approval.
-    denied: Vec<(Effect, Vec<String>)>,
+    /// The effect of each call that asked for approval, by call id.
+    asked: HashMap<String, Effect>,
+    /// The calls the turn denied, as `turn_completed` says.
+    denied: Vec<crate::protocol::Denial>,
+    /// The approval mode of the run.
+    mode: Option<crate::protocol::ApprovalMode>,
     /// Reasoning is streaming to stderr (a line break ends it).
     thinking: bool,
 }
@@ -281,36 +285,76 @@ impl Printer {
             pending: None,
             asked: HashMap::new(),
             denied: Vec::new(),
+            mode: None,
             thinking: false,
         }
     }
 
-    /// After the turn: say how to allow what headless mode had to deny.
+    /// After the turn: what it could not do, a line per call, and how to
+    /// allow it in the mode in use.
     fn finish(&self) {
         if self.json || self.denied.is_empty() {
             return;
         }
         let n = self.denied.len();
         let mut text = format!(
-            "lathe: {n} {} needed approval, which headless mode cannot give, so {} denied:\n",
-            if n == 1 { "call" } else { "calls" },
-            if n == 1 { "it was" } else { "they were" },
+            "lathe: {n} {} denied, so the answer above did without {}:\n",
+            if n == 1 { "call was" } else { "calls were" },
+            if n == 1 { "it" } else { "them" },
         );
-        for (_, whats) in &self.denied {
-            for what in whats {
-                text.push_str(&format!("  • {}\n", terminal_safe(what)));
-            }
+        for d in &self.denied {
+            let why = if d.needed.is_empty() {
+                d.reason.clone()
+            } else {
+                format!(
+                    "{} (needed approval, which headless mode cannot give)",
+                    d.needed.join("; ")
+                )
+            };
+            text.push_str(&format!("  • {}: {}\n", d.tool, terminal_safe(&why)));
         }
-        let modes = if self.denied.iter().all(|(e, _)| *e == Effect::Write) {
-            "--approval auto-edit (file edits)"
-        } else {
-            "--approval auto-edit (file edits) or full-auto (commands too; the denylist still holds)"
-        };
-        text.push_str(&format!(
-            "To allow them, add allow rules to [permissions] in your config, as in \
-             allow = [\"exec_shell(make*)\"], or rerun with {modes}.\n"
-        ));
+        if let Some(advice) = self.advice() {
+            text.push_str(&advice);
+            text.push('\n');
+        }
         self.err(&text);
+    }
+
+    /// How to allow what asked, in the mode in use (nothing for what a
+    /// rule or a guardrail refused: that is the person's config).
+    fn advice(&self) -> Option<String> {
+        use crate::protocol::ApprovalMode;
+        let asked: Vec<&crate::protocol::Denial> = self
+            .denied
+            .iter()
+            .filter(|d| !d.needed.is_empty())
+            .collect();
+        if asked.is_empty() {
+            return None;
+        }
+        let writes_only = asked
+            .iter()
+            .all(|d| self.asked.get(&d.call_id) == Some(&Effect::Write));
+        let rules =
+            "add allow rules to [permissions] in your config (allow = [\"exec_shell(make*)\"])";
+        Some(match self.mode {
+            Some(ApprovalMode::FullAuto) => {
+                "These ask in every mode (a command outside the sandbox, \
+                 a protected file, a rule that asks): run `lathe` here to approve them yourself."
+                    .to_string()
+            }
+            Some(ApprovalMode::AutoEdit) => format!(
+                "To allow them, {rules}, or rerun with --approval full-auto (commands too; the \
+                 denylist still holds)."
+            ),
+            _ if writes_only => {
+                format!("To allow them, {rules}, or rerun with --approval auto-edit (file edits).")
+            }
+            _ => format!(
+                "To allow them, {rules}, or rerun with --approval auto-edit (file edits) or \
+                 full-auto (commands too; the denylist still holds)."
+            ),
+        })
     }
 
     fn print(&mut self, ev: &AgentEvent) {
@@ -324,21 +368,11 @@ impl Printer {
             return;
         }
         match ev {
+            AgentEvent::SessionStarted { approval, .. } => self.mode = Some(*approval),
             AgentEvent::ApprovalRequested(request) => {
-                let whats = request.needs.iter().map(|n| n.what.clone()).collect();
-                self.asked
-                    .insert(request.call_id.clone(), (request.effect, whats));
+                self.asked.insert(request.call_id.clone(), request.effect);
             }
-            AgentEvent::ApprovalDecided {
-                call_id,
-                decision: ApprovalDecision::Deny { .. },
-                source: DecisionSource::Policy,
-                ..
-            } => {
-                if let Some(asked) = self.asked.remove(call_id) {
-                    self.denied.push(asked);
-                }
-            }
+            AgentEvent::TurnCompleted { denied, .. } => self.denied.clone_from(denied),
             _ => {}
         }
         // What the model thinks streams to stderr, dimmed, as it comes.
@@ -688,6 +722,7 @@ mod tests {
             text: String::new(),
             iterations: 0,
             usage: crate::protocol::Usage::default(),
+            denied: Vec::new(),
         };
         assert_eq!(exit_code(&done), Some(EXIT_OK));
     }

@@ -131,6 +131,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         trust_workspace_mcp: args.trust_workspace_mcp,
         resume,
         images,
+        deny_exit_code: args.deny_exit_code,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
 }

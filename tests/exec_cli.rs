@@ -652,6 +652,102 @@ async fn headless_ask_denies_changes_and_the_model_is_told() {
     );
 }
 
+/// Headless says what it could not do: `turn_completed.denied` names each
+/// denied call and what it needed, stderr counts calls (one line each, a
+/// deletion called a deletion), the advice fits the mode, and
+/// `--deny-exit-code` fails the run for CI.
+#[tokio::test]
+async fn headless_says_what_it_could_not_do() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("old.txt"), "x\n").unwrap();
+    let round = || {
+        vec![
+            Step::Reply(
+                Reply::tools()
+                    .call("w", "write_file", json!({"path": "a.txt", "content": "x"}))
+                    .call("d", "delete_file", json!({"path": "old.txt"}))
+                    .call("r", "read_file", json!({"path": "../outside.txt"})),
+            ),
+            Step::Reply(Reply::text("All done, the tests pass.")),
+        ]
+    };
+    let mock = MockLlm::start(round().into_iter().chain(round()).chain(round()).collect()).await;
+    let r = env.exec(&mock, &["--json"], "tidy up").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = r.first("turn_completed");
+    let denied = done["denied"].as_array().expect("denied calls listed");
+    let ids: Vec<&str> = denied
+        .iter()
+        .map(|d| d["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["w", "d", "r"], "{done}");
+    assert_eq!(denied[0]["tool"], "write_file");
+    assert_eq!(denied[0]["needed"][0], "write a.txt");
+    assert_eq!(denied[1]["needed"][0], "delete old.txt");
+    assert!(denied[2].get("needed").is_none(), "{}", denied[2]);
+    assert!(
+        denied[2]["reason"].as_str().unwrap().contains("outside"),
+        "{}",
+        denied[2]
+    );
+    assert!(env.ws.path().join("old.txt").exists());
+
+    // For a person: one line per call, and advice for the mode in use.
+    let r = env.exec(&mock, &[], "tidy up").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("lathe: 3 calls were denied"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("• write_file: write a.txt"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("• delete_file: delete old.txt"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("--approval auto-edit (file edits)."),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("full-auto"),
+        "only file edits asked: {}",
+        r.stderr
+    );
+
+    // CI: any denial fails the run with the status asked for.
+    let r = env.exec(&mock, &["--deny-exit-code", "3"], "tidy up").await;
+    assert_eq!(r.code, 3, "{}", r.stderr);
+
+    // In full-auto nothing of this asks; what still would is never
+    // advised to be run in full-auto.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r", "read_file", json!({"path": "../outside.txt"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--approval", "full-auto", "--deny-exit-code", "4"],
+            "read it",
+        )
+        .await;
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("lathe: 1 call was denied"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("--approval"), "{}", r.stderr);
+}
+
 #[tokio::test]
 async fn api_keys_never_reach_output_files_or_child_processes() {
     let env = Env::new();

@@ -197,6 +197,10 @@ pub(crate) struct Shared {
     /// What each model used in this session (a `/clear` forgets the
     /// conversation, not what it cost), for `/cost`.
     spent: Mutex<std::collections::BTreeMap<String, Usage>>,
+    /// What each call waiting for approval needed, by call id; and the
+    /// calls of this turn that were denied (for `turn_completed`).
+    pub(crate) asked: Mutex<HashMap<String, Vec<String>>>,
+    pub(crate) denied: Mutex<Vec<crate::protocol::Denial>>,
 }
 
 /// A [`Redactor`] that remembers whether it hid anything.
@@ -782,6 +786,8 @@ impl Agent {
             server_models: Mutex::new(HashMap::new()),
             context_tokens: std::sync::atomic::AtomicU64::new(0),
             images: Mutex::new(Vec::new()),
+            asked: Mutex::new(HashMap::new()),
+            denied: Mutex::new(Vec::new()),
             spent: Mutex::new(
                 self.resumed
                     .as_ref()

@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
 use crate::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, Attachment, DecisionSource, Effect, ErrorKind,
-    GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, ResultMetadata, RuleLists, StopReason,
-    ToolStatus, TurnInfo, Usage, change,
+    ApprovalDecision, ApprovalMode, ApprovalRequest, Attachment, DecisionSource, Denial, Effect,
+    ErrorKind, GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, ResultMetadata, RuleLists,
+    StopReason, ToolStatus, TurnInfo, Usage, change,
 };
 
 /// Output of the agent task. Serialized as one JSON object with a `type` tag.
@@ -238,6 +238,10 @@ pub enum AgentEvent {
         /// The model in use, as the usage is counted for it.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         model: String,
+        /// The calls of the turn that were denied: what the answer could
+        /// not do (a script reads this, not the model's words).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        denied: Vec<Denial>,
     },
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -304,10 +308,13 @@ impl Redact for AgentEvent {
             | AgentEvent::ReasoningDelta { text: t, .. }
             | AgentEvent::ReasoningMessage { text: t, .. }
             | AgentEvent::AssistantMessage { text: t, .. }
-            | AgentEvent::TurnCompleted { text: t, .. }
             | AgentEvent::ToolProgress { text: t, .. }
             | AgentEvent::ProviderRetry { reason: t, .. }
             | AgentEvent::Error { message: t, .. } => t.redact(s),
+            AgentEvent::TurnCompleted { text, denied, .. } => {
+                text.redact(s);
+                denied.redact(s);
+            }
             AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
             AgentEvent::GuardrailVerdict {
                 reason, operations, ..

@@ -38,6 +38,25 @@ pub struct GrantInfo {
     pub idle_secs: u64,
 }
 
+/// A call that was denied: by the approval mode or the person (`needed`
+/// says what asked for approval), or by a rule or a guardrail (`reason`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denial {
+    pub call_id: String,
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needed: Vec<String>,
+    pub reason: String,
+}
+
+/// Paths and commands are text from outside.
+impl Redact for Denial {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.needed.redact(s);
+        self.reason.redact(s);
+    }
+}
+
 /// A file a message mentions (`@path`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {

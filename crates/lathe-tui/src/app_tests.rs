@@ -229,6 +229,7 @@ fn an_approval_round_trip_keeps_the_draft() {
     a.on_agent_event(
         AgentEvent::TurnCompleted {
             stop_reason: Default::default(),
+            denied: Vec::new(),
             model: String::new(),
             turn_id: 1,
             text: String::new(),
@@ -741,6 +742,7 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
     a.on_agent_event(
         AgentEvent::TurnCompleted {
             stop_reason: Default::default(),
+            denied: Vec::new(),
             model: String::new(),
             turn_id: 1,
             text: "done".into(),
@@ -1074,6 +1076,7 @@ fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
     a.on_agent_event(
         AgentEvent::TurnCompleted {
             stop_reason: Default::default(),
+            denied: Vec::new(),
             model: String::new(),
             turn_id: id,
             text: text.into(),

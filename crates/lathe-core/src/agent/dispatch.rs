@@ -188,7 +188,7 @@ async fn dispatch_one(
     };
     let (result, text) = normalize(shared, &call.id, outcome, started);
     let output = ToolOutput {
-        call_id: result.call_id,
+        call_id: result.call_id.clone(),
         content: text,
         is_error: result.status != ToolStatus::Ok,
     };
@@ -196,6 +196,7 @@ async fn dispatch_one(
     if let Some(kind) = &result.metadata.error_kind {
         tracing::info!(tool = %tool_name, call_id = %call.id, error_kind = %kind, "tool call failed");
     }
+    note_denial(shared, &call.id, &tool_name, &result);
     let change = written.filter(|_| result.status == ToolStatus::Ok);
     let exit_code = result
         .content
@@ -213,6 +214,36 @@ async fn dispatch_one(
         change: change.map(Box::new),
     });
     output
+}
+
+/// A denied call is kept for the turn's end (`turn_completed.denied`),
+/// with what it needed approval for, if it asked.
+fn note_denial(shared: &Shared, call_id: &str, tool: &str, result: &ToolResult) {
+    let needed = shared
+        .asked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(call_id)
+        .unwrap_or_default();
+    if result.status != ToolStatus::Denied {
+        return;
+    }
+    let reason = result
+        .content
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("denied")
+        .to_string();
+    shared
+        .denied
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(crate::protocol::Denial {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            needed,
+            reason,
+        });
 }
 
 fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
@@ -613,6 +644,14 @@ async fn authorize(
             .get(&call.id)
             .copied(),
     };
+    shared
+        .asked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(
+            call.id.clone(),
+            request.needs.iter().map(|n| n.what.clone()).collect(),
+        );
     shared
         .emitter
         .emit(AgentEvent::ApprovalRequested(request.clone()));

@@ -154,6 +154,12 @@ impl Turn<'_> {
             turn_id,
             prompt: prompt.clone(),
         });
+        // Denials are the turn's own.
+        shared
+            .denied
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
         conv.prompts.push((turn_id, prompt.clone()));
         if let Some(c) = &shared.checkpoints {
             c.begin(turn_id).await;
@@ -435,6 +441,12 @@ impl Turn<'_> {
             usage: self.usage,
             stop_reason: stop,
             model: self.model.clone(),
+            denied: std::mem::take(
+                &mut *shared
+                    .denied
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
         });
         Ended
     }
