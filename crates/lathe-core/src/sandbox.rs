@@ -793,6 +793,11 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
         return None;
     }
     let lower = stderr.to_ascii_lowercase();
+    if lower.contains("no such file or directory")
+        && let Some(hint) = missing_hint(policy, stderr)
+    {
+        return Some(hint);
+    }
     let fs = lower.contains("permission denied")
         || lower.contains("operation not permitted")
         || lower.contains("read-only file system");
@@ -842,6 +847,44 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     ))
 }
 
+/// A file "not found" that is there outside the sandbox: under the
+/// system's `/tmp` (commands have the session's own), or hidden (a read
+/// rule of the person's, a credential store: a hidden directory is empty).
+fn missing_hint(policy: &Policy, stderr: &str) -> Option<String> {
+    let hidden = policy.hidden.iter().find(|p| {
+        let rel = p.strip_prefix(&policy.cwd).unwrap_or(p);
+        !rel.as_os_str().is_empty() && stderr.contains(&*rel.to_string_lossy())
+    });
+    if let Some(path) = hidden {
+        let rel = path.strip_prefix(&policy.cwd).unwrap_or(path);
+        return Some(format!(
+            "{} is hidden from commands (the person's read rules, or a store of credentials): \
+             to a command it is not there, and it is not to be read another way",
+            rel.display()
+        ));
+    }
+    let private = policy.private_tmp.as_ref()?;
+    let tmp = Path::new("/tmp");
+    let reached = |p: &Path| {
+        p.starts_with(&policy.cwd)
+            || policy
+                .writable
+                .iter()
+                .any(|w| w != private && p.starts_with(w))
+    };
+    let path = stderr
+        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | ':' | ','))
+        .map(Path::new)
+        .find(|p| p.starts_with(tmp) && p != &tmp && !reached(p))?;
+    Some(format!(
+        "{} is under /tmp, and commands have a /tmp of their own (the session's, empty at \
+         first): what other programs keep in the system's /tmp is not there. Use a directory \
+         in the workspace, or, if the command must reach the system's /tmp, say why and run it \
+         again with \"sandbox\": false, which the person approves explicitly",
+        path.display()
+    ))
+}
+
 mod git_config;
 mod git_traps;
 mod helper;
@@ -857,6 +900,42 @@ pub use namespaces::Isolation;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "No such file" where the sandbox is why: a path under the system's
+    /// `/tmp` (commands have the session's), or a hidden one. A file that
+    /// is simply missing gets no note.
+    #[test]
+    fn a_file_missing_because_of_the_sandbox_is_explained() {
+        let ws = tempfile::tempdir().unwrap();
+        let session_tmp = tempfile::tempdir().unwrap();
+        let private = ws.path().join("private");
+        std::fs::create_dir(&private).unwrap();
+        let settings = Settings {
+            mode: Mode::WorkspaceWrite,
+            private_tmp: Some(session_tmp.path().to_path_buf()),
+            hidden: vec![private],
+            ..Settings::default()
+        };
+        let p = settings.policy(ws.path(), Vec::new());
+        let hint = blocked_hint(
+            &p,
+            "cp: cannot create regular file '/tmp/build-cache/x': No such file or directory",
+        )
+        .unwrap();
+        assert!(hint.contains("/tmp/build-cache/x is under /tmp"), "{hint}");
+        assert!(hint.contains("\"sandbox\": false"), "{hint}");
+        let hint = blocked_hint(&p, "cat: private/key: No such file or directory").unwrap();
+        assert!(hint.starts_with("private is hidden"), "{hint}");
+        assert_eq!(
+            blocked_hint(&p, "cat: notes.txt: No such file or directory"),
+            None
+        );
+        let inside = format!(
+            "cat: {}/gone.txt: No such file or directory",
+            ws.path().display()
+        );
+        assert_eq!(blocked_hint(&p, &inside), None, "the workspace is reached");
+    }
 
     #[test]
     fn secret_looking_variables_are_removed_unless_allowed() {

@@ -55,6 +55,31 @@ fn outside() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// A directory that exists under the system's `/tmp` is not in a
+/// command's (its `/tmp` is the session's): writing there fails with "No
+/// such file or directory", and the result says why and how to go on.
+#[tokio::test]
+async fn the_private_tmp_is_recognised_when_it_blocks() {
+    let system = tempfile::Builder::new()
+        .prefix("lathe-system-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let ws = outside();
+    let v = run_in(
+        &ExecShell::new(&builtin_settings()),
+        ws.path(),
+        &format!("echo hi > {}/out.txt", system.path().display()),
+    )
+    .await
+    .unwrap();
+    assert_ne!(v["exit_code"], 0, "{v}");
+    let note = v["sandbox"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no note: {v}"));
+    assert!(note.contains("is under /tmp"), "{note}");
+    assert!(!system.path().join("out.txt").exists());
+}
+
 fn landlock_hint() -> &'static str {
     "this test needs Landlock enabled in the kernel (Linux 6.7+ with lsm=…,landlock)"
 }
