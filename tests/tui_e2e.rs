@@ -911,7 +911,7 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     pane.keys(&["Escape"]);
     pane.text("/undo");
     pane.keys(&["Enter"]);
-    let screen = pane.wait_for("rewound to before turn 1").await;
+    let screen = pane.wait_for("undid the file changes of turn 1").await;
     assert!(screen.contains("1 file restored (notes.txt)"), "{screen}");
     assert!(screen.contains("1 file removed (todo.txt)"), "{screen}");
     assert_eq!(

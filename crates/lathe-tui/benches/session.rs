@@ -32,6 +32,7 @@ fn turn_items(turn: u64) -> Vec<Item> {
             images: Vec::new(),
             turn,
             text: format!("please look at src/module_{turn}.rs and fix the bug in it"),
+            note: None,
         },
         Item::Request { turn },
         Item::Assistant {

@@ -791,9 +791,15 @@ impl App {
         if files {
             done.push("files git ignores are never checkpointed".into());
         }
+        // `/undo` undoes a turn's file changes; `/rewind` goes back.
+        let verb = if conversation {
+            "rewound to before turn"
+        } else {
+            "undid the file changes of turn"
+        };
         self.notice(
             NoticeKind::Info,
-            format!("↶ rewound to before turn {turn}: {}", done.join("; ")),
+            format!("↶ {verb} {turn}: {}", done.join("; ")),
         );
     }
 

@@ -965,6 +965,7 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
             images: Vec::new(),
             turn: 1,
             text: "add a --json flag".into(),
+            note: None,
         })
         .await;
         r.sync().await;
@@ -1125,7 +1126,9 @@ fn undo_and_rewind_from_the_composer() {
     );
     let shown = screen(&mut a, 100, 30);
     assert!(
-        shown.contains("rewound to before turn 2: 1 file restored (src/a.rs), 1 file removed"),
+        shown.contains(
+            "undid the file changes of turn 2: 1 file restored (src/a.rs), 1 file removed"
+        ),
         "{shown}"
     );
     type_text(&mut a, "/rewind", t0);

@@ -218,18 +218,18 @@ impl Turn<'_> {
                 .await);
         }
         // How the last turn ended, if not well (a session resumed after a
-        // kill): the model reads it first.
-        let prompt = match conv.note.take() {
-            Some(note) => format!("{note}\n\n{prompt}"),
-            None => prompt,
-        };
+        // kill), or a rewind: the model reads it first; the record keeps
+        // it apart from the person's words.
+        let note = conv.note.take();
         shared
             .record(Item::User {
                 turn: turn_id,
                 text: prompt.clone(),
+                note: note.clone(),
                 images: images.clone(),
             })
             .await;
+        let prompt = crate::session::history::with_note(note.as_deref(), &prompt);
         if images.is_empty() {
             crate::session::history::push_user(&mut conv.messages, prompt);
         } else {

@@ -66,7 +66,13 @@ pub enum Item {
     },
     User {
         turn: u64,
+        /// The person's message (with the files it attached).
         text: String,
+        /// What Lathe told the model before it (how the last turn ended, a
+        /// rewind): the model reads it first; it is never shown as the
+        /// person's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
         /// The images that went with it, as they were sent.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<crate::provider::image::Image>,
@@ -496,12 +502,22 @@ pub fn apply_compaction(messages: &mut Vec<Message>, summary: &str, kept: usize)
 
 /// A message without the note about how the turn before it ended.
 fn without_note(text: &str) -> &str {
-    if text.starts_with("[the previous turn")
+    // Records written before notes were kept apart had them in front.
+    if (text.starts_with("[the previous turn") || text.starts_with("[the person "))
         && let Some((_, rest)) = text.split_once("]\n\n")
     {
         return rest;
     }
     text
+}
+
+/// What the model was sent for a message: Lathe's note first, then the
+/// person's words.
+pub fn with_note(note: Option<&str>, text: &str) -> String {
+    match note {
+        Some(note) => format!("{note}\n\n{text}"),
+        None => text.to_string(),
+    }
 }
 
 /// The records of the conversation as it is after every rewind: a
@@ -619,10 +635,40 @@ pub fn rewind_note(
              {changes}]"
         ),
         _ => format!(
-            "[the person rewound the conversation to before turn {turn}; the files keep every \
-             change made since, which you no longer see: read them again before relying on \
-             them]"
+            "[the person rewound the conversation to before turn {turn}; this changed no file: \
+             they are as they are now, which may differ from what you saw. Read them again \
+             before relying on them]"
         ),
+    }
+}
+
+/// A rewind as the person is told of it (the model's note says more).
+fn rewind_shown(
+    turn: u64,
+    restored: &[String],
+    removed: &[String],
+    files: bool,
+    conversation: bool,
+) -> String {
+    let mut done = Vec::new();
+    if !restored.is_empty() {
+        done.push(format!("restored {}", restored.join(", ")));
+    }
+    if !removed.is_empty() {
+        done.push(format!("removed {}", removed.join(", ")));
+    }
+    if files && done.is_empty() {
+        done.push("no file needed restoring".into());
+    }
+    let what = if conversation {
+        format!("↶ rewound to before turn {turn}")
+    } else {
+        format!("↶ undid the file changes of turn {turn}")
+    };
+    if done.is_empty() {
+        what
+    } else {
+        format!("{what}: {}", done.join("; "))
     }
 }
 
@@ -683,9 +729,14 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
     let mut ended: HashSet<u64> = HashSet::new();
     for r in &records[start..] {
         match &r.item {
-            Item::User { turn, text, images } => {
+            Item::User {
+                turn,
+                text,
+                note,
+                images,
+            } => {
                 open_turn = Some(*turn);
-                out.user(*turn, text, images);
+                out.user(*turn, text, note.as_deref(), images);
             }
             Item::Assistant {
                 text,
@@ -731,9 +782,14 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 files,
                 conversation,
             } => {
-                let note = rewind_note(*turn, restored, removed, *files, *conversation);
-                out.shown.push(Shown::Note(note.clone()));
-                out.aborted = Some(note);
+                out.shown.push(Shown::Note(rewind_shown(
+                    *turn,
+                    restored,
+                    removed,
+                    *files,
+                    *conversation,
+                )));
+                out.aborted = Some(rewind_note(*turn, restored, removed, *files, *conversation));
             }
             _ => {}
         }
@@ -750,13 +806,21 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
 }
 
 impl Rebuilt {
-    /// The person's message of `turn`, as the model had it and as shown.
-    fn user(&mut self, turn: u64, text: &str, images: &[crate::provider::image::Image]) {
-        self.prompts.push((turn, without_note(text).to_string()));
+    /// The person's message of `turn`, as the model had it (Lathe's note
+    /// first) and as shown (the person's words alone).
+    fn user(
+        &mut self,
+        turn: u64,
+        text: &str,
+        note: Option<&str>,
+        images: &[crate::provider::image::Image],
+    ) {
+        let shown = without_note(text);
+        let text = &with_note(note, text);
+        self.prompts.push((turn, shown.to_string()));
         // The note was for this message, and is in its text.
         self.aborted = None;
-        self.shown
-            .push(Shown::User(as_written(without_note(text)).to_string()));
+        self.shown.push(Shown::User(as_written(shown).to_string()));
         if images.is_empty() {
             push_user(&mut self.messages, text.to_string());
         } else {
@@ -889,6 +953,7 @@ mod tests {
                 Item::User {
                     turn: 1,
                     text: "look".into(),
+                    note: None,
                     images: vec![image.clone()],
                 },
             ),
@@ -957,6 +1022,7 @@ mod tests {
                     images: Vec::new(),
                     turn: 1,
                     text: "fix it".into(),
+                    note: None,
                 },
             ),
             rec(2, Item::Request { turn: 1 }),
@@ -1038,6 +1104,7 @@ mod tests {
                     images: Vec::new(),
                     turn: 1,
                     text: "deploy".into(),
+                    note: None,
                 },
             ),
             rec(
@@ -1053,6 +1120,7 @@ mod tests {
                     images: Vec::new(),
                     turn: 2,
                     text: "deploy".into(),
+                    note: None,
                 },
             ),
             rec(4, Item::TurnEnd { turn: 2 }),
@@ -1114,6 +1182,75 @@ mod tests {
         assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), records[2]);
     }
 
+    /// Lathe's note to the model (a rewind, an unfinished turn) goes to
+    /// the model before the person's next message, and is shown as a
+    /// notice once: never as the person's words. `/undo` says it undid.
+    #[test]
+    fn notes_to_the_model_are_never_the_persons_words() {
+        let user = |seq, turn, text: &str, note: Option<String>| {
+            rec(
+                seq,
+                Item::User {
+                    turn,
+                    text: text.into(),
+                    note,
+                    images: Vec::new(),
+                },
+            )
+        };
+        let undo = rewind_note(1, &["a.py".into()], &[], true, false);
+        assert!(
+            undo.starts_with("[the person undid the file changes"),
+            "{undo}"
+        );
+        let back = rewind_note(1, &[], &[], false, true);
+        assert!(back.contains("this changed no file"), "{back}");
+        let records = vec![
+            user(1, 1, "fix it", None),
+            rec(2, Item::TurnEnd { turn: 1 }),
+            rec(
+                3,
+                Item::Rewind {
+                    turn: 1,
+                    restored: vec!["a.py".into()],
+                    removed: Vec::new(),
+                    files: true,
+                    conversation: false,
+                },
+            ),
+            user(4, 2, "and what about the docs?", Some(undo.clone())),
+            rec(5, Item::TurnEnd { turn: 2 }),
+        ];
+        let r = rebuild(&records);
+        let Message::User(sent) = &r.messages[1] else {
+            panic!("{:?}", r.messages)
+        };
+        assert_eq!(sent, &format!("{undo}\n\nand what about the docs?"));
+        let people: Vec<&str> = r
+            .shown
+            .iter()
+            .filter_map(|s| match s {
+                Shown::User(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(people, ["fix it", "and what about the docs?"]);
+        let notes = r
+            .shown
+            .iter()
+            .filter(|s| matches!(s, Shown::Note(n) if n.contains("undid")))
+            .count();
+        assert_eq!(notes, 1, "{:?}", r.shown);
+        assert!(
+            r.shown.iter().any(
+                |s| matches!(s, Shown::Note(n) if n == "↶ undid the file changes of turn 1: restored a.py")
+            ),
+            "{:?}",
+            r.shown
+        );
+        assert_eq!(r.prompts[1].1, "and what about the docs?");
+    }
+
     #[test]
     fn a_clear_starts_over() {
         let records = vec![
@@ -1123,6 +1260,7 @@ mod tests {
                     images: Vec::new(),
                     turn: 1,
                     text: "old".into(),
+                    note: None,
                 },
             ),
             rec(2, Item::TurnEnd { turn: 1 }),
@@ -1133,6 +1271,7 @@ mod tests {
                     images: Vec::new(),
                     turn: 2,
                     text: "new".into(),
+                    note: None,
                 },
             ),
             rec(
@@ -1168,6 +1307,7 @@ mod tests {
             images: Vec::new(),
             turn: 1,
             text: "hi".into(),
+            note: None,
         })
         .await;
         rec.append(Item::Assistant {
