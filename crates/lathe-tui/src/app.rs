@@ -24,7 +24,6 @@ use super::components::diff_view::{DiffView, HIGHLIGHT_INLINE};
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsData, PermissionsView};
 pub use super::components::question::TrustPrompt;
-use super::components::question::{LimitQuestion, TrustQuestion};
 use super::components::rewind::RewindPicker;
 use super::components::sessions::SessionPicker;
 use super::components::status_bar::{self, StatusInfo};
@@ -248,10 +247,7 @@ impl App {
             theme: init.theme,
             hl,
             transcript,
-            questions: Questions {
-                trust: init.trust.map(TrustQuestion::new),
-                ..Questions::default()
-            },
+            questions: Questions::default(),
             log: ToolLog::new(now),
             overlays: Vec::new(),
             requests: Vec::new(),
@@ -285,6 +281,9 @@ impl App {
             dirty: true,
             now,
         };
+        if let Some(prompt) = init.trust {
+            app.questions.ask_trust(prompt, now);
+        }
         if session.pick {
             app.open_picker();
         }

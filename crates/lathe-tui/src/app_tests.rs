@@ -807,11 +807,12 @@ fn keys_read_before_the_dialog_is_on_screen_never_answer() {
         t0,
     );
     a.on_agent_event(approval_request("c1"), t0);
-    // Read two seconds later, before any frame: typing.
+    // Read two seconds later, before any frame: not an answer, nor text
+    // (the person was not typing when the call came).
     let late = t0 + Duration::from_secs(2);
     a.on_terminal_event(key(KeyCode::Char('y')), late);
     assert!(a.take_ops().is_empty());
-    assert_eq!(a.composer.text(), "y");
+    assert_eq!(a.composer.text(), "");
     // The first frame shows it; a `y` right after is still typing.
     a.now = late;
     screen(&mut a, 80, 24);

@@ -163,9 +163,29 @@ pub struct Questions {
     pub trust: Option<TrustQuestion>,
     pub limit: Option<LimitQuestion>,
     pub approvals: ApprovalOverlay,
+    /// The person's last key into the composer: a question that comes
+    /// while they type lets their typing go on.
+    last_typed: Option<Instant>,
 }
 
 impl Questions {
+    /// A key went into the composer at `now`.
+    pub fn typed(&mut self, now: Instant) {
+        self.last_typed = Some(now);
+        self.approvals.typed(now);
+    }
+
+    /// Asks whether to trust the workspace.
+    pub fn ask_trust(&mut self, prompt: TrustPrompt, now: Instant) {
+        self.trust = Some(TrustQuestion::new(prompt).after_typing(self.last_typed, now));
+    }
+
+    /// Asks whether the turn may go on past its tool rounds.
+    pub fn ask_limit(&mut self, turn_id: u64, rounds: u32, more: u32, now: Instant) {
+        self.limit =
+            Some(LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now));
+    }
+
     /// The question that has the keys.
     pub fn top(&mut self) -> Option<&mut dyn Question> {
         if let Some(q) = &mut self.trust {
@@ -361,8 +381,10 @@ mod tests {
         let (events, mut rx) = AppEvents::channel();
         let mut layer = Questions::default();
         assert!(layer.top().is_none() && !layer.is_asking());
-        layer.limit = Some(LimitQuestion::new(7, 20, 20));
         let t0 = Instant::now();
+        // Asked while the person types: their keys go on to the composer.
+        layer.typed(t0);
+        layer.ask_limit(7, 20, 20, t0);
         let y = key(KeyCode::Char('y'));
         let top = layer.top().expect("the limit asks");
         assert_eq!(top.handle_key(y, &events, t0), Outcome::Done);

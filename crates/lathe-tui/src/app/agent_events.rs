@@ -115,7 +115,7 @@ impl App {
                 rounds,
                 more,
             } => {
-                self.questions.limit = Some(LimitQuestion::new(turn_id, rounds, more));
+                self.questions.ask_limit(turn_id, rounds, more, now);
             }
             AgentEvent::TurnCompleted {
                 stop_reason, usage, ..

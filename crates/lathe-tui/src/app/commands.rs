@@ -74,7 +74,7 @@ impl App {
             }
             SlashCommand::Trust => match self.untrusted.take() {
                 Some(prompt) => {
-                    self.questions.trust = Some(TrustQuestion::new(prompt));
+                    self.questions.ask_trust(prompt, self.now);
                 }
                 None => self.notice(
                     NoticeKind::Info,

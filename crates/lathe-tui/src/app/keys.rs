@@ -121,6 +121,7 @@ impl App {
                         .last_diff_in_view()
                         .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
             _ => {
+                self.questions.typed(now);
                 self.composer
                     .set_current(&self.model, &self.approval.to_string());
                 let action = self.composer.handle_key(key);

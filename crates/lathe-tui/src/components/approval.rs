@@ -11,8 +11,12 @@
 //!
 //! Consent needs intent, so nothing typed by accident decides:
 //! - the dialog arms only after a quiet moment ([`QUIET`]) with no key or
-//!   paste; what is typed before that goes on into the composer, so a
-//!   sentence typed as the dialog opens is not an answer;
+//!   paste; what the person goes on typing before that, when they were
+//!   typing as it opened, goes on into the composer, so a sentence typed
+//!   as the dialog opens is not an answer; other keys that early are
+//!   dropped with a word ([`READING`]), each starting the moment again;
+//! - keys the dialog handles itself (scrolling, `j`/`k`, `x`) never make
+//!   the next answer wait;
 //! - a key with Alt (which is also how an Esc followed at once by a key
 //!   arrives) is never an approval: it denies, as the Esc meant, and the
 //!   key goes to the composer;
@@ -42,7 +46,7 @@ use crate::protocol::{ApprovalDecision, ApprovalRequest};
 use crate::theme::Theme;
 
 /// How long without a key or a paste before a dialog takes keys.
-pub const QUIET: Duration = Duration::from_millis(800);
+pub const QUIET: Duration = Duration::from_millis(400);
 
 /// The rows of a call a dialog must show to take an answer (its start:
 /// what it is, why it asks, the first lines of its diff or command).
@@ -128,9 +132,17 @@ pub struct ApprovalOverlay {
     excluded: Vec<bool>,
     /// Where the last frame put the diff: rows above it, and its width.
     diff_at: std::cell::Cell<(usize, u16)>,
+    /// The person's last key into the composer.
+    last_typed: Option<Instant>,
 }
 
 impl ApprovalOverlay {
+    /// A key went into the composer at `now`: a call that comes while the
+    /// person types lets their typing go on.
+    pub fn typed(&mut self, now: Instant) {
+        self.last_typed = Some(now);
+    }
+
     pub fn is_active(&self) -> bool {
         !self.queue.is_empty()
     }
@@ -220,10 +232,7 @@ impl ApprovalOverlay {
     fn show_front(&mut self, now: Instant) {
         // Shown when a frame draws it; the quiet moment counts from then,
         // or from the last key if that is later.
-        self.arming = Arming::pending();
-        if !self.queue.is_empty() {
-            self.arming.input(now);
-        }
+        self.arming = Arming::pending_after(self.last_typed, now);
         self.scroll = 0;
         self.message = None;
         self.confirming = false;
@@ -330,28 +339,33 @@ impl ApprovalOverlay {
             };
         }
         let armed = self.arming.is_armed(now);
-        self.arming.input(now);
         if armed {
             self.arming.has_keys = true;
         }
         if !self.arming.has_keys {
+            self.confirming = false;
             // Typed while the dialog opened (or before a frame could show
             // it), with no pause since: the person is writing, not
-            // answering. Every key, scrolling ones too, goes on.
-            self.confirming = false;
-            return ApprovalAction::Pass(key);
+            // answering, and every key goes on. Otherwise the key came
+            // before the call could be read: dropped, with a word.
+            return if self.arming.early(now) {
+                ApprovalAction::Pass(key)
+            } else {
+                ApprovalAction::Hint(READING)
+            };
         }
         if self.message.is_none()
             && key.modifiers.is_empty()
             && (self.scroll_key(key.code) || self.review_key(key.code))
         {
-            // Reading (and choosing hunks) is not answering; the next
-            // answer waits for a quiet moment after it.
+            // Reading (and choosing hunks) is not answering, and never
+            // makes the next answer wait.
             return ApprovalAction::None;
         }
         if self.message.is_some() {
             return self.write_instead(key);
         }
+        self.arming.input(now);
         if !armed {
             // A key right after another is not an answer.
             if std::mem::take(&mut self.confirming) {
@@ -705,7 +719,7 @@ impl crate::component::Question for ApprovalOverlay {
 mod arming;
 mod render;
 
-pub use arming::{Answer, Arming};
+pub use arming::{Answer, Arming, READING};
 
 #[cfg(test)]
 #[path = "approval_tests.rs"]

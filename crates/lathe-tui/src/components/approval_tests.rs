@@ -104,7 +104,11 @@ fn decision(a: &ApprovalAction) -> Option<&ApprovalDecision> {
 #[test]
 fn keys_typed_before_a_quiet_moment_go_to_the_composer() {
     let t0 = Instant::now();
-    let mut o = shown(vec![edit("c1")], t0);
+    // The person was typing when the call came.
+    let mut o = ApprovalOverlay::default();
+    o.typed(t0);
+    o.push(edit("c1"), t0);
+    draw(&mut o, 80, 24, t0);
     // Typing "okay, and maybe" at 8 keys a second as the dialog opens:
     // every key passes on to the composer, the `a`s and `y` too.
     let mut t = t0;
@@ -137,9 +141,48 @@ fn a_paste_restarts_the_quiet_moment() {
     let y = key(KeyCode::Char('y'));
     assert_eq!(
         o.handle_key(y, t + Duration::from_millis(5)),
-        ApprovalAction::Pass(y)
+        ApprovalAction::Hint(READING)
     );
     assert!(o.is_active());
+}
+
+/// Keys that come before the call could be read, when the person was not
+/// typing, are neither answers nor text: dropped, with a word, and the
+/// quiet moment starts again from each. Nothing stays in the composer.
+#[test]
+fn keys_before_a_quiet_moment_are_dropped_when_not_typing() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![edit("c1")], t0);
+    let mut t = t0;
+    for ch in "yy".chars() {
+        t += Duration::from_millis(100);
+        assert_eq!(
+            o.handle_key(key(KeyCode::Char(ch)), t),
+            ApprovalAction::Hint(READING),
+            "{ch:?}"
+        );
+    }
+    assert_eq!(o.armed_at(), Some(t + QUIET));
+    let a = o.handle_key(key(KeyCode::Char('y')), later(t));
+    assert_eq!(decision(&a), Some(&ApprovalDecision::ApproveOnce));
+}
+
+/// Reviewing hunk by hunk needs no pause: the keys the dialog handles
+/// (j, k, x, scrolling) never make the next answer wait.
+#[test]
+fn review_keys_never_make_an_answer_wait() {
+    let t0 = Instant::now();
+    let mut o = shown(vec![three_hunks("c1")], t0);
+    let mut t = later(t0);
+    for code in [KeyCode::Char('j'), KeyCode::Char('x'), KeyCode::Char('j')] {
+        assert_eq!(o.handle_key(key(code), t), ApprovalAction::None, "{code:?}");
+        t += Duration::from_millis(250);
+    }
+    let a = o.handle_key(key(KeyCode::Char('y')), t);
+    assert!(
+        matches!(decision(&a), Some(ApprovalDecision::ApproveHunks { hunks }) if hunks == &[0, 2]),
+        "{a:?}"
+    );
 }
 
 #[test]
@@ -322,7 +365,7 @@ fn a_dialog_too_small_to_read_only_denies() {
     let mut o = ApprovalOverlay::default();
     o.push(shell("c2"), t0);
     let y = key(KeyCode::Char('y'));
-    assert_eq!(o.handle_key(y, later(t0)), ApprovalAction::Pass(y));
+    assert_eq!(o.handle_key(y, later(t0)), ApprovalAction::Hint(READING));
     assert!(o.is_active());
 }
 
@@ -423,16 +466,15 @@ fn a_huge_diff_scrolls_without_overscroll() {
     );
 }
 
-/// Before the dialog has armed, every key (scrolling ones too) goes to
-/// the composer. Once armed it has the keyboard: scroll keys read the
-/// call, never answer it, and restart the quiet moment, so `PgUp y`
-/// typed together does not approve.
+/// Before the dialog has armed, a key (scrolling ones too) is typing or
+/// dropped. Once armed it has the keyboard: scroll keys read the call,
+/// never answer it, and never make the answer after them wait.
 #[test]
 fn scroll_keys_read_and_never_answer() {
     let t0 = Instant::now();
     let mut o = shown(vec![edit("c1")], t0);
     let home = key(KeyCode::Home);
-    assert_eq!(o.handle_key(home, t0), ApprovalAction::Pass(home));
+    assert_eq!(o.handle_key(home, t0), ApprovalAction::Hint(READING));
     let t = later(t0);
     for (i, code) in [
         KeyCode::Down,
@@ -452,12 +494,13 @@ fn scroll_keys_read_and_never_answer() {
         );
     }
     let last = t + Duration::from_millis(40);
-    assert_eq!(o.armed_at(), Some(last + QUIET));
-    let y = o.handle_key(key(KeyCode::Char('y')), last + Duration::from_millis(5));
-    assert!(decision(&y).is_none(), "PgUp then y at once: {y:?}");
+    assert!(
+        o.armed_at().is_some_and(|at| at <= last),
+        "reading kept it armed"
+    );
     let alt_down = KeyEvent::new(KeyCode::Down, KeyModifiers::ALT);
     assert!(
-        decision(&o.handle_key(alt_down, later(last + QUIET)))
+        decision(&o.handle_key(alt_down, last + Duration::from_millis(5)))
             .is_some_and(|d| { matches!(d, ApprovalDecision::Deny { .. }) })
     );
 }
@@ -711,8 +754,12 @@ fn deletions_and_moves_say_what_they_do() {
 #[test]
 fn a_yes_or_no_question_answers_only_when_armed() {
     let t0 = Instant::now();
-    let mut a = Arming::pending();
     let y = key(KeyCode::Char('y'));
+    // Not typing when it came: too soon is no answer and no text.
+    let mut quiet = Arming::pending();
+    assert_eq!(quiet.answer(y, t0), Answer::TooSoon, "not shown yet");
+    // Typing when it came: the typing goes on into the composer.
+    let mut a = Arming::pending_after(Some(t0), t0);
     assert_eq!(a.answer(y, t0), Answer::Typing(y), "not shown yet");
     a.drawn(true, t0);
     let soon = t0 + Duration::from_millis(10);

@@ -10,7 +10,7 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::approval::{Answer, Arming};
+use super::approval::{Answer, Arming, READING};
 use super::cells::NoticeKind;
 use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
 use crate::protocol::Op;
@@ -35,6 +35,14 @@ impl TrustQuestion {
             shown: Cell::new(false),
         }
     }
+
+    /// Asked at `now`, the person's last key into the composer at
+    /// `last_typed`.
+    #[must_use]
+    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
+        self.arming = Arming::pending_after(last_typed, now);
+        self
+    }
 }
 
 /// `y` trusts the workspace's hooks (and remembers it), `n` or Esc leaves
@@ -51,6 +59,7 @@ impl Component for TrustQuestion {
         }
         match self.arming.answer(key, now) {
             Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
             // Nothing is trusted that was not on screen.
             Answer::Yes if !view.seen_end() => events.send(AppEvent::Flash(
                 "read the question to its end first (↓, PgDn, Space, End)".into(),
@@ -146,6 +155,14 @@ impl LimitQuestion {
             shown: Cell::new(false),
         }
     }
+
+    /// Asked at `now`, the person's last key into the composer at
+    /// `last_typed`.
+    #[must_use]
+    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
+        self.arming = Arming::pending_after(last_typed, now);
+        self
+    }
 }
 
 /// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
@@ -155,6 +172,10 @@ impl Component for LimitQuestion {
         let (go_on, pass) = match self.arming.answer(key, now) {
             Answer::Typing(key) => {
                 events.send(AppEvent::Typed(key));
+                return Outcome::Done;
+            }
+            Answer::TooSoon => {
+                events.send(AppEvent::Flash(READING.into()));
                 return Outcome::Done;
             }
             Answer::Yes => (true, None),

@@ -20,13 +20,24 @@ pub struct Arming {
     /// It has armed once: from then on it has the keyboard, and keys
     /// (scrolling included) no longer go to the composer.
     pub(super) has_keys: bool,
+    /// The person was typing when the question came and has not paused
+    /// since: their keys go on into the composer. A key that comes too
+    /// soon otherwise is dropped, with a word.
+    pub(super) typing: bool,
 }
+
+/// What the hint says of a key dropped before a question armed.
+pub const READING: &str = "reading… keys wait 0.4 s";
 
 /// The answer a key gives a yes-or-no question (trust, more rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
-    /// Typed before the question armed: it belongs to the composer.
+    /// Typed before the question armed, as the person was typing when it
+    /// came: it belongs to the composer.
     Typing(KeyEvent),
+    /// Pressed before the question could be read (and not typing): no
+    /// answer, and not text either.
+    TooSoon,
     Yes,
     /// `n` or Esc; an Alt-key is an Esc and a key, the key going on to
     /// the composer (`pass`).
@@ -41,9 +52,17 @@ impl Arming {
     /// What `key` answers a yes-or-no question this arming guards.
     pub fn answer(&mut self, key: KeyEvent, now: Instant) -> Answer {
         let armed = self.is_armed(now);
+        if !armed && !self.has_keys {
+            return if self.early(now) {
+                Answer::Typing(key)
+            } else {
+                Answer::TooSoon
+            };
+        }
+        self.has_keys = true;
         self.input(now);
         if !armed {
-            return Answer::Typing(key);
+            return Answer::TooSoon;
         }
         let plain = key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT;
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -60,6 +79,30 @@ impl Arming {
     /// A question not yet drawn.
     pub fn pending() -> Self {
         Self::default()
+    }
+
+    /// A question not yet drawn, coming while the person may be typing
+    /// (their last key into the composer at `last_typed`).
+    pub fn pending_after(last_typed: Option<Instant>, now: Instant) -> Self {
+        let typing = last_typed.is_some_and(|t| now.saturating_duration_since(t) < QUIET);
+        Self {
+            last_input: last_typed.filter(|_| typing),
+            typing,
+            ..Self::default()
+        }
+    }
+
+    /// A key before the question armed: whether it is the person's typing
+    /// going on (no pause since they typed before it came). Either way
+    /// the quiet moment starts again from it, as Crush does.
+    pub fn early(&mut self, now: Instant) -> bool {
+        let going_on = self.typing
+            && self
+                .last_input
+                .is_some_and(|t| now.saturating_duration_since(t) < QUIET);
+        self.typing = going_on;
+        self.input(now);
+        going_on
     }
 
     /// A frame has shown the question (or, `false`, could not show it).
