@@ -204,6 +204,63 @@ impl Drop for Pane {
     }
 }
 
+/// The dialog's quiet moment, as a person meets it: `y` pressed the
+/// moment it appears (not typing before) is dropped with a word and never
+/// reaches the message; reviewing hunks with `j`, `x` and answering `y`
+/// 0.3 s later needs no pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn early_keys_are_dropped_and_review_keys_need_no_pause() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 28\n", "line twenty-eight\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": new}),
+        )),
+        Step::Reply(Reply::text("Wrote the first change only.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("spell out two numbers");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve write_file?").await;
+    // A reflex `y y` as it appears: no answer, no text.
+    pane.keys(&["y"]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pane.keys(&["y"]);
+    let early = pane.wait_for("reading… keys wait 0.4 s").await;
+    assert!(early.contains("Approve write_file?"), "{early}");
+    pause().await;
+    // Review at a person's pace: next hunk, leave it out, approve.
+    for k in ["j", "x", "y"] {
+        pane.keys(&[k]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let done = pane.wait_for("Wrote the first change only.").await;
+    assert!(!done.contains("a key right after another"), "{done}");
+    let written = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
+    assert!(
+        written.contains("line two\n") && written.contains("line 28\n"),
+        "{written}"
+    );
+    // The early keys never became the person's words.
+    pane.text("thanks");
+    let screen = pane.wait_for("thanks").await;
+    assert!(
+        !screen.contains("ythanks") && !screen.contains("yythanks"),
+        "{screen}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
     if !have_tmux() {
@@ -413,18 +470,19 @@ async fn nothing_typed_pasted_or_escaped_by_accident_approves() {
     pane.text("go");
     pane.keys(&["Enter"]);
     pane.wait_for("Approve exec_shell?").await;
-    // 1. Typing at 8 keys a second as the dialog opens: every key, the
-    // `a`s and the `y` too, goes on into the composer.
+    // 1. Typing at 8 keys a second as the dialog opens (the message was
+    // sent, so this is no sentence going on): no key, the `a`s and the
+    // `y` included, answers, and none lands in the message; the status
+    // bar says why.
     pane.type_slowly(
         "okay, and maybe also run the linter",
         Duration::from_millis(125),
     )
     .await;
-    let typed = pane.wait_for("okay, and maybe also run the linter").await;
+    let typed = pane.wait_for("reading… keys wait 0.4 s").await;
     assert!(typed.contains("Approve exec_shell?"), "{typed}");
+    assert!(!typed.contains("okay, and maybe"), "{typed}");
     assert!(!ws.path().join("typed").exists());
-    // Clear the draft (Ctrl-U), pause, deny.
-    pane.keys(&["C-u"]);
     pause().await;
     pane.keys(&["n"]);
     pane.wait_for("touch escaped").await;

@@ -175,6 +175,12 @@ impl Questions {
         self.approvals.typed(now);
     }
 
+    /// The message was sent: the typing is over.
+    pub fn sent(&mut self) {
+        self.last_typed = None;
+        self.approvals.sent();
+    }
+
     /// Asks whether to trust the workspace.
     pub fn ask_trust(&mut self, prompt: TrustPrompt, now: Instant) {
         self.trust = Some(TrustQuestion::new(prompt).after_typing(self.last_typed, now));

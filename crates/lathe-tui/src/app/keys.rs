@@ -121,10 +121,15 @@ impl App {
                         .last_diff_in_view()
                         .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
             _ => {
-                self.questions.typed(now);
                 self.composer
                     .set_current(&self.model, &self.approval.to_string());
                 let action = self.composer.handle_key(key);
+                // Writing a message is typing; sending it ends the typing
+                // (a question that comes next is read, not typed into).
+                match action {
+                    ComposerAction::None => self.questions.typed(now),
+                    _ => self.questions.sent(),
+                }
                 // The models are asked for once, when `/model` is typed.
                 if self.models == Models::Unknown && self.composer.text().starts_with("/model") {
                     self.models = Models::Asked;

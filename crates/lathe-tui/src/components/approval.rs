@@ -143,6 +143,11 @@ impl ApprovalOverlay {
         self.last_typed = Some(now);
     }
 
+    /// The message was sent: the typing is over.
+    pub fn sent(&mut self) {
+        self.last_typed = None;
+    }
+
     pub fn is_active(&self) -> bool {
         !self.queue.is_empty()
     }
