@@ -204,6 +204,31 @@ impl Drop for Pane {
     }
 }
 
+/// A 30-line notes.txt, a model that rewrites two of its lines (2 and 25,
+/// two hunks) and then says `done`, and the person's message sent.
+async fn two_hunks_asked(done: &str) -> (tempfile::TempDir, MockLlm, Pane) {
+    let ws = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "notes.txt", "content": new}),
+        )),
+        Step::Reply(Reply::text(done)),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("spell out two numbers");
+    pane.keys(&["Enter"]);
+    (ws, mock, pane)
+}
+
 /// The dialog's quiet moment, as a person meets it: `y` pressed the
 /// moment it appears (not typing before) is dropped with a word and never
 /// reaches the message; reviewing hunks with `j`, `x` and answering `y`
@@ -213,25 +238,7 @@ async fn early_keys_are_dropped_and_review_keys_need_no_pause() {
     if !have_tmux() {
         return;
     }
-    let ws = tempfile::tempdir().unwrap();
-    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
-    let new = old
-        .replace("line 2\n", "line two\n")
-        .replace("line 28\n", "line twenty-eight\n");
-    let mock = MockLlm::start(vec![
-        Step::Reply(Reply::tools().call(
-            "c1",
-            "write_file",
-            json!({"path": "notes.txt", "content": new}),
-        )),
-        Step::Reply(Reply::text("Wrote the first change only.")),
-    ])
-    .await;
-    let pane = Pane::start(&mock, ws.path(), "");
-    pane.wait_for("approval ask").await;
-    pane.text("spell out two numbers");
-    pane.keys(&["Enter"]);
+    let (ws, _mock, pane) = two_hunks_asked("Wrote the first change only.").await;
     pane.wait_for("Approve write_file?").await;
     // A reflex `y y` as it appears: no answer, no text.
     pane.keys(&["y"]);
@@ -249,7 +256,7 @@ async fn early_keys_are_dropped_and_review_keys_need_no_pause() {
     assert!(!done.contains("a key right after another"), "{done}");
     let written = std::fs::read_to_string(ws.path().join("notes.txt")).unwrap();
     assert!(
-        written.contains("line two\n") && written.contains("line 28\n"),
+        written.contains("line two\n") && written.contains("line 25\n"),
         "{written}"
     );
     // The early keys never became the person's words.
@@ -992,25 +999,7 @@ async fn the_second_hunk_is_left_out_and_the_first_written() {
     if !have_tmux() {
         return;
     }
-    let ws = tempfile::tempdir().unwrap();
-    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(ws.path().join("notes.txt"), &old).unwrap();
-    let new = old
-        .replace("line 2\n", "line two\n")
-        .replace("line 25\n", "line twenty-five\n");
-    let mock = MockLlm::start(vec![
-        Step::Reply(Reply::tools().call(
-            "w",
-            "write_file",
-            json!({"path": "notes.txt", "content": new}),
-        )),
-        Step::Reply(Reply::text("Kept what you chose.")),
-    ])
-    .await;
-    let pane = Pane::start(&mock, ws.path(), "");
-    pane.wait_for("approval ask").await;
-    pane.text("spell out two numbers");
-    pane.keys(&["Enter"]);
+    let (ws, _mock, pane) = two_hunks_asked("Kept what you chose.").await;
     let dialog = pane.wait_for("Approve write_file?").await;
     assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
     pause().await;
