@@ -480,6 +480,9 @@ impl App {
                 }
                 self.log.decided(&call_id, &how);
                 self.ops.push(Op::Decide { call_id, decision });
+                // What comes of it shows at the end of the transcript, even
+                // if the person scrolled up to read while deciding.
+                self.transcript.scroll_to_bottom();
             }
             AppEvent::EditProposed {
                 call_id,

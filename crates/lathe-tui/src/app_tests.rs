@@ -794,6 +794,35 @@ fn approval_request(id: &str) -> AgentEvent {
     })
 }
 
+/// Scrolling the transcript above a dialog (PgUp) is reading: the answer
+/// 0.3 s later is taken, and the transcript is back at its end after it.
+#[test]
+fn scrolling_the_transcript_never_makes_an_answer_wait() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    a.now = t0;
+    screen(&mut a, 80, 24);
+    let t = t0 + QUIET + Duration::from_millis(1);
+    a.on_terminal_event(key(KeyCode::PageUp), t);
+    a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(300));
+    assert!(
+        matches!(
+            a.take_ops().as_slice(),
+            [Op::Decide {
+                decision: ApprovalDecision::ApproveOnce,
+                ..
+            }]
+        ),
+        "PgUp then y"
+    );
+    assert!(a.transcript.is_following(), "back at the end");
+}
+
 /// The UI froze (a huge diff, a slow terminal) while the person typed:
 /// the keys read after the freeze were typed before the dialog could be
 /// seen, and never answer it. The quiet moment counts from the first

@@ -304,10 +304,10 @@ impl ApprovalOverlay {
     }
 
     /// The person scrolled the transcript behind the dialog: they are
-    /// reading the call, not typing a message. A key right after is told
-    /// to wait (as after j/k), never typed into the composer.
-    pub fn reading(&mut self, now: Instant) {
-        self.arming.input(now);
+    /// reading the call, not typing a message. Keys after it are for the
+    /// dialog, never typed into the composer; like the dialog's own
+    /// reading keys, it never makes the next answer wait.
+    pub fn reading(&mut self) {
         self.arming.has_keys = true;
     }
 
@@ -668,7 +668,7 @@ impl crate::component::Component for ApprovalOverlay {
             // The transcript above the dialog scrolls (the model's
             // explanation is there; Ctrl-End back to its end); reading is
             // not answering.
-            self.reading(now);
+            self.reading();
             events.send(AppEvent::Scroll(key.code));
             return Outcome::Done;
         }

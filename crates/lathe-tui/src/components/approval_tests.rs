@@ -779,6 +779,35 @@ fn a_yes_or_no_question_answers_only_when_armed() {
     assert_eq!(a.answer(y, t), Answer::Yes);
 }
 
+/// A new one-line file at every window height: whenever the dialog takes
+/// an answer, the line that would be written is on screen (a hunk's
+/// header alone is not the change).
+#[test]
+fn no_height_lets_a_change_be_approved_unseen() {
+    let t0 = Instant::now();
+    let change = crate::protocol::change::FileChange::new(
+        "hello.py",
+        "/w/hello.py".into(),
+        None,
+        "print(0)\n",
+    );
+    for h in 6..=24 {
+        let mut o = ApprovalOverlay::default();
+        let mut req = edit("c1");
+        req.request.change = Some(Box::new(change.clone()));
+        req.diff = Some(DiffView::from_change(&change));
+        o.push(req, t0);
+        let screen = draw(&mut o, 80, h, later(t0));
+        let a = o.handle_key(key(KeyCode::Char('y')), later(later(t0)));
+        if decision(&a).is_some() {
+            assert!(
+                screen.contains("print(0)"),
+                "approved unseen at height {h}:\n{screen}"
+            );
+        }
+    }
+}
+
 /// A dialog with room for its header but not for a line of its diff
 /// cannot be approved: the call is not in sight.
 #[test]

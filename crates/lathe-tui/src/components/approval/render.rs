@@ -246,9 +246,17 @@ impl ApprovalOverlay {
         let inner = block.inner(modal);
         // Too small to show the call and its keys: one line says so, and
         // only a denial is taken. Showing the call means its first rows:
-        // what it is, why it asks, and the start of its diff or command.
+        // what it is, why it asks, and the start of its command, or of its
+        // diff down to the first line it changes (a hunk's header alone
+        // shows nothing of what would be written).
         let body_rows = usize::from(inner.height.saturating_sub(2));
-        let fits = inner.width >= 24 && body_rows >= total.clamp(3, MIN_BODY_ROWS);
+        let first_change = if diff_rows > 0 {
+            head.len() + diff_rows.min(2)
+        } else {
+            0
+        };
+        let needed = first_change.max(total.clamp(3, MIN_BODY_ROWS)).min(total);
+        let fits = inner.width >= 24 && body_rows >= needed;
         self.fits.set(fits);
         self.drawn.set(Some(fits));
         if !fits {
