@@ -481,12 +481,15 @@ async fn nothing_typed_pasted_or_escaped_by_accident_approves() {
     // sent, so this is no sentence going on): no key, the `a`s and the
     // `y` included, answers, and none lands in the message; the status
     // bar says why.
-    pane.type_slowly(
-        "okay, and maybe also run the linter",
-        Duration::from_millis(125),
-    )
-    .await;
-    let typed = pane.wait_for("reading… keys wait 0.4 s").await;
+    // (The word shows while keys come; looked for as they do.)
+    let mut told = false;
+    for c in "okay, and maybe also run the linter".chars() {
+        pane.text(&c.to_string());
+        tokio::time::sleep(Duration::from_millis(125)).await;
+        told |= pane.screen().contains("reading… keys wait 0.4 s");
+    }
+    assert!(told, "no word of the keys dropped: {}", pane.screen());
+    let typed = pane.screen();
     assert!(typed.contains("Approve exec_shell?"), "{typed}");
     assert!(!typed.contains("okay, and maybe"), "{typed}");
     assert!(!ws.path().join("typed").exists());

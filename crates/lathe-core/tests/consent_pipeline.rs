@@ -1159,6 +1159,11 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
             "import os; os.rename('mixed/sec'+'ret.env', 'out.env')",
         ),
         shell("tar", "tar cf - mix* 2>&1 | strings"),
+        // Searching the whole workspace runs (the covered files are not
+        // there for it); naming a covered file is still refused.
+        shell("grepall", "grep -rn SECRET . ; grep -rn 'open text' ."),
+        shell("findall", "find . -name '*.md' -not -path './.git/*'"),
+        shell("catnamed", "cat private/plan.md"),
         py(
             "beside",
             "print(open('mixed/read'+'me.md').read()); open('mixed/new.txt', 'w').write('made')",
@@ -1219,6 +1224,14 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     assert!(log.to_string().contains("one"), "{log}");
     let (_, beside, _) = result_of(&events, "beside");
     assert!(beside.to_string().contains("open text"), "{beside}");
+    let (status, grepall, _) = result_of(&events, "grepall");
+    assert_eq!(status, ToolStatus::Ok, "{grepall}");
+    assert!(grepall.to_string().contains("open text"), "{grepall}");
+    let (status, findall, _) = result_of(&events, "findall");
+    assert_eq!(status, ToolStatus::Ok, "{findall}");
+    assert!(findall.to_string().contains("readme.md"), "{findall}");
+    let (status, named, _) = result_of(&events, "catnamed");
+    assert_eq!(status, ToolStatus::Denied, "{named}");
     // With Landlock alone, the directory that holds a covered file is
     // granted around it, which leaves it without new files.
     if namespaces {

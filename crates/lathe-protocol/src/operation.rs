@@ -85,6 +85,11 @@ pub struct ExecOp {
     /// explicitly, every time, in every mode.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
+    /// The line runs in a sandbox that hides what the read rules cover
+    /// from every program (so a directory holding a covered file may be
+    /// searched: the file is not in it there).
+    #[serde(skip)]
+    pub reads_hidden: bool,
 }
 
 impl ExecOp {

@@ -579,7 +579,10 @@ impl Guardrails {
                                 .filter(names_it)
                                 .all(|c| NAMES_ONLY.contains(&c.basename()))
                                 || !e.commands.iter().any(|c| names_it(&c));
-                            self.followed(f, dirs)
+                            // In a sandbox that hides covered files, `grep -r`
+                            // and `find .` over their directory run, and find
+                            // them not there.
+                            self.followed(f, dirs && !e.reads_hidden)
                         })
                     }),
                 // The search tools leave covered files out themselves;

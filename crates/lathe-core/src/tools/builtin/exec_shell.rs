@@ -116,6 +116,8 @@ impl Tool for ExecShell {
         } = parse(args)?;
         let mut exec = shell::analyze(&command, workspace);
         exec.unsandboxed = self.unsandboxed(sandbox);
+        // `run` hides what the read rules cover whenever it sandboxes.
+        exec.reads_hidden = self.sandbox.mode != sandbox::Mode::Off && !exec.unsandboxed;
         Ok(vec![Operation::Exec(exec)])
     }
 
