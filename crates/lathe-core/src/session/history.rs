@@ -580,7 +580,32 @@ pub fn checkpoints(records: &[Record]) -> Vec<TurnTrees> {
     out
 }
 
-/// What the model (and the transcript) is told of a rewind.
+/// File names in a note, at most 20 and how many more. A name is the
+/// person's or the model's: written so that no name can pass for more of
+/// the note.
+fn name_list(v: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = v
+        .iter()
+        .take(SHOWN)
+        .map(|p| {
+            if p.chars()
+                .any(|c| c.is_control() || c == ',' || c == ']' || c == '[')
+            {
+                format!("{p:?}")
+            } else {
+                p.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if v.len() > SHOWN {
+        s.push_str(&format!(" and {} more", v.len() - SHOWN));
+    }
+    s
+}
+
+/// What the model is told of a rewind.
 pub fn rewind_note(
     turn: u64,
     restored: &[String],
@@ -588,35 +613,12 @@ pub fn rewind_note(
     files: bool,
     conversation: bool,
 ) -> String {
-    // A file's name is the person's or the model's: written so that no
-    // name can pass for more of the note.
-    let list = |v: &[String]| {
-        const SHOWN: usize = 20;
-        let mut s = v
-            .iter()
-            .take(SHOWN)
-            .map(|p| {
-                if p.chars()
-                    .any(|c| c.is_control() || c == ',' || c == ']' || c == '[')
-                {
-                    format!("{p:?}")
-                } else {
-                    p.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        if v.len() > SHOWN {
-            s.push_str(&format!(" and {} more", v.len() - SHOWN));
-        }
-        s
-    };
     let mut what = Vec::new();
     if !restored.is_empty() {
-        what.push(format!("restored {}", list(restored)));
+        what.push(format!("restored {}", name_list(restored)));
     }
     if !removed.is_empty() {
-        what.push(format!("removed {}", list(removed)));
+        what.push(format!("removed {}", name_list(removed)));
     }
     let changes = if what.is_empty() {
         "no file needed it".to_string()
@@ -652,10 +654,10 @@ fn rewind_shown(
 ) -> String {
     let mut done = Vec::new();
     if !restored.is_empty() {
-        done.push(format!("restored {}", restored.join(", ")));
+        done.push(format!("restored {}", name_list(restored)));
     }
     if !removed.is_empty() {
-        done.push(format!("removed {}", removed.join(", ")));
+        done.push(format!("removed {}", name_list(removed)));
     }
     if files && done.is_empty() {
         done.push("no file needed restoring".into());

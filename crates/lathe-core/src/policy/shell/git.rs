@@ -3,7 +3,7 @@
 
 use super::path_inside;
 use super::roles::words_of;
-use super::tables::{GIT_COMMANDS, known_flags};
+use super::tables::{GIT_COMMANDS, SUBCOMMANDS, known_flags};
 use super::walk::Walker;
 use crate::policy::options::{has_option, operands, option_values};
 use crate::protocol::operation::{Access, Word, join};
@@ -58,17 +58,10 @@ impl Walker<'_> {
         // Global options: those Lathe knows, with or without a value; an
         // unknown one may take the next word, so the subcommand is unsure.
         let flags = known_flags("git").unwrap_or_default();
-        const WITH_VALUE: &[&str] = &[
-            "-C",
-            "-c",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-            "--super-prefix",
-            "--config-env",
-            "--attr-source",
-            "--list-cmds",
-        ];
+        let with_value = SUBCOMMANDS
+            .iter()
+            .find(|(p, _)| *p == "git")
+            .map_or(&[][..], |(_, v)| *v);
         let mut i = 0;
         while let Some(a) = args.get(i) {
             let t = a.text.as_str();
@@ -124,7 +117,7 @@ impl Walker<'_> {
             }
             if flags.contains(&name) || t.contains('=') || (t.starts_with("-c") && t.len() > 2) {
                 i += 1;
-            } else if WITH_VALUE.contains(&name) {
+            } else if with_value.contains(&name) {
                 i += 2;
             } else {
                 self.complex(format!(
