@@ -318,6 +318,20 @@ async fn approve_an_edit_from_the_diff_then_browse_the_log_and_quit() {
     assert!(detail.contains("-print('helo')"), "{detail}");
     assert!(detail.contains("+print('hello')"), "{detail}");
     pane.keys(&["Escape"]);
+    // A filtered list closes with one Esc, as the whole one does.
+    pane.type_slowly("/edit", Duration::from_millis(150)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("1 of 1, filter: edit").await;
+    pane.keys(&["Escape"]);
+    pane.wait_for("message").await;
+    assert!(!pane.screen().contains("Tool calls"));
+    // A command typed in the log runs: `/diff` is not a filter.
+    pane.keys(&["C-t"]);
+    pane.wait_for("Tool calls (1)").await;
+    pane.type_slowly("/diff", Duration::from_millis(150)).await;
+    pane.wait_for("Enter runs /diff").await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("diff --git a/hello.py").await;
     pane.keys(&["Escape"]);
     pane.wait_for("message").await;
     pane.text("/quit");

@@ -497,6 +497,7 @@ impl App {
                 }));
             }
             AppEvent::Untrusted(prompt) => self.untrusted = Some(prompt),
+            AppEvent::Command(command) => self.on_command(command),
             AppEvent::Sessions(list) => {
                 if let Some(Overlay::Sessions(p)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))

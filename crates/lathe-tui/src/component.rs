@@ -86,6 +86,8 @@ pub enum AppEvent {
     },
     /// The trust question answered "not now": kept for `/trust`.
     Untrusted(TrustPrompt),
+    /// A `/command` typed where no composer was (the tool-call log).
+    Command(super::components::composer::SlashCommand),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending
@@ -311,15 +313,19 @@ impl Component for PermissionsView {
 }
 
 impl Component for super::components::tool_log::ToolLog {
-    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents, _: Instant) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
+        use super::components::tool_log::{LogAction, ToolLog};
         use crossterm::event::{KeyCode, KeyModifiers};
-        let ctrl_t =
-            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t');
-        let log = super::components::tool_log::ToolLog::handle_key;
-        if ctrl_t || log(self, key) == super::components::tool_log::LogAction::Close {
-            Outcome::Close
-        } else {
-            Outcome::Done
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t') {
+            return Outcome::Close;
+        }
+        match ToolLog::handle_key(self, key) {
+            LogAction::None => Outcome::Done,
+            LogAction::Close => Outcome::Close,
+            LogAction::Command(command) => {
+                events.send(AppEvent::Command(command));
+                Outcome::Close
+            }
         }
     }
 

@@ -99,10 +99,12 @@ impl LogEntry {
 }
 
 /// What a key did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogAction {
     None,
     Close,
+    /// A `/command` typed in the log: the log closes and the command runs.
+    Command(crate::components::composer::SlashCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +167,22 @@ impl ToolLog {
         self.view = View::List;
         self.selected = None;
         self.filtering = false;
+        self.filter.clear();
+    }
+
+    /// The command the filter being typed names, if it names one: `/diff`
+    /// typed in the log runs `/diff` rather than filtering by "diff".
+    fn typed_command(&self) -> Option<crate::components::composer::SlashCommand> {
+        use crate::components::composer::{COMMANDS, parse_command};
+        let name = self.filter.split_whitespace().next()?;
+        // Named in full (`/q` is a filter for "q", not a way out).
+        let named = COMMANDS
+            .iter()
+            .any(|(c, _)| c.strip_prefix('/') == Some(name));
+        if !self.filtering || !named {
+            return None;
+        }
+        parse_command(&format!("/{}", self.filter))?.ok()
     }
 
     /// Records how the person answered the dialog for `call_id`.
@@ -295,7 +313,14 @@ impl ToolLog {
                     self.filter.clear();
                     self.filtering = false;
                 }
-                KeyCode::Enter => self.filtering = false,
+                KeyCode::Enter => {
+                    if let Some(command) = self.typed_command() {
+                        self.filter.clear();
+                        self.filtering = false;
+                        return LogAction::Command(command);
+                    }
+                    self.filtering = false;
+                }
                 KeyCode::Backspace => {
                     self.filter.pop();
                 }
@@ -338,11 +363,11 @@ impl ToolLog {
                 };
             }
             (View::Detail { .. }, _) => {}
+            // A filtered list closes as the whole one does: the filter
+            // is a way of looking, not a place to back out of.
             (View::List, KeyCode::Esc | KeyCode::Char('q')) => {
-                if self.filter.is_empty() {
-                    return LogAction::Close;
-                }
                 self.filter.clear();
+                return LogAction::Close;
             }
             (View::List, KeyCode::Up | KeyCode::Char('k')) => {
                 self.selected = sel.map(|s| s.saturating_sub(1));
@@ -403,7 +428,10 @@ impl ToolLog {
             }
             View::List => {
                 self.render_list(&visible, sel, body, buf, theme);
-                if self.filtering {
+                if self.typed_command().is_some() {
+                    let typed = &self.filter;
+                    format!("/{typed}▏  (Enter runs /{typed} · Esc clear)")
+                } else if self.filtering {
                     format!("filter: {}▏  (Enter keep · Esc clear)", self.filter)
                 } else {
                     "↑↓ select · Enter details · / filter · Esc close".to_string()

@@ -184,9 +184,69 @@ fn slash_filters_by_tool_or_status() {
         screen.contains("../etc/passwd") && !screen.contains("cargo test"),
         "{screen}"
     );
-    // Esc clears the filter first, then closes.
-    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::None);
+    // Esc from a filtered list closes the log, which opens whole again.
     assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::Close);
+    l.open();
+    assert!(draw(&l, 110, 9).contains("Tool calls (4)"));
+    // Esc while the filter is typed clears it; a second one closes.
+    for c in "/den".chars() {
+        l.handle_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::None);
+    assert!(draw(&l, 110, 9).contains("Tool calls (4)"));
+    assert_eq!(l.handle_key(key(KeyCode::Esc)), LogAction::Close);
+}
+
+/// A `/command` typed in the log runs the command; a filter that merely
+/// starts like one (`/q`, `/dif`) stays a filter.
+#[test]
+fn a_command_typed_in_the_log_runs() {
+    use crate::components::composer::SlashCommand;
+    let mut l = log();
+    for c in "/diff".chars() {
+        l.handle_key(key(KeyCode::Char(c)));
+    }
+    assert!(draw(&l, 110, 9).contains("Enter runs /diff"));
+    assert_eq!(
+        l.handle_key(key(KeyCode::Enter)),
+        LogAction::Command(SlashCommand::Diff)
+    );
+    l.open();
+    for text in ["/q", "/dif"] {
+        for c in text.chars() {
+            l.handle_key(key(KeyCode::Char(c)));
+        }
+        assert!(draw(&l, 110, 9).contains("filter:"));
+        assert_eq!(l.handle_key(key(KeyCode::Enter)), LogAction::None);
+        l.open();
+    }
+    for c in "/model gpt-5".chars() {
+        l.handle_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(
+        l.handle_key(key(KeyCode::Enter)),
+        LogAction::Command(SlashCommand::Model(Some("gpt-5".into())))
+    );
+}
+
+/// The newest call is selected when the log opens, so the first ↑ moves
+/// to the one before it.
+#[test]
+fn the_newest_call_is_selected_and_up_moves_first() {
+    let mut l = log();
+    l.open();
+    l.handle_key(key(KeyCode::Enter));
+    let newest = draw(&l, 110, 30);
+    l.handle_key(key(KeyCode::Esc));
+    l.open();
+    l.handle_key(key(KeyCode::Up));
+    l.handle_key(key(KeyCode::Enter));
+    let before = draw(&l, 110, 30);
+    assert_ne!(newest, before);
+    assert!(
+        newest.contains("c4") && before.contains("c3"),
+        "{newest}\n{before}"
+    );
 }
 
 #[test]
