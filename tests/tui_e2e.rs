@@ -1170,10 +1170,27 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     pane.text("/diff");
     pane.keys(&["Enter"]);
     let page = pane.wait_for("Changes of this session:").await;
+    // A summary first: the counts, and the files with theirs.
+    assert!(page.contains("3 files changed, +1 −2"), "{page}");
+    assert!(page.contains("› docs/final.md  +0 −0"), "{page}");
+    assert!(page.contains("moved from draft.md"), "{page}");
+    assert!(
+        page.contains("old.txt") && page.contains("deleted"),
+        "{page}"
+    );
     assert!(page.contains("rename from draft.md"), "{page}");
     assert!(page.contains("rename to docs/final.md"), "{page}");
+    // ↓ chooses the next file, Enter goes to its patch.
+    pane.keys(&["Down"]);
+    pause().await;
+    pane.keys(&["Enter"]);
+    // (The page fits: it cannot scroll, so the margin marks the file.)
+    let page = pane.wait_for("›diff --git a/notes.txt").await;
     assert!(page.contains("+line two"), "{page}");
-    assert!(page.contains("-obsolete"), "{page}");
+    assert!(
+        page.contains("-obsolete") && page.contains("deleted file"),
+        "{page}"
+    );
     pane.keys(&["Escape"]);
     // `/model ` lists the models the mock serves, the one in use marked.
     pane.text("/model mock-");

@@ -340,6 +340,20 @@ impl FileChange {
         }
     }
 
+    /// Lines the change adds and removes, as `git diff --stat` counts
+    /// them.
+    pub fn counts(&self) -> (usize, usize) {
+        let mut counts = (0, 0);
+        for l in self.hunks.iter().flat_map(|h| &h.lines) {
+            match l.as_bytes().first() {
+                Some(b'+') => counts.0 += 1,
+                Some(b'-') => counts.1 += 1,
+                _ => {}
+            }
+        }
+        counts
+    }
+
     /// The whole change as `git diff` writes it: the `diff --git` line,
     /// what happens to the file (new, deleted, renamed), then its hunks;
     /// what the lines do not show follows as `#` notes.

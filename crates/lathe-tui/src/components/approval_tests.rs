@@ -736,7 +736,7 @@ fn deletions_and_moves_say_what_they_do() {
         );
     }
     let screen = draw(&mut o, 70, 30, later(t0));
-    assert!(screen.contains("delete src/old.rs +0 -1"), "{screen}");
+    assert!(screen.contains("delete src/old.rs +0 −1"), "{screen}");
     assert!(screen.contains("fn old() {}"), "{screen}");
     let ApprovalAction::Hint(h) = o.handle_key(key(KeyCode::Char('E')), later(later(t0))) else {
         panic!("E on a deletion is refused with a hint")

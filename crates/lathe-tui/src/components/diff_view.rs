@@ -61,8 +61,6 @@ pub type Highlighted = Vec<(Vec<Line<'static>>, Vec<Line<'static>>)>;
 #[derive(Debug, Clone)]
 pub struct DiffView {
     pub path: String,
-    pub added: usize,
-    pub removed: usize,
     rows: Vec<Row>,
     /// Per hunk: the old side's and the new side's text, for highlighting.
     sides: Arc<Vec<(String, String)>>,
@@ -87,8 +85,6 @@ impl PartialEq for DiffView {
 /// Lays a change out row by row, as its hunks hold it.
 #[derive(Default)]
 struct Builder {
-    added: usize,
-    removed: usize,
     rows: Vec<Row>,
     sides: Vec<(String, String)>,
     /// Lines so far in the current hunk's old and new side.
@@ -153,7 +149,6 @@ impl Builder {
                 side.0.push('\n');
                 self.old_no += 1;
                 self.old_count += 1;
-                self.removed += 1;
                 if self.paired > 0 {
                     // A removal after additions starts a new run.
                     self.removed_run.clear();
@@ -167,7 +162,6 @@ impl Builder {
                 side.1.push('\n');
                 self.new_no += 1;
                 self.new_count += 1;
-                self.added += 1;
                 if let Some(&r) = self.removed_run.get(self.paired) {
                     pair = Some(r);
                     if let Some(Row::Line { pair: p, .. }) = self.rows.get_mut(r) {
@@ -204,8 +198,6 @@ impl Builder {
             .max(3);
         DiffView {
             path,
-            added: self.added,
-            removed: self.removed,
             rows: self.rows,
             sides: Arc::new(self.sides),
             highlighted: None,
@@ -583,6 +575,24 @@ impl DiffView {
             .count()
     }
 
+    /// Lines added and removed by the hunks kept (`excluded[h]` leaves
+    /// hunk `h` out).
+    pub fn counts(&self, excluded: &[bool]) -> (usize, usize) {
+        let mut counts = (0, 0);
+        for row in &self.rows {
+            if let Row::Line { kind, hunk, .. } = row
+                && !excluded.get(*hunk).copied().unwrap_or(false)
+            {
+                match kind {
+                    Kind::Added => counts.0 += 1,
+                    Kind::Removed => counts.1 += 1,
+                    Kind::Context => {}
+                }
+            }
+        }
+        counts
+    }
+
     /// The row (at `width`) where hunk `n` starts.
     pub fn hunk_row(&self, n: usize, width: u16) -> usize {
         let Some(i) = self
@@ -732,7 +742,7 @@ mod tests {
             Some(old),
             new,
         ));
-        assert_eq!((v.path.as_str(), v.added, v.removed), ("src/main.rs", 2, 1));
+        assert_eq!((v.path.as_str(), v.counts(&[])), ("src/main.rs", (2, 1)));
         let lines = v.lines(&Theme::plain(), 60);
         assert_snapshot!("diff_view_plain", text(&lines));
     }

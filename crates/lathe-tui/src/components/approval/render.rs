@@ -124,14 +124,13 @@ impl ApprovalOverlay {
                     Some(ChangeKind::Rename) => "move ",
                     _ => "",
                 };
+                // What would be written: the hunks left out count for nothing.
+                let (added, removed) = diff.counts(&self.excluded);
                 let mut header = vec![
                     Span::styled(what, theme.bold(theme.colors.warning)),
                     Span::styled(diff.path.clone(), theme.text().add_modifier(Modifier::BOLD)),
-                    Span::styled(format!(" +{}", diff.added), theme.fg(theme.colors.diff_add)),
-                    Span::styled(
-                        format!(" -{}", diff.removed),
-                        theme.fg(theme.colors.diff_del),
-                    ),
+                    Span::styled(format!(" +{added}"), theme.fg(theme.colors.diff_add)),
+                    Span::styled(format!(" −{removed}"), theme.fg(theme.colors.diff_del)),
                 ];
                 let total = diff.hunks();
                 if total > 1 || self.excluded.contains(&true) {
