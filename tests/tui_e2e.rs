@@ -1263,3 +1263,52 @@ async fn thinking_folds_and_the_cost_is_shown() {
     assert!(cost.contains("mock-model: $"), "{cost}");
     assert!(cost.contains("from cache"), "{cost}");
 }
+
+/// Reads and searches read as a person's summary: one folded line for a
+/// round of them, opened with Enter on an empty composer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_and_searches_fold_into_one_line_that_enter_opens() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("app.py"), "def top_words():\n    pass\n").unwrap();
+    std::fs::write(ws.path().join("test_app.py"), "from app import top_words\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call("g", "glob", json!({"pattern": "**/*.py"}))
+                .call("r", "read_file", json!({"path": "app.py"}))
+                .call("s", "grep", json!({"pattern": "top_words|old_count"})),
+        ),
+        Step::Reply(Reply::text("`top_words` is defined in app.py.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.text("where is top_words?");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("is defined in app.py").await;
+    assert!(
+        screen.contains("✓ Explored: read 1 file, searched 2 patterns · Enter or a click opens"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("B ·") && !screen.contains("KiB"),
+        "{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let open = pane.wait_for("✓ glob **/*.py · 2 files").await;
+    assert!(
+        open.contains("✓ grep top_words|old_count · 2 matches in 2 files"),
+        "{open}"
+    );
+    assert!(
+        open.contains("✓ read_file app.py · lines 1-2 of 2"),
+        "{open}"
+    );
+    // The byte sizes are the log's.
+    pane.keys(&["C-t"]);
+    let log = pane.wait_for("Tool calls (3)").await;
+    assert!(log.contains(" B"), "{log}");
+}

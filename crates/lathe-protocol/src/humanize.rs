@@ -83,10 +83,23 @@ pub fn key_argument(args: &Value, max: usize) -> String {
         (Some(from), Some(to)) => Some(format!("{from} → {to}")),
         _ => None,
     };
-    let text = ["command", "path"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(Value::as_str))
+    // A search by its pattern, and where it looks.
+    let searched = args.get("pattern").and_then(Value::as_str).map(|p| {
+        let mut text = p.to_string();
+        if let Some(path) = args.get("path").and_then(Value::as_str) {
+            text.push_str(&format!(" in {path}"));
+        }
+        if let Some(glob) = args.get("glob").and_then(Value::as_str) {
+            text.push_str(&format!(" ({glob})"));
+        }
+        text
+    });
+    let text = args
+        .get("command")
+        .and_then(Value::as_str)
         .map(str::to_string)
+        .or(searched)
+        .or_else(|| args.get("path").and_then(Value::as_str).map(str::to_string))
         .or(moved)
         .unwrap_or_else(|| match args {
             Value::Object(m) if m.is_empty() => String::new(),
@@ -112,6 +125,14 @@ mod tests {
         assert_eq!(duration_ms(125_000), "2m05s");
         assert_eq!(key_argument(&json!({"command": "a\nb"}), 80), "a ⏎ b");
         assert_eq!(key_argument(&json!({}), 80), "");
+        assert_eq!(
+            key_argument(
+                &json!({"pattern": "top_words|old", "path": "src", "glob": "*.py"}),
+                80
+            ),
+            "top_words|old in src (*.py)"
+        );
+        assert_eq!(key_argument(&json!({"pattern": "**/*.py"}), 80), "**/*.py");
         assert_eq!(
             key_argument(&json!({"from": "a.rs", "to": "src/b.rs"}), 80),
             "a.rs → src/b.rs"

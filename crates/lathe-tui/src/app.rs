@@ -929,7 +929,7 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
                         ..ResultMetadata::default()
                     },
                 };
-                transcript.push(Cell::Tool(Box::new(cell)));
+                transcript.push_tool(cell);
             }
         }
     }

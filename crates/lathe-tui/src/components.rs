@@ -6,6 +6,7 @@ pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod diff_view;
+pub mod explored;
 pub mod pager;
 pub mod permissions;
 pub mod picker;

@@ -292,6 +292,15 @@ fn push_runs(piece: &[Unit<'_>], spans: &mut Vec<Span<'static>>) {
     }
 }
 
+/// Lines as the text they show, one string each (for tests).
+#[cfg(test)]
+pub fn plain(lines: &[Line<'_>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use ratatui::style::{Style, Stylize};

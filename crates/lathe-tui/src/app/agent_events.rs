@@ -166,9 +166,8 @@ impl App {
             } => {
                 self.end_thinking(now);
                 self.tool_started.insert(call_id.clone(), now);
-                self.transcript.push(Cell::Tool(Box::new(ToolCell::new(
-                    &call_id, &tool, &arguments,
-                ))));
+                self.transcript
+                    .push_tool(ToolCell::new(&call_id, &tool, &arguments));
             }
             AgentEvent::ToolProgress {
                 call_id,

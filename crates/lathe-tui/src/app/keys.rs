@@ -36,14 +36,15 @@ impl App {
         match m.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_up(MOUSE_LINES),
             MouseEventKind::ScrollDown => self.transcript.scroll_down(MOUSE_LINES),
-            // A click on a change's diff opens it whole (or closes it).
+            // A click on a change's diff opens it whole, on folded reads
+            // opens them (or closes either).
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
                 let area = self.transcript_area.get();
                 let inside = m.row >= area.y && m.row < area.bottom() && m.column < area.right();
                 let cell = inside
                     .then(|| self.transcript.cell_at(usize::from(m.row - area.y)))
                     .flatten();
-                if !cell.is_some_and(|i| self.transcript.toggle_diff(i)) {
+                if !cell.is_some_and(|i| self.transcript.toggle_open(i)) {
                     return;
                 }
             }
@@ -112,14 +113,15 @@ impl App {
             KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
             KeyCode::Home if ctrl || self.composer.is_empty() => self.transcript.scroll_to_top(),
             KeyCode::End if ctrl || self.composer.is_empty() => self.transcript.scroll_to_bottom(),
-            // Nothing to send: Enter opens (or closes) the change in view.
+            // Nothing to send: Enter opens (or closes) the change or the
+            // folded reads in view.
             KeyCode::Enter
                 if key.modifiers.is_empty()
                     && self.composer.is_empty()
                     && self
                         .transcript
-                        .last_diff_in_view()
-                        .is_some_and(|i| self.transcript.toggle_diff(i)) => {}
+                        .last_openable_in_view()
+                        .is_some_and(|i| self.transcript.toggle_open(i)) => {}
             _ => {
                 self.composer
                     .set_current(&self.model, &self.approval.to_string());

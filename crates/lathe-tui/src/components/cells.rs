@@ -56,6 +56,11 @@ pub fn terminal_line(raw: &str) -> String {
 }
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
+/// The spinner's frame `ms` into a call.
+pub(super) fn spinner(ms: u64) -> &'static str {
+    SPINNER[(ms / 100) as usize % SPINNER.len()]
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeKind {
     Info,
@@ -129,7 +134,17 @@ impl ToolCell {
     pub fn is_running(&self) -> bool {
         !matches!(self.state, ToolState::Done { .. })
     }
+
+    /// Whether the call only looks (reads, searches, lists): such calls
+    /// read as a summary and fold together.
+    pub fn explores(&self) -> bool {
+        super::explored::Look::of(&self.tool).is_some()
+    }
 }
+
+/// A call (other than a command, whose time always shows) slower than
+/// this shows how long it took.
+const SLOW_MS: u64 = 1000;
 
 /// What a model thought before it answered: shown dimmed as it streams,
 /// folded to one line (`thought for 12 s`) once the answer starts,
@@ -158,6 +173,8 @@ pub enum Cell {
     Assistant(String),
     Thinking(Box<ThinkingCell>),
     Tool(Box<ToolCell>),
+    /// Reads and searches one after another, folded into one line.
+    Explored(Box<super::explored::Explored>),
     Notice(NoticeKind, String),
 }
 
@@ -172,6 +189,26 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
     }
     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
         return format!("exit {code}");
+    }
+    // Searches by what they found, as a person would say it.
+    let count = |key: &str| content.get(key).and_then(Value::as_u64);
+    let plural = |n: u64, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    match (tool, count("count")) {
+        ("glob", Some(0)) => return "no files".into(),
+        ("glob", Some(n)) => return plural(n, "file", "files"),
+        ("grep", Some(0)) => return "no matches".into(),
+        ("grep", Some(n)) => {
+            let files = count("files").unwrap_or(1);
+            return format!(
+                "{} in {}",
+                plural(n, "match", "matches"),
+                plural(files, "file", "files")
+            );
+        }
+        _ => {}
     }
     if let Some(entries) = content.get("entries").and_then(Value::as_array) {
         let n = entries.len();
@@ -265,6 +302,7 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
             }
         }
         Cell::Tool(t) => tool_lines(t, theme, &mut logical),
+        Cell::Explored(e) => e.lines(theme, &mut logical),
         Cell::Notice(kind, text) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", theme.muted()),
@@ -337,12 +375,13 @@ pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
     }
 }
 
-fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
+pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
     let (mark, mark_style, detail) = match &t.state {
-        ToolState::Running => {
-            let frame = SPINNER[(t.elapsed_ms / 100) as usize % SPINNER.len()];
-            (frame, theme.accent(), human_duration(t.elapsed_ms))
-        }
+        ToolState::Running => (
+            spinner(t.elapsed_ms),
+            theme.accent(),
+            human_duration(t.elapsed_ms),
+        ),
         ToolState::AwaitingApproval => (
             "?",
             theme.bold(theme.colors.warning),
@@ -363,30 +402,33 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
                 ToolStatus::Error => ("✗", theme.colors.error),
                 ToolStatus::Denied => ("⊘", theme.colors.denied),
             };
-            let mut d = if t.earlier {
-                "earlier".to_string()
-            } else {
-                human_duration(metadata.duration_ms)
-            };
-            if *status == ToolStatus::Ok {
-                d.push_str(&format!(" · {}", human_bytes(metadata.bytes)));
-                if metadata.truncated {
-                    d.push_str(" · truncated");
-                }
-            }
+            // What it found or did, as a person would say it; how long
+            // it took when that matters (the bytes are the log's).
+            let mut parts = Vec::new();
             if !summary.is_empty() {
                 let word = match status {
                     ToolStatus::Denied => "denied: ",
                     _ => "",
                 };
-                d.push_str(&format!(" · {word}{summary}"));
+                parts.push(format!("{word}{summary}"));
+            }
+            // A command's time, or any call's that was slow.
+            let command = summary.starts_with("exit ");
+            if !t.earlier
+                && *status != ToolStatus::Denied
+                && (command || metadata.duration_ms >= SLOW_MS)
+            {
+                parts.push(human_duration(metadata.duration_ms));
+            }
+            if *status == ToolStatus::Ok && metadata.truncated && !t.explores() {
+                parts.push("truncated".into());
             }
             if let Some(how) = t.approval
                 && *status != ToolStatus::Denied
             {
-                d.push_str(&format!(" · {how}"));
+                parts.push(how.to_string());
             }
-            (mark, theme.bold(color), d)
+            (mark, theme.bold(color), parts.join(" · "))
         }
     };
     let mut spans = vec![
@@ -396,7 +438,9 @@ fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
     if !t.key_arg.is_empty() {
         spans.push(Span::styled(format!(" {}", t.key_arg), theme.accent()));
     }
-    spans.push(Span::styled(format!(" · {detail}"), theme.muted()));
+    if !detail.is_empty() {
+        spans.push(Span::styled(format!(" · {detail}"), theme.muted()));
+    }
     out.push(Logical::new(Line::from(spans), Line::from("  "), false));
     if let Some(note) = &t.note {
         out.push(Logical::new(
@@ -501,12 +545,7 @@ mod tests {
         assert_eq!(Vec::from(t.tail.clone()), ["downloading 30%", "done"]);
     }
 
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
+    use crate::wrap::plain as text;
 
     #[test]
     fn tool_cells_show_progress_then_the_outcome() {
@@ -531,10 +570,7 @@ mod tests {
             summary: "exit 0".into(),
         };
         let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
-        assert_eq!(
-            lines[0],
-            "✓ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 0"
-        );
+        assert_eq!(lines[0], "✓ exec_shell cargo test · exit 0 · 1.5 s");
         // A failed command is marked as failed, and a call a grant let
         // through says so.
         t.state = ToolState::Done {
@@ -550,7 +586,7 @@ mod tests {
         let lines = text(&render(&Cell::Tool(Box::new(t)), 80, &theme, &hl));
         assert_eq!(
             lines[0],
-            "✗ exec_shell cargo test · 1.5 s · 2.0 KiB · exit 101 · by grant"
+            "✗ exec_shell cargo test · exit 101 · 1.5 s · by grant"
         );
     }
 
@@ -567,6 +603,26 @@ mod tests {
                 &json!({"start_line": 1, "end_line": 40, "total_lines": 90})
             ),
             "lines 1-40 of 90"
+        );
+        assert_eq!(
+            summarize("glob", ToolStatus::Ok, &json!({"files": ["a"], "count": 6})),
+            "6 files"
+        );
+        assert_eq!(
+            summarize(
+                "grep",
+                ToolStatus::Ok,
+                &json!({"matches": "", "count": 9, "files": 5})
+            ),
+            "9 matches in 5 files"
+        );
+        assert_eq!(
+            summarize("grep", ToolStatus::Ok, &json!({"count": 1, "files": 1})),
+            "1 match in 1 file"
+        );
+        assert_eq!(
+            summarize("grep", ToolStatus::Ok, &json!({"count": 0, "files": 0})),
+            "no matches"
         );
         assert_eq!(
             summarize(

@@ -720,16 +720,7 @@ mod tests {
     use crate::protocol::change::FileChange;
 
     fn text(lines: &[Line<'_>]) -> String {
-        lines
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::wrap::plain(lines).join("\n")
     }
 
     #[test]

@@ -292,17 +292,50 @@ impl Transcript {
         }
     }
 
+    /// A tool call, at the end. A read or search that follows another
+    /// joins it: the two (or more) fold into one `Explored` line.
+    pub fn push_tool(&mut self, call: ToolCell) {
+        if call.explores()
+            && let Some(i) = self.entries.len().checked_sub(1)
+        {
+            let cell = &mut self.entries[i].cell;
+            match cell {
+                Cell::Explored(e) => e.calls.push(call),
+                Cell::Tool(prev) if prev.explores() => {
+                    let first = (**prev).clone();
+                    *cell = Cell::Explored(Box::new(super::explored::Explored {
+                        calls: vec![first, call],
+                        open: false,
+                    }));
+                }
+                _ => return self.push(Cell::Tool(Box::new(call))),
+            }
+            self.touch(i);
+            return;
+        }
+        self.push(Cell::Tool(Box::new(call)));
+    }
+
+    /// The calls of cell `i`: one, or a folded run.
+    fn calls_mut(cell: &mut Cell) -> &mut [ToolCell] {
+        match cell {
+            Cell::Tool(t) => std::slice::from_mut(&mut **t),
+            Cell::Explored(e) => &mut e.calls,
+            _ => &mut [],
+        }
+    }
+
     /// The tool cell for `call_id`, searched from the end.
     pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
-        let i = self
-            .entries
-            .iter()
-            .rposition(|e| matches!(&e.cell, Cell::Tool(t) if t.call_id == call_id))?;
+        let i = self.entries.iter_mut().rposition(|e| {
+            Self::calls_mut(&mut e.cell)
+                .iter()
+                .any(|t| t.call_id == call_id)
+        })?;
         self.touch(i);
-        match &mut self.entries[i].cell {
-            Cell::Tool(t) => Some(t),
-            _ => None,
-        }
+        Self::calls_mut(&mut self.entries[i].cell)
+            .iter_mut()
+            .find(|t| t.call_id == call_id)
     }
 
     /// Calls `f` on every running tool cell (spinner ticks).
@@ -311,10 +344,14 @@ impl Transcript {
         // finished ones to keep ticks cheap on long transcripts.
         let mut seen_done = 0;
         for i in (0..self.entries.len()).rev() {
-            if let Cell::Tool(t) = &mut self.entries[i].cell
-                && t.is_running()
-            {
-                f(t);
+            let mut ran = false;
+            for t in Self::calls_mut(&mut self.entries[i].cell) {
+                if t.is_running() {
+                    f(t);
+                    ran = true;
+                }
+            }
+            if ran {
                 self.touch(i);
                 seen_done = 0;
                 continue;
@@ -344,27 +381,32 @@ impl Transcript {
             .flatten()
     }
 
-    /// The lowest cell in view that holds a change's diff (what Enter on
-    /// an empty composer opens or closes).
-    pub fn last_diff_in_view(&self) -> Option<usize> {
+    /// The lowest cell in view that opens (a change's diff, a folded run
+    /// of reads): what Enter on an empty composer opens or closes.
+    pub fn last_openable_in_view(&self) -> Option<usize> {
         (0..usize::from(self.viewport))
             .rev()
             .filter_map(|row| self.cell_at(row))
             .find(|&i| {
-                matches!(self.entries.get(i).map(|e| &e.cell), Some(Cell::Tool(t)) if t.change.is_some())
+                matches!(
+                    self.entries.get(i).map(|e| &e.cell),
+                    Some(Cell::Tool(t)) if t.change.is_some()
+                ) || matches!(
+                    self.entries.get(i).map(|e| &e.cell),
+                    Some(Cell::Explored(_))
+                )
             })
     }
 
-    /// A click on cell `i`: a change's compact diff opens whole, or closes
-    /// again; whether anything changed.
-    pub fn toggle_diff(&mut self, i: usize) -> bool {
-        let Some(Cell::Tool(t)) = self.entries.get_mut(i).map(|e| &mut e.cell) else {
-            return false;
-        };
-        if t.change.is_none() {
-            return false;
+    /// A click on cell `i`: a change's compact diff opens whole, a folded
+    /// run of reads opens call by call, or either closes again; whether
+    /// anything changed.
+    pub fn toggle_open(&mut self, i: usize) -> bool {
+        match self.entries.get_mut(i).map(|e| &mut e.cell) {
+            Some(Cell::Tool(t)) if t.change.is_some() => t.diff_open = !t.diff_open,
+            Some(Cell::Explored(e)) => e.open = !e.open,
+            _ => return false,
         }
-        t.diff_open = !t.diff_open;
         self.touch(i);
         true
     }

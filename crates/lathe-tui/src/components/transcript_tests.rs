@@ -197,13 +197,13 @@ fn written_changes_stay_as_compact_diffs() {
         "{shown}"
     );
     // A click opens it whole.
-    assert!(t.toggle_diff(1));
+    assert!(t.toggle_open(1));
     let open = draw(&mut t, 70, 80);
     assert!(
         open.contains("┊ +row 30") && !open.contains("more lines"),
         "{open}"
     );
-    assert!(!t.toggle_diff(5), "only a change opens");
+    assert!(!t.toggle_open(5), "only a change opens");
 }
 
 /// A change of line endings or of the final newline is visible in the
@@ -296,5 +296,56 @@ fn thinking_headings_show_without_their_markers() {
     assert!(
         shown.contains("**blank**"),
         "inline text stays as written: {shown}"
+    );
+}
+
+/// Reads and searches that follow one another fold into one line; a call
+/// of another kind ends the run; the folded calls still update (by their
+/// id) and Enter's cell opens them.
+#[test]
+fn reads_in_a_row_fold_and_open() {
+    let mut t = Transcript::new();
+    t.push(Cell::User("why do the tests fail?".into()));
+    t.push_tool(ToolCell::new("r1", "glob", &json!({"pattern": "**/*.py"})));
+    t.push_tool(ToolCell::new("r2", "read_file", &json!({"path": "app.py"})));
+    t.push_tool(ToolCell::new(
+        "r3",
+        "grep",
+        &json!({"pattern": "top_words"}),
+    ));
+    for (id, summary) in [("r1", "6 files"), ("r2", "lines 1-9 of 9")] {
+        if let Some(c) = t.tool_mut(id) {
+            c.state = done(ToolStatus::Ok, summary, 2);
+        }
+    }
+    let running = draw(&mut t, 80, 6);
+    assert!(
+        running.contains("Exploring: read 1 file, searched 2 patterns"),
+        "{running}"
+    );
+    if let Some(c) = t.tool_mut("r3") {
+        c.state = done(ToolStatus::Ok, "3 matches in 2 files", 2);
+    }
+    t.push_tool(ToolCell::new(
+        "x",
+        "exec_shell",
+        &json!({"command": "pytest"}),
+    ));
+    t.push_tool(ToolCell::new("r4", "read_file", &json!({"path": "b.py"})));
+    let shown = draw(&mut t, 80, 8);
+    assert!(
+        shown.contains("✓ Explored: read 1 file, searched 2 patterns · Enter or a click opens"),
+        "{shown}"
+    );
+    assert!(shown.contains("exec_shell pytest"), "{shown}");
+    // One read alone is its own line, not a fold.
+    assert!(shown.contains("read_file b.py"), "{shown}");
+    assert_eq!(t.last_openable_in_view(), Some(1));
+    assert!(t.toggle_open(1));
+    let open = draw(&mut t, 80, 10);
+    assert!(open.contains("  ✓ glob **/*.py · 6 files"), "{open}");
+    assert!(
+        open.contains("  ✓ grep top_words · 3 matches in 2 files"),
+        "{open}"
     );
 }
