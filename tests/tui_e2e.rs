@@ -1312,3 +1312,86 @@ async fn reads_and_searches_fold_into_one_line_that_enter_opens() {
     let log = pane.wait_for("Tool calls (3)").await;
     assert!(log.contains(" B"), "{log}");
 }
+
+/// A quit and `--continue` bring the transcript back as it was drawn: the
+/// change's diff, the command's last lines and failing exit, the denial,
+/// how each call was approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_transcript_looks_as_it_did() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "e",
+            "edit_file",
+            json!({"path": "notes.txt", "old_text": "milk", "new_text": "eggs"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "x",
+            "exec_shell",
+            json!({"command": "printf 'one\\ntwo\\nthree\\n'; exit 1"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "w",
+            "write_file",
+            json!({"path": "todo.txt", "content": "eggs\n"}),
+        )),
+        Step::Reply(Reply::text("Done, mostly.")),
+    ])
+    .await;
+    let first = Pane::start(&mock, ws.path(), "");
+    let home = first.home.path().to_path_buf();
+    first.wait_for("approval ask").await;
+    first.text("swap milk for eggs");
+    first.keys(&["Enter"]);
+    // (printf runs unasked: it changes nothing.)
+    for (dialog, key) in [("Approve edit_file?", "y"), ("Approve write_file?", "n")] {
+        first.wait_for(dialog).await;
+        pause().await;
+        first.keys(&[key]);
+    }
+    let before = first.wait_for("Done, mostly.").await;
+    // What the calls looked like: their lines, diffs and output.
+    let drawn: Vec<String> = before
+        .lines()
+        .filter(|l| {
+            ["✓", "✗", "⊘", "┊", "│ "]
+                .iter()
+                .any(|m| l.trim_start().starts_with(m))
+        })
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    assert!(
+        drawn.iter().any(|l| l.contains("┊ +remember the eggs")),
+        "{before}"
+    );
+    assert!(drawn.iter().any(|l| l.contains("│ three")), "{before}");
+    assert!(drawn.iter().any(|l| l.contains("exit 1")), "{before}");
+    assert!(
+        drawn.iter().any(|l| l.starts_with("⊘ write_file")),
+        "{before}"
+    );
+    first.text("/quit");
+    first.keys(&["Enter"]);
+    first.wait_for("EXIT=").await;
+
+    let again = Pane::open(
+        &format!(
+            "{}; echo \"EXIT=$?\"; sleep 600",
+            lathe_line(&mock, ws.path(), &home, "", "--continue")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    let screen = again.wait_for("resumed session").await;
+    for line in &drawn {
+        assert!(
+            screen.contains(line.as_str()),
+            "{line:?} is gone:\n{screen}"
+        );
+    }
+    assert!(!screen.contains("earlier"), "{screen}");
+    assert!(screen.contains("you approved"), "{screen}");
+}

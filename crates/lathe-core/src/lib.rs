@@ -90,7 +90,7 @@ pub mod front {
             pub use crate::session::prompts::PromptLog;
         }
         pub mod journal {
-            pub use crate::session::journal::private_dir;
+            pub use crate::session::journal::{Seen, private_dir};
         }
         pub mod checkpoints {
             pub use crate::session::checkpoints::LARGE_FILE;

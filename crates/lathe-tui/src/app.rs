@@ -32,8 +32,7 @@ use super::components::transcript::Transcript;
 use super::highlight::Highlighter;
 use super::theme::Theme;
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalMode, DecisionSource, ErrorKind, McpState, McpStatus, Op,
-    Usage,
+    AgentEvent, ApprovalDecision, ApprovalMode, ErrorKind, McpState, McpStatus, Op, Usage,
 };
 
 /// How long "press Ctrl-C again" stays armed.
@@ -911,23 +910,44 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
                 arguments,
                 content,
                 is_error,
+                seen,
             } => {
                 let content_len = content.len();
                 let content = parse(content);
                 let status = match (*is_error, content.get("error").and_then(|e| e.as_str())) {
+                    _ if let Some(seen) = seen => seen.status,
                     (false, _) => ToolStatus::Ok,
                     (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
                     (true, _) => ToolStatus::Error,
                 };
                 let mut cell = ToolCell::new(call_id, name, &parse(arguments));
-                cell.earlier = true;
+                let metadata = match seen {
+                    // As it was drawn: its diff, its output's last lines,
+                    // its time, how it was approved.
+                    Some(seen) => {
+                        cell.change = seen.change.as_deref().cloned();
+                        for line in &seen.tail {
+                            cell.push_output(line);
+                        }
+                        cell.approval = seen
+                            .decided
+                            .as_ref()
+                            .and_then(|(d, s)| crate::components::cells::approval_words(d, *s));
+                        cell.elapsed_ms = seen.metadata.duration_ms;
+                        seen.metadata.clone()
+                    }
+                    None => {
+                        cell.earlier = true;
+                        ResultMetadata {
+                            bytes: content_len,
+                            ..ResultMetadata::default()
+                        }
+                    }
+                };
                 cell.state = ToolState::Done {
                     status,
                     summary: summarize(name, status, &content),
-                    metadata: ResultMetadata {
-                        bytes: content_len,
-                        ..ResultMetadata::default()
-                    },
+                    metadata,
                 };
                 transcript.push_tool(cell);
             }

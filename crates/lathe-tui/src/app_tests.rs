@@ -910,6 +910,22 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 arguments: json!({"command": "cargo test"}).to_string(),
                 content: json!({"exit_code": 0, "stdout": "ok"}).to_string(),
                 is_error: false,
+                // As the journal saw it: drawn as it was.
+                seen: Some(Box::new(crate::session::journal::Seen {
+                    arguments: json!({"command": "cargo test"}),
+                    status: ToolStatus::Ok,
+                    exit_code: Some(0),
+                    metadata: crate::protocol::ResultMetadata {
+                        duration_ms: 2300,
+                        ..Default::default()
+                    },
+                    change: None,
+                    tail: vec!["running 3 tests".into(), "test result: ok".into()],
+                    decided: Some((
+                        crate::protocol::ApprovalDecision::ApproveOnce,
+                        crate::protocol::DecisionSource::User,
+                    )),
+                })),
             },
             Shown::Tool {
                 call_id: "c2".into(),
@@ -918,6 +934,8 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 content: json!({"error": "permission denied: the user denied this call"})
                     .to_string(),
                 is_error: true,
+                // An older session, or no journal: what the record has.
+                seen: None,
             },
             Shown::Note("turn 1 did not finish: interrupted".into()),
             Shown::User("go on".into()),
@@ -1404,6 +1422,13 @@ fn pgup_behind_the_dialog_scrolls_the_transcript() {
     let s = screen(&mut a, 80, 40);
     assert!(s.contains("Approve exec_shell?"), "{s}");
     assert!(s.contains("more below (Ctrl-End)"), "{s}");
+    // The hint has a row of its own: no text under it.
+    let row = s.lines().find(|l| l.contains("more below")).unwrap_or("");
+    assert!(
+        row.trim_matches(|c: char| c == '"' || c == ' ')
+            .starts_with('↓'),
+        "{row}"
+    );
     // Ctrl-End brings it back to its end (End scrolls the call).
     a.on_terminal_event(
         Event::Key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL)),

@@ -457,6 +457,8 @@ pub enum Shown {
         /// What the model saw, and whether it was an error.
         content: String,
         is_error: bool,
+        /// What the person saw of it (the journal's), when known.
+        seen: Option<Box<super::journal::Seen>>,
     },
     /// How a turn ended, when not well.
     Note(String),
@@ -891,6 +893,7 @@ impl Rebuilt {
                     arguments: c.arguments.clone(),
                     content: r.content.clone(),
                     is_error: r.is_error,
+                    seen: None,
                 });
             }
             self.messages.push(Message::ToolResults(results));

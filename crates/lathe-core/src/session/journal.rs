@@ -42,7 +42,7 @@ impl Journal {
             ));
         }
         private_dir(dir)?;
-        let path = dir.join(format!("{session_id}.jsonl"));
+        let path = journal_path(dir, session_id);
         // Only its owner may read a conversation.
         let file = OpenOptions::new()
             .create(true)
@@ -85,6 +85,114 @@ impl Journal {
     }
 }
 
+/// What the person saw of one tool call, as the journal kept it: how it
+/// ended, the change it wrote, the last lines of its output, how it was
+/// approved. A resumed transcript draws the call from it as it was drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    /// The call's arguments, as it started.
+    pub arguments: Value,
+    pub status: crate::protocol::ToolStatus,
+    pub exit_code: Option<i32>,
+    pub metadata: crate::protocol::ResultMetadata,
+    pub change: Option<Box<crate::protocol::change::FileChange>>,
+    /// The last lines of what it printed (at most [`TAIL`]).
+    pub tail: Vec<String>,
+    /// How its approval was settled, when it asked or a grant covered it.
+    pub decided: Option<(
+        crate::protocol::ApprovalDecision,
+        crate::protocol::DecisionSource,
+    )>,
+}
+
+/// Lines of a call's output a journal's reader keeps.
+pub const TAIL: usize = 5;
+
+/// What the journal at `path` says the person saw of each finished call,
+/// by call id (a server that reuses ids has several, oldest first). A
+/// journal that cannot be read gives nothing: the calls come back as the
+/// record has them.
+pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
+    use std::collections::{HashMap, VecDeque};
+    use std::io::BufRead;
+    let mut out: HashMap<String, Vec<Seen>> = HashMap::new();
+    let Ok(file) = File::open(path) else {
+        return out;
+    };
+    // What a call started with and printed, until it finishes.
+    let mut started: HashMap<String, Value> = HashMap::new();
+    let mut printed: HashMap<String, VecDeque<String>> = HashMap::new();
+    let mut decided = HashMap::new();
+    for line in io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
+        // Only the lines of calls are parsed.
+        let wanted = |marker: &[u8]| line.windows(marker.len()).any(|w| w == marker);
+        if !(wanted(b"\"tool_call_")
+            || wanted(b"\"tool_progress\"")
+            || wanted(b"\"approval_decided\""))
+        {
+            continue;
+        }
+        let Ok(event) = serde_json::from_slice::<AgentEvent>(&line) else {
+            continue;
+        };
+        match event {
+            AgentEvent::ToolCallStarted {
+                call_id, arguments, ..
+            } => {
+                started.insert(call_id, arguments);
+            }
+            AgentEvent::ToolProgress {
+                call_id,
+                stream,
+                text,
+                ..
+            } if stream != crate::protocol::NOTIFY_STREAM => {
+                let tail = printed.entry(call_id).or_default();
+                for l in text.split('\n') {
+                    if tail.len() == TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(l.to_string());
+                }
+            }
+            AgentEvent::ApprovalDecided {
+                call_id,
+                decision,
+                source,
+                ..
+            } => {
+                decided.insert(call_id, (decision, source));
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                exit_code,
+                metadata,
+                change,
+                ..
+            } => {
+                let seen = Seen {
+                    arguments: started.remove(&call_id).unwrap_or(Value::Null),
+                    status,
+                    exit_code,
+                    metadata,
+                    change,
+                    tail: printed.remove(&call_id).map(Vec::from).unwrap_or_default(),
+                    decided: decided.remove(&call_id),
+                };
+                out.entry(call_id).or_default().push(seen);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The journal of a session.
+pub fn journal_path(dir: &Path, session_id: &str) -> PathBuf {
+    dir.join(format!("{session_id}.jsonl"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +228,82 @@ mod tests {
         assert_eq!(lines[0]["type"], "turn_started");
         assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'));
         assert_eq!(lines[1]["text"], "hello");
+    }
+
+    /// What a resumed transcript draws a call from: how it ended, its
+    /// change, its last output lines, how it was approved; a reused id
+    /// keeps each call apart; a torn or foreign line is passed over.
+    #[test]
+    fn the_calls_come_back_as_they_were_seen() {
+        use crate::protocol::change::FileChange;
+        use crate::protocol::{ApprovalDecision, DecisionSource, ResultMetadata, ToolStatus};
+        let d = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(d.path(), "s1").unwrap();
+        let change = FileChange::new("a.txt", "/w/a.txt".into(), Some("milk\n"), "eggs\n");
+        let started = |id: &str, args: Value| AgentEvent::ToolCallStarted {
+            turn_id: 1,
+            call_id: id.into(),
+            tool: "t".into(),
+            arguments: args,
+            effect: None,
+        };
+        let finished =
+            |id: &str, status, change: Option<&FileChange>| AgentEvent::ToolCallFinished {
+                call_id: id.into(),
+                tool: "t".into(),
+                status,
+                content: serde_json::json!({}),
+                metadata: ResultMetadata {
+                    duration_ms: 24,
+                    ..ResultMetadata::default()
+                },
+                exit_code: None,
+                diff: None,
+                change: change.cloned().map(Box::new),
+            };
+        j.record(&started("e", serde_json::json!({"path": "a.txt"})));
+        j.record(&AgentEvent::ApprovalDecided {
+            call_id: "e".into(),
+            tool: "t".into(),
+            decision: ApprovalDecision::ApproveOnce,
+            source: DecisionSource::User,
+        });
+        j.record(&finished("e", ToolStatus::Ok, Some(&change)));
+        j.record(&started("x", serde_json::json!({"command": "seq 9"})));
+        for n in 1..=9 {
+            j.record(&AgentEvent::ToolProgress {
+                call_id: "x".into(),
+                tool: "t".into(),
+                stream: "stdout".into(),
+                text: n.to_string(),
+            });
+        }
+        j.record(&finished("x", ToolStatus::Ok, None));
+        // The same id again (a server that numbers its calls).
+        j.record(&started("x", serde_json::json!({"command": "true"})));
+        j.record(&finished("x", ToolStatus::Denied, None));
+        drop(j);
+        let path = journal_path(d.path(), "s1");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"type\":\"tool_call_finished\",\"call_id\":\"torn\n");
+        std::fs::write(&path, text).unwrap();
+        let seen = seen(&path);
+        assert_eq!(seen.len(), 2);
+        let e = &seen["e"][0];
+        assert_eq!(
+            e.change.as_ref().map(|c| c.git_patch()),
+            Some(change.git_patch())
+        );
+        assert_eq!(e.metadata.duration_ms, 24);
+        assert!(matches!(
+            e.decided,
+            Some((ApprovalDecision::ApproveOnce, DecisionSource::User))
+        ));
+        let x = &seen["x"];
+        assert_eq!(x[0].tail, ["5", "6", "7", "8", "9"]);
+        assert_eq!(x[1].status, ToolStatus::Denied);
+        assert_eq!(x[1].arguments, serde_json::json!({"command": "true"}));
+        assert!(super::seen(&d.path().join("none.jsonl")).is_empty());
     }
 
     #[test]

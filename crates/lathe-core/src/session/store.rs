@@ -166,7 +166,36 @@ pub fn load(dir: &Path, id: &str, workspace: &Path) -> Result<(SessionInfo, Rebu
             workspace: info.workspace.display().to_string(),
         });
     }
-    Ok((info, history::rebuild(&records)))
+    let mut rebuilt = history::rebuild(&records);
+    attach_seen(&mut rebuilt.shown, &super::journal::journal_path(dir, id));
+    Ok((info, rebuilt))
+}
+
+/// Each call of a resumed transcript with what the person saw of it, from
+/// the session's journal: by its id, and where a server reused ids, the
+/// first not yet taken that started with the same arguments.
+fn attach_seen(shown: &mut [history::Shown], journal: &Path) {
+    let mut seen = super::journal::seen(journal);
+    for item in shown {
+        let history::Shown::Tool {
+            call_id,
+            arguments,
+            seen: slot,
+            ..
+        } = item
+        else {
+            continue;
+        };
+        let Some(candidates) = seen.get_mut(call_id.as_str()).filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        let args = serde_json::from_str::<serde_json::Value>(arguments).ok();
+        let at = candidates
+            .iter()
+            .position(|c| Some(&c.arguments) == args.as_ref())
+            .unwrap_or(0);
+        *slot = Some(Box::new(candidates.remove(at)));
+    }
 }
 
 /// The newest session of `workspace`.

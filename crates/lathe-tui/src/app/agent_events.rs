@@ -245,20 +245,7 @@ impl App {
             } => {
                 self.questions.approvals.remove(&call_id, now);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
-                    t.approval = match (&decision, source) {
-                        (_, DecisionSource::Grant) => Some("by grant"),
-                        (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
-                        (ApprovalDecision::ApproveHunks { .. }, _) => {
-                            Some("you approved some hunks")
-                        }
-                        (ApprovalDecision::ApproveEdited { .. }, _) => {
-                            Some("you edited and approved it")
-                        }
-                        (ApprovalDecision::ApproveForConversation, _) => {
-                            Some("you approved, with a grant")
-                        }
-                        (ApprovalDecision::Deny { .. }, _) => None,
-                    };
+                    t.approval = crate::components::cells::approval_words(&decision, source);
                 }
                 if !matches!(decision, ApprovalDecision::Deny { .. }) {
                     // The clock of a call starts again when it may run.

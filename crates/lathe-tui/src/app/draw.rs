@@ -96,27 +96,27 @@ impl App {
         };
         let [shown, dialog_area] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(dialog_h)]).areas(main);
+        // Scrolled up, the transcript gives its last row to the hint that
+        // more is below: the hint never covers text.
+        let hint_h = u16::from(!self.transcript.is_following() && shown.height > 1);
+        let [shown, hint_area] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(hint_h)]).areas(shown);
         self.transcript
             .prepare(shown.width, shown.height.max(1), &self.theme, &self.hl);
         self.transcript_area.set(shown);
         let buf = frame.buffer_mut();
         ratatui::widgets::Widget::render(&self.transcript, shown, buf);
-        if !self.transcript.is_following() && shown.height > 0 {
+        if hint_h > 0 {
             // In a dialog, End scrolls the call: the transcript's is Ctrl-End.
             let hint = if dialog_h > 0 {
                 " ↓ more below (Ctrl-End) "
             } else {
                 " ↓ more below (End) "
             };
-            let x = shown
+            let x = hint_area
                 .right()
                 .saturating_sub(u16::try_from(crate::width::of(hint)).unwrap_or(0) + 1);
-            buf.set_string(
-                x,
-                shown.bottom().saturating_sub(1),
-                hint,
-                self.theme.accent(),
-            );
+            buf.set_string(x, hint_area.y, hint, self.theme.accent());
         }
         self.render_queued(queued_area, buf);
         let focused = !self.questions.is_asking() && self.overlays.is_empty();

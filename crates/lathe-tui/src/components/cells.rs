@@ -178,6 +178,23 @@ pub enum Cell {
     Notice(NoticeKind, String),
 }
 
+/// How a call's approval was settled, in the person's words (`None`: it
+/// was denied).
+pub fn approval_words(
+    decision: &crate::protocol::ApprovalDecision,
+    source: crate::protocol::DecisionSource,
+) -> Option<&'static str> {
+    use crate::protocol::{ApprovalDecision, DecisionSource};
+    match (decision, source) {
+        (ApprovalDecision::Deny { .. }, _) => None,
+        (_, DecisionSource::Grant) => Some("by grant"),
+        (ApprovalDecision::ApproveOnce, _) => Some("you approved"),
+        (ApprovalDecision::ApproveHunks { .. }, _) => Some("you approved some hunks"),
+        (ApprovalDecision::ApproveEdited { .. }, _) => Some("you edited and approved it"),
+        (ApprovalDecision::ApproveForConversation, _) => Some("you approved, with a grant"),
+    }
+}
+
 /// A short description of a finished call's result.
 pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
     if status != ToolStatus::Ok {
