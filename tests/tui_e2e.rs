@@ -1286,6 +1286,17 @@ async fn reads_and_searches_fold_into_one_line_that_enter_opens() {
     .await;
     let pane = Pane::start(&mock, ws.path(), "");
     pane.wait_for("approval ask").await;
+    // `?` on the empty line: the keys, closed with Esc; /help: a table.
+    pane.keys(&["?"]);
+    pane.wait_for("Keys · writing a message").await;
+    pane.keys(&["Escape"]);
+    pane.text("/help");
+    pane.keys(&["Enter"]);
+    let help = pane
+        .wait_for("Commands (? on an empty line shows the keys):")
+        .await;
+    assert!(!help.contains("Keys ·"), "{help}");
+    assert!(help.contains("  /diff         every change"), "{help}");
     pane.text("where is top_words?");
     pane.keys(&["Enter"]);
     let screen = pane.wait_for("is defined in app.py").await;

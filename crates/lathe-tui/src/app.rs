@@ -41,18 +41,20 @@ const QUIT_WINDOW: Duration = Duration::from_secs(2);
 const TICK: Duration = Duration::from_millis(100);
 const MOUSE_LINES: usize = 3;
 
-const HELP: &str = "Keys: Enter send · Alt/Shift+Enter or Ctrl-J newline · ↑↓ history · PgUp/PgDn, \
-Ctrl-Home/Ctrl-End, mouse wheel scroll · Ctrl-T tool-call log · Ctrl-G message in $EDITOR · Ctrl-S mouse to the terminal (select, copy) · Ctrl-L repaint · Ctrl-Z suspend · \
-Ctrl-O show or hide what the model thought · Ctrl-C interrupt (twice on an empty prompt to quit).
-Commands: /help · /clear (forget the conversation and its approvals) · /model NAME · /approvals MODE \
-(read-only, ask, auto-edit, full-auto) · /effort LEVEL (how hard the model thinks) · /cost (what the \
-session has cost, per model) · /log · /permissions (rules and grants; revoke a grant) · /mcp \
-(/mcp restart [NAME]) · /compact · /undo (the last turn's file changes) · /diff (every change of the session) · /copy [N] \
-(the last answer, or its N-th code block) · /rewind (files, \
-conversation or both, to before a turn) · /trust (the workspace's hooks and MCP servers) · /resume (reopen an earlier session) · /quit. Up and Down walk the messages you sent here, also in earlier runs.
-Approval dialog: y approve once · a, a pause, a approve for this conversation (when offered) · \
-n or Esc deny · e deny and say what to do instead · ↑↓ or j/k choose a hunk, x leave it out · \
-E edit the change in $EDITOR. It answers only after a pause with no key.";
+/// `/help`: the commands, a line each; the keys are `?`'s.
+fn help_table() -> String {
+    use crate::components::composer::COMMANDS;
+    let width = COMMANDS
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from("Commands (? on an empty line shows the keys):");
+    for (name, what) in COMMANDS {
+        text.push_str(&format!("\n  {name:<width$}  {what}"));
+    }
+    text
+}
 
 /// Facts the app starts with.
 pub struct AppInit {
@@ -161,6 +163,8 @@ pub struct App {
     tool_started: HashMap<String, Instant>,
     flash: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
+    /// The keys overlay (`?`), above everything while open.
+    help: Option<crate::components::keys_help::KeysHelp>,
     ops: Vec<Op>,
     /// What the provider lists, for `/model`.
     models: Models,
@@ -197,7 +201,7 @@ impl App {
         transcript.push(Cell::Notice(
             NoticeKind::Info,
             format!(
-                "Lathe {} · {} · {} · approval {}. Ask for a change; /help for keys and commands.",
+                "Lathe {} · {} · {} · approval {}. Ask for a change; ? for keys, /help for commands.",
                 env!("CARGO_PKG_VERSION"),
                 init.model,
                 init.workspace.display(),
@@ -265,6 +269,7 @@ impl App {
             tool_started: HashMap::new(),
             flash: None,
             quit_armed: None,
+            help: None,
             ops: Vec::new(),
             models: Models::Unknown,
             pending_model: None,
@@ -497,6 +502,9 @@ impl App {
             }
             AppEvent::Untrusted(prompt) => self.untrusted = Some(prompt),
             AppEvent::Command(command) => self.on_command(command),
+            AppEvent::Keys(keys) => {
+                self.help = Some(crate::components::keys_help::KeysHelp::new(keys));
+            }
             AppEvent::Sessions(list) => {
                 if let Some(Overlay::Sessions(p)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))

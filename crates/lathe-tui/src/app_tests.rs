@@ -1656,3 +1656,70 @@ fn the_explanation_stays_in_sight_above_the_dialog() {
         assert!(s.contains("Approve exec_shell?"), "{s}");
     }
 }
+
+/// `?` shows the keys of where the person is: on an empty composer the
+/// composer's, in an armed dialog the dialog's (no key answers while it
+/// is open), in the log the log's; Esc closes it. A `?` in a message is
+/// text.
+#[test]
+fn question_mark_shows_the_keys_of_where_the_person_is() {
+    let (mut a, t0) = app();
+    a.on_terminal_event(key(KeyCode::Char('?')), t0);
+    assert!(screen(&mut a, 90, 30).contains("Keys · writing a message"));
+    a.on_terminal_event(key(KeyCode::Esc), t0);
+    assert!(!screen(&mut a, 90, 30).contains("Keys ·"));
+    type_text(&mut a, "why?", t0);
+    assert!(!screen(&mut a, 90, 30).contains("Keys ·"));
+    assert_eq!(a.composer.text(), "why?");
+    a.composer.set_text("");
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 1,
+            prompt: "fix".into(),
+        },
+        t0,
+    );
+    let args = json!({"path": "notes.md", "content": "# Notes\n"});
+    a.on_agent_event(started("c1", "write_file", args.clone()), t0);
+    let change = FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n");
+    a.on_agent_event(
+        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
+            call_id: "c1".into(),
+            tool: "write_file".into(),
+            arguments: args,
+            effect: Effect::Write,
+            operations: vec![],
+            needs: vec![],
+            reason: "approval mode ask: file changes need approval".into(),
+            grant: None,
+            diff: Some(change.unified()),
+            change: Some(Box::new(change)),
+            round: None,
+        }),
+        t0,
+    );
+    screen(&mut a, 90, 30);
+    let t1 = t0 + QUIET + Duration::from_millis(1);
+    a.tick(t1);
+    a.on_terminal_event(key(KeyCode::Char('?')), t1);
+    let shown = screen(&mut a, 90, 30);
+    assert!(shown.contains("Keys · approving a call"), "{shown}");
+    a.on_terminal_event(key(KeyCode::Char('y')), t1);
+    assert!(a.take_ops().is_empty(), "no answer while the keys show");
+    a.on_terminal_event(key(KeyCode::Esc), t1);
+    assert!(
+        a.take_ops().is_empty(),
+        "Esc closes the keys, not the dialog"
+    );
+    a.on_terminal_event(key(KeyCode::Char('y')), t1);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
+    a.on_terminal_event(ctrl('t'), t1);
+    a.on_terminal_event(key(KeyCode::Char('?')), t1);
+    assert!(screen(&mut a, 90, 30).contains("Keys · the tool-call log"));
+}

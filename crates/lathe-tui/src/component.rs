@@ -88,6 +88,8 @@ pub enum AppEvent {
     Untrusted(TrustPrompt),
     /// A `/command` typed where no composer was (the tool-call log).
     Command(super::components::composer::SlashCommand),
+    /// `?`: the keys of where the person is.
+    Keys(super::components::keys_help::Keys),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending
@@ -232,7 +234,11 @@ impl Questions {
 }
 
 impl Component for Pager {
-    fn handle_key(&mut self, key: KeyEvent, _: &AppEvents, _: Instant) -> Outcome {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
+        if key.code == crossterm::event::KeyCode::Char('?') {
+            events.send(AppEvent::Keys(super::components::keys_help::Keys::Diff));
+            return Outcome::Done;
+        }
         if Pager::handle_key(self, key) {
             Outcome::Close
         } else {
@@ -325,6 +331,10 @@ impl Component for super::components::tool_log::ToolLog {
             LogAction::Command(command) => {
                 events.send(AppEvent::Command(command));
                 Outcome::Close
+            }
+            LogAction::Keys => {
+                events.send(AppEvent::Keys(super::components::keys_help::Keys::Log));
+                Outcome::Done
             }
         }
     }

@@ -7,6 +7,7 @@ pub mod cells;
 pub mod composer;
 pub mod diff_view;
 pub mod explored;
+pub mod keys_help;
 pub mod pager;
 pub mod permissions;
 pub mod picker;

@@ -6,7 +6,7 @@ use super::*;
 impl App {
     pub(super) fn on_command(&mut self, cmd: SlashCommand) {
         match cmd {
-            SlashCommand::Help => self.notice(NoticeKind::Info, HELP),
+            SlashCommand::Help => self.notice(NoticeKind::Info, help_table()),
             SlashCommand::Clear => {
                 self.unqueue();
                 self.transcript.clear();

@@ -154,6 +154,9 @@ impl App {
         if let Some(q) = &self.questions.trust {
             q.render(main, buf, &self.theme, self.now);
         }
+        if let Some(help) = &self.help {
+            help.render(overlay, buf, &self.theme);
+        }
     }
 
     pub(super) fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {

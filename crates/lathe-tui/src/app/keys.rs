@@ -83,6 +83,13 @@ impl App {
             return;
         }
         self.quit_armed = None;
+        // The keys overlay, over everything, takes every key while open.
+        if let Some(help) = &mut self.help {
+            if help.handle_key(key) {
+                self.help = None;
+            }
+            return;
+        }
         if let Some(question) = self.questions.top() {
             if question.handle_key(key, &self.events, now) == Outcome::Close {
                 self.questions.close_top();
@@ -99,6 +106,18 @@ impl App {
             if !self.transcript.toggle_thinking() {
                 self.flash("no thinking to show yet", now);
             }
+            return;
+        }
+        // `?` on an empty composer: its keys (a `?` in a message is text).
+        if key.code == KeyCode::Char('?')
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            && self.composer.is_empty()
+        {
+            self.help = Some(crate::components::keys_help::KeysHelp::new(
+                crate::components::keys_help::Keys::Composer,
+            ));
             return;
         }
         self.composer_key(key, now);

@@ -93,6 +93,8 @@ pub enum ApprovalAction {
     Pass(KeyEvent),
     /// A key that does nothing here, and why.
     Hint(&'static str),
+    /// `?`: the dialog's keys.
+    Keys,
     /// `E`: the person edits the proposed file in their editor.
     Edit {
         call_id: String,
@@ -358,6 +360,15 @@ impl ApprovalOverlay {
             } else {
                 ApprovalAction::Hint(READING)
             };
+        }
+        if self.message.is_none()
+            && key.code == KeyCode::Char('?')
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            // Asking how is not answering either.
+            return ApprovalAction::Keys;
         }
         if self.message.is_none()
             && key.modifiers.is_empty()
@@ -699,6 +710,9 @@ impl crate::component::Component for ApprovalOverlay {
             }),
             ApprovalAction::Pass(k) => events.send(AppEvent::Typed(k)),
             ApprovalAction::Hint(text) => events.send(AppEvent::Flash(text.to_string())),
+            ApprovalAction::Keys => {
+                events.send(AppEvent::Keys(crate::components::keys_help::Keys::Dialog))
+            }
             ApprovalAction::None => {}
         }
         // The queue moves on by itself; the layer asks `is_active`.

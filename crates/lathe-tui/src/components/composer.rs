@@ -828,11 +828,17 @@ impl Composer {
             Some(_) => " models (type to narrow) ",
             None => " commands ",
         };
-        let Some(area) = popup_frame(composer, items.len(), title, buf, theme) else {
+        let name_width = items.iter().map(|(c, ..)| c.len()).max().unwrap_or(0);
+        let help_width = items
+            .iter()
+            .map(|(_, h, _)| crate::width::of(h))
+            .max()
+            .unwrap_or(0);
+        let size = (items.len(), 1 + name_width + 1 + help_width);
+        let Some(area) = popup_frame(composer, size, title, buf, theme) else {
             return;
         };
         let sel = self.popup_selected.min(items.len() - 1);
-        let name_width = items.iter().map(|(c, ..)| c.len()).max().unwrap_or(0);
         for (i, (cmd, help, current)) in items.iter().enumerate() {
             let row = area.y + 1 + u16::try_from(i).unwrap_or(0);
             if row >= area.bottom() - 1 {
@@ -859,7 +865,14 @@ impl Composer {
 impl Composer {
     fn render_matches(&self, composer: Rect, buf: &mut Buffer, theme: &Theme) {
         let title = " files (Tab: the next one; type more to narrow) ";
-        let Some(area) = popup_frame(composer, self.matches.len(), title, buf, theme) else {
+        let cols = self
+            .matches
+            .iter()
+            .map(|f| crate::width::of(f))
+            .max()
+            .unwrap_or(0);
+        let Some(area) = popup_frame(composer, (self.matches.len(), cols), title, buf, theme)
+        else {
             return;
         };
         for (i, f) in self.matches.iter().enumerate() {
@@ -883,21 +896,28 @@ impl Composer {
     }
 }
 
-/// The framed box of `rows` rows above the composer; `None` without room.
+/// The framed box of `rows` rows, `cols` columns of text wide (as wide
+/// as the screen allows), above the composer; the rows it stands on are
+/// cleared across the screen, so no text shows beside it. `None` without
+/// room.
 fn popup_frame(
     composer: Rect,
-    rows: usize,
+    (rows, cols): (usize, usize),
     title: &str,
     buf: &mut Buffer,
     theme: &Theme,
 ) -> Option<Rect> {
     let h = u16::try_from(rows).unwrap_or(0) + 2;
     let y = composer.y.saturating_sub(h);
-    let area = Rect::new(composer.x, y, composer.width.min(72), h.min(composer.y));
+    let wanted = cols.max(crate::width::of(title)) + 4;
+    let w = u16::try_from(wanted)
+        .unwrap_or(u16::MAX)
+        .min(composer.width);
+    let area = Rect::new(composer.x, y, w, h.min(composer.y));
     if area.height < 3 {
         return None;
     }
-    Clear.render(area, buf);
+    Clear.render(Rect::new(composer.x, y, composer.width, area.height), buf);
     Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border())

@@ -156,6 +156,46 @@ fn the_popup_renders_above_the_composer() {
     assert_snapshot!("composer_popup", term.backend().to_string());
 }
 
+/// On a wide screen the popup is as wide as its longest line (no help is
+/// cut short), and the rows it stands on are cleared across the screen:
+/// nothing under it shows beside it.
+#[test]
+fn the_popup_uses_the_width_and_clears_its_rows() {
+    let mut c = composer();
+    typed(&mut c, "/");
+    let theme = Theme::plain();
+    let mut term = Terminal::new(TestBackend::new(140, 30)).unwrap();
+    term.draw(|f| {
+        let area = f.area();
+        // Text under the popup.
+        for y in 0..area.height {
+            f.buffer_mut().set_string(
+                0,
+                y,
+                "#".repeat(usize::from(area.width)),
+                ratatui::style::Style::default(),
+            );
+        }
+        let h = c.height(area.width);
+        let rect = Rect::new(0, area.height - h, area.width, h);
+        c.render(rect, f.buffer_mut(), &theme, true);
+    })
+    .unwrap();
+    let screen = term.backend().to_string();
+    let longest = COMMANDS
+        .iter()
+        .map(|(_, h)| *h)
+        .max_by_key(|h| h.len())
+        .unwrap();
+    assert!(screen.contains(longest), "{screen}");
+    for line in screen
+        .lines()
+        .filter(|l| l.contains("/help") || l.contains("/quit"))
+    {
+        assert!(!line.contains('#'), "{line}");
+    }
+}
+
 #[test]
 fn the_composer_grows_with_its_text() {
     let mut c = composer();

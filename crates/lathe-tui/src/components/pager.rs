@@ -237,11 +237,11 @@ impl Pager {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let keys = if self.pick.is_some() {
-            "↑↓ choose a file · Enter go to it · Esc close"
+            "↑↓ choose a file · Enter go to it · ? keys · Esc close"
         } else if self.files.is_empty() {
             "↑↓ PgUp PgDn scroll · Esc close"
         } else {
-            "↑↓ PgUp PgDn scroll · n/N file · ]/[ hunk · Home files · Esc close"
+            "↑↓ PgUp PgDn scroll · n/N file · ]/[ hunk · Home files · ? keys · Esc close"
         };
         let Some(body) = super::picker::frame(&self.title, keys, area, buf, theme) else {
             return;

@@ -105,6 +105,8 @@ pub enum LogAction {
     Close,
     /// A `/command` typed in the log: the log closes and the command runs.
     Command(crate::components::composer::SlashCommand),
+    /// `?`: the log's keys.
+    Keys,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,6 +332,9 @@ impl ToolLog {
             self.selected = None;
             return LogAction::None;
         }
+        if key.code == KeyCode::Char('?') {
+            return LogAction::Keys;
+        }
         let visible = self.visible();
         let sel = self.selected_index(&visible);
         match (self.view, key.code) {
@@ -434,7 +439,7 @@ impl ToolLog {
                 } else if self.filtering {
                     format!("filter: {}▏  (Enter keep · Esc clear)", self.filter)
                 } else {
-                    "↑↓ select · Enter details · / filter · Esc close".to_string()
+                    "↑↓ select · Enter details · / filter · ? keys · Esc close".to_string()
                 }
             }
         };

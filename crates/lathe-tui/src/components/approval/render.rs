@@ -22,33 +22,46 @@ use crate::wrap::{Logical, wrap};
 
 /// The dialog's keys and what they do, from the widest spelling to the
 /// narrowest; the first that fits is shown.
-const FOOTERS: [[(&str, &str); 7]; 3] = [
+const FOOTERS: [[(&str, &str); 8]; 4] = [
     [
-        ("y", "approve once"),
-        ("a", "approve for this conversation"),
-        ("n", "deny"),
-        ("e", "deny, say what instead"),
+        ("y", "yes once"),
+        ("a", "yes for this conversation"),
+        ("n", "no"),
+        ("e", "no, and say what instead"),
         ("E", "edit"),
+        ("x", "leave hunk out"),
         ("↑↓", "scroll"),
-        ("x", "leave out"),
+        ("?", "keys"),
     ],
     [
-        ("y", "approve once"),
+        ("y", "yes once"),
         ("a", "for conversation"),
-        ("n", "deny"),
+        ("n", "no"),
         ("e", "instead…"),
         ("E", "edit"),
-        ("x", "out"),
+        ("x", "leave out"),
         ("↑↓", ""),
+        ("?", "keys"),
     ],
     [
-        ("y", "once"),
+        ("y", "yes once"),
         ("a", "grant"),
-        ("n", "deny"),
+        ("n", "no"),
+        ("e", "instead…"),
+        ("E", "edit"),
+        ("x", "leave out"),
+        ("↑↓", ""),
+        ("?", ""),
+    ],
+    [
+        ("y", "yes"),
+        ("a", "grant"),
+        ("n", "no"),
         ("e", "instead"),
         ("E", "edit"),
         ("x", "out"),
         ("↑↓", ""),
+        ("?", ""),
     ],
 ];
 
@@ -407,11 +420,24 @@ impl ApprovalOverlay {
                         theme.muted()
                     },
                 ),
-                Span::styled(format!(" {what}  "), theme.muted()),
+                Span::styled(
+                    if what.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {what}")
+                    },
+                    theme.muted(),
+                ),
             ]
         };
         let labels = footer_labels(req, footer.width);
-        let spans: Vec<Span<'static>> = labels.iter().flat_map(|(k, what)| key(k, what)).collect();
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        for (i, (k, what)) in labels.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::raw("  "));
+            }
+            spans.extend(key(k, what));
+        }
         buf.set_line(footer.x, footer.y, &Line::from(spans), footer.width);
     }
 }
@@ -423,7 +449,7 @@ fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'stat
     let grantable = req.grant.is_some() && !req.edited;
     let hunks = req.diff.as_ref().map_or(0, DiffView::hunks);
     let editable = req.change.as_ref().is_some_and(|c| c.editable());
-    let offered = |f: &[(&'static str, &'static str); 7]| -> Vec<(&'static str, &'static str)> {
+    let offered = |f: &[(&'static str, &'static str); 8]| -> Vec<(&'static str, &'static str)> {
         f.iter()
             .copied()
             .filter(|(k, _)| grantable || *k != "a")
@@ -431,14 +457,14 @@ fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'stat
             .filter(|(k, _)| hunks > 1 || *k != "x")
             .filter(|(k, _)| editable || *k != "E")
             .map(|(k, w)| match (k, hunks > 1) {
-                ("↑↓", true) if !w.is_empty() => ("↑↓", "hunks"),
+                ("↑↓", true) if !w.is_empty() => ("↑↓", "choose hunk"),
                 _ => (k, w),
             })
             .collect()
     };
     let fits = |f: &[(&str, &str)]| {
         f.iter()
-            .map(|(k, w)| width::of(k) + width::of(w) + 3)
+            .map(|(k, w)| width::of(k) + usize::from(!w.is_empty()) + width::of(w) + 2)
             .sum::<usize>()
             <= usize::from(width)
     };
@@ -446,5 +472,5 @@ fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'stat
         .iter()
         .map(offered)
         .find(|f| fits(f))
-        .unwrap_or_else(|| offered(&FOOTERS[2]))
+        .unwrap_or_else(|| offered(&FOOTERS[3]))
 }
