@@ -1262,19 +1262,11 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
         "two\n",
     );
     a.on_agent_event(
-        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
-            call_id: "c1".into(),
-            tool: "edit_file".into(),
-            arguments: json!({"path": "a.txt", "old_text": "one", "new_text": "two"}),
-            effect: Effect::Write,
-            operations: vec![],
-            needs: vec![],
-            reason: "approval mode ask".into(),
-            grant: None,
-            diff: Some(change.unified()),
-            change: Some(Box::new(change)),
-            round: None,
-        }),
+        change_asked(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "one", "new_text": "two"}),
+            change,
+        ),
         t0,
     );
     screen(&mut a, 80, 24);
@@ -1682,22 +1674,7 @@ fn question_mark_shows_the_keys_of_where_the_person_is() {
     let args = json!({"path": "notes.md", "content": "# Notes\n"});
     a.on_agent_event(started("c1", "write_file", args.clone()), t0);
     let change = FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n");
-    a.on_agent_event(
-        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
-            call_id: "c1".into(),
-            tool: "write_file".into(),
-            arguments: args,
-            effect: Effect::Write,
-            operations: vec![],
-            needs: vec![],
-            reason: "approval mode ask: file changes need approval".into(),
-            grant: None,
-            diff: Some(change.unified()),
-            change: Some(Box::new(change)),
-            round: None,
-        }),
-        t0,
-    );
+    a.on_agent_event(change_asked("write_file", args, change), t0);
     screen(&mut a, 90, 30);
     let t1 = t0 + QUIET + Duration::from_millis(1);
     a.tick(t1);
@@ -1722,4 +1699,21 @@ fn question_mark_shows_the_keys_of_where_the_person_is() {
     a.on_terminal_event(ctrl('t'), t1);
     a.on_terminal_event(key(KeyCode::Char('?')), t1);
     assert!(screen(&mut a, 90, 30).contains("Keys · the tool-call log"));
+}
+
+/// Call `c1` of `tool` asks to make `change`, with no grant offered.
+fn change_asked(tool: &str, arguments: serde_json::Value, change: FileChange) -> AgentEvent {
+    AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
+        call_id: "c1".into(),
+        tool: tool.into(),
+        arguments,
+        effect: Effect::Write,
+        operations: vec![],
+        needs: vec![],
+        reason: "approval mode ask: file changes need approval".into(),
+        grant: None,
+        diff: Some(change.unified()),
+        change: Some(Box::new(change)),
+        round: None,
+    })
 }
