@@ -476,3 +476,48 @@ fn a_workspace_server_never_inherits_your_allow_rules() {
         .unwrap();
     assert_ne!(rule.server(), Some("ws-github"));
 }
+
+/// Every TOML block the documentation shows as a user config is one:
+/// the README's local server, the configuration reference, the rules and
+/// hooks, the sandbox's and the MCP servers' settings.
+#[test]
+fn the_documented_configs_load() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let blocks = |file: &str| -> Vec<String> {
+        let text = fs::read_to_string(root.join(file)).unwrap();
+        text.split("```toml\n")
+            .skip(1)
+            .filter_map(|b| b.split_once("```").map(|(block, _)| block.to_string()))
+            .collect()
+    };
+    let readme = blocks("README.md");
+    assert_eq!(readme.len(), 1, "the README's local-server config");
+    let reference: Vec<String> = [
+        "docs/configuration.md",
+        "docs/approval.md",
+        "docs/sandbox.md",
+        "docs/mcp.md",
+    ]
+    .iter()
+    .flat_map(|f| blocks(f))
+    .collect();
+    assert!(!reference.is_empty());
+    let mut f = Fixture::new();
+    f.env
+        .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+    f.env.insert("SLACK_HOOK".into(), "T0/B0/x".into());
+    f.env
+        .insert("HOME".into(), f.home.path().display().to_string());
+    for block in readme.iter().chain(&reference) {
+        f.user(block);
+        if let Err(e) = f.load(Overrides::default()) {
+            panic!("a documented config does not load: {e}\n{block}");
+        }
+    }
+    f.user(&readme[0]);
+    let c = f.load(Overrides::default()).unwrap();
+    assert_eq!(
+        (c.base_url.as_str(), c.model.as_str()),
+        ("http://127.0.0.1:11434/v1", "qwen3:8b")
+    );
+}

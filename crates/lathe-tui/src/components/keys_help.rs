@@ -65,6 +65,10 @@ impl Keys {
                 ("x", "leave the chosen hunk out (again: put it back)"),
                 ("PgUp PgDn", "scroll the conversation above"),
                 ("Ctrl-End", "back to the conversation's end"),
+                (
+                    "Tab",
+                    "with several calls waiting, the next one to the front",
+                ),
                 ("", "a key pressed the moment the dialog appears waits"),
                 ("", "0.4 s: nothing is approved by typing ahead"),
             ],
@@ -164,6 +168,21 @@ impl KeysHelp {
 
 #[cfg(test)]
 mod tests {
+    /// docs/keys.md says what `?` shows, row for row.
+    #[test]
+    fn the_docs_list_the_same_keys() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/keys.md");
+        let doc = std::fs::read_to_string(path).expect("docs/keys.md");
+        for keys in [Keys::Composer, Keys::Dialog, Keys::Log, Keys::Diff] {
+            for (k, what) in keys.table().iter().filter(|(k, _)| !k.is_empty()) {
+                let what = what.replace("$EDITOR", "`$EDITOR`").replace("(fg", "(`fg`");
+                let what = what.replace("(/help", "(`/help`");
+                let row = format!("| `{k}` | {what} |");
+                assert!(doc.contains(&row), "docs/keys.md lacks {row}");
+            }
+        }
+    }
+
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
