@@ -469,6 +469,52 @@ async fn a_trusted_workspace_server_runs_in_the_sandbox() {
 }
 
 /// The test server over streamable HTTP, and the address it listens on.
+/// A workspace server whose program lives under the system `/tmp` (a
+/// checkout there, a build in a temp directory) runs in the sandbox,
+/// whose `/tmp` is the session's own: the program's directory is brought
+/// back into it, read-only, and nothing else of the system's `/tmp` is.
+#[tokio::test]
+async fn a_workspace_server_built_under_tmp_runs_in_the_sandbox() {
+    let env = Env::new("");
+    let build = tempfile::Builder::new()
+        .prefix("lathe-build-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let bin = build.path().join("mcp_test_server");
+    std::fs::copy(server_bin(), &bin).unwrap();
+    let beside = build.path().join("planted");
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {"command": bin}}}).to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(calls(&[
+        ("i", "repo__write", json!({"path": "inside.txt"})),
+        (
+            "b",
+            "repo__write",
+            json!({"path": beside.display().to_string()}),
+        ),
+    ]))
+    .await;
+    let r = env
+        .exec(&mock, "full-auto", &["--trust-workspace-mcp"])
+        .await;
+    assert!(
+        env.ws.path().join("inside.txt").exists(),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    // Its own directory is there to read and run, not to write.
+    assert!(!beside.exists(), "{}", r.stdout);
+    assert!(
+        content(&r.finished("b")).contains("cannot write"),
+        "{}",
+        r.stdout
+    );
+}
+
 async fn http_server() -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
     let mut server = tokio::process::Command::new(server_bin())

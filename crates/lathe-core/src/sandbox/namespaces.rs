@@ -220,34 +220,49 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> Result<bool, String> {
 /// `/dev/shm`: what other programs keep there (their sockets, shared
 /// memory, scratch files) is out of reach, and what the command leaves
 /// there cannot be met by the person's programs. Paths the command must
-/// still reach under `/tmp` (a workspace there) are brought back.
+/// still reach under `/tmp` are brought back: a workspace or writable
+/// root there as it was, and the directory of the program it runs, named
+/// by its absolute path there (an MCP server built in a checkout under
+/// `/tmp`), read-only.
 fn private_tmp(policy: &Policy, private: &Path) -> Result<bool, String> {
     use std::os::fd::AsRawFd;
     let tmp = Path::new("/tmp");
+    let reachable = |p: &&Path| p.starts_with(tmp) && *p != private && !private.starts_with(p);
     // Held open, to be bound again once `/tmp` is covered.
-    let mut under: Vec<&PathBuf> = policy
+    let mut under: Vec<(&Path, bool)> = policy
         .writable
         .iter()
         .chain([&policy.cwd])
-        .filter(|p| p.starts_with(tmp) && p.as_path() != private && !private.starts_with(p))
+        .map(PathBuf::as_path)
+        .filter(reachable)
+        .map(|p| (p, false))
         .collect();
+    let program = policy
+        .argv
+        .first()
+        .map(Path::new)
+        .filter(|p| p.is_absolute())
+        .and_then(Path::parent)
+        .filter(reachable)
+        .filter(|dir| !under.iter().any(|(p, _)| dir.starts_with(p)));
+    under.extend(program.map(|dir| (dir, true)));
     under.sort();
     under.dedup();
-    let keep: Vec<(PathBuf, std::fs::File)> = under
+    let keep: Vec<(PathBuf, bool, std::fs::File)> = under
         .into_iter()
-        .filter_map(|p| {
+        .filter_map(|(p, read_only)| {
             let dir = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(nix::fcntl::OFlag::O_PATH.bits())
                 .open(p)
                 .ok()?;
-            Some((p.clone(), dir))
+            Some((p.to_path_buf(), read_only, dir))
         })
         .collect();
     if mount(Some(private), tmp, NONE, MsFlags::MS_BIND, NONE).is_err() {
         return Ok(false);
     }
-    for (path, dir) in keep {
+    for (path, to_read, dir) in keep {
         let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
         // Where it goes in the session's `/tmp`, made without following a
         // link an earlier command left there (which would have the
@@ -264,13 +279,16 @@ fn private_tmp(policy: &Policy, private: &Path) -> Result<bool, String> {
             ));
         };
         let target = format!("/proc/self/fd/{}", target.as_raw_fd());
-        let _ = mount(
+        let bound = mount(
             Some(source.as_str()),
             target.as_str(),
             NONE,
             MsFlags::MS_BIND | MsFlags::MS_REC,
             NONE,
         );
+        if to_read && bound.is_ok() {
+            read_only(&path);
+        }
     }
     if Path::new("/dev/shm").is_dir() {
         let _ = mount(
