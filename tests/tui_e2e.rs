@@ -439,7 +439,7 @@ async fn a_conversation_grant_never_covers_a_chain_and_permissions_revokes_it() 
     assert!(first.contains("`a` approves `touch` with any"), "{first}");
     pause().await;
     pane.keys(&["a"]);
-    pane.wait_for("a again to approve").await;
+    pane.wait_for("a again: approve").await;
     pause().await;
     pane.keys(&["a"]);
     // The chain asks again, and names only the part nothing covers.

@@ -785,10 +785,28 @@ async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
     )
     .unwrap();
     let line = "bash write.sh";
-    for (answer, ran) in [(true, true), (false, false)] {
+    for (answer, ran, rules) in [
+        (true, true, false),
+        (false, false, false),
+        (false, false, true),
+    ] {
         let _ = std::fs::remove_file(&target);
         let mock = MockLlm::start(vec![shell("c1", line), Step::Reply(Reply::text("done"))]).await;
-        let mut handle = interactive(ApprovalMode::FullAuto).spawn(&mock, ws.path());
+        let setup = Setup {
+            rules: Rules::parse(
+                &[],
+                &[],
+                &(if rules {
+                    vec!["read_file(private/**)".into()]
+                } else {
+                    vec![]
+                }),
+                RuleOrigin::User,
+            )
+            .unwrap(),
+            ..interactive(ApprovalMode::FullAuto)
+        };
+        let mut handle = setup.spawn(&mock, ws.path());
         let events = drive(&mut handle, "go", |ev| match ev {
             AgentEvent::ApprovalRequested(lathe_core::protocol::ApprovalRequest {
                 grant, ..
@@ -808,6 +826,20 @@ async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
             questions.len(),
             1,
             "full-auto asks only the second time: {questions:?}"
+        );
+        // Why, said once; with read rules, what they add said too.
+        let reason = events
+            .iter()
+            .find_map(|e| match e {
+                AgentEvent::ApprovalRequested(r) => Some(r.reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        assert_eq!(reason.matches("can write anywhere").count(), 1, "{reason}");
+        assert_eq!(
+            reason.contains("`read_file(private/**)`"),
+            rules,
+            "{reason}"
         );
         assert!(
             questions[0].starts_with("run it again outside the sandbox"),

@@ -163,6 +163,9 @@ pub struct App {
     tool_started: HashMap<String, Instant>,
     flash: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
+    /// The turn the person stopped at the tool-round limit: its end is
+    /// their decision, not an error.
+    stopped_at_limit: Option<u64>,
     /// The keys overlay (`?`), above everything while open.
     help: Option<crate::components::keys_help::KeysHelp>,
     ops: Vec<Op>,
@@ -270,6 +273,7 @@ impl App {
             flash: None,
             quit_armed: None,
             help: None,
+            stopped_at_limit: None,
             ops: Vec::new(),
             models: Models::Unknown,
             pending_model: None,
@@ -449,8 +453,23 @@ impl App {
     pub fn on_app_event(&mut self, ev: AppEvent) {
         self.dirty = true;
         match ev {
-            AppEvent::Op(op) => self.ops.push(op),
-            AppEvent::Flash(text) => self.flash(&text, self.now),
+            AppEvent::Op(op) => {
+                if let Op::ContinueTurn {
+                    turn_id,
+                    go_on: false,
+                } = op
+                {
+                    self.stopped_at_limit = Some(turn_id);
+                }
+                self.ops.push(op);
+            }
+            AppEvent::Flash(text) => {
+                use crate::components::approval::{QUIET, READING};
+                // "reading…" lasts as long as the quiet moment it speaks
+                // of: once the dialog takes keys it would mislead.
+                let until = self.now + if text == READING { QUIET } else { QUIT_WINDOW };
+                self.flash = Some((text, until));
+            }
             AppEvent::OpenSession(id) => self.requests.push(Request::Switch(id)),
             AppEvent::Highlighted {
                 call_id,

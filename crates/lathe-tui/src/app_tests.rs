@@ -1090,6 +1090,40 @@ fn at_the_tool_round_limit_the_person_says_whether_to_go_on() {
         }]
     );
     assert!(!screen(&mut a, 72, 16).contains("Keep going?"));
+    // Asked again, `n`: the turn ends as the person asked, not as an error.
+    a.on_agent_event(
+        AgentEvent::ToolLimitReached {
+            turn_id: 4,
+            rounds: 40,
+            more: 20,
+        },
+        later,
+    );
+    screen(&mut a, 72, 16);
+    let much_later = later + QUIET + Duration::from_millis(50);
+    a.tick(much_later);
+    a.on_terminal_event(key(KeyCode::Char('n')), much_later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::ContinueTurn {
+            turn_id: 4,
+            go_on: false
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::Error {
+            kind: ErrorKind::MaxIterations,
+            message: "max tool iterations exceeded (40)".into(),
+            turn_id: Some(4),
+        },
+        much_later,
+    );
+    let shown = screen(&mut a, 72, 16);
+    assert!(
+        shown.contains("stopped at the tool-round limit, as you asked"),
+        "{shown}"
+    );
+    assert!(!shown.contains("✗ max tool iterations"), "{shown}");
 }
 
 #[test]
@@ -1649,6 +1683,27 @@ fn the_explanation_stays_in_sight_above_the_dialog() {
     }
 }
 
+/// A key pressed as a dialog appears (the person was not typing) is
+/// dropped with "reading…", which goes once the dialog takes keys: it
+/// never says "wait" when there is nothing to wait for.
+#[test]
+fn the_reading_hint_lasts_as_long_as_the_quiet_moment() {
+    use crate::components::approval::READING;
+    let (mut a, t0) = app();
+    let change = FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n");
+    let args = json!({"path": "notes.md", "content": "# Notes\n"});
+    a.on_agent_event(started("c1", "write_file", args.clone()), t0);
+    a.on_agent_event(change_asked("write_file", args, change), t0);
+    screen(&mut a, 90, 30);
+    let t1 = t0 + Duration::from_millis(100);
+    a.on_terminal_event(key(KeyCode::Char('y')), t1);
+    assert!(a.take_ops().is_empty());
+    assert!(screen(&mut a, 120, 30).contains(READING));
+    let armed = t1 + QUIET + Duration::from_millis(1);
+    a.tick(armed);
+    assert!(!screen(&mut a, 120, 30).contains(READING));
+}
+
 /// `?` shows the keys of where the person is: on an empty composer the
 /// composer's, in an armed dialog the dialog's (no key answers while it
 /// is open), in the log the log's; Esc closes it. A `?` in a message is
@@ -1716,4 +1771,25 @@ fn change_asked(tool: &str, arguments: serde_json::Value, change: FileChange) ->
         change: Some(Box::new(change)),
         round: None,
     })
+}
+
+/// Ctrl-Home shows the transcript's first line, though the row the hint
+/// "more below" takes makes the view one row shorter.
+#[test]
+fn ctrl_home_reaches_the_first_line() {
+    let (mut a, t0) = app();
+    for i in 0..40 {
+        a.notice(NoticeKind::Info, format!("line {i}"));
+    }
+    screen(&mut a, 80, 20);
+    a.on_terminal_event(
+        Event::Key(KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL)),
+        t0,
+    );
+    let top = screen(&mut a, 80, 20);
+    assert!(
+        top.lines().next().unwrap_or("").contains("Lathe 0.1.0"),
+        "{top}"
+    );
+    assert!(top.contains("more below"), "{top}");
 }

@@ -571,16 +571,26 @@ async fn authorize(
         });
     };
     let covered = |n: &Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
-    // A rerun outside the sandbox says why in its own words.
+    // A rerun outside the sandbox says why in its own words, once: what
+    // the judgement of the line adds to that (the read rules it would
+    // pass by) goes into those words.
     let rerun = first.is_some();
-    let uncovered: Vec<Need> = first
-        .into_iter()
-        .chain(
-            needs
-                .into_iter()
-                .filter(|n| !(covered(n) || rerun && n.reason == UNSANDBOXED_REASON)),
-        )
-        .collect();
+    let mut uncovered: Vec<Need> = first.into_iter().collect();
+    for n in needs {
+        if covered(&n) {
+            continue;
+        }
+        if rerun
+            && let Some(more) = n.reason.strip_prefix(UNSANDBOXED_REASON)
+            && let Some(why) = uncovered.first_mut()
+        {
+            if !why.reason.ends_with(more) {
+                why.reason.push_str(more);
+            }
+            continue;
+        }
+        uncovered.push(n);
+    }
     if uncovered.is_empty() {
         decided(
             ApprovalDecision::ApproveForConversation,

@@ -147,6 +147,15 @@ impl App {
                 }
                 match kind {
                     ErrorKind::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
+                    // The person said no to more rounds: stopped, as asked.
+                    ErrorKind::MaxIterations
+                        if turn_id.is_some() && turn_id == self.stopped_at_limit.take() =>
+                    {
+                        self.notice(
+                            NoticeKind::Info,
+                            "stopped at the tool-round limit, as you asked; send a message to go on",
+                        );
+                    }
                     _ => self.notice(NoticeKind::Error, message),
                 }
             }

@@ -71,9 +71,17 @@ impl App {
         if area.height < 3 || area.width < 10 {
             return self.draw_too_small(frame);
         }
+        // While a question waits, a long draft gives up its rows to it:
+        // the composer shows one line (its text is kept whole).
+        let most = if self.questions.is_asking() {
+            3
+        } else {
+            u16::MAX
+        };
         let composer_h = self
             .composer
             .height(area.width)
+            .min(most)
             .min(area.height.saturating_sub(2));
         // Queued messages wait in sight, above the composer.
         let queued_h = u16::try_from(self.queued.len().min(MAX_QUEUED_SHOWN))

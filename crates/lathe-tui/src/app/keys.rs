@@ -90,6 +90,11 @@ impl App {
             }
             return;
         }
+        if ctrl && key.code == KeyCode::Char('t') && self.questions.is_asking() {
+            // Not for the question (and no reason to read it anew).
+            self.flash("the log opens once the question is answered", now);
+            return;
+        }
         if let Some(question) = self.questions.top() {
             if question.handle_key(key, &self.events, now) == Outcome::Close {
                 self.questions.close_top();

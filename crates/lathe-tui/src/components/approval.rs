@@ -395,10 +395,13 @@ impl ApprovalOverlay {
         }
         if key.modifiers.contains(KeyModifiers::ALT) {
             // An Esc and a key in one read arrive as Alt-key: the Esc
-            // denies, the key goes on to the composer.
-            let pass = KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT);
+            // denies, the key goes on to the composer, but for an answer
+            // (the `y` of Alt-y was meant for a dialog, not the message).
+            let answer = matches!(key.code, KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'n' | 'N'));
+            let pass =
+                (!answer).then(|| KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT));
             let how = format!("Alt-{}, taken as Esc", key_name(key.code));
-            return self.decide(ApprovalDecision::Deny { message: None }, &how, Some(pass));
+            return self.decide(ApprovalDecision::Deny { message: None }, &how, pass);
         }
         let plain = !key
             .modifiers
@@ -457,11 +460,13 @@ impl ApprovalOverlay {
                 &format!("a, confirmed with a, {shown_for:.1} s after it showed"),
                 None,
             ),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => self.decide(
+            KeyCode::Char('n' | 'N') if plain => self.decide(
                 ApprovalDecision::Deny { message: None },
                 &format!("{}, {shown_for:.1} s after it showed", key_name(key.code)),
                 None,
             ),
+            // Esc takes the `a` back: the question waits as it was.
+            KeyCode::Esc => ApprovalAction::Hint("no grant: the question waits (y, a a, n)"),
             _ => ApprovalAction::Hint(
                 "no grant given: press a twice to approve for the conversation",
             ),

@@ -190,7 +190,7 @@ fn alt_keys_and_esc_then_a_key_never_approve() {
     let t0 = Instant::now();
     let mut o = shown(vec![shell("c1"), shell("c2"), shell("c3")], t0);
     // Esc and y in one read arrive as Alt-y: it denies, as the Esc meant,
-    // and the y goes to the composer.
+    // and the y (an answer, not text) goes nowhere.
     let t = later(t0);
     let a = o.handle_key(alt('y'), t);
     assert_eq!(
@@ -200,8 +200,15 @@ fn alt_keys_and_esc_then_a_key_never_approve() {
     let ApprovalAction::Decide { how, pass, .. } = a else {
         unreachable!()
     };
-    assert_eq!(pass, Some(key(KeyCode::Char('y'))));
+    assert_eq!(pass, None, "no stray y in the message");
     assert!(how.contains("Alt-y"), "{how}");
+    // Alt with a letter that is no answer: denied, the letter typed on.
+    let t = later(t) + Duration::from_millis(1000);
+    draw(&mut o, 80, 24, t - Duration::from_millis(900));
+    let ApprovalAction::Decide { pass, .. } = o.handle_key(alt('w'), t) else {
+        panic!("Alt-w denies")
+    };
+    assert_eq!(pass, Some(key(KeyCode::Char('w'))));
     // Esc, then `y` 50, 200 or 400 ms later: the next dialog is not armed.
     let mut t = t;
     for gap in [50, 200, 400] {
@@ -240,7 +247,7 @@ fn a_asks_for_a_second_a_after_a_pause() {
         o.handle_key(key(KeyCode::Char('a')), t),
         ApprovalAction::None
     );
-    assert!(draw(&mut o, 80, 24, later(t)).contains("again to approve"));
+    assert!(draw(&mut o, 80, 24, later(t)).contains("again: approve"));
     // "aa" typed quickly is not a confirmation, and says so.
     let a = key(KeyCode::Char('a'));
     assert!(matches!(
@@ -255,6 +262,15 @@ fn a_asks_for_a_second_a_after_a_pause() {
     assert!(matches!(
         o.handle_key(key(KeyCode::Char('x')), t),
         ApprovalAction::Hint(_)
+    ));
+    assert!(o.is_active());
+    // `a`, a pause, Esc: back to the question, nothing denied.
+    let t = later(t);
+    o.handle_key(key(KeyCode::Char('a')), t);
+    let t = later(t);
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Esc), t),
+        ApprovalAction::Hint(h) if h.contains("the question waits")
     ));
     assert!(o.is_active());
     // `a`, a pause, `a`: granted.

@@ -462,7 +462,7 @@ pub fn render_question(
 }
 
 /// A modal of `rows` rows of `paragraph` (and a `marker` row under them),
-/// a blank row and the keys, centred in `area` and no taller.
+/// a blank row and the keys, at the bottom of `area` and no taller.
 #[allow(clippy::too_many_arguments)]
 fn render_question_with(
     title: &str,
@@ -482,13 +482,12 @@ fn render_question_with(
     let h = u16::try_from(rows + extra + 4)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let modal = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    Clear.render(modal, buf);
+    // At the bottom, where the approval dialog stands: the transcript
+    // above (what the model did, what it said) stays in sight. The rows
+    // it takes are cleared across the screen, so nothing (half of a wide
+    // character cut by its border) shows beside it.
+    let modal = Rect::new(area.x + (area.width - w) / 2, area.bottom() - h, w, h);
+    Clear.render(Rect::new(area.x, modal.y, area.width, h), buf);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.bold(theme.colors.warning))

@@ -441,6 +441,12 @@ impl Transcript {
                 e.measured = 0;
             }
         }
+        // Scrolled back, a view that grows or shrinks (the hint row that
+        // more is below, a dialog) keeps the line at its top.
+        if !resized && self.from_bottom > 0 && height != self.viewport {
+            self.from_bottom =
+                (self.from_bottom + usize::from(self.viewport)).saturating_sub(usize::from(height));
+        }
         self.viewport = height;
         let cols = cells::wrap_width(width);
         let start = self.dirty_from.min(self.entries.len());

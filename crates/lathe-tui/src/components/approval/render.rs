@@ -403,7 +403,7 @@ impl ApprovalOverlay {
                     },
                 ),
                 Span::styled(
-                    format!(" again to approve {covers}; any other key: no grant"),
+                    format!(" again: approve {covers}  ·  Esc: back, no grant"),
                     theme.bold(theme.colors.warning),
                 ),
             ]);
