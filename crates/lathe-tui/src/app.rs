@@ -956,6 +956,7 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
                         for line in &seen.tail {
                             cell.push_output(line);
                         }
+                        cell.printed = seen.printed.max(cell.printed);
                         cell.approval = seen
                             .decided
                             .as_ref()

@@ -921,6 +921,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                     },
                     change: None,
                     tail: vec!["running 3 tests".into(), "test result: ok".into()],
+                    printed: 2,
                     decided: Some((
                         crate::protocol::ApprovalDecision::ApproveOnce,
                         crate::protocol::DecisionSource::User,

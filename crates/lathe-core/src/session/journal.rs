@@ -96,8 +96,10 @@ pub struct Seen {
     pub exit_code: Option<i32>,
     pub metadata: crate::protocol::ResultMetadata,
     pub change: Option<Box<crate::protocol::change::FileChange>>,
-    /// The last lines of what it printed (at most [`TAIL`]).
+    /// The last lines of what it printed (at most [`TAIL`]), and how many
+    /// it printed in all.
     pub tail: Vec<String>,
+    pub printed: usize,
     /// How its approval was settled, when it asked or a grant covered it.
     pub decided: Option<(
         crate::protocol::ApprovalDecision,
@@ -106,7 +108,7 @@ pub struct Seen {
 }
 
 /// Lines of a call's output a journal's reader keeps.
-pub const TAIL: usize = 5;
+pub const TAIL: usize = 200;
 
 /// What the journal at `path` says the person saw of each finished call,
 /// by call id (a server that reuses ids has several, oldest first). A
@@ -121,7 +123,7 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
     };
     // What a call started with and printed, until it finishes.
     let mut started: HashMap<String, Value> = HashMap::new();
-    let mut printed: HashMap<String, VecDeque<String>> = HashMap::new();
+    let mut printed: HashMap<String, (VecDeque<String>, usize)> = HashMap::new();
     let mut decided = HashMap::new();
     for line in io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
         // Only the lines of calls are parsed.
@@ -147,12 +149,13 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
                 text,
                 ..
             } if stream != crate::protocol::NOTIFY_STREAM => {
-                let tail = printed.entry(call_id).or_default();
+                let (tail, count) = printed.entry(call_id).or_default();
                 for l in text.split('\n') {
                     if tail.len() == TAIL {
                         tail.pop_front();
                     }
                     tail.push_back(l.to_string());
+                    *count += 1;
                 }
             }
             AgentEvent::ApprovalDecided {
@@ -171,13 +174,15 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
                 change,
                 ..
             } => {
+                let (tail, count) = printed.remove(&call_id).unwrap_or_default();
                 let seen = Seen {
                     arguments: started.remove(&call_id).unwrap_or(Value::Null),
                     status,
                     exit_code,
                     metadata,
                     change,
-                    tail: printed.remove(&call_id).map(Vec::from).unwrap_or_default(),
+                    tail: Vec::from(tail),
+                    printed: count,
                     decided: decided.remove(&call_id),
                 };
                 out.entry(call_id).or_default().push(seen);
@@ -300,7 +305,8 @@ mod tests {
             Some((ApprovalDecision::ApproveOnce, DecisionSource::User))
         ));
         let x = &seen["x"];
-        assert_eq!(x[0].tail, ["5", "6", "7", "8", "9"]);
+        assert_eq!(x[0].tail.len(), 9);
+        assert_eq!(x[0].printed, 9);
         assert_eq!(x[1].status, ToolStatus::Denied);
         assert_eq!(x[1].arguments, serde_json::json!({"command": "true"}));
         assert!(super::seen(&d.path().join("none.jsonl")).is_empty());

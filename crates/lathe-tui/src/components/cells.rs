@@ -10,6 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
+use super::diff_view::LineKind;
 use crate::protocol::humanize::shorten_chars as shorten;
 pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
 use crate::protocol::{ResultMetadata, ToolStatus};
@@ -25,8 +26,11 @@ use crate::wrap::Logical;
 #[cfg(any(test, feature = "internals"))]
 use crate::wrap::wrap;
 
-/// Lines of streamed output a running tool cell shows.
+/// Lines of streamed output a tool cell shows.
 const TAIL_LINES: usize = 5;
+/// Lines of output a tool cell keeps, to show when opened (the log has
+/// all of it).
+const KEPT_LINES: usize = 200;
 
 /// A line of program output as a terminal shows it: escape sequences
 /// (colours, cursor moves, titles) are dropped, a carriage return goes back
@@ -88,7 +92,10 @@ pub struct ToolCell {
     /// Milliseconds since the call started, refreshed while it runs.
     pub elapsed_ms: u64,
     pub state: ToolState,
+    /// The last lines of its output (at most [`KEPT_LINES`]).
     pub tail: VecDeque<String>,
+    /// How many lines of output it printed in all.
+    pub printed: usize,
     /// A guardrail note (the arguments were changed).
     pub note: Option<String>,
     /// How an approval was settled, when one was needed: "you approved",
@@ -98,8 +105,8 @@ pub struct ToolCell {
     pub earlier: bool,
     /// What a file change wrote (shown compact).
     pub change: Option<crate::protocol::change::FileChange>,
-    /// The diff shown whole (a click on it).
-    pub diff_open: bool,
+    /// Shown whole (a click on it, Enter): its diff, its kept output.
+    pub open: bool,
 }
 
 impl ToolCell {
@@ -115,7 +122,8 @@ impl ToolCell {
             approval: None,
             earlier: false,
             change: None,
-            diff_open: false,
+            open: false,
+            printed: 0,
         }
     }
 
@@ -124,10 +132,11 @@ impl ToolCell {
     /// it (see [`terminal_line`]).
     pub fn push_output(&mut self, text: &str) {
         for line in text.split('\n') {
-            if self.tail.len() == TAIL_LINES {
+            if self.tail.len() == KEPT_LINES {
                 self.tail.pop_front();
             }
             self.tail.push_back(terminal_line(line));
+            self.printed += 1;
         }
     }
 
@@ -135,11 +144,43 @@ impl ToolCell {
         !matches!(self.state, ToolState::Done { .. })
     }
 
+    /// Whether opening it shows more: a diff cut short, output beyond its
+    /// last lines.
+    pub fn opens(&self) -> bool {
+        self.tail.len() > TAIL_LINES
+            || self
+                .change
+                .as_ref()
+                .is_some_and(|c| changed_lines(c).len() > DIFF_SHOWN)
+    }
+
     /// Whether the call only looks (reads, searches, lists): such calls
     /// read as a summary and fold together.
     pub fn explores(&self) -> bool {
         super::explored::Look::of(&self.tool).is_some()
     }
+}
+
+/// `summary` without the call's own path, which its line shows already:
+/// `edited a.txt at line 2` reads `edited at line 2`.
+fn without_path(summary: &str, path: &str) -> String {
+    if path.is_empty() || path.contains(' ') {
+        return summary.to_string();
+    }
+    for with in [format!(" to {path}"), format!(" {path}")] {
+        if let Some(at) = summary.find(&with) {
+            let end = at + with.len();
+            // A whole word: `a.txt`, not the start of `a.txt.bak`.
+            if summary[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| c == ' ' || c == ',' || c == '(')
+            {
+                return format!("{}{}", &summary[..at], &summary[end..]);
+            }
+        }
+    }
+    summary.to_string()
 }
 
 /// A call (other than a command, whose time always shows) slower than
@@ -202,7 +243,15 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
             .get("error")
             .and_then(Value::as_str)
             .unwrap_or("failed");
-        return shorten(msg.lines().next().unwrap_or(msg), 200);
+        let msg = msg.lines().next().unwrap_or(msg);
+        // The model's words for a denial, in the person's.
+        let msg = msg.strip_prefix("permission denied: ").unwrap_or(msg);
+        let msg = match msg.strip_prefix("the user denied this call") {
+            Some("") => "you said no".to_string(),
+            Some(rest) => format!("you said no{}", rest.replacen(" and said:", ":", 1)),
+            None => msg.to_string(),
+        };
+        return shorten(&msg, 200);
     }
     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
         return format!("exit {code}");
@@ -263,6 +312,11 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         );
     }
     if let Some(msg) = content.get("message").and_then(Value::as_str) {
+        // Sizes are the log's: `created a.py (27 bytes)` reads `created a.py`.
+        let msg = match msg.rsplit_once(" (") {
+            Some((head, tail)) if tail.ends_with(" bytes)") => head,
+            _ => msg,
+        };
         return shorten(msg, 200);
     }
     String::new()
@@ -424,10 +478,17 @@ pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             let mut parts = Vec::new();
             if !summary.is_empty() {
                 let word = match status {
-                    ToolStatus::Denied => "denied: ",
+                    ToolStatus::Denied if !summary.starts_with("you said no") => "denied: ",
                     _ => "",
                 };
-                parts.push(format!("{word}{summary}"));
+                // The path is on the line already: `created`, not
+                // `created a.py` (an error's words stay whole).
+                let said = if *status == ToolStatus::Ok {
+                    without_path(summary, &t.key_arg)
+                } else {
+                    summary.clone()
+                };
+                parts.push(format!("{word}{said}"));
             }
             // A command's time, or any call's that was slow.
             let command = summary.starts_with("exit ");
@@ -470,9 +531,28 @@ pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
         ));
     }
     if let Some(change) = &t.change {
-        compact_diff(change, t.diff_open, theme, out);
+        compact_diff(change, t.open, theme, out);
     }
-    for line in &t.tail {
+    let shown = if t.open { t.tail.len() } else { TAIL_LINES };
+    let hidden = t.printed.max(t.tail.len()).saturating_sub(shown);
+    if hidden > 0 {
+        let how = if t.open || t.tail.len() <= TAIL_LINES {
+            "Ctrl-T: all of it"
+        } else {
+            "Enter or a click opens"
+        };
+        let s = if hidden == 1 { "" } else { "s" };
+        out.push(Logical::new(
+            Line::from(vec![
+                Span::styled("  │ ", theme.border()),
+                Span::styled(format!("… {hidden} line{s} above ({how})"), theme.muted()),
+            ]),
+            Line::from(vec![Span::styled("  │ ", theme.border())]),
+            false,
+        ));
+    }
+    let skip = t.tail.len().saturating_sub(shown);
+    for line in t.tail.iter().skip(skip) {
         out.push(Logical::new(
             Line::from(vec![
                 Span::styled("  │ ", theme.border()),
@@ -489,6 +569,43 @@ const DIFF_SHOWN: usize = 12;
 /// The most a change opened in the transcript shows (the log has all).
 const DIFF_OPEN: usize = 2000;
 
+/// A change's lines as the transcript shows them: each hunk's changed
+/// lines (and final-newline marks), with the context between them when
+/// it is short, else `⋯`, so that changes apart do not read as one run;
+/// the context around a hunk and the file's header are left out.
+fn changed_lines(change: &crate::protocol::change::FileChange) -> Vec<(LineKind, String)> {
+    /// Context lines between changes shown as they are; more are `⋯`.
+    const SHORT: usize = 2;
+    let mut out = Vec::new();
+    let mut context: Vec<String> = Vec::new();
+    let mut in_hunk = false;
+    for (kind, line) in super::diff_view::change_lines(change) {
+        match kind {
+            LineKind::File => {}
+            LineKind::Context => context.push(line),
+            LineKind::Hunk => {
+                context.clear();
+                in_hunk = false;
+                out.push((kind, line));
+            }
+            _ => {
+                // Context after the hunk's first change and before this one.
+                if in_hunk && !context.is_empty() {
+                    if context.len() <= SHORT {
+                        out.extend(context.drain(..).map(|l| (LineKind::Context, l)));
+                    } else {
+                        out.push((LineKind::Note, "⋯".to_string()));
+                    }
+                }
+                context.clear();
+                in_hunk = true;
+                out.push((kind, line));
+            }
+        }
+    }
+    out
+}
+
 /// What a change wrote, in a few lines under its call: changed lines with
 /// their signs and the final-newline marks (context and file headers left
 /// out), then how many more.
@@ -498,13 +615,8 @@ fn compact_diff(
     theme: &Theme,
     out: &mut Vec<Logical>,
 ) {
-    use super::diff_view::LineKind;
     let shown = if open { DIFF_OPEN } else { DIFF_SHOWN };
-    // `\ No newline at end of file` is a change of its own.
-    let changed: Vec<(LineKind, String)> = super::diff_view::change_lines(change)
-        .into_iter()
-        .filter(|(k, _)| !matches!(k, LineKind::File | LineKind::Context))
-        .collect();
+    let changed = changed_lines(change);
     let gutter = || Span::styled("  ┊ ", theme.border());
     for (kind, l) in changed.iter().take(shown) {
         let style = match kind {
@@ -575,8 +687,16 @@ mod tests {
         }
         let lines = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
         assert_eq!(lines[0], "⠹ exec_shell cargo test · 1.2 s");
-        assert_eq!(lines[1], "  │ line 3");
-        assert_eq!(lines.len(), 1 + 5 + 1);
+        // What is above the last lines is counted, and opens.
+        assert_eq!(lines[1], "  │ … 3 lines above (Enter or a click opens)");
+        assert_eq!(lines[2], "  │ line 3");
+        assert_eq!(lines.len(), 1 + 1 + 5 + 1);
+        assert!(t.opens());
+        t.open = true;
+        let open = text(&render(&Cell::Tool(Box::new(t.clone())), 60, &theme, &hl));
+        assert_eq!(open[1], "  │ line 0");
+        assert_eq!(open.len(), 1 + 8 + 1);
+        t.open = false;
         t.state = ToolState::Done {
             status: ToolStatus::Ok,
             metadata: ResultMetadata {
@@ -604,6 +724,31 @@ mod tests {
         assert_eq!(
             lines[0],
             "✗ exec_shell cargo test · exit 101 · 1.5 s · by grant"
+        );
+    }
+
+    /// Changes apart in one hunk do not read as one run: short context
+    /// between them shows, longer is `⋯`; the context around is left out.
+    #[test]
+    fn compact_diffs_keep_changes_apart() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nB\nc\nd\nE\nf\ng\nh\ni\nj\n";
+        let change = crate::protocol::change::FileChange::new("x", "/w/x".into(), Some(old), new);
+        let lines: Vec<String> = changed_lines(&change).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            lines,
+            [
+                "@@ -1,8 +1,10 @@",
+                "-b",
+                "+B",
+                " c",
+                " d",
+                "-e",
+                "+E",
+                "⋯",
+                "+i",
+                "+j"
+            ],
         );
     }
 

@@ -381,8 +381,9 @@ impl Transcript {
             .flatten()
     }
 
-    /// The lowest cell in view that opens (a change's diff, a folded run
-    /// of reads): what Enter on an empty composer opens or closes.
+    /// The lowest cell in view that opening changes (a diff cut short,
+    /// output beyond its last lines, a folded run of reads) or that is
+    /// open: what Enter on an empty composer opens or closes.
     pub fn last_openable_in_view(&self) -> Option<usize> {
         (0..usize::from(self.viewport))
             .rev()
@@ -390,7 +391,7 @@ impl Transcript {
             .find(|&i| {
                 matches!(
                     self.entries.get(i).map(|e| &e.cell),
-                    Some(Cell::Tool(t)) if t.change.is_some()
+                    Some(Cell::Tool(t)) if t.opens() || t.open
                 ) || matches!(
                     self.entries.get(i).map(|e| &e.cell),
                     Some(Cell::Explored(_))
@@ -403,7 +404,7 @@ impl Transcript {
     /// anything changed.
     pub fn toggle_open(&mut self, i: usize) -> bool {
         match self.entries.get_mut(i).map(|e| &mut e.cell) {
-            Some(Cell::Tool(t)) if t.change.is_some() => t.diff_open = !t.diff_open,
+            Some(Cell::Tool(t)) if t.opens() || t.open => t.open = !t.open,
             Some(Cell::Explored(e)) => e.open = !e.open,
             _ => return false,
         }
