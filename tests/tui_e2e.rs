@@ -986,7 +986,7 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     pane.keys(&["Enter"]);
     // (The page opens with "reading the changes…" until they come.)
     let page = pane.wait_for("diff --git a/notes.txt").await;
-    assert!(page.contains("Changes of this session"), "{page}");
+    assert!(page.contains("Changes since the session began"), "{page}");
     assert!(page.contains("-remember the milk"), "{page}");
     assert!(page.contains("+remember the eggs"), "{page}");
     assert!(page.contains("+buy eggs"), "{page}");
@@ -1169,7 +1169,7 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     assert!(done.contains("┊ -obsolete"), "{done}");
     pane.text("/diff");
     pane.keys(&["Enter"]);
-    let page = pane.wait_for("Changes of this session:").await;
+    let page = pane.wait_for("Changes since the session began").await;
     // A summary first: the counts, and the files with theirs.
     assert!(page.contains("3 files changed, +1 −2"), "{page}");
     assert!(page.contains("› docs/final.md  +0 −0"), "{page}");

@@ -85,7 +85,12 @@ pub fn key_argument(args: &Value, max: usize) -> String {
     };
     // A search by its pattern, and where it looks.
     let searched = args.get("pattern").and_then(Value::as_str).map(|p| {
-        let mut text = p.to_string();
+        // Blanks at its ends are part of it: quoted, so they show.
+        let mut text = if p.trim() == p && !p.is_empty() {
+            p.to_string()
+        } else {
+            format!("{p:?}")
+        };
         if let Some(path) = args.get("path").and_then(Value::as_str) {
             text.push_str(&format!(" in {path}"));
         }
@@ -133,6 +138,7 @@ mod tests {
             "top_words|old in src (*.py)"
         );
         assert_eq!(key_argument(&json!({"pattern": "**/*.py"}), 80), "**/*.py");
+        assert_eq!(key_argument(&json!({"pattern": "def "}), 80), "\"def \"");
         assert_eq!(
             key_argument(&json!({"from": "a.rs", "to": "src/b.rs"}), 80),
             "a.rs → src/b.rs"

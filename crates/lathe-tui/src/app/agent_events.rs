@@ -304,8 +304,7 @@ impl App {
                     }
                     if let Some(o) = self.overlay_mut(is_diff) {
                         *o = Overlay::Diff(Pager::diff(
-                            "Changes of this session: the workspace now against before it \
-                             (edits outside Lathe too)",
+                            "Changes since the session began (edits outside Lathe too)",
                             &changes,
                             &after,
                         ));

@@ -92,7 +92,7 @@ impl App {
             SlashCommand::Diff => {
                 self.ops.push(Op::SessionDiff);
                 self.open(Overlay::Diff(Pager::new(
-                    "Changes of this session",
+                    "Changes since the session began",
                     "reading the changes…",
                 )));
             }

@@ -34,8 +34,10 @@ pub struct Pager {
     /// The summary's files: the line each is listed on, and the line its
     /// patch starts on.
     files: Vec<(usize, usize)>,
-    /// The file chosen in the list, while the list is in use.
+    /// The file chosen in the list, while the list is in use; and the
+    /// last chosen (Home comes back to it).
     pick: Option<usize>,
+    chosen: usize,
     /// The first row in view (rows are the lines wrapped to the width).
     scroll: usize,
     /// The row the last jump (n, ], …) went to, which may lie in the last
@@ -98,6 +100,10 @@ impl Pager {
         let mut lines = summary(changes);
         let mut files = Vec::with_capacity(changes.len());
         for (i, change) in changes.iter().enumerate() {
+            // A blank line between files.
+            if i > 0 {
+                lines.push((Kind::Text, String::new()));
+            }
             files.push((1 + i, lines.len()));
             lines.extend(
                 change
@@ -115,6 +121,7 @@ impl Pager {
             title: format!(" {title} "),
             lines,
             pick: (!files.is_empty()).then_some(0),
+            chosen: 0,
             files,
             scroll: 0,
             cursor: None,
@@ -165,6 +172,7 @@ impl Pager {
             KeyCode::Down | KeyCode::Char('j') if i + 1 < self.files.len() => i + 1,
             KeyCode::Up | KeyCode::Char('k') => i.saturating_sub(1),
             KeyCode::Enter => {
+                self.chosen = i;
                 let row = self.row_of(self.files[i].1);
                 self.scroll = row.min(last);
                 self.cursor = Some(row);
@@ -206,7 +214,7 @@ impl Pager {
             }
             KeyCode::Home if !self.files.is_empty() => {
                 self.scroll = 0;
-                self.pick = Some(0);
+                self.pick = Some(self.chosen.min(self.files.len() - 1));
                 return false;
             }
             KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
@@ -443,8 +451,9 @@ mod tests {
         p.handle_key(key(KeyCode::Enter));
         let top = draw(&p, 60, 12).lines().nth(1).unwrap_or("").to_string();
         assert!(top.contains("│›diff --git a/tests/test_new.py"), "{top}");
-        // Home is the list again, at its first file; ↑ there stays.
+        // Home is the list again, at the file last gone to; ↑ from there.
         p.handle_key(key(KeyCode::Home));
+        assert!(draw(&p, 60, 12).contains("│› tests/test_new.py"));
         p.handle_key(key(KeyCode::Up));
         assert!(draw(&p, 60, 12).contains("│› src/app.py"));
         // ↓ past the last file reads on.

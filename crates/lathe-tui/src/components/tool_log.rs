@@ -472,9 +472,11 @@ impl ToolLog {
         let rows = usize::from(area.height.saturating_sub(1));
         if visible.is_empty() {
             let msg = if self.entries.is_empty() {
-                "no tool calls yet"
+                "no tool calls yet".to_string()
+            } else if self.typed_command().is_some() {
+                format!("Enter runs /{}", self.filter)
             } else {
-                "nothing matches the filter"
+                "nothing matches the filter".to_string()
             };
             buf.set_string(area.x + 1, area.y + 1, msg, theme.muted());
             return;
@@ -485,6 +487,8 @@ impl ToolLog {
             let e = &self.entries[i];
             let status = e.status_word();
             let (took, bytes, cut) = match e.status {
+                // Denied, it never ran: its time was the wait for an answer.
+                Some(ToolStatus::Denied) => (String::new(), String::new(), String::new()),
                 Some(_) => (
                     human_duration(e.metadata.duration_ms),
                     human_bytes(e.metadata.bytes),

@@ -22,7 +22,7 @@ use crate::wrap::{Logical, wrap};
 
 /// The dialog's keys and what they do, from the widest spelling to the
 /// narrowest; the first that fits is shown.
-const FOOTERS: [[(&str, &str); 8]; 4] = [
+const FOOTERS: [[(&str, &str); 8]; 5] = [
     [
         ("y", "yes once"),
         ("a", "yes for this conversation"),
@@ -45,11 +45,21 @@ const FOOTERS: [[(&str, &str); 8]; 4] = [
     ],
     [
         ("y", "yes once"),
+        ("a", "for conversation"),
+        ("n", "no"),
+        ("e", "instead…"),
+        ("E", "edit"),
+        ("x", "out"),
+        ("↑↓", ""),
+        ("?", ""),
+    ],
+    [
+        ("y", "yes once"),
         ("a", "grant"),
         ("n", "no"),
         ("e", "instead…"),
         ("E", "edit"),
-        ("x", "leave out"),
+        ("x", "out"),
         ("↑↓", ""),
         ("?", ""),
     ],
@@ -335,9 +345,16 @@ impl ApprovalOverlay {
         let hunk_total = req.diff.as_ref().map_or(0, DiffView::hunks);
         if hunk_total > 1 || self.excluded.contains(&true) {
             let kept = self.excluded.iter().filter(|x| !**x).count();
+            let (added, removed) = req
+                .diff
+                .as_ref()
+                .map_or((0, 0), |d| d.counts(&self.excluded));
             block.title_bottom(
                 Line::from(Span::styled(
-                    format!(" {kept} of {hunk_total} hunks ▸ {} ", self.hunk + 1),
+                    format!(
+                        " hunk {} of {hunk_total} · {kept} kept · +{added} −{removed} ",
+                        self.hunk + 1
+                    ),
                     if kept < hunk_total {
                         theme.bold(theme.colors.warning)
                     } else {
@@ -472,5 +489,5 @@ fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'stat
         .iter()
         .map(offered)
         .find(|f| fits(f))
-        .unwrap_or_else(|| offered(&FOOTERS[3]))
+        .unwrap_or_else(|| offered(&FOOTERS[4]))
 }
