@@ -7,6 +7,8 @@
 
 #[path = "../crates/lathe-core/tests/support/mock_llm.rs"]
 mod mock_llm;
+#[path = "../crates/lathe-core/tests/support/places.rs"]
+mod places;
 
 mod crash;
 mod exec_cli;

@@ -414,10 +414,7 @@ async fn workspace_servers_wait_for_trust() {
 #[tokio::test]
 async fn a_trusted_workspace_server_runs_in_the_sandbox() {
     let env = Env::new("");
-    let outside = tempfile::Builder::new()
-        .prefix("lathe-outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let outside = crate::places::outside("lathe-outside-");
     let target = outside.path().join("planted");
     std::fs::write(
         env.ws.path().join(".mcp.json"),

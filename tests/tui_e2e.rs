@@ -711,10 +711,7 @@ async fn a_command_the_sandbox_stopped_can_run_outside_on_a_second_yes() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
-    let out = tempfile::Builder::new()
-        .prefix("lathe-tui-outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let out = crate::places::outside("lathe-tui-outside-");
     let target = out.path().join("written.txt");
     std::fs::write(
         ws.path().join("write.sh"),
@@ -1018,11 +1015,11 @@ async fn the_second_hunk_is_left_out_and_the_first_written() {
     }
     let (ws, _mock, pane) = two_hunks_asked("Kept what you chose.").await;
     let dialog = pane.wait_for("Approve write_file?").await;
-    assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
+    assert!(dialog.contains("hunk 1 of 2 · 2 kept"), "{dialog}");
     pause().await;
     pane.keys(&["j"]);
     pane.keys(&["x"]);
-    pane.wait_for("1 of 2 hunks").await;
+    pane.wait_for("hunk 2 of 2 · 1 kept · +1 −1").await;
     pause().await;
     pane.keys(&["y"]);
     pane.wait_for("Kept what you chose.").await;
@@ -1138,12 +1135,12 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     pane.text("tidy the three files");
     pane.keys(&["Enter"]);
     let dialog = pane.wait_for("Approve write_file?").await;
-    assert!(dialog.contains("2 of 2 hunks"), "{dialog}");
+    assert!(dialog.contains("hunk 1 of 2 · 2 kept"), "{dialog}");
     assert!(dialog.contains("call 1 of 3"), "more may follow: {dialog}");
     pause().await;
     pane.keys(&["j"]);
     pane.keys(&["x"]);
-    pane.wait_for("1 of 2 hunks").await;
+    pane.wait_for("hunk 2 of 2 · 1 kept · +1 −1").await;
     pause().await;
     pane.keys(&["y"]);
     let dialog = pane.wait_for("Approve delete_file?").await;

@@ -10,6 +10,8 @@ mod cache_sim;
 mod harness;
 #[path = "support/mock_llm.rs"]
 mod mock_llm;
+#[path = "support/places.rs"]
+mod places;
 
 mod agent_loop;
 mod builtin_tools;

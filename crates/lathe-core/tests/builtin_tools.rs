@@ -558,9 +558,7 @@ async fn spawn_runs_a_program_without_a_shell_in_the_sandbox_five_at_a_time() {
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["command"], "echo");
     assert_eq!(v["description"], "say it");
-    let outside = tempfile::Builder::new()
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let outside = crate::places::outside("lathe-spawn-");
     let target = outside.path().join("x");
     let v = call(
         &*spawn,

@@ -586,10 +586,7 @@ async fn read_only_git_does_not_run_a_planted_repository_config() {
 #[tokio::test]
 async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
     let ws = tempfile::tempdir().unwrap();
-    let outside = tempfile::Builder::new()
-        .prefix("lathe-hook-outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let outside = crate::places::outside("lathe-hook-outside-");
     let command = |tag: &str| {
         format!(
             "setsid sleep 7731{tag} >/dev/null 2>&1 & echo {tag} > '{}/{tag}.txt'; env > env-{tag}.txt; exit 0",
@@ -685,10 +682,7 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
 #[tokio::test]
 async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
     let ws = tempfile::tempdir().unwrap();
-    let outside = tempfile::Builder::new()
-        .prefix("lathe-hook-make-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let outside = crate::places::outside("lathe-hook-make-");
     let planted = outside.path().join("PWNED");
     std::fs::write(ws.path().join("Makefile"), "hookcheck:\n\t@true\n").unwrap();
     let workspace = Workspace::new(ws.path()).unwrap();
@@ -773,10 +767,7 @@ async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
 #[tokio::test]
 async fn a_command_the_sandbox_stopped_runs_outside_only_on_a_second_yes() {
     let ws = tempfile::tempdir().unwrap();
-    let out = tempfile::Builder::new()
-        .prefix("lathe-escalate-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let out = crate::places::outside("lathe-escalate-");
     let target = out.path().join("written.txt");
     // A script whose writes the analysis cannot see: full-auto runs it.
     std::fs::write(
@@ -1156,7 +1147,7 @@ async fn read_rule_holds(settings: lathe_core::tools::builtin::BuiltinSettings, 
     std::fs::write(outside.path().join("secret.txt"), "SECRET-VAULT-45\n").unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.path().join("vault")).unwrap();
     // A rule on an absolute path outside the workspace.
-    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = crate::places::outside("lathe-elsewhere-");
     std::fs::write(elsewhere.path().join("key.txt"), "SECRET-ABS-46\n").unwrap();
     let py = |id: &str, code: &str| shell(id, &format!("python3 -c \"{code}\""));
     let steps = vec![

@@ -49,10 +49,7 @@ fn stdout(v: &Value) -> &str {
 /// A directory outside the workspace (and outside the temp dir, which the
 /// sandbox lets commands write).
 fn outside() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("lathe-outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
+    crate::places::outside("lathe-outside-")
 }
 
 /// A directory that exists under the system's `/tmp` is not in a
