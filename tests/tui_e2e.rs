@@ -1166,7 +1166,7 @@ async fn a_three_file_change_is_reviewed_call_by_call() {
     assert!(done.contains("┊ -obsolete"), "{done}");
     pane.text("/diff");
     pane.keys(&["Enter"]);
-    let page = pane.wait_for("Changes since the session began").await;
+    let page = pane.wait_for("files changed,").await;
     // A summary first: the counts, and the files with theirs.
     assert!(page.contains("3 files changed, +1 −2"), "{page}");
     assert!(page.contains("› docs/final.md  +0 −0"), "{page}");
