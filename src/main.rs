@@ -324,7 +324,11 @@ fn resume_hint(session_id: &str, workspace: &Path) -> String {
             shlex::try_quote(&shown).map_or_else(|_| shown.to_string(), |q| q.into_owned());
         format!(" -C {quoted}")
     };
-    format!("Session {session_id} saved. Resume it with: lathe resume {session_id}{dir}")
+    // A line each, so an id is never cut by the terminal's wrapping.
+    format!(
+        "Session {session_id} saved.\nResume it with: lathe resume {session_id}{dir}\n\
+         (or lathe --continue{dir}: the workspace's newest session)"
+    )
 }
 
 fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {

@@ -220,10 +220,23 @@ pub fn spawn_agent(
     let mut untrusted = HookSet::default();
     if !workspace_hooks.is_empty() {
         let hooks = workspace_hooks;
-        if trust_workspace_hooks || hooks_trusted(config, &hooks) {
+        if trust_workspace_hooks {
+            // Trusted for this run by a flag: what that lets run is said.
             warnings.push(format!(
-                "this workspace's hooks run (you trusted them): {}",
+                "this workspace's hooks run (--trust-workspace-hooks): {}",
                 hooks.describe().join("; ")
+            ));
+            agent_config.hooks.extend(hooks);
+        } else if hooks_trusted(config, &hooks) {
+            // Trusted before, as they are now: a line, not the list again
+            // at every start (`/permissions` lists them).
+            let n = hooks.describe().len();
+            warnings.push(format!(
+                "this workspace's {n} hook{} run{} (you trusted {}; /permissions lists {})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                if n == 1 { "it" } else { "them" },
+                if n == 1 { "it" } else { "them" },
             ));
             agent_config.hooks.extend(hooks);
         } else {

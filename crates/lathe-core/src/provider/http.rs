@@ -264,6 +264,9 @@ impl HttpDriver {
             }
         };
         let mut info = super::models::ModelInfo::default();
+        // Who serves it, as its listing says (`llamacpp`, Ollama's
+        // `library`): a server that says is asked only its own way.
+        let mut owner: Option<String> = None;
         if let Some(list) = get(models_url.to_string(), None).await
             && let Some(entry) = list.get("data").and_then(Value::as_array).and_then(|d| {
                 d.iter()
@@ -271,8 +274,14 @@ impl HttpDriver {
             })
         {
             info = super::models::from_listing(entry);
+            owner = entry
+                .get("owned_by")
+                .and_then(Value::as_str)
+                .map(str::to_ascii_lowercase);
         }
+        let asks = |ours: &[&str]| owner.as_deref().is_none_or(|o| ours.contains(&o));
         if info.context_window.is_none()
+            && asks(&["llamacpp", "llama.cpp"])
             && let Some(props) = get(format!("{root}/props"), None).await
         {
             info.context_window = props
@@ -281,6 +290,7 @@ impl HttpDriver {
                 .filter(|n| *n > 0);
         }
         if info.context_window.is_none()
+            && asks(&["library", "ollama"])
             && let Some(show) = get(
                 format!("{root}/api/show"),
                 Some(serde_json::json!({ "model": model })),
@@ -426,10 +436,14 @@ impl HttpDriver {
             let retry_after = retry_after(resp.headers());
             let bytes = read_capped(resp, MAX_ERROR_BODY).await.unwrap_or_default();
             let text = String::from_utf8_lossy(&bytes);
+            let mut message = server_message(status, &text);
+            if let Some(hint) = missing_v1(status, url) {
+                message.push_str(&hint);
+            }
             return Err(ProviderError::Http {
                 status: status.as_u16(),
                 url: url.to_string(),
-                message: server_message(status, &text),
+                message,
                 retry_after,
             });
         }
@@ -654,9 +668,45 @@ pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {
     Some(v)
 }
 
+/// A 404 from an OpenAI-style endpoint whose URL lacks `/v1` (Ollama at
+/// `http://127.0.0.1:11434`): the way on.
+fn missing_v1(status: reqwest::StatusCode, url: &str) -> Option<String> {
+    if status != reqwest::StatusCode::NOT_FOUND || url.contains("/v1/") {
+        return None;
+    }
+    let base = ["/chat/completions", "/responses"]
+        .iter()
+        .find_map(|end| url.strip_suffix(end))?;
+    Some(format!(
+        " (OpenAI-style servers answer under /v1: try --base-url {base}/v1)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A base URL without `/v1` that the server answers with 404 says
+    /// how to go on; one with it, or another status, says nothing more.
+    #[test]
+    fn a_missing_v1_is_pointed_out() {
+        let nf = reqwest::StatusCode::NOT_FOUND;
+        assert_eq!(
+            missing_v1(nf, "http://127.0.0.1:11434/chat/completions").as_deref(),
+            Some(
+                " (OpenAI-style servers answer under /v1: try --base-url http://127.0.0.1:11434/v1)"
+            )
+        );
+        assert!(missing_v1(nf, "http://127.0.0.1:11434/v1/chat/completions").is_none());
+        assert!(
+            missing_v1(
+                reqwest::StatusCode::BAD_GATEWAY,
+                "http://h/chat/completions"
+            )
+            .is_none()
+        );
+        assert!(missing_v1(nf, "https://api.anthropic.com/v1/messages").is_none());
+    }
 
     /// Nothing listens on a port of this machine: the error says so at
     /// once (no retries), and asks whether the server runs.
@@ -689,6 +739,53 @@ mod tests {
             "{e}"
         );
         assert!(started.elapsed() < Duration::from_secs(4), "no retries");
+    }
+
+    /// A server is asked of a model only its own way: llama.cpp (its
+    /// listing says `llamacpp`) its `/props`, Ollama (`library`) its
+    /// `/api/show`, another (vLLM) neither; one that does not say, both.
+    #[tokio::test]
+    async fn a_server_is_asked_of_its_model_its_own_way() {
+        use std::sync::{Arc, Mutex};
+        for (owner, asked) in [
+            (Some("llamacpp"), vec!["/v1/models", "/props"]),
+            (Some("library"), vec!["/v1/models", "/api/show"]),
+            (Some("vllm"), vec!["/v1/models"]),
+            (None, vec!["/v1/models", "/props", "/api/show"]),
+        ] {
+            let hits = Arc::new(Mutex::new(Vec::<String>::new()));
+            let seen = hits.clone();
+            let listing = serde_json::json!({"object": "list", "data": [match owner {
+                Some(o) => serde_json::json!({"id": "m", "object": "model", "owned_by": o}),
+                None => serde_json::json!({"id": "m", "object": "model"}),
+            }]});
+            let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+                let seen = seen.clone();
+                let listing = listing.clone();
+                async move {
+                    let path = uri.path().to_string();
+                    seen.lock().unwrap().push(path.clone());
+                    match path.as_str() {
+                        "/v1/models" => (axum::http::StatusCode::OK, listing.to_string()),
+                        // llama.cpp's answer, where it is asked: no size.
+                        "/props" if owner == Some("llamacpp") => {
+                            (axum::http::StatusCode::OK, "{}".to_string())
+                        }
+                        _ => (axum::http::StatusCode::NOT_FOUND, String::new()),
+                    }
+                }
+            });
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let settings = ProviderSettings::new(
+                super::super::ProviderKind::OpenAi,
+                format!("http://{addr}/v1"),
+            );
+            let p = super::super::build(settings).unwrap();
+            let _ = p.model_info("m").await;
+            assert_eq!(*hits.lock().unwrap(), asked, "{owner:?}");
+        }
     }
 
     /// `extra_body` goes into the body, a field it names replacing

@@ -100,6 +100,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/resume",
         "reopen an earlier session of this workspace (/resume ID for one)",
     ),
+    (
+        "/mouse",
+        "the mouse to the terminal (select, copy) and back (Ctrl-S)",
+    ),
     ("/quit", "exit Lathe"),
 ];
 

@@ -456,7 +456,7 @@ impl ToolLog {
     ) {
         let header = Line::from(Span::styled(
             row_text(
-                "time",
+                "elapsed",
                 "tool",
                 "arguments",
                 "verdict",

@@ -399,13 +399,13 @@ impl ApprovalOverlay {
         );
         let armed = self.arming.is_armed(now);
         if self.confirming {
+            // What it covers is in the dialog above; here, the key.
             let covers = req
                 .grant
                 .as_ref()
                 .map(|g| {
                     format!(
-                        "{} until unused for {}",
-                        g.covers.join(", "),
+                        "for this conversation (until unused for {})",
                         humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
                     )
                 })
