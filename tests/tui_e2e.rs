@@ -1403,3 +1403,29 @@ async fn a_resumed_transcript_looks_as_it_did() {
     assert!(!screen.contains("earlier"), "{screen}");
     assert!(screen.contains("you approved"), "{screen}");
 }
+
+/// A question that waits while the person is in another window calls
+/// them back (a notification, with the bell: tmux flags the window).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_waiting_while_the_person_is_away_calls_them_back() {
+    if !have_tmux() {
+        return;
+    }
+    let (_ws, _mock, pane) = two_hunks_asked("done").await;
+    pane.wait_for("Approve write_file?").await;
+    // The person goes to another window, and the terminal says Lathe's
+    // lost focus (`ESC [ O`, as a terminal reports it; a detached tmux
+    // sends none of its own).
+    pane.tmux(&["new-window", "-d", "sleep 60"]);
+    pane.tmux(&["select-window", "-t", ":1"]);
+    pane.tmux(&["send-keys", "-t", ":0", "-H", "1b", "5b", "4f"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let flag = pane.tmux(&["display-message", "-p", "-t", ":0", "#{window_bell_flag}"]);
+        if flag.trim() == "1" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no bell from the waiting window");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

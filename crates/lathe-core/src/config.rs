@@ -130,6 +130,9 @@ pub struct Config {
     pub checkpoints: bool,
     pub workspace: PathBuf,
     pub theme: String,
+    /// Call the person back (a desktop notification) when Lathe waits
+    /// for them and the terminal is not focused.
+    pub notify: bool,
     pub shell_timeout_secs: u64,
     /// How commands are confined.
     pub sandbox: crate::sandbox::Settings,
@@ -278,6 +281,7 @@ impl Config {
             checkpoints: overrides.checkpoints.or(merged.checkpoints).unwrap_or(true),
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),
+            notify: merged.notify.unwrap_or(true),
             shell_timeout_secs,
             sandbox,
             retry,

@@ -166,6 +166,8 @@ pub struct App {
     /// The turn the person stopped at the tool-round limit: its end is
     /// their decision, not an error.
     stopped_at_limit: Option<u64>,
+    /// Whether the person is at the terminal, to call them back.
+    presence: callback::Presence,
     /// The keys overlay (`?`), above everything while open.
     help: Option<crate::components::keys_help::KeysHelp>,
     ops: Vec<Op>,
@@ -273,6 +275,7 @@ impl App {
             flash: None,
             quit_armed: None,
             help: None,
+            presence: callback::Presence::default(),
             stopped_at_limit: None,
             ops: Vec::new(),
             models: Models::Unknown,
@@ -873,6 +876,7 @@ impl App {
 }
 
 mod agent_events;
+mod callback;
 mod commands;
 mod draw;
 mod keys;

@@ -1794,3 +1794,59 @@ fn ctrl_home_reaches_the_first_line() {
     );
     assert!(top.contains("more below"), "{top}");
 }
+
+/// Lathe calls the person back when it waits for them and the terminal is
+/// not focused: once per absence, never while they are there, never with
+/// `notify = false`.
+#[test]
+fn a_wait_while_the_person_is_away_calls_them_back() {
+    let notified = |a: &mut App| -> Vec<String> {
+        a.take_requests()
+            .into_iter()
+            .filter_map(|r| match r {
+                Request::Notify(t) => Some(t),
+                _ => None,
+            })
+            .collect()
+    };
+    let done = || AgentEvent::TurnCompleted {
+        stop_reason: Default::default(),
+        denied: Vec::new(),
+        model: String::new(),
+        turn_id: 1,
+        text: "ok".into(),
+        iterations: 1,
+        usage: Usage::default(),
+    };
+    let (mut a, t0) = app();
+    // There: nothing.
+    a.on_agent_event(done(), t0);
+    assert!(notified(&mut a).is_empty());
+    // Away: an approval calls them back, once.
+    a.on_terminal_event(Event::FocusLost, t0);
+    let args = json!({"path": "notes.md", "content": "# Notes\n"});
+    let change = FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n");
+    a.on_agent_event(started("c1", "write_file", args.clone()), t0);
+    a.on_agent_event(change_asked("write_file", args, change), t0);
+    assert_eq!(notified(&mut a), ["Lathe asks: write_file notes.md?"]);
+    a.on_agent_event(
+        AgentEvent::ToolLimitReached {
+            turn_id: 1,
+            rounds: 20,
+            more: 20,
+        },
+        t0,
+    );
+    assert!(notified(&mut a).is_empty(), "once per absence");
+    // Back, and away again while the question waits: called at once.
+    a.on_terminal_event(Event::FocusGained, t0);
+    assert!(notified(&mut a).is_empty());
+    a.on_terminal_event(Event::FocusLost, t0);
+    assert_eq!(notified(&mut a), ["Lathe is waiting for your answer"]);
+    // Turned off: never.
+    let (mut b, t0) = app();
+    b.call_back_when_away(false);
+    b.on_terminal_event(Event::FocusLost, t0);
+    b.on_agent_event(done(), t0);
+    assert!(notified(&mut b).is_empty());
+}

@@ -229,7 +229,7 @@ fn open(
             }),
         }
     });
-    let app = app::App::new(
+    let mut app = app::App::new(
         app::AppInit {
             model: config.model.clone(),
             workspace: config.workspace.clone(),
@@ -250,5 +250,6 @@ fn open(
         },
         std::time::Instant::now(),
     );
+    app.call_back_when_away(config.notify);
     (app, launched.handle)
 }

@@ -24,6 +24,9 @@ pub struct ConfigFile {
     /// Checkpoint the workspace's files for `/undo` and `/rewind`.
     pub checkpoints: Option<bool>,
     pub theme: Option<String>,
+    /// A desktop notification when Lathe waits for the person while the
+    /// terminal is not focused.
+    pub notify: Option<bool>,
     /// How commands are confined.
     pub sandbox: Option<crate::sandbox::Mode>,
     pub openai: Option<ProviderSection>,
@@ -262,6 +265,7 @@ impl ConfigFile {
             compact_at,
             checkpoints,
             theme,
+            notify,
             sandbox,
             tools,
             mcp_servers

@@ -9,6 +9,9 @@ impl App {
         self.now = now;
         self.dirty = true;
         self.log.on_event(&ev, now);
+        if let Some(what) = Self::waits_for_person(&ev) {
+            self.call_back(&what);
+        }
         match ev {
             ev @ (AgentEvent::TurnStarted { .. }
             | AgentEvent::AssistantDelta { .. }

@@ -27,7 +27,11 @@ impl App {
                 self.questions.each(|q| q.input(now));
                 self.dirty = true;
             }
-            Event::FocusGained => self.dirty = true,
+            Event::FocusGained => {
+                self.focus(true);
+                self.dirty = true;
+            }
+            Event::FocusLost => self.focus(false),
             _ => {}
         }
     }
@@ -56,6 +60,9 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
         self.now = now;
         self.dirty = true;
+        // A key is the person, here (a terminal without focus events).
+        self.presence.focused = true;
+        self.presence.called = false;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return self.on_ctrl_c(now);
