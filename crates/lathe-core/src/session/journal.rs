@@ -96,7 +96,7 @@ pub struct Seen {
     pub exit_code: Option<i32>,
     pub metadata: crate::protocol::ResultMetadata,
     pub change: Option<Box<crate::protocol::change::FileChange>>,
-    /// The last lines of what it printed (at most [`TAIL`]), and how many
+    /// The last lines of what it printed (at most `TAIL`), and how many
     /// it printed in all.
     pub tail: Vec<String>,
     pub printed: usize,

@@ -92,7 +92,7 @@ pub struct ToolCell {
     /// Milliseconds since the call started, refreshed while it runs.
     pub elapsed_ms: u64,
     pub state: ToolState,
-    /// The last lines of its output (at most [`KEPT_LINES`]).
+    /// The last lines of its output (at most `KEPT_LINES`).
     pub tail: VecDeque<String>,
     /// How many lines of output it printed in all.
     pub printed: usize,
