@@ -1429,3 +1429,39 @@ async fn a_question_waiting_while_the_person_is_away_calls_them_back() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// The person's own command, from a prompt file beside their config:
+/// offered in the popup with its first line, sent with its argument.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_own_command_is_offered_and_sent() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("commands")).unwrap();
+    std::fs::write(
+        home.path().join("commands/review.md"),
+        "# Review a file for bugs\n\nReview $ARGUMENTS for bugs; say what you found.\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("No bugs found."))]).await;
+    let pane = Pane::start_home(&mock, ws.path(), home, "", "");
+    pane.wait_for("approval ask").await;
+    pane.type_slowly("/rev", Duration::from_millis(150)).await;
+    pane.wait_for("/review Review a file for bugs").await;
+    pane.type_slowly("iew app.py", Duration::from_millis(60))
+        .await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("No bugs found.").await;
+    let body = &mock.requests()[0].body;
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        last.contains("Review app.py for bugs; say what you found."),
+        "{last}"
+    );
+}

@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod cells;
 pub mod composer;
+pub mod custom;
 pub mod diff_view;
 pub mod explored;
 pub mod keys_help;

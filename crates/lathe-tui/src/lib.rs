@@ -209,6 +209,14 @@ fn open(
 ) -> (app::App, crate::agent::AgentHandle) {
     let mut notices = config.warnings.clone();
     notices.extend(launched.warnings);
+    // The person's own commands, beside their config.
+    let (custom, left_out) = config
+        .paths
+        .config_file
+        .parent()
+        .map(|d| components::custom::load(&d.join("commands")))
+        .unwrap_or_default();
+    notices.extend(left_out);
     let untrusted = !launched.untrusted_hooks.is_empty() || !launched.untrusted_mcp.is_empty();
     let trust = untrusted.then(|| {
         let config = config.clone();
@@ -251,5 +259,6 @@ fn open(
         std::time::Instant::now(),
     );
     app.call_back_when_away(config.notify);
+    app.custom_commands(custom);
     (app, launched.handle)
 }

@@ -4,6 +4,11 @@
 use super::*;
 
 impl App {
+    /// The person's own `/commands` (see `components::custom`).
+    pub fn custom_commands(&mut self, custom: Vec<crate::components::custom::Custom>) {
+        self.composer.set_custom(custom);
+    }
+
     pub(super) fn on_command(&mut self, cmd: SlashCommand) {
         match cmd {
             SlashCommand::Help => self.notice(NoticeKind::Info, help_table()),

@@ -261,6 +261,8 @@ pub struct Composer {
     /// The models the provider lists (empty: not known), and the model
     /// and approval mode in use.
     models: Vec<String>,
+    /// The person's own commands (`/name`, from Markdown prompt files).
+    custom: Vec<super::custom::Custom>,
     current_model: String,
     current_mode: String,
     /// The effort asked for (`default` when none).
@@ -290,6 +292,7 @@ impl Composer {
             matches: Vec::new(),
             match_selected: None,
             models: Vec::new(),
+            custom: Vec::new(),
             current_model: String::new(),
             current_mode: String::new(),
             current_effort: "default".into(),
@@ -392,9 +395,20 @@ impl Composer {
         }
         COMMANDS
             .iter()
+            .map(|(c, help)| (*c, *help))
+            .chain(
+                self.custom
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.about.as_str())),
+            )
             .filter(|(c, _)| c.starts_with(first.as_str()))
-            .map(|(c, help)| (*c, *help, false))
+            .map(|(c, help)| (c, help, false))
             .collect()
+    }
+
+    /// The person's own commands, for the popup and to send.
+    pub fn set_custom(&mut self, custom: Vec<super::custom::Custom>) {
+        self.custom = custom;
     }
 
     /// `/approvals part` or `/model part`: the command whose argument is
@@ -685,7 +699,13 @@ impl Composer {
         if text.starts_with('/') {
             match parse_command(&text) {
                 Some(Ok(cmd)) => return ComposerAction::Command(cmd),
-                Some(Err(why)) => return ComposerAction::Invalid(why),
+                Some(Err(why)) => {
+                    // One of the person's own: its prompt is the message.
+                    return match super::custom::expand(&self.custom, &text) {
+                        Some(prompt) => ComposerAction::Submit(prompt),
+                        None => ComposerAction::Invalid(why),
+                    };
+                }
                 None => {}
             }
         }

@@ -412,3 +412,30 @@ fn approvals_completes_its_mode() {
     let offered: Vec<&str> = d.popup().iter().map(|(m, _)| *m).collect();
     assert_eq!(offered, ["auto-edit", "full-auto"]);
 }
+
+/// The person's own commands are offered in the popup with their first
+/// line, and sending one sends its prompt, arguments in place.
+#[test]
+fn the_persons_own_commands_are_offered_and_sent() {
+    use crate::components::custom::Custom;
+    let mut c = composer();
+    c.set_custom(vec![Custom {
+        name: "/review".into(),
+        about: "Review a file".into(),
+        body: "Review $ARGUMENTS for bugs.".into(),
+    }]);
+    typed(&mut c, "/rev");
+    assert!(c.popup().contains(&("/review", "Review a file")));
+    c.set_text("");
+    typed(&mut c, "/review src/a.rs");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Submit("Review src/a.rs for bugs.".into())
+    );
+    // An unknown name is still an error, not a message.
+    typed(&mut c, "/revue x");
+    assert!(matches!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Invalid(_)
+    ));
+}

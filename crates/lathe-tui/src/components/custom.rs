@@ -1,0 +1,142 @@
+//! The person's own commands: each Markdown file in the `commands/`
+//! directory beside their config (`~/.config/lathe/commands/review.md`)
+//! is a `/review` command. Its first line, shown in the `/` popup, says
+//! what it does; the whole file is the message sent, `$ARGUMENTS` replaced
+//! by what follows the command (or, without one, what follows goes after
+//! it). A name a built-in command has is left to the built-in, with a
+//! warning.
+
+use std::path::Path;
+
+/// The largest prompt file read.
+const MAX_BYTES: u64 = 64 * 1024;
+
+/// One command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Custom {
+    /// `/name`.
+    pub name: String,
+    /// Its first line, for the popup.
+    pub about: String,
+    /// The prompt.
+    pub body: String,
+}
+
+/// The commands in `dir`, by name, and what was left out and why.
+pub fn load(dir: &Path) -> (Vec<Custom>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (out, warnings);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("md") {
+            continue;
+        }
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let shown = crate::protocol::visible::name(&path.display().to_string()).into_owned();
+        let name = stem.to_ascii_lowercase();
+        let fits = !name.is_empty()
+            && name.len() <= 40
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !fits {
+            warnings.push(format!(
+                "{shown}: a command's name is letters, digits, - and _ (at most 40)"
+            ));
+            continue;
+        }
+        let name = format!("/{name}");
+        if super::composer::COMMANDS.iter().any(|(c, _)| *c == name) {
+            warnings.push(format!(
+                "{shown}: {name} is Lathe's own command; yours is left out"
+            ));
+            continue;
+        }
+        let body = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_BYTES => std::fs::read_to_string(&path),
+            Ok(_) => {
+                warnings.push(format!("{shown}: not a file of at most 64 KiB"));
+                continue;
+            }
+            Err(e) => Err(e),
+        };
+        let body = match body {
+            Ok(b) if !b.trim().is_empty() => b,
+            Ok(_) => continue,
+            Err(e) => {
+                warnings.push(format!("{shown}: cannot be read: {e}"));
+                continue;
+            }
+        };
+        let about = body
+            .lines()
+            .map(|l| l.trim().trim_start_matches('#').trim())
+            .find(|l| !l.is_empty())
+            .map(|l| crate::width::truncate(l, 80).into_owned())
+            .unwrap_or_default();
+        out.push(Custom { name, about, body });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    (out, warnings)
+}
+
+/// The message `line` (`/name what follows`) sends, if it names one of
+/// `commands`.
+pub fn expand(commands: &[Custom], line: &str) -> Option<String> {
+    let line = line.trim();
+    let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let c = commands.iter().find(|c| c.name == name)?;
+    let args = args.trim();
+    let body = c.body.trim_end();
+    Some(if body.contains("$ARGUMENTS") {
+        body.replace("$ARGUMENTS", args)
+    } else if args.is_empty() {
+        body.to_string()
+    } else {
+        format!("{body}\n\n{args}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Prompt files become commands: named by the file, described by the
+    /// first line, `$ARGUMENTS` replaced; a built-in's name, a bad name
+    /// and a huge file are left out, each with why.
+    #[test]
+    fn prompt_files_become_commands() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| std::fs::write(d.path().join(n), t).unwrap();
+        w(
+            "review.md",
+            "# Review a file\n\nReview $ARGUMENTS for bugs.\n",
+        );
+        w("Tests.md", "Run the tests and fix what fails.\n");
+        w("diff.md", "mine\n");
+        w("bad name.md", "x\n");
+        w("notes.txt", "not a command\n");
+        w("huge.md", &"x".repeat(70_000));
+        let (commands, warnings) = load(d.path());
+        let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["/review", "/tests"]);
+        assert_eq!(commands[0].about, "Review a file");
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("/diff is Lathe's own")));
+        assert_eq!(
+            expand(&commands, "/review src/a.rs").as_deref(),
+            Some("# Review a file\n\nReview src/a.rs for bugs.")
+        );
+        assert_eq!(
+            expand(&commands, "/tests quickly").as_deref(),
+            Some("Run the tests and fix what fails.\n\nquickly")
+        );
+        assert_eq!(expand(&commands, "/nope"), None);
+        assert!(load(&d.path().join("none")).0.is_empty());
+    }
+}
