@@ -607,6 +607,18 @@ fn name_list(v: &[String]) -> String {
     s
 }
 
+/// What a rewind did to the files, in words: `restored a.py`, `removed b.py`.
+fn files_put_back(restored: &[String], removed: &[String]) -> Vec<String> {
+    let mut done = Vec::new();
+    if !restored.is_empty() {
+        done.push(format!("restored {}", name_list(restored)));
+    }
+    if !removed.is_empty() {
+        done.push(format!("removed {}", name_list(removed)));
+    }
+    done
+}
+
 /// What the model is told of a rewind.
 pub fn rewind_note(
     turn: u64,
@@ -615,13 +627,7 @@ pub fn rewind_note(
     files: bool,
     conversation: bool,
 ) -> String {
-    let mut what = Vec::new();
-    if !restored.is_empty() {
-        what.push(format!("restored {}", name_list(restored)));
-    }
-    if !removed.is_empty() {
-        what.push(format!("removed {}", name_list(removed)));
-    }
+    let what = files_put_back(restored, removed);
     let changes = if what.is_empty() {
         "no file needed it".to_string()
     } else {
@@ -654,13 +660,7 @@ fn rewind_shown(
     files: bool,
     conversation: bool,
 ) -> String {
-    let mut done = Vec::new();
-    if !restored.is_empty() {
-        done.push(format!("restored {}", name_list(restored)));
-    }
-    if !removed.is_empty() {
-        done.push(format!("removed {}", name_list(removed)));
-    }
+    let mut done = files_put_back(restored, removed);
     if files && done.is_empty() {
         done.push("no file needed restoring".into());
     }
