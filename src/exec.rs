@@ -112,6 +112,9 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             )));
         }
     };
+    // Listening starts before the agent does: a signal that comes while an
+    // event is printed, or before the first one, waits in its stream.
+    let mut interrupts = Interrupts::new();
     let launched = spawn_agent(
         config,
         Some(Arc::new(HeadlessApprover)),
@@ -142,7 +145,6 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
         ));
     }
     let mut printer = Printer::new(opts.json);
-    let mut interrupts = Interrupts::new();
     let code = loop {
         tokio::select! {
             ev = handle.events.recv() => {
@@ -225,37 +227,35 @@ fn exit_code(ev: &AgentEvent) -> Option<i32> {
 
 /// Ctrl-C, SIGTERM and SIGHUP (the terminal went away), counted: each
 /// interrupts the turn, so commands are killed and what they left swept.
+///
+/// The streams live as long as the run: a signal that arrives while no
+/// one is waiting (an event being printed) is kept for the next wait.
+/// (A `ctrl_c()` future made afresh for each wait lost such a signal.)
 struct Interrupts {
     count: u32,
-    term: Vec<tokio::signal::unix::Signal>,
+    signals: Vec<tokio::signal::unix::Signal>,
 }
 
 impl Interrupts {
     fn new() -> Self {
         use tokio::signal::unix::{SignalKind, signal};
-        let term = [SignalKind::terminate(), SignalKind::hangup()]
-            .into_iter()
-            .filter_map(|k| signal(k).ok())
-            .collect();
-        Self { count: 0, term }
+        let signals = [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ]
+        .into_iter()
+        .filter_map(|k| signal(k).ok())
+        .collect();
+        Self { count: 0, signals }
     }
 
     async fn next(&mut self) {
-        let term = async {
-            if self.term.is_empty() {
-                std::future::pending::<()>().await;
-            }
-            let waits = self.term.iter_mut().map(|s| Box::pin(s.recv()));
-            futures_util::future::select_all(waits).await;
-        };
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => {
-                if r.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-            () = term => {}
+        if self.signals.is_empty() {
+            std::future::pending::<()>().await;
         }
+        let waits = self.signals.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(waits).await;
         self.count += 1;
     }
 }
@@ -634,6 +634,19 @@ mod tests {
 
     use super::*;
     use crate::protocol::ResultMetadata;
+
+    /// A Ctrl-C that comes while no one waits (an event being printed) is
+    /// kept for the next wait, not lost: `lathe exec` always ends on it.
+    #[tokio::test]
+    async fn an_interrupt_between_waits_is_not_lost() {
+        let mut interrupts = Interrupts::new();
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).unwrap();
+        tokio::task::yield_now().await;
+        tokio::time::timeout(std::time::Duration::from_secs(10), interrupts.next())
+            .await
+            .expect("the interrupt was lost");
+        assert_eq!(interrupts.count, 1);
+    }
 
     /// What a model or a command prints cannot set the title, clear the
     /// screen or write the clipboard of the terminal `lathe exec` runs in.
