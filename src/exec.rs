@@ -270,6 +270,8 @@ struct Printer {
     asked: HashMap<String, Effect>,
     /// The calls the turn denied, as `turn_completed` says.
     denied: Vec<crate::protocol::Denial>,
+    /// What the model would have asked the person.
+    questions: Vec<crate::protocol::AskedQuestion>,
     /// The approval mode of the run.
     mode: Option<crate::protocol::ApprovalMode>,
     /// Reasoning is streaming to stderr (a line break ends it).
@@ -285,6 +287,7 @@ impl Printer {
             pending: None,
             asked: HashMap::new(),
             denied: Vec::new(),
+            questions: Vec::new(),
             mode: None,
             thinking: false,
         }
@@ -293,7 +296,11 @@ impl Printer {
     /// After the turn: what it could not do, a line per call, and how to
     /// allow it in the mode in use.
     fn finish(&self) {
-        if self.json || self.denied.is_empty() {
+        if self.json {
+            return;
+        }
+        self.unasked();
+        if self.denied.is_empty() {
             return;
         }
         let n = self.denied.len();
@@ -316,6 +323,33 @@ impl Printer {
         if let Some(advice) = self.advice() {
             text.push_str(&advice);
             text.push('\n');
+        }
+        self.err(&text);
+    }
+
+    /// The questions no one was there to answer: the model decided itself.
+    fn unasked(&self) {
+        let open: Vec<&crate::protocol::AskedQuestion> = self
+            .questions
+            .iter()
+            .filter(|q| q.answer.is_none())
+            .collect();
+        if open.is_empty() {
+            return;
+        }
+        let n = open.len();
+        let mut text = format!(
+            "lathe: the model asked {} with no one here to answer, so it decided {}:\n",
+            if n == 1 {
+                "a question".to_string()
+            } else {
+                format!("{n} questions")
+            },
+            if n == 1 { "itself" } else { "each itself" },
+        );
+        for q in open {
+            let one_line = q.question.replace('\n', " ");
+            text.push_str(&format!("  • {}\n", terminal_safe(&one_line)));
         }
         self.err(&text);
     }
@@ -372,7 +406,12 @@ impl Printer {
             AgentEvent::ApprovalRequested(request) => {
                 self.asked.insert(request.call_id.clone(), request.effect);
             }
-            AgentEvent::TurnCompleted { denied, .. } => self.denied.clone_from(denied),
+            AgentEvent::TurnCompleted {
+                denied, questions, ..
+            } => {
+                self.denied.clone_from(denied);
+                self.questions.clone_from(questions);
+            }
             _ => {}
         }
         // What the model thinks streams to stderr, dimmed, as it comes.
@@ -736,6 +775,7 @@ mod tests {
             iterations: 0,
             usage: crate::protocol::Usage::default(),
             denied: Vec::new(),
+            questions: Vec::new(),
         };
         assert_eq!(exit_code(&done), Some(EXIT_OK));
     }

@@ -413,6 +413,75 @@ async fn a_failing_command_says_how_it_exited() {
     );
 }
 
+/// Headless, the model's question has no one to answer it: the model is
+/// told to decide, `turn_completed` lists the question, and the text
+/// footer says the model decided itself. Its plan is an event.
+#[tokio::test]
+async fn headless_questions_are_listed_and_left_to_the_model() {
+    let env = Env::new();
+    let ask = || {
+        Reply::tools()
+            .call(
+                "q1",
+                "ask_user",
+                json!({"question": "Port 3000 or 8080?", "choices": ["3000", "8080"]}),
+            )
+            .call(
+                "p1",
+                "update_plan",
+                json!({"steps": [{"step": "start the server", "status": "in_progress"}]}),
+            )
+    };
+    let mock = MockLlm::start(vec![
+        Step::Reply(ask()),
+        Step::Reply(Reply::text("I used 3000.")),
+        Step::Reply(ask()),
+        Step::Reply(Reply::text("I used 3000.")),
+    ])
+    .await;
+    let r = env.exec(&mock, &["--json"], "start it").await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let events = r.events();
+    let q = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == "q1")
+        .unwrap()
+        .clone();
+    assert_eq!(q["status"], "error");
+    assert!(
+        q["content"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no one to ask"),
+        "{q}"
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn_completed")
+        .unwrap();
+    assert_eq!(done["questions"][0]["question"], "Port 3000 or 8080?");
+    assert_eq!(done["questions"][0]["choices"][1], "8080");
+    assert!(done["questions"][0]["answer"].is_null());
+    let plan = events
+        .iter()
+        .find(|e| e["type"] == "plan_updated")
+        .expect("the plan is an event");
+    assert_eq!(plan["steps"][0]["status"], "in_progress");
+    let plain = env.exec(&mock, &[], "start it").await;
+    assert!(
+        plain.stderr.contains(
+            "the model asked a question with no one here to answer, so it decided itself"
+        ),
+        "{}",
+        plain.stderr
+    );
+    assert!(
+        plain.stderr.contains("• Port 3000 or 8080?"),
+        "{}",
+        plain.stderr
+    );
+}
+
 #[tokio::test]
 async fn plain_mode_prints_the_answer_on_stdout_and_progress_on_stderr() {
     let env = Env::new();

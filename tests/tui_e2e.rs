@@ -1466,3 +1466,74 @@ async fn a_persons_own_command_is_offered_and_sent() {
         "{last}"
     );
 }
+
+/// The model shows its plan and asks a question: the plan is pinned above
+/// the composer, the question has its panel, `2` and Enter answer it (after
+/// the quiet moment). While a command runs, a message sent with Enter
+/// waits in sight and reaches the model with its next request.
+#[tokio::test]
+async fn the_model_asks_shows_its_plan_and_takes_a_message_mid_turn() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "p1",
+                    "update_plan",
+                    json!({"steps": [
+                        {"step": "ask which port", "status": "done"},
+                        {"step": "start the dev server", "status": "in_progress"},
+                        {"step": "check it answers", "status": "pending"},
+                    ]}),
+                )
+                .call(
+                    "q1",
+                    "ask_user",
+                    json!({"question": "Which port should the dev server use?", "choices": ["3000", "8080"]}),
+                ),
+        ),
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "sleep 3"}))),
+        Step::Reply(Reply::text("Started on 8080, docs noted.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.type_slowly("start the server", Duration::from_millis(40))
+        .await;
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("The model asks").await;
+    assert!(
+        shown.contains("Which port should the dev server use?"),
+        "{shown}"
+    );
+    assert!(shown.contains("Plan · 1 of 3 done"), "{shown}");
+    assert!(shown.contains("? ask_user"), "{shown}");
+    pause().await;
+    pane.keys(&["2"]);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("you answered: 8080").await;
+    pane.wait_for("sleep 3").await;
+    pane.type_slowly("also update the docs", Duration::from_millis(40))
+        .await;
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("for the model's next step").await;
+    assert!(shown.contains("also update the docs"), "{shown}");
+    pane.wait_for("Started on 8080, docs noted.").await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[1].body.to_string().contains("8080"),
+        "the answer went back to the model"
+    );
+    let third = requests[2].body.to_string();
+    assert!(
+        third.contains("also update the docs") && third.contains("while you were working"),
+        "{third}"
+    );
+    let shown = pane.screen();
+    assert!(!shown.contains("for the model's next step"), "{shown}");
+}

@@ -32,6 +32,7 @@ mod dispatch;
 mod mentions;
 pub mod prompt;
 mod serve;
+mod together;
 mod turn;
 mod undo;
 
@@ -201,6 +202,8 @@ pub(crate) struct Shared {
     /// calls of this turn that were denied (for `turn_completed`).
     pub(crate) asked: Mutex<HashMap<String, Vec<String>>>,
     pub(crate) denied: Mutex<Vec<crate::protocol::Denial>>,
+    /// The model's questions, its plan, the person's messages mid-turn.
+    pub(crate) desk: Arc<together::Desk>,
 }
 
 /// A [`Redactor`] that remembers whether it hid anything.
@@ -738,6 +741,10 @@ impl Agent {
             let start = self.resumed.as_ref().and_then(|r| r.start_tree.clone());
             undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns, start)
         });
+        let desk = Arc::new(together::Desk::new(
+            emitter.clone(),
+            approver.source() == crate::protocol::DecisionSource::User,
+        ));
         let shared = Arc::new(Shared {
             provider: self.provider,
             tools: Toolset::new((*self.registry).clone(), self.sources),
@@ -788,6 +795,7 @@ impl Agent {
             images: Mutex::new(Vec::new()),
             asked: Mutex::new(HashMap::new()),
             denied: Mutex::new(Vec::new()),
+            desk,
             spent: Mutex::new(
                 self.resumed
                     .as_ref()

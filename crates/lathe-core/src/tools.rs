@@ -20,5 +20,5 @@ pub mod validate;
 
 pub use builtin::BuiltinSettings;
 pub use registry::{RegisteredTool, ToolRegistry};
-pub use spec::{ProgressSink, Tool, ToolContext, ToolError};
+pub use spec::{Asked, ProgressSink, Together, Tool, ToolContext, ToolError};
 pub use toolset::{ToolSource, Toolset};

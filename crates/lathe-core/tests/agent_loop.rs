@@ -75,6 +75,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                 assert_eq!(
                     names,
                     [
+                        "ask_user",
                         "delete_file",
                         "edit_file",
                         "exec_shell",
@@ -87,6 +88,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "move_file",
                         "read_file",
                         "spawn",
+                        "update_plan",
                         "web_fetch",
                         "web_search",
                         "write_file"
@@ -99,7 +101,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                 assert_eq!(req.headers["anthropic-version"], "2023-06-01");
                 assert!(req.body["max_tokens"].as_u64().unwrap() > 0);
                 assert_eq!(req.body["system"][0]["text"], "You are a test.");
-                assert_eq!(req.body["tools"][0]["name"], "delete_file");
+                assert_eq!(req.body["tools"][0]["name"], "ask_user");
                 assert!(req.body["tools"][0]["input_schema"].is_object());
             }
         }

@@ -20,4 +20,5 @@ mod consent;
 mod consent_pipeline;
 mod provider_streams;
 mod sandbox;
+mod together;
 mod undo;

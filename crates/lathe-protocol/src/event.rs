@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
 use crate::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, Attachment, DecisionSource, Denial, Effect,
-    ErrorKind, GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, ResultMetadata, RuleLists,
-    StopReason, ToolStatus, TurnInfo, Usage, change,
+    ApprovalDecision, ApprovalMode, ApprovalRequest, AskedQuestion, Attachment, DecisionSource,
+    Denial, Effect, ErrorKind, GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, PlanStep,
+    ResultMetadata, RuleLists, StopReason, ToolStatus, TurnInfo, Usage, change,
 };
 
 /// Output of the agent task. Serialized as one JSON object with a `type` tag.
@@ -242,6 +242,34 @@ pub enum AgentEvent {
         /// not do (a script reads this, not the model's words).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         denied: Vec<Denial>,
+        /// What the model asked the person this turn, and the answers
+        /// (headless: none; the model was told to decide and say what it
+        /// assumed).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        questions: Vec<AskedQuestion>,
+    },
+    /// The model asks the person (`ask_user`); answered with `Op::Answer`.
+    QuestionAsked {
+        turn_id: u64,
+        call_id: String,
+        question: String,
+        /// Answers to choose from (the person may also write their own).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        choices: Vec<String>,
+    },
+    /// The model's plan, whole, as it stands now (`update_plan`).
+    PlanUpdated {
+        turn_id: u64,
+        call_id: String,
+        steps: Vec<PlanStep>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        explanation: Option<String>,
+    },
+    /// A message the person sent while the turn ran went to the model
+    /// with this request.
+    SteeringDelivered {
+        turn_id: u64,
+        text: String,
     },
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,6 +309,9 @@ impl AgentEvent {
             AgentEvent::SessionDiff { .. } => "session_diff",
             AgentEvent::Rewound { .. } => "rewound",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
+            AgentEvent::QuestionAsked { .. } => "question_asked",
+            AgentEvent::PlanUpdated { .. } => "plan_updated",
+            AgentEvent::SteeringDelivered { .. } => "steering_delivered",
             AgentEvent::Error { .. } => "error",
         }
     }
@@ -311,10 +342,29 @@ impl Redact for AgentEvent {
             | AgentEvent::ToolProgress { text: t, .. }
             | AgentEvent::ProviderRetry { reason: t, .. }
             | AgentEvent::Error { message: t, .. } => t.redact(s),
-            AgentEvent::TurnCompleted { text, denied, .. } => {
+            AgentEvent::TurnCompleted {
+                text,
+                denied,
+                questions,
+                ..
+            } => {
                 text.redact(s);
                 denied.redact(s);
+                questions.redact(s);
             }
+            AgentEvent::QuestionAsked {
+                question, choices, ..
+            } => {
+                question.redact(s);
+                choices.redact(s);
+            }
+            AgentEvent::PlanUpdated {
+                steps, explanation, ..
+            } => {
+                steps.redact(s);
+                explanation.redact(s);
+            }
+            AgentEvent::SteeringDelivered { text, .. } => text.redact(s),
             AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
             AgentEvent::GuardrailVerdict {
                 reason, operations, ..

@@ -106,6 +106,16 @@ pub fn key_argument(args: &Value, max: usize) -> String {
         .or(searched)
         .or_else(|| args.get("path").and_then(Value::as_str).map(str::to_string))
         .or(moved)
+        .or_else(|| {
+            args.get("question")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        // A plan by its length (the plan itself is pinned on screen).
+        .or_else(|| {
+            let n = args.get("steps")?.as_array()?.len();
+            Some(format!("{n} step{}", if n == 1 { "" } else { "s" }))
+        })
         .unwrap_or_else(|| match args {
             Value::Object(m) if m.is_empty() => String::new(),
             Value::String(s) => s.clone(),

@@ -19,9 +19,11 @@ pub mod humanize;
 pub mod operation;
 pub mod redact;
 pub mod text;
+pub mod together;
 pub mod visible;
 
 pub use event::AgentEvent;
+pub use together::{AskedQuestion, PlanStep, StepStatus};
 
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
@@ -93,6 +95,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "web_search",
     "spawn",
     "message",
+    "ask_user",
+    "update_plan",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").
@@ -250,6 +254,17 @@ pub enum Op {
     /// Answer a `tool_limit_reached` question: go on for more rounds, or
     /// end the turn.
     ContinueTurn { turn_id: u64, go_on: bool },
+    /// Answer a `question_asked` event (`ask_user`); `None`: no answer,
+    /// the model decides itself.
+    Answer {
+        call_id: String,
+        #[serde(default)]
+        answer: Option<String>,
+    },
+    /// A message for the running turn: it goes to the model with its next
+    /// request (marked as sent while it worked), or, if the turn ends
+    /// first, starts the next turn. With no turn running, a `user_input`.
+    Steer { text: String },
     /// Stop the agent task.
     Shutdown,
 }

@@ -183,6 +183,11 @@ pub struct App {
     /// Messages written while a turn runs, sent one at a time as turns
     /// end; an interrupt hands them back to the composer.
     queued: VecDeque<String>,
+    /// Messages sent to the running turn (Enter while it runs), not yet
+    /// given to the model: shown above the composer until they are.
+    steering: VecDeque<String>,
+    /// The model's plan, pinned above the composer.
+    plan: Option<crate::components::plan::Plan>,
     /// How full the context is: tokens, and the window if known.
     context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
@@ -283,6 +288,8 @@ impl App {
             edit_opened: HashMap::new(),
             edits_sent: HashMap::new(),
             queued: VecDeque::new(),
+            steering: VecDeque::new(),
+            plan: None,
             context: None,
             thinking_since: None,
             last_turn_cost: None,
@@ -748,10 +755,14 @@ impl App {
 
     fn end_turn(&mut self) {
         self.questions.limit = None;
+        let next_turn_coming = self.end_together();
         self.turn_started = None;
         self.tool_started.clear();
         self.questions.approvals.clear();
         self.composer.set_busy(false);
+        if next_turn_coming {
+            return;
+        }
         if let Some(next) = self.queued.pop_front() {
             self.send(next);
         }
@@ -861,11 +872,12 @@ impl App {
     /// Queued messages go back to the composer, in front of any draft,
     /// so stopping a turn never starts the next one.
     fn unqueue(&mut self) -> usize {
-        let n = self.queued.len();
+        let n = self.queued.len() + self.steering.len();
         if n == 0 {
             return 0;
         }
-        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        let mut parts: Vec<String> = self.steering.drain(..).collect();
+        parts.extend(self.queued.drain(..));
         let draft = self.composer.text();
         if !draft.trim().is_empty() {
             parts.push(draft);
@@ -880,6 +892,7 @@ mod callback;
 mod commands;
 mod draw;
 mod keys;
+mod together;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

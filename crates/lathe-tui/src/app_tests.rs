@@ -225,25 +225,12 @@ fn an_approval_round_trip_keeps_the_draft() {
         }]
     );
     a.on_terminal_event(key(KeyCode::Enter), t1);
-    assert!(a.take_ops().is_empty(), "queued while the turn runs");
-    a.on_agent_event(
-        AgentEvent::TurnCompleted {
-            stop_reason: Default::default(),
-            denied: Vec::new(),
-            model: String::new(),
-            turn_id: 1,
-            text: String::new(),
-            iterations: 1,
-            usage: Usage::default(),
-        },
-        t1,
-    );
     assert_eq!(
         a.take_ops(),
-        [Op::UserInput {
+        [Op::Steer {
             text: "my next ideay".into()
         }],
-        "the draft survived"
+        "the draft survived, and went to the running turn"
     );
 }
 
@@ -715,11 +702,13 @@ fn turn_started(a: &mut App, id: u64, prompt: &str, now: Instant) {
     );
 }
 
-/// A message written while a turn runs waits in sight and is sent when
-/// the turn ends; Ctrl-C stops the turn and hands the message back, so
-/// stopping never starts the next turn.
+/// While a turn runs, Enter sends a message to it (the model reads it at
+/// its next step) and Tab queues one for after it; both wait in sight.
+/// A message sent too late for the turn starts the next one (the agent
+/// starts it), before what was queued. Ctrl-C stops the turn and hands
+/// back what waits, so stopping never starts the next turn.
 #[test]
-fn queued_messages_wait_and_ctrl_c_hands_them_back() {
+fn messages_mid_turn_steer_or_queue_and_ctrl_c_hands_them_back() {
     let (mut a, t0) = app();
     type_text(&mut a, "first", t0);
     a.on_terminal_event(key(KeyCode::Enter), t0);
@@ -731,18 +720,45 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
     );
     turn_started(&mut a, 1, "first", t0);
     type_text(&mut a, "second", t0);
-    a.on_terminal_event(key(KeyCode::Enter), t0);
+    a.on_terminal_event(key(KeyCode::Tab), t0);
     type_text(&mut a, "third", t0);
     a.on_terminal_event(key(KeyCode::Enter), t0);
-    assert!(a.take_ops().is_empty(), "nothing is sent while a turn runs");
-    let shown = screen(&mut a, 60, 12);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Steer {
+            text: "third".into()
+        }],
+        "Tab queues; Enter goes to the turn"
+    );
+    let shown = screen(&mut a, 70, 12);
     assert!(shown.contains("queued: second"), "{shown}");
-    assert!(shown.contains("queued: third"), "{shown}");
-    // The turn ends: the next message goes, one at a time.
+    assert!(shown.contains("next step: third"), "{shown}");
+    // The model got it: it is in the conversation, where it was read.
+    a.on_agent_event(
+        AgentEvent::SteeringDelivered {
+            turn_id: 1,
+            text: "third".into(),
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 70, 12);
+    assert!(!shown.contains("next step: third"), "{shown}");
+    assert!(shown.contains("third"), "{shown}");
+    // Sent, but the turn ends before the model reads it: it starts the
+    // next turn, and what was queued waits for that one.
+    type_text(&mut a, "fourth", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Steer {
+            text: "fourth".into()
+        }]
+    );
     a.on_agent_event(
         AgentEvent::TurnCompleted {
             stop_reason: Default::default(),
             denied: Vec::new(),
+            questions: Vec::new(),
             model: String::new(),
             turn_id: 1,
             text: "done".into(),
@@ -751,14 +767,9 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
         },
         t0,
     );
-    assert_eq!(
-        a.take_ops(),
-        [Op::UserInput {
-            text: "second".into()
-        }]
-    );
-    turn_started(&mut a, 2, "second", t0);
-    // Ctrl-C: interrupt, and "third" is back in the composer, before the
+    assert!(a.take_ops().is_empty(), "the agent starts the late message");
+    turn_started(&mut a, 2, "fourth", t0);
+    // Ctrl-C: interrupt, and "second" is back in the composer, before the
     // draft being written.
     type_text(&mut a, "draft", t0);
     a.on_terminal_event(ctrl('c'), t0);
@@ -773,9 +784,27 @@ fn queued_messages_wait_and_ctrl_c_hands_them_back() {
     );
     assert!(a.take_ops().is_empty(), "the interrupt started nothing");
     assert!(!a.is_running());
-    assert_eq!(a.composer.text(), "third\n\ndraft");
+    assert_eq!(a.composer.text(), "second\n\ndraft");
     let shown = screen(&mut a, 60, 12);
     assert!(!shown.contains("queued:"), "{shown}");
+}
+
+/// Esc stops the step running (the turn's work stays); a draft stays in
+/// the composer, and what was sent but not read comes back before it.
+#[test]
+fn esc_interrupts_a_running_turn_and_keeps_the_draft() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "go", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    turn_started(&mut a, 1, "go", t0);
+    a.take_ops();
+    type_text(&mut a, "use tabs", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    type_text(&mut a, "half", t0);
+    a.take_ops();
+    a.on_terminal_event(key(KeyCode::Esc), t0);
+    assert_eq!(a.take_ops(), [Op::Interrupt]);
+    assert_eq!(a.composer.text(), "use tabs\n\nhalf");
 }
 
 fn approval_request(id: &str) -> AgentEvent {
@@ -1161,6 +1190,7 @@ fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
         AgentEvent::TurnCompleted {
             stop_reason: Default::default(),
             denied: Vec::new(),
+            questions: Vec::new(),
             model: String::new(),
             turn_id: id,
             text: text.into(),
@@ -1812,6 +1842,7 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
     let done = || AgentEvent::TurnCompleted {
         stop_reason: Default::default(),
         denied: Vec::new(),
+        questions: Vec::new(),
         model: String::new(),
         turn_id: 1,
         text: "ok".into(),

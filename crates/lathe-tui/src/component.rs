@@ -166,6 +166,8 @@ pub trait Question: Component {
 pub struct Questions {
     pub trust: Option<TrustQuestion>,
     pub limit: Option<LimitQuestion>,
+    /// The model's question (`ask_user`), one at a time.
+    pub ask: Option<super::components::ask::AskPanel>,
     pub approvals: ApprovalOverlay,
     /// The person's last key into the composer: a question that comes
     /// while they type lets their typing go on.
@@ -196,12 +198,23 @@ impl Questions {
             Some(LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now));
     }
 
+    /// Shows the model's question.
+    pub fn ask(&mut self, call_id: String, question: String, choices: Vec<String>, now: Instant) {
+        self.ask = Some(
+            super::components::ask::AskPanel::new(call_id, question, choices)
+                .after_typing(self.last_typed, now),
+        );
+    }
+
     /// The question that has the keys.
     pub fn top(&mut self) -> Option<&mut dyn Question> {
         if let Some(q) = &mut self.trust {
             return Some(q);
         }
         if let Some(q) = &mut self.limit {
+            return Some(q);
+        }
+        if let Some(q) = &mut self.ask {
             return Some(q);
         }
         self.approvals
@@ -211,13 +224,16 @@ impl Questions {
 
     /// Whether a question waits for the person.
     pub fn is_asking(&self) -> bool {
-        self.trust.is_some() || self.limit.is_some() || self.approvals.is_active()
+        self.trust.is_some()
+            || self.limit.is_some()
+            || self.ask.is_some()
+            || self.approvals.is_active()
     }
 
     /// Takes off the question that has the keys (it was answered).
     pub fn close_top(&mut self) {
-        if self.trust.take().is_none() {
-            self.limit = None;
+        if self.trust.take().is_none() && self.limit.take().is_none() {
+            self.ask = None;
         }
     }
 
@@ -227,6 +243,9 @@ impl Questions {
             f(q);
         }
         if let Some(q) = &mut self.limit {
+            f(q);
+        }
+        if let Some(q) = &mut self.ask {
             f(q);
         }
         f(&mut self.approvals);

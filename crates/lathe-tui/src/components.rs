@@ -3,6 +3,7 @@
 //! view, the session picker, the status bar.
 
 pub mod approval;
+pub mod ask;
 pub mod cells;
 pub mod composer;
 pub mod custom;
@@ -12,6 +13,7 @@ pub mod keys_help;
 pub mod pager;
 pub mod permissions;
 pub mod picker;
+pub mod plan;
 pub mod question;
 pub mod rewind;
 pub mod sessions;

@@ -819,6 +819,8 @@ async fn execute(
         }),
         redactor: shared.redactor.clone(),
         read_denials: Some(shared.guardrails.reads().clone()).filter(|r| r.active()),
+        call_id: call.id.clone(),
+        together: Some(shared.desk.clone()),
     };
     let work = async {
         match &exact {
@@ -840,7 +842,12 @@ async fn execute(
         }
     };
     let run = AssertUnwindSafe(work).catch_unwind();
-    let limit = shared.tool_timeout;
+    // A question's time is the person's: only an interrupt ends it.
+    let limit = if tool.tool.waits_for_person() {
+        std::time::Duration::MAX
+    } else {
+        shared.tool_timeout
+    };
     let result = tokio::select! {
         r = tokio::time::timeout(limit, run) => r,
         // A tool that ignores its token is abandoned when the turn is cancelled.

@@ -37,7 +37,7 @@ async fn serve(
                     return;
                 };
                 match op {
-                    Op::UserInput { text } => Work::Turn(text),
+                    Op::UserInput { text } | Op::Steer { text } => Work::Turn(text),
                     Op::Compact => Work::Compact,
                     Op::ListTurns => Work::ListTurns,
                     Op::SessionDiff => Work::SessionDiff,
@@ -59,6 +59,10 @@ async fn serve(
             }
         };
         let cancel = CancellationToken::new();
+        let work_kind = match work {
+            Work::Turn(_) => WorkKind::Turn,
+            _ => WorkKind::Other,
+        };
         let mut clear_after = false;
         let mut shutdown = false;
         {
@@ -96,7 +100,13 @@ async fn serve(
                             shutdown = true;
                             cancel.cancel();
                         }
-                        Some(Op::Interrupt) => cancel.cancel(),
+                        // What was sent for the turn and not yet given
+                        // to the model goes back to the person (the front
+                        // end has it): stopping never starts a turn.
+                        Some(Op::Interrupt) => {
+                            cancel.cancel();
+                            shared.desk.take_steering();
+                        }
                         Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
                         Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
                         Some(Op::Compact) => queued.push_back(Work::Compact),
@@ -106,9 +116,17 @@ async fn serve(
                             queued.push_back(Work::Rewind { turn, files, conversation });
                         }
                         Some(Op::ContinueTurn { turn_id, go_on }) => shared.answer_limit(turn_id, go_on),
+                        Some(Op::Answer { call_id, answer }) => shared.desk.answer(&call_id, answer),
+                        // A message for the turn: at its next request, or
+                        // the next turn if it ends first (or is not one).
+                        Some(Op::Steer { text }) => match &work_kind {
+                            WorkKind::Turn => shared.desk.steer(text),
+                            WorkKind::Other => queued.push_back(Work::Turn(text)),
+                        },
                         Some(Op::Clear) => {
                             clear_after = true;
                             cancel.cancel();
+                            shared.desk.take_steering();
                         }
                         Some(other) => {
                             shared.common_op(&other);
@@ -116,6 +134,12 @@ async fn serve(
                     },
                 }
             }
+        }
+        // What was sent for the turn and came too late for it starts the
+        // next one.
+        let late = shared.desk.take_steering();
+        if !late.is_empty() {
+            queued.push_front(Work::Turn(late.join("\n\n")));
         }
         // The files as the turn left them (a turn that changed any).
         if let Some(c) = &shared.checkpoints {
@@ -128,6 +152,12 @@ async fn serve(
             return;
         }
     }
+}
+
+/// Whether the work running is a turn (a message mid-turn steers it).
+enum WorkKind {
+    Turn,
+    Other,
 }
 
 /// What the agent task does next.

@@ -99,6 +99,7 @@ impl Turn<'_> {
     async fn run(&mut self, conv: &mut Conversation, prompt: String) -> Result<Infallible, Ended> {
         self.open(conv, prompt).await?;
         loop {
+            self.steered(conv).await;
             self.compact_if_due(conv).await?;
             let Some(completion) = self.ask(conv).await? else {
                 continue;
@@ -154,7 +155,8 @@ impl Turn<'_> {
             turn_id,
             prompt: prompt.clone(),
         });
-        // Denials are the turn's own.
+        // Denials and questions are the turn's own.
+        shared.desk.begin(turn_id);
         shared
             .denied
             .lock()
@@ -447,8 +449,31 @@ impl Turn<'_> {
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             ),
+            questions: shared.desk.take_asked(),
         });
         Ended
+    }
+
+    /// What the person sent while the turn ran goes to the model now,
+    /// marked as sent mid-turn.
+    async fn steered(&self, conv: &mut Conversation) {
+        let sent = self.shared.desk.take_steering();
+        if sent.is_empty() {
+            return;
+        }
+        let mut text = sent.join("\n\n");
+        self.shared.to_model(&mut text);
+        self.shared
+            .record(Item::Steer {
+                turn: self.id,
+                text: text.clone(),
+            })
+            .await;
+        crate::session::history::push_steering(&mut conv.messages, &text);
+        self.shared.emitter.emit(AgentEvent::SteeringDelivered {
+            turn_id: self.id,
+            text,
+        });
     }
 
     /// The calls of a response: run, or (cut short, past the limit)

@@ -64,6 +64,12 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         effort: Option<crate::protocol::Effort>,
     },
+    /// What the person sent while turn `turn` ran, as the model got it
+    /// with its next request.
+    Steer {
+        turn: u64,
+        text: String,
+    },
     User {
         turn: u64,
         /// The person's message (with the files it attached).
@@ -477,6 +483,23 @@ pub fn push_user(messages: &mut Vec<Message>, text: String) {
     messages.push(Message::User(text));
 }
 
+/// Adds what the person sent while the model worked, marked so: to the
+/// person's message before it, or as a message of its own (after tool
+/// results).
+pub fn push_steering(messages: &mut Vec<Message>, text: &str) {
+    let marked = format!(
+        "[The person sent this while you were working. It comes before your next step: take \
+         it into account now.]\n\n{text}"
+    );
+    match messages.last_mut() {
+        Some(Message::User(last)) => {
+            last.push_str("\n\n");
+            last.push_str(&marked);
+        }
+        _ => messages.push(Message::User(marked)),
+    }
+}
+
 /// What the model reads in place of the turns a compaction folded away.
 pub const SUMMARY_HEADING: &str = "[Lathe summarized the earlier part of this conversation to \
      free context. The summary:]";
@@ -751,6 +774,10 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 ..
             } => {
                 out.assistant(text, tool_calls, *usage, reasoning, carried, &outputs);
+            }
+            Item::Steer { text, .. } => {
+                push_steering(&mut out.messages, text);
+                out.shown.push(Shown::User(text.clone()));
             }
             Item::TurnEnd { turn } => {
                 ended.insert(*turn);

@@ -1,7 +1,8 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
 //! `delete_file`, `move_file`,
 //! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
-//! `memory_write`, `web_fetch`, `web_search`, `spawn` and `message`. File tools resolve every path through
+//! `memory_write`, `web_fetch`, `web_search`, `spawn`, `message`, `ask_user`
+//! and `update_plan`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -19,6 +20,7 @@ mod move_file;
 mod read_file;
 mod search;
 mod spawn;
+mod together;
 mod web;
 mod write_file;
 
@@ -32,6 +34,7 @@ pub use move_file::MoveFile;
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
 pub use spawn::Spawn;
+pub use together::{AskUser, UpdatePlan};
 pub use web::{WebFetch, WebSearch, WebSettings};
 pub use write_file::WriteFile;
 
@@ -90,6 +93,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(WebSearch::new(&settings.web)),
         Arc::new(Spawn::new(settings)),
         Arc::new(Message::new(&settings.message_channels)),
+        Arc::new(AskUser),
+        Arc::new(UpdatePlan),
     ]
 }
 

@@ -181,6 +181,44 @@ pub struct ToolContext {
     /// The files the read deny rules cover, which the search tools leave
     /// out (`None`: no rule).
     pub read_denials: Option<crate::policy::guardrails::ReadDenials>,
+    /// The model's id of this call.
+    pub call_id: String,
+    /// The conversation the call runs in, for the tools that work with
+    /// the person (`ask_user`, `update_plan`); `None` outside one.
+    pub together: Option<Arc<dyn Together>>,
+}
+
+/// How a question to the person ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// What the person chose or wrote.
+    Answer(String),
+    /// The person let the model decide (Esc).
+    Declined,
+    /// No one can be asked: a headless run.
+    NoOne,
+}
+
+/// What a call may ask of the conversation it runs in. The agent
+/// implements it; the tools that use it know nothing of front ends.
+#[async_trait]
+pub trait Together: Send + Sync + fmt::Debug {
+    /// Asks the person, and waits (questions are asked one at a time);
+    /// an interrupted turn ends the wait with `Declined`.
+    async fn ask(
+        &self,
+        call_id: &str,
+        question: &str,
+        choices: &[String],
+        cancel: &CancellationToken,
+    ) -> Asked;
+    /// The plan, whole, as it stands now.
+    fn plan(
+        &self,
+        call_id: &str,
+        steps: Vec<crate::protocol::PlanStep>,
+        explanation: Option<String>,
+    );
 }
 
 impl ToolContext {
@@ -193,6 +231,8 @@ impl ToolContext {
             progress: ProgressSink::none(),
             redactor: crate::policy::Redactor::default(),
             read_denials: None,
+            call_id: String::new(),
+            together: None,
         }
     }
 }
@@ -232,6 +272,11 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// Whether a call waits on the person (a question): its time is
+    /// theirs, so the tool timeout does not bound it (an interrupt does).
+    fn waits_for_person(&self) -> bool {
+        false
+    }
     /// When `result` says the sandbox stopped this (sandboxed) call: the
     /// arguments that run it again outside the sandbox, which the person
     /// may approve (every time; never the model alone).

@@ -124,6 +124,8 @@ pub enum Step {
     },
     /// A 200 with one JSON body, as from a server that does not stream.
     Json(Value),
+    /// The reply after a pause (a model that takes its time).
+    Slow(Reply, std::time::Duration),
 }
 
 /// A request the server received.
@@ -347,6 +349,15 @@ async fn handle(
     };
     match step {
         Step::Reply(r) => sse(stream::iter(events(&r).into_iter().map(Ok)).boxed()),
+        Step::Slow(r, pause) => {
+            let all = events(&r);
+            let later = stream::once(async move {
+                tokio::time::sleep(pause).await;
+                stream::iter(all.into_iter().map(Ok))
+            })
+            .flatten();
+            sse(later.boxed())
+        }
         Step::Status {
             status,
             message,

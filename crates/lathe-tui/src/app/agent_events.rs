@@ -41,6 +41,9 @@ impl App {
             | AgentEvent::ContextUpdated { .. }
             | AgentEvent::Cost { .. }
             | AgentEvent::Permissions { .. }) => self.on_status_event(ev, now),
+            ev @ (AgentEvent::QuestionAsked { .. }
+            | AgentEvent::PlanUpdated { .. }
+            | AgentEvent::SteeringDelivered { .. }) => self.on_together_event(ev, now),
         }
     }
 

@@ -17,6 +17,8 @@ impl App {
                 self.transcript.clear();
                 self.turn_marks.clear();
                 self.questions.approvals.clear();
+                self.questions.ask = None;
+                self.plan = None;
                 self.usage = Usage::default();
                 self.ops.push(Op::Clear);
                 self.notice(

@@ -83,12 +83,18 @@ impl App {
             .height(area.width)
             .min(most)
             .min(area.height.saturating_sub(2));
-        // Queued messages wait in sight, above the composer.
-        let queued_h = u16::try_from(self.queued.len().min(MAX_QUEUED_SHOWN))
+        // Messages sent to the turn or queued after it wait in sight,
+        // above the composer, and the model's plan above them.
+        let waiting = self.steering.len() + self.queued.len();
+        let queued_h = u16::try_from(waiting.min(MAX_QUEUED_SHOWN))
             .unwrap_or(0)
             .min(area.height.saturating_sub(composer_h + 2));
-        let [main, queued_area, composer_area, status_area] = Layout::vertical([
+        let plan_h = self.plan.as_ref().map_or(0, |p| {
+            p.height(area.height.saturating_sub(composer_h + queued_h + 2))
+        });
+        let [main, plan_area, queued_area, composer_area, status_area] = Layout::vertical([
             Constraint::Min(1),
+            Constraint::Length(plan_h),
             Constraint::Length(queued_h),
             Constraint::Length(composer_h),
             Constraint::Length(1),
@@ -126,6 +132,9 @@ impl App {
                 .saturating_sub(u16::try_from(crate::width::of(hint)).unwrap_or(0) + 1);
             buf.set_string(x, hint_area.y, hint, self.theme.accent());
         }
+        if let Some(plan) = &self.plan {
+            plan.render(plan_area, buf, &self.theme);
+        }
         self.render_queued(queued_area, buf);
         let focused = !self.questions.is_asking() && self.overlays.is_empty();
         self.composer
@@ -156,6 +165,9 @@ impl App {
                     .render(main, buf, &self.theme, self.now);
             }
         }
+        if let Some(q) = &self.questions.ask {
+            q.render(main, buf, &self.theme, self.now);
+        }
         if let Some(q) = &self.questions.limit {
             q.render(main, buf, &self.theme, self.now);
         }
@@ -169,13 +181,19 @@ impl App {
 
     pub(super) fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
         let rows = usize::from(area.height);
-        for (i, text) in self.queued.iter().take(rows).enumerate() {
-            let more = self.queued.len().saturating_sub(rows);
+        let waiting: Vec<(&str, &String)> = self
+            .steering
+            .iter()
+            .map(|t| ("↪ for the model's next step", t))
+            .chain(self.queued.iter().map(|t| ("⏳ queued", t)))
+            .collect();
+        for (i, (what, text)) in waiting.iter().take(rows).enumerate() {
+            let more = waiting.len().saturating_sub(rows);
             let line = if i + 1 == rows && more > 0 {
-                format!(" ⏳ and {} more queued", more + 1)
+                format!(" … and {} more waiting", more + 1)
             } else {
                 let first = text.lines().next().unwrap_or("");
-                format!(" ⏳ queued: {first}")
+                format!(" {what}: {first}")
             };
             let y = area.y + u16::try_from(i).unwrap_or(0);
             buf.set_stringn(

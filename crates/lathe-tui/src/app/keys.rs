@@ -14,7 +14,13 @@ impl App {
                 // of a dialog and goes where text goes.
                 self.questions.each(|q| q.input(now));
                 self.dirty = true;
-                if self.questions.approvals.is_writing() {
+                if let Some(ask) =
+                    self.questions.ask.as_mut().filter(|_| {
+                        self.questions.trust.is_none() && self.questions.limit.is_none()
+                    })
+                {
+                    ask.paste(&text);
+                } else if self.questions.approvals.is_writing() {
                     self.questions.approvals.paste(&text);
                 } else if self.overlays.is_empty() {
                     self.composer.paste(&text);
@@ -120,6 +126,16 @@ impl App {
             }
             return;
         }
+        // While a turn runs: Esc stops its step, Tab queues the message
+        // for after it (Enter sends it to the turn).
+        if self.is_running() && key.modifiers.is_empty() {
+            if key.code == KeyCode::Esc && self.composer.popup().is_empty() {
+                return self.interrupt("Esc", now);
+            }
+            if key.code == KeyCode::Tab && !self.composer.wants_tab() && !self.composer.is_empty() {
+                return self.queue(now);
+            }
+        }
         // `?` on an empty composer: its keys (a `?` in a message is text).
         if key.code == KeyCode::Char('?')
             && !key
@@ -188,22 +204,7 @@ impl App {
 
     pub(super) fn on_ctrl_c(&mut self, now: Instant) {
         if self.is_running() {
-            self.ops.push(Op::Interrupt);
-            for id in self.questions.approvals.call_ids() {
-                self.log.decided(&id, "Ctrl-C: the turn was interrupted");
-            }
-            match self.unqueue() {
-                0 => self.flash("interrupting…", now),
-                1 => self.flash(
-                    "interrupting… the queued message is back in the composer",
-                    now,
-                ),
-                n => self.flash(
-                    &format!("interrupting… {n} queued messages are back in the composer"),
-                    now,
-                ),
-            }
-            return;
+            return self.interrupt("Ctrl-C", now);
         }
         if !self.overlays.is_empty() {
             self.overlays.clear();
@@ -224,6 +225,26 @@ impl App {
         self.flash("press Ctrl-C again to quit", now);
     }
 
+    /// Ctrl-C or Esc while a turn runs: the step running stops (what the
+    /// turn did so far stays in the conversation), and what was sent for
+    /// it or queued after it comes back to the composer, so stopping a
+    /// turn never starts the next one.
+    pub(super) fn interrupt(&mut self, key: &str, now: Instant) {
+        self.ops.push(Op::Interrupt);
+        for id in self.questions.approvals.call_ids() {
+            self.log
+                .decided(&id, &format!("{key}: the turn was interrupted"));
+        }
+        match self.unqueue() {
+            0 => self.flash("interrupting…", now),
+            1 => self.flash("interrupting… your message is back in the composer", now),
+            n => self.flash(
+                &format!("interrupting… {n} messages are back in the composer"),
+                now,
+            ),
+        }
+    }
+
     pub(super) fn on_composer(&mut self, action: ComposerAction, now: Instant) {
         match action {
             ComposerAction::None => {}
@@ -237,8 +258,7 @@ impl App {
             }
             ComposerAction::Submit(text) => {
                 if self.is_running() {
-                    self.queued.push_back(text);
-                    self.flash("queued: it will be sent when this turn ends", now);
+                    self.steer(text, now);
                 } else {
                     self.send(text);
                 }

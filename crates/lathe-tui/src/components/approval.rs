@@ -743,7 +743,7 @@ impl crate::component::Question for ApprovalOverlay {
 mod arming;
 mod render;
 
-pub use arming::{Answer, Arming, READING};
+pub use arming::{Answer, Arming, Gate, READING};
 
 #[cfg(test)]
 #[path = "approval_tests.rs"]

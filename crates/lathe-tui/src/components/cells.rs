@@ -256,6 +256,23 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
         return format!("exit {code}");
     }
+    match tool {
+        "ask_user" => {
+            return match content.get("answer").and_then(Value::as_str) {
+                Some(a) => shorten(&format!("you answered: {a}"), 200),
+                None => "you left it to the model".into(),
+            };
+        }
+        "update_plan" => {
+            let n = |k: &str| content.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let mut said = format!("{} of {} done", n("done"), n("steps"));
+            if let Some(now) = content.get("current").and_then(Value::as_str) {
+                said.push_str(&format!(", next: {now}"));
+            }
+            return shorten(&said, 200);
+        }
+        _ => {}
+    }
     // Searches by what they found, as a person would say it.
     let count = |key: &str| content.get(key).and_then(Value::as_u64);
     let plural = |n: u64, one: &str, many: &str| match n {
@@ -448,6 +465,12 @@ pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
 
 pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
     let (mark, mark_style, detail) = match &t.state {
+        // A question's time is the person's.
+        ToolState::Running if t.tool == "ask_user" => (
+            "?",
+            theme.bold(theme.colors.warning),
+            "waiting for your answer".to_string(),
+        ),
         ToolState::Running => (
             spinner(t.elapsed_ms),
             theme.accent(),
@@ -493,6 +516,7 @@ pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             // A command's time, or any call's that was slow.
             let command = summary.starts_with("exit ");
             if !t.earlier
+                && t.tool != "ask_user"
                 && *status != ToolStatus::Denied
                 && (command || metadata.duration_ms >= SLOW_MS)
             {

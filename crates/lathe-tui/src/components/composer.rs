@@ -319,7 +319,7 @@ impl Composer {
         self.popup_selected = 0;
     }
 
-    /// Shows that a turn is running (Enter still queues a message).
+    /// Shows that a turn is running (Enter sends to it, Tab queues).
     pub fn set_busy(&mut self, busy: bool) {
         self.busy_hint = busy;
     }
@@ -445,6 +445,23 @@ impl Composer {
     pub fn set_workspace(&mut self, root: std::path::PathBuf) {
         self.workspace = Some(root);
         self.files = None;
+    }
+
+    /// Whether Tab is the composer's own: a popup shows, or an `@path`
+    /// is being written.
+    pub fn wants_tab(&self) -> bool {
+        if !self.popup().is_empty() || !self.matches.is_empty() {
+            return true;
+        }
+        let at = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(at.0) else {
+            return false;
+        };
+        let before: String = line.chars().take(at.1).collect();
+        before
+            .rsplit(char::is_whitespace)
+            .next()
+            .is_some_and(|w| w.starts_with('@'))
     }
 
     /// Tab after `@part`: the workspace file it begins (as much as all
@@ -796,7 +813,7 @@ impl Composer {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
         let title = if self.busy_hint {
-            " working… (Enter queues, Ctrl-C interrupts) "
+            " working… (Enter sends now, Tab queues, Esc stops) "
         } else {
             " message "
         };

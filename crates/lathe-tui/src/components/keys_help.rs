@@ -33,7 +33,18 @@ impl Keys {
     pub fn table(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Keys::Composer => &[
-                ("Enter", "send (while a turn runs: queue it)"),
+                (
+                    "Enter",
+                    "send (while a turn runs: to it, read at its next step)",
+                ),
+                (
+                    "Tab (while a turn runs)",
+                    "queue the message for after the turn",
+                ),
+                (
+                    "Esc (while a turn runs)",
+                    "stop the step running; the work so far stays",
+                ),
                 ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
                 ("↑ ↓", "the messages you sent before"),
                 ("/", "commands (/help lists them)"),

@@ -48,7 +48,31 @@ pub enum Answer {
     Nothing,
 }
 
+/// Where a key goes in a question with keys of its own (a text box):
+/// before it armed, to the composer or nowhere; after, to the question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    Typing(KeyEvent),
+    TooSoon,
+    Open,
+}
+
 impl Arming {
+    /// Where `key` goes. Once open, keys edit the question's own text
+    /// without waiting (the answer itself waits for [`Arming::is_armed`],
+    /// which only a paste or a resize restarts).
+    pub fn gate(&mut self, key: KeyEvent, now: Instant) -> Gate {
+        if !self.is_armed(now) && !self.has_keys {
+            return if self.early(now) {
+                Gate::Typing(key)
+            } else {
+                Gate::TooSoon
+            };
+        }
+        self.has_keys = true;
+        Gate::Open
+    }
+
     /// What `key` answers a yes-or-no question this arming guards.
     pub fn answer(&mut self, key: KeyEvent, now: Instant) -> Answer {
         let armed = self.is_armed(now);

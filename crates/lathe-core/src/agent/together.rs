@@ -1,0 +1,148 @@
+//! What the model and the person share while a turn runs: the questions
+//! the model asks (`ask_user`, answered with `Op::Answer`, one at a time),
+//! its plan (`update_plan`), and the messages the person sends while it
+//! works (`Op::Steer`), which go to the model with its next request.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::Emitter;
+use crate::protocol::{AgentEvent, AskedQuestion, PlanStep};
+use crate::tools::{Asked, Together};
+
+/// The conversation's side of `ask_user`, `update_plan` and steering.
+pub(crate) struct Desk {
+    emitter: Emitter,
+    /// Whether a person answers (a front end that answers approvals);
+    /// headless, no one does.
+    interactive: bool,
+    /// The turn running, for the events.
+    turn: AtomicU64,
+    /// One question at a time: the person reads one panel.
+    one_at_a_time: tokio::sync::Mutex<()>,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Option<String>>>>,
+    /// The questions of this turn, with their answers.
+    asked: Mutex<Vec<AskedQuestion>>,
+    /// Messages sent while the turn runs, not yet given to the model.
+    steering: Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for Desk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Desk")
+            .field("interactive", &self.interactive)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Desk {
+    pub(crate) fn new(emitter: Emitter, interactive: bool) -> Self {
+        Self {
+            emitter,
+            interactive,
+            turn: AtomicU64::new(0),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+            waiting: Mutex::new(HashMap::new()),
+            asked: Mutex::new(Vec::new()),
+            steering: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A turn begins: its questions are its own.
+    pub(crate) fn begin(&self, turn_id: u64) {
+        self.turn.store(turn_id, Ordering::Relaxed);
+        lock(&self.asked).clear();
+    }
+
+    /// The questions of the turn, for `turn_completed`.
+    pub(crate) fn take_asked(&self) -> Vec<AskedQuestion> {
+        std::mem::take(&mut *lock(&self.asked))
+    }
+
+    /// The person's answer to a question (one for no question waiting is
+    /// ignored).
+    pub(crate) fn answer(&self, call_id: &str, answer: Option<String>) {
+        match lock(&self.waiting).remove(call_id) {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => tracing::debug!(%call_id, "answer for no waiting question; ignored"),
+        }
+    }
+
+    /// A message for the running turn's next request.
+    pub(crate) fn steer(&self, text: String) {
+        lock(&self.steering).push(text);
+    }
+
+    /// The messages sent while the turn ran, taken.
+    pub(crate) fn take_steering(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.steering))
+    }
+}
+
+#[async_trait]
+impl Together for Desk {
+    async fn ask(
+        &self,
+        call_id: &str,
+        question: &str,
+        choices: &[String],
+        cancel: &CancellationToken,
+    ) -> Asked {
+        let mut asked = AskedQuestion {
+            call_id: call_id.to_string(),
+            question: question.to_string(),
+            choices: choices.to_vec(),
+            answer: None,
+        };
+        if !self.interactive {
+            lock(&self.asked).push(asked);
+            return Asked::NoOne;
+        }
+        let _turn_to_ask = tokio::select! {
+            g = self.one_at_a_time.lock() => g,
+            () = cancel.cancelled() => return Asked::Declined,
+        };
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(call_id.to_string(), tx);
+        self.emitter.emit(AgentEvent::QuestionAsked {
+            turn_id: self.turn.load(Ordering::Relaxed),
+            call_id: call_id.to_string(),
+            question: question.to_string(),
+            choices: choices.to_vec(),
+        });
+        let answer = tokio::select! {
+            a = rx => a.ok().flatten(),
+            () = cancel.cancelled() => None,
+        };
+        lock(&self.waiting).remove(call_id);
+        let answer = answer
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty());
+        asked.answer.clone_from(&answer);
+        lock(&self.asked).push(asked);
+        match answer {
+            Some(a) => Asked::Answer(a),
+            None => Asked::Declined,
+        }
+    }
+
+    fn plan(&self, call_id: &str, steps: Vec<PlanStep>, explanation: Option<String>) {
+        self.emitter.emit(AgentEvent::PlanUpdated {
+            turn_id: self.turn.load(Ordering::Relaxed),
+            call_id: call_id.to_string(),
+            steps,
+            explanation,
+        });
+    }
+}

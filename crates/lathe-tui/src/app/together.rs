@@ -1,0 +1,72 @@
+//! Working with the model while a turn runs: its questions (a panel of
+//! their own), its plan (pinned above the composer), and the person's
+//! messages mid-turn, which go to the model at its next step (Enter) or
+//! wait for the turn's end (Tab).
+
+use super::*;
+
+impl App {
+    pub(super) fn on_together_event(&mut self, ev: AgentEvent, now: Instant) {
+        match ev {
+            AgentEvent::QuestionAsked {
+                call_id,
+                question,
+                choices,
+                ..
+            } => self.questions.ask(call_id, question, choices, now),
+            AgentEvent::PlanUpdated { steps, .. } => {
+                self.plan = Some(crate::components::plan::Plan::new(steps));
+            }
+            AgentEvent::SteeringDelivered { text, .. } => {
+                // Shown where the model got it, in the conversation.
+                self.steering.pop_front();
+                self.transcript.push(Cell::User(text));
+            }
+            _ => {}
+        }
+    }
+
+    /// Enter while a turn runs: the message goes to the model with its
+    /// next request.
+    pub(super) fn steer(&mut self, text: String, now: Instant) {
+        self.ops.push(Op::Steer { text: text.clone() });
+        self.steering.push_back(text);
+        self.flash(
+            "sent: the model reads it at its next step (Tab queues a message for after the turn)",
+            now,
+        );
+    }
+
+    /// Tab while a turn runs: the message waits for the turn's end.
+    pub(super) fn queue(&mut self, now: Instant) {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        self.composer.clear();
+        self.queued.push_back(text);
+        self.flash("queued: it will be sent when this turn ends", now);
+    }
+
+    /// The turn ended: a question still open is withdrawn, a finished
+    /// plan leaves the screen, and what was sent for the turn and came
+    /// too late for it starts the next one (the agent starts it; whether
+    /// it does is returned).
+    pub(super) fn end_together(&mut self) -> bool {
+        if self.questions.ask.take().is_some() {
+            let (kind, text) = crate::components::ask::withdrawn();
+            self.notice(kind, text);
+        }
+        if self.plan.as_ref().is_some_and(|p| p.finished()) {
+            self.plan = None;
+        }
+        if !self.steering.is_empty() {
+            let text: Vec<String> = self.steering.drain(..).collect();
+            self.sent_marks.push_back(self.transcript.len());
+            self.transcript.push(Cell::User(text.join("\n\n")));
+            self.transcript.scroll_to_bottom();
+            return true;
+        }
+        false
+    }
+}
