@@ -95,6 +95,11 @@ pub struct ExecArgs {
     /// approval mode, a rule or a guardrail), for CI.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..=125))]
     pub deny_exit_code: Option<i32>,
+    /// Plan only: the model looks with the read-only tools and proposes a
+    /// plan (a `plan_updated` event); nothing changes, whatever the
+    /// approval mode.
+    #[arg(long)]
+    pub plan: bool,
     /// The prompt; `-` (or nothing, with stdin not a terminal) reads it from stdin.
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,

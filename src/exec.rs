@@ -40,6 +40,8 @@ pub struct ExecOptions {
     pub images: Vec<std::path::PathBuf>,
     /// `--deny-exit-code N`: the status when a call was denied.
     pub deny_exit_code: Option<i32>,
+    /// `--plan`: a turn in plan mode.
+    pub plan: bool,
 }
 
 /// The most piped input sent along with a prompt.
@@ -136,7 +138,11 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
     }
     if handle
         .ops
-        .send(Op::UserInput { text: opts.prompt })
+        .send(if opts.plan {
+            Op::Plan { text: opts.prompt }
+        } else {
+            Op::UserInput { text: opts.prompt }
+        })
         .await
         .is_err()
     {
@@ -545,6 +551,18 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         )
         .replace(" \n", "\n"),
         AgentEvent::Attachments { files, .. } => attachment_lines(files),
+        AgentEvent::PlanUpdated { steps, .. } => {
+            let mut text = "plan:\n".to_string();
+            for s in steps {
+                let mark = match s.status {
+                    crate::protocol::StepStatus::Done => "✓",
+                    crate::protocol::StepStatus::InProgress => "▸",
+                    crate::protocol::StepStatus::Pending => "○",
+                };
+                text.push_str(&format!("  {mark} {}\n", s.step));
+            }
+            text
+        }
         AgentEvent::ToolProgress { text, stream, .. }
             if stream == crate::protocol::NOTIFY_STREAM =>
         {

@@ -132,6 +132,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         resume,
         images,
         deny_exit_code: args.deny_exit_code,
+        plan: args.plan,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
 }

@@ -482,6 +482,33 @@ async fn headless_questions_are_listed_and_left_to_the_model() {
     );
 }
 
+/// `--plan`: the model only looks, whatever the mode, and the plan is
+/// printed.
+#[tokio::test]
+async fn plan_mode_changes_nothing_and_prints_the_plan() {
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call("w1", "write_file", json!({"path": "a.txt", "content": "x"}))
+                .call(
+                    "p1",
+                    "update_plan",
+                    json!({"steps": [{"step": "write a.txt", "status": "pending"}]}),
+                ),
+        ),
+        Step::Reply(Reply::text("Plan: write a.txt.")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--plan", "--approval", "full-auto"], "make a.txt")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!env.ws.path().join("a.txt").exists());
+    assert!(r.stderr.contains("plan:\n  ○ write a.txt"), "{}", r.stderr);
+    assert_eq!(r.stdout, "Plan: write a.txt.\n");
+}
+
 #[tokio::test]
 async fn plain_mode_prints_the_answer_on_stdout_and_progress_on_stderr() {
     let env = Env::new();

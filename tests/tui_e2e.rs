@@ -1537,3 +1537,59 @@ async fn the_model_asks_shows_its_plan_and_takes_a_message_mid_turn() {
     let shown = pane.screen();
     assert!(!shown.contains("for the model's next step"), "{shown}");
 }
+
+/// `/plan`: the model looks with read-only tools and proposes a plan,
+/// pinned above the composer; "Carry out the plan?" and `y` send the
+/// approval, and the next turn acts in the mode chosen.
+#[tokio::test]
+async fn a_plan_is_proposed_approved_and_carried_out() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "p1",
+            "update_plan",
+            json!({"steps": [
+                {"step": "write notes.md", "status": "pending"},
+                {"step": "say what it holds", "status": "pending"},
+            ]}),
+        )),
+        Step::Reply(Reply::text("First notes.md, then a summary.")),
+        Step::Reply(Reply::tools().call(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        )),
+        Step::Reply(Reply::text("Done: notes.md holds a heading.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.type_slowly("/plan write some notes", Duration::from_millis(40))
+        .await;
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("Carry out the plan?").await;
+    assert!(shown.contains("Plan · 0 of 2 done"), "{shown}");
+    assert!(shown.contains("○ write notes.md"), "{shown}");
+    assert!(!ws.path().join("notes.md").exists());
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("Done: notes.md holds a heading.").await;
+    assert!(ws.path().join("notes.md").exists());
+    let requests = mock.requests();
+    let first = requests[0].body.to_string();
+    assert!(
+        !first.contains("\"write_file\""),
+        "plan mode offers no writes"
+    );
+    assert!(
+        requests[2]
+            .body
+            .to_string()
+            .contains("The plan is approved"),
+        "the approval went to the model"
+    );
+    assert!(requests[2].body.to_string().contains("\"write_file\""));
+}

@@ -204,6 +204,8 @@ pub(crate) struct Shared {
     pub(crate) denied: Mutex<Vec<crate::protocol::Denial>>,
     /// The model's questions, its plan, the person's messages mid-turn.
     pub(crate) desk: Arc<together::Desk>,
+    /// A turn in plan mode runs: read-only tools, read-only mode.
+    pub(crate) planning: std::sync::atomic::AtomicBool,
 }
 
 /// A [`Redactor`] that remembers whether it hid anything.
@@ -371,7 +373,17 @@ impl Shared {
         });
     }
 
+    /// The approval mode calls are judged by: read-only while a turn
+    /// plans.
     pub(crate) fn mode(&self) -> ApprovalMode {
+        if self.planning.load(std::sync::atomic::Ordering::Relaxed) {
+            return ApprovalMode::ReadOnly;
+        }
+        self.chosen_mode()
+    }
+
+    /// The approval mode the person chose.
+    pub(crate) fn chosen_mode(&self) -> ApprovalMode {
         *self
             .mode
             .lock()
@@ -473,7 +485,7 @@ impl Shared {
                 .collect()
         };
         AgentEvent::Permissions {
-            approval: self.mode(),
+            approval: self.chosen_mode(),
             rules: RuleLists {
                 allow: texts(&rules.allow),
                 ask: texts(&rules.ask),
@@ -796,6 +808,7 @@ impl Agent {
             asked: Mutex::new(HashMap::new()),
             denied: Mutex::new(Vec::new()),
             desk,
+            planning: std::sync::atomic::AtomicBool::new(false),
             spent: Mutex::new(
                 self.resumed
                     .as_ref()

@@ -427,3 +427,83 @@ async fn a_message_too_late_for_the_turn_starts_the_next() {
     );
     assert_eq!(mock.requests().len(), 3);
 }
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| {
+            t["function"]["name"]
+                .as_str()
+                .or(t["name"].as_str())
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// A turn in plan mode offers the model only what looks, judges every
+/// call as read-only whatever the mode (a write it tries anyway is
+/// refused, nothing changes), and tells the model to propose a plan; the
+/// next turn has every tool and the chosen mode again.
+#[tokio::test]
+async fn plan_mode_only_looks_and_the_next_turn_acts() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = json!({"steps": [{"step": "add the flag", "status": "pending"}]});
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call("r1", "list_directory", json!({"path": "."}))
+                .call("w1", "write_file", json!({"path": "a.txt", "content": "x"})),
+        ),
+        Step::Reply(Reply::tools().call("p1", "update_plan", plan)),
+        Step::Reply(Reply::text("The plan: add the flag.")),
+        Step::Reply(Reply::tools().call(
+            "w2",
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::Plan {
+            text: "add a --verbose flag".into(),
+        })
+        .await
+        .unwrap();
+    let events = collect_turn(&mut handle).await;
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::TurnCompleted { .. })
+    ));
+    assert_eq!(result_of(&events, "r1").0, ToolStatus::Ok);
+    let (status, content, _) = result_of(&events, "w1");
+    assert_eq!(status, ToolStatus::Denied, "{content}");
+    assert!(content.to_string().contains("read-only"), "{content}");
+    assert!(!ws.path().join("a.txt").exists());
+    let requests = mock.requests();
+    let names = tool_names(&requests[0].body);
+    assert!(names.contains(&"read_file".to_string()), "{names:?}");
+    assert!(names.contains(&"update_plan".to_string()), "{names:?}");
+    for acting in [
+        "write_file",
+        "edit_file",
+        "exec_shell",
+        "delete_file",
+        "spawn",
+    ] {
+        assert!(!names.contains(&acting.to_string()), "{names:?}");
+    }
+    let first = requests[0].body.to_string();
+    assert!(first.contains("Plan mode") && first.contains("add a --verbose flag"));
+    // Approved: the next turn acts, in the mode chosen (full-auto here).
+    let events = turn(&mut handle, "The plan is approved: carry it out.").await;
+    assert_eq!(result_of(&events, "w2").0, ToolStatus::Ok);
+    assert!(ws.path().join("a.txt").exists());
+    let names = tool_names(&mock.requests()[3].body);
+    assert!(names.contains(&"write_file".to_string()), "{names:?}");
+}

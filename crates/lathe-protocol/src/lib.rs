@@ -195,6 +195,10 @@ pub enum ApprovalDecision {
 pub enum Op {
     /// Start a turn with this prompt (queued if a turn is running).
     UserInput { text: String },
+    /// Start a turn in plan mode: the model has only the read-only tools
+    /// (nothing may change, whatever the approval mode) and is told to
+    /// propose a plan (`update_plan`) for the person to approve.
+    Plan { text: String },
     /// Cancel the running turn and its running tools.
     Interrupt,
     /// Answer an `approval_requested` event.

@@ -188,6 +188,9 @@ pub struct App {
     steering: VecDeque<String>,
     /// The model's plan, pinned above the composer.
     plan: Option<crate::components::plan::Plan>,
+    /// The turn running is in plan mode: its end asks whether to carry
+    /// the plan out.
+    planning: bool,
     /// How full the context is: tokens, and the window if known.
     context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
@@ -290,6 +293,7 @@ impl App {
             queued: VecDeque::new(),
             steering: VecDeque::new(),
             plan: None,
+            planning: false,
             context: None,
             thinking_since: None,
             last_turn_cost: None,
@@ -490,6 +494,8 @@ impl App {
                     .set_highlighted(&call_id, highlighted);
             }
             AppEvent::Typed(key) => self.composer_key(key, self.now),
+            AppEvent::Send(text) => self.send(text),
+            AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
             AppEvent::Scroll(code) => {
                 let page = self.transcript.page();

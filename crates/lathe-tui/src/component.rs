@@ -90,6 +90,11 @@ pub enum AppEvent {
     Command(super::components::composer::SlashCommand),
     /// `?`: the keys of where the person is.
     Keys(super::components::keys_help::Keys),
+    /// A message from the person, sent as if typed (the plan approved).
+    Send(String),
+    /// Text for the composer to start from (`/plan ` to say what to
+    /// change).
+    Compose(String),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending
@@ -166,6 +171,8 @@ pub trait Question: Component {
 pub struct Questions {
     pub trust: Option<TrustQuestion>,
     pub limit: Option<LimitQuestion>,
+    /// Whether to carry out the plan a plan-mode turn proposed.
+    pub plan: Option<super::components::question::PlanQuestion>,
     /// The model's question (`ask_user`), one at a time.
     pub ask: Option<super::components::ask::AskPanel>,
     pub approvals: ApprovalOverlay,
@@ -198,6 +205,13 @@ impl Questions {
             Some(LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now));
     }
 
+    /// Asks whether to carry out the plan just proposed.
+    pub fn ask_plan(&mut self, now: Instant) {
+        self.plan = Some(
+            super::components::question::PlanQuestion::new().after_typing(self.last_typed, now),
+        );
+    }
+
     /// Shows the model's question.
     pub fn ask(&mut self, call_id: String, question: String, choices: Vec<String>, now: Instant) {
         self.ask = Some(
@@ -217,6 +231,9 @@ impl Questions {
         if let Some(q) = &mut self.ask {
             return Some(q);
         }
+        if let Some(q) = &mut self.plan {
+            return Some(q);
+        }
         self.approvals
             .is_active()
             .then_some(&mut self.approvals as &mut dyn Question)
@@ -227,13 +244,14 @@ impl Questions {
         self.trust.is_some()
             || self.limit.is_some()
             || self.ask.is_some()
+            || self.plan.is_some()
             || self.approvals.is_active()
     }
 
     /// Takes off the question that has the keys (it was answered).
     pub fn close_top(&mut self) {
-        if self.trust.take().is_none() && self.limit.take().is_none() {
-            self.ask = None;
+        if self.trust.take().is_none() && self.limit.take().is_none() && self.ask.take().is_none() {
+            self.plan = None;
         }
     }
 
@@ -246,6 +264,9 @@ impl Questions {
             f(q);
         }
         if let Some(q) = &mut self.ask {
+            f(q);
+        }
+        if let Some(q) = &mut self.plan {
             f(q);
         }
         f(&mut self.approvals);

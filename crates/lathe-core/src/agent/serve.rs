@@ -36,47 +36,44 @@ async fn serve(
                 let Some(op) = ops.recv().await else {
                     return;
                 };
-                match op {
-                    Op::UserInput { text } | Op::Steer { text } => Work::Turn(text),
-                    Op::Compact => Work::Compact,
-                    Op::ListTurns => Work::ListTurns,
-                    Op::SessionDiff => Work::SessionDiff,
-                    Op::Rewind {
-                        turn,
-                        files,
-                        conversation,
-                    } => Work::Rewind {
-                        turn,
-                        files,
-                        conversation,
-                    },
-                    Op::Shutdown => return,
-                    other => {
+                match Work::from_op(op) {
+                    Ok(work) => work,
+                    Err(Op::Shutdown) => return,
+                    Err(other) => {
                         idle_op(&shared, &mut conversation, other);
                         continue;
                     }
                 }
             }
         };
-        let cancel = CancellationToken::new();
-        let work_kind = match work {
-            Work::Turn(_) => WorkKind::Turn,
-            _ => WorkKind::Other,
+        let mut running = Running {
+            cancel: CancellationToken::new(),
+            kind: match work {
+                Work::Turn(_) | Work::Plan(_) => WorkKind::Turn,
+                _ => WorkKind::Other,
+            },
+            clear_after: false,
+            shutdown: false,
         };
-        let mut clear_after = false;
-        let mut shutdown = false;
         {
+            let cancel = running.cancel.clone();
             let turn: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> =
                 match work {
                     Work::Turn(prompt) => Box::pin(turn::run_turn(
                         &shared,
                         &mut conversation,
                         prompt,
-                        cancel.clone(),
+                        false,
+                        cancel,
                     )),
-                    Work::Compact => {
-                        Box::pin(compact_asked(&shared, &mut conversation, cancel.clone()))
-                    }
+                    Work::Plan(prompt) => Box::pin(turn::run_turn(
+                        &shared,
+                        &mut conversation,
+                        prompt,
+                        true,
+                        cancel,
+                    )),
+                    Work::Compact => Box::pin(compact_asked(&shared, &mut conversation, cancel)),
                     Work::ListTurns => Box::pin(undo::list(&shared, &conversation)),
                     Work::SessionDiff => Box::pin(undo::session_diff(&shared)),
                     Work::Rewind {
@@ -89,49 +86,14 @@ async fn serve(
             loop {
                 tokio::select! {
                     () = &mut turn => break,
-                    op = ops.recv(), if ops_open => match op {
+                    op = ops.recv(), if ops_open => {
                         // The front end went away: nobody can see this turn.
-                        None => {
+                        let op = op.unwrap_or_else(|| {
                             ops_open = false;
-                            shutdown = true;
-                            cancel.cancel();
-                        }
-                        Some(Op::Shutdown) => {
-                            shutdown = true;
-                            cancel.cancel();
-                        }
-                        // What was sent for the turn and not yet given
-                        // to the model goes back to the person (the front
-                        // end has it): stopping never starts a turn.
-                        Some(Op::Interrupt) => {
-                            cancel.cancel();
-                            shared.desk.take_steering();
-                        }
-                        Some(Op::Decide { call_id, decision }) => pending.resolve(&call_id, decision),
-                        Some(Op::UserInput { text }) => queued.push_back(Work::Turn(text)),
-                        Some(Op::Compact) => queued.push_back(Work::Compact),
-                        Some(Op::ListTurns) => queued.push_back(Work::ListTurns),
-                        Some(Op::SessionDiff) => queued.push_back(Work::SessionDiff),
-                        Some(Op::Rewind { turn, files, conversation }) => {
-                            queued.push_back(Work::Rewind { turn, files, conversation });
-                        }
-                        Some(Op::ContinueTurn { turn_id, go_on }) => shared.answer_limit(turn_id, go_on),
-                        Some(Op::Answer { call_id, answer }) => shared.desk.answer(&call_id, answer),
-                        // A message for the turn: at its next request, or
-                        // the next turn if it ends first (or is not one).
-                        Some(Op::Steer { text }) => match &work_kind {
-                            WorkKind::Turn => shared.desk.steer(text),
-                            WorkKind::Other => queued.push_back(Work::Turn(text)),
-                        },
-                        Some(Op::Clear) => {
-                            clear_after = true;
-                            cancel.cancel();
-                            shared.desk.take_steering();
-                        }
-                        Some(other) => {
-                            shared.common_op(&other);
-                        }
-                    },
+                            Op::Shutdown
+                        });
+                        running.op(&shared, &pending, &mut queued, op);
+                    }
                 }
             }
         }
@@ -145,11 +107,68 @@ async fn serve(
         if let Some(c) = &shared.checkpoints {
             c.end(&shared).await;
         }
-        if clear_after {
+        if running.clear_after {
             idle_op(&shared, &mut conversation, Op::Clear);
         }
-        if shutdown {
+        if running.shutdown {
             return;
+        }
+    }
+}
+
+/// The work running, as ops arrive while it does.
+struct Running {
+    cancel: CancellationToken,
+    kind: WorkKind,
+    clear_after: bool,
+    shutdown: bool,
+}
+
+impl Running {
+    /// An op that arrives while the work runs: handled at once, or queued
+    /// as the next work.
+    fn op(
+        &mut self,
+        shared: &Arc<Shared>,
+        pending: &PendingApprovals,
+        queued: &mut VecDeque<Work>,
+        op: Op,
+    ) {
+        let op = match op {
+            // A message for the turn: at its next request, or the next
+            // turn if it ends first (or none runs).
+            Op::Steer { text } => match self.kind {
+                WorkKind::Turn => return shared.desk.steer(text),
+                WorkKind::Other => return queued.push_back(Work::Turn(text)),
+            },
+            op => match Work::from_op(op) {
+                Ok(work) => return queued.push_back(work),
+                Err(op) => op,
+            },
+        };
+        match op {
+            Op::Shutdown => {
+                self.shutdown = true;
+                self.cancel.cancel();
+            }
+            // What was sent for the turn and not yet given to the model
+            // goes back to the person (the front end has it): stopping
+            // never starts a turn.
+            Op::Interrupt => {
+                self.cancel.cancel();
+                shared.desk.take_steering();
+            }
+            Op::Clear => {
+                self.clear_after = true;
+                self.cancel.cancel();
+                shared.desk.take_steering();
+            }
+            Op::Decide { call_id, decision } => pending.resolve(&call_id, decision),
+            Op::ContinueTurn { turn_id, go_on } => shared.answer_limit(turn_id, go_on),
+            Op::Answer { call_id, answer } => shared.desk.answer(&call_id, answer),
+            other => {
+                shared.common_op(&other);
+            }
         }
     }
 }
@@ -163,6 +182,8 @@ enum WorkKind {
 /// What the agent task does next.
 enum Work {
     Turn(String),
+    /// A turn in plan mode.
+    Plan(String),
     /// `/compact`.
     Compact,
     ListTurns,
@@ -172,6 +193,29 @@ enum Work {
         files: bool,
         conversation: bool,
     },
+}
+
+impl Work {
+    /// The work an op asks for; any other op back.
+    fn from_op(op: Op) -> Result<Self, Op> {
+        Ok(match op {
+            Op::UserInput { text } | Op::Steer { text } => Work::Turn(text),
+            Op::Plan { text } => Work::Plan(text),
+            Op::Compact => Work::Compact,
+            Op::ListTurns => Work::ListTurns,
+            Op::SessionDiff => Work::SessionDiff,
+            Op::Rewind {
+                turn,
+                files,
+                conversation,
+            } => Work::Rewind {
+                turn,
+                files,
+                conversation,
+            },
+            other => return Err(other),
+        })
+    }
 }
 
 /// `/compact`: summarizes the older turns now, and says how it went.

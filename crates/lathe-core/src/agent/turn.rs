@@ -71,12 +71,21 @@ struct Turn<'a> {
     /// Where this turn's messages begin (a refused turn is taken out); a
     /// compaction during the turn moves them, and it then stays.
     start: Option<usize>,
+    /// Plan mode: the read-only tools only, and a plan to propose.
+    plan: bool,
 }
+
+/// What the model is told before the person's message in plan mode.
+pub(crate) const PLAN_MODE: &str = "[Plan mode: look into what the person asks with the \
+     read-only tools you have, then propose a plan: call update_plan with the steps (all \
+     pending) and explain it in a few sentences. Change nothing yet, and do not ask to: the \
+     person reads the plan and approves it, or says what to change.]";
 
 pub(crate) async fn run_turn(
     shared: &Shared,
     conv: &mut Conversation,
     prompt: String,
+    plan: bool,
     cancel: CancellationToken,
 ) {
     conv.turns += 1;
@@ -91,8 +100,15 @@ pub(crate) async fn run_turn(
         usage: Usage::default(),
         overflowed: false,
         start: None,
+        plan,
     };
+    shared
+        .planning
+        .store(plan, std::sync::atomic::Ordering::Relaxed);
     let Err(Ended) = turn.run(conv, prompt).await;
+    shared
+        .planning
+        .store(false, std::sync::atomic::Ordering::Relaxed);
 }
 
 impl Turn<'_> {
@@ -220,9 +236,14 @@ impl Turn<'_> {
                 .await);
         }
         // How the last turn ended, if not well (a session resumed after a
-        // kill), or a rewind: the model reads it first; the record keeps
-        // it apart from the person's words.
+        // kill), or a rewind, and plan mode: the model reads it first; the
+        // record keeps it apart from the person's words.
         let note = conv.note.take();
+        let note = match (note, self.plan) {
+            (note, false) => note,
+            (None, true) => Some(PLAN_MODE.to_string()),
+            (Some(n), true) => Some(format!("{n}\n\n{PLAN_MODE}")),
+        };
         shared
             .record(Item::User {
                 turn: turn_id,
@@ -277,6 +298,24 @@ impl Turn<'_> {
             () = self.cancel.cancelled() => {}
         }
         let tools = shared.tools.snapshot();
+        // Planning, the model is offered what only looks.
+        let read_only;
+        let schemas = if self.plan {
+            read_only = tools
+                .schemas
+                .iter()
+                .filter(|s| {
+                    tools
+                        .registry
+                        .resolve(&s.name)
+                        .is_ok_and(|t| t.tool.effect() == crate::protocol::Effect::Read)
+                })
+                .cloned()
+                .collect::<Vec<_>>();
+            &read_only
+        } else {
+            &tools.schemas
+        };
         // A model that sees no images gets the earlier ones as their labels.
         let blind;
         let messages = if shared.model_info(&self.model).vision == Some(false)
@@ -294,7 +333,7 @@ impl Turn<'_> {
             model: &self.model,
             system: &shared.system_prompt,
             messages,
-            tools: &tools.schemas,
+            tools: schemas,
             effort: self.effort,
             cache_key: Some(&shared.session_id),
         };

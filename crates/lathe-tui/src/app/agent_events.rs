@@ -128,6 +128,7 @@ impl App {
             } => {
                 self.end_thinking(now);
                 self.end_turn();
+                self.plan_turn_ended(true, now);
                 self.last_turn_cost = usage.cost_usd;
                 // A refusal is told by the agent, with its explanation.
                 if let Some(note) = stop_reason
@@ -150,6 +151,7 @@ impl App {
                 if turn_id.is_some() {
                     self.end_thinking(now);
                     self.end_turn();
+                    self.plan_turn_ended(false, now);
                 }
                 match kind {
                     ErrorKind::Interrupted => self.notice(NoticeKind::Info, "interrupted"),

@@ -18,6 +18,7 @@ impl App {
                 self.turn_marks.clear();
                 self.questions.approvals.clear();
                 self.questions.ask = None;
+                self.questions.plan = None;
                 self.plan = None;
                 self.usage = Usage::default();
                 self.ops.push(Op::Clear);
@@ -27,6 +28,7 @@ impl App {
                 );
             }
             SlashCommand::Model(m) => self.model_command(m),
+            SlashCommand::Plan(what) => self.plan_command(what, self.now),
             SlashCommand::Approvals(Some(mode)) => {
                 self.approval = mode;
                 self.ops.push(Op::SetApprovalMode { mode });

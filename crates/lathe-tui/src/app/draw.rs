@@ -165,6 +165,9 @@ impl App {
                     .render(main, buf, &self.theme, self.now);
             }
         }
+        if let Some(q) = &self.questions.plan {
+            q.render(main, buf, &self.theme, self.now);
+        }
         if let Some(q) = &self.questions.ask {
             q.render(main, buf, &self.theme, self.now);
         }

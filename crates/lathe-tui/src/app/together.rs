@@ -69,4 +69,36 @@ impl App {
         }
         false
     }
+
+    /// `/plan WHAT`: a turn in plan mode, while no turn runs.
+    pub(super) fn plan_command(&mut self, what: Option<String>, now: Instant) {
+        let Some(what) = what else {
+            return self.notice(
+                NoticeKind::Info,
+                "/plan WHAT: the model looks into it with read-only tools and proposes a plan; \
+                 nothing changes until you approve it",
+            );
+        };
+        if self.is_running() {
+            return self.flash("a turn is running: /plan once it ends (Esc stops it)", now);
+        }
+        self.sent_marks.push_back(self.transcript.len());
+        self.transcript.push(Cell::User(what.clone()));
+        self.notice(
+            NoticeKind::Info,
+            "plan mode: the model looks with read-only tools and proposes a plan; nothing \
+             changes until you approve it",
+        );
+        self.transcript.scroll_to_bottom();
+        self.ops.push(Op::Plan { text: what });
+        self.planning = true;
+    }
+
+    /// A turn ended: a plan-mode turn that completed asks whether to
+    /// carry its plan out.
+    pub(super) fn plan_turn_ended(&mut self, completed: bool, now: Instant) {
+        if std::mem::take(&mut self.planning) && completed {
+            self.questions.ask_plan(now);
+        }
+    }
 }

@@ -85,6 +85,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/undo", "put back the files the last turn changed"),
     ("/diff", "every change of this session to the files"),
     (
+        "/plan",
+        "/plan WHAT: the model looks (read-only) and proposes a plan to approve",
+    ),
+    (
         "/copy",
         "copy the last answer (/copy N: its N-th code block)",
     ),
@@ -128,6 +132,8 @@ pub enum SlashCommand {
     Trust,
     /// `/diff`: every change of the session.
     Diff,
+    /// `/plan WHAT`: a turn in plan mode (`None`: say how).
+    Plan(Option<String>),
     /// `/copy [N]`: the last answer, or its N-th code block.
     Copy(Option<usize>),
     /// `/mouse`: mouse reporting on or off (as Ctrl-S).
@@ -218,6 +224,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "undo" => Ok(SlashCommand::Undo),
         "trust" => Ok(SlashCommand::Trust),
         "diff" => Ok(SlashCommand::Diff),
+        "plan" => Ok(SlashCommand::Plan(arg)),
         "mouse" => Ok(SlashCommand::Mouse),
         "copy" => match arg.as_deref().map(str::parse::<usize>) {
             None => Ok(SlashCommand::Copy(None)),

@@ -231,6 +231,105 @@ impl Question for LimitQuestion {
     }
 }
 
+/// What the person says when they approve a plan: their own words, in
+/// the conversation.
+pub const PLAN_APPROVED: &str = "The plan is approved: carry it out, step by step, keeping \
+     the plan up to date.";
+
+/// A plan-mode turn proposed a plan: carry it out?
+pub struct PlanQuestion {
+    arming: Arming,
+    shown: Cell<bool>,
+}
+
+impl PlanQuestion {
+    pub fn new() -> Self {
+        Self {
+            arming: Arming::pending(),
+            shown: Cell::new(false),
+        }
+    }
+
+    /// Asked at `now`, the person's last key into the composer at
+    /// `last_typed`.
+    #[must_use]
+    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
+        self.arming = Arming::pending_after(last_typed, now);
+        self
+    }
+}
+
+impl Default for PlanQuestion {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `y` sends the approval (the turn runs in the approval mode chosen),
+/// `e` starts `/plan ` in the composer to say what to change, `n` or Esc
+/// leaves the plan as it is; armed like the other questions.
+impl Component for PlanQuestion {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
+        let change = key.code == crossterm::event::KeyCode::Char('e') && key.modifiers.is_empty();
+        match self.arming.answer(key, now) {
+            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
+            Answer::Yes => {
+                events.send(AppEvent::Send(PLAN_APPROVED.into()));
+                return Outcome::Close;
+            }
+            Answer::Nothing if change => {
+                events.send(AppEvent::Compose("/plan ".into()));
+                events.send(AppEvent::Flash(
+                    "say what to change; Enter asks for a new plan".into(),
+                ));
+                return Outcome::Close;
+            }
+            Answer::No { pass } => {
+                events.send(AppEvent::Notice(
+                    NoticeKind::Info,
+                    "the plan was not carried out; /plan revises it, or say what to do".into(),
+                ));
+                if let Some(key) = pass {
+                    events.send(AppEvent::Typed(key));
+                }
+                return Outcome::Close;
+            }
+            Answer::Nothing => {}
+        }
+        Outcome::Done
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+        use ratatui::text::{Line, Span};
+        let lines = vec![Line::from(Span::styled(
+            "The model proposes the plan above (pinned over the message box). Nothing has \
+             changed yet. Carry it out, in the approval mode you chose?",
+            t.text(),
+        ))];
+        let keys = Line::from(vec![
+            Span::styled("y", t.bold(t.colors.accent)),
+            Span::styled(" carry it out  ", t.muted()),
+            Span::styled("e", t.bold(t.colors.accent)),
+            Span::styled(" say what to change  ", t.muted()),
+            Span::styled("n", t.bold(t.colors.accent)),
+            Span::styled(" not now", t.muted()),
+        ]);
+        render_question(" Carry out the plan? ", lines, keys, area, buf, t);
+        self.shown.set(true);
+    }
+}
+
+impl Question for PlanQuestion {
+    fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.arming.drawn(self.shown.take(), now);
+    }
+}
+
 /// The question whether to run the hooks a workspace config defines.
 pub struct TrustPrompt {
     /// The hooks, one line each.
