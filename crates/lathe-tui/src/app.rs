@@ -292,7 +292,10 @@ impl App {
             edits_sent: HashMap::new(),
             queued: VecDeque::new(),
             steering: VecDeque::new(),
-            plan: None,
+            plan: session
+                .resumed
+                .as_ref()
+                .and_then(|r| crate::components::plan::Plan::last(&r.shown)),
             planning: false,
             context: None,
             thinking_since: None,
@@ -945,6 +948,7 @@ fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown])
                 users.push(transcript.len());
                 transcript.push(Cell::User(text.clone()));
             }
+            Shown::Steer(text) => transcript.push(Cell::User(text.clone())),
             Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
             Shown::Reasoning(text) => transcript.push(Cell::Thinking(Box::new(
                 crate::components::cells::ThinkingCell {

@@ -969,6 +969,19 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
             },
             Shown::Note("turn 1 did not finish: interrupted".into()),
             Shown::User("go on".into()),
+            Shown::Tool {
+                call_id: "p1".into(),
+                name: "update_plan".into(),
+                arguments: json!({"steps": [
+                    {"step": "fix the test", "status": "done"},
+                    {"step": "update the\u{1b}[2J docs", "status": "in_progress"},
+                ]})
+                .to_string(),
+                content: json!({"steps": 2, "done": 1, "current": "update the docs"}).to_string(),
+                is_error: false,
+                seen: None,
+            },
+            Shown::Steer("and the changelog".into()),
             Shown::Assistant("Done: the test passes.".into()),
         ],
         prompts: vec![(1, "fix the failing test".into()), (2, "go on".into())],
@@ -996,6 +1009,10 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
 fn a_resumed_session_shows_its_transcript() {
     let mut a = resumed_app(None, None);
     assert_eq!(a.usage.input_tokens, 1200, "the usage goes on");
+    // The plan is pinned again; a message sent mid-turn is no turn.
+    let plan = a.plan.as_ref().expect("the plan comes back");
+    assert_eq!(plan.steps[1].step, "update the[2J docs");
+    assert_eq!(a.turn_marks.len(), 2);
     assert_snapshot!("app_resumed", screen(&mut a, 72, 22));
 }
 

@@ -453,6 +453,8 @@ pub struct Rebuilt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shown {
     User(String),
+    /// What the person sent while a turn ran (not a turn of its own).
+    Steer(String),
     Assistant(String),
     /// What the model thought before it answered.
     Reasoning(String),
@@ -777,7 +779,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             }
             Item::Steer { text, .. } => {
                 push_steering(&mut out.messages, text);
-                out.shown.push(Shown::User(text.clone()));
+                out.shown.push(Shown::Steer(text.clone()));
             }
             Item::TurnEnd { turn } => {
                 ended.insert(*turn);

@@ -25,6 +25,34 @@ impl Plan {
         Self { steps }
     }
 
+    /// The last plan a resumed conversation's model kept, unless it was
+    /// finished.
+    pub fn last(shown: &[crate::session::history::Shown]) -> Option<Self> {
+        use crate::session::history::Shown;
+        let args = shown.iter().rev().find_map(|s| match s {
+            Shown::Tool {
+                name,
+                arguments,
+                is_error: false,
+                ..
+            } if name == "update_plan" => Some(arguments),
+            _ => None,
+        })?;
+        let v: serde_json::Value = serde_json::from_str(args).ok()?;
+        let mut steps: Vec<PlanStep> = serde_json::from_value(v.get("steps")?.clone()).ok()?;
+        // As the tool kept it: one line, nothing a terminal would obey.
+        for s in &mut steps {
+            s.step = s
+                .step
+                .split_whitespace()
+                .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        let plan = Self::new(steps);
+        (!plan.steps.is_empty() && !plan.finished()).then_some(plan)
+    }
+
     /// Every step is done.
     pub fn finished(&self) -> bool {
         self.steps.iter().all(|s| s.status == StepStatus::Done)
