@@ -1599,3 +1599,58 @@ async fn files_are_deleted_and_moved_as_changes() {
     assert_eq!(x["status"], "error", "{x}");
     assert!(x.to_string().contains("already exists"), "{x}");
 }
+
+/// A command the model left running in the background dies with Lathe,
+/// even when Lathe is killed outright (SIGKILL: no chance to clean up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_commands_die_with_a_killed_lathe() {
+    let env = Env::new();
+    let marker = format!("sleep 5{}", std::process::id() % 10_000);
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "b1",
+            "exec_shell",
+            json!({"command": marker, "background": true}),
+        )),
+        Step::Slow(Reply::text("never"), Duration::from_secs(60)),
+    ])
+    .await;
+    let url = mock.openai_url();
+    let mut child = env
+        .command(
+            &[
+                "exec",
+                "--base-url",
+                &url,
+                "--model",
+                "mock-model",
+                "--approval",
+                "full-auto",
+                "start it",
+            ],
+            &[("OPENAI_API_KEY", SECRET)],
+        )
+        .spawn()
+        .unwrap();
+    let running = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !running() {
+        assert!(std::time::Instant::now() < deadline, "it never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a background command outlived a killed lathe"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

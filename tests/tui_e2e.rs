@@ -1593,3 +1593,48 @@ async fn a_plan_is_proposed_approved_and_carried_out() {
     );
     assert!(requests[2].body.to_string().contains("\"write_file\""));
 }
+
+/// A command the model starts in the background is counted in the status
+/// bar; `/ps` lists it with its last lines, and `k` stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ps_lists_a_background_command_and_k_stops_it() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let marker = format!("serving{}", std::process::id());
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "b1",
+            "exec_shell",
+            json!({
+                "command": format!("echo {marker} on 5173; while true; do sleep 0.5; done"),
+                "background": true,
+            }),
+        )),
+        Step::Reply(Reply::text("The dev server runs.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.type_slowly("start the dev server", Duration::from_millis(30))
+        .await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("The dev server runs.").await;
+    pane.wait_for("1 in background (/ps)").await;
+    pane.type_slowly("/ps", Duration::from_millis(80)).await;
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("Background commands (/ps)").await;
+    assert!(shown.contains("bg1"), "{shown}");
+    pane.wait_for(&format!("{marker} on 5173")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pane.keys(&["k"]);
+    pane.wait_for("stopped").await;
+    pane.keys(&["Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pane.screen().contains("in background (/ps)") {
+        assert!(Instant::now() < deadline, "{}", pane.screen());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!running(&marker), "the command outlived its stop");
+}

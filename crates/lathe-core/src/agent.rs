@@ -83,6 +83,8 @@ pub struct AgentConfig {
     pub checkpoints: Option<std::path::PathBuf>,
     /// What the config says of models (`[models."NAME"]`).
     pub models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
+    /// How many commands may run in the background at once.
+    pub max_background: usize,
 }
 
 impl AgentConfig {
@@ -107,6 +109,7 @@ impl AgentConfig {
             compact_at: crate::config::defaults::COMPACT_AT,
             checkpoints: None,
             models: std::collections::BTreeMap::new(),
+            max_background: crate::tools::jobs::DEFAULT_MAX,
         }
     }
 }
@@ -206,6 +209,8 @@ pub(crate) struct Shared {
     pub(crate) desk: Arc<together::Desk>,
     /// A turn in plan mode runs: read-only tools, read-only mode.
     pub(crate) planning: std::sync::atomic::AtomicBool,
+    /// The commands running in the background.
+    pub(crate) jobs: Arc<crate::tools::jobs::Jobs>,
 }
 
 /// A [`Redactor`] that remembers whether it hid anything.
@@ -580,6 +585,21 @@ impl Shared {
                 });
             }
             Op::ListPermissions => self.emitter.emit(self.permissions()),
+            Op::ListJobs => self.emitter.emit(AgentEvent::Jobs {
+                jobs: self.jobs.list(),
+            }),
+            Op::KillJob { handle } => {
+                let jobs = self.jobs.clone();
+                match jobs.get(handle) {
+                    Ok(job) => {
+                        tokio::spawn(async move {
+                            job.stop().await;
+                            jobs.changed();
+                        });
+                    }
+                    Err(e) => tracing::debug!(error = %e, "kill of no such job"),
+                }
+            }
             Op::RevokeGrant { id } => {
                 if let (Some(key), Some(h)) = (self.authz.revoke(*id), &self.history) {
                     h.append_detached(crate::session::history::Item::Revoke { key: Box::new(key) });
@@ -753,6 +773,7 @@ impl Agent {
             let start = self.resumed.as_ref().and_then(|r| r.start_tree.clone());
             undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns, start)
         });
+        let emitter_for_jobs = emitter.clone();
         let desk = Arc::new(together::Desk::new(
             emitter.clone(),
             approver.source() == crate::protocol::DecisionSource::User,
@@ -809,6 +830,12 @@ impl Agent {
             denied: Mutex::new(Vec::new()),
             desk,
             planning: std::sync::atomic::AtomicBool::new(false),
+            jobs: {
+                let jobs = Arc::new(crate::tools::jobs::Jobs::new(cfg.max_background));
+                let emitter = emitter_for_jobs;
+                jobs.on_change(move |jobs| emitter.emit(AgentEvent::Jobs { jobs }));
+                jobs
+            },
             spent: Mutex::new(
                 self.resumed
                     .as_ref()

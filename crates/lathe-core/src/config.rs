@@ -31,6 +31,8 @@ pub mod defaults {
     /// `exec_shell` timeout, and the longest a call may ask for (seed 002).
     pub const SHELL_TIMEOUT_SECS: u64 = 30;
     pub const SHELL_MAX_TIMEOUT_SECS: u64 = 300;
+    /// How many commands may run in the background at once.
+    pub const MAX_BACKGROUND: usize = 4;
     /// How long a "for this conversation" approval lasts, and the most
     /// it may be configured to last: the grants' own.
     pub use crate::policy::grants::{GRANT_TTL_SECS, MAX_GRANT_TTL_SECS};
@@ -134,6 +136,8 @@ pub struct Config {
     /// for them and the terminal is not focused.
     pub notify: bool,
     pub shell_timeout_secs: u64,
+    /// How many commands may run in the background at once.
+    pub max_background: usize,
     /// How commands are confined.
     pub sandbox: crate::sandbox::Settings,
     /// `[tools.web_fetch]`, `[tools.web_search]`.
@@ -253,13 +257,9 @@ impl Config {
             Some(w) => Some(in_range("context_window", Some(w), w, 1024..=100_000_000)?),
             None => None,
         };
-        let shell_timeout_secs = in_range(
-            "[shell] timeout_secs",
-            shell.timeout_secs,
-            defaults::SHELL_TIMEOUT_SECS,
-            1..=defaults::SHELL_MAX_TIMEOUT_SECS,
-        )?;
+        let (shell_timeout_secs, max_background) = settings::shell_limits(&shell)?;
         Ok(Self {
+            max_background,
             web,
             message_channels,
             provider,

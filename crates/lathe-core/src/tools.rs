@@ -11,6 +11,7 @@ pub mod args;
 pub mod builtin;
 pub mod change;
 pub mod fs;
+pub mod jobs;
 pub mod preview;
 pub mod registry;
 pub mod spec;

@@ -87,6 +87,8 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "message",
                         "move_file",
                         "read_file",
+                        "shell_kill",
+                        "shell_output",
                         "spawn",
                         "update_plan",
                         "web_fetch",

@@ -14,6 +14,7 @@ mod mock_llm;
 mod places;
 
 mod agent_loop;
+mod background;
 mod builtin_tools;
 mod caching;
 mod consent;

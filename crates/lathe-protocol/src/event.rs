@@ -11,8 +11,8 @@ use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
 use crate::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, AskedQuestion, Attachment, DecisionSource,
-    Denial, Effect, ErrorKind, GrantInfo, GuardrailOutcome, McpStatus, ModelUsage, PlanStep,
-    ResultMetadata, RuleLists, StopReason, ToolStatus, TurnInfo, Usage, change,
+    Denial, Effect, ErrorKind, GrantInfo, GuardrailOutcome, JobInfo, McpStatus, ModelUsage,
+    PlanStep, ResultMetadata, RuleLists, StopReason, ToolStatus, TurnInfo, Usage, change,
 };
 
 /// Output of the agent task. Serialized as one JSON object with a `type` tag.
@@ -271,6 +271,12 @@ pub enum AgentEvent {
         turn_id: u64,
         text: String,
     },
+    /// The commands running in the background (and those that ended
+    /// since the last list): sent when one starts or ends, and for
+    /// `Op::ListJobs`.
+    Jobs {
+        jobs: Vec<JobInfo>,
+    },
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]
         turn_id: Option<u64>,
@@ -312,6 +318,7 @@ impl AgentEvent {
             AgentEvent::QuestionAsked { .. } => "question_asked",
             AgentEvent::PlanUpdated { .. } => "plan_updated",
             AgentEvent::SteeringDelivered { .. } => "steering_delivered",
+            AgentEvent::Jobs { .. } => "jobs",
             AgentEvent::Error { .. } => "error",
         }
     }
@@ -365,6 +372,7 @@ impl Redact for AgentEvent {
                 explanation.redact(s);
             }
             AgentEvent::SteeringDelivered { text, .. } => text.redact(s),
+            AgentEvent::Jobs { jobs } => jobs.redact(s),
             AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
             AgentEvent::GuardrailVerdict {
                 reason, operations, ..

@@ -23,7 +23,7 @@ pub mod together;
 pub mod visible;
 
 pub use event::AgentEvent;
-pub use together::{AskedQuestion, PlanStep, StepStatus};
+pub use together::{AskedQuestion, JobInfo, PlanStep, StepStatus};
 
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
@@ -97,6 +97,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "message",
     "ask_user",
     "update_plan",
+    "shell_output",
+    "shell_kill",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").
@@ -195,6 +197,11 @@ pub enum ApprovalDecision {
 pub enum Op {
     /// Start a turn with this prompt (queued if a turn is running).
     UserInput { text: String },
+    /// List the commands running in the background, with their last
+    /// lines (answered with `jobs`).
+    ListJobs,
+    /// Stop a command running in the background (answered with `jobs`).
+    KillJob { handle: String },
     /// Start a turn in plan mode: the model has only the read-only tools
     /// (nothing may change, whatever the approval mode) and is told to
     /// propose a plan (`update_plan`) for the person to approve.

@@ -85,6 +85,10 @@ pub struct ExecOp {
     /// explicitly, every time, in every mode.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
+    /// The line is to keep running in the background: what that means
+    /// for the person (how long, whether a server in it is reachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<String>,
     /// The line runs in a sandbox that hides what the read rules cover
     /// from every program (so a directory holding a covered file may be
     /// searched: the file is not in it there).

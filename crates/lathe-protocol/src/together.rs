@@ -61,6 +61,33 @@ impl Redact for AskedQuestion {
     }
 }
 
+/// A command running in the background (`exec_shell` or `spawn` with
+/// `background: true`), as `/ps` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    /// What the model names it by (`bg1`).
+    pub handle: String,
+    /// The command line.
+    pub command: String,
+    /// When it started (milliseconds since the Unix epoch).
+    pub started_ms: u64,
+    /// Still running; else how it ended.
+    pub running: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Its last lines of output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tail: Vec<String>,
+}
+
+/// A command line and its output are text from outside.
+impl Redact for JobInfo {
+    fn redact(&mut self, s: &dyn Scrub) {
+        self.command.redact(s);
+        self.tail.redact(s);
+    }
+}
+
 /// How many of `steps` are done, and the one in progress (or else the
 /// first still pending): what a folded plan shows.
 pub fn plan_progress(steps: &[PlanStep]) -> (usize, Option<&PlanStep>) {

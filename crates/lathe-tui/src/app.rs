@@ -188,6 +188,8 @@ pub struct App {
     steering: VecDeque<String>,
     /// The model's plan, pinned above the composer.
     plan: Option<crate::components::plan::Plan>,
+    /// The commands running in the background, as last reported.
+    jobs: Vec<crate::protocol::JobInfo>,
     /// The turn running is in plan mode: its end asks whether to carry
     /// the plan out.
     planning: bool,
@@ -297,6 +299,7 @@ impl App {
                 .as_ref()
                 .and_then(|r| crate::components::plan::Plan::last(&r.shown)),
             planning: false,
+            jobs: Vec::new(),
             context: None,
             thinking_since: None,
             last_turn_cost: None,

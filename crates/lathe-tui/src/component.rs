@@ -123,6 +123,8 @@ pub enum Overlay {
     Rewind(RewindPicker),
     /// `/diff`'s page.
     Diff(Pager),
+    /// `/ps`: the background commands.
+    Jobs(super::components::jobs::JobsView),
 }
 
 impl Overlay {
@@ -139,6 +141,7 @@ impl Overlay {
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
             Overlay::Diff(v) => Some(v),
+            Overlay::Jobs(v) => Some(v),
         }
     }
 
@@ -149,6 +152,7 @@ impl Overlay {
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
             Overlay::Diff(v) => Some(v),
+            Overlay::Jobs(v) => Some(v),
         }
     }
 }
@@ -335,6 +339,29 @@ impl Component for RewindPicker {
 
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
         RewindPicker::render(self, area, buf, theme);
+    }
+}
+
+impl Component for super::components::jobs::JobsView {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
+        use super::components::jobs::{JobsAction, JobsView};
+        match JobsView::handle_key(self, key) {
+            JobsAction::None => Outcome::Done,
+            JobsAction::Close => Outcome::Close,
+            JobsAction::Refresh => {
+                events.send(AppEvent::Op(Op::ListJobs));
+                Outcome::Done
+            }
+            JobsAction::Stop(handle) => {
+                events.send(AppEvent::Flash(format!("stopping {handle}…")));
+                events.send(AppEvent::Op(Op::KillJob { handle }));
+                Outcome::Done
+            }
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
+        super::components::jobs::JobsView::render(self, area, buf, theme);
     }
 }
 

@@ -9,6 +9,7 @@ pub mod composer;
 pub mod custom;
 pub mod diff_view;
 pub mod explored;
+pub mod jobs;
 pub mod keys_help;
 pub mod pager;
 pub mod permissions;

@@ -821,6 +821,7 @@ async fn execute(
         read_denials: Some(shared.guardrails.reads().clone()).filter(|r| r.active()),
         call_id: call.id.clone(),
         together: Some(shared.desk.clone()),
+        jobs: Some(shared.jobs.clone()),
     };
     let work = async {
         match &exact {

@@ -14,6 +14,8 @@ pub(super) async fn run(
     conversation: Conversation,
 ) {
     serve(shared.clone(), pending, ops, conversation).await;
+    // Nothing the conversation started runs on after it.
+    shared.jobs.stop_all().await;
     shared.sync_history().await;
     // The servers' processes end with the agent.
     if let Some(m) = &shared.mcp {
@@ -242,6 +244,8 @@ fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
             *conversation = Conversation::default();
             conversation.turns = turns;
             shared.authz.clear();
+            // A new conversation: what the old one started stops.
+            tokio::spawn(shared.jobs.stop_all());
             // The context is empty again: the meter says so.
             compact::report(shared, conversation);
             if let Some(h) = &shared.history {

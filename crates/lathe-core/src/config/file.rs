@@ -180,6 +180,8 @@ pub struct ModelSection {
 #[serde(deny_unknown_fields)]
 pub struct ShellSection {
     pub timeout_secs: Option<u64>,
+    /// How many commands may run in the background at once.
+    pub max_background: Option<u64>,
     /// Let sandboxed commands use the network.
     pub network: Option<bool>,
     /// More directories sandboxed commands may write beneath.
@@ -300,6 +302,7 @@ impl ConfigFile {
                 m,
                 t,
                 timeout_secs,
+                max_background,
                 network,
                 writable_roots,
                 env_allow,

@@ -11,6 +11,25 @@ use super::{ConfigError, WebSettings, defaults, expand_home, expand_vars, in_ran
 use crate::provider::RetryPolicy;
 use crate::secret::Secret;
 
+/// The shell's default timeout, and how many commands may run in the
+/// background at once.
+pub(super) fn shell_limits(shell: &file::ShellSection) -> Result<(u64, usize), ConfigError> {
+    let timeout = in_range(
+        "[shell] timeout_secs",
+        shell.timeout_secs,
+        defaults::SHELL_TIMEOUT_SECS,
+        1..=defaults::SHELL_MAX_TIMEOUT_SECS,
+    )?;
+    let background = usize::try_from(in_range(
+        "[shell] max_background",
+        shell.max_background,
+        defaults::MAX_BACKGROUND as u64,
+        1..=16,
+    )?)
+    .unwrap_or(defaults::MAX_BACKGROUND);
+    Ok((timeout, background))
+}
+
 /// How requests retry, and how long they wait to connect, between bytes
 /// and in all.
 pub(super) fn network(

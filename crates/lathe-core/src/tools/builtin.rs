@@ -1,8 +1,8 @@
 //! The built-in tools: `read_file`, `write_file`, `edit_file`,
 //! `delete_file`, `move_file`,
 //! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
-//! `memory_write`, `web_fetch`, `web_search`, `spawn`, `message`, `ask_user`
-//! and `update_plan`. File tools resolve every path through
+//! `memory_write`, `web_fetch`, `web_search`, `spawn`, `message`, `ask_user`,
+//! `update_plan`, `shell_output` and `shell_kill`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::spec::Tool;
 
+mod background;
 mod delete_file;
 mod edit_file;
 mod exec_shell;
@@ -24,6 +25,7 @@ mod together;
 mod web;
 mod write_file;
 
+pub use background::{ShellKill, ShellOutput};
 pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
 pub use exec_shell::ExecShell;
@@ -95,6 +97,8 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(Message::new(&settings.message_channels)),
         Arc::new(AskUser),
         Arc::new(UpdatePlan),
+        Arc::new(ShellOutput),
+        Arc::new(ShellKill),
     ]
 }
 

@@ -186,6 +186,8 @@ pub struct ToolContext {
     /// The conversation the call runs in, for the tools that work with
     /// the person (`ask_user`, `update_plan`); `None` outside one.
     pub together: Option<Arc<dyn Together>>,
+    /// The conversation's background commands; `None` outside one.
+    pub jobs: Option<Arc<crate::tools::jobs::Jobs>>,
 }
 
 /// How a question to the person ended.
@@ -233,6 +235,7 @@ impl ToolContext {
             read_denials: None,
             call_id: String::new(),
             together: None,
+            jobs: None,
         }
     }
 }

@@ -43,7 +43,8 @@ impl App {
             | AgentEvent::Permissions { .. }) => self.on_status_event(ev, now),
             ev @ (AgentEvent::QuestionAsked { .. }
             | AgentEvent::PlanUpdated { .. }
-            | AgentEvent::SteeringDelivered { .. }) => self.on_together_event(ev, now),
+            | AgentEvent::SteeringDelivered { .. }
+            | AgentEvent::Jobs { .. }) => self.on_together_event(ev, now),
         }
     }
 

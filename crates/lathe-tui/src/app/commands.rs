@@ -29,6 +29,12 @@ impl App {
             }
             SlashCommand::Model(m) => self.model_command(m),
             SlashCommand::Plan(what) => self.plan_command(what, self.now),
+            SlashCommand::Ps => {
+                let mut view = crate::components::jobs::JobsView::new();
+                view.set(self.jobs.clone());
+                self.open(Overlay::Jobs(view));
+                self.ops.push(Op::ListJobs);
+            }
             SlashCommand::Approvals(Some(mode)) => {
                 self.approval = mode;
                 self.ops.push(Op::SetApprovalMode { mode });

@@ -61,6 +61,7 @@ impl App {
                 .count(),
             context: self.context,
             thinking: self.thinking_since.is_some(),
+            background: self.jobs.iter().filter(|j| j.running).count(),
         }
     }
 

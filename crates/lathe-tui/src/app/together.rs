@@ -17,6 +17,14 @@ impl App {
             AgentEvent::PlanUpdated { steps, .. } => {
                 self.plan = Some(crate::components::plan::Plan::new(steps));
             }
+            AgentEvent::Jobs { jobs } => {
+                if let Some(Overlay::Jobs(view)) =
+                    self.overlay_mut(|o| matches!(o, Overlay::Jobs(_)))
+                {
+                    view.set(jobs.clone());
+                }
+                self.jobs = jobs;
+            }
             AgentEvent::SteeringDelivered { text, .. } => {
                 // Shown where the model got it, in the conversation.
                 self.steering.pop_front();

@@ -838,3 +838,29 @@ fn a_change_with_no_diff_line_in_sight_only_denies() {
     let a = o.handle_key(key(KeyCode::Char('n')), later(later(later(t0))));
     assert!(matches!(decision(&a), Some(ApprovalDecision::Deny { .. })));
 }
+
+/// A command to run in the background says so before it is approved:
+/// how long it runs, and whether a server in it can be reached.
+#[test]
+fn a_background_command_says_what_running_in_the_background_means() {
+    let t0 = Instant::now();
+    let mut req = shell("c1");
+    req.request.arguments = json!({"command": "npm run dev", "background": true});
+    req.request.operations = vec![crate::protocol::operation::Operation::Exec(
+        crate::protocol::operation::ExecOp {
+            line: "npm run dev".into(),
+            background: Some(
+                "keeps running in the background until stopped (/ps, or the model's \
+                 shell_kill) or the conversation ends. No network in the sandbox: a server in \
+                 it cannot be reached from your browser ([shell] network = true allows it)."
+                    .into(),
+            ),
+            ..Default::default()
+        },
+    )];
+    let mut o = ApprovalOverlay::default();
+    o.push(req, t0);
+    let screen = draw(&mut o, 100, 24, later(t0));
+    assert!(screen.contains("background: keeps running"), "{screen}");
+    assert!(screen.contains("cannot be reached from"), "{screen}");
+}

@@ -35,6 +35,8 @@ pub struct StatusInfo<'a> {
     pub context: Option<(u64, Option<u64>)>,
     /// The model is thinking (its reasoning streams).
     pub thinking: bool,
+    /// Commands running in the background (`/ps` lists them).
+    pub background: usize,
 }
 
 pub use crate::protocol::humanize::dollars;
@@ -239,6 +241,15 @@ fn mcp_spans(info: &StatusInfo<'_>, theme: &Theme) -> Vec<Span<'static>> {
             ),
         ]);
     }
+    if info.background > 0 {
+        spans.extend([
+            sep(),
+            Span::styled(
+                format!("⚙ {} in background (/ps)", info.background),
+                base.fg(theme.colors.accent),
+            ),
+        ]);
+    }
     spans
 }
 
@@ -274,6 +285,7 @@ mod tests {
             waiting: false,
             mcp_failed: 0,
             mcp_starting: 0,
+            background: 0,
             context: Some((84_000, Some(200_000))),
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
@@ -318,6 +330,7 @@ mod tests {
             waiting: false,
             mcp_failed: 0,
             mcp_starting: 0,
+            background: 0,
             context: Some((53_000, Some(200_000))),
         };
         assert_snapshot!("status_cost_thinking", draw(&info, 110));
@@ -350,6 +363,7 @@ mod tests {
                         waiting: false,
                         mcp_failed: 0,
                         mcp_starting: 0,
+                        background: 0,
                         context: Some((50_000, Some(200_000))),
                     };
                     let shown = draw(&info, width);

@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::sandbox;
@@ -42,7 +43,13 @@ const PROGRESS_MAX: usize = 16 * 1024;
 /// How long to wait for the pipes to close after the shell exits (a
 /// background process may hold them open).
 const EXIT_GRACE: Duration = Duration::from_millis(300);
+/// How long a background command waits before its call returns: what
+/// it prints when it starts comes back with the handle.
+const FIRST_MOMENT: Duration = Duration::from_millis(1500);
+/// The longest a background command may run (seconds): a day.
+const BACKGROUND_TIMEOUT: u64 = 24 * 3600;
 
+#[derive(Clone)]
 pub struct ExecShell {
     default_timeout: u64,
     max_timeout: u64,
@@ -71,6 +78,8 @@ struct Args {
     /// Timeout in seconds
     #[schemars(extend("exclusiveMinimum" = 0))]
     timeout: Option<f64>,
+    /// true starts it in the background (a dev server, a watcher) and returns at once with a handle and its first output; read more with shell_output, stop it with shell_kill. No timeout unless given
+    background: Option<bool>,
 }
 
 #[async_trait]
@@ -84,7 +93,9 @@ impl Tool for ExecShell {
          stdout, stderr and duration_ms. stdin is closed; use non-interactive flags. \
          The command is killed after `timeout` seconds, with everything it started. \
          It runs in a sandbox: it may write only in the workspace and the temp directory \
-         (not .git/ or .lathe/), without network access."
+         (not .git/ or .lathe/), without network access. With `background: true` it keeps \
+         running (a dev server, a watcher): you get a `handle` at once, `shell_output` reads \
+         what it printed since, `shell_kill` stops it; it stops when the conversation ends."
     }
 
     fn parameters(&self) -> Value {
@@ -112,10 +123,14 @@ impl Tool for ExecShell {
 
     fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
         let Args {
-            command, sandbox, ..
+            command,
+            sandbox,
+            background,
+            ..
         } = parse(args)?;
         let mut exec = shell::analyze(&command, workspace);
         exec.unsandboxed = self.unsandboxed(sandbox);
+        exec.background = (background == Some(true)).then(|| self.background_note(sandbox));
         // `run` hides what the read rules cover whenever it sandboxes.
         exec.reads_hidden = self.sandbox.mode != sandbox::Mode::Off && !exec.unsandboxed;
         Ok(vec![Operation::Exec(exec)])
@@ -126,20 +141,22 @@ impl Tool for ExecShell {
             command,
             timeout,
             sandbox,
+            background,
         } = parse(&args)?;
         if command.trim().is_empty() {
             return Err(ToolError::InvalidArgs("command is empty".into()));
         }
+        let argv = vec![shell_program().into(), "-c".into(), command.clone()];
+        if background == Some(true) {
+            return self
+                .background(argv, &command, self.unsandboxed(sandbox), timeout, ctx)
+                .await;
+        }
         let timeout = seconds(timeout)
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
-        self.run(
-            vec![shell_program().into(), "-c".into(), command],
-            self.unsandboxed(sandbox),
-            timeout,
-            ctx,
-        )
-        .await
+        self.run(argv, self.unsandboxed(sandbox), timeout, ctx)
+            .await
     }
 }
 
@@ -229,6 +246,108 @@ impl ExecShell {
                 Ok(v)
             }
             Err(e) => Err(e.with_note(&warnings.join("; "))),
+        }
+    }
+
+    /// Starts `argv` in the background (see `tools::jobs`): contained and
+    /// confined as any command, its output into the job's buffer, the
+    /// turn's interrupt not its own. Returns its handle and what it
+    /// printed in its first moment (or how it ended, if it did).
+    pub(super) async fn background(
+        &self,
+        argv: Vec<String>,
+        shown: &str,
+        unsandboxed: bool,
+        timeout: Option<f64>,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let jobs = ctx.jobs.clone().ok_or_else(|| {
+            ToolError::ExecutionFailed(
+                "background commands need a conversation to belong to; run it without \
+                 `background`"
+                    .into(),
+            )
+        })?;
+        let timeout = seconds(timeout)
+            .unwrap_or(BACKGROUND_TIMEOUT)
+            .clamp(1, BACKGROUND_TIMEOUT);
+        let job = jobs.reserve(shown)?;
+        let mut job_ctx = ctx.clone();
+        job_ctx.cancel = job.cancel();
+        job_ctx.progress = job.sink();
+        let runner = self.clone();
+        let ran = Arc::clone(&job);
+        let told = Arc::clone(&jobs);
+        tokio::spawn(async move {
+            let result = runner.run(argv, unsandboxed, timeout, &job_ctx).await;
+            ran.finish(&result);
+            told.changed();
+        });
+        jobs.changed();
+        // Its first moment: what it says when it starts, or that it ended.
+        let deadline = tokio::time::Instant::now() + FIRST_MOMENT;
+        while job.is_running() && tokio::time::Instant::now() < deadline {
+            tokio::select! {
+                () = job.wait(FIRST_MOMENT) => {}
+                () = ctx.cancel.cancelled() => break,
+            }
+            // Some output: a little more, as a server prints a few lines.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let read = job.read();
+        let mut v = json!({
+            "handle": job.handle,
+            "running": read.ended.is_none(),
+            "output": read.output,
+        });
+        match &read.ended {
+            Some(ended) => {
+                if let Some(code) = ended.exit_code {
+                    v["exit_code"] = json!(code);
+                }
+                if let Some(note) = &ended.note {
+                    v["note"] = json!(note);
+                }
+            }
+            None => {
+                v["note"] = json!(format!(
+                    "running in the background: shell_output {{\"handle\": \"{h}\"}} reads what \
+                     it prints from now on, shell_kill {{\"handle\": \"{h}\"}} stops it; it stops \
+                     when the conversation ends. {net}",
+                    h = job.handle,
+                    net = self.reachability(unsandboxed)
+                ));
+            }
+        }
+        Ok(v)
+    }
+
+    /// What the person is told of a background run before approving it.
+    pub(super) fn background_note(&self, sandbox: Option<bool>) -> String {
+        format!(
+            "keeps running in the background until stopped (/ps, or the model's shell_kill) or \
+             the conversation ends. {}",
+            if self.unsandboxed(sandbox)
+                || self.sandbox.mode == sandbox::Mode::Off
+                || self.sandbox.network
+            {
+                "A server in it is reachable from this machine (localhost)."
+            } else {
+                "No network in the sandbox: a server in it cannot be reached from your browser \
+                 ([shell] network = true allows it)."
+            }
+        )
+    }
+
+    /// Whether a server it starts can be reached from this machine's
+    /// browser, in words.
+    pub(super) fn reachability(&self, unsandboxed: bool) -> &'static str {
+        if unsandboxed || self.sandbox.mode == sandbox::Mode::Off || self.sandbox.network {
+            "A server it starts listens on this machine's network: http://localhost:PORT \
+             reaches it."
+        } else {
+            "The sandbox gives it no network: a server cannot listen on a port that a browser \
+             reaches (binding fails); the person can allow it with [shell] network = true."
         }
     }
 

@@ -54,6 +54,8 @@ struct Args {
     timeout: Option<f64>,
     /// false runs it outside the sandbox; the person must approve it explicitly, every time
     sandbox: Option<bool>,
+    /// true starts it in the background (as exec_shell does): a handle at once; shell_output reads it, shell_kill stops it
+    background: Option<bool>,
 }
 
 /// The program and its arguments.
@@ -88,7 +90,8 @@ impl Tool for Spawn {
     fn description(&self) -> &str {
         "Run a program with arguments (no shell: no pipes, globs or variables) in the \
          workspace, sandboxed like exec_shell, and return exit_code, stdout and stderr. \
-         At most 5 at a time; killed after `timeout` seconds (default 60)."
+         At most 5 at a time; killed after `timeout` seconds (default 60). \
+         `background: true` keeps it running, as exec_shell's does."
     }
 
     fn parameters(&self) -> Value {
@@ -104,12 +107,22 @@ impl Tool for Spawn {
         let line = as_line(&argv(&a)?)?;
         let mut exec = shell::analyze(&line, workspace);
         exec.unsandboxed = self.runner.unsandboxed(a.sandbox);
+        exec.background =
+            (a.background == Some(true)).then(|| self.runner.background_note(a.sandbox));
         Ok(vec![Operation::Exec(exec)])
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: Args = parse(&args)?;
         let argv = argv(&a)?;
+        if a.background == Some(true) {
+            let line = as_line(&argv)?;
+            let unsandboxed = self.runner.unsandboxed(a.sandbox);
+            return self
+                .runner
+                .background(argv, &line, unsandboxed, a.timeout, ctx)
+                .await;
+        }
         let timeout = seconds(a.timeout)
             .unwrap_or(DEFAULT_TIMEOUT)
             .clamp(1, self.max_timeout);

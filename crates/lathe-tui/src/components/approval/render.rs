@@ -75,6 +75,24 @@ const FOOTERS: [[(&str, &str); 8]; 5] = [
     ],
 ];
 
+/// What running in the background means for the call, as the core says
+/// it (how long it runs; whether a server in it can be reached).
+fn background_notes(req: &PendingApproval, theme: &Theme) -> Vec<Vec<Span<'static>>> {
+    req.operations
+        .iter()
+        .filter_map(|op| match op {
+            crate::protocol::operation::Operation::Exec(e) => e.background.as_deref(),
+            _ => None,
+        })
+        .map(|note| {
+            vec![
+                Span::styled("background: ", theme.bold(theme.colors.warning)),
+                Span::styled(note.to_string(), theme.text()),
+            ]
+        })
+        .collect()
+}
+
 impl ApprovalOverlay {
     /// What the dialog says above the diff (or the command itself).
     fn body(&self, req: &PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
@@ -125,6 +143,9 @@ impl ApprovalOverlay {
             )],
             &mut lines,
         );
+        for note in background_notes(req, theme) {
+            para(note, &mut lines);
+        }
         let grant = match &req.grant {
             _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
             Some(g) => format!(

@@ -1,0 +1,139 @@
+//! `shell_output` and `shell_kill`: what a command started in the
+//! background (`exec_shell`/`spawn` with `background: true`) printed since
+//! the last read, and stopping it. They reach only the conversation's own
+//! background commands, by handle.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::protocol::Effect;
+use crate::tools::args::{parse, schema};
+use crate::tools::jobs::{Jobs, Read};
+use crate::tools::spec::{Tool, ToolContext, ToolError};
+
+/// The longest `shell_output` waits for something new (milliseconds).
+pub const MAX_WAIT_MS: u64 = 30_000;
+
+fn jobs(ctx: &ToolContext) -> Result<&Jobs, ToolError> {
+    ctx.jobs
+        .as_deref()
+        .ok_or_else(|| ToolError::ExecutionFailed("no background commands here".into()))
+}
+
+/// A read, as the model gets it.
+fn reply(handle: &str, read: Read) -> Value {
+    let mut v = json!({
+        "handle": handle,
+        "running": read.ended.is_none(),
+        "output": read.output,
+    });
+    if read.skipped > 0 {
+        v["skipped_bytes"] = json!(read.skipped);
+        v["note"] = json!(format!(
+            "{} earlier bytes of output are not shown (only the newest part is kept)",
+            read.skipped
+        ));
+    }
+    if let Some(ended) = read.ended {
+        if let Some(code) = ended.exit_code {
+            v["exit_code"] = json!(code);
+        }
+        if let Some(note) = ended.note {
+            v["ended"] = json!(note);
+        }
+    }
+    v
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct OutputArgs {
+    /// The handle exec_shell or spawn returned (`bg1`)
+    handle: String,
+    /// Wait up to this many milliseconds for new output or the end (default 0, max 30000)
+    #[schemars(range(min = 0, max = 30000))]
+    wait_ms: Option<u64>,
+}
+
+pub struct ShellOutput;
+
+#[async_trait]
+impl Tool for ShellOutput {
+    fn name(&self) -> &str {
+        "shell_output"
+    }
+
+    fn description(&self) -> &str {
+        "Read what a background command (started with `background: true`) printed since the \
+         last read, and whether it still runs (else its exit_code). `wait_ms` waits for new \
+         output or its end."
+    }
+
+    fn parameters(&self) -> Value {
+        schema::<OutputArgs>()
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let OutputArgs { handle, wait_ms } = parse(&args)?;
+        let job = jobs(ctx)?.get(&handle)?;
+        let wait = Duration::from_millis(wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
+        if !wait.is_zero() {
+            tokio::select! {
+                () = job.wait(wait) => {}
+                () = ctx.cancel.cancelled() => {}
+            }
+        }
+        Ok(reply(&job.handle, job.read()))
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct KillArgs {
+    /// The handle exec_shell or spawn returned (`bg1`)
+    handle: String,
+}
+
+pub struct ShellKill;
+
+#[async_trait]
+impl Tool for ShellKill {
+    fn name(&self) -> &str {
+        "shell_kill"
+    }
+
+    fn description(&self) -> &str {
+        "Stop a background command (and everything it started) by its handle; returns what \
+         it printed since the last read."
+    }
+
+    fn parameters(&self) -> Value {
+        schema::<KillArgs>()
+    }
+
+    /// It stops only what this conversation started in the background:
+    /// nothing to approve.
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let KillArgs { handle } = parse(&args)?;
+        let jobs = jobs(ctx)?;
+        let job = jobs.get(&handle)?;
+        let was_running = job.is_running();
+        job.stop().await;
+        jobs.changed();
+        let mut v = reply(&job.handle, job.read());
+        if !was_running {
+            v["note"] = json!("it had already ended");
+        }
+        Ok(v)
+    }
+}
