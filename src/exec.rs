@@ -734,6 +734,7 @@ mod tests {
             tool: "exec_shell".into(),
             arguments: json!({"command": "cargo test\n--all"}),
             effect: None,
+            parent: None,
         };
         assert_eq!(
             human_line(&started).unwrap(),

@@ -32,6 +32,7 @@ mod dispatch;
 mod mentions;
 pub mod prompt;
 mod serve;
+mod task;
 mod together;
 mod turn;
 mod undo;
@@ -843,6 +844,7 @@ impl Agent {
                     .unwrap_or_default(),
             ),
         });
+        shared.desk.attach(Arc::downgrade(&shared));
         shared.emitter.emit(AgentEvent::SessionStarted {
             session_id: cfg.session_id.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),

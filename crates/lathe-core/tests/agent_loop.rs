@@ -90,6 +90,7 @@ async fn text_streams_as_deltas_and_completes_with_both_providers() {
                         "shell_kill",
                         "shell_output",
                         "spawn",
+                        "task",
                         "update_plan",
                         "web_fetch",
                         "web_search",

@@ -21,5 +21,6 @@ mod consent;
 mod consent_pipeline;
 mod provider_streams;
 mod sandbox;
+mod subagents;
 mod together;
 mod undo;

@@ -64,8 +64,12 @@ pub enum AgentEvent {
         turn_id: u64,
         /// This response.
         last: Usage,
-        /// The whole conversation.
+        /// The whole conversation (for a subagent's response: the
+        /// subagent's so far).
         total: Usage,
+        /// The `task` call whose subagent this response was for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<String>,
         /// The model that answered (what `last` is priced for).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         model: String,
@@ -113,6 +117,9 @@ pub enum AgentEvent {
         arguments: Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         effect: Option<Effect>,
+        /// The `task` call this call was made for, by a subagent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<String>,
     },
     ToolProgress {
         call_id: String,

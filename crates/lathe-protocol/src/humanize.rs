@@ -107,8 +107,9 @@ pub fn key_argument(args: &Value, max: usize) -> String {
         .or_else(|| args.get("path").and_then(Value::as_str).map(str::to_string))
         .or(moved)
         .or_else(|| {
-            args.get("question")
-                .and_then(Value::as_str)
+            ["question", "description", "handle"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .map(str::to_string)
         })
         // A plan by its length (the plan itself is pinned on screen).

@@ -99,6 +99,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "update_plan",
     "shell_output",
     "shell_kill",
+    "task",
 ];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").

@@ -71,6 +71,7 @@ fn app_with(messages: usize) -> App {
                 tool: "read_file".into(),
                 arguments: json!({"path": format!("src/file_{i}.rs")}),
                 effect: None,
+                parent: None,
             },
             _ => AgentEvent::ToolCallFinished {
                 call_id: format!("c{}", i - 1),

@@ -87,6 +87,7 @@ fn started(id: &str, tool: &str, args: serde_json::Value) -> AgentEvent {
         tool: tool.into(),
         arguments: args,
         effect: None,
+        parent: None,
     }
 }
 
@@ -1897,4 +1898,41 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
     b.on_terminal_event(Event::FocusLost, t0);
     b.on_agent_event(done(), t0);
     assert!(notified(&mut b).is_empty());
+}
+
+/// A subagent's calls stand under its task, each on its own line (not
+/// folded with the turn's reads), and the log marks them.
+#[test]
+fn a_subagents_calls_stand_under_its_task() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "where is main?", t0);
+    a.on_agent_event(
+        started(
+            "t1",
+            "task",
+            json!({"description": "find main", "prompt": "…"}),
+        ),
+        t0,
+    );
+    for (id, path) in [("t1-r1", "src/main.rs"), ("t1-r2", "src/lib.rs")] {
+        a.on_agent_event(
+            AgentEvent::ToolCallStarted {
+                turn_id: 1,
+                call_id: id.into(),
+                tool: "read_file".into(),
+                arguments: json!({"path": path}),
+                effect: None,
+                parent: Some("t1".into()),
+            },
+            t0,
+        );
+    }
+    let s = screen(&mut a, 70, 14);
+    assert!(s.contains("task find main"), "{s}");
+    assert!(s.contains("↳ ⠋ read_file src/main.rs"), "{s}");
+    assert!(s.contains("↳ ⠋ read_file src/lib.rs"), "{s}");
+    assert!(!s.contains("Explored"), "{s}");
+    a.on_terminal_event(ctrl('t'), t0);
+    let log = screen(&mut a, 100, 14);
+    assert!(log.contains("↳ read_file"), "{log}");
 }

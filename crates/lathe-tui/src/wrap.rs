@@ -124,6 +124,13 @@ impl Logical {
         self.line.text.is_empty()
     }
 
+    /// Puts `first` in front of the line, `hang` in front of its
+    /// continuations.
+    pub fn lead(&mut self, first: &Span<'_>, hang: &Span<'_>) {
+        self.line.prepend(first);
+        self.hang.prepend(hang);
+    }
+
     /// Puts `span` in front of the line and of its continuations.
     pub fn indent(&mut self, span: &Span<'_>) {
         self.line.prepend(span);

@@ -45,6 +45,7 @@ pub(crate) async fn run_calls(
     shared: &Shared,
     turn_id: u64,
     calls: &[ToolCall],
+    parent: Option<&str>,
     cancel: &CancellationToken,
 ) -> Vec<ToolOutput> {
     // The tools as they are now: one that goes away during the batch is
@@ -58,8 +59,9 @@ pub(crate) async fn run_calls(
             .as_ref()
             .is_ok_and(|t| super::undo::may_change_files(t.tool.effect()))
     });
-    // Where each call is in the round, for the questions it may ask.
-    if calls.len() > 1 {
+    // Where each call is in the round, for the questions it may ask (a
+    // subagent's calls are not the round's).
+    if calls.len() > 1 && parent.is_none() {
         let total = u32::try_from(calls.len()).unwrap_or(u32::MAX);
         let mut round = shared
             .round
@@ -83,19 +85,21 @@ pub(crate) async fn run_calls(
         if batch_end > i {
             let batch = calls[i..batch_end]
                 .iter()
-                .map(|c| dispatch_one(shared, turn_id, c, cancel));
+                .map(|c| dispatch_one(shared, turn_id, c, parent, cancel));
             results.extend(join_all(batch).await);
             i = batch_end;
         } else {
-            results.push(dispatch_one(shared, turn_id, &calls[i], cancel).await);
+            results.push(dispatch_one(shared, turn_id, &calls[i], parent, cancel).await);
             i += 1;
         }
     }
-    shared
-        .round
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clear();
+    if parent.is_none() {
+        shared
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
     if changes_files && let Some(c) = &shared.checkpoints {
         c.after_round(shared).await;
     }
@@ -146,6 +150,7 @@ async fn dispatch_one(
     shared: &Shared,
     turn_id: u64,
     resolved: &Call<'_>,
+    parent: Option<&str>,
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let call = resolved.call;
@@ -163,6 +168,7 @@ async fn dispatch_one(
             .as_ref()
             .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
         effect: resolved.tool.as_ref().ok().map(|t| t.tool.effect()),
+        parent: parent.map(str::to_string),
     });
     let mut written = None;
     let outcome = if cancel.is_cancelled() {

@@ -30,6 +30,10 @@ pub(crate) struct Desk {
     asked: Mutex<Vec<AskedQuestion>>,
     /// Messages sent while the turn runs, not yet given to the model.
     steering: Mutex<Vec<String>>,
+    /// The conversation, for subagents (set once it exists).
+    shared: std::sync::OnceLock<std::sync::Weak<super::Shared>>,
+    /// Subagents run a few at a time.
+    tasks: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Desk {
@@ -54,7 +58,14 @@ impl Desk {
             waiting: Mutex::new(HashMap::new()),
             asked: Mutex::new(Vec::new()),
             steering: Mutex::new(Vec::new()),
+            shared: std::sync::OnceLock::new(),
+            tasks: tokio::sync::Semaphore::new(super::task::MAX_CONCURRENT),
         }
+    }
+
+    /// The conversation the desk serves (subagents run in it).
+    pub(crate) fn attach(&self, shared: std::sync::Weak<super::Shared>) {
+        let _ = self.shared.set(shared);
     }
 
     /// A turn begins: its questions are its own.
@@ -135,6 +146,33 @@ impl Together for Desk {
             Some(a) => Asked::Answer(a),
             None => Asked::Declined,
         }
+    }
+
+    async fn task(
+        &self,
+        call_id: &str,
+        job: crate::tools::spec::TaskJob,
+        cancel: &CancellationToken,
+    ) -> Result<serde_json::Value, crate::tools::ToolError> {
+        let shared = self
+            .shared
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .ok_or_else(|| crate::tools::ToolError::Internal("no conversation".into()))?;
+        let _slot = tokio::select! {
+            s = self.tasks.acquire() => s.map_err(|e| crate::tools::ToolError::Internal(e.to_string()))?,
+            () = cancel.cancelled() => {
+                return Err(crate::tools::ToolError::Cancelled("interrupted before it started".into()));
+            }
+        };
+        super::task::run(
+            &shared,
+            self.turn.load(Ordering::Relaxed),
+            call_id,
+            job,
+            cancel,
+        )
+        .await
     }
 
     fn plan(&self, call_id: &str, steps: Vec<PlanStep>, explanation: Option<String>) {

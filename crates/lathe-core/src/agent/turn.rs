@@ -418,6 +418,7 @@ impl Turn<'_> {
             })
             .await;
         emitter.emit(AgentEvent::UsageUpdated {
+            task: None,
             turn_id,
             last: completion.usage,
             total: conv.usage,
@@ -580,7 +581,7 @@ impl Turn<'_> {
             calls = calls.len(),
             "executing tool calls"
         );
-        let outputs = dispatch::run_calls(shared, self.id, &calls, &self.cancel).await;
+        let outputs = dispatch::run_calls(shared, self.id, &calls, None, &self.cancel).await;
         conv.messages.push(completion.message());
         conv.messages.push(Message::ToolResults(outputs));
         // The results are estimated until the next response counts them.

@@ -251,6 +251,7 @@ mod tests {
             tool: "t".into(),
             arguments: args,
             effect: None,
+            parent: None,
         };
         let finished =
             |id: &str, status, change: Option<&FileChange>| AgentEvent::ToolCallFinished {

@@ -2,7 +2,7 @@
 //! `delete_file`, `move_file`,
 //! `list_directory`, `exec_shell`, `grep`, `glob`, `memory_read`,
 //! `memory_write`, `web_fetch`, `web_search`, `spawn`, `message`, `ask_user`,
-//! `update_plan`, `shell_output` and `shell_kill`. File tools resolve every path through
+//! `update_plan`, `shell_output`, `shell_kill` and `task`. File tools resolve every path through
 //! the workspace (containment is checked again here, after the guardrail,
 //! because the tool is what touches the disk); writes are atomic.
 
@@ -21,6 +21,7 @@ mod move_file;
 mod read_file;
 mod search;
 mod spawn;
+mod task;
 mod together;
 mod web;
 mod write_file;
@@ -36,6 +37,7 @@ pub use move_file::MoveFile;
 pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
 pub use spawn::Spawn;
+pub use task::Task;
 pub use together::{AskUser, UpdatePlan};
 pub use web::{WebFetch, WebSearch, WebSettings};
 pub use write_file::WriteFile;
@@ -99,6 +101,7 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(UpdatePlan),
         Arc::new(ShellOutput),
         Arc::new(ShellKill),
+        Arc::new(Task),
     ]
 }
 

@@ -201,6 +201,17 @@ pub enum Asked {
     NoOne,
 }
 
+/// A job for a subagent (`task`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskJob {
+    /// A few words: what the person sees.
+    pub description: String,
+    /// The whole job, self-contained.
+    pub prompt: String,
+    /// The tools it may use (`None`: those that only look).
+    pub tools: Option<Vec<String>>,
+}
+
 /// What a call may ask of the conversation it runs in. The agent
 /// implements it; the tools that use it know nothing of front ends.
 #[async_trait]
@@ -214,6 +225,14 @@ pub trait Together: Send + Sync + fmt::Debug {
         choices: &[String],
         cancel: &CancellationToken,
     ) -> Asked;
+    /// Runs a subagent on `job` for the `task` call `call_id`: its final
+    /// answer, or why there is none.
+    async fn task(
+        &self,
+        call_id: &str,
+        job: TaskJob,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ToolError>;
     /// The plan, whole, as it stands now.
     fn plan(
         &self,

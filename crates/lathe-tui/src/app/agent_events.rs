@@ -180,12 +180,14 @@ impl App {
                 call_id,
                 tool,
                 arguments,
+                parent,
                 ..
             } => {
                 self.end_thinking(now);
                 self.tool_started.insert(call_id.clone(), now);
-                self.transcript
-                    .push_tool(ToolCell::new(&call_id, &tool, &arguments));
+                let mut cell = ToolCell::new(&call_id, &tool, &arguments);
+                cell.nested = parent.is_some();
+                self.transcript.push_tool(cell);
             }
             AgentEvent::ToolProgress {
                 call_id,
@@ -451,8 +453,13 @@ impl App {
                     self.switch_model(m);
                 }
             }
-            AgentEvent::UsageUpdated { total, last, .. } => {
-                self.usage = total;
+            AgentEvent::UsageUpdated {
+                total, last, task, ..
+            } => {
+                // A subagent's tokens cost, but are not the conversation's.
+                if task.is_none() {
+                    self.usage = total;
+                }
                 if let Some(c) = last.cost_usd {
                     self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
                 }

@@ -107,6 +107,8 @@ pub struct ToolCell {
     pub change: Option<crate::protocol::change::FileChange>,
     /// Shown whole (a click on it, Enter): its diff, its kept output.
     pub open: bool,
+    /// A subagent made it (for a `task` call): shown under the task.
+    pub nested: bool,
 }
 
 impl ToolCell {
@@ -124,6 +126,7 @@ impl ToolCell {
             change: None,
             open: false,
             printed: 0,
+            nested: false,
         }
     }
 
@@ -263,6 +266,14 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
                 None => "you left it to the model".into(),
             };
         }
+        "task" => {
+            let n = |k: &str| content.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let calls = n("calls");
+            return format!(
+                "answered after {calls} call{}",
+                if calls == 1 { "" } else { "s" }
+            );
+        }
         "update_plan" => {
             let n = |k: &str| content.get(k).and_then(Value::as_u64).unwrap_or(0);
             let mut said = format!("{} of {} done", n("done"), n("steps"));
@@ -389,7 +400,20 @@ pub fn logical(cell: &Cell, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
                 thinking_text(&t.text, theme, &mut logical);
             }
         }
-        Cell::Tool(t) => tool_lines(t, theme, &mut logical),
+        Cell::Tool(t) => {
+            tool_lines(t, theme, &mut logical);
+            // A subagent's call, under its task.
+            if t.nested {
+                let hang = Span::raw("    ");
+                for (i, l) in logical.iter_mut().enumerate() {
+                    if i == 0 {
+                        l.lead(&Span::styled("  ↳ ", theme.muted()), &hang);
+                    } else {
+                        l.indent(&hang);
+                    }
+                }
+            }
+        }
         Cell::Explored(e) => e.lines(theme, &mut logical),
         Cell::Notice(kind, text) => {
             let (mark, style) = match kind {

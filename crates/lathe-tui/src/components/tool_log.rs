@@ -48,6 +48,8 @@ pub struct LogEntry {
     pub content: Option<Value>,
     /// What a file change wrote, as a unified diff.
     pub change: Option<crate::protocol::change::FileChange>,
+    /// The `task` call a subagent made it for.
+    pub parent: Option<String>,
     /// Bumped on every change, so the detail view knows to lay out again.
     rev: u64,
 }
@@ -208,6 +210,7 @@ impl ToolLog {
                 call_id,
                 tool,
                 arguments,
+                parent,
                 ..
             } => {
                 self.by_id.insert(call_id.clone(), self.entries.len());
@@ -226,6 +229,7 @@ impl ToolLog {
                     metadata: ResultMetadata::default(),
                     content: None,
                     change: None,
+                    parent: parent.clone(),
                     rev: 0,
                 });
             }
@@ -496,9 +500,13 @@ impl ToolLog {
                 ),
                 None => (String::new(), String::new(), String::new()),
             };
+            let tool = match &e.parent {
+                Some(_) => format!("↳ {}", e.tool),
+                None => e.tool.clone(),
+            };
             let text = row_text(
                 &fmt_at(e.at),
-                &e.tool,
+                &tool,
                 &key_argument(&e.arguments),
                 &e.verdict(),
                 &status,
@@ -605,7 +613,15 @@ fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
         }
     };
     add(
-        format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
+        match &e.parent {
+            Some(p) => format!(
+                "{} · {} · started {} · by a subagent of {p}",
+                e.tool,
+                e.call_id,
+                fmt_at(e.at)
+            ),
+            None => format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
+        },
         theme.bold(theme.colors.accent),
     );
     add(format!("verdict: {}", e.verdict()), theme.text());

@@ -17,6 +17,7 @@ fn started(id: &str, tool: &str, args: Value) -> AgentEvent {
         tool: tool.into(),
         arguments: args,
         effect: None,
+        parent: None,
     }
 }
 

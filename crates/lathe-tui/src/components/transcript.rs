@@ -295,13 +295,15 @@ impl Transcript {
     /// A tool call, at the end. A read or search that follows another
     /// joins it: the two (or more) fold into one `Explored` line.
     pub fn push_tool(&mut self, call: ToolCell) {
+        // A subagent's calls stand on their own, under its task.
         if call.explores()
+            && !call.nested
             && let Some(i) = self.entries.len().checked_sub(1)
         {
             let cell = &mut self.entries[i].cell;
             match cell {
                 Cell::Explored(e) => e.calls.push(call),
-                Cell::Tool(prev) if prev.explores() => {
+                Cell::Tool(prev) if prev.explores() && !prev.nested => {
                     let first = (**prev).clone();
                     *cell = Cell::Explored(Box::new(super::explored::Explored {
                         calls: vec![first, call],

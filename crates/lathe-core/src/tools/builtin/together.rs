@@ -290,6 +290,15 @@ mod tests {
             self.answer.clone().unwrap_or(Asked::NoOne)
         }
 
+        async fn task(
+            &self,
+            _call_id: &str,
+            _job: crate::tools::spec::TaskJob,
+            _cancel: &CancellationToken,
+        ) -> Result<Value, ToolError> {
+            Err(ToolError::Internal("no subagents here".into()))
+        }
+
         fn plan(&self, _call_id: &str, steps: Vec<PlanStep>, _explanation: Option<String>) {
             self.plans.lock().unwrap().push(steps);
         }

@@ -1,0 +1,210 @@
+//! `task`: a subagent. The model hands a self-contained job to a
+//! conversation of its own (its own context: the job's prompt and what
+//! it finds), on the same provider and model, through the same pipeline,
+//! grants, approvals and sandbox as every call. Its calls are events
+//! that name the `task` call they were made for (`parent`), so the
+//! transcript and the log nest them; its final answer is the tool's
+//! result; its tokens count in the session's cost. Caps: one level (a
+//! subagent has no `task`), a few at once, a bounded number of rounds;
+//! an interrupt stops it with the turn.
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Shared;
+use crate::protocol::{AgentEvent, Effect, Usage};
+use crate::provider::{ChatRequest, Message, RetryNotice, StreamObserver, ToolCall, ToolOutput};
+use crate::tools::ToolError;
+use crate::tools::spec::TaskJob;
+
+/// Subagents running at once (more wait their turn).
+pub(crate) const MAX_CONCURRENT: usize = 3;
+/// Rounds of calls a subagent may make before it must answer.
+pub(crate) const MAX_ROUNDS: u32 = 12;
+/// Tools no subagent has: no subagents of its own (one level), and no
+/// questions to the person or plan of its own (the model that sent it
+/// asks and plans).
+const NEVER: &[&str] = &["task", "ask_user", "update_plan"];
+
+/// What the subagent is told before its job.
+const SUBAGENT: &str = "You are a subagent: another model handed you the job below and \
+     reads only your final answer, not your tool calls. Do the job with the tools you have, \
+     then answer with what you found or did, completely but briefly (paths, line numbers, \
+     names). Do not ask questions: no one answers.";
+
+/// A subagent's text is not the person's to read as it streams: only its
+/// final answer comes back, as the tool's result.
+struct Quiet;
+
+impl StreamObserver for Quiet {
+    fn text_delta(&mut self, _text: &str) {}
+    fn reasoning_delta(&mut self, _text: &str) {}
+    fn retrying(&mut self, notice: &RetryNotice) {
+        tracing::info!(reason = %notice.reason, "subagent request retried");
+    }
+}
+
+/// The tools the subagent has: those the job names (never the ones in
+/// [`NEVER`]), or every one that only looks.
+fn offered(
+    shared: &Shared,
+    job: &TaskJob,
+) -> Result<(Vec<crate::provider::ToolSchema>, Vec<String>), ToolError> {
+    let tools = shared.tools.snapshot();
+    let names: Vec<String> = match &job.tools {
+        Some(asked) => {
+            let mut names = Vec::new();
+            for name in asked {
+                let t = tools.registry.resolve(name).map_err(|_| {
+                    ToolError::InvalidArgs(format!("`tools` names {name:?}, which is no tool"))
+                })?;
+                if NEVER.contains(&t.name()) {
+                    return Err(ToolError::InvalidArgs(format!(
+                        "a subagent cannot have {}: it has no subagents, questions or plan of \
+                         its own",
+                        t.name()
+                    )));
+                }
+                names.push(t.name().to_string());
+            }
+            names
+        }
+        None => tools
+            .schemas
+            .iter()
+            .filter(|s| !NEVER.contains(&s.name.as_str()))
+            .filter(|s| {
+                tools
+                    .registry
+                    .resolve(&s.name)
+                    .is_ok_and(|t| t.tool.effect() == Effect::Read)
+            })
+            .map(|s| s.name.clone())
+            .collect(),
+    };
+    let schemas = tools
+        .schemas
+        .iter()
+        .filter(|s| names.contains(&s.name))
+        .cloned()
+        .collect();
+    Ok((schemas, names))
+}
+
+/// Runs `job` for the `task` call `parent` of turn `turn_id`.
+pub(crate) async fn run(
+    shared: &Shared,
+    turn_id: u64,
+    parent: &str,
+    job: TaskJob,
+    cancel: &CancellationToken,
+) -> Result<Value, ToolError> {
+    let (schemas, names) = offered(shared, &job)?;
+    let model = shared.model();
+    let system = format!("{}\n\n{SUBAGENT}", shared.system_prompt);
+    let mut prompt = format!("{}\n\n{}", job.description, job.prompt);
+    shared.to_model(&mut prompt);
+    let mut messages = vec![Message::User(prompt)];
+    let mut usage = Usage::default();
+    let mut calls_made = 0usize;
+    for round in 0..=MAX_ROUNDS {
+        let request = ChatRequest {
+            model: &model,
+            system: &system,
+            messages: &messages,
+            tools: if round == MAX_ROUNDS { &[] } else { &schemas },
+            effort: shared.effort(),
+            cache_key: Some(parent),
+        };
+        let mut completion = match shared.provider.complete(request, &mut Quiet, cancel).await {
+            Ok(c) => c,
+            Err(crate::provider::ProviderError::Cancelled) => {
+                return Err(ToolError::Cancelled("the subagent was interrupted".into()));
+            }
+            Err(e) => {
+                return Err(ToolError::ExecutionFailed(format!(
+                    "the subagent's request failed: {e}"
+                )));
+            }
+        };
+        if completion.usage.cost_usd.is_none() {
+            completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
+        }
+        usage.add(completion.usage);
+        shared.spend(&model, completion.usage);
+        shared.emitter.emit(AgentEvent::UsageUpdated {
+            task: Some(parent.to_string()),
+            turn_id,
+            last: completion.usage,
+            total: usage,
+            model: model.clone(),
+        });
+        if completion.tool_calls.is_empty() {
+            return Ok(json!({
+                "answer": completion.text,
+                "rounds": round,
+                "calls": calls_made,
+                "usage": usage,
+            }));
+        }
+        // Ids of its own: its calls share the transcript with the turn's.
+        for (i, c) in completion.tool_calls.iter_mut().enumerate() {
+            let id = if c.id.is_empty() {
+                format!("call{i}")
+            } else {
+                c.id.clone()
+            };
+            c.id = format!("{parent}-{id}");
+        }
+        let calls = completion.tool_calls.clone();
+        calls_made += calls.len();
+        let outputs = run_round(shared, turn_id, parent, &names, &calls, cancel).await;
+        messages.push(completion.message());
+        messages.push(Message::ToolResults(outputs));
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled("the subagent was interrupted".into()));
+        }
+    }
+    Err(ToolError::ExecutionFailed(format!(
+        "the subagent made calls for {MAX_ROUNDS} rounds without answering"
+    )))
+}
+
+/// A round of the subagent's calls: those of tools it has go through the
+/// pipeline; any other is refused, the model told why.
+async fn run_round(
+    shared: &Shared,
+    turn_id: u64,
+    parent: &str,
+    names: &[String],
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Vec<ToolOutput> {
+    let (allowed, refused): (Vec<&ToolCall>, Vec<&ToolCall>) = calls.iter().partition(|c| {
+        shared
+            .tools
+            .snapshot()
+            .registry
+            .resolve(&c.name)
+            .is_ok_and(|t| names.iter().any(|n| n == t.name()))
+    });
+    let allowed: Vec<ToolCall> = allowed.into_iter().cloned().collect();
+    let mut ran = super::dispatch::run_calls(shared, turn_id, &allowed, Some(parent), cancel).await;
+    let mut out = Vec::with_capacity(calls.len());
+    for c in calls {
+        if refused.iter().any(|r| r.id == c.id) {
+            out.push(ToolOutput {
+                call_id: c.id.clone(),
+                content: json!({"error": format!(
+                    "{} is not among your tools here; use those you have",
+                    c.name
+                )})
+                .to_string(),
+                is_error: true,
+            });
+        } else if let Some(i) = ran.iter().position(|o| o.call_id == c.id) {
+            out.push(ran.remove(i));
+        }
+    }
+    out
+}

@@ -1,0 +1,90 @@
+//! `task`: hand a self-contained job to a subagent (see `agent::task`):
+//! its own context, the same pipeline, read-only tools unless the job
+//! names others; its final answer is the result.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::protocol::Effect;
+use crate::tools::args::{parse, schema};
+use crate::tools::spec::{TaskJob, Tool, ToolContext, ToolError};
+
+/// The longest job description and prompt (characters).
+const MAX_DESCRIPTION: usize = 200;
+const MAX_PROMPT: usize = 20_000;
+
+pub struct Task;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// What the job is, in a few words (the person sees it)
+    #[schemars(length(min = 1, max = 200))]
+    description: String,
+    /// The whole job, self-contained: the subagent sees nothing of this conversation
+    #[schemars(length(min = 1, max = 20000))]
+    prompt: String,
+    /// The tools it may use (default: those that only read and search); tools that change things still ask
+    tools: Option<Vec<String>>,
+}
+
+#[async_trait]
+impl Tool for Task {
+    fn name(&self) -> &str {
+        "task"
+    }
+
+    fn description(&self) -> &str {
+        "Hand a self-contained job (research: find where X is done, read and summarize a \
+         module) to a subagent with a context of its own, so your context keeps only its \
+         answer. It has the read-only tools unless you name others in `tools`; it cannot ask \
+         the person or start subagents. Several tasks in one response run side by side. Its \
+         final answer is the result."
+    }
+
+    fn parameters(&self) -> Value {
+        schema::<Args>()
+    }
+
+    /// The subagent's calls are each judged on their own.
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    /// Its time is its calls' (each bounded by its own timeout, and by
+    /// the person's approvals) and its rounds' (capped): no one timeout
+    /// for the whole job.
+    fn waits_for_person(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let Args {
+            description,
+            prompt,
+            tools,
+        } = parse(&args)?;
+        let (description, prompt) = (description.trim(), prompt.trim());
+        if description.is_empty() || prompt.is_empty() {
+            return Err(ToolError::InvalidArgs(
+                "`description` and `prompt` must say what the job is".into(),
+            ));
+        }
+        if description.chars().count() > MAX_DESCRIPTION || prompt.chars().count() > MAX_PROMPT {
+            return Err(ToolError::InvalidArgs(format!(
+                "a description is at most {MAX_DESCRIPTION} characters, a prompt {MAX_PROMPT}"
+            )));
+        }
+        let Some(together) = &ctx.together else {
+            return Err(ToolError::ExecutionFailed(
+                "subagents need a conversation to run in".into(),
+            ));
+        };
+        let job = TaskJob {
+            description: description.to_string(),
+            prompt: prompt.to_string(),
+            tools,
+        };
+        together.task(&ctx.call_id, job, &ctx.cancel).await
+    }
+}

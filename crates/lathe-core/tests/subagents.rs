@@ -1,0 +1,247 @@
+//! Subagents (`task`), against the scripted server: a subagent's calls go
+//! through the pipeline (approved by the person, sandboxed) as events
+//! that name their task; it has its own context and only the tools it
+//! was given (read-only by default, never `task`); two run side by side;
+//! an interrupt stops it; its answer is the task's result.
+
+use std::time::Duration;
+
+use lathe_core::protocol::{AgentEvent, ApprovalDecision, ApprovalMode, ErrorKind, Op, ToolStatus};
+use lathe_core::provider::ProviderKind;
+use serde_json::{Value, json};
+
+use crate::harness::{Setup, drive, result_of, turn};
+use crate::mock_llm::{MockLlm, Reply, Step};
+
+fn task(id: &str, prompt: &str, tools: Option<&[&str]>) -> Reply {
+    let mut args = json!({"description": "look into it", "prompt": prompt});
+    if let Some(t) = tools {
+        args["tools"] = json!(t);
+    }
+    Reply::tools().call(id, "task", args)
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn parents(events: &[AgentEvent]) -> Vec<(String, String, Option<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallStarted {
+                call_id,
+                tool,
+                parent,
+                ..
+            } => Some((call_id.clone(), tool.clone(), parent.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_subagents_calls_are_nested_approved_and_sandboxed() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "hello from a\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(task(
+            "t1",
+            "Read a.txt and make a file named seen.",
+            Some(&["read_file", "exec_shell"]),
+        )),
+        Step::Reply(
+            Reply::tools()
+                .call("r1", "read_file", json!({"path": "a.txt"}))
+                .call("e1", "exec_shell", json!({"command": "touch seen"})),
+        ),
+        Step::Reply(Reply::text("a.txt says hello; seen is made")),
+        Step::Reply(Reply::text("The subagent read it.")),
+    ])
+    .await;
+    let mut setup = Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::Ask);
+    setup.interactive = true;
+    let mut handle = setup.spawn(&mock, ws.path());
+    let events = drive(&mut handle, "what does a.txt say?", |_| {
+        ApprovalDecision::ApproveOnce
+    })
+    .await;
+    let calls = parents(&events);
+    assert_eq!(calls[0], ("t1".into(), "task".into(), None));
+    assert!(calls.contains(&("t1-r1".into(), "read_file".into(), Some("t1".into()))));
+    assert!(calls.contains(&("t1-e1".into(), "exec_shell".into(), Some("t1".into()))));
+    // The command asked the person, as any command does in ask mode.
+    let asked: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested(r) => Some(r.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, ["t1-e1"]);
+    assert!(ws.path().join("seen").exists());
+    let (status, content, _) = result_of(&events, "t1");
+    assert_eq!(status, ToolStatus::Ok, "{content}");
+    assert_eq!(content["answer"], "a.txt says hello; seen is made");
+    assert_eq!(content["rounds"], 1);
+    let requests = mock.requests();
+    // Its own context: the job, not the conversation; its own tools.
+    let sub = requests[1].body.to_string();
+    assert!(sub.contains("You are a subagent"), "{sub}");
+    assert!(sub.contains("Read a.txt and make a file named seen."));
+    assert!(!sub.contains("what does a.txt say?"), "{sub}");
+    assert_eq!(tool_names(&requests[1].body), ["exec_shell", "read_file"]);
+    // Its answer is the task's result, for the model that sent it.
+    assert!(
+        requests[3]
+            .body
+            .to_string()
+            .contains("a.txt says hello; seen is made")
+    );
+}
+
+/// By default a subagent only looks; what it was not given, and `task`
+/// itself (one level), is refused and it is told so.
+#[tokio::test]
+async fn a_subagent_has_only_what_it_was_given() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(task("t1", "Find the main function.", None)),
+        Step::Reply(
+            Reply::tools()
+                .call("w1", "write_file", json!({"path": "x.txt", "content": "x"}))
+                .call("n1", "task", json!({"description": "d", "prompt": "p"})),
+        ),
+        Step::Reply(Reply::text("could not write; found nothing")),
+        Step::Reply(Reply::text("ok")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    let events = turn(&mut handle, "go").await;
+    assert!(!ws.path().join("x.txt").exists());
+    let requests = mock.requests();
+    let names = tool_names(&requests[1].body);
+    assert!(names.contains(&"read_file".to_string()), "{names:?}");
+    for never in [
+        "write_file",
+        "exec_shell",
+        "task",
+        "ask_user",
+        "update_plan",
+    ] {
+        assert!(!names.contains(&never.to_string()), "{names:?}");
+    }
+    let back = requests[2].body.to_string();
+    assert!(
+        back.contains("write_file is not among your tools"),
+        "{back}"
+    );
+    assert!(back.contains("task is not among your tools"), "{back}");
+    assert_eq!(result_of(&events, "t1").0, ToolStatus::Ok);
+    // Asking for a tool it may not have is the model's to fix.
+    let mock = MockLlm::start(vec![
+        Step::Reply(task("t2", "p", Some(&["task"]))),
+        Step::Reply(Reply::text("ok")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    let events = turn(&mut handle, "go").await;
+    let (status, content, _) = result_of(&events, "t2");
+    assert_eq!(status, ToolStatus::Error);
+    assert!(
+        content.to_string().contains("cannot have task"),
+        "{content}"
+    );
+}
+
+/// Two tasks of one response run side by side; each answer comes back
+/// as its own result.
+#[tokio::test]
+async fn two_subagents_run_side_by_side() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "a",
+                    "task",
+                    json!({"description": "one", "prompt": "first job"}),
+                )
+                .call(
+                    "b",
+                    "task",
+                    json!({"description": "two", "prompt": "second job"}),
+                ),
+        ),
+        Step::Slow(Reply::text("answer one"), Duration::from_millis(600)),
+        Step::Slow(Reply::text("answer two"), Duration::from_millis(600)),
+        Step::Reply(Reply::text("both done")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    let started = std::time::Instant::now();
+    let events = turn(&mut handle, "go").await;
+    let took = started.elapsed();
+    let mut answers: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|id| {
+            result_of(&events, id).1["answer"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    answers.sort();
+    assert_eq!(answers, ["answer one", "answer two"]);
+    assert!(
+        took < Duration::from_millis(1150),
+        "one after the other: {took:?}"
+    );
+}
+
+/// Ctrl-C stops a subagent with the turn.
+#[tokio::test]
+async fn an_interrupt_stops_a_subagent() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(task("t1", "p", None)),
+        Step::Hang(Reply::text("never")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .expect("the turn did not end")
+            .unwrap();
+        if matches!(&ev, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "t1") {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            handle.ops.send(Op::Interrupt).await.unwrap();
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::Error {
+            kind: ErrorKind::Interrupted,
+            ..
+        })
+    ));
+    assert_ne!(result_of(&events, "t1").0, ToolStatus::Ok);
+}
