@@ -29,6 +29,7 @@ use crate::tools::{ToolRegistry, ToolSource, Toolset};
 mod approval;
 mod compact;
 mod dispatch;
+mod judge;
 mod mentions;
 pub mod prompt;
 mod serve;
@@ -86,6 +87,9 @@ pub struct AgentConfig {
     pub models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
     /// How many commands may run in the background at once.
     pub max_background: usize,
+    /// The model that reviews risky calls that would run without asking
+    /// (`[judge] model`); `None`: no judge.
+    pub judge: Option<String>,
 }
 
 impl AgentConfig {
@@ -111,6 +115,7 @@ impl AgentConfig {
             checkpoints: None,
             models: std::collections::BTreeMap::new(),
             max_background: crate::tools::jobs::DEFAULT_MAX,
+            judge: None,
         }
     }
 }
@@ -212,6 +217,8 @@ pub(crate) struct Shared {
     pub(crate) planning: std::sync::atomic::AtomicBool,
     /// The commands running in the background.
     pub(crate) jobs: Arc<crate::tools::jobs::Jobs>,
+    /// The judge's model, when one reviews risky calls.
+    pub(crate) judge: Option<String>,
 }
 
 /// A [`Redactor`] that remembers whether it hid anything.
@@ -831,6 +838,7 @@ impl Agent {
             denied: Mutex::new(Vec::new()),
             desk,
             planning: std::sync::atomic::AtomicBool::new(false),
+            judge: cfg.judge.clone(),
             jobs: {
                 let jobs = Arc::new(crate::tools::jobs::Jobs::new(cfg.max_background));
                 let emitter = emitter_for_jobs;

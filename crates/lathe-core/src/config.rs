@@ -138,6 +138,8 @@ pub struct Config {
     pub shell_timeout_secs: u64,
     /// How many commands may run in the background at once.
     pub max_background: usize,
+    /// The model that reviews risky calls (`[judge] model`).
+    pub judge: Option<String>,
     /// How commands are confined.
     pub sandbox: crate::sandbox::Settings,
     /// `[tools.web_fetch]`, `[tools.web_search]`.
@@ -259,6 +261,13 @@ impl Config {
         };
         let (shell_timeout_secs, max_background) = settings::shell_limits(&shell)?;
         Ok(Self {
+            judge: merged
+                .judge
+                .as_ref()
+                .and_then(|j| j.model.as_deref())
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(str::to_string),
             max_background,
             web,
             message_channels,

@@ -317,6 +317,7 @@ fn agent_config(
     agent_config.context_window = config.context_window;
     agent_config.compact_at = config.compact_at;
     agent_config.max_background = config.max_background;
+    agent_config.judge.clone_from(&config.judge);
     agent_config.models = config.models.clone();
     agent_config.checkpoints = config.checkpoints.then(|| config.paths.data_dir.clone());
     agent_config.rules = config.rules.clone();

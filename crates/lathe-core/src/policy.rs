@@ -27,7 +27,9 @@ pub mod user_hooks;
 pub mod workspace;
 
 pub use crate::protocol::operation::Operation;
-pub use authorizer::{Approver, Assessment, Assessor, HeadlessApprover, Need, UNSANDBOXED_REASON};
+pub use authorizer::{
+    Approver, Assessment, Assessor, HeadlessApprover, JUDGE_REASON, Need, UNSANDBOXED_REASON,
+};
 pub use grants::{AuthorizationManager, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};
 pub use hooks::Redactor;

@@ -19,6 +19,7 @@ mod builtin_tools;
 mod caching;
 mod consent;
 mod consent_pipeline;
+mod judge;
 mod provider_streams;
 mod sandbox;
 mod subagents;

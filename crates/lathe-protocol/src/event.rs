@@ -278,6 +278,20 @@ pub enum AgentEvent {
         turn_id: u64,
         text: String,
     },
+    /// The judge reviewed a risky call that would have run without
+    /// asking: `allowed`, or (escalated) the person is asked, headless the
+    /// call is denied.
+    Judged {
+        call_id: String,
+        model: String,
+        allowed: bool,
+        /// Why Lathe had the call reviewed.
+        flagged: String,
+        /// The judge's reason.
+        reason: String,
+        /// What asking the judge cost.
+        usage: Usage,
+    },
     /// The commands running in the background (and those that ended
     /// since the last list): sent when one starts or ends, and for
     /// `Op::ListJobs`.
@@ -326,6 +340,7 @@ impl AgentEvent {
             AgentEvent::PlanUpdated { .. } => "plan_updated",
             AgentEvent::SteeringDelivered { .. } => "steering_delivered",
             AgentEvent::Jobs { .. } => "jobs",
+            AgentEvent::Judged { .. } => "judged",
             AgentEvent::Error { .. } => "error",
         }
     }
@@ -380,6 +395,12 @@ impl Redact for AgentEvent {
             }
             AgentEvent::SteeringDelivered { text, .. } => text.redact(s),
             AgentEvent::Jobs { jobs } => jobs.redact(s),
+            AgentEvent::Judged {
+                flagged, reason, ..
+            } => {
+                flagged.redact(s);
+                reason.redact(s);
+            }
             AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
             AgentEvent::GuardrailVerdict {
                 reason, operations, ..

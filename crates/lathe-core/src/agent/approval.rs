@@ -78,3 +78,34 @@ impl Approver for ChannelApprover {
         }
     }
 }
+
+/// What no grant covers of what a call needs. A rerun outside the
+/// sandbox (`first`) says why in its own words, once: what the judgement
+/// of the line adds to that (the read rules it would pass by) goes into
+/// those words.
+pub(crate) fn uncovered(
+    shared: &super::Shared,
+    first: Option<crate::policy::Need>,
+    needs: Vec<crate::policy::Need>,
+) -> Vec<crate::policy::Need> {
+    let covered =
+        |n: &crate::policy::Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
+    let rerun = first.is_some();
+    let mut uncovered: Vec<crate::policy::Need> = first.into_iter().collect();
+    for n in needs {
+        if covered(&n) {
+            continue;
+        }
+        if rerun
+            && let Some(more) = n.reason.strip_prefix(crate::policy::UNSANDBOXED_REASON)
+            && let Some(why) = uncovered.first_mut()
+        {
+            if !why.reason.ends_with(more) {
+                why.reason.push_str(more);
+            }
+            continue;
+        }
+        uncovered.push(n);
+    }
+    uncovered
+}

@@ -561,7 +561,12 @@ async fn authorize(
         protected: &shared.protected_files,
     };
     let needs = match assessor.assess(name, effect, ops) {
-        Assessment::Auto if first.is_none() => return Ok(None),
+        Assessment::Auto if first.is_none() => {
+            match super::judge::question(shared, call, name, effect, args, ops, cancel).await {
+                None => return Ok(None),
+                Some(need) => vec![need],
+            }
+        }
         Assessment::Auto => Vec::new(),
         Assessment::Refuse(reason) => {
             return Err(Outcome::Denied(ToolError::PermissionDenied(reason)));
@@ -576,27 +581,7 @@ async fn authorize(
             source,
         });
     };
-    let covered = |n: &Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
-    // A rerun outside the sandbox says why in its own words, once: what
-    // the judgement of the line adds to that (the read rules it would
-    // pass by) goes into those words.
-    let rerun = first.is_some();
-    let mut uncovered: Vec<Need> = first.into_iter().collect();
-    for n in needs {
-        if covered(&n) {
-            continue;
-        }
-        if rerun
-            && let Some(more) = n.reason.strip_prefix(UNSANDBOXED_REASON)
-            && let Some(why) = uncovered.first_mut()
-        {
-            if !why.reason.ends_with(more) {
-                why.reason.push_str(more);
-            }
-            continue;
-        }
-        uncovered.push(n);
-    }
+    let uncovered = super::approval::uncovered(shared, first, needs);
     if uncovered.is_empty() {
         decided(
             ApprovalDecision::ApproveForConversation,

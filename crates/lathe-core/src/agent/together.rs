@@ -26,6 +26,8 @@ pub(crate) struct Desk {
     /// One question at a time: the person reads one panel.
     one_at_a_time: tokio::sync::Mutex<()>,
     waiting: Mutex<HashMap<String, oneshot::Sender<Option<String>>>>,
+    /// The person's message that began this turn (the judge reads it).
+    prompt: Mutex<String>,
     /// The questions of this turn, with their answers.
     asked: Mutex<Vec<AskedQuestion>>,
     /// Messages sent while the turn runs, not yet given to the model.
@@ -57,6 +59,7 @@ impl Desk {
             one_at_a_time: tokio::sync::Mutex::new(()),
             waiting: Mutex::new(HashMap::new()),
             asked: Mutex::new(Vec::new()),
+            prompt: Mutex::new(String::new()),
             steering: Mutex::new(Vec::new()),
             shared: std::sync::OnceLock::new(),
             tasks: tokio::sync::Semaphore::new(super::task::MAX_CONCURRENT),
@@ -69,9 +72,15 @@ impl Desk {
     }
 
     /// A turn begins: its questions are its own.
-    pub(crate) fn begin(&self, turn_id: u64) {
+    pub(crate) fn begin(&self, turn_id: u64, prompt: &str) {
         self.turn.store(turn_id, Ordering::Relaxed);
+        prompt.clone_into(&mut lock(&self.prompt));
         lock(&self.asked).clear();
+    }
+
+    /// The person's message that began the turn.
+    pub(crate) fn prompt(&self) -> String {
+        lock(&self.prompt).clone()
     }
 
     /// The questions of the turn, for `turn_completed`.

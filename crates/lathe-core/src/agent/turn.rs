@@ -172,7 +172,7 @@ impl Turn<'_> {
             prompt: prompt.clone(),
         });
         // Denials and questions are the turn's own.
-        shared.desk.begin(turn_id);
+        shared.desk.begin(turn_id, &prompt);
         shared
             .denied
             .lock()

@@ -34,6 +34,8 @@ pub struct ConfigFile {
     pub shell: Option<ShellSection>,
     pub network: Option<NetworkSection>,
     pub approvals: Option<ApprovalsSection>,
+    /// A model that reviews risky calls that would run without asking.
+    pub judge: Option<JudgeSection>,
     pub permissions: Option<PermissionsSection>,
     pub hooks: Option<HooksSection>,
     /// Settings of the built-in tools (user config only: a workspace
@@ -43,6 +45,13 @@ pub struct ConfigFile {
     pub models: Option<std::collections::BTreeMap<String, ModelSection>>,
     /// `[mcp_servers.NAME]`.
     pub mcp_servers: Option<std::collections::BTreeMap<String, super::mcp::ServerEntry>>,
+}
+
+/// `[judge]`: the reviewing model (on the same server).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSection {
+    pub model: Option<String>,
 }
 
 /// `[tools.*]`.
@@ -325,6 +334,9 @@ impl ConfigFile {
         });
         section(&mut self.approvals, other.approvals, |m, t| {
             take!(m, t, grant_ttl_secs, grant_max_secs);
+        });
+        section(&mut self.judge, other.judge, |m, t| {
+            take!(m, t, model);
         });
         // Rules and hooks add up across layers.
         section(&mut self.permissions, other.permissions, |m, t| {

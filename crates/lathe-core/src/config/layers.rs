@@ -428,6 +428,12 @@ fn restrict_workspace_layer(
             "{shown}: ignored [models]; a workspace config may not set prices or limits"
         ));
     }
+    if ws.judge.take().is_some() {
+        warnings.push(format!(
+            "{shown}: ignored [judge]; a workspace config may not choose the model that reviews \
+             calls"
+        ));
+    }
     if ws.tools.take().is_some() {
         warnings.push(format!(
             "{shown}: ignored [tools]; a workspace config may not choose where the web and \

@@ -24,6 +24,9 @@ use crate::protocol::operation::{Access, ExecOp, FileOp, Operation, SimpleComman
 use crate::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, DecisionSource, Effect};
 
 /// Why running a command outside the sandbox asks, every time.
+/// How the question a judge raised begins (its reason follows).
+pub const JUDGE_REASON: &str = "the reviewing model (the judge) asked for you: ";
+
 pub const UNSANDBOXED_REASON: &str = "outside the sandbox a command can write anywhere, use the \
      network and reach your other processes; it is approved one call at a time";
 
@@ -546,6 +549,16 @@ impl Approver for HeadlessApprover {
             _ => "an allow rule in [permissions] of the config, or --approval full-auto",
         };
         let parts: Vec<&str> = request.needs.iter().map(|n| n.what.as_str()).collect();
+        if let Some(why) = request.reason.strip_prefix(JUDGE_REASON) {
+            return ApprovalDecision::Deny {
+                message: Some(format!(
+                    "{} was stopped by the reviewing model (the judge): {why}. Lathe runs \
+                     headless, so no one can approve it: do not retry it as it is; go on \
+                     without it or a safer way, and say so in your answer.",
+                    request.tool
+                )),
+            };
+        }
         ApprovalDecision::Deny {
             message: Some(format!(
                 "{} needs approval ({}: {}); lathe is running headless, so there is no one to approve it. \

@@ -52,6 +52,8 @@ pub struct Setup {
     /// The system prompt Lathe builds for the workspace (its AGENTS.md
     /// included) rather than a fixed line.
     pub real_prompt: bool,
+    /// The judge's model (`[judge] model`).
+    pub judge: Option<String>,
 }
 
 impl Setup {
@@ -68,6 +70,7 @@ impl Setup {
             data_dir: None,
             resume: None,
             real_prompt: false,
+            judge: None,
         }
     }
 
@@ -93,6 +96,7 @@ impl Setup {
         cfg.hooks = self.hooks;
         cfg.hook_sandbox = Some(builtin_settings().sandbox);
         cfg.checkpoints = self.data_dir.clone();
+        cfg.judge = self.judge.clone();
         if let Some(id) = &self.resume {
             cfg.session_id = id.clone();
         }

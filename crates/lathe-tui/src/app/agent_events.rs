@@ -44,7 +44,8 @@ impl App {
             ev @ (AgentEvent::QuestionAsked { .. }
             | AgentEvent::PlanUpdated { .. }
             | AgentEvent::SteeringDelivered { .. }
-            | AgentEvent::Jobs { .. }) => self.on_together_event(ev, now),
+            | AgentEvent::Jobs { .. }
+            | AgentEvent::Judged { .. }) => self.on_together_event(ev, now),
         }
     }
 

@@ -17,6 +17,12 @@ impl App {
             AgentEvent::PlanUpdated { steps, .. } => {
                 self.plan = Some(crate::components::plan::Plan::new(steps));
             }
+            // The log keeps the verdict; its cost is the session's.
+            AgentEvent::Judged { usage, .. } => {
+                if let Some(c) = usage.cost_usd {
+                    self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+                }
+            }
             AgentEvent::Jobs { jobs } => {
                 if let Some(Overlay::Jobs(view)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Jobs(_)))

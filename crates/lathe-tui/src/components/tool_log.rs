@@ -50,6 +50,8 @@ pub struct LogEntry {
     pub change: Option<crate::protocol::change::FileChange>,
     /// The `task` call a subagent made it for.
     pub parent: Option<String>,
+    /// What the judge said of it, when it was asked.
+    pub judged: Option<String>,
     /// Bumped on every change, so the detail view knows to lay out again.
     rev: u64,
 }
@@ -230,8 +232,32 @@ impl ToolLog {
                     content: None,
                     change: None,
                     parent: parent.clone(),
+                    judged: None,
                     rev: 0,
                 });
+            }
+            AgentEvent::Judged {
+                call_id,
+                model,
+                allowed,
+                flagged,
+                reason,
+                usage,
+            } => {
+                if let Some(e) = self.entry(call_id) {
+                    e.judged = Some(format!(
+                        "{} ({model}, flagged as {flagged}): {reason}{}",
+                        if *allowed {
+                            "allowed"
+                        } else {
+                            "asked the person"
+                        },
+                        usage
+                            .cost_usd
+                            .map(|c| format!(" · ${c:.4}"))
+                            .unwrap_or_default()
+                    ));
+                }
             }
             AgentEvent::GuardrailVerdict {
                 call_id,
@@ -625,6 +651,9 @@ fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
         theme.bold(theme.colors.accent),
     );
     add(format!("verdict: {}", e.verdict()), theme.text());
+    if let Some(judged) = &e.judged {
+        add(format!("judge: {judged}"), theme.fg(theme.colors.warning));
+    }
     if let Some(how) = &e.decided {
         add(format!("decided: {how}"), theme.text());
     }
