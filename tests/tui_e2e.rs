@@ -1638,3 +1638,86 @@ async fn ps_lists_a_background_command_and_k_stops_it() {
     }
     assert!(!running(&marker), "the command outlived its stop");
 }
+
+/// A workspace's own commands (`.lathe/commands/`) are offered only once
+/// the person trusts them, as they are: the trust question lists them,
+/// `y` offers them, and the next start in the same workspace asks no
+/// more until one changes.
+#[tokio::test]
+async fn a_workspaces_commands_wait_for_trust() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let commands = ws.path().join(".lathe/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("deploy.md"),
+        "# Ship it to staging\n\nDeploy $ARGUMENTS to staging.\n",
+    )
+    .unwrap();
+    // One home for the three starts (a pane's own goes with it).
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().to_path_buf();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("Deployed.")),
+        Step::Reply(Reply::text("Again.")),
+    ])
+    .await;
+    let pane = Pane::open(
+        &format!(
+            "{}; sleep 600",
+            lathe_line(&mock, ws.path(), &home_path, "", "")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    let shown = pane.wait_for("Offer this workspace's commands?").await;
+    assert!(shown.contains("/deploy Ship it to staging"), "{shown}");
+    assert!(shown.contains("│ Deploy $ARGUMENTS to staging."), "{shown}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("commands are trusted").await;
+    pane.type_slowly("/dep", Duration::from_millis(120)).await;
+    pane.wait_for("/deploy").await;
+    pane.type_slowly("loy web", Duration::from_millis(60)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Deployed.").await;
+    assert!(
+        mock.requests()[0]
+            .body
+            .to_string()
+            .contains("Deploy web to staging.")
+    );
+    drop(pane);
+    // Trusted as they are: the next start offers them without asking.
+    let again = Pane::open(
+        &format!(
+            "{}; sleep 600",
+            lathe_line(&mock, ws.path(), &home_path, "", "")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    again.wait_for("approval ask").await;
+    assert!(!again.screen().contains("Offer this workspace's commands?"));
+    again
+        .type_slowly("/deploy api", Duration::from_millis(60))
+        .await;
+    again.keys(&["Enter"]);
+    again.wait_for("Again.").await;
+    // Changed, it is asked about again.
+    drop(again);
+    std::fs::write(
+        commands.join("deploy.md"),
+        "# Ship it\n\nrm -rf everything\n",
+    )
+    .unwrap();
+    let third = Pane::open(
+        &format!(
+            "{}; sleep 600",
+            lathe_line(&mock, ws.path(), &home_path, "", "")
+        ),
+        tempfile::tempdir().unwrap(),
+    );
+    third.wait_for("Offer this workspace's commands?").await;
+    drop(home);
+}

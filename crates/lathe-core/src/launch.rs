@@ -522,6 +522,62 @@ fn write_private(path: &Path, body: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// The digest of a workspace's own commands (`.lathe/commands/`), each
+/// `(name, prompt)`: what trusting them pins.
+pub fn commands_digest(commands: &[(String, String)]) -> String {
+    let mut sorted: Vec<&(String, String)> = commands.iter().collect();
+    sorted.sort();
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for (name, body) in sorted {
+        for part in [name.as_bytes(), body.as_bytes()] {
+            ctx.update(&(part.len() as u64).to_le_bytes());
+            ctx.update(part);
+        }
+    }
+    ctx.finish()
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Trusted workspace commands, by workspace: the digest trusted.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CommandsStore {
+    workspaces: BTreeMap<PathBuf, String>,
+}
+
+fn commands_trust_file(config: &Config) -> PathBuf {
+    config.paths.data_dir.join("trusted-commands.json")
+}
+
+fn read_commands_store(path: &Path) -> CommandsStore {
+    crate::config::read_own_file(path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the person trusted this workspace's commands as they are now.
+pub fn commands_trusted(config: &Config, digest: &str) -> bool {
+    read_commands_store(&commands_trust_file(config))
+        .workspaces
+        .get(&config.workspace)
+        .is_some_and(|d| d == digest)
+}
+
+/// Remembers that the person trusts this workspace's commands, as they
+/// are now (a change asks again).
+pub fn remember_workspace_commands(config: &Config, digest: &str) -> Result<(), String> {
+    let path = commands_trust_file(config);
+    let mut store = read_commands_store(&path);
+    store
+        .workspaces
+        .insert(config.workspace.clone(), digest.to_string());
+    let body = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+    write_private(&path, &body)
+}
+
 /// Trusted hooks, by workspace.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustStore {

@@ -502,6 +502,7 @@ impl App {
             AppEvent::Typed(key) => self.composer_key(key, self.now),
             AppEvent::Send(text) => self.send(text),
             AppEvent::Compose(text) => self.composer.set_text(&text),
+            AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
             AppEvent::Scroll(code) => {
                 let page = self.transcript.page();

@@ -373,6 +373,7 @@ fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>
             servers: Vec::new(),
             hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
             files: vec!["scripts/guard.sh".into()],
+            commands: Vec::new(),
             remember: Box::new(move || {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 Ok(())
@@ -458,6 +459,7 @@ fn a_trust_question_shows_everything_before_y_counts() {
                 "\u{a0}".repeat(3000)
             )],
             files: Vec::new(),
+            commands: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),
@@ -513,6 +515,7 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
             servers: vec!["repo: npx -y some-server".into()],
             hooks: Vec::new(),
             files: Vec::new(),
+            commands: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),

@@ -95,6 +95,8 @@ pub enum AppEvent {
     /// Text for the composer to start from (`/plan ` to say what to
     /// change).
     Compose(String),
+    /// The workspace's commands, trusted: offered from now on.
+    Commands(Vec<super::components::custom::Custom>),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending

@@ -217,21 +217,51 @@ fn open(
         .map(|d| components::custom::load(&d.join("commands")))
         .unwrap_or_default();
     notices.extend(left_out);
-    let untrusted = !launched.untrusted_hooks.is_empty() || !launched.untrusted_mcp.is_empty();
+    let mut custom = custom;
+    // The workspace's own commands: offered once trusted, as they are.
+    let (ws_commands, left_out) =
+        components::custom::load(&config.workspace.join(".lathe").join("commands"));
+    notices.extend(left_out);
+    let digest = crate::launch::commands_digest(
+        &ws_commands
+            .iter()
+            .map(|c| (c.name.clone(), c.body.clone()))
+            .collect::<Vec<_>>(),
+    );
+    let untrusted_commands = if ws_commands.is_empty() {
+        Vec::new()
+    } else if crate::launch::commands_trusted(config, &digest) {
+        for c in ws_commands {
+            if !custom.iter().any(|m| m.name == c.name) {
+                custom.push(c);
+            }
+        }
+        Vec::new()
+    } else {
+        ws_commands
+    };
+    let untrusted = !launched.untrusted_hooks.is_empty()
+        || !launched.untrusted_mcp.is_empty()
+        || !untrusted_commands.is_empty();
     let trust = untrusted.then(|| {
         let config = config.clone();
         let hooks = launched.untrusted_hooks.clone();
         let servers = launched.untrusted_mcp.clone();
+        let commands = !untrusted_commands.is_empty();
         app::TrustPrompt {
             hooks: hooks.describe(),
             servers: servers.iter().map(|s| s.describe()).collect(),
             files: hooks.files(),
+            commands: untrusted_commands,
             remember: Box::new(move || {
                 if !hooks.is_empty() {
                     crate::launch::remember_workspace_hooks(&config, &hooks)?;
                 }
                 if !servers.is_empty() {
                     crate::launch::remember_workspace_mcp(&config, &servers)?;
+                }
+                if commands {
+                    crate::launch::remember_workspace_commands(&config, &digest)?;
                 }
                 Ok(())
             }),

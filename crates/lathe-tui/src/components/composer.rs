@@ -226,6 +226,17 @@ impl Composer {
         self.custom = custom;
     }
 
+    /// More commands (a workspace's, once trusted); the person's own keep
+    /// their names.
+    pub fn add_custom(&mut self, more: Vec<super::custom::Custom>) {
+        for c in more {
+            if !self.custom.iter().any(|m| m.name == c.name) {
+                self.custom.push(c);
+            }
+        }
+        self.custom.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
     /// `/approvals part` or `/model part`: the command whose argument is
     /// being typed, and the part typed so far.
     fn argument_typed(&self) -> Option<(&'static str, &str)> {

@@ -72,6 +72,9 @@ impl Component for TrustQuestion {
                 if !prompt.hooks.is_empty() {
                     events.send(AppEvent::Op(Op::TrustWorkspaceHooks));
                 }
+                if !prompt.commands.is_empty() {
+                    events.send(AppEvent::Commands(std::mem::take(&mut prompt.commands)));
+                }
                 if !prompt.servers.is_empty() {
                     events.send(AppEvent::Op(Op::TrustWorkspaceMcp));
                 }
@@ -94,7 +97,7 @@ impl Component for TrustQuestion {
                 let what = self
                     .prompt
                     .as_ref()
-                    .map_or("hooks and servers", TrustPrompt::what);
+                    .map_or_else(|| "settings".to_string(), TrustPrompt::what);
                 events.send(AppEvent::Notice(
                     NoticeKind::Info,
                     format!(
@@ -338,17 +341,29 @@ pub struct TrustPrompt {
     pub servers: Vec<String>,
     /// The workspace files they run, which the trust pins.
     pub files: Vec<String>,
+    /// The workspace's own commands (`.lathe/commands/`), offered once
+    /// trusted.
+    pub commands: Vec<super::custom::Custom>,
     /// Remembers the trust for this workspace (its hooks as they are).
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
 
 impl TrustPrompt {
-    /// What it asks about, in words: "hooks", "MCP servers" or both.
-    pub fn what(&self) -> &'static str {
-        match (self.hooks.is_empty(), self.servers.is_empty()) {
-            (false, true) => "hooks",
-            (true, false) => "MCP servers",
-            _ => "hooks and MCP servers",
+    /// What it asks about, in words: "hooks", "MCP servers",
+    /// "commands", or some of them.
+    pub fn what(&self) -> String {
+        let kinds: Vec<&str> = [
+            (!self.hooks.is_empty(), "hooks"),
+            (!self.servers.is_empty(), "MCP servers"),
+            (!self.commands.is_empty(), "commands"),
+        ]
+        .into_iter()
+        .filter_map(|(on, k)| on.then_some(k))
+        .collect();
+        match kinds.as_slice() {
+            [] => "settings".into(),
+            [one] => (*one).into(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
         }
     }
 }
@@ -437,6 +452,37 @@ fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'
         )));
         items(&prompt.servers, &mut lines);
     }
+    if !prompt.commands.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "This workspace defines {} (.lathe/commands/): prompts sent as your message \
+                 when you type them. They stay off until you trust them:",
+                count(prompt.commands.len(), "command")
+            ),
+            theme.text(),
+        )));
+        // Each with what it sends: a prompt can tell the model anything.
+        for c in &prompt.commands {
+            items(&[format!("{} {}", c.name, c.about)], &mut lines);
+            let body: Vec<&str> = c.body.lines().collect();
+            for line in body.iter().take(COMMAND_LINES_SHOWN) {
+                lines.push(Line::from(Span::styled(
+                    format!("      │ {}", crate::protocol::visible::name(line)),
+                    theme.muted(),
+                )));
+            }
+            if body.len() > COMMAND_LINES_SHOWN {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "      │ … {} more lines (.lathe/commands/{}.md)",
+                        body.len() - COMMAND_LINES_SHOWN,
+                        c.name.trim_start_matches('/')
+                    ),
+                    theme.muted(),
+                )));
+            }
+        }
+    }
     if !prompt.files.is_empty() {
         lines.push(Line::from(Span::styled(
             "Read the files they run first. Trust covers them as they are now: if one changes, \
@@ -447,6 +493,9 @@ fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'
     }
     lines
 }
+
+/// Lines of each workspace command's prompt the trust question shows.
+const COMMAND_LINES_SHOWN: usize = 12;
 
 /// `n thing` or `n things`.
 fn count(n: usize, thing: &str) -> String {
@@ -536,10 +585,15 @@ pub fn render_trust(
 }
 
 fn title(prompt: &TrustPrompt) -> &'static str {
-    match (prompt.hooks.is_empty(), prompt.servers.is_empty()) {
-        (_, true) => " Run this workspace's hooks? ",
-        (true, false) => " Start this workspace's MCP servers? ",
-        (false, false) => " Trust this workspace's hooks and servers? ",
+    match (
+        prompt.hooks.is_empty(),
+        prompt.servers.is_empty(),
+        prompt.commands.is_empty(),
+    ) {
+        (false, true, true) => " Run this workspace's hooks? ",
+        (true, false, true) => " Start this workspace's MCP servers? ",
+        (true, true, false) => " Offer this workspace's commands? ",
+        _ => " Trust this workspace's settings? ",
     }
 }
 
