@@ -593,6 +593,7 @@ fn title(prompt: &TrustPrompt) -> &'static str {
         (false, true, true) => " Run this workspace's hooks? ",
         (true, false, true) => " Start this workspace's MCP servers? ",
         (true, true, false) => " Offer this workspace's commands? ",
+        (false, false, true) => " Trust this workspace's hooks and servers? ",
         _ => " Trust this workspace's settings? ",
     }
 }
