@@ -8,6 +8,11 @@
 //! - `turn/read_file_small` and `turn/read_file_64k`: two requests with one
 //!   `read_file` call between them; minus the baseline, this is the cost of
 //!   one tool round trip.
+//! - `turn/task_subagent`: a `task` call whose subagent answers at once
+//!   (three requests); minus `read_file_small` and one more request, the
+//!   cost of starting a subagent.
+//! - `jobs/*`: a background command's output into its 1 MiB buffer (what
+//!   a command nobody reads costs), and a read of what is new.
 //! - `stream/text/*`: one long streamed answer (text in 7-byte deltas, as
 //!   real servers send a token or two per event), to show that the cost
 //!   grows linearly with the response size.
@@ -133,6 +138,26 @@ fn turns(c: &mut Criterion) {
             ],
             60 * 1024,
         ),
+        // A subagent (`task`) that answers at once: three requests. Minus
+        // `read_file_small` and one more `text_only` request, what starting
+        // a subagent costs beyond its model calls.
+        (
+            "task_subagent",
+            ProviderKind::OpenAi,
+            vec![
+                raw(
+                    ProviderKind::OpenAi,
+                    &Reply::tools().call(
+                        "t1",
+                        "task",
+                        json!({"description": "look", "prompt": "find the file"}),
+                    ),
+                ),
+                raw(ProviderKind::OpenAi, &Reply::text("It is file.txt.")),
+                raw(ProviderKind::OpenAi, &Reply::text("Done.")),
+            ],
+            1024,
+        ),
         (
             "anthropic_read_file_small",
             ProviderKind::Anthropic,
@@ -172,5 +197,36 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, turns, streaming);
+/// A background command's output: each line into the buffer (the oldest
+/// dropped past 1 MiB), and a read of the newest 32 KiB.
+fn jobs(c: &mut Criterion) {
+    use lathe_core::tools::jobs::Jobs;
+    let mut group = c.benchmark_group("jobs");
+    let line = "GET /api/items 200 3.2ms - a dev server's access log line".to_string();
+    let jobs = Jobs::new(4);
+    let job = jobs.reserve("npm run dev").unwrap();
+    let sink = job.sink();
+    // Full already: every line also drops as much from the front.
+    for _ in 0..20_000 {
+        sink.emit("stdout", line.clone());
+    }
+    group.bench_function("buffer_1000_lines", |b| {
+        b.iter(|| {
+            for _ in 0..1000 {
+                sink.emit("stdout", line.clone());
+            }
+        });
+    });
+    group.bench_function("read_new", |b| {
+        b.iter(|| {
+            for _ in 0..100 {
+                sink.emit("stdout", line.clone());
+            }
+            job.read()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, turns, streaming, jobs);
 criterion_main!(benches);

@@ -645,7 +645,12 @@ impl<'a> Run<'a> {
                         return End::ExitedPipesOpen(s);
                     }
                 }
-                _ = tick.tick() => self.flush_progress(/*all*/ false),
+                // Only output waiting to be shown wakes the loop: a
+                // silent command (a server in the background) costs
+                // nothing while it waits.
+                _ = tick.tick(), if self.out_lines.waiting() || self.err_lines.waiting() => {
+                    self.flush_progress(/*all*/ false);
+                }
             }
         }
     }
@@ -815,6 +820,11 @@ impl LineBuf {
             let cut = self.pending.len() - PROGRESS_MAX;
             self.pending.drain(..cut);
         }
+    }
+
+    /// Whether whole lines wait to be sent.
+    fn waiting(&self) -> bool {
+        self.pending.contains(&b'\n')
     }
 
     /// Complete lines (or everything, at the end), without the final newline.
