@@ -134,6 +134,8 @@ async fn a_subagent_has_only_what_it_was_given() {
         "task",
         "ask_user",
         "update_plan",
+        "shell_kill",
+        "message",
     ] {
         assert!(!names.contains(&never.to_string()), "{names:?}");
     }

@@ -495,6 +495,8 @@ async fn plan_mode_only_looks_and_the_next_turn_acts() {
         "exec_shell",
         "delete_file",
         "spawn",
+        "shell_kill",
+        "message",
     ] {
         assert!(!names.contains(&acting.to_string()), "{names:?}");
     }

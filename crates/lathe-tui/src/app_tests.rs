@@ -1909,15 +1909,18 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
 fn a_subagents_calls_stand_under_its_task() {
     let (mut a, t0) = app();
     turn_started(&mut a, 1, "where is main?", t0);
-    a.on_agent_event(
-        started(
-            "t1",
-            "task",
-            json!({"description": "find main", "prompt": "…"}),
-        ),
-        t0,
-    );
-    for (id, path) in [("t1-r1", "src/main.rs"), ("t1-r2", "src/lib.rs")] {
+    for (id, what) in [("t1", "find main"), ("t2", "read docs")] {
+        a.on_agent_event(
+            started(id, "task", json!({"description": what, "prompt": "…"})),
+            t0,
+        );
+    }
+    // Side by side, their calls come mixed: each stands under its task.
+    for (id, path, parent) in [
+        ("t1-r1", "src/main.rs", "t1"),
+        ("t2-r1", "README.md", "t2"),
+        ("t1-r2", "src/lib.rs", "t1"),
+    ] {
         a.on_agent_event(
             AgentEvent::ToolCallStarted {
                 turn_id: 1,
@@ -1925,15 +1928,17 @@ fn a_subagents_calls_stand_under_its_task() {
                 tool: "read_file".into(),
                 arguments: json!({"path": path}),
                 effect: None,
-                parent: Some("t1".into()),
+                parent: Some(parent.into()),
             },
             t0,
         );
     }
-    let s = screen(&mut a, 70, 14);
-    assert!(s.contains("task find main"), "{s}");
-    assert!(s.contains("↳ ⠋ read_file src/main.rs"), "{s}");
-    assert!(s.contains("↳ ⠋ read_file src/lib.rs"), "{s}");
+    let s = screen(&mut a, 70, 20);
+    let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("{needle}: {s}"));
+    assert!(at("task find main") < at("↳ ⠋ read_file src/main.rs"));
+    assert!(at("↳ ⠋ read_file src/main.rs") < at("↳ ⠋ read_file src/lib.rs"));
+    assert!(at("↳ ⠋ read_file src/lib.rs") < at("task read docs"));
+    assert!(at("task read docs") < at("↳ ⠋ read_file README.md"));
     assert!(!s.contains("Explored"), "{s}");
     a.on_terminal_event(ctrl('t'), t0);
     let log = screen(&mut a, 100, 14);

@@ -245,6 +245,26 @@ impl Questions {
             .then_some(&mut self.approvals as &mut dyn Question)
     }
 
+    /// The rows the question that has the keys takes at the bottom of
+    /// `area`, when it stands there over the transcript (the model's
+    /// question, the plan's approval, the tool-round limit): the
+    /// transcript gives them up, so its newest lines stay in sight.
+    pub fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
+        if self.trust.is_some() {
+            return 0;
+        }
+        if let Some(q) = &self.limit {
+            return q.height(area, theme);
+        }
+        if let Some(q) = &self.ask {
+            return q.height(area, theme);
+        }
+        if let Some(q) = &self.plan {
+            return q.height(area, theme);
+        }
+        0
+    }
+
     /// Whether a question waits for the person.
     pub fn is_asking(&self) -> bool {
         self.trust.is_some()
@@ -352,6 +372,10 @@ impl Component for super::components::jobs::JobsView {
             JobsAction::Close => Outcome::Close,
             JobsAction::Refresh => {
                 events.send(AppEvent::Op(Op::ListJobs));
+                Outcome::Done
+            }
+            JobsAction::Ended(handle) => {
+                events.send(AppEvent::Flash(format!("{handle} has already ended")));
                 Outcome::Done
             }
             JobsAction::Stop(handle) => {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use crate::protocol::{AgentEvent, Effect, Usage};
+use crate::protocol::{AgentEvent, Usage};
 use crate::provider::{ChatRequest, Message, RetryNotice, StreamObserver, ToolCall, ToolOutput};
 use crate::tools::ToolError;
 use crate::tools::spec::TaskJob;
@@ -77,7 +77,7 @@ fn offered(
                 tools
                     .registry
                     .resolve(&s.name)
-                    .is_ok_and(|t| t.tool.effect() == Effect::Read)
+                    .is_ok_and(|t| t.tool.only_looks())
             })
             .map(|s| s.name.clone())
             .collect(),

@@ -308,7 +308,7 @@ impl Turn<'_> {
                     tools
                         .registry
                         .resolve(&s.name)
-                        .is_ok_and(|t| t.tool.effect() == crate::protocol::Effect::Read)
+                        .is_ok_and(|t| t.tool.only_looks())
                 })
                 .cloned()
                 .collect::<Vec<_>>();

@@ -294,6 +294,12 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// Whether the tool only looks (reads, searches, asks, plans): what
+    /// plan mode and subagents are given. Read-effect tools that act
+    /// (stopping a command, sending a message) say no.
+    fn only_looks(&self) -> bool {
+        self.effect() == Effect::Read
+    }
     /// Whether a call waits on the person (a question): its time is
     /// theirs, so the tool timeout does not bound it (an interrupt does).
     fn waits_for_person(&self) -> bool {

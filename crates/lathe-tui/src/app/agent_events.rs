@@ -188,6 +188,7 @@ impl App {
                 self.tool_started.insert(call_id.clone(), now);
                 let mut cell = ToolCell::new(&call_id, &tool, &arguments);
                 cell.nested = parent.is_some();
+                cell.parent = parent;
                 self.transcript.push_tool(cell);
             }
             AgentEvent::ToolProgress {

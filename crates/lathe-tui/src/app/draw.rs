@@ -104,7 +104,10 @@ impl App {
         // A call waiting for approval takes the rows it needs at the
         // bottom; the transcript keeps the rest, its newest lines (what the
         // model said about the call) just above the dialog.
-        let dialog_h = if self.questions.approvals.is_active() && self.questions.trust.is_none() {
+        let asked_h = self.questions.bottom_height(main, &self.theme);
+        let dialog_h = if asked_h > 0 {
+            asked_h
+        } else if self.questions.approvals.is_active() && self.questions.trust.is_none() {
             self.questions.approvals.height(main, &self.theme)
         } else {
             0
@@ -152,7 +155,7 @@ impl App {
         // The priority layer, its top question drawn last: the approvals
         // at the rows set aside for them (or under the trust question).
         if self.questions.approvals.is_active() {
-            if dialog_h > 0 {
+            if dialog_h > 0 && asked_h == 0 {
                 Component::render(
                     &self.questions.approvals,
                     dialog_area,
@@ -166,14 +169,16 @@ impl App {
                     .render(main, buf, &self.theme, self.now);
             }
         }
+        // The question with the keys, in the rows set aside for it.
+        let asked_area = if asked_h > 0 { dialog_area } else { main };
         if let Some(q) = &self.questions.plan {
-            q.render(main, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.theme, self.now);
         }
         if let Some(q) = &self.questions.ask {
-            q.render(main, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.theme, self.now);
         }
         if let Some(q) = &self.questions.limit {
-            q.render(main, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.theme, self.now);
         }
         if let Some(q) = &self.questions.trust {
             q.render(main, buf, &self.theme, self.now);

@@ -153,6 +153,20 @@ impl Component for AskPanel {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+        let (lines, keys) = self.lines(t);
+        super::question::render_question(" The model asks ", lines, keys, area, buf, t);
+        self.shown.set(true);
+    }
+}
+
+impl AskPanel {
+    /// The rows it takes at the bottom of `area`.
+    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
+        super::question::modal_height(&self.lines(t).0, area)
+    }
+
+    /// Its text, and the keys.
+    fn lines(&self, t: &Theme) -> (Vec<Line<'static>>, Line<'static>) {
         let mut lines: Vec<Line<'static>> = self
             .question
             .lines()
@@ -190,16 +204,17 @@ impl Component for AskPanel {
         let word = |w: &str| Span::styled(w.to_string(), t.muted());
         let mut keys = Vec::new();
         if !self.choices.is_empty() {
-            keys.extend([key("↑↓"), word(" choose  ")]);
+            keys.extend([key("1-9 ↑↓"), word(" choose  ")]);
         }
         keys.extend([
+            key("type"),
+            word(" your own  "),
             key("Enter"),
             word(" answer  "),
             key("Esc"),
             word(" let the model decide"),
         ]);
-        super::question::render_question(" The model asks ", lines, Line::from(keys), area, buf, t);
-        self.shown.set(true);
+        (lines, Line::from(keys))
     }
 }
 

@@ -109,6 +109,8 @@ pub struct ToolCell {
     pub open: bool,
     /// A subagent made it (for a `task` call): shown under the task.
     pub nested: bool,
+    /// The `task` call it was made for.
+    pub parent: Option<String>,
 }
 
 impl ToolCell {
@@ -127,6 +129,7 @@ impl ToolCell {
             open: false,
             printed: 0,
             nested: false,
+            parent: None,
         }
     }
 
@@ -255,6 +258,13 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
             None => msg.to_string(),
         };
         return shorten(&msg, 200);
+    }
+    // Started in the background: still running, by its handle.
+    if let (Some(handle), Some(true)) = (
+        content.get("handle").and_then(Value::as_str),
+        content.get("running").and_then(Value::as_bool),
+    ) {
+        return format!("runs in the background as {handle} (/ps)");
     }
     if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
         return format!("exit {code}");

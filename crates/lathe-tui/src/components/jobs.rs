@@ -20,6 +20,8 @@ pub enum JobsAction {
     Close,
     Refresh,
     Stop(String),
+    /// `k` on one that has ended.
+    Ended(String),
 }
 
 #[derive(Debug, Default)]
@@ -39,6 +41,10 @@ impl JobsView {
     }
 
     pub fn set(&mut self, jobs: Vec<JobInfo>) {
+        // First shown: the first one running is chosen.
+        if self.jobs.is_none() {
+            self.selected = jobs.iter().position(|j| j.running).unwrap_or(0);
+        }
         self.selected = self.selected.min(jobs.len().saturating_sub(1));
         self.jobs = Some(jobs);
     }
@@ -56,10 +62,11 @@ impl JobsView {
                 JobsAction::None
             }
             KeyCode::Char('r') => JobsAction::Refresh,
-            KeyCode::Char('k' | 'x') | KeyCode::Delete => jobs
-                .get(self.selected)
-                .filter(|j| j.running)
-                .map_or(JobsAction::None, |j| JobsAction::Stop(j.handle.clone())),
+            KeyCode::Char('k' | 'x') | KeyCode::Delete => match jobs.get(self.selected) {
+                Some(j) if j.running => JobsAction::Stop(j.handle.clone()),
+                Some(j) => JobsAction::Ended(j.handle.clone()),
+                None => JobsAction::None,
+            },
             _ => JobsAction::None,
         }
     }
@@ -218,7 +225,7 @@ mod tests {
         v.handle_key(key(KeyCode::Down));
         assert_eq!(
             v.handle_key(key(KeyCode::Char('k'))),
-            JobsAction::None,
+            JobsAction::Ended("bg2".into()),
             "an ended one is not stopped"
         );
         assert_eq!(v.handle_key(key(KeyCode::Char('r'))), JobsAction::Refresh);

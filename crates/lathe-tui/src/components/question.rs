@@ -203,16 +203,7 @@ impl Component for LimitQuestion {
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
         use ratatui::text::{Line, Span};
-        let rounds = self.rounds;
-        let lines = vec![Line::from(Span::styled(
-            format!(
-                "The model has used {rounds} tool round{} in this turn without finishing. Let \
-                 it go on for {} more? (The log, Ctrl-T after answering, shows what it did.)",
-                if rounds == 1 { "" } else { "s" },
-                self.more
-            ),
-            t.text(),
-        ))];
+        let lines = self.lines(t);
         let keys = Line::from(vec![
             Span::styled("y", t.bold(t.colors.accent)),
             Span::styled(" go on  ", t.muted()),
@@ -221,6 +212,27 @@ impl Component for LimitQuestion {
         ]);
         render_question(" Keep going? ", lines, keys, area, buf, t);
         self.shown.set(true);
+    }
+}
+
+impl LimitQuestion {
+    /// The rows it takes at the bottom of `area`.
+    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
+        modal_height(&self.lines(t), area)
+    }
+
+    fn lines(&self, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::{Line, Span};
+        let rounds = self.rounds;
+        vec![Line::from(Span::styled(
+            format!(
+                "The model has used {rounds} tool round{} in this turn without finishing. Let \
+                 it go on for {} more? (The log, Ctrl-T after answering, shows what it did.)",
+                if rounds == 1 { "" } else { "s" },
+                self.more
+            ),
+            t.text(),
+        ))]
     }
 }
 
@@ -259,6 +271,22 @@ impl PlanQuestion {
     pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
         self.arming = Arming::pending_after(last_typed, now);
         self
+    }
+}
+
+impl PlanQuestion {
+    /// The rows it takes at the bottom of `area`.
+    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
+        modal_height(&Self::lines(t), area)
+    }
+
+    fn lines(t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::{Line, Span};
+        vec![Line::from(Span::styled(
+            "The model proposes the plan above (pinned over the message box). Nothing has \
+             changed yet. Carry it out, in the approval mode you chose?",
+            t.text(),
+        ))]
     }
 }
 
@@ -305,11 +333,7 @@ impl Component for PlanQuestion {
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
         use ratatui::text::{Line, Span};
-        let lines = vec![Line::from(Span::styled(
-            "The model proposes the plan above (pinned over the message box). Nothing has \
-             changed yet. Carry it out, in the approval mode you chose?",
-            t.text(),
-        ))];
+        let lines = Self::lines(t);
         let keys = Line::from(vec![
             Span::styled("y", t.bold(t.colors.accent)),
             Span::styled(" carry it out  ", t.muted()),
@@ -596,6 +620,18 @@ fn title(prompt: &TrustPrompt) -> &'static str {
         (false, false, true) => " Trust this workspace's hooks and servers? ",
         _ => " Trust this workspace's settings? ",
     }
+}
+
+/// The rows a modal question of `lines` takes at the bottom of `area`
+/// (its text wrapped, borders, a blank row and the keys): what the
+/// transcript gives up for it, so its newest lines stay in sight above.
+pub fn modal_height(lines: &[ratatui::text::Line<'static>], area: Rect) -> u16 {
+    use ratatui::widgets::{Paragraph, Wrap};
+    let w = area.width.saturating_sub(4).max(20).min(area.width);
+    let rows = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(w.saturating_sub(4));
+    u16::try_from(rows + 4).unwrap_or(u16::MAX).min(area.height)
 }
 
 /// A modal question over `area`: the text wrapped, the keys on the last

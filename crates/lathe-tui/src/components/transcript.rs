@@ -295,7 +295,27 @@ impl Transcript {
     /// A tool call, at the end. A read or search that follows another
     /// joins it: the two (or more) fold into one `Explored` line.
     pub fn push_tool(&mut self, call: ToolCell) {
-        // A subagent's calls stand on their own, under its task.
+        // A subagent's calls stand on their own, under their task, after
+        // those it made before (tasks side by side stay apart).
+        if let Some(parent) = call.parent.clone() {
+            let Some(task) = self
+                .entries
+                .iter()
+                .rposition(|e| matches!(&e.cell, Cell::Tool(t) if t.call_id == parent))
+            else {
+                return self.push(Cell::Tool(Box::new(call)));
+            };
+            let mut at = task + 1;
+            while self.entries.get(at).is_some_and(
+                |e| matches!(&e.cell, Cell::Tool(t) if t.parent.as_deref() == Some(parent.as_str())),
+            ) {
+                at += 1;
+            }
+            self.entries
+                .insert(at, Entry::new(Cell::Tool(Box::new(call))));
+            self.dirty_from = self.dirty_from.min(at);
+            return;
+        }
         if call.explores()
             && !call.nested
             && let Some(i) = self.entries.len().checked_sub(1)

@@ -123,6 +123,11 @@ impl Tool for ShellKill {
         Effect::Read
     }
 
+    /// But it acts: not for plan mode or subagents.
+    fn only_looks(&self) -> bool {
+        false
+    }
+
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let KillArgs { handle } = parse(&args)?;
         let jobs = jobs(ctx)?;

@@ -90,6 +90,11 @@ impl Tool for Message {
         Effect::Read
     }
 
+    /// It tells someone something: not for plan mode or subagents.
+    fn only_looks(&self) -> bool {
+        false
+    }
+
     fn operations(
         &self,
         args: &Value,
