@@ -1654,3 +1654,62 @@ async fn background_commands_die_with_a_killed_lathe() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// `[judge] model` in the person's config: a deletion full-auto would run
+/// unasked goes to the judge first; its escalation denies it headless
+/// (the model told why, the run says so); a workspace config cannot set
+/// or change the judge.
+#[tokio::test]
+async fn the_judge_stops_a_risky_call_headless() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[judge]\nmodel = \"judge-model\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.path().join(".lathe")).unwrap();
+    std::fs::write(
+        env.ws.path().join(".lathe/config.toml"),
+        "[judge]\nmodel = \"lenient\"\n",
+    )
+    .unwrap();
+    std::fs::write(env.ws.path().join("notes.txt"), "keep\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "rm -f notes.txt"}))),
+        Step::Reply(Reply::text(
+            r#"{"verdict": "escalate", "reason": "the notes were not asked to go"}"#,
+        )),
+        Step::Reply(Reply::text("I left the notes.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--approval", "full-auto"],
+            "clean the build",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(env.ws.path().join("notes.txt").exists());
+    assert!(r.stderr.contains("ignored [judge]"), "{}", r.stderr);
+    let events = r.events();
+    let judged = events
+        .iter()
+        .find(|e| e["type"] == "judged")
+        .expect("judged");
+    assert_eq!(judged["model"], "judge-model");
+    assert_eq!(judged["allowed"], false);
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(done["status"], "denied");
+    assert!(
+        done["content"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("the notes were not asked to go"),
+        "{done}"
+    );
+    assert_eq!(mock.requests()[1].body["model"], "judge-model");
+}
