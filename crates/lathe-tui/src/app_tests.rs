@@ -1943,4 +1943,11 @@ fn a_subagents_calls_stand_under_its_task() {
     a.on_terminal_event(ctrl('t'), t0);
     let log = screen(&mut a, 100, 14);
     assert!(log.contains("↳ read_file"), "{log}");
+    // The newest call's detail names its task by what it is for.
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    let detail = screen(&mut a, 100, 14);
+    assert!(
+        detail.contains("by a subagent of \"find main\" (t1)"),
+        "{detail}"
+    );
 }

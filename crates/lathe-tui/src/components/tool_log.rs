@@ -231,7 +231,20 @@ impl ToolLog {
                     metadata: ResultMetadata::default(),
                     content: None,
                     change: None,
-                    parent: parent.clone(),
+                    // The task by what it is for, with its id.
+                    parent: parent.as_ref().map(|p| {
+                        let what = self
+                            .by_id
+                            .get(p)
+                            .and_then(|i| self.entries.get(*i))
+                            .map(|e| key_argument(&e.arguments))
+                            .unwrap_or_default();
+                        if what.is_empty() {
+                            p.clone()
+                        } else {
+                            format!("\"{what}\" ({p})")
+                        }
+                    }),
                     judged: None,
                     rev: 0,
                 });
