@@ -198,6 +198,21 @@ impl ToolLog {
         }
     }
 
+    /// A `task` call by what it is for, with its id.
+    fn task_name(&self, call_id: &str) -> String {
+        let what = self
+            .by_id
+            .get(call_id)
+            .and_then(|i| self.entries.get(*i))
+            .map(|e| key_argument(&e.arguments))
+            .unwrap_or_default();
+        if what.is_empty() {
+            call_id.to_string()
+        } else {
+            format!("\"{what}\" ({call_id})")
+        }
+    }
+
     fn entry(&mut self, call_id: &str) -> Option<&mut LogEntry> {
         let i = *self.by_id.get(call_id)?;
         let e = self.entries.get_mut(i)?;
@@ -231,20 +246,7 @@ impl ToolLog {
                     metadata: ResultMetadata::default(),
                     content: None,
                     change: None,
-                    // The task by what it is for, with its id.
-                    parent: parent.as_ref().map(|p| {
-                        let what = self
-                            .by_id
-                            .get(p)
-                            .and_then(|i| self.entries.get(*i))
-                            .map(|e| key_argument(&e.arguments))
-                            .unwrap_or_default();
-                        if what.is_empty() {
-                            p.clone()
-                        } else {
-                            format!("\"{what}\" ({p})")
-                        }
-                    }),
+                    parent: parent.as_ref().map(|p| self.task_name(p)),
                     judged: None,
                     rev: 0,
                 });
