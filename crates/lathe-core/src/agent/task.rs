@@ -180,10 +180,9 @@ async fn run_round(
     calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Vec<ToolOutput> {
+    let tools = shared.tools.snapshot();
     let (allowed, refused): (Vec<&ToolCall>, Vec<&ToolCall>) = calls.iter().partition(|c| {
-        shared
-            .tools
-            .snapshot()
+        tools
             .registry
             .resolve(&c.name)
             .is_ok_and(|t| names.iter().any(|n| n == t.name()))

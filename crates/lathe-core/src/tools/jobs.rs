@@ -29,6 +29,8 @@ pub const READ_BYTES: usize = 32 * 1024;
 pub use crate::config::defaults::MAX_BACKGROUND as DEFAULT_MAX;
 /// Lines of each command `/ps` shows.
 const TAIL_LINES: usize = 8;
+/// The end of a buffer `/ps` looks at for those lines.
+const TAIL_BYTES: usize = 16 * 1024;
 /// Ended commands kept for `/ps`.
 const ENDED_KEPT: usize = 8;
 
@@ -197,9 +199,15 @@ impl Job {
     /// How `/ps` shows it.
     pub fn info(&self) -> JobInfo {
         let s = lock(&self.state);
-        let bytes: Vec<u8> = s.buf.iter().copied().collect();
+        // Only the end of the buffer: enough for the last lines shown.
+        let skip = s.buf.len().saturating_sub(TAIL_BYTES);
+        let bytes: Vec<u8> = s.buf.iter().skip(skip).copied().collect();
         let text = String::from_utf8_lossy(whole_chars(&bytes)).into_owned();
-        let lines: Vec<&str> = text.lines().collect();
+        let mut lines: Vec<&str> = text.lines().collect();
+        if skip > 0 && lines.len() > 1 {
+            // The first line of the window is cut.
+            lines.remove(0);
+        }
         let tail = lines[lines.len().saturating_sub(TAIL_LINES)..]
             .iter()
             .map(|l| crate::protocol::text::shorten_chars(l, 300))
@@ -369,6 +377,10 @@ mod tests {
         assert!(r.output.len() <= READ_BYTES, "{}", r.output.len());
         assert_eq!(r.skipped, 2048 * 1024 - r.output.len() as u64);
         assert!(lock(&job.state).buf.len() <= BUFFER_BYTES);
+        // /ps reads only the buffer's end, whole lines of it.
+        let tail = job.info().tail;
+        assert_eq!(tail.len(), TAIL_LINES);
+        assert!(tail.iter().all(|l| l.starts_with("xxx")), "{tail:?}");
         assert!(r.ended.is_none());
         job.finish(&Ok(serde_json::json!({"exit_code": 3})));
         assert_eq!(job.read().ended.unwrap().exit_code, Some(3));

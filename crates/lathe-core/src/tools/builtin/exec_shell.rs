@@ -810,10 +810,13 @@ fn whole_chars_suffix(b: &[u8]) -> &[u8] {
 #[derive(Default)]
 struct LineBuf {
     pending: Vec<u8>,
+    /// A whole line waits (kept, so the loop's guard does not scan).
+    line: bool,
 }
 
 impl LineBuf {
     fn push(&mut self, data: &[u8]) {
+        self.line |= data.contains(&b'\n');
         self.pending.extend_from_slice(data);
         if self.pending.len() > PROGRESS_MAX * 4 {
             // A burst faster than we flush: keep only the newest part.
@@ -824,11 +827,13 @@ impl LineBuf {
 
     /// Whether whole lines wait to be sent.
     fn waiting(&self) -> bool {
-        self.pending.contains(&b'\n')
+        self.line
     }
 
     /// Complete lines (or everything, at the end), without the final newline.
     fn take(&mut self, all: bool) -> Option<String> {
+        // What stays after this has no whole line.
+        self.line = false;
         let end = if all {
             self.pending.len()
         } else {
@@ -884,7 +889,9 @@ mod tests {
     fn line_buffer_releases_whole_lines() {
         let mut l = LineBuf::default();
         l.push(b"a\nb");
+        assert!(l.waiting());
         assert_eq!(l.take(false).as_deref(), Some("a"));
+        assert!(!l.waiting(), "a part of a line wakes nothing");
         assert_eq!(l.take(false), None);
         l.push(b"c\n");
         assert_eq!(l.take(false).as_deref(), Some("bc"));
