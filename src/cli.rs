@@ -66,6 +66,16 @@ pub enum McpCommand {
         /// Start the workspace's servers too, even if you never trusted them.
         #[arg(long)]
         trust_workspace_mcp: bool,
+        /// The variables of your environment the workspace's servers may
+        /// take (`${VAR}` in .mcp.json), comma-separated; a server that
+        /// takes another does not start. Lathe's own API keys are never given.
+        #[arg(
+            long,
+            value_name = "VAR,...",
+            value_delimiter = ',',
+            requires = "trust_workspace_mcp"
+        )]
+        trust_workspace_mcp_env: Vec<String>,
     },
 }
 
@@ -82,6 +92,16 @@ pub struct ExecArgs {
     /// .lathe/config.toml) for this run, even if you never trusted them.
     #[arg(long)]
     pub trust_workspace_mcp: bool,
+    /// The variables of your environment the workspace's servers may take
+    /// (`${VAR}` in .mcp.json), comma-separated; a server that takes
+    /// another does not start. Lathe's own API keys are never given.
+    #[arg(
+        long,
+        value_name = "VAR,...",
+        value_delimiter = ',',
+        requires = "trust_workspace_mcp"
+    )]
+    pub trust_workspace_mcp_env: Vec<String>,
     /// Go on with the newest session of this workspace.
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_: bool,

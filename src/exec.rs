@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::launch::{LaunchError, spawn_agent};
 use crate::policy::HeadlessApprover;
 use crate::protocol::{AgentEvent, Effect, ErrorKind, Op, ToolStatus};
+use crate::say::say;
 
 /// Exit status of a completed turn.
 pub const EXIT_OK: i32 = 0;
@@ -34,6 +35,7 @@ pub struct ExecOptions {
     pub trust_workspace_hooks: bool,
     /// Start the workspace's MCP servers even if never trusted.
     pub trust_workspace_mcp: bool,
+    pub trust_workspace_mcp_env: Vec<String>,
     /// Go on with this session (already resolved from `--continue`).
     pub resume: Option<String>,
     /// `--image FILE`: absolute paths.
@@ -75,7 +77,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
     let chosen;
     let choice = match crate::launch::choose_model(config).await {
         Err(LaunchError::Unreachable(why)) => {
-            eprintln!("error: {why}");
+            say!("error: {why}");
             return Ok(EXIT_FAILED);
         }
         other => other?,
@@ -83,7 +85,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
     let config = match choice {
         crate::launch::ModelChoice::Chosen(m) if m == config.model => config,
         crate::launch::ModelChoice::Chosen(m) => {
-            eprintln!("lathe: using {m}, the model the server serves");
+            say!("lathe: using {m}, the model the server serves");
             chosen = Config {
                 model: m,
                 ..config.clone()
@@ -91,7 +93,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             &chosen
         }
         crate::launch::ModelChoice::Unlisted(why) => {
-            eprintln!("lathe: warning: {why}");
+            say!("lathe: warning: {why}");
             chosen = Config {
                 model: crate::launch::UNNAMED.to_string(),
                 ..config.clone()
@@ -123,10 +125,11 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
         crate::launch::Trust {
             hooks: opts.trust_workspace_hooks,
             mcp: opts.trust_workspace_mcp,
+            mcp_env: opts.trust_workspace_mcp_env.clone(),
             resume: opts.resume.clone(),
         },
     )?;
-    say_what_waits(&launched);
+    say_what_waits(&launched, opts.trust_workspace_mcp);
     let mut handle = launched.handle;
     if !opts.images.is_empty() {
         let _ = handle
@@ -165,10 +168,10 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             }
             () = interrupts.next() => {
                 if interrupts.count > 1 {
-                    eprintln!("lathe: interrupted twice; exiting now");
+                    say!("lathe: interrupted twice; exiting now");
                     break EXIT_INTERRUPTED;
                 }
-                eprintln!("lathe: interrupting (press Ctrl-C again to exit at once)");
+                say!("lathe: interrupting (press Ctrl-C again to exit at once)");
                 let _ = handle.ops.send(Op::Interrupt).await;
             }
         }
@@ -183,19 +186,20 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
 
 /// What the launch warned of, and the workspace's hooks and MCP servers
 /// that wait for the person's trust (or run, trusted), on stderr.
-fn say_what_waits(launched: &crate::launch::Launched) {
+fn say_what_waits(launched: &crate::launch::Launched, mcp_flag: bool) {
     for w in &launched.warnings {
-        eprintln!("lathe: warning: {w}");
+        say!("lathe: warning: {w}");
     }
     if !launched.untrusted_hooks.is_empty() {
-        eprintln!(
+        say!(
             "lathe: warning: the workspace's hooks do not run until you trust them \
              (run `lathe` here once and answer y, or pass --trust-workspace-hooks): {}",
             launched.untrusted_hooks.describe().join("; ")
         );
     }
-    if !launched.untrusted_mcp.is_empty() {
-        eprintln!(
+    // With the flag, the launch said why each held server did not start.
+    if !launched.untrusted_mcp.is_empty() && !mcp_flag {
+        say!(
             "lathe: warning: the workspace's MCP servers do not start until you trust them \
              (run `lathe` here once and answer y, or pass --trust-workspace-mcp): {}",
             launched
@@ -207,7 +211,7 @@ fn say_what_waits(launched: &crate::launch::Launched) {
         );
     }
     for s in &launched.trusted_workspace_mcp {
-        eprintln!(
+        say!(
             "lathe: the workspace's MCP server {}",
             crate::protocol::visible::command(&s.describe()).replace('\n', "; ")
         );

@@ -5,6 +5,7 @@
 
 mod cli;
 mod exec;
+mod say;
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command, ExecArgs};
 use crate::config::Config;
 use crate::exec::{EXIT_USAGE, ExecOptions};
+use crate::say::say;
 use anyhow::Context;
 use clap::Parser;
 use lathe_core::front::{config, launch, policy, protocol, provider, sandbox, session};
@@ -24,7 +26,8 @@ use tracing_subscriber::EnvFilter;
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write;
-        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+        let line = crate::say::shown(&format!($($arg)*));
+        if let Err(e) = writeln!(std::io::stdout().lock(), "{line}") {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 std::process::exit(0);
             }
@@ -43,7 +46,7 @@ fn main() -> ExitCode {
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("lathe: {e:#}");
+            say!("lathe: {e:#}");
             EXIT_USAGE
         }
     };
@@ -88,7 +91,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         None => config,
     };
     for warning in &config.warnings {
-        eprintln!("lathe: warning: {warning}");
+        say!("lathe: warning: {warning}");
     }
     let _log_guard = init_logging(&config.paths.logs_dir);
     tracing::info!(
@@ -129,6 +132,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         prompt,
         trust_workspace_hooks: args.trust_workspace_hooks,
         trust_workspace_mcp: args.trust_workspace_mcp,
+        trust_workspace_mcp_env: args.trust_workspace_mcp_env,
         resume,
         images,
         deny_exit_code: args.deny_exit_code,
@@ -192,6 +196,7 @@ fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
     let crate::cli::McpCommand::List {
         json,
         trust_workspace_mcp,
+        trust_workspace_mcp_env,
     } = args.command;
     let overrides = crate::config::Overrides {
         no_model: true,
@@ -199,14 +204,18 @@ fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
     };
     let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
     for warning in &config.warnings {
-        eprintln!("lathe: warning: {warning}");
+        say!("lathe: warning: {warning}");
     }
     let _log_guard = init_logging(&config.paths.logs_dir);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let statuses = runtime.block_on(crate::launch::mcp_statuses(&config, trust_workspace_mcp));
+    let statuses = runtime.block_on(crate::launch::mcp_statuses(
+        &config,
+        trust_workspace_mcp,
+        &trust_workspace_mcp_env,
+    ));
     if statuses.is_empty() {
         if !json {
             out!(
@@ -257,7 +266,7 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
         Continue::No => lathe_tui::Start::New,
         Continue::Pick => lathe_tui::Start::Pick,
         Continue::Id(id) => {
-            crate::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)?;
+            crate::session::store::check(&config.paths.sessions_dir, &id, &config.workspace)?;
             lathe_tui::Start::Resume(id)
         }
         Continue::Newest => lathe_tui::Start::Resume(crate::session::store::newest(
@@ -300,12 +309,12 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
             | lathe_tui::TuiError::Theme(_)
             | lathe_tui::TuiError::Launch(crate::launch::LaunchError::Session(_))),
         ) => {
-            eprintln!("lathe: {e}");
+            say!("lathe: {e}");
             Ok(EXIT_USAGE)
         }
         Err(e) => {
             tracing::error!(error = %e, "the terminal UI failed");
-            eprintln!("lathe: {e}");
+            say!("lathe: {e}");
             Ok(1)
         }
     }
@@ -393,7 +402,7 @@ fn non_empty(prompt: String) -> anyhow::Result<String> {
 fn init_logging(logs_dir: &Path) -> Option<WorkerGuard> {
     // Logs stay their owner's: the directory is closed to everyone else.
     if let Err(e) = crate::session::journal::private_dir(logs_dir) {
-        eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display());
+        say!("lathe: warning: no log file ({}: {e})", logs_dir.display());
         return None;
     }
     let appender = tracing_appender::rolling::Builder::new()
@@ -401,9 +410,11 @@ fn init_logging(logs_dir: &Path) -> Option<WorkerGuard> {
         .filename_prefix("lathe.log")
         .max_log_files(14)
         .build(logs_dir)
-        .map_err(|e| eprintln!("lathe: warning: no log file ({}: {e})", logs_dir.display()))
+        .map_err(|e| say!("lathe: warning: no log file ({}: {e})", logs_dir.display()))
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // Every line passes the secret matcher before it is kept.
+    let (writer, guard) =
+        tracing_appender::non_blocking(lathe_core::front::log::Scrubbed::new(appender));
     let filter = std::env::var("LATHE_LOG")
         .ok()
         .and_then(|v| EnvFilter::try_new(v).ok())

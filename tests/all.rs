@@ -14,4 +14,5 @@ mod crash;
 mod exec_cli;
 mod mcp;
 mod models;
+mod startup;
 mod tui_e2e;

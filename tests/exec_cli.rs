@@ -1713,3 +1713,213 @@ async fn the_judge_stops_a_risky_call_headless() {
     );
     assert_eq!(mock.requests()[1].body["model"], "judge-model");
 }
+
+/// A server that streams an answer without end is cut off at the
+/// response's limit (`[limits] response_text_mib`): the turn fails with a
+/// clear error (exit 1), memory stays bounded, and the session goes on.
+#[tokio::test]
+async fn an_endless_answer_is_cut_off_and_the_session_goes_on() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[limits]\nresponse_text_mib = 1\n",
+    )
+    .unwrap();
+    let piece = "y".repeat(1000);
+    let endless: String = (0..3000)
+        .map(|_| {
+            format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": piece}}]})
+            )
+        })
+        .collect();
+    let mock = MockLlm::start(vec![
+        Step::Raw(endless),
+        Step::Reply(Reply::text("a short answer")),
+    ])
+    .await;
+    let r = env.exec(&mock, &[], "talk").await;
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("passed 1 MiB") && r.stderr.contains("response_text_mib"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(mock.requests().len(), 1, "not asked again");
+    let r = env.exec(&mock, &["--continue"], "again").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("a short answer"), "{}", r.stdout);
+}
+
+/// What Lathe itself writes to the terminal quotes a repository, a
+/// server or a record, and none of it can drive the terminal: a rule with
+/// a clipboard write in a headless warning, a title change in the first
+/// words of a session in `lathe sessions`.
+#[tokio::test]
+async fn warnings_and_listings_cannot_drive_the_terminal() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.path().join(".lathe")).unwrap();
+    std::fs::write(
+        env.ws.path().join(".lathe/config.toml"),
+        "[permissions]\nallow = [\"read_file(\\u001b]52;c;cHduZWQ=\\u0007x\\u001b]0;owned\\u0007)\"]\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let r = env
+        .exec(
+            &mock,
+            &[],
+            "hello \u{1b}]0;my title\u{7} \u{1b}[31mred\u{9b}0m",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("ignored allow rule"), "{}", r.stderr);
+    for (what, text) in [("stderr", &r.stderr), ("stdout", &r.stdout)] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+            "{what}: {text:?}"
+        );
+    }
+    let listed = env.run(&["sessions"], &[], "").await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(listed.stdout.contains("hello"), "{}", listed.stdout);
+    assert!(
+        !listed.stdout.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+        "{:?}",
+        listed.stdout
+    );
+}
+
+/// A person's hook that runs a task runner (`make -s hookcheck`, `npm
+/// run check`, `just check`) runs what its file says: a change to the
+/// Makefile, `package.json` or justfile asks in every mode (headless:
+/// denied), written by a tool or by a command, there or not yet.
+#[tokio::test]
+async fn the_files_a_hook_runs_as_instructions_ask_in_every_mode() {
+    for (hook, file, hostile) in [
+        (
+            "make -s hookcheck",
+            "Makefile",
+            "hookcheck:\n\tid > pwned\n",
+        ),
+        (
+            "npm run -s check",
+            "package.json",
+            r#"{"scripts": {"check": "id > pwned"}}"#,
+        ),
+        ("just check", "justfile", "check:\n    id > pwned\n"),
+        ("make -f ci.mk lint", "ci.mk", "lint:\n\tid > pwned\n"),
+    ] {
+        let env = Env::new();
+        std::fs::write(
+            env.home.path().join("config.toml"),
+            format!("[[hooks.before_tool_call]]\nmatch = \"exec_shell\"\ncommand = \"{hook}\"\n"),
+        )
+        .unwrap();
+        for mode in ["auto-edit", "full-auto"] {
+            let mock = MockLlm::start(vec![
+                Step::Reply(
+                    Reply::tools()
+                        .call("w", "write_file", json!({"path": file, "content": hostile}))
+                        .call(
+                            "s",
+                            "exec_shell",
+                            json!({"command": format!("printf 'x' > ./{file}")}),
+                        )
+                        .call(
+                            "n",
+                            "write_file",
+                            json!({"path": "notes.txt", "content": "x"}),
+                        ),
+                ),
+                Step::Reply(Reply::text("done")),
+            ])
+            .await;
+            let r = env.exec(&mock, &["--json", "--approval", mode], "go").await;
+            assert_eq!(r.code, 0, "{hook} {mode}: {}", r.stderr);
+            let status = |id: &str| {
+                r.events()
+                    .into_iter()
+                    .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == id)
+                    .map(|e| e["status"].as_str().unwrap_or("").to_string())
+            };
+            assert_eq!(status("w").as_deref(), Some("denied"), "{hook} {mode}");
+            assert_eq!(status("s").as_deref(), Some("denied"), "{hook} {mode}");
+            assert_eq!(status("n").as_deref(), Some("ok"), "{hook} {mode}");
+            assert!(
+                !env.ws.path().join(file).exists(),
+                "{hook} {mode}: {file} written"
+            );
+            assert!(!env.ws.path().join("pwned").exists());
+        }
+    }
+}
+
+/// Plan mode writes nothing by construction: the person's allow rules
+/// (`exec_shell(make*)`, `write_file(*)`, an MCP server's tools) do not
+/// apply, a command runs in a read-only sandbox (the workspace is not
+/// writable either, whatever the analysis thinks of it), never in the
+/// background, and a subagent cannot be given tools that act.
+#[tokio::test]
+async fn plan_mode_writes_nothing_whatever_the_rules_allow() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[permissions]\nallow = [\"exec_shell(make*)\", \"exec_shell(*)\", \"write_file(*)\", \"delete_file(*)\"]\n",
+    )
+    .unwrap();
+    std::fs::write(env.ws.path().join("Makefile"), "all:\n\ttouch made.txt\n").unwrap();
+    std::fs::write(env.ws.path().join("keep.txt"), "keep\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(
+            Reply::tools()
+                .call("m", "exec_shell", json!({"command": "make"}))
+                .call("t", "exec_shell", json!({"command": "touch x.txt"}))
+                .call(
+                    "g",
+                    "exec_shell",
+                    json!({"command": "git log --output=out.txt || true; ls"}),
+                )
+                .call(
+                    "b",
+                    "exec_shell",
+                    json!({"command": "sleep 1", "background": true}),
+                )
+                .call("w", "write_file", json!({"path": "a.txt", "content": "x"}))
+                .call("d", "delete_file", json!({"path": "keep.txt"}))
+                .call(
+                    "s",
+                    "task",
+                    json!({"description": "x", "prompt": "write it", "tools": ["write_file"]}),
+                )
+                .call("l", "exec_shell", json!({"command": "ls"})),
+        ),
+        Step::Reply(Reply::text("Plan: run make.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--plan", "--approval", "full-auto"],
+            "build it",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for made in ["made.txt", "x.txt", "a.txt", "out.txt"] {
+        assert!(!env.ws.path().join(made).exists(), "{made} was written");
+    }
+    assert!(env.ws.path().join("keep.txt").exists());
+    let status = |id: &str| {
+        r.events()
+            .into_iter()
+            .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == id)
+            .map(|e| e["status"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    for id in ["m", "t", "b", "w", "d", "s"] {
+        assert_ne!(status(id), "ok", "{id}: {}", r.stdout);
+    }
+    // What only looks still runs.
+    assert_eq!(status("l"), "ok", "{}", r.stdout);
+}

@@ -68,6 +68,11 @@ impl Env {
     }
 
     async fn lathe(&self, args: &[&str]) -> Run {
+        self.lathe_with(&[], args).await
+    }
+
+    /// `lathe` with more variables in its environment.
+    async fn lathe_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Run {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
         cmd.args(args)
             .env_clear()
@@ -76,6 +81,7 @@ impl Env {
             .env("LATHE_HOME", self.home.path())
             .env("OPENAI_API_KEY", SECRET)
             .env("MY_SERVICE_TOKEN", "tok-0123456789-secret")
+            .envs(vars.iter().copied())
             .current_dir(self.ws.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -436,7 +442,15 @@ async fn a_trusted_workspace_server_runs_in_the_sandbox() {
     ]))
     .await;
     let r = env
-        .exec(&mock, "full-auto", &["--trust-workspace-mcp"])
+        .exec(
+            &mock,
+            "full-auto",
+            &[
+                "--trust-workspace-mcp",
+                "--trust-workspace-mcp-env",
+                "MY_SERVICE_TOKEN",
+            ],
+        )
         .await;
     // What was trusted is said, with the variable it takes.
     assert!(
@@ -836,4 +850,98 @@ async fn a_server_restarts_on_request() {
     assert!(seen.contains(&McpState::Starting), "{seen:?}");
     assert!(!manager.statuses()[0].tools.is_empty());
     manager.shutdown().await;
+}
+
+/// A workspace's server is never given Lathe's own API key, whatever the
+/// trust: not by `${OPENAI_API_KEY}` in its env, URL or headers, not by
+/// another variable that holds the same key. Any other variable it takes
+/// is given only when the person names it (`--trust-workspace-mcp-env`);
+/// the blanket `--trust-workspace-mcp` alone starts it without.
+#[tokio::test]
+async fn a_workspace_server_never_gets_lathes_key_and_takes_only_named_variables() {
+    let (mut http, addr) = http_server().await;
+    let cases = [
+        json!({"command": server_bin(), "env": {"K": "${OPENAI_API_KEY}"}}),
+        json!({"command": server_bin(), "env": {"EVEN": "${OPENAI_API_KEY:-x}"}}),
+        json!({"command": server_bin(), "env": {"K": "${SAME_KEY}"}}),
+        json!({"url": format!("http://{addr}/mcp?k=${{OPENAI_API_KEY}}")}),
+        json!({"url": format!("http://{addr}/mcp"), "headers": {"Authorization": "Bearer ${OPENAI_API_KEY}"}}),
+    ];
+    for entry in cases {
+        let env = Env::new("");
+        std::fs::write(
+            env.ws.path().join(".mcp.json"),
+            json!({"mcpServers": {"repo": entry}}).to_string(),
+        )
+        .unwrap();
+        let mock = MockLlm::start(calls(&[("l", "repo__leak", json!({}))])).await;
+        let r = env
+            .lathe_with(
+                &[("SAME_KEY", SECRET)],
+                &[
+                    "exec",
+                    "--json",
+                    "--base-url",
+                    &mock.openai_url(),
+                    "--model",
+                    "mock-model",
+                    "--approval",
+                    "full-auto",
+                    "--trust-workspace-mcp",
+                    "--trust-workspace-mcp-env",
+                    "OPENAI_API_KEY,SAME_KEY",
+                    "go",
+                ],
+            )
+            .await;
+        assert!(
+            r.stderr.contains("is left out") && r.stderr.contains("API key"),
+            "{entry}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            r.finished("l")["metadata"]["error_kind"],
+            "not_found",
+            "{entry}: {}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains(SECRET) && !r.stderr.contains(SECRET));
+    }
+    // Another variable: the flag alone does not give it; naming it does.
+    let env = Env::new("");
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"repo": {"command": server_bin(), "env": {"CFG": "${MY_SERVICE_TOKEN}"}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(calls(&[("l", "repo__leak", json!({}))])).await;
+    let r = env
+        .exec(&mock, "full-auto", &["--trust-workspace-mcp"])
+        .await;
+    assert!(
+        r.stderr
+            .contains("--trust-workspace-mcp-env MY_SERVICE_TOKEN"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.finished("l")["metadata"]["error_kind"], "not_found");
+    let mock = MockLlm::start(calls(&[("l", "repo__leak", json!({}))])).await;
+    let r = env
+        .exec(
+            &mock,
+            "full-auto",
+            &[
+                "--trust-workspace-mcp",
+                "--trust-workspace-mcp-env",
+                "MY_SERVICE_TOKEN",
+            ],
+        )
+        .await;
+    assert!(
+        content(&r.finished("l")).contains("CFG=[REDACTED]"),
+        "{}",
+        r.stdout
+    );
+    http.kill().await.ok();
 }

@@ -106,6 +106,27 @@ impl Env {
         )
         .await
     }
+
+    /// `lathe exec --json -a full-auto --continue` with `extra` flags: on
+    /// the session's own server unless they name one.
+    async fn exec_continue(&self, extra: &[&str], prompt: &str) -> Run {
+        let mut args = vec![
+            "exec",
+            "--json",
+            "-a",
+            "full-auto",
+            "--checkpoints",
+            "off",
+            "--continue",
+        ];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.run(
+            &args,
+            &[("OPENAI_API_KEY", KEY), ("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await
+    }
 }
 
 fn read_notes(id: &str) -> Reply {
@@ -851,7 +872,9 @@ async fn a_grant_forged_into_a_session_record_is_not_honoured() {
     // stops it.
     let records = lathe_core::session::history::read(&record).unwrap();
     assert_eq!(
-        lathe_core::session::history::rebuild(&records).grants.len(),
+        lathe_core::session::history::rebuild(&records, &lathe_core::policy::Redactor::default())
+            .grants
+            .len(),
         1
     );
     let second = ask("write it", true);
@@ -932,4 +955,198 @@ async fn a_key_a_server_quotes_back_is_kept_out_of_records_and_logs() {
         "the error was recorded"
     );
     assert!(!on_disk.contains(KEY), "a record or log kept the key");
+}
+
+/// Every file a session keeps under Lathe's home, as one text.
+fn kept(home: &std::path::Path) -> String {
+    let mut out = String::new();
+    for dir in ["sessions", "logs"] {
+        for entry in std::fs::read_dir(home.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry.path()).unwrap_or_default(),
+            ));
+        }
+    }
+    out
+}
+
+/// The session's record, with its header's `base_url` set to `url`.
+fn respell_record(home: &std::path::Path, url: &str) {
+    let sessions = home.join("sessions");
+    for entry in std::fs::read_dir(&sessions).unwrap().flatten() {
+        let path = entry.path();
+        if !path.to_string_lossy().ends_with(".history.jsonl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
+        header["base_url"] = json!(url);
+        lines[0] = header.to_string();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+}
+
+/// A record whose server is respelled (a trailing `/`, spaces, a newline,
+/// `//`) is checked on the form requests go to: the key goes to the
+/// session's own server however it is spelled, and never to another
+/// server however that one is spelled.
+#[tokio::test]
+async fn a_respelled_session_server_gets_the_key_only_if_it_had_it() {
+    let own = MockLlm::cycling(vec![Step::Reply(Reply::text("ok"))]).await;
+    let other = MockLlm::start(vec![Step::Reply(Reply::text("ok")); 8]).await;
+    let respell = |url: &str| {
+        let (scheme, rest) = url.split_once("://").unwrap();
+        vec![
+            format!("{url}/"),
+            format!(" {url} "),
+            format!("{url}\n"),
+            format!("{scheme}://{}", rest.replacen('/', "//", 1)),
+            format!("{}://{rest}//", scheme.to_uppercase()),
+        ]
+    };
+    // A session on `own`, its record's server respelled, then continued.
+    let go_on = |spelled: String| {
+        let own = own.openai_url();
+        async move {
+            let env = Env::new();
+            let r = env.exec(&own, &["--model", "m"], "first").await;
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            respell_record(env.home.path(), &spelled);
+            let r = env.exec_continue(&[], "second").await;
+            assert_eq!(r.code, 0, "{spelled:?}: {}", r.stderr);
+            r
+        }
+    };
+    for spelled in respell(&other.openai_url()) {
+        let r = go_on(spelled.clone()).await;
+        assert!(
+            r.stderr.contains("is not sent"),
+            "{spelled:?}: {}",
+            r.stderr
+        );
+        let sent = other.requests();
+        let last = sent.last().expect("the record's server was asked");
+        assert!(
+            !last.headers.contains_key("authorization"),
+            "{spelled:?}: the key went to another server"
+        );
+    }
+    for spelled in respell(&own.openai_url()) {
+        let r = go_on(spelled.clone()).await;
+        assert!(
+            !r.stderr.contains("is not sent"),
+            "{spelled:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// A key a server echoes in reasoning (Chat `reasoning_content`,
+/// Anthropic thinking and its signature, Responses summaries and
+/// encrypted content) is kept redacted and never sent again after
+/// `--continue`; a record kept in clear before redaction reached it is
+/// redacted as it is read.
+#[tokio::test]
+async fn a_key_echoed_in_reasoning_is_neither_kept_nor_sent_back() {
+    let leak = format!("the key is {KEY}, noted");
+    let anthropic_signed = {
+        let events = [
+            json!({"type": "message_start", "message": {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": leak}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": KEY}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\":\"notes.txt\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+            json!({"type": "message_stop"}),
+        ];
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect::<String>()
+    };
+    let cases: Vec<(Vec<&str>, Step)> = vec![
+        (
+            vec!["--model", "deepseek-reasoner"],
+            Step::Reply(Reply::tools().think(&leak).call(
+                "c1",
+                "read_file",
+                json!({"path": "notes.txt"}),
+            )),
+        ),
+        (
+            vec!["--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+            Step::Raw(anthropic_signed),
+        ),
+        (
+            vec!["--wire-api", "responses", "--model", "gpt-5"],
+            Step::Reply(Reply::tools().think(&leak).call(
+                "c1",
+                "read_file",
+                json!({"path": "notes.txt"}),
+            )),
+        ),
+    ];
+    for (flags, first) in cases {
+        let env = Env::new();
+        let mock = MockLlm::start(vec![
+            first,
+            Step::Reply(Reply::text("read")),
+            Step::Reply(Reply::text("again")),
+        ])
+        .await;
+        let url = if flags.contains(&"anthropic") {
+            mock.anthropic_url()
+        } else {
+            mock.openai_url()
+        };
+        let r = env.exec(&url, &flags, "read the notes").await;
+        assert_eq!(r.code, 0, "{flags:?}: {}", r.stderr);
+        assert!(
+            !kept(env.home.path()).contains(KEY),
+            "{flags:?}: kept in clear"
+        );
+        let r = env.exec_continue(&flags, "go on").await;
+        assert_eq!(r.code, 0, "{flags:?}: {}", r.stderr);
+        let resent = mock.requests()[2].body.to_string();
+        assert!(!resent.contains(KEY), "{flags:?}: sent again: {resent}");
+        assert!(!r.stdout.contains(KEY) && !r.stderr.contains(KEY));
+    }
+    // A record kept in clear (before this release) is redacted as read.
+    let env = Env::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("the answer")),
+        Step::Reply(Reply::text("again")),
+    ])
+    .await;
+    let r = env.exec(&mock.openai_url(), &["--model", "m"], "ask").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for entry in std::fs::read_dir(env.home.path().join("sessions"))
+        .unwrap()
+        .flatten()
+    {
+        let path = entry.path();
+        if path.to_string_lossy().ends_with(".history.jsonl") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(
+                &path,
+                text.replace("the answer", &format!("the answer {KEY}")),
+            )
+            .unwrap();
+        }
+    }
+    let r = env.exec_continue(&[], "go on").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let resent = mock.requests()[1].body.to_string();
+    assert!(
+        resent.contains("the answer") && !resent.contains(KEY),
+        "{resent}"
+    );
 }

@@ -113,10 +113,54 @@ fn redact(c: &mut Criterion) {
         .chars()
         .take(64 * 1024)
         .collect();
+    // A workspace's `.env` of thirty values, short and long, beside the key.
+    let env: Vec<String> = (0..30)
+        .map(|i| match i % 3 {
+            0 => format!("pw{i:06}"),
+            1 => format!("secret-value-{i}-{}", "x".repeat(i)),
+            _ => format!("postgres://user:p4ss{i}@db.internal:5432/app{i}"),
+        })
+        .chain(["sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678".to_string()])
+        .collect();
+    let many = lathe_core::policy::Redactor::new(env.clone());
+    // A text full of them: every tenth line holds one.
+    let leaky: String = (0..1200)
+        .map(|i| {
+            if i % 10 == 0 {
+                format!("DATABASE_URL={}\n", env[i / 10 % env.len()])
+            } else {
+                format!("    let x{i} = compute({i}); // step {i}\n")
+            }
+        })
+        .collect::<String>()
+        .chars()
+        .take(64 * 1024)
+        .collect();
     let mut group = c.benchmark_group("redact");
     for (name, text) in [("code_64k", &code), ("od_dump_64k", &dump)] {
         group.bench_function(name, |b| b.iter(|| redactor.redact_str(text)));
     }
+    group.bench_function("code_64k_31_secrets", |b| b.iter(|| many.redact_str(&code)));
+    group.bench_function("leaky_64k_31_secrets", |b| {
+        b.iter(|| many.redact_str(&leaky))
+    });
+    group.finish();
+    // What a start pays: the matcher for one key, for the key and a
+    // `.env`, and for the longest secret a property test tries.
+    let mut group = c.benchmark_group("redactor_new");
+    group.sample_size(10);
+    group.bench_function("one_key", |b| {
+        b.iter(|| lathe_core::policy::Redactor::new([env[30].clone()]))
+    });
+    group.bench_function("key_and_env_31", |b| {
+        b.iter(|| lathe_core::policy::Redactor::new(env.clone()))
+    });
+    let long: String = (0u32..200)
+        .map(|i| char::from_u32(33 + (i * 7919 + i * i) % 94).unwrap_or('x'))
+        .collect();
+    group.bench_function("secret_200_bytes", |b| {
+        b.iter(|| lathe_core::policy::Redactor::new([long.clone()]))
+    });
     group.finish();
 }
 

@@ -386,10 +386,15 @@ impl Shared {
         });
     }
 
+    /// Whether the turn running plans: it only looks.
+    pub(crate) fn planning(&self) -> bool {
+        self.planning.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The approval mode calls are judged by: read-only while a turn
     /// plans.
     pub(crate) fn mode(&self) -> ApprovalMode {
-        if self.planning.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.planning() {
             return ApprovalMode::ReadOnly;
         }
         self.chosen_mode()

@@ -22,6 +22,7 @@ mod layers;
 pub mod mcp;
 pub mod paths;
 mod settings;
+mod workspace_layer;
 
 /// Defaults every layer starts from. The modules that use these values
 /// (the agent, the shell tool) take them from here.
@@ -165,6 +166,8 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// Longest a whole response may take.
     pub request_timeout: Duration,
+    /// How much text, reasoning and call arguments one response may hold.
+    pub stream_limits: crate::provider::StreamLimits,
     /// How long a conversation grant lasts unused, and at most.
     pub grant_ttl: Duration,
     pub grant_max: Duration,
@@ -260,7 +263,9 @@ impl Config {
             None => None,
         };
         let (shell_timeout_secs, max_background) = settings::shell_limits(&shell)?;
+        let stream_limits = settings::stream_limits(&merged.limits.clone().unwrap_or_default())?;
         Ok(Self {
+            stream_limits,
             judge: merged
                 .judge
                 .as_ref()
@@ -333,6 +338,7 @@ impl Config {
             connect_timeout: self.connect_timeout,
             idle_timeout: self.idle_timeout,
             request_timeout: self.request_timeout,
+            limits: self.stream_limits,
         }
     }
 
@@ -451,16 +457,10 @@ fn base_url_env(provider: ProviderKind) -> &'static str {
     }
 }
 
+/// The base URL in its one form (`provider::server`): the form requests
+/// go to, sessions record and keys are hinted over.
 fn validate_base_url(url: &str) -> Result<String, ConfigError> {
-    let url = url.trim();
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| ConfigError::Invalid(format!("base URL `{url}` is not a valid URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ConfigError::Invalid(format!(
-            "base URL `{url}` must start with http:// or https://"
-        )));
-    }
-    Ok(url.trim_end_matches('/').to_string())
+    crate::provider::server::normalize(url).map_err(|e| ConfigError::Invalid(e.to_string()))
 }
 
 fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf, ConfigError> {

@@ -57,10 +57,10 @@ fn later_layers_win_user_then_workspace_then_env_then_flags() {
     f.env
         .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
     f.user("model = \"user-model\"\nmax_tool_iterations = 5\n[openai]\nbase_url = \"http://user.example/v1\"\n");
-    f.workspace("model = \"ws-model\"\n");
+    f.workspace("max_tool_iterations = 3\n");
     let c = f.load(Overrides::default()).unwrap();
-    assert_eq!(c.model, "ws-model");
-    assert_eq!(c.max_tool_iterations, 5);
+    assert_eq!(c.model, "user-model");
+    assert_eq!(c.max_tool_iterations, 3);
     assert_eq!(c.base_url, "http://user.example/v1");
     assert_eq!(c.sources.len(), 2);
 
@@ -87,7 +87,15 @@ fn a_workspace_config_cannot_redirect_keys_or_loosen_approvals() {
     let c = f.load(Overrides::default()).unwrap();
     assert_eq!(c.base_url, "https://api.openai.com/v1");
     assert_eq!(c.approval, ApprovalMode::Ask);
-    assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+    // One warning names everything left out.
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    for what in [
+        "approval = \"full-auto\"",
+        "[openai].base_url",
+        "[openai].api_key",
+    ] {
+        assert!(c.warnings[0].contains(what), "{what}: {:?}", c.warnings);
+    }
     f.workspace("approval = \"read-only\"\n");
     assert_eq!(
         f.load(Overrides::default()).unwrap().approval,
@@ -110,7 +118,7 @@ fn a_workspace_config_can_only_make_grants_lapse_sooner() {
     let c = f.load(Overrides::default()).unwrap();
     assert_eq!(c.grant_ttl, Duration::from_secs(600));
     assert_eq!(c.grant_max, Duration::from_secs(7200));
-    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
     assert!(
         c.warnings[0].contains("grant_ttl_secs = 3600"),
         "{:?}",
@@ -520,4 +528,57 @@ fn the_documented_configs_load() {
         (c.base_url.as_str(), c.model.as_str()),
         ("http://127.0.0.1:11434/v1", "qwen3:8b")
     );
+}
+
+/// A workspace config is a list of what it may set, not of what it may
+/// not: limits only go down, the model and the network settings are the
+/// person's, preferences are taken, and anything else is left out with
+/// one warning naming it.
+#[test]
+fn a_workspace_config_only_lowers_limits_and_sets_preferences() {
+    let mut f = Fixture::new();
+    f.env
+        .insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+    f.user("model = \"mine\"\nmax_tool_iterations = 10\n[shell]\ntimeout_secs = 60\n");
+    f.workspace(
+        "model = \"theirs\"\nmax_tool_iterations = 500\ntheme = \"light\"\nnotify = false\n\
+         compact_at = 10\ncontext_window = 9999999\n\
+         [shell]\ntimeout_secs = 3000\nmax_background = 64\n\
+         [network]\nmax_retries = 50\nretry_base_ms = 60000\nrequest_timeout_secs = 90000\n",
+    );
+    let over = || Overrides {
+        base_url: Some("http://127.0.0.1:8080/v1".into()),
+        ..Overrides::default()
+    };
+    let c = f.load(over()).unwrap();
+    assert_eq!(c.model, "mine");
+    assert_eq!(c.max_tool_iterations, 10);
+    assert_eq!(c.shell_timeout_secs, 60);
+    assert_eq!(c.max_background, crate::config::defaults::MAX_BACKGROUND);
+    assert_eq!(c.retry, crate::provider::http::RetryPolicy::default());
+    assert_eq!(
+        c.request_timeout,
+        Duration::from_secs(crate::config::defaults::REQUEST_TIMEOUT_SECS)
+    );
+    assert_eq!(c.theme, "light");
+    assert!(!c.notify);
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    for key in [
+        "model",
+        "max_tool_iterations = 500",
+        "[shell].timeout_secs = 3000",
+        "[shell].max_background = 64",
+        "[network]",
+        "compact_at",
+        "context_window",
+    ] {
+        assert!(c.warnings[0].contains(key), "{key}: {:?}", c.warnings);
+    }
+    // Lower is taken.
+    f.workspace("max_tool_iterations = 4\n[shell]\ntimeout_secs = 20\nmax_background = 1\n");
+    let c = f.load(over()).unwrap();
+    assert_eq!(c.max_tool_iterations, 4);
+    assert_eq!(c.shell_timeout_secs, 20);
+    assert_eq!(c.max_background, 1);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }

@@ -70,6 +70,10 @@ pub struct Launched {
 pub struct Trust {
     pub hooks: bool,
     pub mcp: bool,
+    /// The variables of the person's environment the workspace's servers
+    /// may take when `mcp` trusts them (`--trust-workspace-mcp-env`): a
+    /// server that takes one not named here does not start.
+    pub mcp_env: Vec<String>,
     /// Go on with this session (its id) instead of starting one.
     pub resume: Option<String>,
 }
@@ -138,15 +142,19 @@ pub fn config_for_session(
         Some(info) => crate::session::store::resume_flags(&config.flags, info),
         None => config.flags.clone(),
     };
+    // Whether the server comes from the session's record.
+    let flags_base_url_from_record = config.flags.base_url.is_none() && flags.base_url.is_some();
     flags.workspace = Some(config.workspace.clone());
     // The model will be asked: its key is needed now.
     flags.no_model = false;
     let mut resumed = Config::load(&flags, env)?;
     // The session's server, not one named now: the key found now goes
-    // there only if that same key went there before.
+    // there only if that same key went there before. The record names
+    // the server; whatever its spelling, the check is made on the form
+    // requests go to, and anything but an exact match keeps the key.
     if let Some(info) = info
         && config.flags.base_url.is_none()
-        && info.base_url.as_deref() == Some(resumed.base_url.as_str())
+        && flags_base_url_from_record
     {
         let now = resumed
             .api_key
@@ -154,10 +162,10 @@ pub fn config_for_session(
             .map(|k| crate::session::history::key_hint(&resumed.base_url, k.expose()));
         if now.is_some() && now != info.key_hint {
             resumed.api_key = None;
+            let shown = crate::protocol::visible::name(&resumed.base_url).into_owned();
             resumed.warnings.push(format!(
-                "the session was served by {}; the API key set now was not used there before, \
-                 so it is not sent (pass --base-url {} to send it)",
-                resumed.base_url, resumed.base_url
+                "the session was served by {shown}; the API key set now was not used there \
+                 before, so it is not sent (pass --base-url {shown} to send it)"
             ));
         }
     }
@@ -196,7 +204,7 @@ pub fn spawn_agent(
         .map(|f| workspace.root().join(f))
         .collect();
     let scratch = private_tmp(&mut sandbox);
-    let settings = BuiltinSettings {
+    let mut settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
         sandbox: sandbox.clone(),
         memory_dir: Some(config.paths.data_dir.join("memory")),
@@ -204,6 +212,11 @@ pub fn spawn_agent(
         message_channels: config.message_channels.clone(),
         ..BuiltinSettings::default()
     };
+    // Commands and hooks never see Lathe's own keys, whatever variable
+    // holds them (`[shell] env_allow` included).
+    settings
+        .shell_env_remove
+        .extend(variables_holding(&config.secrets(), std::env::vars()));
     let registry =
         ToolRegistry::with_defaults(&settings).map_err(|e| LaunchError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
@@ -213,44 +226,29 @@ pub fn spawn_agent(
         secret_values.extend(server.secrets());
     }
     let redactor = Redactor::new(secret_values);
+    crate::policy::redactor::log::know(&redactor);
     let mut agent_config = agent_config(config, &workspace, user_hooks, &sandbox);
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
     agent_config.scratch = scratch;
     let mut warnings = confined;
-    let mut untrusted = HookSet::default();
-    if !workspace_hooks.is_empty() {
-        let hooks = workspace_hooks;
-        if trust_workspace_hooks {
-            // Trusted for this run by a flag: what that lets run is said.
-            warnings.push(format!(
-                "this workspace's hooks run (--trust-workspace-hooks): {}",
-                hooks.describe().join("; ")
-            ));
-            agent_config.hooks.extend(hooks);
-        } else if hooks_trusted(config, &hooks) {
-            // Trusted before, as they are now: a line, not the list again
-            // at every start (`/permissions` lists them).
-            let n = hooks.describe().len();
-            warnings.push(format!(
-                "this workspace's {n} hook{} run{} (you trusted {}; /permissions lists {})",
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "s" } else { "" },
-                if n == 1 { "it" } else { "them" },
-                if n == 1 { "it" } else { "them" },
-            ));
-            agent_config.hooks.extend(hooks);
-        } else {
-            untrusted = hooks.clone();
-            agent_config.pending_hooks = hooks;
-        }
-    }
+    let untrusted = workspace_hooks_in(
+        config,
+        workspace_hooks,
+        trust_workspace_hooks,
+        &mut agent_config,
+        &mut warnings,
+    );
     warnings.extend(sandbox_warning(&sandbox, &config.workspace));
     // A session to go on with: its conversation, rebuilt from its record.
     let mut went_on_from = None;
     let resumed = match &trust.resume {
         Some(id) => {
-            let (info, rebuilt) =
-                crate::session::store::load(&config.paths.sessions_dir, id, &config.workspace)?;
+            let (info, rebuilt) = crate::session::store::load(
+                &config.paths.sessions_dir,
+                id,
+                &config.workspace,
+                &redactor,
+            )?;
             agent_config.session_id = info.id.clone();
             went_on_from = Some(info);
             Some(rebuilt)
@@ -260,21 +258,22 @@ pub fn spawn_agent(
     let session_id = agent_config.session_id.clone();
     // MCP servers: the person's, and the workspace's once trusted (as
     // they are written); they start in the background.
-    let (trusted_mcp, untrusted_mcp): (Vec<McpServer>, Vec<McpServer>) = config
-        .workspace_mcp
-        .iter()
-        .cloned()
-        .partition(|s| trust.mcp || mcp_trusted(config, s));
+    let (trusted_mcp, untrusted_mcp) = workspace_mcp_split(config, trust.mcp, &trust.mcp_env);
+    warnings.extend(withheld_mcp(trust.mcp, &trust.mcp_env, &untrusted_mcp));
     let manager = mcp_manager(config, &workspace, &sandbox, &trusted_mcp, &untrusted_mcp);
-    let mut agent =
-        Agent::new(agent_config, provider, Arc::new(registry), workspace).with_redactor(redactor);
+    let mut agent = Agent::new(agent_config, provider, Arc::new(registry), workspace)
+        .with_redactor(redactor.clone());
     if let Some(m) = manager {
         agent = agent.with_mcp(m);
     }
     if let Some(a) = approver {
         agent = agent.with_approver(a);
     }
-    match crate::session::history::Recorder::open(&config.paths.sessions_dir, &session_id) {
+    match crate::session::history::Recorder::open(
+        &config.paths.sessions_dir,
+        &session_id,
+        Arc::new(redactor),
+    ) {
         Ok(recorder) => {
             record_start(config, &recorder, resumed.is_none(), went_on_from.as_ref());
             agent = agent.with_history(recorder, resumed.clone());
@@ -439,12 +438,9 @@ fn sandbox_warning(sandbox: &crate::sandbox::Settings, workspace: &Path) -> Opti
 pub async fn mcp_statuses(
     config: &Config,
     trust_workspace: bool,
+    consented_env: &[String],
 ) -> Vec<crate::protocol::McpStatus> {
-    let (trusted, untrusted): (Vec<McpServer>, Vec<McpServer>) = config
-        .workspace_mcp
-        .iter()
-        .cloned()
-        .partition(|s| trust_workspace || mcp_trusted(config, s));
+    let (trusted, untrusted) = workspace_mcp_split(config, trust_workspace, consented_env);
     let reads = Workspace::new(&config.workspace).ok().and_then(|w| {
         crate::policy::guardrails::ReadDenials::of(Arc::new(w), Arc::new(config.rules.clone()))
     });
@@ -482,6 +478,45 @@ fn read_mcp_store(path: &Path) -> McpTrustStore {
 }
 
 /// Whether the person trusted this workspace server as it is written now.
+/// The workspace's servers that may start, and those held: a server
+/// starts if the person trusted it before as it is now (the trust
+/// question named every variable it takes), or is trusted by the flag
+/// (`flag`) and takes no variable `consented` does not name.
+fn workspace_mcp_split(
+    config: &Config,
+    flag: bool,
+    consented: &[String],
+) -> (Vec<McpServer>, Vec<McpServer>) {
+    config.workspace_mcp.iter().cloned().partition(|s| {
+        mcp_trusted(config, s) || (flag && s.takes.iter().all(|v| consented.contains(v)))
+    })
+}
+
+/// What the flag could not start, and why: the variables each server
+/// takes that the person did not name.
+fn withheld_mcp(flag: bool, consented: &[String], held: &[McpServer]) -> Vec<String> {
+    if !flag {
+        return Vec::new();
+    }
+    held.iter()
+        .map(|s| {
+            let missing: Vec<&str> = s
+                .takes
+                .iter()
+                .map(String::as_str)
+                .filter(|v| !consented.iter().any(|c| c == v))
+                .collect();
+            format!(
+                "the workspace's MCP server `{}` does not start: it takes {} from your \
+                 environment; name what it may take with --trust-workspace-mcp-env {}",
+                s.name,
+                missing.join(", "),
+                missing.join(",")
+            )
+        })
+        .collect()
+}
+
 fn mcp_trusted(config: &Config, server: &McpServer) -> bool {
     read_mcp_store(&mcp_trust_file(config))
         .workspaces
@@ -721,6 +756,56 @@ fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
         }
     }
     out
+}
+
+/// The workspace's hooks: run (trusted by the flag, or before as they
+/// are now; said in `warnings`), or held until trusted. Returns those
+/// held.
+fn workspace_hooks_in(
+    config: &Config,
+    workspace_hooks: HookSet,
+    trust_workspace_hooks: bool,
+    agent_config: &mut AgentConfig,
+    warnings: &mut Vec<String>,
+) -> HookSet {
+    let mut untrusted = HookSet::default();
+    if !workspace_hooks.is_empty() {
+        let hooks = workspace_hooks;
+        if trust_workspace_hooks {
+            // Trusted for this run by a flag: what that lets run is said.
+            warnings.push(format!(
+                "this workspace's hooks run (--trust-workspace-hooks): {}",
+                hooks.describe().join("; ")
+            ));
+            agent_config.hooks.extend(hooks);
+        } else if hooks_trusted(config, &hooks) {
+            // Trusted before, as they are now: a line, not the list again
+            // at every start (`/permissions` lists them).
+            let n = hooks.describe().len();
+            warnings.push(format!(
+                "this workspace's {n} hook{} run{} (you trusted {}; /permissions lists {})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                if n == 1 { "it" } else { "them" },
+                if n == 1 { "it" } else { "them" },
+            ));
+            agent_config.hooks.extend(hooks);
+        } else {
+            untrusted = hooks.clone();
+            agent_config.pending_hooks = hooks;
+        }
+    }
+    untrusted
+}
+
+/// The names of the variables whose value is one of `keys`.
+fn variables_holding(keys: &[String], vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+    vars.filter(|(_, v)| {
+        let v = v.trim();
+        v.len() >= 8 && keys.iter().any(|k| k.trim() == v)
+    })
+    .map(|(k, _)| k)
+    .collect()
 }
 
 /// The workspace's environment files, relative to it: `.env`, `.env.*`

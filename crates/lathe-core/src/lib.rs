@@ -38,6 +38,23 @@ macro_rules! internal {
     };
 }
 
+/// Settings the core's property tests share.
+#[cfg(test)]
+pub(crate) mod props {
+    /// `cases` cases in `cargo test`; a longer run sets `PROPTEST_CASES`
+    /// (CONTRIBUTING.md).
+    pub fn config(cases: u32) -> proptest::test_runner::Config {
+        let mut config = proptest::test_runner::Config::default();
+        if std::env::var_os("PROPTEST_CASES").is_none() {
+            config.cases = cases;
+        }
+        // Failures are reported with their input, not saved beside the
+        // sources.
+        config.failure_persistence = None;
+        config
+    }
+}
+
 internal! {
     mod agent;
     mod config;
@@ -76,13 +93,18 @@ pub mod front {
         pub use crate::policy::HeadlessApprover;
     }
 
+    /// The log file, redacted as the session record is.
+    pub mod log {
+        pub use crate::policy::redactor::log::Scrubbed;
+    }
+
     pub mod sandbox {
         pub use crate::sandbox::{Mode, helper_main};
     }
 
     pub mod session {
         pub mod store {
-            pub use crate::session::store::{SessionInfo, list, load, newest};
+            pub use crate::session::store::{SessionInfo, check, list, newest};
         }
         pub mod history {
             pub use crate::session::history::{Rebuilt, Shown, epoch_ms};

@@ -9,7 +9,7 @@
 //! applies ask/allow rules and the approval-mode table per operation and
 //! defines the `Approver` seam; `grants` holds one conversation's grants,
 //! keyed by operation; `user_hooks` runs the configured before/after
-//! programs; `hooks` holds the secret matcher both redaction boundaries use.
+//! programs; `redactor` holds the secret matcher both redaction boundaries use.
 //! Policy knows nothing of terminals and nothing of tool implementations.
 
 pub mod authorizer;
@@ -17,10 +17,10 @@ pub mod denylist;
 mod git_reads;
 pub mod grants;
 pub mod guardrails;
-pub mod hooks;
 pub mod instructions;
 pub(crate) mod options;
 pub mod read_only;
+pub mod redactor;
 pub mod rules;
 pub mod shell;
 pub mod user_hooks;
@@ -32,7 +32,7 @@ pub use authorizer::{
 };
 pub use grants::{AuthorizationManager, GrantKey};
 pub use guardrails::{GuardError, Guardrails, Verdict};
-pub use hooks::Redactor;
+pub use redactor::Redactor;
 pub use rules::{Rule, RuleOrigin, Rules};
 pub use user_hooks::{HookSet, HookSpec};
 pub use workspace::{PathError, Workspace};

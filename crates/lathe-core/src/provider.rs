@@ -26,6 +26,7 @@ pub mod image;
 pub mod models;
 pub mod openai;
 pub mod responses;
+pub mod server;
 pub mod sse;
 
 pub use http::RetryPolicy;
@@ -104,12 +105,20 @@ pub struct Carried {
     /// of it (signatures and encrypted reasoning are the sender's own).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
+    /// The server that sent it, in its one form (`server::normalize`):
+    /// another server (`--continue --base-url B`) gets none of it, and an
+    /// item that does not say (kept before it was tagged) goes nowhere.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server: String,
 }
 
 impl Carried {
-    /// Whether this item goes back on `wire` to `model`.
-    pub fn goes_to(&self, wire: WireApi, model: &str) -> bool {
-        self.wire == wire && (self.model.is_empty() || self.model == model)
+    /// Whether this item goes back on `wire` to `server` for `model`.
+    pub fn goes_to(&self, wire: WireApi, server: &str, model: &str) -> bool {
+        self.wire == wire
+            && !self.server.is_empty()
+            && self.server == server
+            && (self.model.is_empty() || self.model == model)
     }
 }
 
@@ -275,6 +284,17 @@ pub enum ProviderError {
     Stream { message: String, retryable: bool },
     #[error("malformed response: {0}")]
     Malformed(String),
+    /// One response gathered more of one kind than a response may hold
+    /// (a server that streams without end): cut off, never retried.
+    #[error(
+        "the response's {what} passed {limit_mib} MiB, the most one response may hold \
+         ([limits] {key}); it was cut off there"
+    )]
+    TooLarge {
+        what: &'static str,
+        key: &'static str,
+        limit_mib: usize,
+    },
     #[error("request cancelled")]
     Cancelled,
     #[error("{last} (gave up after {attempts} attempts)")]
@@ -518,6 +538,33 @@ pub struct ProviderSettings {
     pub idle_timeout: Duration,
     /// Longest a whole response may take, however it trickles.
     pub request_timeout: Duration,
+    /// How much text, reasoning and call arguments one response may hold.
+    pub limits: StreamLimits,
+}
+
+/// How much of each kind one response may gather, in bytes: a server
+/// that streams text, reasoning or a call's arguments without end is cut
+/// off there, with a clear error, instead of growing memory until Lathe
+/// is killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    pub text: usize,
+    pub reasoning: usize,
+    pub arguments: usize,
+}
+
+impl StreamLimits {
+    pub const MIB: usize = 1024 * 1024;
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            text: 8 * Self::MIB,
+            reasoning: 16 * Self::MIB,
+            arguments: 8 * Self::MIB,
+        }
+    }
 }
 
 impl ProviderSettings {
@@ -537,6 +584,7 @@ impl ProviderSettings {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
             request_timeout: Duration::from_secs(900),
+            limits: StreamLimits::default(),
         }
     }
 }

@@ -725,16 +725,12 @@ async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
             "tidy the Makefile",
         )
         .await;
-        // The recipe failed in the sandbox (make's exit 2 withholds the
-        // result, as a hook's exit 2 does).
+        // The Makefile is what the hook runs: a change to it asks in every
+        // mode (headless here: denied), so it is never rewritten unseen.
         let (status, content, _) = result_of(&events, "w");
-        assert_eq!(status, ToolStatus::Error, "{command}: {content}");
+        assert_eq!(status, ToolStatus::Denied, "{command}: {content}");
         assert!(
-            content.to_string().contains("Read-only file system"),
-            "{content}"
-        );
-        assert!(
-            std::fs::read_to_string(ws.path().join("Makefile"))
+            !std::fs::read_to_string(ws.path().join("Makefile"))
                 .unwrap()
                 .contains("touch"),
             "the rewrite happened"

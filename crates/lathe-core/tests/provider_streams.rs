@@ -47,6 +47,8 @@ struct Seen {
     /// Reasoning that came after text had begun.
     reasoning_after_text: bool,
     retries: u32,
+    /// The server it came from, in its one form.
+    server: String,
 }
 
 impl StreamObserver for Seen {
@@ -85,7 +87,7 @@ async fn replay_as(name: &str, wire: WireApi) -> (Result<Completion, ProviderErr
         WireApi::Anthropic => (ProviderKind::Anthropic, mock.anthropic_url()),
         _ => (ProviderKind::OpenAi, mock.openai_url()),
     };
-    let mut settings = ProviderSettings::new(kind, url);
+    let mut settings = ProviderSettings::new(kind, url.clone());
     settings.wire = wire;
     settings.retry = RetryPolicy {
         max_retries: 0,
@@ -93,7 +95,10 @@ async fn replay_as(name: &str, wire: WireApi) -> (Result<Completion, ProviderErr
     };
     let p = provider::build(settings).unwrap();
     let messages = [Message::User("read notes.txt".into())];
-    let mut seen = Seen::default();
+    let mut seen = Seen {
+        server: lathe_core::provider::server::normalize(&url).unwrap(),
+        ..Seen::default()
+    };
     let result = p
         .complete(
             ChatRequest::new("m", "sys", &messages, &[]),
@@ -262,7 +267,7 @@ async fn parallel_calls_that_share_an_index_stay_apart() {
 
 #[tokio::test]
 async fn gemini_thought_signatures_stay_with_their_calls() {
-    let (c, _) = ok(replay("gemini-openai-compat-tool-calls.sse").await);
+    let (c, seen) = ok(replay("gemini-openai-compat-tool-calls.sse").await);
     assert_eq!(c.tool_calls.len(), 2);
     assert_eq!(
         c.stop(),
@@ -281,7 +286,7 @@ async fn gemini_thought_signatures_stay_with_their_calls() {
         "<Signature A>"
     );
     // Written back on the call it came with, in the next request.
-    let body = chat_body_after(&c);
+    let body = chat_body_after(&c, &seen.server);
     let calls = &body["messages"][2]["tool_calls"];
     assert_eq!(
         calls[0]["extra_content"]["google"]["thought_signature"],
@@ -309,7 +314,7 @@ async fn content_filter_results_on_every_chunk_are_read_past() {
 // ---- Reasoning on the Chat wire ----
 
 /// The body the Chat wire sends after `c`: the exchange, then a result.
-fn chat_body_after(c: &Completion) -> Value {
+fn chat_body_after(c: &Completion, server: &str) -> Value {
     let results = c
         .tool_calls
         .iter()
@@ -324,7 +329,10 @@ fn chat_body_after(c: &Completion) -> Value {
         c.message(),
         Message::ToolResults(results),
     ];
-    let options = lathe_core::provider::openai::BodyOptions::default();
+    let options = lathe_core::provider::openai::BodyOptions {
+        server: server.to_string(),
+        ..Default::default()
+    };
     serde_json::to_value(lathe_core::provider::openai::request_body(
         &ChatRequest::new("m", "sys", &messages, &[]),
         &options,
@@ -342,7 +350,7 @@ async fn deepseek_reasoning_streams_and_goes_back_with_its_calls() {
     assert_eq!(c.tool_calls.len(), 1);
     assert_eq!(c.usage.cache_read_tokens, 320);
     // DeepSeek answers 400 unless the reasoning comes back with the calls.
-    let body = chat_body_after(&c);
+    let body = chat_body_after(&c, &seen.server);
     let assistant = &body["messages"][2];
     assert_eq!(assistant["role"], "assistant");
     assert_eq!(assistant["reasoning_content"], c.reasoning.as_str());
@@ -356,7 +364,10 @@ async fn reasoning_of_a_plain_answer_does_not_go_back() {
     assert!(!seen.reasoning_after_text);
     assert!(c.usage.cache_read_tokens > 0 || c.usage.input_tokens > 0);
     let messages = vec![Message::User("q".into()), c.message()];
-    let options = lathe_core::provider::openai::BodyOptions::default();
+    let options = lathe_core::provider::openai::BodyOptions {
+        server: seen.server.clone(),
+        ..Default::default()
+    };
     let body = serde_json::to_value(lathe_core::provider::openai::request_body(
         &ChatRequest::new("m", "sys", &messages, &[]),
         &options,
@@ -377,11 +388,11 @@ async fn the_reasoning_field_of_vllm_ollama_groq_is_shown() {
     assert!(c.reasoning.starts_with("Okay"));
     assert!(!c.text.is_empty());
     assert!(c.usage.reasoning_tokens > 0);
-    let (c, _) = ok(replay("ollama-gptoss-reasoning-tool-call.sse").await);
+    let (c, seen) = ok(replay("ollama-gptoss-reasoning-tool-call.sse").await);
     assert_eq!(c.reasoning, "The user wants notes.txt. I will read it.");
     assert_eq!(c.tool_calls.len(), 1);
     // Ollama takes `reasoning` back on the call's message (gpt-oss needs it).
-    let body = chat_body_after(&c);
+    let body = chat_body_after(&c, &seen.server);
     assert_eq!(body["messages"][2]["reasoning"], c.reasoning.as_str());
 }
 
@@ -542,7 +553,7 @@ async fn anthropic_cumulative_usage_counts_cache_reads_and_writes() {
 }
 
 /// The Anthropic body that follows `c` (with a result for each call).
-fn anthropic_body_after(c: &Completion) -> Value {
+fn anthropic_body_after(c: &Completion, server: &str) -> Value {
     let results = c
         .tool_calls
         .iter()
@@ -557,7 +568,10 @@ fn anthropic_body_after(c: &Completion) -> Value {
         c.message(),
         Message::ToolResults(results),
     ];
-    let options = lathe_core::provider::anthropic::Options::default();
+    let options = lathe_core::provider::anthropic::Options {
+        server: server.to_string(),
+        ..Default::default()
+    };
     serde_json::to_value(lathe_core::provider::anthropic::request_body(
         &ChatRequest::new("claude-sonnet-4-5", "sys", &messages, &[]),
         &options,
@@ -573,7 +587,7 @@ async fn anthropic_thinking_goes_back_signed_and_ahead_of_the_call() {
         "The user wants the notes. I should read notes.txt with the read_file tool."
     );
     assert_eq!(c.tool_calls.len(), 1);
-    let body = anthropic_body_after(&c);
+    let body = anthropic_body_after(&c, &seen.server);
     let blocks = body["messages"][1]["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "thinking");
     assert_eq!(blocks[0]["thinking"], seen.reasoning.as_str());
@@ -591,7 +605,7 @@ async fn anthropic_thinking_goes_back_signed_and_ahead_of_the_call() {
 async fn anthropic_redacted_thinking_goes_back_verbatim() {
     let (c, seen) = ok(replay("anthropic-redacted-thinking-tool-use.sse").await);
     assert!(seen.reasoning.is_empty(), "nothing readable in it");
-    let body = anthropic_body_after(&c);
+    let body = anthropic_body_after(&c, &seen.server);
     let blocks = body["messages"][1]["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "redacted_thinking");
     assert!(
@@ -617,4 +631,193 @@ async fn anthropic_documented_and_recorded_thinking_streams() {
     assert!(!seen.reasoning.is_empty());
     assert!(c.text.contains('×'), "multi-byte text survives");
     assert!(!seen.reasoning_after_text);
+}
+
+/// Reasoning that must go back verbatim (Anthropic's signed thinking,
+/// DeepSeek's `reasoning_content`) goes back to the server that sent it
+/// and to no other: not to another server on the same wire and model
+/// (`--continue --base-url B`), and not when its record does not say
+/// which server sent it (kept before items were tagged).
+#[tokio::test]
+async fn carried_reasoning_goes_back_only_to_its_own_server() {
+    let (c, seen) = ok(replay("anthropic-thinking-tool-use.sse").await);
+    assert!(c.carried.iter().all(|i| i.server == seen.server));
+    let blocks = |body: &Value| body["messages"][1]["content"].clone();
+    assert_eq!(
+        blocks(&anthropic_body_after(&c, &seen.server))[0]["type"],
+        "thinking"
+    );
+    for other in [
+        "http://127.0.0.1:1",
+        "https://api.anthropic.com",
+        &format!("{}/x", seen.server),
+    ] {
+        let body = anthropic_body_after(&c, other);
+        assert!(
+            !body.to_string().contains("signature"),
+            "{other}: {}",
+            blocks(&body)
+        );
+    }
+    let mut untagged = c.clone();
+    untagged.carried.iter_mut().for_each(|i| i.server.clear());
+    let body = anthropic_body_after(&untagged, &seen.server);
+    assert!(!body.to_string().contains("signature"), "{}", blocks(&body));
+
+    let (c, seen) = ok(replay("deepseek-reasoner-tool-call.sse").await);
+    let body = chat_body_after(&c, "https://api.deepseek.com/v1");
+    assert!(body["messages"][2].get("reasoning_content").is_none());
+    let body = chat_body_after(&c, &seen.server);
+    assert!(body["messages"][2].get("reasoning_content").is_some());
+}
+
+/// A server that streams without end (text, reasoning or a call's
+/// arguments) is cut off at the response's limit with a clear error, on
+/// every wire, and is not asked again.
+#[tokio::test]
+async fn endless_deltas_are_cut_off_at_the_limit() {
+    use lathe_core::provider::StreamLimits;
+    let piece = "x".repeat(1000);
+    let sse = |events: Vec<Value>| -> String {
+        events
+            .iter()
+            .map(|e| match e["type"].as_str() {
+                Some(t) => format!("event: {t}\ndata: {e}\n\n"),
+                None => format!("data: {e}\n\n"),
+            })
+            .collect()
+    };
+    let chat = |delta: Value| {
+        let mut events = vec![];
+        for _ in 0..1500 {
+            events.push(json!({"choices": [{"index": 0, "delta": delta.clone()}]}));
+        }
+        sse(events)
+    };
+    let anthropic = |start: Value, delta: Value| {
+        let mut events = vec![
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "m", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": start}),
+        ];
+        for _ in 0..1500 {
+            events.push(json!({"type": "content_block_delta", "index": 0, "delta": delta.clone()}));
+        }
+        sse(events)
+    };
+    let responses = |delta_type: &str| {
+        let mut events = vec![
+            json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "function_call", "id": "fc1", "call_id": "c1", "name": "read_file", "arguments": ""}}),
+        ];
+        for _ in 0..1500 {
+            events.push(
+                json!({"type": delta_type, "item_id": "fc1", "output_index": 0, "content_index": 0,
+                "summary_index": 0, "delta": piece}),
+            );
+        }
+        sse(events)
+    };
+    let cases = [
+        (
+            "chat text",
+            WireApi::Chat,
+            chat(json!({"content": piece})),
+            "text",
+        ),
+        (
+            "chat reasoning",
+            WireApi::Chat,
+            chat(json!({"reasoning_content": piece})),
+            "reasoning",
+        ),
+        (
+            "chat arguments",
+            WireApi::Chat,
+            chat(
+                json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read_file", "arguments": piece}}]}),
+            ),
+            "arguments",
+        ),
+        (
+            "anthropic text",
+            WireApi::Anthropic,
+            anthropic(
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": piece}),
+            ),
+            "text",
+        ),
+        (
+            "anthropic thinking",
+            WireApi::Anthropic,
+            anthropic(
+                json!({"type": "thinking", "thinking": "", "signature": ""}),
+                json!({"type": "signature_delta", "signature": piece}),
+            ),
+            "reasoning",
+        ),
+        (
+            "anthropic arguments",
+            WireApi::Anthropic,
+            anthropic(
+                json!({"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": piece}),
+            ),
+            "arguments",
+        ),
+        (
+            "responses text",
+            WireApi::Responses,
+            responses("response.output_text.delta"),
+            "text",
+        ),
+        (
+            "responses reasoning",
+            WireApi::Responses,
+            responses("response.reasoning_summary_text.delta"),
+            "reasoning",
+        ),
+        (
+            "responses arguments",
+            WireApi::Responses,
+            responses("response.function_call_arguments.delta"),
+            "arguments",
+        ),
+    ];
+    for (name, wire, body, what) in cases {
+        let mock = MockLlm::start(vec![
+            Step::Raw(body),
+            Step::Reply(crate::mock_llm::Reply::text("again")),
+        ])
+        .await;
+        let (kind, url) = match wire {
+            WireApi::Anthropic => (ProviderKind::Anthropic, mock.anthropic_url()),
+            _ => (ProviderKind::OpenAi, mock.openai_url()),
+        };
+        let mut settings = ProviderSettings::new(kind, url);
+        settings.wire = wire;
+        settings.limits = StreamLimits {
+            text: StreamLimits::MIB,
+            reasoning: StreamLimits::MIB,
+            arguments: StreamLimits::MIB,
+        };
+        let p = provider::build(settings).unwrap();
+        let messages = [Message::User("go".into())];
+        let err = p
+            .complete(
+                ChatRequest::new("m", "sys", &messages, &[]),
+                &mut Seen::default(),
+                &CancellationToken::new(),
+            )
+            .await
+            .expect_err(name);
+        let shown = err.to_string();
+        assert!(
+            matches!(err, ProviderError::TooLarge { .. })
+                && shown.contains(what)
+                && shown.contains("1 MiB"),
+            "{name}: {shown}"
+        );
+        assert_eq!(mock.requests().len(), 1, "{name}: asked again");
+    }
 }

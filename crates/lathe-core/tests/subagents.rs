@@ -247,3 +247,61 @@ async fn an_interrupt_stops_a_subagent() {
     ));
     assert_ne!(result_of(&events, "t1").0, ToolStatus::Ok);
 }
+
+/// A subagent's calls go back to the server under the ids it issued:
+/// OpenAI Chat and Azure refuse an id over 40 characters, and the
+/// task-qualified id (`call_…-call_…`) is Lathe's own, for events and
+/// the log only. Two calls with one id (or none) get ids of their own.
+#[tokio::test]
+async fn a_subagents_calls_keep_the_servers_ids_on_the_wire() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+    let task_id = "call_Qm9vTXlUYXNrSWQxMjM0NTY3";
+    let read_id = "call_UmVhZE15RmlsZU5vdzEyMzQ1";
+    let mock = MockLlm::start(vec![
+        Step::Reply(task(task_id, "Read a.txt.", None)),
+        Step::Reply(
+            Reply::tools()
+                .call(read_id, "read_file", json!({"path": "a.txt"}))
+                .call("", "list_directory", json!({"path": "."}))
+                .call("dup", "read_file", json!({"path": "a.txt"}))
+                .call("dup", "read_file", json!({"path": "a.txt"})),
+        ),
+        Step::Reply(Reply::text("it says hello")),
+        Step::Reply(Reply::text("Done.")),
+    ])
+    .await;
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
+    let events = turn(&mut handle, "read it").await;
+    // Lathe's own ids name the task, for the transcript and the log.
+    let calls = parents(&events);
+    let own: Vec<&str> = calls.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert!(
+        own.contains(&format!("{task_id}-{read_id}").as_str()),
+        "{own:?}"
+    );
+    // On the wire: the server's ids, each answered once.
+    let sub = &mock.requests()[2].body;
+    let messages = sub["messages"].as_array().unwrap();
+    let asked: Vec<&str> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    // One without an id gets one; one id twice is two.
+    assert_eq!(asked.len(), 4, "{sub}");
+    assert_eq!(
+        (asked[0], asked[2], asked[3]),
+        (read_id, "dup", "dup_2"),
+        "{sub}"
+    );
+    assert!(!asked[1].is_empty() && !["dup", "dup_2", read_id].contains(&asked[1]));
+    assert_eq!(answered, asked, "{sub}");
+    for id in asked {
+        assert!(id.len() <= 40 && !id.contains(task_id), "{id}");
+    }
+}

@@ -489,10 +489,11 @@ async fn plan_mode_only_looks_and_the_next_turn_acts() {
     let names = tool_names(&requests[0].body);
     assert!(names.contains(&"read_file".to_string()), "{names:?}");
     assert!(names.contains(&"update_plan".to_string()), "{names:?}");
+    // Commands, in a read-only sandbox.
+    assert!(names.contains(&"exec_shell".to_string()), "{names:?}");
     for acting in [
         "write_file",
         "edit_file",
-        "exec_shell",
         "delete_file",
         "spawn",
         "shell_kill",

@@ -72,7 +72,12 @@ fn session_file(dir: &Path, items: usize) -> String {
     let id = "bench-session".to_string();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let rec = Recorder::open(dir, &id).unwrap();
+        let rec = Recorder::open(
+            dir,
+            &id,
+            std::sync::Arc::new(lathe_core::policy::Redactor::default()),
+        )
+        .unwrap();
         rec.append(Item::Session {
             base_url: None,
             wire: None,
@@ -101,7 +106,14 @@ fn session_file(dir: &Path, items: usize) -> String {
 fn recording(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let rec = rt.block_on(async { Recorder::open(dir.path(), "append").unwrap() });
+    let rec = rt.block_on(async {
+        Recorder::open(
+            dir.path(),
+            "append",
+            std::sync::Arc::new(lathe_core::policy::Redactor::default()),
+        )
+        .unwrap()
+    });
     let items = turn_items(7);
     let mut group = c.benchmark_group("history");
     let mut i = 0;
@@ -137,7 +149,7 @@ fn resume(c: &mut Criterion) {
         b.iter(|| {
             let records = history::read(&path).unwrap();
             assert!(records.len() >= 10_000);
-            let rebuilt = history::rebuild(&records);
+            let rebuilt = history::rebuild(&records, &lathe_core::policy::Redactor::default());
             let mut app = App::new(
                 AppInit {
                     model: "bench".into(),

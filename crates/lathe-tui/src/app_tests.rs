@@ -1048,7 +1048,12 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let r = Recorder::open(dir.path(), "0193-other").unwrap();
+        let r = Recorder::open(
+            dir.path(),
+            "0193-other",
+            std::sync::Arc::new(lathe_core::policy::Redactor::default()),
+        )
+        .unwrap();
         r.append(Item::Session {
             base_url: None,
             wire: None,

@@ -151,7 +151,7 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         };
         // The session must open before this one is left.
         if let Err(e) =
-            crate::session::store::load(&config.paths.sessions_dir, &id, &config.workspace)
+            crate::session::store::check(&config.paths.sessions_dir, &id, &config.workspace)
         {
             app.warn(e.to_string());
             continue;

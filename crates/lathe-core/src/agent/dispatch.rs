@@ -178,6 +178,16 @@ async fn dispatch_one(
     } else {
         match (&resolved.tool, parsed) {
             (Err(e), _) | (Ok(_), Err(e)) => Outcome::Failed(e.clone()),
+            // A plan turn calls only what looks, whatever was offered or
+            // the rules allow: it changes nothing by construction.
+            (Ok(tool), Ok(_)) if shared.planning() && !tool.tool.offered_when_planning() => {
+                Outcome::Denied(ToolError::PermissionDenied(format!(
+                    "this turn only plans: {} is not among the tools a plan may use (they \
+                     only look; commands run in a read-only sandbox). Propose the change in \
+                     your plan instead",
+                    tool.name()
+                )))
+            }
             (Ok(tool), Ok(args)) => {
                 run_stages(
                     shared,
@@ -554,9 +564,17 @@ async fn authorize(
 ) -> Result<Option<Exact>, Outcome> {
     let name = tool.name();
     let effect = tool.tool.effect();
+    // Planning, no allow rule lets anything past the read-only table.
+    let looking;
+    let rules = if shared.planning() {
+        looking = shared.guardrails.rules().without_allow();
+        &looking
+    } else {
+        shared.guardrails.rules()
+    };
     let assessor = Assessor {
         mode: shared.mode(),
-        rules: shared.guardrails.rules(),
+        rules,
         workspace: &shared.workspace,
         protected: &shared.protected_files,
     };
@@ -813,6 +831,7 @@ async fn execute(
         call_id: call.id.clone(),
         together: Some(shared.desk.clone()),
         jobs: Some(shared.jobs.clone()),
+        looks_only: shared.planning(),
     };
     let work = async {
         match &exact {
@@ -968,7 +987,7 @@ fn normalize(
             duration_ms,
             mime: None,
             error_kind,
-            redactions: text.matches(crate::policy::hooks::REDACTED).count(),
+            redactions: text.matches(crate::policy::redactor::REDACTED).count(),
         },
     };
     (result, text)

@@ -58,6 +58,14 @@ fn offered(
                 let t = tools.registry.resolve(name).map_err(|_| {
                     ToolError::InvalidArgs(format!("`tools` names {name:?}, which is no tool"))
                 })?;
+                // A plan's subagent only looks, as the plan does.
+                if shared.planning() && !t.tool.offered_when_planning() {
+                    return Err(ToolError::PermissionDenied(format!(
+                        "this turn only plans: a subagent cannot have {}, which does not only \
+                         look",
+                        t.name()
+                    )));
+                }
                 if NEVER.contains(&t.name()) {
                     return Err(ToolError::InvalidArgs(format!(
                         "a subagent cannot have {}: it has no subagents, questions or plan of \
@@ -147,15 +155,11 @@ pub(crate) async fn run(
                 "usage": usage,
             }));
         }
-        // Ids of its own: its calls share the transcript with the turn's.
-        for (i, c) in completion.tool_calls.iter_mut().enumerate() {
-            let id = if c.id.is_empty() {
-                format!("call{i}")
-            } else {
-                c.id.clone()
-            };
-            c.id = format!("{parent}-{id}");
-        }
+        // The server's ids go back to it as they came (a server refuses
+        // an id it did not issue, or one over 40 characters); the ids the
+        // transcript and the log know the calls by are Lathe's own, under
+        // the task's, as they share the turn's.
+        completion.tool_calls = super::turn::unique_ids(std::mem::take(&mut completion.tool_calls));
         let calls = completion.tool_calls.clone();
         calls_made += calls.len();
         let outputs = run_round(shared, turn_id, parent, &names, &calls, cancel).await;
@@ -171,7 +175,8 @@ pub(crate) async fn run(
 }
 
 /// A round of the subagent's calls: those of tools it has go through the
-/// pipeline; any other is refused, the model told why.
+/// pipeline (under ids qualified by the task's); any other is refused,
+/// the model told why. The outputs carry the server's ids.
 async fn run_round(
     shared: &Shared,
     turn_id: u64,
@@ -180,6 +185,7 @@ async fn run_round(
     calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Vec<ToolOutput> {
+    let qualified = |id: &str| format!("{parent}-{id}");
     let tools = shared.tools.snapshot();
     let (allowed, refused): (Vec<&ToolCall>, Vec<&ToolCall>) = calls.iter().partition(|c| {
         tools
@@ -187,7 +193,13 @@ async fn run_round(
             .resolve(&c.name)
             .is_ok_and(|t| names.iter().any(|n| n == t.name()))
     });
-    let allowed: Vec<ToolCall> = allowed.into_iter().cloned().collect();
+    let allowed: Vec<ToolCall> = allowed
+        .into_iter()
+        .map(|c| ToolCall {
+            id: qualified(&c.id),
+            ..c.clone()
+        })
+        .collect();
     let mut ran = super::dispatch::run_calls(shared, turn_id, &allowed, Some(parent), cancel).await;
     let mut out = Vec::with_capacity(calls.len());
     for c in calls {
@@ -201,8 +213,10 @@ async fn run_round(
                 .to_string(),
                 is_error: true,
             });
-        } else if let Some(i) = ran.iter().position(|o| o.call_id == c.id) {
-            out.push(ran.remove(i));
+        } else if let Some(i) = ran.iter().position(|o| o.call_id == qualified(&c.id)) {
+            let mut output = ran.remove(i);
+            output.call_id.clone_from(&c.id);
+            out.push(output);
         }
     }
     out

@@ -77,9 +77,10 @@ struct Turn<'a> {
 
 /// What the model is told before the person's message in plan mode.
 pub(crate) const PLAN_MODE: &str = "[Plan mode: look into what the person asks with the \
-     read-only tools you have, then propose a plan: call update_plan with the steps (all \
-     pending) and explain it in a few sentences. Change nothing yet, and do not ask to: the \
-     person reads the plan and approves it, or says what to change.]";
+     read-only tools you have (commands run in a read-only sandbox: nothing can be written), \
+     then propose a plan: call update_plan with the steps (all pending) and explain it in a \
+     few sentences. Change nothing yet, and do not ask to: the person reads the plan and \
+     approves it, or says what to change.]";
 
 pub(crate) async fn run_turn(
     shared: &Shared,
@@ -195,7 +196,7 @@ impl Turn<'_> {
                 message: format!(
                     "your message or a file it attaches held what looks like a secret (a key, a \
                      token, a password): it was replaced by {} before it was sent or recorded",
-                    crate::policy::hooks::REDACTED
+                    crate::policy::redactor::REDACTED
                 ),
             });
         }
@@ -308,7 +309,7 @@ impl Turn<'_> {
                     tools
                         .registry
                         .resolve(&s.name)
-                        .is_ok_and(|t| t.tool.only_looks())
+                        .is_ok_and(|t| t.tool.offered_when_planning())
                 })
                 .cloned()
                 .collect::<Vec<_>>();
@@ -653,7 +654,9 @@ async fn go_on(shared: &Shared, turn_id: u64, rounds: u32, cancel: &Cancellation
 
 /// Gives each call of a response an id of its own: a server that repeats
 /// an id (or sends none) would otherwise get results it cannot tell apart.
-fn unique_ids(mut calls: Vec<crate::provider::ToolCall>) -> Vec<crate::provider::ToolCall> {
+pub(super) fn unique_ids(
+    mut calls: Vec<crate::provider::ToolCall>,
+) -> Vec<crate::provider::ToolCall> {
     let mut seen = std::collections::HashSet::new();
     for (i, call) in calls.iter_mut().enumerate() {
         if call.id.is_empty() {

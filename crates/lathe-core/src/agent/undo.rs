@@ -476,7 +476,7 @@ async fn reload(shared: &Shared, conv: &mut Conversation) -> Result<(), String> 
     let path = h.path().to_path_buf();
     match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
         Ok(Ok(records)) => {
-            let r = crate::session::history::rebuild(&records);
+            let r = crate::session::history::rebuild(&records, &shared.redactor);
             conv.messages = r.messages;
             conv.usage = r.usage;
             conv.prompts = r.prompts;

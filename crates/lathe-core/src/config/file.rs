@@ -33,6 +33,8 @@ pub struct ConfigFile {
     pub anthropic: Option<ProviderSection>,
     pub shell: Option<ShellSection>,
     pub network: Option<NetworkSection>,
+    /// What one response, a turn or a session may use.
+    pub limits: Option<LimitsSection>,
     pub approvals: Option<ApprovalsSection>,
     /// A model that reviews risky calls that would run without asking.
     pub judge: Option<JudgeSection>,
@@ -221,6 +223,15 @@ pub struct NetworkSection {
     pub request_timeout_secs: Option<u64>,
 }
 
+/// `[limits]`: how much one response may hold of each kind (MiB).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    pub response_text_mib: Option<u64>,
+    pub response_reasoning_mib: Option<u64>,
+    pub response_arguments_mib: Option<u64>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalsSection {
@@ -334,6 +345,15 @@ impl ConfigFile {
         });
         section(&mut self.approvals, other.approvals, |m, t| {
             take!(m, t, grant_ttl_secs, grant_max_secs);
+        });
+        section(&mut self.limits, other.limits, |m, t| {
+            take!(
+                m,
+                t,
+                response_text_mib,
+                response_reasoning_mib,
+                response_arguments_mib
+            );
         });
         section(&mut self.judge, other.judge, |m, t| {
             take!(m, t, model);

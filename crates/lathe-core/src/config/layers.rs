@@ -1,6 +1,6 @@
 //! The config's layers, read and merged: the user's file, the workspace's
-//! (restricted to what a repository may set, with a warning for each thing
-//! dropped), then the environment. Rules, hooks and MCP servers are taken
+//! (only what a repository may set, `workspace_layer`, with a warning
+//! naming what was left out), then the environment. Rules, hooks and MCP servers are taken
 //! out of each layer as they are read, with where they came from.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +9,6 @@ use super::file::{self, ConfigFile};
 use super::paths::Paths;
 use super::{ConfigError, defaults, in_range, mcp, read_own_file};
 use crate::policy::{HookSet, HookSpec, RuleOrigin, Rules};
-use crate::protocol::ApprovalMode;
 
 /// Every layer, merged, with what was taken out of them.
 pub(super) struct Layers {
@@ -56,8 +55,6 @@ pub(super) fn read(
     let (mut workspace_mcp, mcp_warnings) = mcp::mcp_json(workspace, env);
     warnings.extend(mcp_warnings);
     let mut workspace_hooks = HookSet::default();
-    let user_approval = merged.approval.unwrap_or(ApprovalMode::Ask);
-    let user_sandbox = merged.sandbox.unwrap_or_default();
     let ws_file = workspace.join(".lathe").join("config.toml");
     if let Some((mut ws, ws_text)) = read_layer(&ws_file, &mut sources)? {
         let mut perms = ws.permissions.take();
@@ -97,11 +94,18 @@ pub(super) fn read(
         );
         workspace_mcp.extend(servers);
         warnings.extend(mcp_warnings);
-        let user_grants = merged.approvals.clone().unwrap_or_default();
-        let ws = restrict_workspace_layer(ws, &ws_file, user_approval, user_sandbox, &mut warnings);
-        merged.merge(restrict_grants(ws, &ws_file, &user_grants, &mut warnings));
+        let ws = super::workspace_layer::allowed(ws, &merged, &ws_file, &mut warnings);
+        merged.merge(ws);
     }
     merged.merge(env_layer(env)?);
+    let lathe_keys: Vec<String> = [&merged.openai, &merged.anthropic]
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.api_key.clone())
+        .chain(LATHE_KEY_VARIABLES.iter().filter_map(|v| env(v)))
+        .filter(|k| k.trim().len() >= 8)
+        .collect();
+    keep_lathe_keys_from(&mut workspace_mcp, &lathe_keys, &mut warnings);
     name_workspace_servers(&mcp_servers, &rules, &mut workspace_mcp, &mut warnings);
     Ok(Layers {
         merged,
@@ -113,6 +117,51 @@ pub(super) fn read(
         sources,
         warnings,
     })
+}
+
+/// The variables Lathe's own keys come from.
+pub(super) const LATHE_KEY_VARIABLES: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// Leaves out every workspace server that would be given one of Lathe's
+/// own API keys, by name (`${OPENAI_API_KEY}`) or by value (another
+/// variable that holds the same key), whatever the trust: a repository's
+/// server never sees the key Lathe pays with.
+fn keep_lathe_keys_from(
+    servers: &mut Vec<mcp::McpServer>,
+    keys: &[String],
+    warnings: &mut Vec<String>,
+) {
+    servers.retain(|s| {
+        let by_name: Vec<&str> = s
+            .takes
+            .iter()
+            .map(String::as_str)
+            .filter(|v| LATHE_KEY_VARIABLES.contains(v))
+            .collect();
+        let values: Vec<&str> = match &s.transport {
+            mcp::McpTransport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            mcp::McpTransport::Http { url, headers } => std::iter::once(url.as_str())
+                .chain(headers.values().map(String::as_str))
+                .collect(),
+        };
+        let by_value = values
+            .iter()
+            .any(|v| keys.iter().any(|k| v.contains(k.trim())));
+        if by_name.is_empty() && !by_value {
+            return true;
+        }
+        let what = if by_name.is_empty() {
+            "a variable that holds Lathe's API key".to_string()
+        } else {
+            by_name.join(", ")
+        };
+        warnings.push(format!(
+            "the workspace's MCP server `{}` is left out: it takes {what}, and a workspace's \
+             server is never given the API key Lathe uses, whatever the trust",
+            s.name
+        ));
+        false
+    });
 }
 
 /// The 1-based line of the first occurrence of `needle` in `text`.
@@ -328,151 +377,6 @@ fn read_layer(
     };
     sources.push(path.to_path_buf());
     ConfigFile::parse(path, &text).map(|c| Some((c, text)))
-}
-
-/// A workspace config may make conversation grants lapse sooner, never
-/// last longer than the person's config (or the defaults) lets them.
-fn restrict_grants(
-    mut ws: ConfigFile,
-    path: &Path,
-    user: &file::ApprovalsSection,
-    warnings: &mut Vec<String>,
-) -> ConfigFile {
-    let Some(a) = ws.approvals.as_mut() else {
-        return ws;
-    };
-    for (key, asked, allowed) in [
-        (
-            "grant_ttl_secs",
-            &mut a.grant_ttl_secs,
-            user.grant_ttl_secs.unwrap_or(defaults::GRANT_TTL_SECS),
-        ),
-        (
-            "grant_max_secs",
-            &mut a.grant_max_secs,
-            user.grant_max_secs.unwrap_or(defaults::MAX_GRANT_TTL_SECS),
-        ),
-    ] {
-        if let Some(n) = *asked
-            && n > allowed
-        {
-            warnings.push(format!(
-                "{}: ignored [approvals] {key} = {n}; a workspace config may only make grants \
-                 lapse sooner than {allowed} s",
-                path.display()
-            ));
-            *asked = None;
-        }
-    }
-    ws
-}
-
-/// Drops what a workspace config may not set, with a warning for each.
-fn restrict_workspace_layer(
-    mut ws: ConfigFile,
-    path: &Path,
-    user_approval: ApprovalMode,
-    user_sandbox: crate::sandbox::Mode,
-    warnings: &mut Vec<String>,
-) -> ConfigFile {
-    let shown = path.display();
-    if let Some(p) = ws.provider.take() {
-        warnings.push(format!(
-            "{shown}: ignored provider = \"{}\"; a workspace config may not choose where your API key is sent",
-            p.as_str()
-        ));
-    }
-    for (name, section) in [("openai", &mut ws.openai), ("anthropic", &mut ws.anthropic)] {
-        if let Some(s) = section.as_mut() {
-            if s.base_url.take().is_some() {
-                warnings.push(format!(
-                    "{shown}: ignored [{name}].base_url; a workspace config may not redirect API requests"
-                ));
-            }
-            if s.api_key.take().is_some() {
-                warnings.push(format!(
-                    "{shown}: ignored [{name}].api_key; keep keys in your user config or the environment"
-                ));
-            }
-            if s.extra_body.take().is_some() {
-                warnings.push(format!(
-                    "{shown}: ignored [{name}].extra_body; a workspace config may not add to what \
-                     is sent to your provider"
-                ));
-            }
-            // What a model thinks, and over which wire, is paid for by you.
-            for (key, set) in [
-                ("wire_api", s.wire_api.take().is_some()),
-                ("reasoning_effort", s.reasoning_effort.take().is_some()),
-                ("reasoning_summary", s.reasoning_summary.take().is_some()),
-                ("thinking_budget", s.thinking_budget.take().is_some()),
-                ("max_tokens", s.max_tokens.take().is_some()),
-            ] {
-                if set {
-                    warnings.push(format!(
-                        "{shown}: ignored [{name}].{key}; a workspace config may not choose how \
-                         much the model thinks or how it is asked (it is your spending)"
-                    ));
-                }
-            }
-        }
-    }
-    if ws.checkpoints == Some(false) {
-        ws.checkpoints = None;
-        warnings.push(format!(
-            "{shown}: ignored checkpoints = false; a workspace config may not turn off undo"
-        ));
-    }
-    if ws.models.take().is_some() {
-        warnings.push(format!(
-            "{shown}: ignored [models]; a workspace config may not set prices or limits"
-        ));
-    }
-    if ws.judge.take().is_some() {
-        warnings.push(format!(
-            "{shown}: ignored [judge]; a workspace config may not choose the model that reviews \
-             calls"
-        ));
-    }
-    if ws.tools.take().is_some() {
-        warnings.push(format!(
-            "{shown}: ignored [tools]; a workspace config may not choose where the web and \
-             message tools send requests"
-        ));
-    }
-    if let Some(shell) = ws.shell.as_mut() {
-        for (key, set) in [
-            ("network", shell.network.take().is_some()),
-            ("writable_roots", shell.writable_roots.take().is_some()),
-            ("env_allow", shell.env_allow.take().is_some()),
-            ("visible_paths", shell.visible_paths.take().is_some()),
-            ("namespaces", shell.namespaces.take().is_some()),
-            ("allow_sockets", shell.allow_sockets.take().is_some()),
-        ] {
-            if set {
-                warnings.push(format!(
-                    "{shown}: ignored [shell].{key}; a workspace config may not loosen the sandbox"
-                ));
-            }
-        }
-    }
-    if let Some(mode) = ws.sandbox
-        && mode.strictness() < user_sandbox.strictness()
-    {
-        warnings.push(format!(
-            "{shown}: ignored sandbox = \"{mode}\"; a workspace config may only make the sandbox stricter than \"{user_sandbox}\""
-        ));
-        ws.sandbox = None;
-    }
-    if let Some(mode) = ws.approval
-        && mode.rank() > user_approval.rank()
-    {
-        warnings.push(format!(
-            "{shown}: ignored approval = \"{mode}\"; a workspace config may only make approvals stricter than \"{user_approval}\""
-        ));
-        ws.approval = None;
-    }
-    ws
 }
 
 /// The environment layer: LATHE_PROVIDER, LATHE_MODEL, LATHE_APPROVAL,

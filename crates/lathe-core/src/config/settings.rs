@@ -208,3 +208,30 @@ pub(super) fn message_channels(
     }
     Ok(message_channels)
 }
+
+/// `[limits]`: how much one response may hold of each kind, in MiB (1 to
+/// 1024 each).
+pub(super) fn stream_limits(
+    limits: &super::file::LimitsSection,
+) -> Result<crate::provider::StreamLimits, ConfigError> {
+    use crate::provider::StreamLimits;
+    let default = StreamLimits::default();
+    let mib = |key: &str, value: Option<u64>, default: usize| -> Result<usize, ConfigError> {
+        let default = u64::try_from(default / StreamLimits::MIB).unwrap_or(1);
+        let n = in_range(&format!("[limits] {key}"), value, default, 1..=1024)?;
+        Ok(usize::try_from(n).unwrap_or(1) * StreamLimits::MIB)
+    };
+    Ok(StreamLimits {
+        text: mib("response_text_mib", limits.response_text_mib, default.text)?,
+        reasoning: mib(
+            "response_reasoning_mib",
+            limits.response_reasoning_mib,
+            default.reasoning,
+        )?,
+        arguments: mib(
+            "response_arguments_mib",
+            limits.response_arguments_mib,
+            default.arguments,
+        )?,
+    })
+}

@@ -72,6 +72,101 @@ pub fn instructions(program: &str, args: &[&str]) -> Option<&'static str> {
     })
 }
 
+/// The files a program reads its instructions from, relative to where it
+/// runs: the Makefile `make` runs, the `package.json` whose scripts `npm
+/// run` runs, the justfile. A hook that runs such a program runs what
+/// those files say when it runs, so a change to them asks in every mode
+/// (as a change to a hook's own script does). A file given with the
+/// program's own option (`make -f build.mk`) counts too. Programs that
+/// run the whole project's code (`cargo`, `pytest`) name their manifests
+/// and configuration; the code itself is the project's and is not
+/// listed.
+pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
+    let named = |short: &str, long: &[&str]| -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let next = args.get(i + 1).map(|s| (*s).to_string());
+            if *a == short || long.contains(a) {
+                out.extend(next);
+            } else if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
+                out.push(v.to_string());
+            } else if let Some(v) = a
+                .strip_prefix(short)
+                .filter(|v| !v.is_empty() && short.len() == 2)
+            {
+                out.push(v.to_string());
+            }
+        }
+        out
+    };
+    let fixed: &[&str] = match program {
+        "make" | "gmake" | "bmake" | "remake" => {
+            let given = named("-f", &["--file", "--makefile"]);
+            if !given.is_empty() {
+                return given;
+            }
+            &["GNUmakefile", "makefile", "Makefile"]
+        }
+        "just" => {
+            let given = named("-f", &["--justfile"]);
+            if !given.is_empty() {
+                return given;
+            }
+            &["justfile", "Justfile", ".justfile", "JUSTFILE"]
+        }
+        "npm" | "pnpm" | "yarn" | "bun" | "corepack" => &["package.json", ".npmrc", ".yarnrc.yml"],
+        "deno" => &["deno.json", "deno.jsonc"],
+        "task" => &[
+            "Taskfile.yml",
+            "Taskfile.yaml",
+            "taskfile.yml",
+            "taskfile.yaml",
+        ],
+        "cargo" => &[
+            "Cargo.toml",
+            "build.rs",
+            "rust-toolchain",
+            "rust-toolchain.toml",
+            ".cargo/config.toml",
+            ".cargo/config",
+            "Makefile.toml",
+        ],
+        "go" => &["go.mod", "go.work"],
+        "pytest" | "py.test" => &[
+            "conftest.py",
+            "pytest.ini",
+            "pyproject.toml",
+            "setup.cfg",
+            "tox.ini",
+        ],
+        "tox" => &["tox.ini", "pyproject.toml", "setup.cfg"],
+        "nox" => &["noxfile.py"],
+        "invoke" | "inv" => &["tasks.py", "invoke.yaml"],
+        "rake" => &["Rakefile", "rakefile", "Rakefile.rb"],
+        "composer" => &["composer.json"],
+        "pre-commit" => &[".pre-commit-config.yaml"],
+        "lefthook" => &["lefthook.yml", ".lefthook.yml"],
+        "gradle" | "gradlew" => &[
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+        ],
+        "mvn" | "mvnw" => &["pom.xml", ".mvn/maven.config", ".mvn/jvm.config"],
+        "ant" => &["build.xml"],
+        "sbt" => &["build.sbt"],
+        "cmake" | "ctest" => &["CMakeLists.txt", "CMakePresets.json"],
+        "ninja" => &["build.ninja"],
+        "meson" => &["meson.build"],
+        "scons" => &["SConstruct"],
+        "mix" => &["mix.exs"],
+        "swift" => &["Package.swift"],
+        "zig" => &["build.zig"],
+        _ => &[],
+    };
+    fixed.iter().map(|f| (*f).to_string()).collect()
+}
+
 /// Interpreters: a script they run from the workspace may load the files
 /// beside it.
 fn is_interpreter(program: &str) -> bool {

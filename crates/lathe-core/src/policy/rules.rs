@@ -518,6 +518,16 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// These rules but the allow rules: what a turn that only looks (plan
+    /// mode) is judged by.
+    pub fn without_allow(&self) -> Self {
+        Self {
+            allow: Vec::new(),
+            ask: self.ask.clone(),
+            deny: self.deny.clone(),
+        }
+    }
+
     /// Parses the lists of one config file.
     pub fn parse(
         allow: &[String],

@@ -188,6 +188,12 @@ fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
                 _ => {}
             }
         }
+        // The files it takes its instructions from (the Makefile of
+        // `make`), there or not: a command must not write one in.
+        let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
+        for file in super::instructions::instruction_files(c.basename(), &args) {
+            files.extend(to_run(&cwd.join(file)));
+        }
         for word in c.argv.iter().filter(|w| !w.dynamic) {
             let value = word
                 .text

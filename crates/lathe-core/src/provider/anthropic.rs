@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
+use super::http::{Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings,
@@ -57,6 +57,8 @@ pub struct Options {
     pub thinking_budget: Option<u32>,
     pub effort: Option<super::Effort>,
     pub extra_body: Map<String, Value>,
+    /// The server, in its one form: only its own carried items go back.
+    pub server: String,
 }
 
 impl Anthropic {
@@ -96,8 +98,10 @@ impl Anthropic {
             "{}/models?limit=1000",
             url.strip_suffix("/messages").unwrap_or(base)
         );
+        let driver = HttpDriver::new(&settings)?;
+        let server = driver.server().to_string();
         Ok(Self {
-            driver: HttpDriver::new(&settings)?,
+            driver,
             url,
             models_url,
             headers,
@@ -106,6 +110,7 @@ impl Anthropic {
                 thinking_budget: settings.thinking_budget,
                 effort: settings.effort,
                 extra_body: settings.extra_body,
+                server,
             },
         })
     }
@@ -261,7 +266,12 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
                 carried,
                 ..
             } => {
-                messages.extend(assistant(req.model, text, tool_calls, carried));
+                messages.extend(assistant(
+                    (&options.server, req.model),
+                    text,
+                    tool_calls,
+                    carried,
+                ));
             }
             Message::ToolResults(results) => messages.push(Msg {
                 role: "user",
@@ -324,7 +334,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options) -> Body<'a>
 /// A response in the history: its thinking first, then the text, then each
 /// call after the thinking that came just before it; nothing when empty.
 fn assistant<'a>(
-    model: &str,
+    (server, model): (&str, &str),
     text: &'a str,
     tool_calls: &'a [crate::provider::ToolCall],
     carried: &'a [crate::provider::Carried],
@@ -336,7 +346,9 @@ fn assistant<'a>(
         blocks.extend(
             carried
                 .iter()
-                .filter(|c| c.goes_to(WireApi::Anthropic, model) && c.call_id.as_deref() == call)
+                .filter(|c| {
+                    c.goes_to(WireApi::Anthropic, server, model) && c.call_id.as_deref() == call
+                })
                 .map(|c| Part::Raw(&c.item)),
         );
     };
@@ -638,6 +650,22 @@ impl Decoder {
 }
 
 impl StreamDecoder for Decoder {
+    fn held(&self) -> Held {
+        let mut held = Held {
+            text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
+            reasoning: self.reasoning.len(),
+            arguments: 0,
+        };
+        for (_, block) in &self.blocks {
+            match block {
+                Block::Tool { json, .. } => held.arguments += json.len(),
+                Block::Thinking { signature, .. } => held.reasoning += signature.len(),
+                Block::Text | Block::Redacted(_) | Block::Other => {}
+            }
+        }
+        held
+    }
+
     fn event(
         &mut self,
         ev: &SseEvent,
@@ -733,6 +761,7 @@ impl StreamDecoder for Decoder {
                     };
                     let call_id = (!tool_calls.is_empty()).then(|| id.clone());
                     carried.extend(waiting.drain(..).map(|item| Carried {
+                        server: String::new(),
                         wire: WireApi::Anthropic,
                         call_id: call_id.clone(),
                         item,
@@ -758,6 +787,7 @@ impl StreamDecoder for Decoder {
         }
         // Thinking with no call after it leads the message.
         carried.extend(waiting.into_iter().map(|item| Carried {
+            server: String::new(),
             wire: WireApi::Anthropic,
             call_id: None,
             item,

@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseEvent, SseParser};
 use super::{
-    ChatRequest, Completion, ProviderError, ProviderSettings, RetryNotice, StreamObserver,
+    ChatRequest, Completion, ProviderError, ProviderSettings, RetryNotice, StreamLimits,
+    StreamObserver,
 };
 
 /// How persistently to retry.
@@ -60,8 +61,52 @@ pub(crate) trait StreamDecoder: Send {
     /// Handles one event; `Ok(true)` once the end marker has arrived.
     fn event(&mut self, ev: &SseEvent, obs: &mut dyn StreamObserver)
     -> Result<bool, ProviderError>;
+    /// How much it holds so far, per kind.
+    fn held(&self) -> Held;
     /// Ends the response; `saw_end` tells whether the end marker arrived.
     fn finish(self: Box<Self>, saw_end: bool) -> Result<Completion, ProviderError>;
+}
+
+/// What a decoder holds of one response, in bytes: its text, its
+/// reasoning (readable, signed or encrypted) and its calls' arguments.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Held {
+    pub text: usize,
+    pub reasoning: usize,
+    pub arguments: usize,
+}
+
+impl Held {
+    /// The first kind past its limit, as an error.
+    fn check(self, limits: &StreamLimits) -> Result<(), ProviderError> {
+        let past = |what, key, held: usize, limit: usize| {
+            (held > limit).then_some(ProviderError::TooLarge {
+                what,
+                key,
+                limit_mib: limit.div_ceil(StreamLimits::MIB),
+            })
+        };
+        match past("text", "response_text_mib", self.text, limits.text)
+            .or_else(|| {
+                past(
+                    "reasoning",
+                    "response_reasoning_mib",
+                    self.reasoning,
+                    limits.reasoning,
+                )
+            })
+            .or_else(|| {
+                past(
+                    "tool-call arguments",
+                    "response_arguments_mib",
+                    self.arguments,
+                    limits.arguments,
+                )
+            }) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A wire format: where to post, with which headers and body, and how to
@@ -82,6 +127,9 @@ pub(crate) struct HttpDriver {
     request_timeout: Duration,
     /// The key, hidden from every error before it is logged or told.
     key: Option<crate::secret::Secret>,
+    /// The server, in its one form: what carried items are tagged with.
+    server: String,
+    limits: StreamLimits,
 }
 
 impl HttpDriver {
@@ -110,7 +158,15 @@ impl HttpDriver {
             retry: settings.retry,
             request_timeout: settings.request_timeout,
             key: settings.api_key.clone(),
+            server: super::server::normalize(&settings.base_url)
+                .unwrap_or_else(|_| settings.base_url.clone()),
+            limits: settings.limits,
         })
+    }
+
+    /// The server requests go to, in its one form.
+    pub(crate) fn server(&self) -> &str {
+        &self.server
     }
 
     pub(crate) async fn run(
@@ -136,7 +192,13 @@ impl HttpDriver {
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
             };
             let err = match result {
-                Ok(c) => return Ok(c),
+                Ok(mut c) => {
+                    // What must go back verbatim goes back only here.
+                    for item in &mut c.carried {
+                        item.server.clone_from(&self.server);
+                    }
+                    return Ok(c);
+                }
                 Err(e) => match &self.key {
                     Some(k) => e.scrubbed(k.expose()),
                     None => e,
@@ -470,7 +532,9 @@ impl HttpDriver {
                 ))
             })?;
             for ev in wire.events_of_full_response(body) {
-                if decoder.event(&ev, obs)? {
+                let end = decoder.event(&ev, obs)?;
+                decoder.held().check(&self.limits)?;
+                if end {
                     return decoder.finish(true);
                 }
             }
@@ -482,7 +546,9 @@ impl HttpDriver {
             let chunk = chunk.map_err(|e| ProviderError::Incomplete(chain(&e)))?;
             let events = parser.feed(&chunk).map_err(ProviderError::Malformed)?;
             for ev in events {
-                if decoder.event(&ev, obs)? {
+                let end = decoder.event(&ev, obs)?;
+                decoder.held().check(&self.limits)?;
+                if end {
                     return decoder.finish(true);
                 }
             }

@@ -29,7 +29,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpDriver, StreamDecoder, Wire, sensitive, shorten};
+use super::http::{Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Effort, Message, Provider, ProviderError, ProviderSettings,
@@ -62,6 +62,8 @@ pub struct BodyOptions {
     /// refuse fields they do not know).
     pub cache_key: bool,
     pub extra_body: Map<String, Value>,
+    /// The server, in its one form: only its own carried items go back.
+    pub server: String,
 }
 
 impl OpenAi {
@@ -82,8 +84,10 @@ impl OpenAi {
             .ok()
             .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
             .is_some_and(|h| h == "groq.com" || h.ends_with(".groq.com"));
+        let driver = HttpDriver::new(&settings)?;
+        let server = driver.server().to_string();
         Ok(Self {
-            driver: HttpDriver::new(&settings)?,
+            driver,
             url,
             models_url,
             headers,
@@ -103,6 +107,7 @@ impl OpenAi {
                 effort: settings.effort,
                 cache_key: official,
                 extra_body: settings.extra_body,
+                server,
             },
         })
     }
@@ -261,7 +266,7 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a BodyOptions, carry: 
                     carried
                         .iter()
                         .filter(move |c| {
-                            c.goes_to(WireApi::Chat, req.model)
+                            c.goes_to(WireApi::Chat, &options.server, req.model)
                                 && c.call_id.as_deref() == call
                                 && carry
                         })
@@ -486,6 +491,8 @@ struct Decoder {
     field: ReasoningField,
     /// OpenRouter's `reasoning_details`, merged by their index.
     details: Vec<Value>,
+    /// The bytes of `reasoning_details` pieces so far.
+    detail_bytes: usize,
     refusal: Option<String>,
     calls: Vec<PartialCall>,
     /// The call each `index` is streaming now.
@@ -548,6 +555,7 @@ impl Decoder {
             let Some(obj) = piece.as_object() else {
                 continue;
             };
+            self.detail_bytes += piece.to_string().len();
             let index = obj.get("index").and_then(Value::as_u64);
             let kind = obj.get("type").and_then(Value::as_str);
             let same = self.details.iter_mut().rev().find(|d| {
@@ -685,6 +693,14 @@ fn usage_of(u: &Value) -> Usage {
 }
 
 impl StreamDecoder for Decoder {
+    fn held(&self) -> Held {
+        Held {
+            text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
+            reasoning: self.reasoning.len() + self.detail_bytes,
+            arguments: self.calls.iter().map(|c| c.arguments.len()).sum(),
+        }
+    }
+
     fn event(
         &mut self,
         ev: &SseEvent,
@@ -821,6 +837,7 @@ impl StreamDecoder for Decoder {
         }
         if !fields.is_empty() {
             carried.push(Carried {
+                server: String::new(),
                 wire: WireApi::Chat,
                 call_id: None,
                 item: Value::Object(fields),
@@ -838,6 +855,7 @@ impl StreamDecoder for Decoder {
             };
             if !c.extra.is_empty() {
                 carried.push(Carried {
+                    server: String::new(),
                     wire: WireApi::Chat,
                     call_id: Some(id.clone()),
                     item: Value::Object(c.extra),

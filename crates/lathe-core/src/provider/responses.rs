@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpDriver, StreamDecoder, Wire, shorten};
+use super::http::{Held, HttpDriver, StreamDecoder, Wire, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Effort, Message, Provider, ProviderError, ProviderSettings,
@@ -59,6 +59,8 @@ pub struct Options {
     /// Send the encrypted reasoning items back (cleared when the server
     /// says it cannot read them: another key or organization).
     pub reasoning_items: bool,
+    /// The server, in its one form: only its own carried items go back.
+    pub server: String,
 }
 
 impl Default for Options {
@@ -69,6 +71,7 @@ impl Default for Options {
             summary: None,
             extra_body: Map::new(),
             reasoning_items: true,
+            server: String::new(),
         }
     }
 }
@@ -82,8 +85,10 @@ impl Responses {
             format!("{base}/responses")
         };
         let models_url = format!("{}/models", url.strip_suffix("/responses").unwrap_or(base));
+        let driver = HttpDriver::new(&settings)?;
+        let server = driver.server().to_string();
         Ok(Self {
-            driver: HttpDriver::new(&settings)?,
+            driver,
             headers: super::openai::bearer_headers(&settings)?,
             url,
             models_url,
@@ -94,6 +99,7 @@ impl Responses {
                 summary: settings.reasoning_summary,
                 extra_body: settings.extra_body,
                 reasoning_items: true,
+                server,
             },
             readable: AtomicBool::new(true),
         })
@@ -242,7 +248,10 @@ pub fn request_body<'a>(req: &ChatRequest<'a>, options: &'a Options, reasoning: 
                 input.extend(
                     carried
                         .iter()
-                        .filter(|c| reasoning_items && c.goes_to(WireApi::Responses, req.model))
+                        .filter(|c| {
+                            reasoning_items
+                                && c.goes_to(WireApi::Responses, &options.server, req.model)
+                        })
                         .map(|c| Item::Raw(&c.item)),
                 );
                 if !text.is_empty() {
@@ -398,6 +407,8 @@ struct Decoder {
     /// Reasoning items whose summary came as deltas.
     reasoned: Vec<String>,
     carried: Vec<Carried>,
+    /// The bytes of `carried` so far.
+    carried_bytes: usize,
     calls: Vec<Call>,
     refusal: Option<String>,
     usage: Usage,
@@ -515,7 +526,9 @@ impl Decoder {
                     let mut fields = fields.clone();
                     fields.remove("id");
                     fields.remove("status");
+                    self.carried_bytes += item.to_string().len();
                     self.carried.push(Carried {
+                        server: String::new(),
                         wire: WireApi::Responses,
                         call_id: None,
                         item: Value::Object(fields),
@@ -568,6 +581,14 @@ fn failure(err: Option<&Value>, fallback: &str) -> ProviderError {
 }
 
 impl StreamDecoder for Decoder {
+    fn held(&self) -> Held {
+        Held {
+            text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
+            reasoning: self.reasoning.len() + self.carried_bytes,
+            arguments: self.calls.iter().map(|c| c.arguments.len()).sum(),
+        }
+    }
+
     fn event(
         &mut self,
         ev: &SseEvent,

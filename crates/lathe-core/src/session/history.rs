@@ -24,7 +24,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoints::TurnTrees;
 use crate::policy::grants::GrantKey;
 use crate::protocol::Usage;
+use crate::protocol::redact::{Redact, Scrub};
 use crate::provider::{Message, ToolCall, ToolOutput};
+
+mod redact;
 
 /// How many items may wait for the recorder before a turn waits.
 const QUEUE: usize = 1024;
@@ -197,8 +200,12 @@ impl std::fmt::Debug for Cmd {
 
 impl Recorder {
     /// Appends to `<dir>/<session_id>.history.jsonl` (created 0600),
-    /// numbering on from what it holds.
-    pub fn open(dir: &Path, session_id: &str) -> std::io::Result<Self> {
+    /// numbering on from what it holds; every item passes `scrub` first.
+    pub fn open(
+        dir: &Path,
+        session_id: &str,
+        scrub: std::sync::Arc<dyn Scrub + Send + Sync>,
+    ) -> std::io::Result<Self> {
         super::journal::private_dir(dir)?;
         let path = history_path(dir, session_id);
         let existing = read(&path).unwrap_or_default();
@@ -212,7 +219,7 @@ impl Recorder {
             file.write_all(b"\n")?;
         }
         let (tx, rx) = mpsc::channel(QUEUE);
-        let state = Writer::new(file, &existing);
+        let state = Writer::new(file, &existing, scrub);
         std::thread::Builder::new()
             .name("lathe-recorder".into())
             .spawn(move || state.run(rx))?;
@@ -296,6 +303,8 @@ pub fn history_path(dir: &Path, session_id: &str) -> PathBuf {
 
 struct Writer {
     out: Option<BufWriter<File>>,
+    /// Every item passes it before it is kept.
+    scrub: std::sync::Arc<dyn Scrub + Send + Sync>,
     seq: u64,
     last: u64,
     /// The intent of each approved call, for its output's parent.
@@ -305,10 +314,15 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(file: File, existing: &[Record]) -> Self {
+    fn new(
+        file: File,
+        existing: &[Record],
+        scrub: std::sync::Arc<dyn Scrub + Send + Sync>,
+    ) -> Self {
         let seq = existing.last().map_or(0, |r| r.seq);
         Self {
             out: Some(BufWriter::new(file)),
+            scrub,
             seq,
             last: seq,
             approved: HashMap::new(),
@@ -329,7 +343,8 @@ impl Writer {
         }
     }
 
-    fn write(&mut self, item: Item) {
+    fn write(&mut self, mut item: Item) {
+        item.redact(&*self.scrub);
         self.seq += 1;
         let seq = self.seq;
         let parent = self.parent_of(&item);
@@ -715,8 +730,22 @@ pub const INTERRUPTED: &str = "interrupted: this call has no recorded result (La
      calling it again.";
 
 /// The conversation `records` hold (from the last `/clear` on): messages
-/// in order, every tool call answered, in the order the model asked.
-pub fn rebuild(records: &[Record]) -> Rebuilt {
+/// in order, every tool call answered, in the order the model asked;
+/// every text passes `scrub` (a record kept before redaction reached it
+/// sends no secret back).
+pub fn rebuild(records: &[Record], scrub: &dyn Scrub) -> Rebuilt {
+    let records: Vec<Record> = records
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.item.redact(scrub);
+            r
+        })
+        .collect();
+    rebuild_redacted(&records)
+}
+
+fn rebuild_redacted(records: &[Record]) -> Rebuilt {
     let mut out = Rebuilt {
         by_model: usage_by_model(records),
         // Turn ids never repeat, whatever was cleared or rewound.
@@ -966,12 +995,14 @@ mod tests {
                 call_id: None,
                 item: serde_json::json!({"type": "thinking", "thinking": "t", "signature": "s"}),
                 model: "claude-sonnet-4-5".into(),
+                server: "https://api.anthropic.com".into(),
             },
             Carried {
                 wire: WireApi::Chat,
                 call_id: Some("c1".into()),
                 item: serde_json::json!({"extra_content": {"google": {"thought_signature": "x"}}}),
                 model: String::new(),
+                server: "http://127.0.0.1:8080/v1".into(),
             },
         ];
         let image = crate::provider::image::Image {
@@ -1017,7 +1048,7 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let r = rebuild(&read);
+        let r = rebuild(&read, &crate::policy::Redactor::default());
         assert_eq!(
             r.messages[0],
             Message::UserImages {
@@ -1102,7 +1133,7 @@ mod tests {
                 },
             ),
         ];
-        let r = rebuild(&records);
+        let r = rebuild(&records, &crate::policy::Redactor::default());
         assert_eq!(r.messages.len(), 3);
         let Message::ToolResults(results) = &r.messages[2] else {
             panic!("{r:?}")
@@ -1159,7 +1190,7 @@ mod tests {
             ),
             rec(4, Item::TurnEnd { turn: 2 }),
         ];
-        let r = rebuild(&records);
+        let r = rebuild(&records, &crate::policy::Redactor::default());
         assert_eq!(r.messages, vec![Message::User("deploy".into())]);
         assert_eq!(
             r.aborted, None,
@@ -1209,7 +1240,7 @@ mod tests {
                 },
             ),
         ];
-        let r = rebuild(&records);
+        let r = rebuild(&records, &crate::policy::Redactor::default());
         assert_eq!(r.grants, vec![(key("b"), 20)]);
         // As a line of the file, and back.
         let line = serde_json::to_string(&records[2]).unwrap();
@@ -1255,7 +1286,7 @@ mod tests {
             user(4, 2, "and what about the docs?", Some(undo.clone())),
             rec(5, Item::TurnEnd { turn: 2 }),
         ];
-        let r = rebuild(&records);
+        let r = rebuild(&records, &crate::policy::Redactor::default());
         let Message::User(sent) = &r.messages[1] else {
             panic!("{:?}", r.messages)
         };
@@ -1322,7 +1353,7 @@ mod tests {
             ),
             rec(6, Item::TurnEnd { turn: 2 }),
         ];
-        let r = rebuild(&records);
+        let r = rebuild(&records, &crate::policy::Redactor::default());
         assert_eq!(
             r.messages,
             vec![
@@ -1336,7 +1367,12 @@ mod tests {
     #[tokio::test]
     async fn the_recorder_numbers_links_and_survives_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::open(dir.path(), "s1").unwrap();
+        let rec = Recorder::open(
+            dir.path(),
+            "s1",
+            std::sync::Arc::new(crate::policy::Redactor::default()),
+        )
+        .unwrap();
         rec.append(Item::User {
             images: Vec::new(),
             turn: 1,
@@ -1389,7 +1425,12 @@ mod tests {
         );
         // Opened again, it numbers on.
         drop(rec);
-        let rec = Recorder::open(dir.path(), "s1").unwrap();
+        let rec = Recorder::open(
+            dir.path(),
+            "s1",
+            std::sync::Arc::new(crate::policy::Redactor::default()),
+        )
+        .unwrap();
         rec.append(Item::TurnEnd { turn: 1 }).await;
         rec.sync().await;
         let records = read(&path).unwrap();

@@ -144,8 +144,33 @@ pub fn list(dir: &Path, workspace: Option<&Path>) -> Vec<SessionInfo> {
     out
 }
 
-/// The session `id` (of `workspace`), rebuilt.
-pub fn load(dir: &Path, id: &str, workspace: &Path) -> Result<(SessionInfo, Rebuilt), StoreError> {
+/// Whether session `id` (of `workspace`) can be gone on with: what a front
+/// end asks before it starts one (the engine loads it, redacted).
+pub fn check(dir: &Path, id: &str, workspace: &Path) -> Result<SessionInfo, StoreError> {
+    let (info, _) = records_of(dir, id, workspace)?;
+    Ok(info)
+}
+
+/// The session `id` (of `workspace`), rebuilt, every text passed through
+/// `scrub`.
+pub fn load(
+    dir: &Path,
+    id: &str,
+    workspace: &Path,
+    scrub: &dyn crate::protocol::redact::Scrub,
+) -> Result<(SessionInfo, Rebuilt), StoreError> {
+    let (info, records) = records_of(dir, id, workspace)?;
+    let mut rebuilt = history::rebuild(&records, scrub);
+    attach_seen(&mut rebuilt.shown, &super::journal::journal_path(dir, id));
+    Ok((info, rebuilt))
+}
+
+/// The records of session `id`, if it is one of `workspace`'s.
+fn records_of(
+    dir: &Path,
+    id: &str,
+    workspace: &Path,
+) -> Result<(SessionInfo, Vec<history::Record>), StoreError> {
     // The id as given, not the file it leads to: `../x` names nothing.
     if !valid_id(id) {
         return Err(StoreError::Unknown(
@@ -166,9 +191,7 @@ pub fn load(dir: &Path, id: &str, workspace: &Path) -> Result<(SessionInfo, Rebu
             workspace: info.workspace.display().to_string(),
         });
     }
-    let mut rebuilt = history::rebuild(&records);
-    attach_seen(&mut rebuilt.shown, &super::journal::journal_path(dir, id));
-    Ok((info, rebuilt))
+    Ok((info, records))
 }
 
 /// Each call of a resumed transcript with what the person saw of it, from
@@ -218,7 +241,11 @@ pub fn resume_flags(
     use crate::provider::{ProviderKind, WireApi};
     let provider = session.provider.parse::<ProviderKind>().ok();
     let same_provider = flags.provider.is_none() || flags.provider == provider;
-    let same_server = flags.base_url.is_none() || flags.base_url == session.base_url;
+    let same_server = match (&flags.base_url, &session.base_url) {
+        (None, _) => true,
+        (Some(a), Some(b)) => crate::provider::server::same(a, b),
+        (Some(_), None) => false,
+    };
     let mut o = flags.clone();
     o.effort = o.effort.or(session.effort);
     if same_provider && same_server && provider.is_some() {
@@ -278,12 +305,12 @@ mod tests {
             "..",
         ] {
             assert!(
-                matches!(load(&sessions, id, &ws), Err(StoreError::Unknown(_))),
+                matches!(check(&sessions, id, &ws), Err(StoreError::Unknown(_))),
                 "{id:?}"
             );
             assert!(info_of(&sessions, id).is_none(), "{id:?}");
         }
-        assert!(load(&sessions, "ok-1", &ws).is_ok());
+        assert!(check(&sessions, "ok-1", &ws).is_ok());
         assert!(!valid_id(&"a".repeat(129)));
     }
 }

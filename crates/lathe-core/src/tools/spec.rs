@@ -188,6 +188,9 @@ pub struct ToolContext {
     pub together: Option<Arc<dyn Together>>,
     /// The conversation's background commands; `None` outside one.
     pub jobs: Option<Arc<crate::tools::jobs::Jobs>>,
+    /// The turn only looks (plan mode): commands run in a read-only
+    /// sandbox, never in the background or outside the sandbox.
+    pub looks_only: bool,
 }
 
 /// How a question to the person ended.
@@ -255,6 +258,7 @@ impl ToolContext {
             call_id: String::new(),
             together: None,
             jobs: None,
+            looks_only: false,
         }
     }
 }
@@ -299,6 +303,13 @@ pub trait Tool: Send + Sync {
     /// (stopping a command, sending a message) say no.
     fn only_looks(&self) -> bool {
         self.effect() == Effect::Read
+    }
+    /// Whether a plan turn (`/plan`, `exec --plan`) may call it: what only
+    /// looks, and what can be made to only look (`exec_shell`, run in a
+    /// read-only sandbox while planning). A plan turn refuses every other
+    /// call, whatever the rules allow.
+    fn offered_when_planning(&self) -> bool {
+        self.only_looks()
     }
     /// Whether a call waits on the person (a question): its time is
     /// theirs, so the tool timeout does not bound it (an interrupt does).

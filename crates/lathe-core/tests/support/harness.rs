@@ -113,10 +113,14 @@ impl Setup {
                     &lathe_core::session::history::history_path(&sessions, id),
                 )
                 .unwrap();
-                lathe_core::session::history::rebuild(&records)
+                lathe_core::session::history::rebuild(&records, &Redactor::new([KEY.to_string()]))
             });
-            let recorder =
-                lathe_core::session::history::Recorder::open(&sessions, &cfg.session_id).unwrap();
+            let recorder = lathe_core::session::history::Recorder::open(
+                &sessions,
+                &cfg.session_id,
+                Arc::new(Redactor::new([KEY.to_string()])),
+            )
+            .unwrap();
             agent = agent.with_history(recorder, resumed);
         }
         if let Some(dir) = self.journal_dir {

@@ -111,6 +111,11 @@ impl Tool for ExecShell {
         Effect::Exec
     }
 
+    /// Planning, it runs in a read-only sandbox (`ToolContext::looks_only`).
+    fn offered_when_planning(&self) -> bool {
+        true
+    }
+
     fn unsandboxed_retry(&self, args: &Value, result: &Value) -> Option<Value> {
         let asked = parse::<Args>(args).ok()?.sandbox;
         if self.unsandboxed(asked) || result.get("sandbox").is_none() {
@@ -147,6 +152,9 @@ impl Tool for ExecShell {
             return Err(ToolError::InvalidArgs("command is empty".into()));
         }
         let argv = vec![shell_program().into(), "-c".into(), command.clone()];
+        if ctx.looks_only {
+            return self.look(argv, background, sandbox, timeout, ctx).await;
+        }
         if background == Some(true) {
             return self
                 .background(argv, &command, self.unsandboxed(sandbox), timeout, ctx)
@@ -179,6 +187,44 @@ fn runs_git_only(argv: &[String], workspace: &crate::policy::Workspace) -> bool 
 }
 
 impl ExecShell {
+    /// A command of a turn that only plans: in a read-only sandbox (the
+    /// workspace not writable either), in the foreground; refused when it
+    /// asks for more or the sandbox is off.
+    async fn look(
+        &self,
+        argv: Vec<String>,
+        background: Option<bool>,
+        sandbox: Option<bool>,
+        timeout: Option<f64>,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let refuse = |why: &str| {
+            Err(ToolError::PermissionDenied(format!(
+                "this turn only plans: {why}; propose it in your plan instead"
+            )))
+        };
+        if background == Some(true) {
+            return refuse("no command runs in the background");
+        }
+        if self.unsandboxed(sandbox) {
+            return refuse("no command runs outside the sandbox");
+        }
+        if self.sandbox.mode == sandbox::Mode::Off {
+            return refuse("commands run only in a read-only sandbox, and the sandbox is off");
+        }
+        let read_only = Self {
+            sandbox: sandbox::Settings {
+                mode: sandbox::Mode::ReadOnly,
+                ..self.sandbox.clone()
+            },
+            ..self.clone()
+        };
+        let timeout = seconds(timeout)
+            .unwrap_or(self.default_timeout)
+            .clamp(1, self.max_timeout);
+        read_only.run(argv, false, timeout, ctx).await
+    }
+
     /// Runs `argv` in the workspace, contained and (unless `unsandboxed`,
     /// as the call asked and the person approved) confined, with output
     /// streamed as progress, and sweeps what it left behind.

@@ -1,0 +1,314 @@
+//! The secret matcher both redaction boundaries use (what goes to the
+//! model and what leaves as an event, `lathe_protocol::redact`), and what
+//! is kept or sent back (the session record, the log file).
+//!
+//! [`Redactor`] replaces secrets with `[REDACTED]`: the configured API keys
+//! and other known secret values in every form `forms` knows (verbatim,
+//! reversed, spaced or cased, hex, base32, base64 and the 85-letter
+//! encodings at any alignment, as UTF-8, UTF-16 or UTF-32, and spelled out
+//! as byte dumps), and strings shaped like well-known credentials (OpenAI,
+//! Anthropic, GitHub, AWS, Slack tokens, JWTs, PEM private keys, and
+//! secret-named assignments such as `DB_PASSWORD=…` or `"token": "…"`).
+//! Any secret, of any length and any characters, is safe to give it:
+//! a secret shorter than [`forms::MIN_FORM`] bytes is not looked for, and
+//! no pattern is empty.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+
+use crate::protocol::redact::Scrub;
+
+pub mod forms;
+pub mod log;
+
+use forms::{Forms, MIN_FORM, skeleton};
+
+pub const REDACTED: &str = "[REDACTED]";
+
+static SECRET_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r"sk-ant-[A-Za-z0-9_\-]{20,}",
+        r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",
+        r"gh[pousr]_[A-Za-z0-9]{30,}",
+        r"github_pat_[A-Za-z0-9_]{30,}",
+        r"AKIA[0-9A-Z]{16}",
+        r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+        r"\b(?:ASIA|AKIA)[0-9A-Z]{16}\b",
+    ]
+    .iter()
+    .filter_map(|p| Regex::new(p).ok())
+    .collect()
+});
+
+/// Assignments whose name says secret: the value goes, the name stays.
+/// Environment style (`export DB_PASSWORD=…`, `.env` lines, upper-case
+/// names) and JSON/YAML style (`"password": "…"`); code such as
+/// `token = get_token()` is left alone.
+static SECRET_ASSIGNMENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r#"(?m)(\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\s*=\s*["']?)([^\s"'$(){}]{6,})"#,
+        r#"(?i)("(?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|apikey)"\s*:\s*")([^"]{6,})"#,
+        r#"(?im)(^\s*(?:password|passwd|secret|client_secret|token|api_key|apikey)\s*:\s*["']?)([^\s"']{6,})"#,
+        // INI and properties style, any case (`password=…`,
+        // `db.secret = …`, `export api_key=…`): the whole line is the
+        // assignment, so `token = get_token()` stays.
+        r#"(?im)(^\s*(?:export\s+)?[a-z0-9_.-]*(?:password|passwd|secret|api_?key|access_?key|auth_?token|token)[a-z0-9_.-]*\s*[=:]\s*["']?)([^\s"'$(){};,]{6,})(["']?\s*[;,]?\s*$)"#,
+    ]
+    .iter()
+    .filter_map(|p| Regex::new(p).ok())
+    .collect()
+});
+
+/// Byte dumps: numbers that spell bytes one by one, as `od -b` (octal),
+/// `od -tu1` (decimal), `xxd -b` (binary) print them, or as escapes do
+/// (`\u0073`, `\x73`, `&#115;`, `&#x73;`, `%73`). Each way of reading
+/// the numbers of a text is decoded; a decoded secret hides the numbers
+/// that spell it.
+///
+/// Word dumps too: numbers that spell 2 or 4 bytes each, as a
+/// little-endian machine prints them (`od` with no option prints 2-byte
+/// words in octal, `od -d` in decimal, `od -tu4` and `od -to4` 4-byte
+/// ones). Each entry: the pattern, its radix, the bytes one number spells.
+static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
+    [
+        (r"\b[01]{8}\b", 2, 1),
+        (r"\b[0-3][0-7]{2}\b", 8, 1),
+        (
+            r"\b(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b",
+            10,
+            1,
+        ),
+        (r"(?i)\\u00([0-9a-f]{2})", 16, 1),
+        (r"(?i)\\x([0-9a-f]{2})", 16, 1),
+        (r"(?i)&#x0*([0-9a-f]{1,2});", 16, 1),
+        (r"&#0*([0-9]{1,3});", 10, 1),
+        (r"(?i)%([0-9a-f]{2})", 16, 1),
+        (r"(?i)\b0x([0-9a-f]{2})\b", 16, 1),
+        (r"\b[0-7]{6}\b", 8, 2),
+        (r"\b[0-9]{1,5}\b", 10, 2),
+        (r"\b[0-9]{1,10}\b", 10, 4),
+        (r"\b[0-7]{11}\b", 8, 4),
+    ]
+    .iter()
+    .filter_map(|(p, radix, size)| Regex::new(p).ok().map(|r| (r, *radix, *size)))
+    .collect()
+});
+
+/// Redacts known secret values and credential-shaped strings.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// The secrets' forms as they show in text.
+    verbatim: Option<AhoCorasick>,
+    /// The secrets' forms read in a text's letters and digits alone.
+    letters: Option<AhoCorasick>,
+}
+
+/// How many times a text is gone over at most: a replacement can make a
+/// form that was not there before (`[REDACTED]` beside what is left), so
+/// redaction is repeated until nothing changes.
+const MAX_PASSES: usize = 4;
+
+/// Byte spans of a text to hide, merged where they touch.
+#[derive(Default)]
+struct Spans(Vec<(usize, usize)>);
+
+impl Spans {
+    fn add(&mut self, start: usize, end: usize) {
+        if start < end {
+            self.0.push((start, end));
+        }
+    }
+
+    /// `text` with every span replaced by one [`REDACTED`] (spans that
+    /// touch are one); `None` when there is none.
+    fn apply(mut self, text: &str) -> Option<String> {
+        if self.0.is_empty() {
+            return None;
+        }
+        self.0.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.0.len());
+        for (s, e) in self.0 {
+            // A span is widened to whole characters, never narrowed.
+            let (s, e) = (char_start(text, s), char_end(text, e));
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (s, e) in merged {
+            out.push_str(&text[at..s]);
+            out.push_str(REDACTED);
+            at = e;
+        }
+        out.push_str(&text[at..]);
+        Some(out)
+    }
+}
+
+/// The start of the character at byte `i` of `text` (or its end).
+fn char_start(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The end of the character at byte `i - 1` of `text`.
+fn char_end(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+impl Redactor {
+    /// `secrets` are exact values to hide (API keys, passwords), of any
+    /// length and any characters; those shorter than [`MIN_FORM`] bytes
+    /// are ignored, as hiding them would mangle ordinary text.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let secrets: Vec<String> = secrets.into_iter().collect();
+        let forms = Forms::of(&secrets);
+        let build = |patterns: &[Vec<u8>]| {
+            debug_assert!(patterns.iter().all(|p| p.len() >= MIN_FORM));
+            if patterns.is_empty() {
+                return None;
+            }
+            AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(patterns)
+                .inspect_err(|e| tracing::error!("the secret matcher could not be built: {e}"))
+                .ok()
+        };
+        Self {
+            // Every match, overlapping, so a run is hidden to its last
+            // byte.
+            verbatim: build(&forms.verbatim),
+            letters: build(&forms.letters),
+        }
+    }
+
+    /// Hides every run of `text` whose letters and digits spell a piece
+    /// of a secret, separators and case aside.
+    fn letter_spans(&self, text: &str, spans: &mut Spans) {
+        let Some(matcher) = &self.letters else {
+            return;
+        };
+        let (letters, offsets) = skeleton(text);
+        for m in matcher.find_overlapping_iter(&letters) {
+            if let (Some(first), Some(last)) = (
+                offsets.get(m.start()),
+                m.end().checked_sub(1).and_then(|i| offsets.get(i)),
+            ) {
+                spans.add(first.0, last.1);
+            }
+        }
+    }
+
+    /// Hides the numbers of a byte dump (or escapes) that spell a piece
+    /// of a secret.
+    fn dump_spans(&self, text: &str, spans: &mut Spans) {
+        let Some(matcher) = &self.letters else {
+            return;
+        };
+        // Cheap to rule out: a dump is mostly digits.
+        if !text.bytes().any(|b| b.is_ascii_digit()) {
+            return;
+        }
+        for (re, radix, size) in BYTE_DUMPS.iter() {
+            // The bytes the numbers spell, letters and digits only (as
+            // the skeleton reads text), with where each came from.
+            let mut letters = Vec::new();
+            let mut from = Vec::new();
+            for caps in re.captures_iter(text) {
+                let (Some(whole), Some(num)) = (caps.get(0), caps.get(1).or_else(|| caps.get(0)))
+                else {
+                    continue;
+                };
+                let Ok(word) = u64::from_str_radix(num.as_str(), *radix) else {
+                    continue;
+                };
+                if word >> (8 * size) != 0 {
+                    continue;
+                }
+                for byte in word.to_le_bytes().into_iter().take(*size) {
+                    if byte.is_ascii_alphanumeric() {
+                        letters.push(byte.to_ascii_lowercase());
+                        from.push((whole.start(), whole.end()));
+                    }
+                }
+            }
+            if letters.len() < MIN_FORM {
+                continue;
+            }
+            for m in matcher.find_overlapping_iter(&letters) {
+                if let (Some(first), Some(last)) = (
+                    from.get(m.start()),
+                    m.end().checked_sub(1).and_then(|i| from.get(i)),
+                ) {
+                    spans.add(first.0, last.1);
+                }
+            }
+        }
+    }
+
+    /// One pass over `text`: every span any form or shape matches, in
+    /// the same text, hidden at once (so one match never cuts another
+    /// short); `None` when nothing changed.
+    fn pass(&self, text: &str) -> Option<String> {
+        let mut spans = Spans::default();
+        if let Some(m) = &self.verbatim {
+            for m in m.find_overlapping_iter(text) {
+                spans.add(m.start(), m.end());
+            }
+        }
+        self.letter_spans(text, &mut spans);
+        self.dump_spans(text, &mut spans);
+        for re in SECRET_PATTERNS.iter() {
+            for m in re.find_iter(text) {
+                spans.add(m.start(), m.end());
+            }
+        }
+        // An assignment's value goes, its name stays.
+        for re in SECRET_ASSIGNMENTS.iter() {
+            for c in re.captures_iter(text) {
+                if let Some(value) = c.get(2) {
+                    spans.add(value.start(), value.end());
+                }
+            }
+        }
+        spans.apply(text).filter(|out| out != text)
+    }
+
+    /// Redacts one string; returns `None` when nothing changed. Redacting
+    /// what it returns changes nothing more.
+    pub fn redact_str(&self, text: &str) -> Option<String> {
+        let mut out = self.pass(text)?;
+        for _ in 1..MAX_PASSES {
+            match self.pass(&out) {
+                Some(next) => out = next,
+                None => break,
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The matcher behind both boundaries: what goes to the model and what
+/// leaves as an event (`lathe_protocol::redact`).
+impl Scrub for Redactor {
+    fn scrub(&self, text: &str) -> Option<String> {
+        self.redact_str(text)
+    }
+}
+
+#[cfg(test)]
+#[path = "redactor_tests.rs"]
+mod tests;

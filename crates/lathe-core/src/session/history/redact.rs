@@ -1,0 +1,95 @@
+//! What the session record keeps passes the secret matcher: every text
+//! of an item (the person's and the model's words, reasoning, what goes
+//! back to the server verbatim, tool results, error bodies) is redacted
+//! as it is written, and again as it is read, so a record written before
+//! redaction reached it sends no key back either.
+//!
+//! Left as they are: ids, hashes, numbers, grants (operations, never
+//! free text) and images (their bytes are not text).
+
+use crate::protocol::redact::{Redact, Scrub};
+use crate::provider::{Carried, ToolCall};
+
+use super::Item;
+
+impl Redact for Item {
+    fn redact(&mut self, s: &dyn Scrub) {
+        match self {
+            Item::Session {
+                workspace,
+                model,
+                base_url,
+                ..
+            } => {
+                workspace.redact(s);
+                model.redact(s);
+                base_url.redact(s);
+            }
+            Item::Model { model } => model.redact(s),
+            Item::Steer { text, .. } => text.redact(s),
+            Item::User { text, note, .. } => {
+                text.redact(s);
+                note.redact(s);
+            }
+            Item::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+                carried,
+                model,
+                ..
+            } => {
+                text.redact(s);
+                tool_calls.iter_mut().for_each(|c| redact_call(c, s));
+                reasoning.redact(s);
+                carried.iter_mut().for_each(|c| redact_carried(c, s));
+                model.redact(s);
+            }
+            Item::ToolOutput(output) => output.content.redact(s),
+            Item::TurnAborted { reason, .. } => reason.redact(s),
+            Item::Compacted {
+                summary, reason, ..
+            } => {
+                summary.redact(s);
+                reason.redact(s);
+            }
+            Item::Rewind {
+                restored, removed, ..
+            } => {
+                restored.redact(s);
+                removed.redact(s);
+            }
+            Item::Effort { .. }
+            | Item::Request { .. }
+            | Item::Refused { .. }
+            | Item::Approved { .. }
+            | Item::TurnEnd { .. }
+            | Item::Clear
+            | Item::Grant { .. }
+            | Item::Revoke { .. }
+            | Item::Checkpoint { .. } => {}
+        }
+    }
+}
+
+/// A call's arguments are redacted as the JSON they are (a match never
+/// spans two fields, so they stay JSON); arguments that are not JSON, as
+/// text.
+fn redact_call(call: &mut ToolCall, s: &dyn Scrub) {
+    if s.scrub(&call.arguments).is_none() {
+        return;
+    }
+    match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        Ok(mut value) => {
+            value.redact(s);
+            call.arguments = value.to_string();
+        }
+        Err(_) => call.arguments.redact(s),
+    }
+}
+
+/// A carried item is JSON too: its strings are redacted (a signature or
+/// encrypted content that spells a key is spoiled, as it should be).
+fn redact_carried(carried: &mut Carried, s: &dyn Scrub) {
+    carried.item.redact(s);
+}
