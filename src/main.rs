@@ -111,15 +111,14 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
     let mut images = Vec::new();
     for path in &args.images {
         let path = cwd.join(path);
-        if !path.is_file() {
-            anyhow::bail!("--image {}: no such file", path.display());
-        }
+        let shown = format!("--image {}", path.display());
+        // Named in the workspace, it must really be there (a link in a
+        // repository cannot hand over a picture of the person's home).
+        let root = lathe_core::front::fs::root_for(&path, &config.workspace);
+        let (head, _) = lathe_core::front::fs::read_head_within(&path, &root, &shown, 64)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         // By its first bytes: PNG, JPEG, GIF or WebP, whatever its name.
-        let mut head = [0u8; 64];
-        let n = std::fs::File::open(&path)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .with_context(|| format!("--image {}", path.display()))?;
-        if crate::provider::image::sniff(&head[..n]).is_none() {
+        if crate::provider::image::sniff(&head.bytes).is_none() {
             anyhow::bail!(
                 "--image {}: not an image the models take (PNG, JPEG, GIF or WebP)",
                 path.display()

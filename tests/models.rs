@@ -1150,3 +1150,57 @@ async fn a_key_echoed_in_reasoning_is_neither_kept_nor_sent_back() {
         "{resent}"
     );
 }
+
+/// An image is opened through the one safe open: `--image` (or `@`) of a
+/// repository's link to a picture in the person's home is refused, and
+/// one that is, or leads to, a file the read rules cover is not sent.
+#[tokio::test]
+async fn images_named_in_the_workspace_must_really_be_there_and_readable() {
+    let env = Env::new();
+    let home_pic = env.home.path().join("private-photo.png");
+    png(&home_pic, 32, 32);
+    std::os::unix::fs::symlink(&home_pic, env.ws.path().join("shot.png")).unwrap();
+    std::fs::create_dir(env.ws.path().join("private")).unwrap();
+    png(&env.ws.path().join("private/secret.png"), 16, 16);
+    std::os::unix::fs::symlink("private/secret.png", env.ws.path().join("alias.png")).unwrap();
+    env.config("[permissions]\ndeny = [\"read_file(private/**)\"]\n");
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok")); 4]).await;
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &["--model", "gpt-4.1", "--image", "shot.png"],
+            "look",
+        )
+        .await;
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("leads outside"), "{}", r.stderr);
+    assert!(mock.requests().is_empty(), "nothing was sent");
+    for named in ["private/secret.png", "alias.png"] {
+        let r = env
+            .exec(
+                &mock.openai_url(),
+                &["--model", "gpt-4.1", "--image", named],
+                "look",
+            )
+            .await;
+        assert_eq!(r.code, 0, "{named}: {}", r.stderr);
+        let sent = mock.requests().last().unwrap().body.to_string();
+        assert!(
+            !sent.contains("image_url"),
+            "{named}: an image was sent: {sent}"
+        );
+        let files = r.first("attachments")["files"].to_string();
+        assert!(files.contains("deny"), "{named}: {files}");
+    }
+    // `@` in a message: the same.
+    let r = env
+        .exec(
+            &mock.openai_url(),
+            &["--model", "gpt-4.1"],
+            "look at @shot.png",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = mock.requests().last().unwrap().body.to_string();
+    assert!(!sent.contains("image_url"), "{sent}");
+}

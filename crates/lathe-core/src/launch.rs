@@ -413,7 +413,10 @@ fn record_start(
 /// it cannot be set up (commands will not run), or what it lacks.
 fn sandbox_warning(sandbox: &crate::sandbox::Settings, workspace: &Path) -> Option<String> {
     if sandbox.mode == crate::sandbox::Mode::Off {
-        return None;
+        // Off as asked; said only when what commands start could outlive
+        // Lathe.
+        let missing = sandbox.probe(workspace).ok()?.missing();
+        return (!missing.is_empty()).then(|| missing.join("; "));
     }
     match sandbox.probe(workspace) {
         Err(why) => Some(format!(

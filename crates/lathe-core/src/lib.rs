@@ -93,6 +93,14 @@ pub mod front {
         pub use crate::policy::HeadlessApprover;
     }
 
+    /// Files the person or the repository names for Lathe to read (an
+    /// image, a command): one safe open.
+    pub mod fs {
+        pub use crate::tools::fs::named::{
+            Named, NamedError, read_head_within, read_within, root_for,
+        };
+    }
+
     /// The log file, redacted as the session record is.
     pub mod log {
         pub use crate::policy::redactor::log::Scrubbed;
@@ -124,7 +132,7 @@ pub mod front {
         pub use crate::provider::{Effort, ProviderKind, WireApi};
 
         pub mod image {
-            pub use crate::provider::image::sniff;
+            pub use crate::provider::image::{MAX_FILE, sniff};
         }
     }
 }

@@ -247,6 +247,8 @@ pub enum Report {
     Landlock(u8),
     /// The warden decides every connection the command makes.
     Sockets(bool),
+    /// With the sandbox off: no signal reaches outside the command.
+    SignalScope(bool),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -423,6 +425,7 @@ impl Settings {
                 Some(Report::Proc(p)) => probe.own_proc = p,
                 Some(Report::Landlock(abi)) => probe.landlock_abi = abi,
                 Some(Report::Sockets(s)) => probe.sockets = s,
+                Some(Report::SignalScope(s)) => probe.signal_scope = s,
                 None => {}
             }
         }
@@ -444,6 +447,8 @@ pub struct Probe {
     pub landlock_abi: u8,
     /// The warden decided the command's connections.
     pub sockets: bool,
+    /// With the sandbox off: the command could signal nothing outside it.
+    pub signal_scope: bool,
 }
 
 impl Probe {
@@ -452,6 +457,15 @@ impl Probe {
     pub fn missing(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.mode == Mode::Off {
+            // Off as configured; still, what it starts must not outlive it.
+            if !self.isolation.pid && !self.signal_scope {
+                out.push(
+                    "with the sandbox off, a command could stop its warden and leave \
+                     processes behind (no user namespace, and no Landlock signal scoping \
+                     before Linux 6.12)"
+                        .to_string(),
+                );
+            }
             return out;
         }
         let i = self.isolation;

@@ -1542,3 +1542,30 @@ async fn no_fifo_is_made_in_the_workspace() {
     assert!(!ws.path().join("d/.gitignore").exists(), "{v}");
     assert!(!ws.path().join("p").exists(), "{v}");
 }
+
+/// With the sandbox off, a command still runs under a warden it cannot
+/// stop: killing it (`kill -9 $PPID`, by its pid from `/proc`) fails,
+/// and nothing the command started (in a new session, double-forked)
+/// outlives it.
+#[tokio::test]
+async fn with_the_sandbox_off_nothing_outlives_a_command_that_kills_its_warden() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = run_in(
+        &shell(Mode::Off, false),
+        ws.path(),
+        &format!(
+            "{}; sleep 0.3; kill -9 $PPID; echo ppid=$?; \
+             kill -9 \"$(awk '/^PPid/ {{print $2}}' /proc/$$/status)\"; sleep 0.3; echo started",
+            escapes(9741)
+        ),
+    )
+    .await;
+    // Refused, or the warden died and took everything with it: either
+    // way nothing is left.
+    let _ = v;
+    let left = gone("sleep 9741").await;
+    assert!(
+        left.is_empty(),
+        "still running with the sandbox off: {left:?}"
+    );
+}

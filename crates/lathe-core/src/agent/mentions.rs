@@ -7,7 +7,7 @@
 use crate::policy::workspace::PathError;
 use crate::protocol::Attachment;
 use crate::session::history::ATTACHED;
-use crate::tools::fs::regular::read_capped;
+use crate::tools::fs::named::read_head_within;
 
 use super::Shared;
 
@@ -171,20 +171,25 @@ fn percent_decoded(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Reads the image at `path` for the model; `shown` names it.
+/// Reads the image at `path` for the model, within `root` (see
+/// `tools::fs::named`); `shown` names it.
 pub(crate) fn load_image(
     path: &std::path::Path,
+    root: &std::path::Path,
     shown: &str,
-) -> Result<crate::provider::image::Image, String> {
-    let (bytes, more) =
-        read_capped(path, shown, crate::provider::image::MAX_FILE).map_err(|e| e.to_string())?;
+) -> Result<(crate::provider::image::Image, std::path::PathBuf), String> {
+    let (named, more) = read_head_within(path, root, shown, crate::provider::image::MAX_FILE)
+        .map_err(|e| e.to_string())?;
     if more {
         return Err(crate::provider::image::ImageError::TooLarge.to_string());
     }
+    let (bytes, real) = (named.bytes, named.real);
     let name = path
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
-    crate::provider::image::prepare(&name, &bytes).map_err(|e| e.to_string())
+    crate::provider::image::prepare(&name, &bytes)
+        .map(|image| (image, real))
+        .map_err(|e| e.to_string())
 }
 
 /// An image that went along, as the person is told of it.
@@ -197,25 +202,48 @@ pub(crate) fn image_attachment(shown: &str, image: &crate::provider::image::Imag
     }
 }
 
-/// An image file to read for the message: its path, and its name as the
-/// person is told of it.
+/// An image file to read for the message: its path, its name as the
+/// person is told of it, and the root it must really be within.
 pub(crate) struct ImageFile {
     pub path: std::path::PathBuf,
     pub shown: String,
+    pub root: std::path::PathBuf,
+}
+
+impl ImageFile {
+    /// An image the person named at `path` (absolute): within the
+    /// workspace when named there.
+    pub(crate) fn named(shared: &Shared, path: std::path::PathBuf, shown: String) -> Self {
+        let root = crate::tools::fs::named::root_for(&path, shared.workspace.root());
+        Self { path, shown, root }
+    }
 }
 
 /// Reads and scales the images off the agent's thread (a large picture
-/// takes a moment); each one's outcome is added to `report`.
+/// takes a moment); each one's outcome is added to `report`. One that
+/// really is in the workspace is held to the read rules, as read (so a
+/// link from outside, or one swapped in, changes nothing).
 pub(crate) async fn load_images(
+    shared: &Shared,
     files: Vec<ImageFile>,
     report: &mut Vec<Attachment>,
 ) -> Vec<crate::provider::image::Image> {
     let mut out = Vec::new();
     for f in files {
         let shown = f.shown.clone();
-        let loaded = tokio::task::spawn_blocking(move || load_image(&f.path, &f.shown))
+        let loaded = tokio::task::spawn_blocking(move || load_image(&f.path, &f.root, &f.shown))
             .await
-            .unwrap_or_else(|e| Err(format!("it could not be read ({e})")));
+            .unwrap_or_else(|e| Err(format!("it could not be read ({e})")))
+            .and_then(|(image, real)| {
+                if !real.starts_with(shared.workspace.root()) {
+                    return Ok(image);
+                }
+                let inside = shared.workspace.display_relative(&real);
+                match refused_by_rules(shared, &inside) {
+                    Some(why) => Err(why.trim_start_matches("not attached: ").to_string()),
+                    None => Ok(image),
+                }
+            });
         match loaded {
             Ok(image) => {
                 report.push(image_attachment(&shown, &image));
@@ -293,11 +321,15 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
         }
         if image_name(&shown) {
             if images.iter().all(|i| i.path != file) {
-                images.push(ImageFile { path: file, shown });
+                images.push(ImageFile {
+                    path: file,
+                    shown,
+                    root: shared.workspace.root().to_path_buf(),
+                });
             }
             continue;
         }
-        match text_part(&file, &shown, &mut total) {
+        match text_part(&file, shared.workspace.root(), &shown, &mut total) {
             Ok((attachment, part)) => {
                 report.push(attachment);
                 parts.push(part);
@@ -325,7 +357,7 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             continue;
         }
         if images.iter().all(|i| i.path != path) {
-            images.push(ImageFile { path, shown });
+            images.push(ImageFile::named(shared, path, shown));
         }
     }
     parts.extend(parts_skipped.into_inner());
@@ -344,11 +376,13 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
 /// the attachments may take (`total`, counted); or why it does not go.
 fn text_part(
     file: &std::path::Path,
+    root: &std::path::Path,
     shown: &str,
     total: &mut usize,
 ) -> Result<(Attachment, String), String> {
-    let (bytes, more) =
-        read_capped(file, shown, FILE_CAP).map_err(|e| format!("not attached: {e}"))?;
+    let (named, more) =
+        read_head_within(file, root, shown, FILE_CAP).map_err(|e| format!("not attached: {e}"))?;
+    let bytes = named.bytes;
     let content = String::from_utf8(bytes).map_err(|_| "not attached: not text".to_string())?;
     if *total + content.len() > TOTAL_CAP {
         return Err(format!(

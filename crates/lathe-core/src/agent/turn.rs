@@ -200,16 +200,11 @@ impl Turn<'_> {
                 ),
             });
         }
-        to_read.extend(
-            shared
-                .take_images()
-                .into_iter()
-                .map(|path| super::mentions::ImageFile {
-                    shown: path.display().to_string(),
-                    path,
-                }),
-        );
-        let images = super::mentions::load_images(to_read, &mut files).await;
+        to_read.extend(shared.take_images().into_iter().map(|path| {
+            let shown = path.display().to_string();
+            super::mentions::ImageFile::named(shared, path, shown)
+        }));
+        let images = super::mentions::load_images(shared, to_read, &mut files).await;
         // A model that sees no images is not sent any: said before anything
         // goes.
         let model = &self.model;

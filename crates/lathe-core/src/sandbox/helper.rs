@@ -109,6 +109,12 @@ pub fn warden(mut policy: Policy) -> i32 {
             Ok(isolation) => isolation,
             Err(e) => return fail(&e),
         }
+    } else if policy.mode == Mode::Off {
+        // With the sandbox off the command still may not reach its
+        // warden (which ends what it leaves behind): a user and PID
+        // namespace of its own, with no filesystem rule, where the
+        // system allows one.
+        namespaces::own_user()
     } else {
         Isolation::default()
     };
@@ -142,7 +148,7 @@ pub fn warden(mut policy: Policy) -> i32 {
             own_net: isolation.net,
         })
     });
-    if namespaced {
+    if namespaced || isolation.user {
         namespaces::enter_pid_namespace(&mut isolation);
     }
     if policy.report {
@@ -311,7 +317,13 @@ pub fn confine(policy: Policy) -> i32 {
     if let Err(e) = SigSet::all().thread_unblock() {
         return fail(&format!("cannot unblock signals: {e}"));
     }
-    if policy.mode != Mode::Off {
+    if policy.mode == Mode::Off {
+        // Off, and still no signal reaches the warden or Lathe.
+        let scoped = signal_scope();
+        if policy.report {
+            report(&Report::SignalScope(scoped));
+        }
+    } else {
         match restrict(&policy) {
             Ok(abi) if policy.report => report(&Report::Landlock(abi as u8)),
             Ok(_) => {}
@@ -463,6 +475,18 @@ pub(super) fn around(roots: &[PathBuf], keep: &[PathBuf]) -> (Vec<PathBuf>, Vec<
 
 /// Applies the Landlock ruleset to this process and what it starts;
 /// the ABI the kernel enforced it with.
+/// A Landlock domain that handles no access but signals (kernel 6.12):
+/// the command cannot signal a process outside it, its warden and Lathe
+/// above all. Whether it holds.
+fn signal_scope() -> bool {
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::Signal)
+        .and_then(Ruleset::create)
+        .and_then(|r| r.restrict_self());
+    matches!(status, Ok(s) if s.ruleset == landlock::RulesetStatus::FullyEnforced)
+}
+
 fn restrict(policy: &Policy) -> Result<ABI, String> {
     // V9 adds connecting to Unix sockets to what is checked (only beneath
     // the writable roots); older kernels drop it (best effort), and the

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::spec::ToolError;
 
 pub mod atomic;
+pub mod named;
 pub mod regular;
 
 /// After a file tool wrote `path`: a git directory it completed or changed

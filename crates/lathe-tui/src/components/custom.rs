@@ -57,19 +57,20 @@ pub fn load(dir: &Path) -> (Vec<Custom>, Vec<String>) {
             ));
             continue;
         }
-        let body = match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() && m.len() <= MAX_BYTES => std::fs::read_to_string(&path),
-            Ok(_) => {
-                warnings.push(format!("{shown}: not a file of at most 64 KiB"));
+        // Really in this directory (a link in a repository's commands
+        // cannot hand over a file of the person's home), regular, capped.
+        let body = match lathe_core::front::fs::read_within(&path, dir, &shown, MAX_BYTES) {
+            Ok(named) => String::from_utf8(named.bytes),
+            Err(e) => {
+                warnings.push(format!("{e}; it is left out"));
                 continue;
             }
-            Err(e) => Err(e),
         };
         let body = match body {
             Ok(b) if !b.trim().is_empty() => b,
             Ok(_) => continue,
-            Err(e) => {
-                warnings.push(format!("{shown}: cannot be read: {e}"));
+            Err(_) => {
+                warnings.push(format!("{shown}: not text; it is left out"));
                 continue;
             }
         };
@@ -138,5 +139,34 @@ mod tests {
         );
         assert_eq!(expand(&commands, "/nope"), None);
         assert!(load(&d.path().join("none")).0.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod safe_open_tests {
+    use super::*;
+
+    /// A repository's command that is a link to a file of the person's
+    /// (`deploy.md -> ~/.config/gh/hosts.yml`) is left out, never shown
+    /// in the trust question nor sent: only files really in the commands'
+    /// directory are read.
+    #[test]
+    fn a_command_linked_out_of_its_directory_is_left_out() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("hosts.yml"), "oauth_token: gho_SECRET\n").unwrap();
+        std::os::unix::fs::symlink(home.path().join("hosts.yml"), dir.path().join("deploy.md"))
+            .unwrap();
+        std::fs::write(dir.path().join("review.md"), "Review the diff.\n").unwrap();
+        let (commands, warnings) = load(dir.path());
+        let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["/review"], "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("deploy.md") && w.contains("leads outside")),
+            "{warnings:?}"
+        );
+        assert!(!format!("{commands:?}{warnings:?}").contains("gho_SECRET"));
     }
 }
