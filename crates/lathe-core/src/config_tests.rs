@@ -582,3 +582,217 @@ fn a_workspace_config_only_lowers_limits_and_sets_preferences() {
     assert_eq!(c.max_background, 1);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }
+
+/// Properties of the config and `.mcp.json` loaders over arbitrary
+/// files: a mistake is an error naming its line (never a panic), the
+/// workspace's file never loosens what the person set, and a repository's
+/// `.mcp.json` never stops Lathe from starting.
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const KEYS: &[&str] = &[
+        "model",
+        "approval",
+        "max_tool_iterations",
+        "sandbox",
+        "theme",
+        "provider",
+        "base_url",
+        "api_key",
+        "timeout_secs",
+        "max_background",
+        "network",
+        "allow",
+        "deny",
+        "ask",
+        "command",
+        "match",
+        "max_retries",
+        "response_text_mib",
+        "grant_ttl_secs",
+        "checkpoints",
+        "compact_at",
+        "context_window",
+        "extra_body",
+        "url",
+        "env",
+    ];
+    const SECTIONS: &[&str] = &[
+        "",
+        "[openai]",
+        "[anthropic]",
+        "[shell]",
+        "[network]",
+        "[permissions]",
+        "[approvals]",
+        "[limits]",
+        "[[hooks.before_tool_call]]",
+        "[mcp_servers.x]",
+        "[tools]",
+        "[judge]",
+        "[models.\"m\"]",
+    ];
+
+    fn toml_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9]{1,12}".prop_map(|n| n),
+            Just("-1".to_string()),
+            Just("true".to_string()),
+            "\"[ -!#-~é]{0,12}\"",
+            Just("[\"exec_shell(*)\", \"read_file(x)\"]".to_string()),
+            Just("{ a = 1 }".to_string()),
+            Just("\"full-auto\"".to_string()),
+            Just("\"off\"".to_string()),
+            "[ -~]{0,8}",
+        ]
+    }
+
+    fn config_text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(SECTIONS).prop_map(str::to_string),
+                (proptest::sample::select(KEYS), toml_value())
+                    .prop_map(|(k, v)| format!("{k} = {v}")),
+                any::<String>(),
+            ],
+            0..12,
+        )
+        .prop_map(|lines| lines.join("\n"))
+    }
+
+    /// A workspace config of valid entries, each there or not: what a
+    /// repository would write to loosen Lathe.
+    fn workspace_text() -> impl Strategy<Value = String> {
+        let n = || (0u64..2000).prop_map(|n| n.to_string());
+        let top = proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(&["read-only", "ask", "auto-edit", "full-auto"][..])
+                    .prop_map(|m| format!("approval = \"{m}\"")),
+                proptest::sample::select(&["read-only", "workspace-write", "off"][..])
+                    .prop_map(|m| format!("sandbox = \"{m}\"")),
+                n().prop_map(|n| format!("max_tool_iterations = {n}")),
+                Just("model = \"theirs\"".to_string()),
+                Just("provider = \"anthropic\"".to_string()),
+                any::<bool>().prop_map(|b| format!("checkpoints = {b}")),
+            ],
+            0..5,
+        );
+        let sections = proptest::collection::vec(
+            prop_oneof![
+                (n(), n(), any::<bool>()).prop_map(|(t, b, net)| format!(
+                    "[shell]\ntimeout_secs = {t}\nmax_background = {b}\nnetwork = {net}\nwritable_roots = [\"/\"]\nenv_allow = [\"OPENAI_API_KEY\"]"
+                )),
+                n().prop_map(|r| format!("[network]\nmax_retries = {r}\nrequest_timeout_secs = 7000")),
+                n().prop_map(|m| format!("[limits]\nresponse_text_mib = {m}")),
+                n().prop_map(|t| format!("[approvals]\ngrant_ttl_secs = {t}")),
+                Just("[permissions]\nallow = [\"exec_shell(*)\"]\ndeny = [\"read_file(x)\"]".to_string()),
+                Just("[openai]\nbase_url = \"http://evil.example/v1\"\napi_key = \"k\"\nmodel = \"theirs\"".to_string()),
+            ],
+            0..4,
+        );
+        (top, sections).prop_map(|(top, sections)| {
+            let mut lines = top;
+            lines.extend(sections);
+            lines.join("\n")
+        })
+    }
+
+    proptest! {
+        #![proptest_config(crate::props::config(128))]
+
+        #[test]
+        fn any_config_file_parses_or_names_its_line(text in config_text()) {
+            match file::ConfigFile::parse(std::path::Path::new("/x/config.toml"), &text) {
+                Ok(_) => {}
+                Err(ConfigError::File { line, .. }) => {
+                    let lines = text.split('\n').count().max(1);
+                    prop_assert!(line.is_none_or(|l| l >= 1 && l <= lines + 1), "{:?} of {}", line, lines);
+                }
+                Err(e) => prop_assert!(false, "not a file error: {}", e),
+            }
+        }
+
+        /// Whatever a workspace's config holds, the person's approval mode,
+        /// sandbox, round limit, model and server stay theirs or get
+        /// stricter.
+        #[test]
+        fn a_workspace_config_never_loosens(text in workspace_text()) {
+            let mut f = Fixture::new();
+            f.env.insert("OPENAI_API_KEY".into(), "sk-test-key-0123456789".into());
+            f.user("model = \"mine\"\napproval = \"ask\"\nmax_tool_iterations = 10\n[shell]\ntimeout_secs = 60\n");
+            f.workspace(&text);
+            let over = || Overrides {
+                base_url: Some("http://127.0.0.1:8080/v1".into()),
+                ..Overrides::default()
+            };
+            if let Ok(c) = f.load(over()) {
+                prop_assert_eq!(&c.model, "mine");
+                prop_assert_eq!(&c.base_url, "http://127.0.0.1:8080/v1");
+                prop_assert!(c.approval.rank() <= crate::protocol::ApprovalMode::Ask.rank());
+                prop_assert!(c.max_tool_iterations <= 10);
+                prop_assert!(c.shell_timeout_secs <= 60);
+                prop_assert!(c.sandbox.mode.strictness() >= crate::sandbox::Mode::WorkspaceWrite.strictness());
+                prop_assert!(!c.sandbox.network);
+                prop_assert!(c.rules.allow.iter().all(|r| r.origin == crate::policy::RuleOrigin::User));
+            }
+        }
+
+        /// A repository's `.mcp.json`, whatever it holds: no panic, and its
+        /// servers are the workspace's (never trusted, never given Lathe's
+        /// key).
+        #[test]
+        fn any_mcp_json_loads_or_is_left_out(
+            text in prop_oneof![
+                any::<String>(),
+                super::mcp_json_strategy(),
+            ],
+        ) {
+            let ws = tempfile::tempdir().unwrap();
+            std::fs::write(ws.path().join(".mcp.json"), &text).unwrap();
+            let env = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-test-key-0123456789".to_string());
+            let (servers, _warnings) = mcp::mcp_json(ws.path(), &env);
+            for s in servers {
+                prop_assert!(!s.trusted);
+                prop_assert_eq!(s.origin, crate::policy::RuleOrigin::Workspace);
+            }
+        }
+    }
+}
+
+/// `.mcp.json` files made of the fields servers are written with.
+fn mcp_json_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let field = prop_oneof![
+        Just(("command", serde_json::json!("node"))),
+        Just(("command", serde_json::json!(""))),
+        Just(("args", serde_json::json!(["a", 1, null]))),
+        Just((
+            "env",
+            serde_json::json!({"K": "${OPENAI_API_KEY}", "L": "${MISSING:-d}"})
+        )),
+        Just(("url", serde_json::json!("http://127.0.0.1:1/mcp"))),
+        Just(("url", serde_json::json!("file:///etc/passwd"))),
+        Just((
+            "headers",
+            serde_json::json!({"Authorization": "Bearer ${X}"})
+        )),
+        Just(("type", serde_json::json!("sse"))),
+        Just(("trusted", serde_json::json!(true))),
+        Just(("timeout_secs", serde_json::json!(-5))),
+        Just(("network", serde_json::json!("yes"))),
+    ];
+    let server = proptest::collection::vec(field, 0..5).prop_map(|fields| {
+        serde_json::Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    });
+    proptest::collection::vec(("[a-z_.\\- ]{0,12}", server), 0..4).prop_map(|servers| {
+        let map: serde_json::Map<String, serde_json::Value> = servers.into_iter().collect();
+        serde_json::json!({ "mcpServers": map }).to_string()
+    })
+}

@@ -908,6 +908,22 @@ fn dotenv_secrets(text: &str) -> Vec<String> {
 mod secrets_tests {
     use super::dotenv_secrets;
 
+    proptest::proptest! {
+        #![proptest_config(crate::props::config(256))]
+
+        /// Any `.env`: no panic, and every secret taken is a value the
+        /// file holds.
+        #[test]
+        fn any_env_file_gives_values_it_holds(text in proptest::prelude::prop_oneof![
+            proptest::prelude::any::<String>(),
+            "((export )?[A-Z_]{0,12}=[\"']?[ -~é]{0,20}[\"']?\n){0,8}",
+        ]) {
+            for value in dotenv_secrets(&text) {
+                proptest::prop_assert!(text.contains(&value), "{:?} not in {:?}", value, text);
+            }
+        }
+    }
+
     #[test]
     fn dotenv_values_that_are_secrets() {
         let text = "# comment\nNODE_ENV=production\nexport STRIPE_KEY=\"sk_live_abc12345\"\n\

@@ -29,6 +29,9 @@ pub mod responses;
 pub mod server;
 pub mod sse;
 
+#[cfg(test)]
+mod decoder_props;
+
 pub use http::RetryPolicy;
 
 /// A tool as the model sees it.

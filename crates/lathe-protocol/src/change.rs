@@ -647,3 +647,110 @@ mod tests {
         );
     }
 }
+
+/// Properties over arbitrary files and edits: what is written is what
+/// the kept hunks say, for every choice of hunks.
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Text of lines from a small alphabet (so edits overlap), with or
+    /// without a last line ending, and CRLF or non-ASCII lines among them.
+    fn text() -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec(
+                prop_oneof![
+                    "[ab]{0,2}",
+                    Just("é ✓".to_string()),
+                    Just("x\r".to_string())
+                ],
+                0..30,
+            ),
+            any::<bool>(),
+        )
+            .prop_map(|(lines, last)| {
+                let mut t = lines.join("\n");
+                if last && !t.is_empty() {
+                    t.push('\n');
+                }
+                t
+            })
+    }
+
+    /// `old` patched with the hunks `include` keeps, read from the hunks
+    /// as shown (their numbers and their ` `/`-`/`+` lines), line endings
+    /// aside.
+    fn patched(old: &str, change: &FileChange, include: &[bool]) -> Vec<String> {
+        let old: Vec<&str> = old.lines().collect();
+        let mut out: Vec<String> = Vec::new();
+        let mut at = 0usize;
+        for (h, keep) in change.hunks.iter().zip(include) {
+            if !keep {
+                continue;
+            }
+            let start = h.old_start.saturating_sub(usize::from(h.old_lines > 0));
+            out.extend(
+                old[at..start]
+                    .iter()
+                    .map(|s| visible::diff_line(s).into_owned()),
+            );
+            for l in &h.lines {
+                if let (" " | "+", rest) = l.split_at(1) {
+                    out.push(rest.trim_end_matches('␍').to_string());
+                }
+            }
+            at = start + h.old_lines;
+        }
+        out.extend(
+            old[at.min(old.len())..]
+                .iter()
+                .map(|s| visible::diff_line(s).into_owned()),
+        );
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+                ProptestConfig::default().cases
+            } else {
+                128
+            },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn what_is_written_is_what_the_kept_hunks_show(
+            old in proptest::option::of(text()),
+            new in text(),
+            picks in proptest::collection::vec(any::<bool>(), 0..40),
+        ) {
+            let change = FileChange::new("f.txt", PathBuf::from("/nowhere/f.txt"), old.as_deref(), &new);
+            let all = vec![true; change.hunks.len()];
+            let none = vec![false; change.hunks.len()];
+            let old_text = old.clone().unwrap_or_default();
+            prop_assert_eq!(change.apply(&all), new.clone());
+            prop_assert_eq!(change.apply(&none), old_text.clone());
+            let include: Vec<bool> = (0..change.hunks.len())
+                .map(|i| picks.get(i).copied().unwrap_or(false))
+                .collect();
+            let written = change.apply(&include);
+            let shown = patched(&old_text, &change, &include);
+            // As shown: each line as the diff shows it.
+            let written_lines: Vec<String> = written
+                .lines()
+                .map(|l| visible::diff_line(l).into_owned())
+                .collect();
+            prop_assert_eq!(written_lines, shown);
+            // The diff text shown never panics and names the hunks kept.
+            let unified = change.unified_of(&include);
+            prop_assert_eq!(
+                unified.matches("\n@@ ").count(),
+                include.iter().filter(|k| **k).count()
+            );
+        }
+    }
+}

@@ -290,3 +290,53 @@ mod tests {
         }
     }
 }
+
+/// Whatever a name, a line or a command holds, what is shown of it
+/// hides nothing and drives no terminal.
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn hides(c: char) -> bool {
+        c.is_control() || is_invisible(c)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+                ProptestConfig::default().cases
+            } else {
+                256
+            },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn nothing_shown_hides_or_drives_the_terminal(text in prop_oneof![
+            any::<String>(),
+            "[\\x00-\\x1f\\x7f-\\u{9f}\\u{200b}-\\u{200f}\\u{202a}-\\u{202e}a ]{0,40}",
+        ]) {
+            // Joiners and variation selectors after a non-ASCII character
+            // build or pick a glyph: they may stay. A control character
+            // never does.
+            let joins = |s: &str, i: usize, c: char| {
+                !c.is_control()
+                    && matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
+                    && s[..i].chars().next_back().is_some_and(|p| !p.is_ascii())
+            };
+            let name = name(&text);
+            for (i, c) in name.char_indices() {
+                prop_assert!(!hides(c) || joins(&name, i, c), "{:?} in {:?}", c, name);
+            }
+            let shown = line(&text);
+            for (i, c) in shown.char_indices() {
+                prop_assert!(c == '\t' || !hides(c) || joins(&shown, i, c), "{:?} in {:?}", c, shown);
+            }
+            let cmd = command(&text);
+            prop_assert!(!cmd.contains('\u{1b}') && !cmd.contains('\r'), "{:?}", cmd);
+        }
+    }
+}

@@ -659,6 +659,37 @@ fn emit(sep: &mut bool, indent: &Span<'static>, mut line: Logical, out: &mut Vec
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+                proptest::test_runner::Config::default().cases
+            } else {
+                128
+            },
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// Whatever the model writes: it renders without panic, and every
+        /// line fits any width once wrapped.
+        #[test]
+        fn any_answer_renders(text in proptest::prelude::prop_oneof![
+            proptest::prelude::any::<String>(),
+            "([#>*`_~\\[\\]()|!\\-+0-9. \t\n]|[a-zé😀]|\\|[ -]+\\|){0,120}",
+        ]) {
+            let theme = Theme::plain();
+            let hl = Highlighter::new(None);
+            for line in render(&text, &theme, &hl) {
+                for width in [1, 7, 80] {
+                    let mut out = Vec::new();
+                    crate::wrap::wrap(&line, width, &mut out);
+                    proptest::prop_assert_eq!(out.len().max(1), crate::wrap::rows(&line, width).max(1));
+                }
+            }
+            let _ = code_blocks(&text);
+        }
+    }
+
     fn plain(text: &str) -> Vec<String> {
         let theme = Theme::plain();
         let hl = Highlighter::new(None);

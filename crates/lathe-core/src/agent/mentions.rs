@@ -414,6 +414,22 @@ fn text_part(
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        #![proptest_config(crate::props::config(256))]
+
+        /// Any message: no panic, and every mention is a piece of it.
+        #[test]
+        fn mentions_are_pieces_of_the_message(text in proptest::prelude::prop_oneof![
+            proptest::prelude::any::<String>(),
+            "([ -~é\n`]{0,6}@[a-z./_\\-é]{0,12}[,.;:!?)\\]\"' ]){0,6}",
+        ]) {
+            for m in mentions(&text) {
+                proptest::prop_assert!(text.contains(m), "{:?}", m);
+                proptest::prop_assert!(!m.is_empty());
+            }
+        }
+    }
+
     #[test]
     fn mentions_are_paths_after_an_at_sign() {
         assert_eq!(

@@ -195,3 +195,119 @@ fn programs_resolve_like_the_shell() {
         "not executable"
     );
 }
+
+/// Properties of the shell parser and the read-only analysis over
+/// arbitrary lines: no panic, no write hidden behind what reads, and no
+/// dangerous option of a reader taken as reading.
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::policy::{Assessment, Assessor, Rules};
+    use crate::protocol::{ApprovalMode, Effect};
+
+    fn auto(line: &str, w: &Workspace) -> bool {
+        let op = analyze(line, w);
+        let rules = Rules::default();
+        let assessor = Assessor {
+            mode: ApprovalMode::ReadOnly,
+            rules: &rules,
+            workspace: w,
+            protected: &[],
+        };
+        matches!(
+            assessor.assess(
+                "exec_shell",
+                Effect::Exec,
+                &[crate::protocol::operation::Operation::Exec(op)]
+            ),
+            Assessment::Auto
+        )
+    }
+
+    /// A word as bash reads it back: single-quoted.
+    fn quoted(s: &str) -> String {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+
+    fn reader() -> impl Strategy<Value = String> {
+        (
+            proptest::sample::select(
+                &[
+                    "ls",
+                    "cat",
+                    "grep",
+                    "wc",
+                    "head",
+                    "echo",
+                    "git status",
+                    "find .",
+                    "sort",
+                ][..],
+            ),
+            proptest::collection::vec("[ -~é]{0,8}", 0..3),
+        )
+            .prop_map(|(cmd, args)| {
+                let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+                format!("{cmd} {}", args.join(" "))
+            })
+    }
+
+    proptest! {
+        #![proptest_config(crate::props::config(128))]
+
+        /// Any text: the parser answers, whatever it is.
+        #[test]
+        fn any_line_is_analysed_without_panic(line in prop_oneof![
+            any::<String>(),
+            "[a-z $'\"`(){};|&<>\\\\\n#=*?~-]{0,60}",
+        ]) {
+            let (_d, w) = ws();
+            let op = analyze(&line, &w);
+            let _ = op.is_complex();
+        }
+
+        /// Whatever reads before it, a write at the end of a line is seen:
+        /// the line never runs on its own in read-only.
+        #[test]
+        fn a_write_after_readers_is_never_taken_for_reading(
+            readers in proptest::collection::vec(reader(), 1..4),
+            seps in proptest::collection::vec(proptest::sample::select(&["; ", " && ", " || ", " | ", "\n"][..]), 4),
+            last_sep in proptest::sample::select(&["; ", " && ", " || ", "\n", " | "][..]),
+            write in proptest::sample::select(&["touch x", "rm -f x", "echo x > f", "tee f", "mkdir d", "cp a b", "git commit -m x", "sed -i s/a/b/ f"][..]),
+        ) {
+            let (_d, w) = ws();
+            let mut line = String::new();
+            for (i, r) in readers.iter().enumerate() {
+                if i > 0 {
+                    line.push_str(seps[i]);
+                }
+                line.push_str(r);
+            }
+            line.push_str(last_sep);
+            line.push_str(write);
+            prop_assert!(!auto(&line, &w), "{:?}", line);
+        }
+
+        /// A reader given an option that writes or runs a program (quoted
+        /// or not, anywhere among its arguments) is no reader.
+        #[test]
+        fn readers_with_options_that_act_are_not_readers(
+            (program, danger) in proptest::sample::select(&[
+                ("find .", "-delete"), ("find .", "-exec"), ("find .", "-execdir"), ("find .", "-fprint"),
+                ("find .", "-fls"), ("find .", "-ok"), ("sed", "-i"), ("sed", "--in-place"),
+                ("sort", "-o"), ("sort", "--output=x"), ("sort", "--compress-program=sh"),
+                ("rg", "--pre=sh"), ("git", "-c"), ("git diff", "--output=x"), ("git log", "--output=x"),
+                ("git", "--exec-path=."), ("tee", "x"),
+            ][..]),
+            before in proptest::collection::vec("[a-z.]{1,5}", 0..3),
+            after in proptest::collection::vec("[a-z.]{1,5}", 0..3),
+            quote in any::<bool>(),
+        ) {
+            let (_d, w) = ws();
+            let danger = if quote { quoted(danger) } else { danger.to_string() };
+            let line = format!("{program} {} {danger} {} x", before.join(" "), after.join(" "));
+            prop_assert!(!auto(&line, &w), "{:?}", line);
+        }
+    }
+}

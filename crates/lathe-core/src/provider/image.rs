@@ -254,4 +254,54 @@ mod tests {
             Err(ImageError::Unreadable(_))
         ));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Files that start as images do and go on with anything: real
+        /// images cut short or with their bytes changed, and headers that
+        /// claim huge pictures.
+        fn file() -> impl Strategy<Value = Vec<u8>> {
+            let real = png(24, 16);
+            prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..64),
+                (0..real.len(), any::<u8>(), 0..real.len()).prop_map(move |(i, b, cut)| {
+                    let mut f = real.clone();
+                    f[i] = b;
+                    f.truncate(cut.max(8));
+                    f
+                }),
+                proptest::sample::select(vec![
+                    b"\x89PNG\r\n\x1a\n".to_vec(),
+                    b"\xff\xd8\xff".to_vec(),
+                    b"GIF89a".to_vec(),
+                    b"RIFF\0\0\0\0WEBPVP8 ".to_vec(),
+                ])
+                .prop_flat_map(|head| {
+                    proptest::collection::vec(any::<u8>(), 0..200).prop_map(move |tail| {
+                        let mut f = head.clone();
+                        f.extend(tail);
+                        f
+                    })
+                }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::props::config(128))]
+
+            /// Whatever a file holds: no panic, and what is sent fits the
+            /// limits.
+            #[test]
+            fn any_file_is_an_image_within_the_limits_or_refused(bytes in file()) {
+                let _ = sniff(&bytes);
+                if let Ok(image) = prepare("x.png", &bytes) {
+                    prop_assert!(image.width <= MAX_EDGE && image.height <= MAX_EDGE);
+                    prop_assert!(u64::from(image.width) * u64::from(image.height) <= MAX_PIXELS);
+                }
+            }
+        }
+    }
 }

@@ -236,4 +236,71 @@ mod tests {
         let refused = (0..20).find_map(|_| p.feed(&line).err());
         assert!(refused.is_some_and(|e| e.contains("event")));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Streams as servers send them: events with fields, comments,
+        /// blank lines, any line ending, any bytes (multibyte, invalid
+        /// UTF-8, a byte-order mark).
+        fn stream() -> impl Strategy<Value = Vec<u8>> {
+            let line = prop_oneof![
+                "data: [ -~é😀]{0,30}".prop_map(String::into_bytes),
+                "event: [a-z_.]{0,12}".prop_map(String::into_bytes),
+                ": [ -~]{0,10}".prop_map(String::into_bytes),
+                Just(Vec::new()),
+                proptest::collection::vec(any::<u8>(), 0..20),
+            ];
+            let end = prop_oneof![Just(&b"\n"[..]), Just(&b"\r\n"[..]), Just(&b"\r"[..])];
+            (any::<bool>(), proptest::collection::vec((line, end), 0..30)).prop_map(
+                |(bom, lines)| {
+                    let mut out = if bom {
+                        b"\xEF\xBB\xBF".to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    for (l, e) in lines {
+                        out.extend_from_slice(&l);
+                        out.extend_from_slice(e);
+                    }
+                    out
+                },
+            )
+        }
+
+        fn parse(chunks: &[&[u8]]) -> Vec<SseEvent> {
+            let mut p = SseParser::new();
+            let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| p.feed(c).unwrap()).collect();
+            out.extend(p.finish());
+            out
+        }
+
+        proptest! {
+            #![proptest_config(crate::props::config(256))]
+
+            /// However the network cuts a stream into chunks, the same
+            /// events come out; nothing panics.
+            #[test]
+            fn any_chunking_gives_the_same_events(
+                bytes in stream(),
+                cuts in proptest::collection::vec(any::<proptest::sample::Index>(), 0..8),
+            ) {
+                let whole = parse(&[&bytes]);
+                let mut at: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
+                at.sort_unstable();
+                let mut chunks: Vec<&[u8]> = Vec::new();
+                let mut from = 0;
+                for to in at {
+                    chunks.push(&bytes[from..to]);
+                    from = to;
+                }
+                chunks.push(&bytes[from..]);
+                prop_assert_eq!(parse(&chunks), whole.clone());
+                let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
+                prop_assert_eq!(parse(&bytewise), whole);
+            }
+        }
+    }
 }
