@@ -176,6 +176,8 @@ pub(crate) struct Shared {
     /// Hides secrets at the two boundaries: [`Shared::to_model`] and the
     /// emitter.
     pub(crate) redactor: Redactor,
+    /// The text of the files the read rules cover, kept from the model.
+    pub(crate) withheld: Arc<crate::policy::withheld::Withheld>,
     pub(crate) hook_env_remove: Vec<String>,
     pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
     /// Held so the directory lives as long as the agent.
@@ -221,15 +223,15 @@ pub(crate) struct Shared {
     pub(crate) judge: Option<String>,
 }
 
-/// A [`Redactor`] that remembers whether it hid anything.
+/// A matcher that remembers whether it hid anything.
 struct Seen<'a> {
-    redactor: &'a Redactor,
+    scrub: &'a dyn crate::protocol::redact::Scrub,
     hid: std::cell::Cell<bool>,
 }
 
 impl crate::protocol::redact::Scrub for Seen<'_> {
     fn scrub(&self, text: &str) -> Option<String> {
-        let clean = self.redactor.redact_str(text);
+        let clean = self.scrub.scrub(text);
         if clean.is_some() {
             self.hid.set(true);
         }
@@ -245,11 +247,33 @@ impl Shared {
     /// spawn.) Returns whether a secret was hidden.
     pub(crate) fn to_model(&self, payload: &mut impl Redact) -> bool {
         let seen = Seen {
-            redactor: &self.redactor,
+            scrub: &self.redactor,
             hid: std::cell::Cell::new(false),
         };
         payload.redact(&seen);
-        seen.hid.get()
+        // What the read rules cover, however it got into the text.
+        let withheld = Seen {
+            scrub: &*self.withheld,
+            hid: std::cell::Cell::new(false),
+        };
+        payload.redact(&withheld);
+        seen.hid.get() || withheld.hid.get()
+    }
+
+    /// Looks again at what the read rules cover, and at what those files
+    /// hold (before a result that holds what a program printed goes to
+    /// the model).
+    pub(crate) async fn look_at_covered(&self) {
+        let reads = self.guardrails.reads().clone();
+        if !reads.active() {
+            return;
+        }
+        let withheld = self.withheld.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            reads.refresh();
+            withheld.update(&reads.covered_files());
+        })
+        .await;
     }
 
     /// Records `item` in the conversation's history (queued).
@@ -814,6 +838,7 @@ impl Agent {
             tool_timeout: cfg.tool_timeout,
             session_id: cfg.session_id.clone(),
             redactor: self.redactor,
+            withheld: Arc::default(),
             hook_env_remove: cfg.hook_env_remove.clone(),
             hook_sandbox: cfg.hook_sandbox.clone(),
             _scratch: cfg.scratch.clone(),

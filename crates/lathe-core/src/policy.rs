@@ -24,6 +24,7 @@ pub mod redactor;
 pub mod rules;
 pub mod shell;
 pub mod user_hooks;
+pub mod withheld;
 pub mod workspace;
 
 pub use crate::protocol::operation::Operation;

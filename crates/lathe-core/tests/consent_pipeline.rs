@@ -1345,3 +1345,127 @@ async fn git_and_the_file_tools_cannot_read_a_covered_file_either() {
         "TOPSECRET-PLAN\n"
     );
 }
+
+/// The fourth round's N4: a file that comes to match a read rule while a
+/// command or a background job runs (a new `*.key`, a new file in
+/// `private/`, a new `private/` made then) is not hidden from that
+/// command, which made it; what it holds never reaches the model: the
+/// text of every covered file is kept out of a command's result, and of
+/// what a background job printed, however it is printed (as it is, in
+/// hex, in base64, spaced out).
+#[tokio::test]
+async fn what_comes_to_be_covered_while_a_command_runs_never_reaches_the_model() {
+    // The programs write and read the file themselves (the analysis of
+    // the line cannot see the name: a script, a name put together).
+    let py = |path: &str, text: &str, shown: &str| {
+        format!(
+            "python3 -c \"import os,base64,sys; p='{path}'; os.makedirs(os.path.dirname(p) or '.', exist_ok=True); \
+             open(p,'w').write('{text}\\n'); t=open(p).read(); print({shown})\""
+        )
+    };
+    let cases = [
+        (
+            "read_file(**/*.key)",
+            py("new.key", "KEYTEXT-a1b2c3d4e5f6", "t"),
+            "KEYTEXT-a1b2c3d4e5f6",
+        ),
+        (
+            "read_file(private/**)",
+            py("private/n.txt", "PRIVATE-TEXT-9f8e7d6c", "t"),
+            "PRIVATE-TEXT-9f8e7d6c",
+        ),
+        (
+            "read_file(private/**)",
+            py("private/deep/x", "DEEP-TEXT-55aa66bb77", "t.encode().hex()"),
+            "DEEP-TEXT-55aa66bb77",
+        ),
+        (
+            "read_file(**/*.key)",
+            py(
+                "s.key",
+                "BASE64-TEXT-0a0b0c0d0e",
+                "base64.b64encode(t.encode()).decode()",
+            ),
+            "BASE64-TEXT-0a0b0c0d0e",
+        ),
+        (
+            "read_file(**/*.key)",
+            py("t.key", "SPACED-TEXT-1q2w3e4r5t", "' '.join(t)"),
+            "SPACED-TEXT-1q2w3e4r5t",
+        ),
+        (
+            "read_file(secret.txt)",
+            py("secret.txt", "NAMED-TEXT-zz11yy22xx", "t.upper()"),
+            "NAMED-TEXT-zz11yy22xx",
+        ),
+    ];
+    for (rule, command, text) in cases {
+        let ws = tempfile::tempdir().unwrap();
+        let mock = MockLlm::start(vec![
+            Step::Reply(Reply::tools().call("c", "exec_shell", json!({ "command": &command }))),
+            Step::Reply(Reply::text("done")),
+        ])
+        .await;
+        let setup = Setup {
+            rules: Rules::parse(&[], &[], &[rule.into()], RuleOrigin::User).unwrap(),
+            ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+        };
+        let mut handle = setup.spawn(&mock, ws.path());
+        let events = turn(&mut handle, "go").await;
+        let (status, content, _) = result_of(&events, "c");
+        assert_eq!(status, ToolStatus::Ok, "{command}: {content}");
+        let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+        // What the model was given back (its own call holds the text: it
+        // wrote it).
+        let sent = format!("{:?}", tool_results(&mock.requests()[1]));
+        for form in [text.to_string(), text.to_uppercase(), hex[..24].to_string()] {
+            assert!(
+                !sent.contains(&form),
+                "{command}: {form} reached the model: {sent}"
+            );
+        }
+        assert!(sent.contains("[REDACTED]"), "{command}: {sent}");
+    }
+}
+
+/// The same for a background job: what it writes under a read rule and
+/// prints is kept out of what `shell_output` gives the model.
+#[tokio::test]
+async fn what_a_background_job_makes_covered_never_reaches_the_model() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "bg",
+            "exec_shell",
+            json!({
+                "command": "sleep 0.3; python3 -c \"import os; os.makedirs('private', exist_ok=True); open('private/j.txt','w').write('JOB-TEXT-7c6b5a493827'); print(open('priv'+'ate/j.txt').read(), flush=True)\"; sleep 30",
+                "background": true
+            }),
+        )),
+        Step::Reply(Reply::tools().call(
+            "out",
+            "shell_output",
+            json!({"handle": "bg1", "wait_ms": 3000}),
+        )),
+        Step::Reply(Reply::tools().call("kill", "shell_kill", json!({"handle": "bg1"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let setup = Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
+    };
+    let mut handle = setup.spawn(&mock, ws.path());
+    let _events = turn(&mut handle, "go").await;
+    for r in mock.requests() {
+        let given = format!("{:?}", tool_results(&r));
+        assert!(!given.contains("JOB-TEXT-7c6b5a493827"), "{given}");
+    }
+    assert!(ws.path().join("private/j.txt").exists());
+}

@@ -202,6 +202,15 @@ async fn dispatch_one(
             }
         }
     };
+    // A result that holds what a program printed may hold what a read
+    // rule covers, though it came to be covered only while it ran.
+    if resolved
+        .tool
+        .as_ref()
+        .is_ok_and(|t| t.tool.prints_unchecked())
+    {
+        shared.look_at_covered().await;
+    }
     let (result, text) = normalize(shared, &call.id, outcome, started);
     let output = ToolOutput {
         call_id: result.call_id.clone(),

@@ -72,6 +72,8 @@ pub struct ReadDenials {
     /// Whether the last look saw every entry of the workspace (under
     /// [`DENIED_WALK`]); if not, what it missed may be covered.
     complete: Arc<std::sync::atomic::AtomicBool>,
+    /// The covered files the last look found, relative to the workspace.
+    covered: Arc<std::sync::RwLock<Vec<String>>>,
 }
 
 /// Commands that read no file's content, only names and sizes: a
@@ -93,6 +95,7 @@ impl ReadDenials {
             inodes: Arc::default(),
             places: Arc::default(),
             complete: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            covered: Arc::default(),
         };
         me.refresh();
         me
@@ -192,6 +195,9 @@ impl ReadDenials {
         self.complete
             .store(complete, std::sync::atomic::Ordering::Relaxed);
         let places = tally.places(root);
+        if let Ok(mut covered) = self.covered.write() {
+            *covered = found.iter().map(|(_, rel)| rel.clone()).collect();
+        }
         if let Ok(mut inodes) = self.inodes.write() {
             inodes.extend(found);
         }
@@ -265,6 +271,15 @@ impl ReadDenials {
             })
             .filter(|p| p.symlink_metadata().is_ok() && !self.workspace.root().starts_with(p))
             .collect()
+    }
+
+    /// The covered files the last [`Self::refresh`] found, absolute.
+    pub fn covered_files(&self) -> Vec<std::path::PathBuf> {
+        let root = self.workspace.root();
+        self.covered
+            .read()
+            .map(|c| c.iter().map(|rel| root.join(rel)).collect())
+            .unwrap_or_default()
     }
 
     /// Whether the last look saw the whole workspace: if not, a command

@@ -99,12 +99,25 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
 });
 
 /// Redacts known secret values and credential-shaped strings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Redactor {
     /// The secrets' forms as they show in text.
     verbatim: Option<AhoCorasick>,
     /// The secrets' forms read in a text's letters and digits alone.
     letters: Option<AhoCorasick>,
+    /// Credential shapes and secret-named assignments are looked for too.
+    shapes: bool,
+}
+
+/// No secret known: credential shapes only.
+impl Default for Redactor {
+    fn default() -> Self {
+        Self {
+            verbatim: None,
+            letters: None,
+            shapes: true,
+        }
+    }
 }
 
 /// How many times a text is gone over at most: a replacement can make a
@@ -175,7 +188,16 @@ impl Redactor {
     /// are ignored, as hiding them would mangle ordinary text.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         let secrets: Vec<String> = secrets.into_iter().collect();
-        let forms = Forms::of(&secrets);
+        Self::of_forms(&Forms::of(&secrets), true)
+    }
+
+    /// The lines of files the read rules cover, in the forms a program
+    /// prints them (see `Forms::of_content`); no credential shapes.
+    pub fn for_content(lines: &[String]) -> Self {
+        Self::of_forms(&Forms::of_content(lines), false)
+    }
+
+    fn of_forms(forms: &Forms, shapes: bool) -> Self {
         let build = |patterns: &[Vec<u8>]| {
             debug_assert!(patterns.iter().all(|p| p.len() >= MIN_FORM));
             if patterns.is_empty() {
@@ -192,6 +214,7 @@ impl Redactor {
             // byte.
             verbatim: build(&forms.verbatim),
             letters: build(&forms.letters),
+            shapes,
         }
     }
 
@@ -271,6 +294,9 @@ impl Redactor {
         }
         self.letter_spans(text, &mut spans);
         self.dump_spans(text, &mut spans);
+        if !self.shapes {
+            return spans.apply(text).filter(|out| out != text);
+        }
         for re in SECRET_PATTERNS.iter() {
             for m in re.find_iter(text) {
                 spans.add(m.start(), m.end());
@@ -290,6 +316,9 @@ impl Redactor {
     /// Redacts one string; returns `None` when nothing changed. Redacting
     /// what it returns changes nothing more.
     pub fn redact_str(&self, text: &str) -> Option<String> {
+        if !self.shapes && self.verbatim.is_none() && self.letters.is_none() {
+            return None;
+        }
         let mut out = self.pass(text)?;
         for _ in 1..MAX_PASSES {
             match self.pass(&out) {

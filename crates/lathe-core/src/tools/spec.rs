@@ -304,6 +304,15 @@ pub trait Tool: Send + Sync {
     fn only_looks(&self) -> bool {
         self.effect() == Effect::Read
     }
+    /// Whether its result holds what a program printed (a command, a
+    /// server, a page), which no read rule looked at as it was read: the
+    /// text of what the rules cover is then kept out of it.
+    fn prints_unchecked(&self) -> bool {
+        matches!(
+            self.effect(),
+            Effect::Exec | Effect::Network | Effect::External
+        )
+    }
     /// Whether a plan turn (`/plan`, `exec --plan`) may call it: what only
     /// looks, and what can be made to only look (`exec_shell`, run in a
     /// read-only sandbox while planning). A plan turn refuses every other

@@ -64,6 +64,42 @@ impl Forms {
         forms
     }
 
+    /// The forms of the lines of files the read rules cover (fewer than a
+    /// key's: a file has many lines): each line as it is, its letters
+    /// however spaced or cased, and its hex and base64.
+    pub fn of_content(lines: &[String]) -> Self {
+        let mut forms = Self::default();
+        for line in lines.iter().filter(|l| l.len() >= MIN_FORM) {
+            forms.add_verbatim(line.as_bytes());
+            let letters = skeleton(line).0;
+            if letters.len() >= MIN_FORM {
+                for piece in pieces(&letters, LETTER_PIECE, 1) {
+                    forms.add_letters(piece);
+                }
+            }
+            let bytes = line.as_bytes();
+            for run in bit_encoded(bytes, 4, |b| hex(b).into_bytes()) {
+                for piece in pieces(&run, 2 * BYTE_PIECE, 2) {
+                    forms.add_letters(piece);
+                }
+            }
+            for run in bit_encoded(bytes, 6, |b| {
+                base64::engine::general_purpose::STANDARD_NO_PAD
+                    .encode(b)
+                    .into_bytes()
+            }) {
+                for piece in pieces(&run, 16, 4) {
+                    forms.add_verbatim(piece);
+                }
+            }
+        }
+        for set in [&mut forms.verbatim, &mut forms.letters] {
+            set.sort();
+            set.dedup();
+        }
+        forms
+    }
+
     fn add_verbatim(&mut self, pattern: &[u8]) {
         if pattern.len() >= MIN_FORM {
             self.verbatim.push(pattern.to_vec());

@@ -61,6 +61,11 @@ pub struct ShellOutput;
 
 #[async_trait]
 impl Tool for ShellOutput {
+    /// What a background command printed since the last read.
+    fn prints_unchecked(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "shell_output"
     }
