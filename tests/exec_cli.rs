@@ -1810,8 +1810,31 @@ async fn the_files_a_hook_runs_as_instructions_ask_in_every_mode() {
         ),
         ("just check", "justfile", "check:\n    id > pwned\n"),
         ("make -f ci.mk lint", "ci.mk", "lint:\n\tid > pwned\n"),
+        (
+            "make -s -C sub hookcheck",
+            "sub/Makefile",
+            "hookcheck:\n\tid > pwned\n",
+        ),
+        (
+            "make -s --directory=sub hookcheck",
+            "sub/Makefile",
+            "hookcheck:\n\tid > pwned\n",
+        ),
+        (
+            "npm run -s check --prefix sub",
+            "sub/package.json",
+            r#"{"scripts": {"check": "id > pwned"}}"#,
+        ),
+        // A file the Makefile includes runs as it does.
+        ("make -s inc", "rules.mk", "CHECK = id > pwned\n"),
     ] {
         let env = Env::new();
+        std::fs::create_dir_all(env.ws.path().join("sub")).unwrap();
+        std::fs::write(
+            env.ws.path().join("Makefile"),
+            "include rules.mk\ninc:\n\t@$(CHECK)\n",
+        )
+        .unwrap();
         std::fs::write(
             env.home.path().join("config.toml"),
             format!("[[hooks.before_tool_call]]\nmatch = \"exec_shell\"\ncommand = \"{hook}\"\n"),
@@ -1847,10 +1870,8 @@ async fn the_files_a_hook_runs_as_instructions_ask_in_every_mode() {
             assert_eq!(status("w").as_deref(), Some("denied"), "{hook} {mode}");
             assert_eq!(status("s").as_deref(), Some("denied"), "{hook} {mode}");
             assert_eq!(status("n").as_deref(), Some("ok"), "{hook} {mode}");
-            assert!(
-                !env.ws.path().join(file).exists(),
-                "{hook} {mode}: {file} written"
-            );
+            let written = std::fs::read_to_string(env.ws.path().join(file)).unwrap_or_default();
+            assert!(!written.contains("pwned"), "{hook} {mode}: {file} written");
             assert!(!env.ws.path().join("pwned").exists());
         }
     }
@@ -1922,4 +1943,51 @@ async fn plan_mode_writes_nothing_whatever_the_rules_allow() {
     }
     // What only looks still runs.
     assert_eq!(status("l"), "ok", "{}", r.stdout);
+}
+
+/// A plan writes nothing through the person's hooks either: they run in
+/// a read-only sandbox during a plan turn (a hook that runs `make`, whose
+/// Makefile writes, writes nothing).
+#[tokio::test]
+async fn plan_mode_runs_hooks_read_only() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[[hooks.before_tool_call]]\nmatch = \"*\"\ncommand = \"make -s hookcheck\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.ws.path().join("Makefile"),
+        "hookcheck:\n\t@echo wrote > hookran.txt || true\n",
+    )
+    .unwrap();
+    std::fs::write(env.ws.path().join("notes.txt"), "notes\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r", "read_file", json!({"path": "notes.txt"}))),
+        Step::Reply(Reply::text("Plan: nothing.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &["--json", "--plan", "--approval", "full-auto"],
+            "plan",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !env.ws.path().join("hookran.txt").exists(),
+        "the hook wrote in a plan turn"
+    );
+    // Outside a plan, the same hook writes, as the person set it.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r", "read_file", json!({"path": "notes.txt"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = env
+        .exec(&mock, &["--json", "--approval", "full-auto"], "go")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(env.ws.path().join("hookran.txt").exists(), "{}", r.stderr);
 }

@@ -161,6 +161,14 @@ fn redact(c: &mut Criterion) {
     group.bench_function("secret_200_bytes", |b| {
         b.iter(|| lathe_core::policy::Redactor::new([long.clone()]))
     });
+    // A `.env` holding a blob of 250,000 characters (it stalled the start
+    // for over a minute).
+    let blob: String = (0u32..250_000)
+        .map(|i| char::from_u32(48 + (i.wrapping_mul(2_654_435_761) >> 7) % 75).unwrap_or('x'))
+        .collect();
+    group.bench_function("blob_250k", |b| {
+        b.iter(|| lathe_core::policy::Redactor::new([blob.clone()]))
+    });
     group.finish();
 }
 

@@ -449,6 +449,7 @@ fn hook_runner(shared: &Shared) -> HookRunner<'_> {
         env_remove: &shared.hook_env_remove,
         sandbox: shared.hook_sandbox.as_ref(),
         reads: Some(shared.guardrails.reads()),
+        looks_only: shared.planning(),
     }
 }
 

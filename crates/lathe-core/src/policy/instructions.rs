@@ -86,7 +86,7 @@ pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
         let mut out = Vec::new();
         for (i, a) in args.iter().enumerate() {
             let next = args.get(i + 1).map(|s| (*s).to_string());
-            if *a == short || long.contains(a) {
+            if (!short.is_empty() && *a == short) || long.contains(a) {
                 out.extend(next);
             } else if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
                 out.push(v.to_string());
@@ -99,21 +99,38 @@ pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
         }
         out
     };
+    // Where it runs from (`make -C sub`, `npm --prefix sub`): each
+    // directory option on top of the last, as the programs take them.
+    let dirs = match program {
+        "make" | "gmake" | "bmake" | "remake" => named("-C", &["--directory"]),
+        "npm" | "bun" => named("", &["--prefix"]),
+        "pnpm" => named("-C", &["--dir", "--prefix"]),
+        "yarn" => named("", &["--cwd"]),
+        "just" => named("-d", &["--working-directory"]),
+        "task" => named("-d", &["--dir"]),
+        "cargo" => named("-C", &[]),
+        _ => Vec::new(),
+    };
+    let dir = dirs
+        .iter()
+        .fold(std::path::PathBuf::new(), |d, next| d.join(next));
+    // The files given with the program's own option, else its defaults.
+    let given = match program {
+        "make" | "gmake" | "bmake" | "remake" => named("-f", &["--file", "--makefile"]),
+        "just" => named("-f", &["--justfile"]),
+        "task" => named("-t", &["--taskfile"]),
+        "cargo" => named("", &["--manifest-path"]),
+        _ => Vec::new(),
+    };
+    if !given.is_empty() {
+        return given
+            .iter()
+            .map(|f| dir.join(f).to_string_lossy().into_owned())
+            .collect();
+    }
     let fixed: &[&str] = match program {
-        "make" | "gmake" | "bmake" | "remake" => {
-            let given = named("-f", &["--file", "--makefile"]);
-            if !given.is_empty() {
-                return given;
-            }
-            &["GNUmakefile", "makefile", "Makefile"]
-        }
-        "just" => {
-            let given = named("-f", &["--justfile"]);
-            if !given.is_empty() {
-                return given;
-            }
-            &["justfile", "Justfile", ".justfile", "JUSTFILE"]
-        }
+        "make" | "gmake" | "bmake" | "remake" => &["GNUmakefile", "makefile", "Makefile"],
+        "just" => &["justfile", "Justfile", ".justfile", "JUSTFILE"],
         "npm" | "pnpm" | "yarn" | "bun" | "corepack" => &["package.json", ".npmrc", ".yarnrc.yml"],
         "deno" => &["deno.json", "deno.jsonc"],
         "task" => &[
@@ -164,7 +181,32 @@ pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
         "zig" => &["build.zig"],
         _ => &[],
     };
-    fixed.iter().map(|f| (*f).to_string()).collect()
+    fixed
+        .iter()
+        .map(|f| dir.join(f).to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The files a makefile includes (`include`, `-include`, `sinclude`),
+/// relative to where make runs; those named through a variable cannot be
+/// told.
+pub fn makefile_includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = ["include ", "-include ", "sinclude "]
+                .iter()
+                .find_map(|k| l.strip_prefix(k))?;
+            Some(
+                rest.split_whitespace()
+                    .take_while(|w| !w.starts_with('#'))
+                    .filter(|w| !w.contains('$'))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect()
 }
 
 /// Interpreters: a script they run from the workspace may load the files

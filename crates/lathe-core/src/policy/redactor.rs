@@ -20,6 +20,7 @@ use regex::Regex;
 
 use crate::protocol::redact::Scrub;
 
+mod columns;
 pub mod forms;
 pub mod log;
 
@@ -88,6 +89,7 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
         (r"&#0*([0-9]{1,3});", 10, 1),
         (r"(?i)%([0-9a-f]{2})", 16, 1),
         (r"(?i)\b0x([0-9a-f]{2})\b", 16, 1),
+        (r"(?i)\b0o([0-3][0-7]{2})\b", 8, 1),
         (r"\b[0-7]{6}\b", 8, 2),
         (r"\b[0-9]{1,5}\b", 10, 2),
         (r"\b[0-9]{1,10}\b", 10, 4),
@@ -105,6 +107,8 @@ pub struct Redactor {
     verbatim: Option<AhoCorasick>,
     /// The secrets' forms read in a text's letters and digits alone.
     letters: Option<AhoCorasick>,
+    /// The secrets' bytes, for what a dump's columns spell.
+    raw: Option<AhoCorasick>,
     /// Credential shapes and secret-named assignments are looked for too.
     shapes: bool,
 }
@@ -115,6 +119,7 @@ impl Default for Redactor {
         Self {
             verbatim: None,
             letters: None,
+            raw: None,
             shapes: true,
         }
     }
@@ -205,6 +210,9 @@ impl Redactor {
             }
             AhoCorasick::builder()
                 .match_kind(aho_corasick::MatchKind::Standard)
+                // `tr a-z A-Z` of a key whose letters are not all ASCII
+                // leaves no letters form; its bytes in any case still do.
+                .ascii_case_insensitive(true)
                 .build(patterns)
                 .inspect_err(|e| tracing::error!("the secret matcher could not be built: {e}"))
                 .ok()
@@ -214,6 +222,7 @@ impl Redactor {
             // byte.
             verbatim: build(&forms.verbatim),
             letters: build(&forms.letters),
+            raw: build(&forms.raw),
             shapes,
         }
     }
@@ -250,6 +259,8 @@ impl Redactor {
             // the skeleton reads text), with where each came from.
             let mut letters = Vec::new();
             let mut from = Vec::new();
+            let mut bytes = Vec::new();
+            let mut spelled = Vec::new();
             for caps in re.captures_iter(text) {
                 let (Some(whole), Some(num)) = (caps.get(0), caps.get(1).or_else(|| caps.get(0)))
                 else {
@@ -262,9 +273,25 @@ impl Redactor {
                     continue;
                 }
                 for byte in word.to_le_bytes().into_iter().take(*size) {
+                    bytes.push(byte);
+                    spelled.push((whole.start(), whole.end()));
                     if byte.is_ascii_alphanumeric() {
                         letters.push(byte.to_ascii_lowercase());
                         from.push((whole.start(), whole.end()));
+                    }
+                }
+            }
+            // The bytes the numbers spell, all of them: a key not all of
+            // whose letters are ASCII.
+            if let Some(raw) = &self.raw
+                && bytes.len() >= MIN_FORM
+            {
+                for m in raw.find_overlapping_iter(&bytes) {
+                    if let (Some(first), Some(last)) = (
+                        spelled.get(m.start()),
+                        m.end().checked_sub(1).and_then(|i| spelled.get(i)),
+                    ) {
+                        spans.add(first.0, last.1);
                     }
                 }
             }
@@ -282,6 +309,49 @@ impl Redactor {
         }
     }
 
+    /// Hides what a dump's columns or numbered lines spell once put back
+    /// together (`columns`): a secret that runs over two lines of `xxd`,
+    /// or over lines narrower than a piece.
+    fn column_spans(&self, text: &str, spans: &mut Spans) {
+        if self.verbatim.is_none() && self.letters.is_none() {
+            return;
+        }
+        let streams = columns::streams(text);
+        let hide = |s: &columns::Stream, from: usize, to: usize, spans: &mut Spans| {
+            if let (Some(a), Some(b)) = (
+                s.spans.get(from),
+                to.checked_sub(1).and_then(|i| s.spans.get(i)),
+            ) {
+                spans.add(a.0, b.1);
+            }
+        };
+        for s in &streams.data {
+            if let Some(raw) = &self.raw {
+                for m in raw.find_overlapping_iter(&s.bytes) {
+                    hide(s, m.start(), m.end(), spans);
+                }
+            }
+        }
+        for s in &streams.text {
+            if let Some(v) = &self.verbatim {
+                for m in v.find_overlapping_iter(&s.bytes) {
+                    hide(s, m.start(), m.end(), spans);
+                }
+            }
+            if let (Some(letters), Ok(body)) = (&self.letters, std::str::from_utf8(&s.bytes)) {
+                let (skel, offsets) = skeleton(body);
+                for m in letters.find_overlapping_iter(&skel) {
+                    if let (Some(first), Some(last)) = (
+                        offsets.get(m.start()),
+                        m.end().checked_sub(1).and_then(|i| offsets.get(i)),
+                    ) {
+                        hide(s, first.0, last.1, spans);
+                    }
+                }
+            }
+        }
+    }
+
     /// One pass over `text`: every span any form or shape matches, in
     /// the same text, hidden at once (so one match never cuts another
     /// short); `None` when nothing changed.
@@ -294,6 +364,7 @@ impl Redactor {
         }
         self.letter_spans(text, &mut spans);
         self.dump_spans(text, &mut spans);
+        self.column_spans(text, &mut spans);
         if !self.shapes {
             return spans.apply(text).filter(|out| out != text);
         }

@@ -191,7 +191,33 @@ fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
         // The files it takes its instructions from (the Makefile of
         // `make`), there or not: a command must not write one in.
         let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
-        for file in super::instructions::instruction_files(c.basename(), &args) {
+        let mut instructions: Vec<String> =
+            super::instructions::instruction_files(c.basename(), &args);
+        // A makefile's includes run too (a few levels down).
+        let mut at = 0;
+        while at < instructions.len() && instructions.len() < 64 {
+            let file = cwd.join(&instructions[at]);
+            at += 1;
+            if !matches!(c.basename(), "make" | "gmake" | "bmake" | "remake") {
+                continue;
+            }
+            let base = std::path::Path::new(&instructions[at - 1])
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let Ok(Some(text)) = crate::tools::fs::regular::text_of(&file, "", 256 * 1024) else {
+                continue;
+            };
+            // Relative to where make runs; beside the makefile too.
+            for inc in super::instructions::makefile_includes(&text) {
+                for inc in [inc.clone(), base.join(&inc).to_string_lossy().into_owned()] {
+                    if !instructions.contains(&inc) {
+                        instructions.push(inc);
+                    }
+                }
+            }
+        }
+        for file in instructions {
             files.extend(to_run(&cwd.join(file)));
         }
         for word in c.argv.iter().filter(|w| !w.dynamic) {
@@ -459,6 +485,9 @@ pub struct HookRunner<'a> {
     /// The person's read rules: what they cover is not there for a hook
     /// in the sandbox, nor is git's object store.
     pub reads: Option<&'a super::guardrails::ReadDenials>,
+    /// The turn only looks (plan mode): every hook runs in a read-only
+    /// sandbox, whatever it is allowed otherwise.
+    pub looks_only: bool,
 }
 
 impl HookRunner<'_> {
@@ -542,7 +571,14 @@ impl HookRunner<'_> {
         }
         let mut cmd = match self.sandbox {
             Some(settings) => {
-                let settings = if hook.unconfined && hook.origin == RuleOrigin::User {
+                let settings = if self.looks_only && settings.mode != crate::sandbox::Mode::Off {
+                    // A plan writes nothing, through a hook neither.
+                    crate::sandbox::Settings {
+                        mode: crate::sandbox::Mode::ReadOnly,
+                        basic_env: hook.origin == RuleOrigin::Workspace,
+                        ..settings.clone()
+                    }
+                } else if hook.unconfined && hook.origin == RuleOrigin::User {
                     crate::sandbox::Settings {
                         mode: crate::sandbox::Mode::Off,
                         ..settings.clone()

@@ -19,6 +19,7 @@ fn runner(dir: &Path) -> HookRunner<'_> {
         env_remove: &[],
         sandbox: None,
         reads: None,
+        looks_only: false,
     }
 }
 

@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
+use super::http::{CALL_OVERHEAD, Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Message, Provider, ProviderError, ProviderSettings,
@@ -521,6 +521,8 @@ struct Decoder {
     reasoning: String,
     /// Blocks by index, in the order they came.
     blocks: Vec<(u64, Block)>,
+    /// The bytes of the blocks as they began.
+    started_bytes: usize,
     usage: Usage,
     stop_reason: Option<String>,
     /// Why the server refused, when it says.
@@ -552,6 +554,7 @@ impl Decoder {
                 .unwrap_or("")
                 .to_string()
         };
+        self.started_bytes += block.to_string().len();
         let b = match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 if let Some(t) = block.get("text").and_then(Value::as_str)
@@ -651,10 +654,12 @@ impl Decoder {
 
 impl StreamDecoder for Decoder {
     fn held(&self) -> Held {
+        // Each block counts as it began (its name, id, redacted data)
+        // besides what streamed into it.
         let mut held = Held {
             text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
             reasoning: self.reasoning.len(),
-            arguments: 0,
+            arguments: self.started_bytes + self.blocks.len() * CALL_OVERHEAD,
         };
         for (_, block) in &self.blocks {
             match block {

@@ -184,7 +184,8 @@ proptest! {
                 }
                 let held = decoder.held();
                 let total = held.text + held.reasoning + held.arguments;
-                prop_assert!(total <= 4 * sent + 64, "{}: holds {} of {} sent", wire, total, sent);
+                // Linear in what was sent (a call counts for its slot too).
+                prop_assert!(total <= 32 * sent + 64, "{}: holds {} of {} sent", wire, total, sent);
             }
             let _ = decoder.finish(saw_end);
         }

@@ -67,6 +67,10 @@ pub(crate) trait StreamDecoder: Send {
     fn finish(self: Box<Self>, saw_end: bool) -> Result<Completion, ProviderError>;
 }
 
+/// What one tool call counts for besides its text (its slot, its
+/// record): calls without number grow memory too.
+pub(crate) const CALL_OVERHEAD: usize = 64;
+
 /// What a decoder holds of one response, in bytes: its text, its
 /// reasoning (readable, signed or encrypted) and its calls' arguments.
 #[derive(Debug, Default, Clone, Copy)]

@@ -29,7 +29,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
+use super::http::{CALL_OVERHEAD, Held, HttpDriver, StreamDecoder, Wire, sensitive, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Effort, Message, Provider, ProviderError, ProviderSettings,
@@ -493,6 +493,8 @@ struct Decoder {
     details: Vec<Value>,
     /// The bytes of `reasoning_details` pieces so far.
     detail_bytes: usize,
+    /// The bytes of the calls' extra fields so far.
+    extra_bytes: usize,
     refusal: Option<String>,
     calls: Vec<PartialCall>,
     /// The call each `index` is streaming now.
@@ -697,7 +699,15 @@ impl StreamDecoder for Decoder {
         Held {
             text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
             reasoning: self.reasoning.len() + self.detail_bytes,
-            arguments: self.calls.iter().map(|c| c.arguments.len()).sum(),
+            // A call's name, id and extra fields count with its arguments,
+            // and each call itself: a name streamed without end, or calls
+            // without number, are as endless as arguments.
+            arguments: self
+                .calls
+                .iter()
+                .map(|c| c.arguments.len() + c.name.len() + c.id.len() + CALL_OVERHEAD)
+                .sum::<usize>()
+                + self.extra_bytes,
         }
     }
 
@@ -791,6 +801,7 @@ impl StreamDecoder for Decoder {
                     entry.id = id.to_string();
                 }
                 if let Some(extra) = tc.get("extra_content").filter(|v| !v.is_null()) {
+                    self.extra_bytes += extra.to_string().len();
                     entry.extra.insert("extra_content".into(), extra.clone());
                 }
                 if let Some(f) = tc.get("function") {

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Held, HttpDriver, StreamDecoder, Wire, shorten};
+use super::http::{CALL_OVERHEAD, Held, HttpDriver, StreamDecoder, Wire, shorten};
 use super::sse::SseEvent;
 use super::{
     Carried, ChatRequest, Completion, Effort, Message, Provider, ProviderError, ProviderSettings,
@@ -585,7 +585,17 @@ impl StreamDecoder for Decoder {
         Held {
             text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
             reasoning: self.reasoning.len() + self.carried_bytes,
-            arguments: self.calls.iter().map(|c| c.arguments.len()).sum(),
+            arguments: self
+                .calls
+                .iter()
+                .map(|c| {
+                    c.arguments.len()
+                        + c.name.len()
+                        + c.call_id.len()
+                        + c.item_id.len()
+                        + CALL_OVERHEAD
+                })
+                .sum(),
         }
     }
 

@@ -28,6 +28,15 @@ pub const LETTER_PIECE: usize = 12;
 /// that falls within a line.
 pub const BYTE_PIECE: usize = 12;
 
+/// A secret longer than this (a certificate, a blob in a `.env`) is
+/// looked for as it is and by its letters only: its encodings in pieces
+/// would be millions of patterns and stall every start.
+pub const LONG_SECRET: usize = 512;
+
+/// The most patterns all secrets make; past it, further secrets are
+/// looked for as they are and by their letters only.
+const MAX_PATTERNS: usize = 400_000;
+
 /// The alphabets of the 85-letter encodings: Python's `b85encode` (RFC
 /// 1924), Ascii85 (`a85encode`, btoa) and ZeroMQ's Z85.
 const B85: &[u8; 85] =
@@ -42,6 +51,9 @@ const Z85: &[u8; 85] =
 pub struct Forms {
     pub verbatim: Vec<Vec<u8>>,
     pub letters: Vec<Vec<u8>>,
+    /// The secrets' own bytes (and as UTF-16), in pieces: what a dump's
+    /// columns spell once put back together (`columns`).
+    pub raw: Vec<Vec<u8>>,
 }
 
 impl Forms {
@@ -93,7 +105,7 @@ impl Forms {
                 }
             }
         }
-        for set in [&mut forms.verbatim, &mut forms.letters] {
+        for set in [&mut forms.verbatim, &mut forms.letters, &mut forms.raw] {
             set.sort();
             set.dedup();
         }
@@ -117,15 +129,30 @@ impl Forms {
         self.add_verbatim(s.as_bytes());
         let reversed: String = s.chars().rev().collect();
         self.add_verbatim(reversed.as_bytes());
+        // A long one, or once the budget is spent: its letters, in
+        // windows that overlap by half (any run of 18 of them holds one).
+        let light =
+            s.len() > LONG_SECRET || self.verbatim.len() + self.letters.len() > MAX_PATTERNS;
         // Its letters and digits, however spaced, cased or folded, either
         // way round (`sed 's/./& /g'`, `fold -w1`, `tr a-z A-Z`, `rev`).
         let letters = skeleton(s).0;
         if letters.len() >= MIN_FORM {
             let backwards: Vec<u8> = letters.iter().rev().copied().collect();
+            let step = if light { LETTER_PIECE / 2 } else { 1 };
             for run in [&letters, &backwards] {
-                for piece in pieces(run, LETTER_PIECE, 1) {
+                for piece in pieces(run, LETTER_PIECE, step) {
                     self.add_letters(piece);
                 }
+            }
+        }
+        if light {
+            return;
+        }
+        // Its bytes, and as UTF-16 either way round, as a dump spells
+        // them.
+        for form in [s.as_bytes().to_vec(), utf16(s, false), utf16(s, true)] {
+            for piece in pieces(&form, BYTE_PIECE, 1) {
+                self.raw.push(piece.to_vec());
             }
         }
         // Its bytes, and as UTF-16 and UTF-32 either way round (`iconv -t
