@@ -82,5 +82,53 @@ fn sweep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, start, sweep);
+/// What watching the opens costs (read rules in force: every open for
+/// reading waits for the warden): a command that reads 2,000 files, with
+/// and without a read rule.
+fn opens(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    for d in 0..20 {
+        let dir = ws.path().join(format!("src/m{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(format!("f{f}.rs")), "fn main() {}\n").unwrap();
+        }
+    }
+    let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
+    let tool = shell(Mode::WorkspaceWrite);
+    let mut group = c.benchmark_group("opens_2000");
+    group.sample_size(10);
+    for (name, rules) in [
+        ("unwatched", Vec::new()),
+        ("watched", vec!["read_file(private/**)".to_string()]),
+    ] {
+        let rules = Arc::new(
+            lathe_core::policy::Rules::parse(
+                &[],
+                &[],
+                &rules,
+                lathe_core::policy::RuleOrigin::User,
+            )
+            .unwrap(),
+        );
+        let reads = lathe_core::policy::guardrails::ReadDenials::of(workspace.clone(), rules);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let mut ctx = ToolContext::standalone(workspace.clone());
+                    ctx.read_denials = reads.clone();
+                    let v = tool
+                        .execute(json!({"command": "cat src/*/*.rs | wc -l"}), &ctx)
+                        .await
+                        .unwrap();
+                    assert_eq!(v["exit_code"], 0, "{v}");
+                })
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, start, sweep, opens);
 criterion_main!(benches);

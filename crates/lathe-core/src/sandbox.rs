@@ -230,6 +230,11 @@ pub struct Policy {
     /// seccomp listener through.
     #[serde(default)]
     pub supervisor: Option<i32>,
+    /// The read rules' patterns, for files that come to match one while
+    /// the command runs: each open for reading waits for the warden,
+    /// which refuses one of a covered file ([`sockets::ReadWatch`]).
+    #[serde(default)]
+    pub reads: Option<sockets::ReadWatch>,
 }
 
 /// How the helpers' report lines start on stderr.
@@ -340,6 +345,7 @@ impl Settings {
             private_tmp: private_tmp.filter(|_| self.mode == Mode::WorkspaceWrite),
             allow_sockets: self.allow_sockets.clone(),
             supervisor: None,
+            reads: None,
         }
     }
 
@@ -905,6 +911,7 @@ mod helper;
 mod namespaces;
 mod seccomp;
 mod sockets;
+pub use sockets::ReadWatch;
 
 pub use git_traps::{
     check_written as check_written_git, reader_traps, repo_code_paths, sweep as sweep_git_traps,

@@ -374,6 +374,7 @@ impl Server {
                     && let Some(reads) = self.launch.reads.clone()
                 {
                     policy.hidden.extend(reads.sandbox_covers(false).await?);
+                    policy.reads = reads.sandbox_watch();
                 }
                 let mut cmd = settings.command(&policy).map_err(|e| e.to_string())?;
                 for (k, v) in env {

@@ -273,6 +273,28 @@ impl ReadDenials {
             .collect()
     }
 
+    /// What the sandbox's warden judges a command's opens by: the patterns
+    /// of the read rules that name workspace paths, relative to it.
+    pub fn sandbox_watch(&self) -> Option<crate::sandbox::ReadWatch> {
+        let globs: Vec<String> = self
+            .rules
+            .deny
+            .iter()
+            .filter(|r| {
+                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
+            })
+            .filter_map(|r| {
+                let inner = r.text.split_once('(')?.1.strip_suffix(')')?;
+                let inner = inner.strip_prefix("./").unwrap_or(inner);
+                (!inner.starts_with('/') && !inner.starts_with("~/")).then(|| inner.to_string())
+            })
+            .collect();
+        (!globs.is_empty()).then(|| crate::sandbox::ReadWatch {
+            root: self.workspace.root().to_path_buf(),
+            globs,
+        })
+    }
+
     /// The covered files the last [`Self::refresh`] found, absolute.
     pub fn covered_files(&self) -> Vec<std::path::PathBuf> {
         let root = self.workspace.root();

@@ -604,6 +604,7 @@ impl HookRunner<'_> {
                             .await
                             .map_err(HookError::Sandbox)?,
                     );
+                    policy.reads = reads.sandbox_watch();
                 }
                 settings
                     .command(&policy)

@@ -133,20 +133,23 @@ pub fn warden(mut policy: Policy) -> i32 {
         None
     };
     let workers = pair.as_ref().map(|_| {
-        sockets::Workers::start(sockets::Rules {
-            // Where the command may write, as it sees it (its `/tmp` is
-            // the session's own; without a mount table, `/dev/shm` is the
-            // system's and not writable).
-            writable: policy
-                .writable
-                .iter()
-                .filter(|w| isolation.mounts || *w != Path::new("/dev/shm"))
-                .cloned()
-                .collect(),
-            allowed: policy.allow_sockets.clone(),
-            network: policy.network,
-            own_net: isolation.net,
-        })
+        sockets::Workers::start(
+            sockets::Rules {
+                // Where the command may write, as it sees it (its `/tmp` is
+                // the session's own; without a mount table, `/dev/shm` is the
+                // system's and not writable).
+                writable: policy
+                    .writable
+                    .iter()
+                    .filter(|w| isolation.mounts || *w != Path::new("/dev/shm"))
+                    .cloned()
+                    .collect(),
+                allowed: policy.allow_sockets.clone(),
+                network: policy.network,
+                own_net: isolation.net,
+            },
+            policy.reads.as_ref().and_then(sockets::Reads::new),
+        )
     });
     if namespaced || isolation.user {
         namespaces::enter_pid_namespace(&mut isolation);
@@ -334,6 +337,7 @@ pub fn confine(policy: Policy) -> i32 {
         let listener = match super::seccomp::apply(
             !policy.protected_mounted,
             policy.supervisor.is_some(),
+            policy.reads.as_ref().is_some_and(|r| !r.globs.is_empty()),
         ) {
             Ok(listener) => listener,
             Err(e) => {

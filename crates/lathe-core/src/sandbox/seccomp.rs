@@ -33,10 +33,13 @@ const SYS_FCHMODAT2: i32 = 452;
 /// (close-on-exec). `None`: this system cannot have one (an older
 /// kernel, or a supervisor of Lathe's own already listening); the
 /// filter is then applied without it and the caller says so.
-pub fn apply(no_ipc: bool, supervise: bool) -> Result<Option<RawFd>, String> {
+pub fn apply(no_ipc: bool, supervise: bool, watch_reads: bool) -> Result<Option<RawFd>, String> {
     let mut listener = None;
     if supervise {
-        let ctx = filter(no_ipc, true)?;
+        let mut ctx = filter(no_ipc, true)?;
+        if watch_reads {
+            watch_opens(&mut ctx)?;
+        }
         if ctx.load().is_ok() {
             listener = Some(
                 ctx.get_notify_fd()
@@ -155,6 +158,34 @@ fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
             .map_err(err)?;
     }
     Ok(ctx)
+}
+
+/// Every open that can read (its access mode is not write-only) waits
+/// for the warden, which refuses one of a file the read rules cover
+/// ([`super::sockets::ReadWatch`]). A set-user-ID mode is refused first
+/// (errors rank above notifications).
+fn watch_opens(ctx: &mut ScmpFilterContext) -> Result<(), String> {
+    let err = |e: libseccomp::error::SeccompError| format!("seccomp: {e}");
+    let access = u64::try_from(libc::O_ACCMODE).map_err(|e| e.to_string())?;
+    let mut calls = vec![(libc::SYS_openat, 2)];
+    #[cfg(target_arch = "x86_64")]
+    calls.push((libc::SYS_open, 1));
+    for (nr, flags) in calls {
+        for mode in [libc::O_RDONLY, libc::O_RDWR] {
+            let mode = u64::try_from(mode).map_err(|e| e.to_string())?;
+            ctx.add_rule_conditional(
+                ScmpAction::Notify,
+                call(nr)?,
+                &[ScmpArgCompare::new(
+                    flags,
+                    ScmpCompareOp::MaskedEqual(access),
+                    mode,
+                )],
+            )
+            .map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// A command that is root in its user namespace could still give a file

@@ -49,6 +49,50 @@ pub const REFUSAL_PREFIX: &str = "lathe sandbox: ";
 /// The largest address `connect` takes (`sizeof(struct sockaddr_storage)`).
 const MAX_ADDRESS: usize = 128;
 
+/// The read rules, as the warden judges a command's opens by them: a
+/// file of `root` whose path (relative to it, as it really is, links
+/// followed) matches one of `globs` is not opened for reading. A file
+/// covered when the command starts is not even there for it; this holds
+/// the rules for one that comes to be covered while it runs (a key a
+/// program writes, a `private/` made then). The warden reads the path once
+/// and lets the kernel go on, so a command that changes the path in its
+/// memory in that moment can still open it; what it reads then is kept
+/// from the model all the same (`policy::withheld`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadWatch {
+    pub root: PathBuf,
+    pub globs: Vec<String>,
+}
+
+/// A [`ReadWatch`], compiled.
+pub struct Reads {
+    root: PathBuf,
+    set: globset::GlobSet,
+}
+
+impl Reads {
+    /// `None` when the watch names nothing (or nothing that compiles).
+    pub fn new(watch: &ReadWatch) -> Option<Self> {
+        let mut set = globset::GlobSetBuilder::new();
+        for g in &watch.globs {
+            if let Ok(glob) = globset::GlobBuilder::new(g).literal_separator(true).build() {
+                set.add(glob);
+            }
+        }
+        let set = set.build().ok().filter(|s| !s.is_empty())?;
+        Some(Self {
+            root: watch.root.clone(),
+            set,
+        })
+    }
+
+    /// Whether `real` (a path as it really is) is a covered file.
+    pub fn covers(&self, real: &Path) -> bool {
+        real.strip_prefix(&self.root)
+            .is_ok_and(|rel| !rel.as_os_str().is_empty() && self.set.is_match(rel))
+    }
+}
+
 /// What the warden lets commands connect to.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rules {
@@ -245,10 +289,16 @@ pub struct Workers {
     started: usize,
 }
 
+/// What the workers judge: connections, and opens when reads are watched.
+struct Judge {
+    rules: Rules,
+    reads: Option<Reads>,
+}
+
 impl Workers {
-    pub fn start(rules: Rules) -> Self {
+    pub fn start(rules: Rules, reads: Option<Reads>) -> Self {
         let slot: Arc<Slot> = Arc::new((Mutex::new(None), Condvar::new()));
-        let rules = Arc::new(rules);
+        let rules = Arc::new(Judge { rules, reads });
         let alive = Arc::new(AtomicUsize::new(0));
         let mut started = 0;
         for _ in 0..WORKERS {
@@ -287,7 +337,7 @@ impl Workers {
     }
 }
 
-fn work(slot: &Slot, rules: &Rules, alive: &AtomicUsize) {
+fn work(slot: &Slot, rules: &Judge, alive: &AtomicUsize) {
     let listener = {
         let (lock, ready) = slot;
         let Ok(mut guard) = lock.lock() else {
@@ -321,7 +371,24 @@ fn work(slot: &Slot, rules: &Rules, alive: &AtomicUsize) {
     }
 }
 
-fn answer(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) {
+fn answer(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) {
+    let opens = i64::from(req.data.syscall.as_raw_syscall());
+    #[cfg(target_arch = "x86_64")]
+    let is_open = opens == libc::SYS_openat || opens == libc::SYS_open;
+    #[cfg(not(target_arch = "x86_64"))]
+    let is_open = opens == libc::SYS_openat;
+    if is_open {
+        let resp = match judge.reads.as_ref().map(|r| open_refused(listener, req, r)) {
+            Some(Some(errno)) => {
+                ScmpNotifResp::new_error(req.id, -(errno as i32), ScmpNotifRespFlags::empty())
+            }
+            // Not covered (or not watched): the kernel goes on with it.
+            _ => ScmpNotifResp::new_continue(req.id, ScmpNotifRespFlags::empty()),
+        };
+        let _ = resp.respond(listener);
+        return;
+    }
+    let rules = &judge.rules;
     let resp = match connect(listener, req, rules) {
         Ok(()) => ScmpNotifResp::new_val(req.id, 0, ScmpNotifRespFlags::empty()),
         Err((errno, why)) => {
@@ -337,6 +404,71 @@ fn answer(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) {
 }
 
 type Refusal = (Errno, Option<String>);
+
+/// The longest path an open takes (`PATH_MAX`).
+const MAX_PATH: usize = 4096;
+
+/// Why an open for reading is refused: it names a file the read rules
+/// cover, as it really is; `None` lets it go on.
+fn open_refused(listener: RawFd, req: &ScmpNotifReq, reads: &Reads) -> Option<Errno> {
+    let args = req.data.args;
+    let opens = i64::from(req.data.syscall.as_raw_syscall());
+    let (dirfd, path_at) = if opens == libc::SYS_openat {
+        (
+            i32::try_from(args[0] & 0xffff_ffff).unwrap_or(libc::AT_FDCWD),
+            args[1],
+        )
+    } else {
+        (libc::AT_FDCWD, args[0])
+    };
+    let tid = req.pid;
+    // The path, up to its NUL, read a piece at a time (a page may end
+    // right after it), straight from the thread's memory.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).ok()?);
+    let mut path = Vec::new();
+    let mut chunk = [0u8; 256];
+    while path.len() < MAX_PATH {
+        let at = usize::try_from(path_at).ok()?.checked_add(path.len())?;
+        // Within one page, so that a piece never crosses into one that
+        // is not mapped.
+        let len = (4096 - at % 4096).min(chunk.len());
+        let n = nix::sys::uio::process_vm_readv(
+            pid,
+            &mut [std::io::IoSliceMut::new(&mut chunk[..len])],
+            &[nix::sys::uio::RemoteIoVec { base: at, len }],
+        )
+        .ok()
+        .filter(|n| *n > 0)?;
+        match chunk[..n].iter().position(|b| *b == 0) {
+            Some(end) => {
+                path.extend_from_slice(&chunk[..end]);
+                break;
+            }
+            None => path.extend_from_slice(&chunk[..n]),
+        }
+    }
+    // The thread that asked is still the one this pid names.
+    notify_id_valid(listener, req.id).ok()?;
+    let path = PathBuf::from(OsStr::from_bytes(&path));
+    // Where the thread stands, or the directory it opens from, in its
+    // own view (the links under /proc lead there).
+    let full = if path.is_absolute() {
+        path
+    } else if dirfd == libc::AT_FDCWD {
+        PathBuf::from(format!("/proc/{tid}/cwd")).join(path)
+    } else {
+        PathBuf::from(format!("/proc/{tid}/fd/{dirfd}")).join(path)
+    };
+    // Where it really is: found once as the kernel finds it (links
+    // followed), then named by the descriptor.
+    let found = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(&full)
+        .ok()?;
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", found.as_raw_fd())).ok()?;
+    reads.covers(&real).then_some(Errno::EACCES)
+}
 
 fn io_errno(e: &std::io::Error) -> Errno {
     e.raw_os_error().map_or(Errno::EIO, Errno::from_raw)

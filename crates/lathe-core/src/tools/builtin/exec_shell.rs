@@ -259,6 +259,8 @@ impl ExecShell {
             policy.hidden.extend(places);
             policy.hidden.sort();
             policy.hidden.dedup();
+            // And what comes to be covered while it runs.
+            policy.reads = reads.sandbox_watch();
         }
         let mut cmd = settings
             .command(&policy)
