@@ -1827,14 +1827,49 @@ async fn the_files_a_hook_runs_as_instructions_ask_in_every_mode() {
         ),
         // A file the Makefile includes runs as it does.
         ("make -s inc", "rules.mk", "CHECK = id > pwned\n"),
+        // However the include is written, and what the recipes run.
+        ("make -s tab", "tab.mk", "CHECK = id > pwned\n"),
+        ("make -s cont", "cont.mk", "CHECK = id > pwned\n"),
+        ("make -s curdir", "cur.mk", "CHECK = id > pwned\n"),
+        ("make -s globbed", "mk/new.mk", "CHECK = id > pwned\n"),
+        ("make -s -I idir idir", "idir/i.mk", "CHECK = id > pwned\n"),
+        ("make -s script", "scripts/check.sh", "id > pwned\n"),
+        // What package.json's scripts run, and a workspace's manifest.
+        (
+            "npm run -s lint",
+            "scripts/lint.js",
+            "require('child_process').execSync('id > pwned')\n",
+        ),
+        (
+            "npm run -s check -w pkg",
+            "pkg/package.json",
+            r#"{"scripts": {"check": "id > pwned"}}"#,
+        ),
     ] {
         let env = Env::new();
         std::fs::create_dir_all(env.ws.path().join("sub")).unwrap();
-        std::fs::write(
-            env.ws.path().join("Makefile"),
-            "include rules.mk\ninc:\n\t@$(CHECK)\n",
-        )
-        .unwrap();
+        for (path, text) in [
+            (
+                "Makefile",
+                "include rules.mk\ninc:\n\t@$(CHECK)\n\
+                 include\ttab.mk\n-include a.mk \\\n  cont.mk\n\
+                 include $(CURDIR)/cur.mk\ninclude $(wildcard mk/*.mk)\n\
+                 -include i.mk\nscript:\n\t@./scripts/check.sh\n",
+            ),
+            ("mk/a.mk", "A = 1\n"),
+            ("idir/.keep", ""),
+            ("scripts/check.sh", "true\n"),
+            ("scripts/lint.js", "1\n"),
+            (
+                "package.json",
+                r#"{"scripts": {"lint": "node scripts/lint.js"}}"#,
+            ),
+            ("pkg/package.json", r#"{"scripts": {"check": "true"}}"#),
+        ] {
+            let at = env.ws.path().join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+        }
         std::fs::write(
             env.home.path().join("config.toml"),
             format!("[[hooks.before_tool_call]]\nmatch = \"exec_shell\"\ncommand = \"{hook}\"\n"),
@@ -1990,4 +2025,37 @@ async fn plan_mode_runs_hooks_read_only() {
         .await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(env.ws.path().join("hookran.txt").exists(), "{}", r.stderr);
+    std::fs::remove_file(env.ws.path().join("hookran.txt")).unwrap();
+    // With the sandbox off, nothing could keep the hook read-only: a plan
+    // turn refuses the call the hook would see, and the hook never runs.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r", "read_file", json!({"path": "notes.txt"}))),
+        Step::Reply(Reply::text("Plan: nothing.")),
+    ])
+    .await;
+    let r = env
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--plan",
+                "--sandbox",
+                "off",
+                "--approval",
+                "full-auto",
+            ],
+            "plan",
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !env.ws.path().join("hookran.txt").exists(),
+        "the hook wrote in a plan turn without a sandbox"
+    );
+    let refused = r
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == "r")
+        .unwrap();
+    assert_eq!(refused["status"], "denied", "{refused}");
 }

@@ -17,6 +17,7 @@ pub mod denylist;
 mod git_reads;
 pub mod grants;
 pub mod guardrails;
+mod hook_files;
 pub mod instructions;
 pub(crate) mod options;
 pub mod read_only;

@@ -993,16 +993,7 @@ async fn a_file_denied_to_read_cannot_be_moved_out_of_its_place() {
         Step::Reply(Reply::text("ok")),
     ])
     .await;
-    let setup = Setup {
-        rules: Rules::parse(
-            &[],
-            &[],
-            &["read_file(private/**)".into()],
-            RuleOrigin::User,
-        )
-        .unwrap(),
-        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
-    };
+    let setup = private_denied(ApprovalMode::AutoEdit);
     let mut handle = setup.spawn(&mock, ws.path());
     let events = turn(&mut handle, "tidy up").await;
     let done = finished(&events);
@@ -1312,16 +1303,7 @@ async fn git_and_the_file_tools_cannot_read_a_covered_file_either() {
         steps.push(Step::Reply(Reply::tools().call(id, tool, args)));
     }
     steps.push(Step::Reply(Reply::text("done")));
-    let setup = Setup {
-        rules: Rules::parse(
-            &[],
-            &[],
-            &["read_file(private/**)".into()],
-            RuleOrigin::User,
-        )
-        .unwrap(),
-        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
-    };
+    let setup = private_denied(ApprovalMode::FullAuto);
     let (events, _mock) = run(setup, steps, ws.path(), "look around").await;
     for (id, _) in denied {
         let (status, content, _) = result_of(&events, id);
@@ -1460,16 +1442,7 @@ async fn what_a_background_job_makes_covered_never_reaches_the_model() {
         Step::Reply(Reply::text("done")),
     ])
     .await;
-    let setup = Setup {
-        rules: Rules::parse(
-            &[],
-            &[],
-            &["read_file(private/**)".into()],
-            RuleOrigin::User,
-        )
-        .unwrap(),
-        ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
-    };
+    let setup = private_denied(ApprovalMode::FullAuto);
     let mut handle = setup.spawn(&mock, ws.path());
     let _events = turn(&mut handle, "go").await;
     for r in mock.requests() {
@@ -1477,4 +1450,56 @@ async fn what_a_background_job_makes_covered_never_reaches_the_model() {
         assert!(!given.contains("JOB-TEXT-7c6b5a493827"), "{given}");
     }
     assert!(ws.path().join("private/j.txt").exists());
+}
+
+/// A file any tool reads while a job runs may hold what the job made
+/// covered since (a copy it wrote): with a job running, every result is
+/// checked against the covered files as they are now.
+#[tokio::test]
+async fn a_copy_a_running_job_made_of_what_it_made_covered_is_hidden() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "bg",
+            "exec_shell",
+            json!({
+                "command": "sleep 2; mkdir -p private && echo plain words of the copy | tee private/k.txt > copy.txt; sleep 30",
+                "background": true
+            }),
+        )),
+        Step::Slow(
+            Reply::tools().call("read", "read_file", json!({"path": "copy.txt"})),
+            Duration::from_millis(1500),
+        ),
+        Step::Reply(Reply::tools().call("kill", "shell_kill", json!({"handle": "bg1"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let setup = private_denied(ApprovalMode::FullAuto);
+    let mut handle = setup.spawn(&mock, ws.path());
+    let events = turn(&mut handle, "go").await;
+    assert_eq!(result_of(&events, "read").0, ToolStatus::Ok);
+    for r in mock.requests() {
+        let given = format!("{:?}", tool_results(&r));
+        assert!(!given.contains("plain words of the copy"), "{given}");
+    }
+    assert!(
+        std::fs::read_to_string(ws.path().join("copy.txt"))
+            .unwrap()
+            .contains("plain words")
+    );
+}
+
+/// A setup whose read rules deny `private/**`.
+fn private_denied(mode: ApprovalMode) -> Setup {
+    Setup {
+        rules: Rules::parse(
+            &[],
+            &[],
+            &["read_file(private/**)".into()],
+            RuleOrigin::User,
+        )
+        .unwrap(),
+        ..Setup::new(ProviderKind::OpenAi).mode(mode)
+    }
 }

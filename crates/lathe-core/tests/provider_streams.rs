@@ -717,7 +717,34 @@ async fn endless_deltas_are_cut_off_at_the_limit() {
         }
         sse(events)
     };
+    // A name streamed without end (two pieces in turn, so it grows), calls
+    // without number, and reasoning details without number.
+    let chat_events = |n: usize, delta: &dyn Fn(usize) -> Value| -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"choices": [{"index": 0, "delta": delta(i)}]})
+                )
+            })
+            .collect()
+    };
+    let names = chat_events(1500, &|i| {
+        let name = if i % 2 == 0 { "A" } else { "B" }.repeat(1000);
+        json!({"tool_calls": [{"index": 0, "function": {"name": name}}]})
+    });
+    let many = chat_events(
+        1500,
+        &|i| json!({"tool_calls": [{"index": i, "id": format!("c{i}"), "function": {"name": "x".repeat(900)}}]}),
+    );
+    let details = chat_events(
+        3000,
+        &|i| json!({"reasoning_details": [{"type": "reasoning.text", "index": i, "text": "x"}]}),
+    );
     let cases = [
+        ("chat names", WireApi::Chat, names, "arguments"),
+        ("chat calls", WireApi::Chat, many, "arguments"),
+        ("chat details", WireApi::Chat, details, "reasoning"),
         (
             "chat text",
             WireApi::Chat,

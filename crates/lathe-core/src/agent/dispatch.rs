@@ -206,10 +206,13 @@ async fn dispatch_one(
     };
     // A result that holds what a program printed may hold what a read
     // rule covers, though it came to be covered only while it ran.
+    // So may a file any tool reads while a background command runs (it
+    // may have copied a covered file that came to be since).
     if resolved
         .tool
         .as_ref()
         .is_ok_and(|t| t.tool.prints_unchecked())
+        || shared.jobs.any_running()
     {
         shared.look_at_covered().await;
     }
@@ -496,6 +499,25 @@ async fn guard(
             notes.push(note);
         }
         Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
+    }
+    // A plan writes nothing, through a hook neither: without a sandbox to
+    // run them read-only, a call that hooks would see is refused.
+    let unconfined = shared
+        .hook_sandbox
+        .as_ref()
+        .is_none_or(|s| s.mode == crate::sandbox::Mode::Off);
+    if shared.planning()
+        && unconfined
+        && !(shared.before_hooks(name).is_empty() && shared.after_hooks(name).is_empty())
+    {
+        return Err(deny(
+            ToolError::PermissionDenied(
+                "this turn only plans, and your hooks for this tool cannot run without \
+                 writing (the sandbox is off): propose it in your plan instead"
+                    .into(),
+            ),
+            &ops,
+        ));
     }
     for hook in shared.before_hooks(name) {
         let input = hook_input(shared, "before_tool_call", call, name, &args, &ops);

@@ -116,7 +116,15 @@ fn protected_path(rel: &str, glob: bool, also: &[String]) -> bool {
                 .strip_prefix(f.as_str())
                 .is_some_and(|r| r.starts_with('/'))
     };
-    if is_protected(rel) || also.iter().any(under) {
+    // A hook's glob (`include mk/*.mk`): a file that would match it runs.
+    let matches = |f: &String| {
+        f.contains(['*', '?', '['])
+            && globset::GlobBuilder::new(f)
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(rel))
+    };
+    if is_protected(rel) || also.iter().any(|f| under(f) || matches(f)) {
         return true;
     }
     // Bash's globs match a leading dot only when written: only a part that

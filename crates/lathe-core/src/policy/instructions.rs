@@ -72,6 +72,44 @@ pub fn instructions(program: &str, args: &[&str]) -> Option<&'static str> {
     })
 }
 
+/// The values of a program's option: `-C dir`, `-Cdir`, `--directory
+/// dir`, `--directory=dir`.
+pub(super) fn named(args: &[&str], short: &str, long: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let next = args.get(i + 1).map(|s| (*s).to_string());
+        if (!short.is_empty() && *a == short) || long.contains(a) {
+            out.extend(next);
+        } else if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
+            out.push(v.to_string());
+        } else if let Some(v) = a
+            .strip_prefix(short)
+            .filter(|v| !v.is_empty() && short.len() == 2)
+        {
+            out.push(v.to_string());
+        }
+    }
+    out
+}
+
+/// Where a program runs its instructions (`make -C sub`, `npm --prefix
+/// sub`), relative to where it is started: each directory option on top
+/// of the last, as the programs take them.
+pub fn run_dir(program: &str, args: &[&str]) -> std::path::PathBuf {
+    let dirs = match program {
+        "make" | "gmake" | "bmake" | "remake" => named(args, "-C", &["--directory"]),
+        "npm" | "bun" => named(args, "", &["--prefix"]),
+        "pnpm" => named(args, "-C", &["--dir", "--prefix"]),
+        "yarn" => named(args, "", &["--cwd"]),
+        "just" => named(args, "-d", &["--working-directory"]),
+        "task" => named(args, "-d", &["--dir"]),
+        "cargo" => named(args, "-C", &[]),
+        _ => Vec::new(),
+    };
+    dirs.iter()
+        .fold(std::path::PathBuf::new(), |d, next| d.join(next))
+}
+
 /// The files a program reads its instructions from, relative to where it
 /// runs: the Makefile `make` runs, the `package.json` whose scripts `npm
 /// run` runs, the justfile. A hook that runs such a program runs what
@@ -82,44 +120,13 @@ pub fn instructions(program: &str, args: &[&str]) -> Option<&'static str> {
 /// and configuration; the code itself is the project's and is not
 /// listed.
 pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
-    let named = |short: &str, long: &[&str]| -> Vec<String> {
-        let mut out = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            let next = args.get(i + 1).map(|s| (*s).to_string());
-            if (!short.is_empty() && *a == short) || long.contains(a) {
-                out.extend(next);
-            } else if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
-                out.push(v.to_string());
-            } else if let Some(v) = a
-                .strip_prefix(short)
-                .filter(|v| !v.is_empty() && short.len() == 2)
-            {
-                out.push(v.to_string());
-            }
-        }
-        out
-    };
-    // Where it runs from (`make -C sub`, `npm --prefix sub`): each
-    // directory option on top of the last, as the programs take them.
-    let dirs = match program {
-        "make" | "gmake" | "bmake" | "remake" => named("-C", &["--directory"]),
-        "npm" | "bun" => named("", &["--prefix"]),
-        "pnpm" => named("-C", &["--dir", "--prefix"]),
-        "yarn" => named("", &["--cwd"]),
-        "just" => named("-d", &["--working-directory"]),
-        "task" => named("-d", &["--dir"]),
-        "cargo" => named("-C", &[]),
-        _ => Vec::new(),
-    };
-    let dir = dirs
-        .iter()
-        .fold(std::path::PathBuf::new(), |d, next| d.join(next));
+    let dir = run_dir(program, args);
     // The files given with the program's own option, else its defaults.
     let given = match program {
-        "make" | "gmake" | "bmake" | "remake" => named("-f", &["--file", "--makefile"]),
-        "just" => named("-f", &["--justfile"]),
-        "task" => named("-t", &["--taskfile"]),
-        "cargo" => named("", &["--manifest-path"]),
+        "make" | "gmake" | "bmake" | "remake" => named(args, "-f", &["--file", "--makefile"]),
+        "just" => named(args, "-f", &["--justfile"]),
+        "task" => named(args, "-t", &["--taskfile"]),
+        "cargo" => named(args, "", &["--manifest-path"]),
         _ => Vec::new(),
     };
     if !given.is_empty() {
@@ -184,28 +191,6 @@ pub fn instruction_files(program: &str, args: &[&str]) -> Vec<String> {
     fixed
         .iter()
         .map(|f| dir.join(f).to_string_lossy().into_owned())
-        .collect()
-}
-
-/// The files a makefile includes (`include`, `-include`, `sinclude`),
-/// relative to where make runs; those named through a variable cannot be
-/// told.
-pub fn makefile_includes(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            let rest = ["include ", "-include ", "sinclude "]
-                .iter()
-                .find_map(|k| l.strip_prefix(k))?;
-            Some(
-                rest.split_whitespace()
-                    .take_while(|w| !w.starts_with('#'))
-                    .filter(|w| !w.contains('$'))
-                    .map(str::to_string)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .flatten()
         .collect()
 }
 

@@ -90,10 +90,18 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
         (r"(?i)%([0-9a-f]{2})", 16, 1),
         (r"(?i)\b0x([0-9a-f]{2})\b", 16, 1),
         (r"(?i)\b0o([0-3][0-7]{2})\b", 8, 1),
+        // `printf "0%o"`: a leading zero, no padding.
+        (r"\b0?([0-3]?[0-7]{1,2})\b", 8, 1),
         (r"\b[0-7]{6}\b", 8, 2),
-        (r"\b[0-9]{1,5}\b", 10, 2),
-        (r"\b[0-9]{1,10}\b", 10, 4),
         (r"\b[0-7]{11}\b", 8, 4),
+        (r"\b[0-7]{22}\b", 8, 8),
+        // Decimal words of 1, 2, 4 and 8 bytes, signed or not (`od -td1`
+        // prints a byte from 0x80 up as negative, `od -tu8` and `od -td8`
+        // 8-byte words): one pattern each, so one stream holds them all.
+        (r"(?:^|[\s,\[(])(-?[0-9]{1,3})\b", 10, 1),
+        (r"(?:^|[\s,\[(])(-?[0-9]{1,5})\b", 10, 2),
+        (r"(?:^|[\s,\[(])(-?[0-9]{1,10})\b", 10, 4),
+        (r"(?:^|[\s,\[(])(-?[0-9]{1,20})\b", 10, 8),
     ]
     .iter()
     .filter_map(|(p, radix, size)| Regex::new(p).ok().map(|r| (r, *radix, *size)))
@@ -109,6 +117,8 @@ pub struct Redactor {
     letters: Option<AhoCorasick>,
     /// The secrets' bytes, for what a dump's columns spell.
     raw: Option<AhoCorasick>,
+    /// The verbatim forms without blanks and separators.
+    dense: Option<AhoCorasick>,
     /// Credential shapes and secret-named assignments are looked for too.
     shapes: bool,
 }
@@ -120,6 +130,7 @@ impl Default for Redactor {
             verbatim: None,
             letters: None,
             raw: None,
+            dense: None,
             shapes: true,
         }
     }
@@ -223,6 +234,7 @@ impl Redactor {
             verbatim: build(&forms.verbatim),
             letters: build(&forms.letters),
             raw: build(&forms.raw),
+            dense: build(&forms.dense),
             shapes,
         }
     }
@@ -266,10 +278,14 @@ impl Redactor {
                 else {
                     continue;
                 };
-                let Ok(word) = u64::from_str_radix(num.as_str(), *radix) else {
+                let Ok(word) = i128::from_str_radix(num.as_str(), *radix) else {
                     continue;
                 };
-                if word >> (8 * size) != 0 {
+                // A negative number is its two's complement in `size`
+                // bytes; anything that does not fit spells nothing.
+                let span = 1i128 << (8 * size);
+                let word = if word < 0 { word + span } else { word };
+                if !(0..span).contains(&word) {
                     continue;
                 }
                 for byte in word.to_le_bytes().into_iter().take(*size) {
@@ -316,6 +332,13 @@ impl Redactor {
         if self.verbatim.is_none() && self.letters.is_none() {
             return;
         }
+        // The key's own bytes anywhere in the text: a run of it cut out
+        // (`cut -c1-11`), whatever it holds besides letters.
+        if let Some(raw) = &self.raw {
+            for m in raw.find_overlapping_iter(text.as_bytes()) {
+                spans.add(m.start(), m.end());
+            }
+        }
         let streams = columns::streams(text);
         let hide = |s: &columns::Stream, from: usize, to: usize, spans: &mut Spans| {
             if let (Some(a), Some(b)) = (
@@ -328,6 +351,13 @@ impl Redactor {
         for s in &streams.data {
             if let Some(raw) = &self.raw {
                 for m in raw.find_overlapping_iter(&s.bytes) {
+                    hide(s, m.start(), m.end(), spans);
+                }
+            }
+        }
+        if let Some(dense) = &self.dense {
+            for s in &streams.dense {
+                for m in dense.find_overlapping_iter(&s.bytes) {
                     hide(s, m.start(), m.end(), spans);
                 }
             }

@@ -126,7 +126,7 @@ impl HookSet {
     pub fn pin(&mut self, workspace: &Workspace) -> Vec<String> {
         let mut warnings = Vec::new();
         for hook in self.before.iter_mut().chain(self.after.iter_mut()) {
-            hook.files = named_files(&hook.command, workspace)
+            hook.files = super::hook_files::of(&hook.command, workspace)
                 .into_iter()
                 .map(|path| {
                     let sha256 = content_of(&workspace.root().join(&path));
@@ -159,88 +159,6 @@ impl HookSet {
         files.dedup();
         files
     }
-}
-
-/// The regular files inside `workspace` that `command` (run with `sh -c`
-/// in the workspace root) runs as its program or script, or names as an
-/// argument, relative to the workspace.
-fn named_files(command: &str, workspace: &Workspace) -> Vec<String> {
-    let op = super::shell::analyze(command, workspace);
-    let inside = |path: &Path| -> Option<String> {
-        let abs = workspace.check(&path.to_string_lossy()).ok()?;
-        abs.is_file().then(|| workspace.display_relative(&abs))
-    };
-    // A program or script named by path is pinned even when it does not
-    // exist yet: a command must not be able to create it.
-    let to_run = |path: &Path| -> Option<String> {
-        let abs = workspace.check(&path.to_string_lossy()).ok()?;
-        (!abs.is_dir()).then(|| workspace.display_relative(&abs))
-    };
-    let mut files = Vec::new();
-    for c in &op.commands {
-        let cwd = c.cwd.as_deref().unwrap_or(workspace.root());
-        for program in std::iter::once(&c.program).chain(c.script.as_ref()) {
-            match program {
-                Program::Path { path, .. } => files.extend(to_run(path)),
-                Program::NotFound { name } if name.contains('/') => {
-                    files.extend(to_run(&cwd.join(name)));
-                }
-                _ => {}
-            }
-        }
-        // The files it takes its instructions from (the Makefile of
-        // `make`), there or not: a command must not write one in.
-        let args: Vec<&str> = c.argv.iter().skip(1).map(|w| w.text.as_str()).collect();
-        let mut instructions: Vec<String> =
-            super::instructions::instruction_files(c.basename(), &args);
-        // A makefile's includes run too (a few levels down).
-        let mut at = 0;
-        while at < instructions.len() && instructions.len() < 64 {
-            let file = cwd.join(&instructions[at]);
-            at += 1;
-            if !matches!(c.basename(), "make" | "gmake" | "bmake" | "remake") {
-                continue;
-            }
-            let base = std::path::Path::new(&instructions[at - 1])
-                .parent()
-                .map(std::path::Path::to_path_buf)
-                .unwrap_or_default();
-            let Ok(Some(text)) = crate::tools::fs::regular::text_of(&file, "", 256 * 1024) else {
-                continue;
-            };
-            // Relative to where make runs; beside the makefile too.
-            for inc in super::instructions::makefile_includes(&text) {
-                for inc in [inc.clone(), base.join(&inc).to_string_lossy().into_owned()] {
-                    if !instructions.contains(&inc) {
-                        instructions.push(inc);
-                    }
-                }
-            }
-        }
-        for file in instructions {
-            files.extend(to_run(&cwd.join(file)));
-        }
-        for word in c.argv.iter().filter(|w| !w.dynamic) {
-            let value = word
-                .text
-                .split_once('=')
-                .map_or(word.text.as_str(), |(_, v)| v);
-            for t in [word.text.as_str(), value] {
-                if !t.is_empty() {
-                    files.extend(inside(&cwd.join(t)));
-                }
-            }
-        }
-    }
-    files.extend(
-        op.files
-            .iter()
-            .filter(|f| !f.outside)
-            .filter_map(|f| inside(&workspace.root().join(&f.path))),
-    );
-    files.sort();
-    files.dedup();
-    files
 }
 
 /// Why a hook's command runs instructions the workspace gives it (the

@@ -475,6 +475,10 @@ struct PartialCall {
     extra: Map<String, Value>,
 }
 
+/// What one `reasoning_details` entry kept apart counts for besides its
+/// text (it is a JSON object of its own).
+const DETAIL_OVERHEAD: usize = 1024;
+
 /// Which reasoning field a server streams (the one it takes back).
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
 enum ReasoningField {
@@ -491,8 +495,13 @@ struct Decoder {
     field: ReasoningField,
     /// OpenRouter's `reasoning_details`, merged by their index.
     details: Vec<Value>,
-    /// The bytes of `reasoning_details` pieces so far.
+    /// The bytes of `reasoning_details` pieces so far (and what each
+    /// detail kept apart costs besides).
     detail_bytes: usize,
+    /// Where the detail of each index and type is (the last one).
+    detail_at: HashMap<(u64, Option<String>), usize>,
+    /// Where the call of each id is.
+    by_id: HashMap<String, usize>,
     /// The bytes of the calls' extra fields so far.
     extra_bytes: usize,
     refusal: Option<String>,
@@ -529,9 +538,13 @@ impl Decoder {
                 self.by_index.insert(i, slot);
                 slot
             }
-            (None, Some(id)) => match self.calls.iter().position(|c| c.id == id) {
-                Some(s) => s,
-                None => new(&mut self.calls),
+            (None, Some(id)) => match self.by_id.get(id) {
+                Some(s) => *s,
+                None => {
+                    let s = new(&mut self.calls);
+                    self.by_id.insert(id.to_string(), s);
+                    s
+                }
             },
             (None, None) if !self.calls.is_empty() => self.calls.len() - 1,
             (None, None) => new(&mut self.calls),
@@ -559,12 +572,12 @@ impl Decoder {
             };
             self.detail_bytes += piece.to_string().len();
             let index = obj.get("index").and_then(Value::as_u64);
-            let kind = obj.get("type").and_then(Value::as_str);
-            let same = self.details.iter_mut().rev().find(|d| {
-                index.is_some()
-                    && d.get("index").and_then(Value::as_u64) == index
-                    && d.get("type").and_then(Value::as_str) == kind
-            });
+            let kind = obj.get("type").and_then(Value::as_str).map(str::to_string);
+            let key = index.map(|i| (i, kind));
+            let same = key
+                .as_ref()
+                .and_then(|k| self.detail_at.get(k).copied())
+                .and_then(|at| self.details.get_mut(at));
             match same.and_then(Value::as_object_mut) {
                 Some(d) => {
                     for (k, v) in obj {
@@ -584,7 +597,14 @@ impl Decoder {
                         }
                     }
                 }
-                None => self.details.push(piece.clone()),
+                None => {
+                    // A detail kept apart costs more than its text.
+                    self.detail_bytes += DETAIL_OVERHEAD;
+                    if let Some(k) = key {
+                        self.detail_at.insert(k, self.details.len());
+                    }
+                    self.details.push(piece.clone());
+                }
             }
         }
     }
@@ -794,12 +814,13 @@ impl StreamDecoder for Decoder {
                     .and_then(Value::as_str)
                     .filter(|id| !id.is_empty());
                 let slot = self.call_slot(tc.get("index").and_then(Value::as_u64), id);
-                let entry = &mut self.calls[slot];
                 if let Some(id) = id
-                    && entry.id.is_empty()
+                    && self.calls[slot].id.is_empty()
                 {
-                    entry.id = id.to_string();
+                    self.calls[slot].id = id.to_string();
+                    self.by_id.entry(id.to_string()).or_insert(slot);
                 }
+                let entry = &mut self.calls[slot];
                 if let Some(extra) = tc.get("extra_content").filter(|v| !v.is_null()) {
                     self.extra_bytes += extra.to_string().len();
                     entry.extra.insert("extra_content".into(), extra.clone());

@@ -402,14 +402,16 @@ struct Call {
 struct Decoder {
     text: String,
     /// Message items whose text came as deltas (their `done` adds none).
-    streamed: Vec<String>,
+    streamed: std::collections::HashSet<String>,
     reasoning: String,
     /// Reasoning items whose summary came as deltas.
-    reasoned: Vec<String>,
+    reasoned: std::collections::HashSet<String>,
     carried: Vec<Carried>,
     /// The bytes of `carried` so far.
     carried_bytes: usize,
     calls: Vec<Call>,
+    /// Where the call of each item id is.
+    call_at: std::collections::HashMap<String, usize>,
     refusal: Option<String>,
     usage: Usage,
     stop_reason: Option<String>,
@@ -421,15 +423,24 @@ fn str_at<'v>(v: &'v Value, key: &str) -> &'v str {
 
 impl Decoder {
     fn call(&mut self, item_id: &str) -> Option<&mut Call> {
-        self.calls.iter_mut().find(|c| c.item_id == item_id)
+        let at = *self.call_at.get(item_id)?;
+        self.calls.get_mut(at)
+    }
+
+    /// Adds a call, found by its item id from now on.
+    fn add_call(&mut self, call: Call) -> usize {
+        let at = self.calls.len();
+        self.call_at.entry(call.item_id.clone()).or_insert(at);
+        self.calls.push(call);
+        at
     }
 
     fn text_piece(&mut self, item_id: &str, text: &str, obs: &mut dyn StreamObserver) {
         if text.is_empty() {
             return;
         }
-        if !self.streamed.iter().any(|i| i == item_id) {
-            self.streamed.push(item_id.to_string());
+        if !self.streamed.contains(item_id) {
+            self.streamed.insert(item_id.to_string());
         }
         self.text.push_str(text);
         obs.text_delta(text);
@@ -439,13 +450,13 @@ impl Decoder {
         if text.is_empty() {
             return;
         }
-        if !self.reasoned.iter().any(|i| i == item_id) {
+        if !self.reasoned.contains(item_id) {
             // A new item's summary starts a new paragraph.
             if !self.reasoning.is_empty() {
                 self.reasoning.push_str("\n\n");
                 obs.reasoning_delta("\n\n");
             }
-            self.reasoned.push(item_id.to_string());
+            self.reasoned.insert(item_id.to_string());
         }
         self.reasoning.push_str(text);
         obs.reasoning_delta(text);
@@ -486,12 +497,11 @@ impl Decoder {
                 let call = match self.call(&id) {
                     Some(c) => c,
                     None => {
-                        self.calls.push(Call {
+                        let at = self.add_call(Call {
                             item_id: id.clone(),
                             ..Call::default()
                         });
-                        let last = self.calls.len() - 1;
-                        &mut self.calls[last]
+                        &mut self.calls[at]
                     }
                 };
                 if !call_id.is_empty() {
@@ -584,7 +594,10 @@ impl StreamDecoder for Decoder {
     fn held(&self) -> Held {
         Held {
             text: self.text.len() + self.refusal.as_ref().map_or(0, String::len),
-            reasoning: self.reasoning.len() + self.carried_bytes,
+            // An item seen counts for its record too.
+            reasoning: self.reasoning.len()
+                + self.carried_bytes
+                + (self.streamed.len() + self.reasoned.len()) * CALL_OVERHEAD,
             arguments: self
                 .calls
                 .iter()
@@ -638,7 +651,7 @@ impl StreamDecoder for Decoder {
                 if let Some(item) = v.get("item")
                     && str_at(item, "type") == "function_call"
                 {
-                    self.calls.push(Call {
+                    self.add_call(Call {
                         item_id: str_at(item, "id").to_string(),
                         call_id: str_at(item, "call_id").to_string(),
                         name: str_at(item, "name").to_string(),

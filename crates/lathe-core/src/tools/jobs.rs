@@ -332,6 +332,11 @@ impl Jobs {
         }))
     }
 
+    /// Whether any runs now.
+    pub fn any_running(&self) -> bool {
+        lock(&self.jobs).iter().any(|j| j.is_running())
+    }
+
     pub fn list(&self) -> Vec<JobInfo> {
         lock(&self.jobs).iter().map(|j| j.info()).collect()
     }

@@ -28,12 +28,15 @@ impl Stream {
     }
 }
 
-/// The streams of a text: `data` (bytes a dump spells, matched as bytes)
-/// and `text` (character columns and line bodies, matched as text).
+/// The streams of a text: `data` (bytes a dump spells, matched as bytes),
+/// `text` (character columns and line bodies, matched as text) and
+/// `dense` (the text without blanks and separators, matched against the
+/// secrets' forms without them).
 #[derive(Debug, Default)]
 pub struct Streams {
     pub data: Vec<Stream>,
     pub text: Vec<Stream>,
+    pub dense: Vec<Stream>,
 }
 
 /// An offset before a dump line's data: hex or octal digits, maybe a
@@ -66,25 +69,29 @@ struct DumpLine {
 /// The streams of `text` (see the module's notes).
 pub fn streams(text: &str) -> Streams {
     let mut out = Streams::default();
-    // The text without its blanks and line breaks: a secret folded at any
-    // width (`base64 -w0 | fold -w4`), or spread over short lines.
-    let mut compact = Stream::default();
-    for (i, b) in text.bytes().enumerate() {
-        if !b.is_ascii_whitespace() {
-            compact.push(b, (i, i + 1));
+    // The text without its blanks and separators: a secret folded at any
+    // width (`base64 -w0 | fold -w4`) or spelled out character by
+    // character.
+    if let Some(d) = dense(text) {
+        out.dense.push(d);
+    }
+    // The text with its escapes read (`%21`, `\\x00`, `\\u00e4`, `&#228;`,
+    // `\\303`, `M-C`): a secret escaped in part, or as bytes of UTF-16.
+    for code_points in [false, true] {
+        if let Some(u) = unescaped(text, code_points) {
+            out.data.push(Stream {
+                bytes: u.bytes.clone(),
+                spans: u.spans.clone(),
+            });
+            if let Some(d) = dense(std::str::from_utf8(&u.bytes).unwrap_or("")) {
+                // Dense, mapped back to the text.
+                out.dense.push(Stream {
+                    spans: d.spans.iter().map(|(a, _)| u.spans[*a]).collect(),
+                    bytes: d.bytes,
+                });
+            }
+            out.text.push(u);
         }
-    }
-    if compact.bytes.len() < text.len() {
-        flush(&mut compact, &mut out.text);
-    }
-    // The text with its escapes read (`%21`, `\x00`, `\u00e4`, `&#228;`):
-    // a secret escaped in part, or as bytes of UTF-16.
-    if let Some(unescaped) = unescaped(text) {
-        out.data.push(Stream {
-            bytes: unescaped.bytes.clone(),
-            spans: unescaped.spans.clone(),
-        });
-        out.text.push(unescaped);
     }
     out.data.extend(binary_runs(text));
     // A cheap look first: most texts are neither dumps nor numbered.
@@ -158,25 +165,51 @@ fn dumps(text: &str, offsets: bool, out: &mut Streams) {
     flush(&mut chars, &mut out.text);
 }
 
-/// Escapes that spell a byte or a character, each with its radix and
-/// how many digits it takes.
+/// Escapes that spell a byte or a character: `%21`, `\\x21` (a byte, or
+/// Python's code point), `\\u00e4`, `&#x21;`, `&#33;`, octal `\\041`
+/// (`sed -n l`, `printf %q`), and `cat -v`'s `M-` and `^` forms.
 static ESCAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)%([0-9a-f]{2})|\\x([0-9a-f]{2})|\\u([0-9a-f]{4})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});",
+        r"(?i)%([0-9a-f]{2})|\\{1,2}x([0-9a-f]{2})|\\{1,2}u([0-9a-f]{4})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});|\\{1,2}([0-3][0-7]{2})|(M-\^.|M-.|\^[@-_?])",
     )
     .ok()
 });
 
-/// `text` with its escapes read (each escape's bytes keep its span);
-/// `None` when it holds none.
-fn unescaped(text: &str) -> Option<Stream> {
+/// The bytes `cat -v` means by `M-x`, `M-^x` or `^x`.
+fn meta(notation: &str) -> Option<u8> {
+    let (high, rest) = match notation.strip_prefix("M-") {
+        Some(rest) => (0x80u8, rest),
+        None => (0, notation),
+    };
+    let low = match rest.as_bytes() {
+        [b'^', b'?'] => 0x7f,
+        [b'^', c] => c ^ 0x40,
+        [c] => *c,
+        _ => return None,
+    };
+    Some(high | low)
+}
+
+/// `text` with its escapes read (each escape's bytes keep its span),
+/// `\\xNN` as a byte (`code_points`: as the character U+00NN, as Python
+/// writes one); `None` when it holds none.
+fn unescaped(text: &str, code_points: bool) -> Option<Stream> {
     let re = ESCAPE.as_ref()?;
-    if !text.contains(['%', '\\', '&']) {
+    if !text.contains(['%', '\\', '&', '^']) && !text.contains("M-") {
         return None;
     }
     let mut out = Stream::default();
     let mut at = 0;
     let mut any = false;
+    let push_char = |out: &mut Stream, c: u32, span| {
+        let mut buf = [0u8; 4];
+        let s = char::from_u32(c)
+            .unwrap_or('\u{fffd}')
+            .encode_utf8(&mut buf);
+        for b in s.bytes() {
+            out.push(b, span);
+        }
+    };
     for caps in re.captures_iter(text) {
         let Some(whole) = caps.get(0) else { continue };
         for (i, b) in text[at..whole.start()].bytes().enumerate() {
@@ -188,19 +221,19 @@ fn unescaped(text: &str) -> Option<Stream> {
             caps.get(g)
                 .and_then(|m| u32::from_str_radix(m.as_str(), radix).ok())
         };
-        if let Some(b) = value(1, 16).or_else(|| value(2, 16)) {
+        if let Some(b) = value(2, 16).filter(|_| code_points) {
+            push_char(&mut out, b, span);
+        } else if let Some(b) = value(1, 16)
+            .or_else(|| value(2, 16))
+            .or_else(|| value(6, 8))
+            .or_else(|| caps.get(7).and_then(|m| meta(m.as_str())).map(u32::from))
+        {
             out.push(u8::try_from(b).unwrap_or(0), span);
         } else if let Some(c) = value(3, 16)
             .or_else(|| value(4, 16))
             .or_else(|| value(5, 10))
         {
-            let mut buf = [0u8; 4];
-            let s = char::from_u32(c)
-                .unwrap_or('\u{fffd}')
-                .encode_utf8(&mut buf);
-            for b in s.bytes() {
-                out.push(b, span);
-            }
+            push_char(&mut out, c, span);
         }
         any = true;
     }
@@ -208,6 +241,23 @@ fn unescaped(text: &str) -> Option<Stream> {
         out.push(b, (at + i, at + i + 1));
     }
     (any && out.bytes.len() >= super::forms::MIN_FORM).then_some(out)
+}
+
+/// What separates the characters of a key a program spells out one by
+/// one (`fold -w1 | paste -sd,`, `print(list(key))`, `base64 | sed
+/// 's/.../&:/g'`), besides blanks: dropped in the dense stream.
+pub const SEPARATORS: &[u8] = b",;:|'\"[](){}";
+
+/// The text without blanks and separators (see [`SEPARATORS`]), when it
+/// holds any.
+fn dense(text: &str) -> Option<Stream> {
+    let mut out = Stream::default();
+    for (i, b) in text.bytes().enumerate() {
+        if !b.is_ascii_whitespace() && !SEPARATORS.contains(&b) {
+            out.push(b, (i, i + 1));
+        }
+    }
+    (out.bytes.len() < text.len() && out.bytes.len() >= super::forms::MIN_FORM).then_some(out)
 }
 
 /// Runs of binary digits written without a break (`perl -e 'print
@@ -318,14 +368,19 @@ fn hex_groups(line: &str, start: usize, body_at: usize, has_offset: bool) -> Opt
     let mut end = body_at;
     for (i, tok) in split_spans(body) {
         let hex = tok.len() % 2 == 0 && tok.bytes().all(|b| b.is_ascii_hexdigit());
-        if width == 0 && hex && matches!(tok.len(), 2 | 4 | 8 | 16) {
+        if width == 0 && hex && (2..=16).contains(&tok.len()) {
             width = tok.len();
         }
-        if !hex || tok.len() != width {
+        // The line's last group may be shorter (`xxd -c 5 -g 2`).
+        let shorter = hex && tok.len() < width && !tokens.is_empty();
+        if !hex || (tok.len() != width && !shorter) {
             break;
         }
         tokens.push((body_at + i, tok));
         end = body_at + i + tok.len();
+        if shorter {
+            break;
+        }
     }
     if tokens.len() < 2 && !(has_offset && tokens.len() == 1) {
         return None;

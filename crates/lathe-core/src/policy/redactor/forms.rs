@@ -19,14 +19,27 @@ use base64::Engine;
 /// one that comes out shorter is not looked for.
 pub const MIN_FORM: usize = 8;
 
-/// The letters and digits of a secret in one piece (12 random ones never
-/// turn up by chance); a secret with fewer is looked for whole.
-pub const LETTER_PIECE: usize = 12;
+/// The letters and digits of a secret in one piece (8 random ones do not
+/// turn up by chance); a secret with fewer is looked for whole. A piece
+/// shorter than the longest run a program can be made to print of it
+/// leaks the key a run at a time (`cut -c1-11`, `cut -c12-22`, …).
+pub const LETTER_PIECE: usize = 8;
+
+/// The same for a secret URL's parts (a webhook's path): they hold words
+/// (`services`) that a piece of 8 would hide wherever they stand.
+const URL_LETTER_PIECE: usize = 12;
 
 /// The bytes of a secret in one encoded piece: a line-wrapped encoding
 /// (`base64` wraps at 76 columns, `xxd -p` at 60) still shows every piece
 /// that falls within a line.
-pub const BYTE_PIECE: usize = 12;
+pub const BYTE_PIECE: usize = 9;
+
+/// Base64 (and uuencode) characters in a piece: 9 bytes.
+const B64_PIECE: usize = 12;
+/// Base32 characters in a piece: 5 bytes (one group).
+const B32_PIECE: usize = 8;
+/// 85-letter characters in a piece: 8 bytes (two groups).
+const B85_PIECE: usize = 10;
 
 /// A secret longer than this (a certificate, a blob in a `.env`) is
 /// looked for as it is and by its letters only: its encodings in pieces
@@ -54,6 +67,9 @@ pub struct Forms {
     /// The secrets' own bytes (and as UTF-16), in pieces: what a dump's
     /// columns spell once put back together (`columns`).
     pub raw: Vec<Vec<u8>>,
+    /// The verbatim forms without blanks and separators, for a text read
+    /// the same way (`columns::SEPARATORS`).
+    pub dense: Vec<Vec<u8>>,
 }
 
 impl Forms {
@@ -65,15 +81,32 @@ impl Forms {
             // its secret parts in other forms: pieces of its scheme and
             // host would hide every mention of the site.
             forms.add_verbatim(whole.as_bytes());
-            for part in secret_parts(whole) {
-                forms.add_secret(&part);
+            let parts = secret_parts(whole);
+            let piece = if parts.len() == 1 && parts[0] == *whole {
+                LETTER_PIECE
+            } else {
+                URL_LETTER_PIECE
+            };
+            for part in parts {
+                forms.add_secret(&part, piece);
             }
         }
-        for set in [&mut forms.verbatim, &mut forms.letters] {
+        forms.finish()
+    }
+
+    /// The dense forms, and every set sorted without repeats.
+    fn finish(mut self) -> Self {
+        self.dense = dense_of(&self.verbatim);
+        for set in [
+            &mut self.verbatim,
+            &mut self.letters,
+            &mut self.raw,
+            &mut self.dense,
+        ] {
             set.sort();
             set.dedup();
         }
-        forms
+        self
     }
 
     /// The forms of the lines of files the read rules cover (fewer than a
@@ -100,16 +133,12 @@ impl Forms {
                     .encode(b)
                     .into_bytes()
             }) {
-                for piece in pieces(&run, 16, 4) {
+                for piece in pieces(&run, B64_PIECE, 4) {
                     forms.add_verbatim(piece);
                 }
             }
         }
-        for set in [&mut forms.verbatim, &mut forms.letters, &mut forms.raw] {
-            set.sort();
-            set.dedup();
-        }
-        forms
+        forms.finish()
     }
 
     fn add_verbatim(&mut self, pattern: &[u8]) {
@@ -125,7 +154,7 @@ impl Forms {
     }
 
     /// Every form of one secret (or secret part).
-    fn add_secret(&mut self, s: &str) {
+    fn add_secret(&mut self, s: &str, letter_piece: usize) {
         self.add_verbatim(s.as_bytes());
         let reversed: String = s.chars().rev().collect();
         self.add_verbatim(reversed.as_bytes());
@@ -138,9 +167,9 @@ impl Forms {
         let letters = skeleton(s).0;
         if letters.len() >= MIN_FORM {
             let backwards: Vec<u8> = letters.iter().rev().copied().collect();
-            let step = if light { LETTER_PIECE / 2 } else { 1 };
+            let step = if light { letter_piece / 2 } else { 1 };
             for run in [&letters, &backwards] {
-                for piece in pieces(run, LETTER_PIECE, step) {
+                for piece in pieces(run, letter_piece, step) {
                     self.add_letters(piece);
                 }
             }
@@ -150,8 +179,14 @@ impl Forms {
         }
         // Its bytes, and as UTF-16 either way round, as a dump spells
         // them.
+        // (A URL's parts hold words: their pieces are longer.)
+        let raw_piece = if letter_piece > LETTER_PIECE {
+            letter_piece
+        } else {
+            BYTE_PIECE
+        };
         for form in [s.as_bytes().to_vec(), utf16(s, false), utf16(s, true)] {
-            for piece in pieces(&form, BYTE_PIECE, 1) {
+            for piece in pieces(&form, raw_piece, 1) {
                 self.raw.push(piece.to_vec());
             }
         }
@@ -174,7 +209,7 @@ impl Forms {
             &data_encoding::BASE32HEX_NOPAD,
         ] {
             for run in bit_encoded(bytes, 5, |b| engine.encode(b).into_bytes()) {
-                for piece in pieces(&run, 2 * 8, 8) {
+                for piece in pieces(&run, B32_PIECE, 8) {
                     self.add_letters(piece);
                 }
             }
@@ -212,13 +247,13 @@ impl Forms {
             &base64::engine::general_purpose::URL_SAFE_NO_PAD,
         ] {
             for run in bit_encoded(bytes, 6, |b| engine.encode(b).into_bytes()) {
-                for piece in pieces(&run, 16, 4) {
+                for piece in pieces(&run, B64_PIECE, 4) {
                     self.add_verbatim(piece);
                 }
             }
         }
         for run in bit_encoded(bytes, 6, uuencoded) {
-            for piece in pieces(&run, 16, 4) {
+            for piece in pieces(&run, B64_PIECE, 4) {
                 self.add_verbatim(piece);
             }
         }
@@ -227,12 +262,27 @@ impl Forms {
         for alphabet in [B85, A85, Z85] {
             for align in 0..4 {
                 let run = base85(bytes.get(align..).unwrap_or_default(), alphabet);
-                for piece in pieces(run.as_bytes(), 15, 5) {
+                for piece in pieces(run.as_bytes(), B85_PIECE, 5) {
                     self.add_verbatim(piece);
                 }
             }
         }
     }
+}
+
+/// The forms without blanks and separators (as the dense stream reads
+/// text), those still long enough.
+fn dense_of(verbatim: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    verbatim
+        .iter()
+        .map(|p| {
+            p.iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace() && !super::columns::SEPARATORS.contains(b))
+                .collect::<Vec<u8>>()
+        })
+        .filter(|p| p.len() >= MIN_FORM)
+        .collect()
 }
 
 /// `run` in pieces of `width` bytes, starting every `step` bytes; `run`

@@ -113,6 +113,11 @@ impl Tool for ShellKill {
         "shell_kill"
     }
 
+    /// What the command printed since the last read comes with it.
+    fn prints_unchecked(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "Stop a background command (and everything it started) by its handle; returns what \
          it printed since the last read."
