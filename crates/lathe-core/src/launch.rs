@@ -326,9 +326,13 @@ fn agent_config(
 }
 
 /// The session's own temp directory (0700), removed when the agent ends;
-/// commands get it as their `/tmp`.
+/// commands get it as their `/tmp`. Its name holds Lathe's process id:
+/// those a killed Lathe left behind (nothing runs after SIGKILL) are
+/// removed by the next start.
 fn private_tmp(sandbox: &mut crate::sandbox::Settings) -> Option<Arc<tempfile::TempDir>> {
-    match tempfile::Builder::new().prefix("lathe-tmp-").tempdir() {
+    sweep_private_tmps(&std::env::temp_dir());
+    let prefix = format!("{PRIVATE_TMP}{}-", std::process::id());
+    match tempfile::Builder::new().prefix(&prefix).tempdir() {
         Ok(dir) => {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
@@ -338,6 +342,43 @@ fn private_tmp(sandbox: &mut crate::sandbox::Settings) -> Option<Arc<tempfile::T
         Err(e) => {
             tracing::warn!(error = %e, "no private temp directory; commands share the system's");
             None
+        }
+    }
+}
+
+const PRIVATE_TMP: &str = "lathe-tmp-";
+
+/// Removes the private temp directories in `tmp` whose Lathe is gone:
+/// this user's own directories (not links), named for a process that no
+/// longer runs.
+fn sweep_private_tmps(tmp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PRIVATE_TMP))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        let gone = matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        let path = entry.path();
+        let mine = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if gone
+            && mine
+            && let Err(e) = std::fs::remove_dir_all(&path)
+        {
+            tracing::debug!(error = %e, path = %path.display(), "a stale temp directory stays");
         }
     }
 }
@@ -932,5 +973,39 @@ mod secrets_tests {
             dotenv_secrets(text),
             ["sk_live_abc12345", "9f8e7d6c5b4a39281706f5e4"]
         );
+    }
+}
+
+#[cfg(test)]
+mod private_tmp_tests {
+    /// A directory a killed Lathe left is removed; a running Lathe's, one
+    /// named otherwise, and a link (and what it leads to) stay.
+    #[test]
+    fn only_the_temp_directories_of_a_gone_lathe_are_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let alive = std::process::id();
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join("keep"), "x").unwrap();
+        let at = |n: &str| tmp.path().join(n);
+        std::fs::create_dir(at(&format!("lathe-tmp-{dead}-abc"))).unwrap();
+        std::fs::write(at(&format!("lathe-tmp-{dead}-abc/f")), "x").unwrap();
+        std::fs::create_dir(at(&format!("lathe-tmp-{alive}-abc"))).unwrap();
+        std::fs::create_dir(at("lathe-tmp-abc")).unwrap();
+        std::fs::create_dir(at("lathe-tmp--1-abc")).unwrap();
+        std::os::unix::fs::symlink(target.path(), at(&format!("lathe-tmp-{dead}-link"))).unwrap();
+        super::sweep_private_tmps(tmp.path());
+        assert!(!at(&format!("lathe-tmp-{dead}-abc")).exists());
+        for kept in [
+            format!("lathe-tmp-{alive}-abc"),
+            "lathe-tmp-abc".into(),
+            "lathe-tmp--1-abc".into(),
+            format!("lathe-tmp-{dead}-link"),
+        ] {
+            assert!(at(&kept).symlink_metadata().is_ok(), "{kept} was removed");
+        }
+        assert!(target.path().join("keep").exists());
     }
 }
