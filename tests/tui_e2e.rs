@@ -1721,3 +1721,94 @@ async fn a_workspaces_commands_wait_for_trust() {
     third.wait_for("Offer this workspace's commands?").await;
     drop(home);
 }
+
+/// The dev server of the issue, in the default sandbox (`ask`, the
+/// network off): `python3 -m http.server` in the background, approved in
+/// the dialog (which says what reaches it), is fetched from outside as a
+/// browser would, and the model's read says what it found. A server
+/// bound to another machine's address fails at once: its output and the
+/// sandbox's note are on its line, and running it outside is offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_server_runs_in_the_default_sandbox_and_a_browser_reaches_it() {
+    use std::io::{Read, Write};
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("index.html"), "<h1>dev server</h1>\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "s1",
+            "exec_shell",
+            json!({"command": format!("python3 -u -m http.server {port}"), "background": true}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "o1",
+            "shell_output",
+            json!({"handle": "bg1", "wait_ms": 15000}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "s2",
+            "exec_shell",
+            json!({"command": "python3 -u -m http.server 8999 --bind 192.0.2.7", "background": true}),
+        )),
+        Step::Reply(Reply::text("Both tried.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.type_slowly("start the dev server", Duration::from_millis(30))
+        .await;
+    pane.keys(&["Enter"]);
+    let dialog = pane.wait_for("Approve exec_shell?").await;
+    assert!(dialog.contains("your browser reaches it"), "{dialog}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("runs in the background as bg1").await;
+    // The person's browser.
+    let body = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Ok(mut s) = std::net::TcpStream::connect(("localhost", port)) {
+                let _ = write!(s, "GET / HTTP/1.0\r\n\r\n");
+                let mut body = String::new();
+                let _ = s.read_to_string(&mut body);
+                if body.starts_with("HTTP/") {
+                    return body;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the dev server was never reached"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    assert!(body.contains("<h1>dev server</h1>"), "{body}");
+    pane.wait_for("shell_output bg1 · 1 new line · still running")
+        .await;
+    // Bound to another machine's address: refused, and said so.
+    let dialog = pane.wait_for("Approve exec_shell?").await;
+    assert!(dialog.contains("192.0.2.7"), "{dialog}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("run it again outside the sandbox").await;
+    pause().await;
+    pane.keys(&["n"]);
+    let screen = pane.wait_for("Both tried.").await;
+    assert!(
+        screen.contains("the sandbox refused to listen on 192.0.2.7:8999; the model can ask"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Cannot assign requested address"),
+        "{screen}"
+    );
+}

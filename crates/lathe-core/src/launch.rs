@@ -325,18 +325,30 @@ fn agent_config(
     agent_config
 }
 
-/// The session's own temp directory (0700), removed when the agent ends;
-/// commands get it as their `/tmp`. Its name holds Lathe's process id:
-/// those a killed Lathe left behind (nothing runs after SIGKILL) are
-/// removed by the next start.
+/// The session's own directory (0700), removed when the agent ends:
+/// `tmp/`, which commands get as their `/tmp`, and `served/`, where the
+/// wardens note what commands serve on localhost (out of every command's
+/// reach). Its name holds Lathe's process id: those a killed Lathe left
+/// behind (nothing runs after SIGKILL) are removed by the next start.
 fn private_tmp(sandbox: &mut crate::sandbox::Settings) -> Option<Arc<tempfile::TempDir>> {
     sweep_private_tmps(&std::env::temp_dir());
     let prefix = format!("{PRIVATE_TMP}{}-", std::process::id());
-    match tempfile::Builder::new().prefix(&prefix).tempdir() {
+    let made = tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempdir()
+        .and_then(|dir| {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+            let mut sub = std::fs::DirBuilder::new();
+            sub.mode(0o700);
+            sub.create(dir.path().join("tmp"))?;
+            sub.create(dir.path().join("served"))?;
+            Ok(dir)
+        });
+    match made {
         Ok(dir) => {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
-            sandbox.private_tmp = Some(dir.path().to_path_buf());
+            sandbox.private_tmp = Some(dir.path().join("tmp"));
+            sandbox.served = Some(dir.path().join("served"));
             Some(Arc::new(dir))
         }
         Err(e) => {

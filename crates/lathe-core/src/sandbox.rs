@@ -130,9 +130,14 @@ pub struct Settings {
     /// The session's own temporary directory (see [`Policy::private_tmp`]);
     /// `None`: the system's temp directory is writable.
     pub private_tmp: Option<PathBuf>,
-    /// Sockets outside the writable roots commands may reach: paths, and
-    /// abstract names written `@name` (`[shell] allow_sockets`).
+    /// Sockets outside the writable roots commands may reach: paths,
+    /// abstract names written `@name`, and ports of this machine written
+    /// `localhost:PORT` (`[shell] allow_sockets`).
     pub allow_sockets: Vec<String>,
+    /// Where the wardens note the sockets commands listen on (a directory
+    /// of Lathe's own no command can write): one command reaches a server
+    /// another started. `None`: each reaches only its own.
+    pub served: Option<PathBuf>,
     /// Give the command only the basic variables ([`BASIC_ENV`]) of the
     /// person's environment: for what a workspace runs (its hooks and
     /// MCP servers), which must name any other variable it takes.
@@ -175,6 +180,7 @@ impl Default for Settings {
             protected: Vec::new(),
             private_tmp: None,
             allow_sockets: Vec::new(),
+            served: None,
             basic_env: false,
         }
     }
@@ -226,6 +232,9 @@ pub struct Policy {
     /// Sockets outside the writable roots the person allowed by name.
     #[serde(default)]
     pub allow_sockets: Vec<String>,
+    /// See [`Settings::served`].
+    #[serde(default)]
+    pub served: Option<PathBuf>,
     /// Set by the warden for the confiner: the descriptor to hand the
     /// seccomp listener through.
     #[serde(default)]
@@ -344,6 +353,7 @@ impl Settings {
             report: false,
             private_tmp: private_tmp.filter(|_| self.mode == Mode::WorkspaceWrite),
             allow_sockets: self.allow_sockets.clone(),
+            served: self.served.clone(),
             supervisor: None,
             reads: None,
         }
@@ -503,16 +513,12 @@ impl Probe {
                     .to_string(),
             );
         }
-        if !self.network && !i.net {
-            out.push(
-                "no network namespace: Landlock blocks TCP only, so UDP stays open".to_string(),
-            );
-        }
         if !self.sockets {
             out.push(
                 "no connection supervisor (seccomp user notification: Linux 5.9 and \
                  libseccomp 2.5, and Lathe not itself under one): sockets other programs \
-                 listen on outside the workspace are hidden only where they are found"
+                 listen on outside the workspace are hidden only where they are found, and \
+                 commands cannot listen on localhost"
                     .to_string(),
             );
         }
@@ -821,13 +827,16 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
     let fs = lower.contains("permission denied")
         || lower.contains("operation not permitted")
         || lower.contains("read-only file system");
+    // The warden said what it refused.
+    let refused = stderr.contains(&format!("{}refused", sockets::REFUSAL_PREFIX));
     let net = !policy.network
-        && (lower.contains("network is unreachable")
+        && (refused
+            || lower.contains("network is unreachable")
             || lower.contains("could not resolve")
             || lower.contains("temporary failure in name resolution")
             || lower.contains("connection refused")
             || lower.contains("permission denied") && lower.contains("connect"));
-    if !fs && !net {
+    if !fs && !net && !refused {
         return None;
     }
     // A file hidden on purpose (a read rule of the person's, a credential
@@ -842,6 +851,17 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
             "{} is hidden from commands (the person's read rules, or a store of \
              credentials): no command may read it, and it is not to be read another way",
             rel.display()
+        ));
+    }
+    // What the warden refused, in its words: the first such line.
+    if let Some(line) = stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(sockets::REFUSAL_PREFIX))
+        .filter(|l| l.starts_with("refused"))
+    {
+        return Some(format!(
+            "the sandbox {line}. If the command needs more, say why and run it again with \
+             \"sandbox\": false, which the person approves explicitly"
         ));
     }
     let writes = match policy.mode {
@@ -862,7 +882,8 @@ pub fn blocked_hint(policy: &Policy, stderr: &str) -> Option<String> {
         if policy.network {
             ""
         } else {
-            " and have no network"
+            " and have no network (they may listen on localhost, which the person's browser \
+             reaches, and reach what commands of this session serve there)"
         }
     ))
 }
@@ -909,6 +930,7 @@ mod git_config;
 mod git_traps;
 mod helper;
 mod namespaces;
+mod ports;
 mod seccomp;
 mod sockets;
 pub use sockets::ReadWatch;

@@ -20,6 +20,7 @@ mod caching;
 mod consent;
 mod consent_pipeline;
 mod judge;
+mod localhost;
 mod provider_streams;
 mod sandbox;
 mod subagents;

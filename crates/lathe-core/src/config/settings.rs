@@ -122,14 +122,15 @@ pub(super) fn sandbox(
         protected: Vec::new(),
         private_tmp: None,
         allow_sockets: allow_sockets(shell.allow_sockets.iter().flatten(), env)?,
+        served: None,
         basic_env: false,
     };
     Ok(sandbox)
 }
 
-/// The Unix sockets a command may reach: abstract names as written,
-/// paths with `~` expanded, and where each really is (what the warden
-/// compares).
+/// The sockets a command may reach: abstract names and ports of this
+/// machine (`localhost:PORT`) as written, paths with `~` expanded, and
+/// where each really is (what the warden compares).
 fn allow_sockets<'a>(
     entries: impl Iterator<Item = &'a String>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -141,11 +142,20 @@ fn allow_sockets<'a>(
             out.push(entry.clone());
             continue;
         }
+        if let Some(port) = entry.strip_prefix("localhost:") {
+            let port: u16 = port.parse().ok().filter(|p| *p != 0).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "[shell] allow_sockets: `{entry}` names no port (localhost:PORT, 1-65535)"
+                ))
+            })?;
+            out.push(format!("localhost:{port}"));
+            continue;
+        }
         let path = expand_home("[shell] allow_sockets", entry, env)?;
         if !path.is_absolute() {
             return Err(ConfigError::Invalid(format!(
-                "[shell] allow_sockets: `{entry}` is neither an absolute path nor \
-                 an abstract name (@name)"
+                "[shell] allow_sockets: `{entry}` is neither an absolute path, \
+                 an abstract name (@name) nor a port of this machine (localhost:PORT)"
             )));
         }
         // Where it really is, too: that is what the warden

@@ -99,11 +99,20 @@ pub fn warden(mut policy: Policy) -> i32 {
         Ok(signals) => signals,
         Err(e) => return fail(&e),
     };
-    // Landlock covers TCP and writes; namespaces of its own add a network
-    // with no interface up (UDP, raw sockets), mounts that hold the
-    // protected paths read-only, and a PID namespace, where the system
-    // lets us make them.
+    // Landlock covers TCP and writes, the seccomp filter every other way
+    // onto the network; namespaces of its own add mounts that hold the
+    // protected paths read-only and a PID namespace, where the system
+    // lets us make them. The network namespace stays the system's: what
+    // a command serves on the loopback interface, the person's browser
+    // reaches (the warden binds it there, and nowhere else).
     let namespaced = policy.mode != Mode::Off && policy.namespaces;
+    // Where this Lathe's wardens note what their commands serve: opened
+    // while the system's mount table is still this process's.
+    let served = policy
+        .served
+        .as_deref()
+        .filter(|_| policy.mode != Mode::Off && !policy.network)
+        .and_then(super::ports::Registry::open);
     let mut isolation = if namespaced {
         match namespaces::isolate(&mut policy) {
             Ok(isolation) => isolation,
@@ -146,9 +155,9 @@ pub fn warden(mut policy: Policy) -> i32 {
                     .collect(),
                 allowed: policy.allow_sockets.clone(),
                 network: policy.network,
-                own_net: isolation.net,
             },
             policy.reads.as_ref().and_then(sockets::Reads::new),
+            served,
         )
     });
     if namespaced || isolation.user {
@@ -338,6 +347,7 @@ pub fn confine(policy: Policy) -> i32 {
             !policy.protected_mounted,
             policy.supervisor.is_some(),
             policy.reads.as_ref().is_some_and(|r| !r.globs.is_empty()),
+            policy.network,
         ) {
             Ok(listener) => listener,
             Err(e) => {

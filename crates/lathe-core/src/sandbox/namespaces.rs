@@ -23,8 +23,6 @@ pub struct Isolation {
     /// A PID namespace: the kernel kills what is left when the command
     /// ends, and outside processes cannot be named.
     pub pid: bool,
-    /// A network namespace with nothing up (when the network is off).
-    pub net: bool,
     /// A private mount table: read-only outside the writable roots,
     /// protected paths read-only, sockets and secrets hidden.
     pub mounts: bool,
@@ -34,9 +32,10 @@ pub struct Isolation {
 }
 
 /// Moves the warden (and so the command) into namespaces of its own: a
-/// network with nothing up (unless the network is allowed), a PID
-/// namespace, and a mount table of its own (see [`protect`]), through a
-/// user namespace of its own. The command cannot undo these mounts:
+/// PID namespace and a mount table of its own (see [`protect`]), through
+/// a user namespace of its own. The network namespace stays the
+/// system's: the command serves the person's browser on the loopback
+/// interface, and the seccomp filter and the warden keep it off the rest. The command cannot undo these mounts:
 /// Landlock denies every mount change to a sandboxed process.
 pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     // The sockets other programs listen on, as this network namespace
@@ -45,10 +44,7 @@ pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     // System V shared memory, semaphores and queues of its own too.
     // (The PID namespace comes last, in [`enter_pid_namespace`]: after
     // it no thread can be started, and the warden needs a few.)
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
-    if !policy.network {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
+    let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
     let mut got = Isolation::default();
     // A user namespace of its own first, even for root: capabilities
     // held in it count for nothing outside, so a root command cannot use
@@ -66,7 +62,6 @@ pub fn isolate(policy: &mut Policy) -> Result<Isolation, String> {
     } else if unshare(flags).is_err() {
         return Ok(got);
     }
-    got.net = !policy.network;
     got.mounts = protect(policy, &sockets)?;
     Ok(got)
 }

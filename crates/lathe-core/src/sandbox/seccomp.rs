@@ -17,6 +17,12 @@
 //!   makes the connection itself when the rules allow it: a listening
 //!   socket is reached only where commands may write (or where the
 //!   person named it), however it was bound, renamed or linked.
+//! - With the network off: sockets of the Unix, IP and netlink families
+//!   only, IP sockets of TCP only (no datagram goes anywhere without the
+//!   warden), no TCP Fast Open (a send that connects); every `bind` and
+//!   `listen` waits for the warden too, which puts what listens on the
+//!   loopback interface: a dev server the person's browser reaches, and
+//!   nobody else.
 
 use std::os::fd::RawFd;
 
@@ -33,10 +39,15 @@ const SYS_FCHMODAT2: i32 = 452;
 /// (close-on-exec). `None`: this system cannot have one (an older
 /// kernel, or a supervisor of Lathe's own already listening); the
 /// filter is then applied without it and the caller says so.
-pub fn apply(no_ipc: bool, supervise: bool, watch_reads: bool) -> Result<Option<RawFd>, String> {
+pub fn apply(
+    no_ipc: bool,
+    supervise: bool,
+    watch_reads: bool,
+    network: bool,
+) -> Result<Option<RawFd>, String> {
     let mut listener = None;
     if supervise {
-        let mut ctx = filter(no_ipc, true)?;
+        let mut ctx = filter(no_ipc, true, network)?;
         if watch_reads {
             watch_opens(&mut ctx)?;
         }
@@ -48,7 +59,7 @@ pub fn apply(no_ipc: bool, supervise: bool, watch_reads: bool) -> Result<Option<
         }
     }
     if listener.is_none() {
-        filter(no_ipc, false)?
+        filter(no_ipc, false, network)?
             .load()
             .map_err(|e| format!("seccomp: {e}"))?;
     }
@@ -86,7 +97,7 @@ fn errno(e: i32) -> ScmpAction {
 /// The whole filter for this machine's architecture (calls of any other
 /// kill the process: a 64-bit program cannot slip past through the
 /// 32-bit entry points).
-fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
+fn filter(no_ipc: bool, supervise: bool, network: bool) -> Result<ScmpFilterContext, String> {
     let err = |e: libseccomp::error::SeccompError| format!("seccomp: {e}");
     let mut ctx = ScmpFilterContext::new(ScmpAction::Allow).map_err(err)?;
     ctx.set_act_badarch(ScmpAction::KillProcess).map_err(err)?;
@@ -153,11 +164,101 @@ fn filter(no_ipc: bool, supervise: bool) -> Result<ScmpFilterContext, String> {
             .map_err(err)?;
         }
     }
+    if !network {
+        no_network(&mut ctx, supervise)?;
+    }
     if supervise {
         ctx.add_rule(ScmpAction::Notify, call(libc::SYS_connect)?)
             .map_err(err)?;
     }
     Ok(ctx)
+}
+
+/// What keeps a command off the network in the system's own network
+/// namespace (where its loopback interface is the person's): Landlock
+/// refuses TCP `bind` and `connect` of its own; this refuses every other
+/// way out, and hands `bind` and `listen` to the warden.
+fn no_network(ctx: &mut ScmpFilterContext, supervise: bool) -> Result<(), String> {
+    let err = |e: libseccomp::error::SeccompError| format!("seccomp: {e}");
+    let int = |v: i32| u64::try_from(v).map_err(|e| e.to_string());
+    // The kernel reads `int` arguments' low 32 bits only.
+    let low = ScmpCompareOp::MaskedEqual(0xffff_ffff);
+    // Families: Unix, IP and netlink (which only talks to the kernel);
+    // none of the others (packet, vsock, Bluetooth, CAN, XDP, …).
+    let kept = [
+        libc::AF_UNIX,
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_NETLINK,
+    ];
+    for family in (0..64).filter(|f| !kept.contains(f)) {
+        ctx.add_rule_conditional(
+            errno(libc::EAFNOSUPPORT),
+            call(libc::SYS_socket)?,
+            &[ScmpArgCompare::new(0, low, int(family)?)],
+        )
+        .map_err(err)?;
+    }
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        let family = ScmpArgCompare::new(0, low, int(family)?);
+        // Stream sockets only (the type's low four bits; it may carry
+        // SOCK_NONBLOCK and SOCK_CLOEXEC).
+        for kind in (0..16).filter(|t| *t != libc::SOCK_STREAM) {
+            ctx.add_rule_conditional(
+                errno(libc::EACCES),
+                call(libc::SYS_socket)?,
+                &[
+                    family,
+                    ScmpArgCompare::new(1, ScmpCompareOp::MaskedEqual(0xf), int(kind)?),
+                ],
+            )
+            .map_err(err)?;
+        }
+        // Of TCP (0 or IPPROTO_TCP): not SCTP, MPTCP or any other
+        // protocol Landlock's TCP rules do not cover. A protocol with
+        // bits above the low 32 is refused too (no program passes one).
+        ctx.add_rule_conditional(
+            errno(libc::EACCES),
+            call(libc::SYS_socket)?,
+            &[
+                family,
+                ScmpArgCompare::new(2, ScmpCompareOp::Greater, int(libc::IPPROTO_TCP)?),
+            ],
+        )
+        .map_err(err)?;
+        for protocol in 1..libc::IPPROTO_TCP {
+            ctx.add_rule_conditional(
+                errno(libc::EACCES),
+                call(libc::SYS_socket)?,
+                &[family, ScmpArgCompare::new(2, low, int(protocol)?)],
+            )
+            .map_err(err)?;
+        }
+    }
+    // A send with MSG_FASTOPEN connects where its address says.
+    let fast_open = int(libc::MSG_FASTOPEN)?;
+    for (nr, flags) in [
+        (libc::SYS_sendto, 3),
+        (libc::SYS_sendmsg, 2),
+        (libc::SYS_sendmmsg, 3),
+    ] {
+        ctx.add_rule_conditional(
+            errno(libc::EPERM),
+            call(nr)?,
+            &[ScmpArgCompare::new(
+                flags,
+                ScmpCompareOp::MaskedEqual(fast_open),
+                fast_open,
+            )],
+        )
+        .map_err(err)?;
+    }
+    if supervise {
+        for nr in [libc::SYS_bind, libc::SYS_listen] {
+            ctx.add_rule(ScmpAction::Notify, call(nr)?).map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// Every open that can read (its access mode is not write-only) waits
@@ -204,8 +305,13 @@ mod tests {
 
     #[test]
     fn the_filters_build_for_this_machine() {
-        for (no_ipc, supervise) in [(false, false), (true, false), (false, true), (true, true)] {
-            let ctx = filter(no_ipc, supervise).unwrap();
+        for (no_ipc, supervise, network) in [
+            (false, false, true),
+            (true, false, false),
+            (false, true, false),
+            (true, true, true),
+        ] {
+            let ctx = filter(no_ipc, supervise, network).unwrap();
             let mut bpf = tempfile::tempfile().unwrap();
             ctx.export_bpf(&bpf).unwrap();
             use std::io::{Read, Seek};

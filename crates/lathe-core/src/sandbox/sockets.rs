@@ -1,12 +1,13 @@
-//! The warden's side of every `connect` a sandboxed command makes.
+//! The warden's side of every `connect` a sandboxed command makes, and
+//! of every `bind` and `listen` when the network is off.
 //!
-//! The command's seccomp filter ([`super::seccomp`]) makes each
-//! `connect` wait for the warden, which reads the address once from the
-//! command's memory, decides, and, when the rules allow it, makes the
-//! connection itself on a duplicate of the command's socket
-//! (`pidfd_getfd`). The command's own call is never let through: what it
-//! might change in its memory or descriptor table after the warden
-//! looked is never read again.
+//! The command's seccomp filter ([`super::seccomp`]) makes each of these
+//! wait for the warden, which reads the address once from the command's
+//! memory, decides, and, when the rules allow it, does it itself on a
+//! duplicate of the command's socket (`pidfd_getfd`). The command's own
+//! call is never let through where it matters: what it might change in
+//! its memory or descriptor table after the warden looked is never read
+//! again.
 //!
 //! The rules:
 //! - A Unix socket with a path is reached only if the socket file the
@@ -15,16 +16,19 @@
 //!   (`[shell] allow_sockets`). The file is opened once and the
 //!   connection is made through that very descriptor
 //!   (`/proc/self/fd/N`), so what was checked is what is reached. A
-//!   socket bound by a relative path, in another network namespace,
-//!   renamed or hard-linked after it was bound: all are files, found
-//!   where they are now.
-//! - An abstract Unix socket is reached only in the command's own
-//!   network namespace (which holds nothing but what the command made),
-//!   or when the person named it (`@name`): with the network allowed the
-//!   namespace is the system's, where X11 and D-Bus listen.
-//! - IP, and netlink, go through as the network settings say: with the
-//!   network off, the command's namespace has no way out (and without
-//!   one, none is made); other families are refused.
+//!   socket bound by a relative path, renamed or hard-linked after it
+//!   was bound: all are files, found where they are now.
+//! - An abstract Unix socket is reached when a sandboxed command of this
+//!   Lathe listens on it, or when the person named it (`@name`): X11 and
+//!   D-Bus listen there.
+//! - With the network off, a TCP socket listens on the loopback
+//!   interface only (one bound to every interface is bound to the
+//!   loopback one instead; one bound to another address is refused), so
+//!   the person's browser reaches a dev server and other machines do
+//!   not; and connects to this machine only, to what a sandboxed command
+//!   of this Lathe serves (or a port the person named,
+//!   `localhost:PORT`). Other families are refused. With the network on,
+//!   IP goes through.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -104,8 +108,6 @@ pub struct Rules {
     pub allowed: Vec<String>,
     /// The network is allowed.
     pub network: bool,
-    /// The command has a network namespace of its own.
-    pub own_net: bool,
 }
 
 /// An address as `connect` was given it.
@@ -212,6 +214,20 @@ fn abstract_name(name: &[u8]) -> String {
     out
 }
 
+/// An IP address and port as a person writes them.
+fn shown(address: &Address) -> String {
+    match address {
+        Address::V4(a) => a.to_string(),
+        Address::V6(a) => match a.ip().to_ipv4_mapped() {
+            Some(v4) => format!("{v4}:{}", a.port()),
+            None => format!("[{}]:{}", a.ip(), a.port()),
+        },
+        Address::UnixAbstract(name) => abstract_name(name),
+        Address::UnixPath(p) => p.display().to_string(),
+        _ => "that address".into(),
+    }
+}
+
 /// What the warden does with one `connect`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -220,6 +236,9 @@ pub enum Verdict {
     /// Make it only if the socket file lies where the rules allow: the
     /// path is checked once it is opened.
     CheckPath,
+    /// Make it only if what listens there is served by a sandboxed
+    /// command of this Lathe (or named by the person).
+    CheckServer,
     /// Refuse with this error; the reason (if any) goes to the command's
     /// stderr.
     Refuse(Errno, Option<String>),
@@ -228,30 +247,33 @@ pub enum Verdict {
 impl Rules {
     /// The verdict on an address, before any file is looked at.
     pub fn judge(&self, address: &Address) -> Verdict {
-        let net = self.network || self.own_net;
         match address {
             Address::Unspec => Verdict::Connect,
             Address::UnixUnnamed => Verdict::Refuse(Errno::EINVAL, None),
             Address::UnixPath(_) => Verdict::CheckPath,
             Address::UnixAbstract(name) => {
-                let shown = abstract_name(name);
-                if (self.own_net && !self.network) || self.allowed.contains(&shown) {
+                if self.allowed.contains(&abstract_name(name)) {
                     Verdict::Connect
                 } else {
-                    Verdict::Refuse(
-                        Errno::EACCES,
-                        Some(format!(
-                            "refused a connection to the abstract socket {shown}: it belongs \
-                             to the system's programs ([shell] allow_sockets = [\"{shown}\"] \
-                             lets commands reach it)"
-                        )),
-                    )
+                    Verdict::CheckServer
                 }
             }
-            Address::V4(_) | Address::V6(_) | Address::Netlink { .. } if net => Verdict::Connect,
-            Address::V4(_) | Address::V6(_) | Address::Netlink { .. } => {
-                Verdict::Refuse(Errno::EACCES, None)
+            Address::V4(_) | Address::V6(_) | Address::Netlink { .. } if self.network => {
+                Verdict::Connect
             }
+            // Netlink talks to the kernel only.
+            Address::Netlink { .. } => Verdict::Connect,
+            Address::V4(a) if super::ports::is_local((*a.ip()).into()) => self.local(a.port()),
+            Address::V6(a) if super::ports::is_local((*a.ip()).into()) => self.local(a.port()),
+            Address::V4(_) | Address::V6(_) => Verdict::Refuse(
+                Errno::ENETUNREACH,
+                Some(format!(
+                    "refused a connection to {}: commands have no network in the sandbox \
+                     ([shell] network = true allows it); they may reach only what commands \
+                     of this session serve on localhost",
+                    shown(address)
+                )),
+            ),
             Address::Other(family) => Verdict::Refuse(
                 Errno::EACCES,
                 Some(format!(
@@ -259,6 +281,14 @@ impl Rules {
                      and Unix sockets only"
                 )),
             ),
+        }
+    }
+
+    fn local(&self, port: u16) -> Verdict {
+        if self.allowed.contains(&format!("localhost:{port}")) {
+            Verdict::Connect
+        } else {
+            Verdict::CheckServer
         }
     }
 
@@ -293,12 +323,22 @@ pub struct Workers {
 struct Judge {
     rules: Rules,
     reads: Option<Reads>,
+    /// What the commands of this Lathe serve.
+    served: Option<super::ports::Registry>,
 }
 
 impl Workers {
-    pub fn start(rules: Rules, reads: Option<Reads>) -> Self {
+    pub fn start(
+        rules: Rules,
+        reads: Option<Reads>,
+        served: Option<super::ports::Registry>,
+    ) -> Self {
         let slot: Arc<Slot> = Arc::new((Mutex::new(None), Condvar::new()));
-        let rules = Arc::new(Judge { rules, reads });
+        let rules = Arc::new(Judge {
+            rules,
+            reads,
+            served,
+        });
         let alive = Arc::new(AtomicUsize::new(0));
         let mut started = 0;
         for _ in 0..WORKERS {
@@ -388,9 +428,18 @@ fn answer(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) {
         let _ = resp.respond(listener);
         return;
     }
-    let rules = &judge.rules;
-    let resp = match connect(listener, req, rules) {
-        Ok(()) => ScmpNotifResp::new_val(req.id, 0, ScmpNotifRespFlags::empty()),
+    let call = i64::from(req.data.syscall.as_raw_syscall());
+    let done = if call == libc::SYS_bind {
+        bind(listener, req, judge)
+    } else if call == libc::SYS_listen {
+        listen(listener, req, judge).map(Some)
+    } else {
+        connect(listener, req, judge).map(Some)
+    };
+    let resp = match done {
+        Ok(Some(())) => ScmpNotifResp::new_val(req.id, 0, ScmpNotifRespFlags::empty()),
+        // The kernel does it, as the command asked (and Landlock allows).
+        Ok(None) => ScmpNotifResp::new_continue(req.id, ScmpNotifRespFlags::empty()),
         Err((errno, why)) => {
             if let Some(why) = why {
                 let _ = writeln!(std::io::stderr(), "{REFUSAL_PREFIX}{why}");
@@ -478,12 +527,12 @@ fn rustix_errno(e: rustix::io::Errno) -> Errno {
     Errno::from_raw(e.raw_os_error())
 }
 
-/// Reads the address, decides, and connects: `Ok` when the connection
-/// was made.
-fn connect(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) -> Result<(), Refusal> {
+/// The address a `bind` or `connect` names (`fd, addr, len` are its
+/// first arguments), read once from the thread's memory, and the socket.
+fn their_address(listener: RawFd, req: &ScmpNotifReq) -> Result<(i32, Address), Refusal> {
     let [fd, addr, len, ..] = req.data.args;
     let tid = req.pid;
-    // `connect` takes an int length; more than an address holds is
+    // The call takes an int length; more than an address holds is
     // refused as the kernel refuses it.
     let len = usize::try_from(len & 0xffff_ffff)
         .ok()
@@ -497,10 +546,21 @@ fn connect(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) -> Result<(), Ref
     mem.read_exact_at(&mut bytes, addr)
         .map_err(|_| (Errno::EFAULT, None))?;
     drop(mem);
-    let address = parse(&bytes).map_err(|e| (e, None))?;
+    Ok((fd, parse(&bytes).map_err(|e| (e, None))?))
+}
+
+/// Reads the address, decides, and connects: `Ok` when the connection
+/// was made.
+fn connect(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<(), Refusal> {
+    let tid = req.pid;
+    let rules = &judge.rules;
+    let (fd, address) = their_address(listener, req)?;
     let verdict = rules.judge(&address);
     if let Verdict::Refuse(errno, why) = verdict {
         return Err((errno, why));
+    }
+    if verdict == Verdict::CheckServer {
+        served_here(&address, judge.served.as_ref())?;
     }
     let socket = their_socket(tid, fd)?;
     notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
@@ -541,6 +601,178 @@ fn connect(listener: RawFd, req: &ScmpNotifReq, rules: &Rules) -> Result<(), Ref
         Address::UnixUnnamed | Address::Other(_) => return Err((Errno::EACCES, None)),
     };
     made.map_err(|e| (rustix_errno(e), None))
+}
+
+/// Whether what listens at a local address (a TCP port of this machine,
+/// an abstract name) is served by a sandboxed command of this Lathe (this
+/// one, or one whose warden noted it in `served`): `Ok` when it is;
+/// refused when another program serves it; "refused" when nothing does,
+/// as the kernel would say.
+fn served_here(address: &Address, served: Option<&super::ports::Registry>) -> Result<(), Refusal> {
+    use super::ports;
+    let (inodes, allow) = match address {
+        Address::V4(a) => (
+            ports::tcp_listeners(a.port()),
+            format!("localhost:{}", a.port()),
+        ),
+        Address::V6(a) => (
+            ports::tcp_listeners(a.port()),
+            format!("localhost:{}", a.port()),
+        ),
+        Address::UnixAbstract(name) => (ports::abstract_listeners(name), abstract_name(name)),
+        _ => return Err((Errno::EACCES, None)),
+    };
+    if inodes.is_empty() {
+        return Err((Errno::ECONNREFUSED, None));
+    }
+    let mine = ports::held_under(&inodes, std::process::id());
+    let ours = |i: &u64| mine.contains(i) || served.is_some_and(|r| r.knows(*i));
+    if inodes.iter().all(ours) {
+        return Ok(());
+    }
+    Err((
+        Errno::EACCES,
+        Some(format!(
+            "refused a connection to {}: a program outside the sandbox listens there, not a \
+             command of this session ([shell] allow_sockets = [\"{allow}\"] lets commands \
+             reach it)",
+            shown(address)
+        )),
+    ))
+}
+
+/// Notes a socket the warden bound for its command as served by this
+/// Lathe.
+fn note_served(socket: &OwnedFd, served: Option<&super::ports::Registry>) {
+    if let (Some(registry), Ok(stat)) = (served, rustix::fs::fstat(socket)) {
+        registry.record(stat.st_ino);
+    }
+}
+
+/// Where a TCP socket of a command may listen, for the address it asked
+/// for: the loopback interface, in the address's family. Every interface
+/// (`0.0.0.0`, `::`) is the loopback one; `None` for any other address.
+fn loopback_for(address: &Address, v6_only: bool) -> Option<Address> {
+    match address {
+        Address::V4(a) if a.ip().is_loopback() => Some(address.clone()),
+        Address::V4(a) if a.ip().is_unspecified() => Some(Address::V4(SocketAddrV4::new(
+            Ipv4Addr::LOCALHOST,
+            a.port(),
+        ))),
+        Address::V6(a) => {
+            let ip = match a.ip().to_ipv4_mapped() {
+                Some(v4) if v4.is_loopback() => *a.ip(),
+                Some(v4) if v4.is_unspecified() => Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
+                Some(_) => return None,
+                None if a.ip().is_loopback() => *a.ip(),
+                // Both families on `::` (unless IPV6_V6ONLY): one socket
+                // cannot be on both loopback addresses, and 127.0.0.1 is
+                // the one every `localhost` reaches (some systems name
+                // only it so), browsers and curl included.
+                None if a.ip().is_unspecified() && !v6_only => Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
+                None if a.ip().is_unspecified() => Ipv6Addr::LOCALHOST,
+                None => return None,
+            };
+            Some(Address::V6(SocketAddrV6::new(
+                ip,
+                a.port(),
+                a.flowinfo(),
+                0,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// A `bind`: a TCP socket is bound by the warden, on the loopback
+/// interface (`Ok(Some)`); any other is left to the kernel (`Ok(None)`),
+/// where Landlock holds the rules for paths (and would refuse TCP, had
+/// the socket been swapped meanwhile).
+fn bind(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<Option<()>, Refusal> {
+    let (fd, address) = their_address(listener, req)?;
+    let socket = their_socket(req.pid, fd)?;
+    let family =
+        rustix::net::sockopt::socket_domain(&socket).map_err(|e| (rustix_errno(e), None))?;
+    if family != rustix::net::AddressFamily::INET && family != rustix::net::AddressFamily::INET6 {
+        return Ok(None);
+    }
+    let v6_only = rustix::net::sockopt::ipv6_v6only(&socket).unwrap_or(false);
+    let Some(at) = loopback_for(&address, v6_only) else {
+        return Err((
+            Errno::EADDRNOTAVAIL,
+            Some(format!(
+                "refused to listen on {}: commands may listen on this machine's loopback \
+                 interface only (localhost), which the person's browser reaches; the sandbox \
+                 gives them no network ([shell] network = true allows it)",
+                shown(&address)
+            )),
+        ));
+    };
+    notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
+    let bound = match &at {
+        Address::V4(a) => rustix::net::bind(&socket, a),
+        Address::V6(a) => rustix::net::bind(&socket, a),
+        _ => return Err((Errno::EINVAL, None)),
+    };
+    bound.map_err(|e| (rustix_errno(e), None))?;
+    note_served(&socket, judge.served.as_ref());
+    if at != address {
+        let port = match &at {
+            Address::V4(a) => a.port(),
+            Address::V6(a) => a.port(),
+            _ => 0,
+        };
+        // A port chosen is a server for someone to open: say where.
+        if port != 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{REFUSAL_PREFIX}listening on {} instead of {}: in the sandbox a server is \
+                 reachable from this machine only (http://localhost:{port})",
+                shown(&at),
+                shown(&address)
+            );
+        }
+    }
+    Ok(Some(()))
+}
+
+/// A `listen`, made by the warden: a TCP socket not yet bound is first
+/// bound to the loopback interface (the kernel would bind it to every
+/// interface).
+fn listen(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<(), Refusal> {
+    let [fd, backlog, ..] = req.data.args;
+    let fd = i32::try_from(fd & 0xffff_ffff).map_err(|_| (Errno::EBADF, None))?;
+    // An int, as the kernel reads it.
+    let backlog = i32::from_ne_bytes(((backlog & 0xffff_ffff) as u32).to_ne_bytes());
+    let socket = their_socket(req.pid, fd)?;
+    notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
+    let family =
+        rustix::net::sockopt::socket_domain(&socket).map_err(|e| (rustix_errno(e), None))?;
+    let unbound = |port: Option<u16>| port == Some(0);
+    if family == rustix::net::AddressFamily::INET {
+        let port = rustix::net::getsockname(&socket)
+            .ok()
+            .and_then(|a| SocketAddrV4::try_from(a).ok())
+            .map(|a| a.port());
+        if unbound(port) {
+            rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))
+                .map_err(|e| (rustix_errno(e), None))?;
+        }
+    } else if family == rustix::net::AddressFamily::INET6 {
+        let port = rustix::net::getsockname(&socket)
+            .ok()
+            .and_then(|a| SocketAddrV6::try_from(a).ok())
+            .map(|a| a.port());
+        if unbound(port) {
+            rustix::net::bind(&socket, &SocketAddrV6::new(Ipv6Addr::LOCALHOST, 0, 0, 0))
+                .map_err(|e| (rustix_errno(e), None))?;
+        }
+    }
+    rustix::net::listen(&socket, backlog).map_err(|e| (rustix_errno(e), None))?;
+    if family == rustix::net::AddressFamily::INET || family == rustix::net::AddressFamily::INET6 {
+        note_served(&socket, judge.served.as_ref());
+    }
+    Ok(())
 }
 
 /// The socket the command named, duplicated into this process: the
@@ -646,34 +878,25 @@ mod tests {
     }
 
     #[test]
-    fn abstract_sockets_need_a_namespace_of_their_own_or_a_name() {
+    fn abstract_sockets_need_a_server_of_this_session_or_a_name() {
         let name = Address::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec());
-        let own = Rules {
-            own_net: true,
-            ..Rules::default()
-        };
-        assert_eq!(own.judge(&name), Verdict::Connect);
-        // With the network allowed the namespace is the system's.
-        let shared = Rules {
-            own_net: false,
-            network: true,
-            ..Rules::default()
-        };
-        assert!(matches!(
-            shared.judge(&name),
-            Verdict::Refuse(Errno::EACCES, Some(_))
-        ));
+        for network in [false, true] {
+            let bare = Rules {
+                network,
+                ..Rules::default()
+            };
+            assert_eq!(bare.judge(&name), Verdict::CheckServer);
+        }
         let named = Rules {
-            network: true,
             allowed: vec!["@/tmp/.X11-unix/X0".into()],
             ..Rules::default()
         };
         assert_eq!(named.judge(&name), Verdict::Connect);
         // A name with a byte more is another name.
-        assert!(matches!(
+        assert_eq!(
             named.judge(&Address::UnixAbstract(b"/tmp/.X11-unix/X0\0".to_vec())),
-            Verdict::Refuse(..)
-        ));
+            Verdict::CheckServer
+        );
     }
 
     #[test]
@@ -693,18 +916,73 @@ mod tests {
     }
 
     #[test]
-    fn without_a_namespace_of_its_own_the_network_off_means_no_ip() {
-        let v4 = Address::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 80));
-        let bare = Rules::default();
-        assert!(matches!(bare.judge(&v4), Verdict::Refuse(Errno::EACCES, _)));
-        let own = Rules {
-            own_net: true,
+    fn the_network_off_means_this_machine_only() {
+        let rules = Rules::default();
+        let v4 = |ip: [u8; 4], port| Address::V4(SocketAddrV4::new(Ipv4Addr::from(ip), port));
+        let v6 = |ip: &str, port| Address::V6(SocketAddrV6::new(ip.parse().unwrap(), port, 0, 0));
+        for local in [
+            v4([127, 0, 0, 1], 80),
+            v4([127, 9, 9, 9], 80),
+            v4([0, 0, 0, 0], 80),
+            v6("::1", 80),
+            v6("::", 80),
+            v6("::ffff:127.0.0.1", 80),
+        ] {
+            assert_eq!(rules.judge(&local), Verdict::CheckServer, "{local:?}");
+        }
+        for far in [
+            v4([10, 0, 0, 1], 80),
+            v4([93, 184, 216, 34], 443),
+            v6("2001:db8::1", 443),
+            v6("::ffff:10.0.0.1", 80),
+        ] {
+            assert!(
+                matches!(
+                    rules.judge(&far),
+                    Verdict::Refuse(Errno::ENETUNREACH, Some(_))
+                ),
+                "{far:?}"
+            );
+        }
+        // A port the person named is reached whoever serves it.
+        let named = Rules {
+            allowed: vec!["localhost:5432".into()],
             ..Rules::default()
         };
-        assert_eq!(own.judge(&v4), Verdict::Connect);
+        assert_eq!(named.judge(&v4([127, 0, 0, 1], 5432)), Verdict::Connect);
+        assert_eq!(named.judge(&v4([127, 0, 0, 1], 5433)), Verdict::CheckServer);
+        // With the network on, IP goes through.
+        let open = Rules {
+            network: true,
+            ..Rules::default()
+        };
+        assert_eq!(open.judge(&v4([93, 184, 216, 34], 443)), Verdict::Connect);
         assert!(matches!(
-            own.judge(&Address::Other(libc::AF_VSOCK as u16)),
+            rules.judge(&Address::Other(libc::AF_VSOCK as u16)),
             Verdict::Refuse(Errno::EACCES, Some(_))
         ));
+    }
+
+    #[test]
+    fn servers_listen_on_the_loopback_interface_only() {
+        let v4 = |ip: [u8; 4]| Address::V4(SocketAddrV4::new(Ipv4Addr::from(ip), 8000));
+        let v6 = |ip: &str| Address::V6(SocketAddrV6::new(ip.parse().unwrap(), 8000, 0, 0));
+        let both = |a: &Address| loopback_for(a, false);
+        assert_eq!(both(&v4([0, 0, 0, 0])), Some(v4([127, 0, 0, 1])));
+        assert_eq!(both(&v4([127, 0, 0, 2])), Some(v4([127, 0, 0, 2])));
+        // Both families on `::`: 127.0.0.1, which every localhost reaches.
+        assert_eq!(both(&v6("::")), Some(v6("::ffff:127.0.0.1")));
+        assert_eq!(loopback_for(&v6("::"), true), Some(v6("::1")));
+        assert_eq!(both(&v6("::1")), Some(v6("::1")));
+        assert_eq!(both(&v6("::ffff:0.0.0.0")), Some(v6("::ffff:127.0.0.1")));
+        for far in [
+            v4([192, 168, 1, 5]),
+            v6("2001:db8::1"),
+            v6("::ffff:10.0.0.1"),
+        ] {
+            assert_eq!(both(&far), None, "{far:?}");
+            assert_eq!(loopback_for(&far, true), None, "{far:?}");
+        }
+        assert_eq!(both(&Address::UnixPath("x".into())), None);
     }
 }

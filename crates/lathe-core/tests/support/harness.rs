@@ -323,13 +323,16 @@ pub fn builtin_settings() -> BuiltinSettings {
             .unwrap()
             .keep(),
     );
-    // The session's own temp directory, as the binary gives one.
-    settings.sandbox.private_tmp = Some(
-        tempfile::Builder::new()
-            .prefix("lathe-test-tmp-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap()
-            .keep(),
-    );
+    // The session's own directories, as the binary gives them.
+    let own = tempfile::Builder::new()
+        .prefix("lathe-test-tmp-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+        .keep();
+    for sub in ["tmp", "served"] {
+        std::fs::create_dir(own.join(sub)).unwrap();
+    }
+    settings.sandbox.private_tmp = Some(own.join("tmp"));
+    settings.sandbox.served = Some(own.join("served"));
     settings
 }

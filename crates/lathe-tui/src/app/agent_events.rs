@@ -227,6 +227,15 @@ impl App {
                     );
                 }
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    if let Some(output) =
+                        crate::components::cells::unstreamed_output(&tool, &content)
+                        && t.printed == 0
+                    {
+                        t.push_output(&output);
+                    }
+                    if t.note.is_none() {
+                        t.note = crate::components::cells::sandbox_note(&content);
+                    }
                     t.elapsed_ms = metadata.duration_ms;
                     t.change = change.map(|c| *c);
                     t.state = ToolState::Done {

@@ -851,8 +851,8 @@ fn a_background_command_says_what_running_in_the_background_means() {
             line: "npm run dev".into(),
             background: Some(
                 "keeps running in the background until stopped (/ps, or the model's \
-                 shell_kill) or the conversation ends. No network in the sandbox: a server in \
-                 it cannot be reached from your browser ([shell] network = true allows it)."
+                 shell_kill) or the conversation ends. A server in it listens on localhost \
+                 only: your browser reaches it, other machines do not."
                     .into(),
             ),
             ..Default::default()
@@ -862,5 +862,5 @@ fn a_background_command_says_what_running_in_the_background_means() {
     o.push(req, t0);
     let screen = draw(&mut o, 100, 24, later(t0));
     assert!(screen.contains("background: keeps running"), "{screen}");
-    assert!(screen.contains("cannot be reached from"), "{screen}");
+    assert!(screen.contains("your browser reaches"), "{screen}");
 }

@@ -259,6 +259,11 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         };
         return shorten(&msg, 200);
     }
+    // What a read of a background command found (its handle is on the
+    // line already): `1 new line · still running`.
+    if tool == "shell_output" {
+        return background_read(content);
+    }
     // Started in the background: still running, by its handle.
     if let (Some(handle), Some(true)) = (
         content.get("handle").and_then(Value::as_str),
@@ -358,6 +363,57 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         return shorten(msg, 200);
     }
     String::new()
+}
+
+/// A `shell_output` read in words: how many new lines, and whether the
+/// command still runs or how it ended.
+fn background_read(content: &Value) -> String {
+    let lines = content
+        .get("output")
+        .and_then(Value::as_str)
+        .map_or(0, |o| o.lines().count());
+    let new = match lines {
+        0 => "no new output".to_string(),
+        1 => "1 new line".to_string(),
+        n => format!("{n} new lines"),
+    };
+    let state = if content.get("running").and_then(Value::as_bool) == Some(true) {
+        "still running".to_string()
+    } else {
+        match content.get("exit_code").and_then(Value::as_i64) {
+            Some(code) => format!("ended, exit {code}"),
+            None => "ended".to_string(),
+        }
+    };
+    format!("{new} · {state}")
+}
+
+/// Output a result carries that was not streamed as progress: what a
+/// command started in the background printed in its first moment, what
+/// a read of one found.
+pub fn unstreamed_output(tool: &str, content: &Value) -> Option<String> {
+    let background = content.get("handle").is_some();
+    (background && matches!(tool, "exec_shell" | "shell_output" | "spawn"))
+        .then(|| content.get("output").and_then(Value::as_str))
+        .flatten()
+        .map(|o| o.trim_end_matches('\n').to_string())
+        .filter(|o| !o.is_empty())
+}
+
+/// Why the sandbox may be what stopped a command, when the result says.
+pub fn sandbox_note(content: &Value) -> Option<String> {
+    content.get("sandbox").and_then(Value::as_str).map(|n| {
+        // Its first clause is the person's; the rest (which places
+        // are writable, what to do) is for the model.
+        let said = n.split_once(": ").map_or(n, |(head, _)| head);
+        let offer = if said.contains("may have blocked") || said.starts_with("the sandbox refused")
+        {
+            "; the model can ask you to run it outside the sandbox"
+        } else {
+            ""
+        };
+        shorten(&format!("{said}{offer}"), 200)
+    })
 }
 
 /// Renders a cell to lines of at most `width` columns.
@@ -807,6 +863,51 @@ mod tests {
                 "+i",
                 "+j"
             ],
+        );
+    }
+
+    /// A read of a background command says what it read, not its handle
+    /// again; what a background command printed at once, and why the
+    /// sandbox stopped it, are on its cell.
+    #[test]
+    fn background_work_is_spoken_about() {
+        let read = |v: Value| summarize("shell_output", ToolStatus::Ok, &v);
+        assert_eq!(
+            read(json!({"handle": "bg1", "running": true, "output": "GET / 200\n"})),
+            "1 new line · still running"
+        );
+        assert_eq!(
+            read(json!({"handle": "bg1", "running": true, "output": ""})),
+            "no new output · still running"
+        );
+        assert_eq!(
+            read(json!({"handle": "bg1", "running": false, "output": "a\nb\n", "exit_code": 0})),
+            "2 new lines · ended, exit 0"
+        );
+        let failed = json!({
+            "handle": "bg1", "running": false, "exit_code": 1,
+            "output": "Traceback\nPermissionError: [Errno 13] Permission denied\n",
+            "sandbox": "the sandbox (workspace-write) may have blocked this: commands may write only in /ws",
+        });
+        assert_eq!(summarize("exec_shell", ToolStatus::Ok, &failed), "exit 1");
+        assert_eq!(
+            unstreamed_output("exec_shell", &failed).as_deref(),
+            Some("Traceback\nPermissionError: [Errno 13] Permission denied")
+        );
+        assert_eq!(
+            sandbox_note(&failed).as_deref(),
+            Some(
+                "the sandbox (workspace-write) may have blocked this; the model can ask you \
+                 to run it outside the sandbox"
+            )
+        );
+        // Still running: its note is how to read it, not the sandbox's.
+        let running = json!({"handle": "bg1", "running": true, "output": "up\n", "note": "running in the background: …"});
+        assert_eq!(sandbox_note(&running), None);
+        // A foreground command streamed its output already.
+        assert_eq!(
+            unstreamed_output("exec_shell", &json!({"stdout": "x"})),
+            None
         );
     }
 

@@ -353,8 +353,12 @@ impl ExecShell {
                 if let Some(code) = ended.exit_code {
                     v["exit_code"] = json!(code);
                 }
-                if let Some(note) = &ended.note {
-                    v["note"] = json!(note);
+                match (&ended.note, ended.exit_code) {
+                    // It exited, and the sandbox may be why (the only note
+                    // an exit has): the person may run it again outside.
+                    (Some(note), Some(_)) => v["sandbox"] = json!(note),
+                    (Some(note), None) => v["note"] = json!(note),
+                    (None, _) => {}
                 }
             }
             None => {
@@ -381,8 +385,9 @@ impl ExecShell {
             {
                 "A server in it is reachable from this machine (localhost)."
             } else {
-                "No network in the sandbox: a server in it cannot be reached from your browser \
-                 ([shell] network = true allows it)."
+                "A server in it listens on localhost only: your browser reaches it, other \
+                 machines do not; it has no network and reaches no other program's server \
+                 ([shell] network = true allows more)."
             }
         )
     }
@@ -394,8 +399,10 @@ impl ExecShell {
             "A server it starts listens on this machine's network: http://localhost:PORT \
              reaches it."
         } else {
-            "The sandbox gives it no network: a server cannot listen on a port that a browser \
-             reaches (binding fails); the person can allow it with [shell] network = true."
+            "The sandbox gives it no network, but a server it starts listens on localhost \
+             (bound to 0.0.0.0 or :: it is put on 127.0.0.1): http://localhost:PORT \
+             reaches it from the person's browser and from other commands of this session; \
+             other machines cannot reach it."
         }
     }
 
