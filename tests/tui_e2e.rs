@@ -1812,3 +1812,48 @@ async fn a_dev_server_runs_in_the_default_sandbox_and_a_browser_reaches_it() {
         "{screen}"
     );
 }
+
+/// A correction typed at a person's pace while the dialog opens, a
+/// pause, Enter: it goes to the running turn (the dialog still waits),
+/// and after `y` it is in the very next request the model gets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correction_typed_as_the_dialog_opens_reaches_the_model() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "touch made.txt"}))),
+        Step::Reply(Reply::text("Noted the correction.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.type_slowly("make a file", Duration::from_millis(30))
+        .await;
+    pane.keys(&["Enter"]);
+    // Typing on as the dialog opens.
+    pane.type_slowly("call it notes.txt instead", Duration::from_millis(120))
+        .await;
+    pane.wait_for("Approve exec_shell?").await;
+    pause().await;
+    let screen = pane.wait_for("Enter sends this to the turn").await;
+    assert!(screen.contains("call it notes.txt instead"), "{screen}");
+    pane.keys(&["Enter"]);
+    // Sent: it waits above the composer for the model, the dialog stays.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pane.screen().contains("working… (Enter sends this") {
+        assert!(Instant::now() < deadline, "{}", pane.screen());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        pane.screen().contains("Approve exec_shell?"),
+        "{}",
+        pane.screen()
+    );
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("Noted the correction.").await;
+    let second = mock.requests()[1].body.to_string();
+    assert!(second.contains("call it notes.txt instead"), "{second}");
+}

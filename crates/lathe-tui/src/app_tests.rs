@@ -1956,3 +1956,51 @@ fn a_subagents_calls_stand_under_its_task() {
         "{detail}"
     );
 }
+
+/// A correction typed as a dialog opens, then a pause (the dialog arms),
+/// then Enter: the text goes to the running turn and the dialog still
+/// waits; Enter never answers it. The composer's title says so. Writing
+/// what to do instead of the call keeps its own Enter.
+#[test]
+fn enter_sends_the_draft_to_the_turn_while_a_dialog_waits() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    type_text(&mut a, "use the other file", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    screen(&mut a, 80, 24);
+    let armed = t0 + QUIET + Duration::from_millis(500);
+    a.tick(armed);
+    let shown = screen(&mut a, 80, 24);
+    assert!(
+        shown.contains("Enter sends this to the turn, not to the question"),
+        "{shown}"
+    );
+    a.on_terminal_event(key(KeyCode::Enter), armed);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Steer {
+            text: "use the other file".into()
+        }]
+    );
+    assert!(a.questions.approvals.is_active(), "the dialog still waits");
+    // Nothing left to send: Enter is the dialog's again (not an answer).
+    a.on_terminal_event(key(KeyCode::Enter), armed);
+    assert!(a.take_ops().is_empty());
+    // `e`, then text and Enter: the denial with its message.
+    type_text(&mut a, "x", armed);
+    a.on_terminal_event(key(KeyCode::Backspace), armed);
+    let later = armed + QUIET + Duration::from_millis(500);
+    a.tick(later);
+    a.on_terminal_event(key(KeyCode::Char('e')), later);
+    type_text(&mut a, "not now", later);
+    a.on_terminal_event(key(KeyCode::Enter), later);
+    let ops = a.take_ops();
+    assert!(
+        matches!(&ops[..], [Op::Decide { decision: ApprovalDecision::Deny { message: Some(m) }, .. }] if m == "not now"),
+        "{ops:?}"
+    );
+}

@@ -265,6 +265,15 @@ impl Questions {
         0
     }
 
+    /// Whether the person is writing into a question's own text: an
+    /// answer to the model's question, what to do instead of a call.
+    pub fn is_writing(&self) -> bool {
+        self.approvals.is_writing() && self.trust.is_none() && self.limit.is_none()
+            || self.ask.as_ref().is_some_and(|a| a.is_writing())
+                && self.trust.is_none()
+                && self.limit.is_none()
+    }
+
     /// Whether a question waits for the person.
     pub fn is_asking(&self) -> bool {
         self.trust.is_some()

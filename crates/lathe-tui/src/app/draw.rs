@@ -141,6 +141,7 @@ impl App {
         }
         self.render_queued(queued_area, buf);
         let focused = !self.questions.is_asking() && self.overlays.is_empty();
+        self.composer.set_question(self.questions.is_asking());
         self.composer
             .render(composer_area, buf, &self.theme, focused);
         let info = self.status_info();

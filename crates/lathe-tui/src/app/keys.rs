@@ -108,6 +108,19 @@ impl App {
             self.flash("the log opens once the question is answered", now);
             return;
         }
+        // Enter sends what the composer holds to the running turn,
+        // whatever question is up: it never answers one, so a correction
+        // typed as a dialog opened reaches the model. A question's own
+        // text (the model's question, "no, and say what instead") keeps
+        // its Enter.
+        if key.code == KeyCode::Enter
+            && key.modifiers.is_empty()
+            && self.is_running()
+            && !self.composer.is_empty()
+            && !self.questions.is_writing()
+        {
+            return self.composer_key(key, now);
+        }
         if let Some(question) = self.questions.top() {
             if question.handle_key(key, &self.events, now) == Outcome::Close {
                 self.questions.close_top();

@@ -70,6 +70,11 @@ impl AskPanel {
         self.draft.push_str(&flat);
     }
 
+    /// Whether the person has begun an answer of their own.
+    pub fn is_writing(&self) -> bool {
+        !self.draft.is_empty()
+    }
+
     fn own(&self) -> bool {
         self.selected == self.choices.len()
     }

@@ -65,6 +65,8 @@ pub struct Composer {
     browsing: Option<(usize, String)>,
     popup_selected: usize,
     busy_hint: bool,
+    /// A question waits above (Enter is the turn's, or waits for it).
+    question: bool,
     /// The workspace, for `@path` completion, and its files (read on the
     /// first Tab after an `@`).
     workspace: Option<std::path::PathBuf>,
@@ -102,6 +104,7 @@ impl Composer {
             browsing: None,
             popup_selected: 0,
             busy_hint: false,
+            question: false,
             workspace: None,
             files: None,
             matches: Vec::new(),
@@ -132,6 +135,11 @@ impl Composer {
         self.textarea.cut();
         self.textarea.insert_str(text);
         self.popup_selected = 0;
+    }
+
+    /// Shows that a question waits above: what Enter does then.
+    pub fn set_question(&mut self, waiting: bool) {
+        self.question = waiting;
     }
 
     /// Shows that a turn is running (Enter sends to it, Tab queues).
@@ -638,10 +646,15 @@ impl Composer {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        let title = if self.busy_hint {
-            " working… (Enter sends now, Tab queues, Esc stops) "
-        } else {
-            " message "
+        // What Enter does, in each state.
+        let title = match (self.busy_hint, self.question) {
+            (true, true) if self.is_empty() => " working… (what you type here goes to the turn) ",
+            (true, true) => " working… (Enter sends this to the turn, not to the question) ",
+            (true, false) => " working… (Enter sends now, Tab queues, Esc stops) ",
+            (false, true) if !self.is_empty() => {
+                " message (kept; Enter sends it once the question is answered) "
+            }
+            (false, _) => " message ",
         };
         let border = if focused {
             theme.accent()
