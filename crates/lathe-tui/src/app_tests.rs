@@ -2004,3 +2004,69 @@ fn enter_sends_the_draft_to_the_turn_while_a_dialog_waits() {
         "{ops:?}"
     );
 }
+
+/// At 80×24, with a draft in the composer, a change to a 30-line file
+/// shows its changed lines (not only its context) when the dialog opens;
+/// the second hunk is shown before `y` can approve the whole.
+#[test]
+fn an_80_by_24_dialog_shows_the_change_before_it_is_approved() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    type_text(&mut a, "a long draft that keeps going for a while", t0);
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 12\n", "line twelve\n")
+        .replace("line 28\n", "line twenty-eight\n");
+    let change = FileChange::new("notes.md", "/w/notes.md".into(), Some(&old), &new);
+    a.on_agent_event(
+        started(
+            "c1",
+            "write_file",
+            json!({"path": "notes.md", "content": new}),
+        ),
+        t0,
+    );
+    a.on_agent_event(
+        AgentEvent::ApprovalRequested(crate::protocol::ApprovalRequest {
+            call_id: "c1".into(),
+            tool: "write_file".into(),
+            arguments: json!({"path": "notes.md", "content": new}),
+            effect: Effect::Write,
+            operations: vec![],
+            needs: vec![crate::protocol::ApprovalNeed {
+                what: "write notes.md".into(),
+                reason: "approval mode ask: file changes need approval".into(),
+            }],
+            reason: "approval mode ask: file changes need approval".into(),
+            grant: Some(crate::protocol::GrantOffer {
+                covers: vec!["writes to notes.md".into()],
+                ttl_secs: 300,
+            }),
+            diff: Some(change.unified()),
+            change: Some(Box::new(change)),
+            round: None,
+        }),
+        t0,
+    );
+    let first = screen(&mut a, 80, 24);
+    let t1 = t0 + QUIET + Duration::from_millis(500);
+    a.tick(t1);
+    assert!(first.contains("+ line twelve"), "{first}");
+    assert!(first.contains("- line 12"), "{first}");
+    assert_snapshot!("app_dialog_80x24_change_in_view", first);
+    // `y`: the second hunk's change was not on screen yet; it is now.
+    a.on_terminal_event(key(KeyCode::Char('y')), t1);
+    assert!(a.take_ops().is_empty());
+    let second = screen(&mut a, 80, 24);
+    assert!(second.contains("+ line twenty-eight"), "{second}");
+    let t2 = t1 + QUIET + Duration::from_millis(500);
+    a.tick(t2);
+    a.on_terminal_event(key(KeyCode::Char('y')), t2);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
+}

@@ -134,6 +134,15 @@ pub struct ApprovalOverlay {
     excluded: Vec<bool>,
     /// Where the last frame put the diff: rows above it, and its width.
     diff_at: std::cell::Cell<(usize, u16)>,
+    /// The frames scroll to the chosen hunk's change (until the person
+    /// scrolls): whatever the window's size, what would be written is on
+    /// screen before it can be approved.
+    follow: bool,
+    /// Where the last frame was scrolled to.
+    shown_scroll: std::cell::Cell<usize>,
+    /// Which hunks' changed lines a frame has shown: only those can be
+    /// approved.
+    seen: std::cell::RefCell<Vec<bool>>,
     /// The person's last key into the composer.
     last_typed: Option<Instant>,
 }
@@ -246,7 +255,24 @@ impl ApprovalOverlay {
         self.drawn_once = false;
         self.hunk = 0;
         self.excluded = vec![false; self.hunks()];
+        self.follow = true;
+        *self.seen.borrow_mut() = vec![false; self.hunks()];
         self.mark();
+    }
+
+    /// The person scrolls: from where the last frame was, no longer
+    /// following the chosen hunk.
+    fn take_scroll(&mut self) {
+        if std::mem::take(&mut self.follow) {
+            self.scroll = self.shown_scroll.get();
+        }
+    }
+
+    /// A kept hunk whose changed lines no frame has shown yet.
+    fn unseen_hunk(&self) -> Option<usize> {
+        let seen = self.seen.borrow();
+        (0..self.excluded.len())
+            .find(|h| !self.excluded[*h] && !seen.get(*h).copied().unwrap_or(true))
     }
 
     /// Hunks of the front request's diff.
@@ -270,13 +296,8 @@ impl ApprovalOverlay {
             return;
         };
         self.hunk = n.min(d.hunks().saturating_sub(1));
-        let (above, width) = self.diff_at.get();
-        if self.hunk == 0 {
-            // The first hunk with what the call is about above it.
-            self.scroll = 0;
-        } else if width > 0 {
-            self.scroll = (above + d.hunk_row(self.hunk, width)).min(self.max_scroll.get());
-        }
+        // The frames bring its change into view.
+        self.follow = true;
         self.mark();
     }
 
@@ -497,6 +518,17 @@ impl ApprovalOverlay {
         if front.edited && plain && matches!(key.code, KeyCode::Char('a' | 'A')) {
             return ApprovalAction::Hint("y writes your edited version; a is for the model's own");
         }
+        // What would be written must have been on screen: a kept hunk
+        // whose change no frame showed is brought into view first.
+        if plain
+            && matches!(key.code, KeyCode::Char('y' | 'Y' | 'a' | 'A'))
+            && let Some(h) = self.unseen_hunk()
+        {
+            self.choose_hunk(h);
+            return ApprovalAction::Hint(
+                "a change you have not seen yet is on screen now: read it, then answer",
+            );
+        }
         match key.code {
             KeyCode::Char('y' | 'Y') if plain && left_out > 0 => {
                 let kept: Vec<usize> = (0..self.excluded.len())
@@ -570,14 +602,17 @@ impl ApprovalOverlay {
                 ApprovalAction::None
             }
             KeyCode::Char('j') => {
+                self.take_scroll();
                 self.scroll_by(1);
                 ApprovalAction::None
             }
             KeyCode::Char('k') => {
+                self.take_scroll();
                 self.scroll = self.scroll.saturating_sub(1);
                 ApprovalAction::None
             }
             KeyCode::Char(' ') => {
+                self.take_scroll();
                 self.scroll_by(10);
                 ApprovalAction::None
             }
@@ -614,6 +649,14 @@ impl ApprovalOverlay {
     fn scroll_key(&mut self, code: KeyCode) -> bool {
         // In a diff, ↑↓ move between hunks (the match in handle_key).
         let hunks = self.hunks() > 1;
+        let scrolls = match code {
+            KeyCode::Down | KeyCode::Up => !hunks,
+            KeyCode::PageDown | KeyCode::PageUp | KeyCode::Home | KeyCode::End => true,
+            _ => false,
+        };
+        if scrolls {
+            self.take_scroll();
+        }
         match code {
             KeyCode::Down if !hunks => self.scroll_by(1),
             KeyCode::Up if !hunks => self.scroll = self.scroll.saturating_sub(1),

@@ -176,6 +176,7 @@ fn review_keys_never_make_an_answer_wait() {
     let mut t = later(t0);
     for code in [KeyCode::Char('j'), KeyCode::Char('x'), KeyCode::Char('j')] {
         assert_eq!(o.handle_key(key(code), t), ApprovalAction::None, "{code:?}");
+        draw(&mut o, 80, 24, t);
         t += Duration::from_millis(250);
     }
     let a = o.handle_key(key(KeyCode::Char('y')), t);
@@ -603,8 +604,16 @@ fn hunks_are_chosen_left_out_and_the_rest_approved() {
         o.handle_key(key(KeyCode::Char('a')), t),
         ApprovalAction::Hint(_)
     ));
+    // The third hunk's change was never on screen: `y` brings it there
+    // and waits for the next `y`.
+    assert!(matches!(
+        o.handle_key(key(KeyCode::Char('y')), later(t)),
+        ApprovalAction::Hint(h) if h.contains("not seen")
+    ));
+    let screen = draw(&mut o, 80, 40, later(t));
+    assert!(screen.contains("hunk 3 of 3"), "{screen}");
     let ApprovalAction::Decide { decision, how, .. } =
-        o.handle_key(key(KeyCode::Char('y')), later(t))
+        o.handle_key(key(KeyCode::Char('y')), later(later(t)))
     else {
         panic!("no decision");
     };
@@ -627,14 +636,31 @@ fn hunks_are_chosen_left_out_and_the_rest_approved() {
         matches!(decision, ApprovalDecision::Deny { .. }),
         "{decision:?}"
     );
-    // x again takes a hunk back in; with all in, y approves the whole.
+    // x again takes a hunk back in; with all in, y approves the whole,
+    // once each hunk's change has been on screen (a y shows the next one
+    // not yet seen).
     let mut o = shown(vec![three_hunks("c3")], t0);
     o.handle_key(key(KeyCode::Char('x')), t);
     o.handle_key(key(KeyCode::Char('x')), t);
-    let ApprovalAction::Decide { decision, .. } = o.handle_key(key(KeyCode::Char('y')), later(t))
-    else {
-        panic!("no decision");
+    let mut t = later(t);
+    let mut shown_first = 0;
+    let decision = loop {
+        match o.handle_key(key(KeyCode::Char('y')), t) {
+            ApprovalAction::Decide { decision, .. } => break decision,
+            ApprovalAction::Hint(h) => {
+                assert!(h.contains("not seen"), "{h}");
+                shown_first += 1;
+                assert!(shown_first <= 2, "each hunk is shown once");
+                draw(&mut o, 80, 24, t);
+                t = later(t);
+            }
+            other => panic!("{other:?}"),
+        }
     };
+    assert_eq!(
+        shown_first, 2,
+        "the second and third hunks were shown first"
+    );
     assert_eq!(decision, ApprovalDecision::ApproveOnce);
 }
 

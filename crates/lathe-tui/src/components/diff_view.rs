@@ -605,6 +605,18 @@ impl DiffView {
         i.checked_sub(1).map_or(0, |j| self.ends(width)[j])
     }
 
+    /// The rows (at `width`) of hunk `n`'s first run of changed lines:
+    /// from its first added or removed line to just after the run.
+    /// `None` for a hunk with no change (or no such hunk).
+    pub fn change_rows(&self, n: usize, width: u16) -> Option<(usize, usize)> {
+        let changed = |r: &Row| matches!(r, Row::Line { kind, hunk, .. } if *hunk == n && *kind != Kind::Context);
+        let first = self.rows.iter().position(changed)?;
+        let last = first + self.rows[first..].iter().take_while(|r| changed(r)).count();
+        let ends = self.ends(width);
+        let start = first.checked_sub(1).map_or(0, |j| ends[j]);
+        Some((start, ends[last - 1]))
+    }
+
     /// Marks the hunk chosen and those left out, for the next frames.
     pub fn set_marks(&self, selected: Option<usize>, excluded: &[bool]) {
         *self.marks.borrow_mut() = Marks {

@@ -293,12 +293,9 @@ impl ApprovalOverlay {
         // diff down to the first line it changes (a hunk's header alone
         // shows nothing of what would be written).
         let body_rows = usize::from(inner.height.saturating_sub(2));
-        let first_change = if diff_rows > 0 {
-            head.len() + diff_rows.min(2)
-        } else {
-            0
-        };
-        let needed = first_change.max(total.clamp(3, MIN_BODY_ROWS)).min(total);
+        // A diff scrolls to its change (below), so three rows show it: a
+        // line above, the change, a marker.
+        let needed = total.clamp(3, MIN_BODY_ROWS).min(total);
         let fits = inner.width >= 24 && body_rows >= needed;
         self.fits.set(fits);
         self.drawn.set(Some(fits));
@@ -319,17 +316,79 @@ impl ApprovalOverlay {
             inner.height - 2,
         );
         let height = usize::from(body_area.height);
-        self.diff_at.set((total - diff_rows, body_width));
+        let above = total - diff_rows;
+        self.diff_at.set((above, body_width));
         let max_scroll = total.saturating_sub(height);
         self.max_scroll.set(max_scroll);
-        let scroll = self.scroll.min(max_scroll);
-        let mut shown: Vec<Line<'static>> = head.into_iter().skip(scroll).take(height).collect();
+        // Each hunk's first changed rows, where the body has them.
+        let changes: Vec<Option<(usize, usize)>> = req.diff.as_ref().map_or_else(Vec::new, |d| {
+            (0..d.hunks())
+                .map(|h| {
+                    d.change_rows(h, body_width)
+                        .map(|(a, b)| (above + a, above + b))
+                })
+                .collect()
+        });
+        let scroll = if self.follow {
+            let header = req
+                .diff
+                .as_ref()
+                .map_or(0, |d| above + d.hunk_row(self.hunk, body_width));
+            // The chosen hunk in view from its header when its change
+            // fits under it; else its change with the line above it
+            // (context goes first). Scrolled, the first row is a marker.
+            match changes.get(self.hunk).copied().flatten() {
+                Some((start, end)) => {
+                    let until = end.min(start + height / 2).max(start + 1);
+                    if self.hunk == 0 && until <= height {
+                        0
+                    } else if until < header + height {
+                        header.saturating_sub(1)
+                    } else {
+                        start.saturating_sub(2)
+                    }
+                }
+                None if self.hunk > 0 => header.saturating_sub(1),
+                None => 0,
+            }
+        } else {
+            self.scroll
+        }
+        .min(max_scroll);
+        self.shown_scroll.set(scroll);
+        // Scrolled past the call's first lines: a marker says so (the
+        // tool and its target stay in the frame's title).
+        let marker = scroll > 0 && height > 3;
+        let (skip, rows) = if marker {
+            (scroll + 1, height - 1)
+        } else {
+            (scroll, height)
+        };
+        let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
+        if marker {
+            shown.push(Line::from(Span::styled(
+                format!("↑ {} more (k, PgUp)", skip),
+                theme.muted(),
+            )));
+        }
+        shown.extend(head.into_iter().skip(skip).take(rows));
         if let Some(diff) = &req.diff
             && shown.len() < height
         {
-            let from = (scroll + shown.len()).saturating_sub(total - diff_rows);
+            let from = (skip + shown.len() - usize::from(marker)).saturating_sub(above);
             shown.extend(diff.rows_in(theme, body_width, from, height - shown.len()));
         }
+        // What this frame shows of each hunk's change counts as seen.
+        let window = skip..skip + rows;
+        let mut seen = self.seen.borrow_mut();
+        for (h, change) in changes.iter().enumerate() {
+            if let (Some((start, _)), Some(flag)) = (change, seen.get_mut(h))
+                && window.contains(start)
+            {
+                *flag = true;
+            }
+        }
+        drop(seen);
         for (i, line) in shown.iter().enumerate() {
             let y = body_area.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(body_area.x, y, line, body_area.width);
