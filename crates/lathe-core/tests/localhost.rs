@@ -258,3 +258,80 @@ except OSError as e:
         .unwrap();
     assert!(out(&v).contains("NAMED"), "{v}");
 }
+
+/// The fifth attack round on the network rules: a socket connected,
+/// then dissolved (AF_UNSPEC), keeps a port on no address and would
+/// listen on every interface (it listens on the loopback one); an IPv6 routing header would send a
+/// connection's packets off the machine; SO_REUSEPORT would share the
+/// person's own server's connections with a command; NETLINK_USERSOCK
+/// carries messages to programs outside. Each is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listening_everywhere_rerouting_and_sharing_a_port_are_refused() {
+    let ws = tempfile::tempdir().unwrap();
+    // The person's own server, sharing its port with whoever may.
+    let theirs = reuseport_listener();
+    theirs.set_nonblocking(true).unwrap();
+    let their_port = theirs.local_addr().unwrap().port();
+    let v = run(
+        ws.path(),
+        &format!(
+            "python3 -c '
+import socket, struct, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+l = socket.socket(); l.bind((\"127.0.0.1\", 0)); l.listen(); port = l.getsockname()[1]
+s = socket.socket(); s.connect((\"127.0.0.1\", port)); l.accept()
+libc.connect(s.fileno(), struct.pack(\"H14s\", 0, b\"\"), 16)
+try:
+    s.listen(5); print(\"LISTENING-ON\", s.getsockname()[0])
+except OSError as e:
+    print(\"DISSOLVED\", e.errno)
+six = socket.socket(socket.AF_INET6)
+try:
+    six.setsockopt(socket.IPPROTO_IPV6, 57, bytes([0, 2, 4, 0, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, \"2001:db8::7\"))
+    print(\"RTHDR-SET\")
+except OSError as e:
+    print(\"RTHDR\", e.errno)
+r = socket.socket(); r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+try:
+    r.bind((\"127.0.0.1\", {their_port})); r.listen(); print(\"SHARED\")
+except OSError as e:
+    print(\"SHARE\", e.errno)
+try:
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2); print(\"USERSOCK-MADE\")
+except OSError as e:
+    print(\"USERSOCK\", e.errno)
+socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print(\"ROUTE-OK\")
+'"
+        ),
+        20,
+    )
+    .await;
+    let o = out(&v);
+    // Put on the loopback interface (or refused), never every interface;
+    // then EPERM, EADDRINUSE, EPROTONOSUPPORT.
+    assert!(
+        o.contains("LISTENING-ON 127.0.0.1") || o.contains("DISSOLVED 13"),
+        "{o}"
+    );
+    assert!(o.contains("RTHDR 1"), "{o}");
+    assert!(o.contains("SHARE 98"), "{o}");
+    assert!(o.contains("another program of this machine listens"), "{o}");
+    assert!(o.contains("USERSOCK 93"), "{o}");
+    assert!(o.contains("ROUTE-OK"), "{o}");
+    assert!(theirs.accept().is_err());
+}
+
+/// A listener on 127.0.0.1 that lets others share its port, as some
+/// servers do.
+fn reuseport_listener() -> TcpListener {
+    use rustix::net::{AddressFamily, SocketType, bind, listen, socket, sockopt};
+    let fd = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    sockopt::set_socket_reuseport(&fd, true).unwrap();
+    bind(
+        &fd,
+        &std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 0),
+    )
+    .unwrap();
+    listen(&fd, 8).unwrap();
+    TcpListener::from(fd)
+}

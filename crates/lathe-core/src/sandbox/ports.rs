@@ -97,6 +97,16 @@ pub fn parse_abstract_listeners(table: &str, name: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// Whether `ip` is on the loopback interface (in either family).
+pub fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+    }
+}
+
 /// Whether a connection to `ip` is one to this machine: the loopback
 /// interface, or the unspecified address (which the kernel takes for
 /// this machine), in either family.
@@ -153,22 +163,24 @@ impl Registry {
         .map(|dir| Self { dir })
     }
 
-    /// Notes a socket a command of this Lathe listens on.
-    pub fn record(&self, inode: u64) {
+    /// Notes a socket a command of this Lathe listens on, and its port
+    /// (inode numbers come round again; a port another program holds
+    /// is never one a command binds).
+    pub fn record(&self, inode: u64, port: u16) {
         use rustix::fs::{Mode, OFlags};
         let _ = rustix::fs::openat(
             &self.dir,
-            inode.to_string(),
+            format!("{inode}-{port}"),
             OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
             Mode::RUSR | Mode::WUSR,
         );
     }
 
-    /// Whether a command of this Lathe listens on the socket.
-    pub fn knows(&self, inode: u64) -> bool {
+    /// Whether a command of this Lathe listens on the socket, on `port`.
+    pub fn knows(&self, inode: u64, port: u16) -> bool {
         rustix::fs::statat(
             &self.dir,
-            inode.to_string(),
+            format!("{inode}-{port}"),
             rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
         )
         .is_ok()
@@ -334,9 +346,11 @@ mod tests {
         assert!(held_under(&inodes, child.id()).is_empty());
         let dir = tempfile::tempdir().unwrap();
         let registry = Registry::open(dir.path()).unwrap();
-        assert!(!registry.knows(inodes[0]));
-        registry.record(inodes[0]);
-        assert!(registry.knows(inodes[0]));
+        assert!(!registry.knows(inodes[0], port));
+        registry.record(inodes[0], port);
+        assert!(registry.knows(inodes[0], port));
+        // The same inode number on another port is another socket.
+        assert!(!registry.knows(inodes[0], port.wrapping_add(1)));
         assert!(Registry::open(&dir.path().join("missing")).is_none());
         let mut child = child;
         let _ = child.kill();

@@ -235,6 +235,50 @@ fn no_network(ctx: &mut ScmpFilterContext, supervise: bool) -> Result<(), String
             .map_err(err)?;
         }
     }
+    // Netlink of the kernel's own protocols that only answer (routes
+    // and addresses, socket diagnostics, device events, generic): not
+    // NETLINK_USERSOCK and the like, which carry messages between
+    // programs.
+    let netlink = ScmpArgCompare::new(0, low, int(libc::AF_NETLINK)?);
+    let answers = [
+        libc::NETLINK_ROUTE,
+        libc::NETLINK_SOCK_DIAG,
+        libc::NETLINK_KOBJECT_UEVENT,
+        libc::NETLINK_GENERIC,
+    ];
+    for protocol in (0..32).filter(|p| !answers.contains(p)) {
+        ctx.add_rule_conditional(
+            errno(libc::EPROTONOSUPPORT),
+            call(libc::SYS_socket)?,
+            &[netlink, ScmpArgCompare::new(2, low, int(protocol)?)],
+        )
+        .map_err(err)?;
+    }
+    ctx.add_rule_conditional(
+        errno(libc::EPROTONOSUPPORT),
+        call(libc::SYS_socket)?,
+        &[netlink, ScmpArgCompare::new(2, ScmpCompareOp::Greater, 31)],
+    )
+    .map_err(err)?;
+    // Options that send a connection's packets somewhere else than its
+    // address: IPv6 routing headers (the kernel routes to their first
+    // hop, after the warden looked), IPv4 options (source routes).
+    for (level, name) in [
+        (libc::IPPROTO_IPV6, libc::IPV6_RTHDR),
+        (libc::IPPROTO_IPV6, libc::IPV6_2292RTHDR),
+        (libc::IPPROTO_IPV6, libc::IPV6_2292PKTOPTIONS),
+        (libc::IPPROTO_IP, libc::IP_OPTIONS),
+    ] {
+        ctx.add_rule_conditional(
+            errno(libc::EPERM),
+            call(libc::SYS_setsockopt)?,
+            &[
+                ScmpArgCompare::new(1, low, int(level)?),
+                ScmpArgCompare::new(2, low, int(name)?),
+            ],
+        )
+        .map_err(err)?;
+    }
     // A send with MSG_FASTOPEN connects where its address says.
     let fast_open = int(libc::MSG_FASTOPEN)?;
     for (nr, flags) in [

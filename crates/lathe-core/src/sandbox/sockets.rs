@@ -442,7 +442,7 @@ fn answer(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) {
         Ok(None) => ScmpNotifResp::new_continue(req.id, ScmpNotifRespFlags::empty()),
         Err((errno, why)) => {
             if let Some(why) = why {
-                let _ = writeln!(std::io::stderr(), "{REFUSAL_PREFIX}{why}");
+                say(&why);
             }
             ScmpNotifResp::new_error(req.id, -(errno as i32), ScmpNotifRespFlags::empty())
         }
@@ -453,6 +453,28 @@ fn answer(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) {
 }
 
 type Refusal = (Errno, Option<String>);
+
+/// The most lines the warden writes on a command's stderr: a command
+/// that tries again and again is told a few times, not flooded.
+const MAX_SAID: usize = 20;
+
+static SAID: AtomicUsize = AtomicUsize::new(0);
+
+/// One line on the command's stderr, while there are not too many.
+fn say(what: &str) {
+    match SAID.fetch_add(1, Ordering::Relaxed) {
+        n if n < MAX_SAID => {
+            let _ = writeln!(std::io::stderr(), "{REFUSAL_PREFIX}{what}");
+        }
+        MAX_SAID => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{REFUSAL_PREFIX}refused more; no more of this is said"
+            );
+        }
+        _ => {}
+    }
+}
 
 /// The longest path an open takes (`PATH_MAX`).
 const MAX_PATH: usize = 4096;
@@ -610,24 +632,24 @@ fn connect(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<(), Ref
 /// as the kernel would say.
 fn served_here(address: &Address, served: Option<&super::ports::Registry>) -> Result<(), Refusal> {
     use super::ports;
-    let (inodes, allow) = match address {
+    let (inodes, allow, port) = match address {
         Address::V4(a) => (
             ports::tcp_listeners(a.port()),
             format!("localhost:{}", a.port()),
+            a.port(),
         ),
         Address::V6(a) => (
             ports::tcp_listeners(a.port()),
             format!("localhost:{}", a.port()),
+            a.port(),
         ),
-        Address::UnixAbstract(name) => (ports::abstract_listeners(name), abstract_name(name)),
+        Address::UnixAbstract(name) => (ports::abstract_listeners(name), abstract_name(name), 0),
         _ => return Err((Errno::EACCES, None)),
     };
     if inodes.is_empty() {
         return Err((Errno::ECONNREFUSED, None));
     }
-    let mine = ports::held_under(&inodes, std::process::id());
-    let ours = |i: &u64| mine.contains(i) || served.is_some_and(|r| r.knows(*i));
-    if inodes.iter().all(ours) {
+    if all_ours(&inodes, port, served) {
         return Ok(());
     }
     Err((
@@ -641,11 +663,23 @@ fn served_here(address: &Address, served: Option<&super::ports::Registry>) -> Re
     ))
 }
 
+/// Whether every socket of `inodes` (listening on `port`; 0 for an
+/// abstract name) is held under this warden, or noted by a warden of
+/// this Lathe as one its command listens on, on that very port.
+fn all_ours(inodes: &[u64], port: u16, served: Option<&super::ports::Registry>) -> bool {
+    let mine = super::ports::held_under(inodes, std::process::id());
+    inodes
+        .iter()
+        .all(|i| mine.contains(i) || port != 0 && served.is_some_and(|r| r.knows(*i, port)))
+}
+
 /// Notes a socket the warden bound for its command as served by this
 /// Lathe.
 fn note_served(socket: &OwnedFd, served: Option<&super::ports::Registry>) {
-    if let (Some(registry), Ok(stat)) = (served, rustix::fs::fstat(socket)) {
-        registry.record(stat.st_ino);
+    if let (Some(registry), Ok(stat), Some((_, port))) =
+        (served, rustix::fs::fstat(socket), local_address(socket))
+    {
+        registry.record(stat.st_ino, port);
     }
 }
 
@@ -708,6 +742,28 @@ fn bind(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<Option<()>
             )),
         ));
     };
+    let port = match &at {
+        Address::V4(a) => a.port(),
+        Address::V6(a) => a.port(),
+        _ => 0,
+    };
+    // A port another program of this machine listens on is its own, at
+    // any address and with SO_REUSEPORT too (which would share its
+    // connections with the command).
+    let there = if port == 0 {
+        Vec::new()
+    } else {
+        super::ports::tcp_listeners(port)
+    };
+    if !there.is_empty() && !all_ours(&there, port, judge.served.as_ref()) {
+        return Err((
+            Errno::EADDRINUSE,
+            Some(format!(
+                "refused to listen on port {port}: another program of this machine listens \
+                 there; choose another port"
+            )),
+        ));
+    }
     notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
     let bound = match &at {
         Address::V4(a) => rustix::net::bind(&socket, a),
@@ -717,20 +773,14 @@ fn bind(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<Option<()>
     bound.map_err(|e| (rustix_errno(e), None))?;
     note_served(&socket, judge.served.as_ref());
     if at != address {
-        let port = match &at {
-            Address::V4(a) => a.port(),
-            Address::V6(a) => a.port(),
-            _ => 0,
-        };
         // A port chosen is a server for someone to open: say where.
         if port != 0 {
-            let _ = writeln!(
-                std::io::stderr(),
-                "{REFUSAL_PREFIX}listening on {} instead of {}: in the sandbox a server is \
-                 reachable from this machine only (http://localhost:{port})",
+            say(&format!(
+                "listening on {} instead of {}: in the sandbox a server is reachable from this \
+                 machine only (http://localhost:{port})",
                 shown(&at),
                 shown(&address)
-            );
+            ));
         }
     }
     Ok(Some(()))
@@ -748,31 +798,55 @@ fn listen(listener: RawFd, req: &ScmpNotifReq, judge: &Judge) -> Result<(), Refu
     notify_id_valid(listener, req.id).map_err(|_| (Errno::ESRCH, None))?;
     let family =
         rustix::net::sockopt::socket_domain(&socket).map_err(|e| (rustix_errno(e), None))?;
-    let unbound = |port: Option<u16>| port == Some(0);
-    if family == rustix::net::AddressFamily::INET {
-        let port = rustix::net::getsockname(&socket)
-            .ok()
-            .and_then(|a| SocketAddrV4::try_from(a).ok())
-            .map(|a| a.port());
-        if unbound(port) {
+    let ip =
+        family == rustix::net::AddressFamily::INET || family == rustix::net::AddressFamily::INET6;
+    if ip && !on_loopback(&socket) {
+        // Not bound, or its binding dissolved (a socket connected, then
+        // disconnected, keeps a port on no address): the kernel would
+        // bind it to every interface. The loopback one, or nothing.
+        let bound = if family == rustix::net::AddressFamily::INET {
             rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))
-                .map_err(|e| (rustix_errno(e), None))?;
-        }
-    } else if family == rustix::net::AddressFamily::INET6 {
-        let port = rustix::net::getsockname(&socket)
-            .ok()
-            .and_then(|a| SocketAddrV6::try_from(a).ok())
-            .map(|a| a.port());
-        if unbound(port) {
+        } else {
             rustix::net::bind(&socket, &SocketAddrV6::new(Ipv6Addr::LOCALHOST, 0, 0, 0))
-                .map_err(|e| (rustix_errno(e), None))?;
-        }
+        };
+        bound.map_err(|_| {
+            (
+                Errno::EACCES,
+                Some(
+                    "refused to listen on a socket not bound to the loopback interface: \
+                     commands may listen on localhost only (bind the socket there first, or \
+                     use a new one)"
+                        .to_string(),
+                ),
+            )
+        })?;
     }
     rustix::net::listen(&socket, backlog).map_err(|e| (rustix_errno(e), None))?;
-    if family == rustix::net::AddressFamily::INET || family == rustix::net::AddressFamily::INET6 {
+    if ip {
+        // Checked again: what listens, listens on the loopback interface.
+        if !on_loopback(&socket) {
+            let _ = rustix::net::shutdown(&socket, rustix::net::Shutdown::Both);
+            return Err((Errno::EACCES, None));
+        }
         note_served(&socket, judge.served.as_ref());
     }
     Ok(())
+}
+
+/// Where an IP socket is bound, as the kernel has it now.
+fn local_address(socket: &OwnedFd) -> Option<(std::net::IpAddr, u16)> {
+    let any = rustix::net::getsockname(socket).ok()?;
+    if let Ok(v4) = SocketAddrV4::try_from(any.clone()) {
+        return Some(((*v4.ip()).into(), v4.port()));
+    }
+    SocketAddrV6::try_from(any)
+        .ok()
+        .map(|v6| ((*v6.ip()).into(), v6.port()))
+}
+
+/// Whether an IP socket is bound to the loopback interface.
+fn on_loopback(socket: &OwnedFd) -> bool {
+    local_address(socket).is_some_and(|(ip, port)| port != 0 && super::ports::is_loopback(ip))
 }
 
 /// The socket the command named, duplicated into this process: the
