@@ -853,6 +853,12 @@ async fn a_session_comes_back_with_its_transcript_and_up_remembers_the_last_run(
     assert!(screen.contains("› what do the notes say"), "{screen}");
     assert!(screen.contains("✓ read_file notes.txt"), "{screen}");
     assert!(screen.contains("remember the milk."), "{screen}");
+    // The log is the audit record: the earlier run's call is in it.
+    again.keys(&["C-t"]);
+    let log = again.wait_for("Tool calls (1)").await;
+    assert!(log.contains("read_file") && log.contains("earlier"), "{log}");
+    again.keys(&["Escape"]);
+    again.wait_for("resumed session").await;
     // Up brings back the message of the last run.
     again.keys(&["Up"]);
     again.wait_for("│what do the notes say").await;

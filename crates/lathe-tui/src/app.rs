@@ -231,7 +231,7 @@ impl App {
         let mut spent = None;
         let mut turn_marks = Vec::new();
         if let Some(r) = &session.resumed {
-            let users = replay(&mut transcript, &r.shown);
+            let users = resume::replay(&mut transcript, &r.shown, &r.log);
             // The messages shown and the conversation's turns are the
             // same messages, in the same order.
             turn_marks = r.prompts.iter().map(|(t, _)| *t).zip(users).collect();
@@ -309,6 +309,9 @@ impl App {
             dirty: true,
             now,
         };
+        if let Some(r) = &session.resumed {
+            app.replay_earlier(&r.log);
+        }
         if let Some(prompt) = init.trust {
             app.questions.ask_trust(prompt, now);
         }
@@ -548,7 +551,18 @@ impl App {
                 self.help = Some(crate::components::keys_help::KeysHelp::new(keys));
             }
             AppEvent::Sessions(list) => {
-                if let Some(Overlay::Sessions(p)) =
+                // Only this one: nothing to choose from, said so.
+                if list.iter().all(|s| s.id == self.session_id) {
+                    let had = self.overlays.len();
+                    self.overlays.retain(|o| !matches!(o, Overlay::Sessions(_)));
+                    if self.overlays.len() < had {
+                        self.notice(
+                            NoticeKind::Info,
+                            "this is the only session of this workspace: there is no other \
+                             to resume (`lathe sessions --all` lists those of every workspace)",
+                        );
+                    }
+                } else if let Some(Overlay::Sessions(p)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Sessions(_)))
                 {
                     p.set(list);
@@ -905,6 +919,7 @@ mod callback;
 mod commands;
 mod draw;
 mod keys;
+mod resume;
 mod together;
 
 #[cfg(test)]
@@ -933,86 +948,6 @@ fn list(paths: &[String]) -> String {
         s.push_str(&format!(", +{}", paths.len() - SHOWN));
     }
     s
-}
-
-/// A resumed conversation into the transcript: messages, and each tool
-/// call finished as it ended.
-/// Returns where each of the person's messages is.
-fn replay(transcript: &mut Transcript, shown: &[crate::session::history::Shown]) -> Vec<usize> {
-    use crate::protocol::{ResultMetadata, ToolStatus};
-    use crate::session::history::Shown;
-    let parse = |s: &str| {
-        serde_json::from_str::<serde_json::Value>(s)
-            .unwrap_or_else(|_| serde_json::Value::String(s.to_string()))
-    };
-    let mut users = Vec::new();
-    for item in shown {
-        match item {
-            Shown::User(text) => {
-                users.push(transcript.len());
-                transcript.push(Cell::User(text.clone()));
-            }
-            Shown::Steer(text) => transcript.push(Cell::User(text.clone())),
-            Shown::Assistant(text) => transcript.push(Cell::Assistant(text.clone())),
-            Shown::Reasoning(text) => transcript.push(Cell::Thinking(Box::new(
-                crate::components::cells::ThinkingCell {
-                    text: text.clone(),
-                    done: true,
-                    ..Default::default()
-                },
-            ))),
-            Shown::Note(text) => transcript.push(Cell::Notice(NoticeKind::Info, text.clone())),
-            Shown::Tool {
-                call_id,
-                name,
-                arguments,
-                content,
-                is_error,
-                seen,
-            } => {
-                let content_len = content.len();
-                let content = parse(content);
-                let status = match (*is_error, content.get("error").and_then(|e| e.as_str())) {
-                    _ if let Some(seen) = seen => seen.status,
-                    (false, _) => ToolStatus::Ok,
-                    (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
-                    (true, _) => ToolStatus::Error,
-                };
-                let mut cell = ToolCell::new(call_id, name, &parse(arguments));
-                let metadata = match seen {
-                    // As it was drawn: its diff, its output's last lines,
-                    // its time, how it was approved.
-                    Some(seen) => {
-                        cell.change = seen.change.as_deref().cloned();
-                        for line in &seen.tail {
-                            cell.push_output(line);
-                        }
-                        cell.printed = seen.printed.max(cell.printed);
-                        cell.approval = seen
-                            .decided
-                            .as_ref()
-                            .and_then(|(d, s)| crate::components::cells::approval_words(d, *s));
-                        cell.elapsed_ms = seen.metadata.duration_ms;
-                        seen.metadata.clone()
-                    }
-                    None => {
-                        cell.earlier = true;
-                        ResultMetadata {
-                            bytes: content_len,
-                            ..ResultMetadata::default()
-                        }
-                    }
-                };
-                cell.state = ToolState::Done {
-                    status,
-                    summary: summarize(name, status, &content),
-                    metadata,
-                };
-                transcript.push_tool(cell);
-            }
-        }
-    }
-    users
 }
 
 /// What `/model` knows of the provider's models.

@@ -2070,3 +2070,118 @@ fn an_80_by_24_dialog_shows_the_change_before_it_is_approved() {
         }]
     );
 }
+
+/// A resumed session is the same session: its log (every call, the
+/// subagent's under its task, with verdict and approval), the subagent's
+/// calls under the task in the transcript, and the background command
+/// the quit stopped.
+#[test]
+fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
+    use crate::protocol::{ApprovalDecision, DecisionSource, GuardrailOutcome, JobInfo};
+    use crate::session::history::{Rebuilt, Shown};
+    let started = |id: &str, tool: &str, args: serde_json::Value, parent: Option<&str>| {
+        AgentEvent::ToolCallStarted {
+            turn_id: 1,
+            call_id: id.into(),
+            tool: tool.into(),
+            arguments: args,
+            effect: None,
+            parent: parent.map(Into::into),
+        }
+    };
+    let finished =
+        |id: &str, tool: &str, content: serde_json::Value| AgentEvent::ToolCallFinished {
+            call_id: id.into(),
+            tool: tool.into(),
+            status: ToolStatus::Ok,
+            content,
+            metadata: ResultMetadata {
+                duration_ms: 40,
+                ..Default::default()
+            },
+            exit_code: None,
+            diff: None,
+            change: None,
+        };
+    let rebuilt = Rebuilt {
+        shown: vec![
+            Shown::User("find the parser".into()),
+            Shown::Tool {
+                call_id: "t1".into(),
+                name: "task".into(),
+                arguments: json!({"task": "find where the config is parsed"}).to_string(),
+                content: json!({"answer": "in config.rs", "calls": 1}).to_string(),
+                is_error: false,
+                seen: None,
+            },
+            Shown::Assistant("It is in config.rs.".into()),
+        ],
+        prompts: vec![(1, "find the parser".into())],
+        log: vec![
+            started(
+                "t1",
+                "task",
+                json!({"task": "find where the config is parsed"}),
+                None,
+            ),
+            started("t1-c1", "grep", json!({"pattern": "fn parse"}), Some("t1")),
+            AgentEvent::GuardrailVerdict {
+                call_id: "t1-c1".into(),
+                tool: "grep".into(),
+                verdict: GuardrailOutcome::Allow,
+                reason: None,
+                operations: vec![],
+            },
+            finished("t1-c1", "grep", json!({"count": 3, "files": 1})),
+            AgentEvent::ApprovalDecided {
+                call_id: "t1".into(),
+                tool: "task".into(),
+                decision: ApprovalDecision::ApproveOnce,
+                source: DecisionSource::User,
+            },
+            finished("t1", "task", json!({"answer": "in config.rs", "calls": 1})),
+            AgentEvent::Jobs {
+                jobs: vec![JobInfo {
+                    handle: "bg1".into(),
+                    command: "python3 -m http.server".into(),
+                    started_ms: 0,
+                    running: true,
+                    exit_code: None,
+                    tail: vec![],
+                }],
+            },
+        ],
+        ..Rebuilt::default()
+    };
+    let init = AppInit {
+        model: "mock-model".into(),
+        workspace: PathBuf::from("/work/project"),
+        approval: ApprovalMode::Ask,
+        theme: Theme::plain(),
+        notices: vec![],
+        trust: None,
+        session: SessionInit {
+            id: "0193-old".into(),
+            dir: None,
+            prompts: None,
+            resumed: Some(rebuilt),
+            pick: false,
+        },
+    };
+    let mut a = App::new(init, Instant::now());
+    let shown = screen(&mut a, 100, 24);
+    assert!(
+        shown.contains("grep fn parse · 3 matches in 1 file"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("bg1 `python3 -m http.server` was running in the background"),
+        "{shown}"
+    );
+    a.on_terminal_event(ctrl('t'), a.now);
+    let log = screen(&mut a, 100, 24);
+    assert!(!log.contains("no tool calls yet"), "{log}");
+    assert!(log.contains("↳ grep"), "{log}");
+    assert!(log.contains("earlier"), "{log}");
+    assert_eq!(a.log.len(), 2);
+}

@@ -462,6 +462,25 @@ pub struct Rebuilt {
     /// Each turn of the conversation with the person's message, oldest
     /// first: what a conversation can be rewound to.
     pub prompts: Vec<(u64, String)>,
+    /// The tool-call log as the session's journal kept it (every call,
+    /// subagents' too, with its verdict, approval and end), then the last
+    /// list of background commands: what a resumed session shows again.
+    pub log: Vec<crate::protocol::AgentEvent>,
+}
+
+/// How many of the person's turns the conversation of `records` holds
+/// (from the last `/clear`, rewinds applied): what the listing, the
+/// resume notice and `/resume` say.
+pub fn turns_of(records: &[Record]) -> u64 {
+    let records = conversation_records(records);
+    let start = records
+        .iter()
+        .rposition(|r| matches!(r.item, Item::Clear))
+        .map_or(0, |i| i + 1);
+    records[start..]
+        .iter()
+        .filter(|r| matches!(r.item, Item::User { .. }))
+        .count() as u64
 }
 
 /// One piece of a resumed conversation, for the transcript.

@@ -193,6 +193,44 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
     out
 }
 
+/// The events of the journal at `path` that the tool-call log is made
+/// of (each call's start, verdicts, approvals, end) and the last list of
+/// background commands: a resumed session's log and what was running
+/// when it ended. A line that cannot be read is passed over.
+pub fn logged(path: &Path) -> Vec<AgentEvent> {
+    use std::io::BufRead;
+    let Ok(file) = File::open(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut jobs = None;
+    for line in io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
+        let wanted = |marker: &[u8]| line.windows(marker.len()).any(|w| w == marker);
+        if !(wanted(b"\"tool_call_")
+            || wanted(b"\"guardrail_verdict\"")
+            || wanted(b"\"judged\"")
+            || wanted(b"\"approval_")
+            || wanted(b"\"jobs\""))
+        {
+            continue;
+        }
+        match serde_json::from_slice::<AgentEvent>(&line) {
+            Ok(event @ AgentEvent::Jobs { .. }) => jobs = Some(event),
+            Ok(
+                event @ (AgentEvent::ToolCallStarted { .. }
+                | AgentEvent::GuardrailVerdict { .. }
+                | AgentEvent::Judged { .. }
+                | AgentEvent::ApprovalRequested(_)
+                | AgentEvent::ApprovalDecided { .. }
+                | AgentEvent::ToolCallFinished { .. }),
+            ) => out.push(event),
+            _ => {}
+        }
+    }
+    out.extend(jobs);
+    out
+}
+
 /// The journal of a session.
 pub fn journal_path(dir: &Path, session_id: &str) -> PathBuf {
     dir.join(format!("{session_id}.jsonl"))

@@ -16,7 +16,13 @@ pub struct SessionInfo {
     pub started: u64,
     pub last_activity: u64,
     pub first_prompt: String,
+    /// The person's turns its conversation holds (after `/clear` and
+    /// rewinds).
     pub turns: u64,
+    /// The person said something in it (a session that was only opened
+    /// is not listed).
+    #[serde(skip)]
+    pub said: bool,
     /// The provider, server, wire and model the session used last (a
     /// resumed session goes back to them).
     pub provider: String,
@@ -99,10 +105,9 @@ fn info(path: &Path) -> Option<SessionInfo> {
             _ => None,
         })
         .unwrap_or_default();
-    let turns = records
-        .iter()
-        .filter(|r| matches!(r.item, Item::User { .. }))
-        .count() as u64;
+    let said = records.iter().any(|r| matches!(r.item, Item::User { .. }));
+    // The turns its conversation holds, as resuming it shows them.
+    let turns = history::turns_of(&records);
     Some(SessionInfo {
         id,
         workspace: workspace.clone(),
@@ -110,6 +115,7 @@ fn info(path: &Path) -> Option<SessionInfo> {
         last_activity: records.last().map_or(first.ts, |r| r.ts),
         first_prompt,
         turns,
+        said,
         provider: provider.clone(),
         model,
         base_url: base_url.clone(),
@@ -138,7 +144,7 @@ pub fn list(dir: &Path, workspace: Option<&Path>) -> Vec<SessionInfo> {
         .flatten()
         .filter_map(|e| info(&e.path()))
         .filter(|s| workspace.is_none_or(|w| s.workspace == w))
-        .filter(|s| s.turns > 0)
+        .filter(|s| s.said)
         .collect();
     out.sort_by(|a, b| b.last_activity.cmp(&a.last_activity).then(b.id.cmp(&a.id)));
     out
@@ -161,7 +167,12 @@ pub fn load(
 ) -> Result<(SessionInfo, Rebuilt), StoreError> {
     let (info, records) = records_of(dir, id, workspace)?;
     let mut rebuilt = history::rebuild(&records, scrub);
-    attach_seen(&mut rebuilt.shown, &super::journal::journal_path(dir, id));
+    let journal = super::journal::journal_path(dir, id);
+    attach_seen(&mut rebuilt.shown, &journal);
+    rebuilt.log = super::journal::logged(&journal);
+    for event in &mut rebuilt.log {
+        crate::protocol::redact::Redact::redact(event, scrub);
+    }
     Ok((info, rebuilt))
 }
 
@@ -312,5 +323,98 @@ mod tests {
         }
         assert!(check(&sessions, "ok-1", &ws).is_ok());
         assert!(!valid_id(&"a".repeat(129)));
+    }
+
+    /// The listing, the resume notice and `/resume` count the same turns
+    /// (the conversation's, after `/clear`); a session only opened is not
+    /// listed; loading brings the journal's log back, redacted.
+    #[test]
+    fn every_listing_counts_the_same_turns_and_the_log_comes_back() {
+        use crate::protocol::AgentEvent;
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let items = vec![
+            Item::Session {
+                workspace: ws.clone(),
+                provider: "openai".into(),
+                model: "m".into(),
+                version: "0".into(),
+                base_url: None,
+                wire: None,
+                key_hint: None,
+                effort: None,
+            },
+            Item::User {
+                turn: 1,
+                text: "first".into(),
+                note: None,
+                images: vec![],
+            },
+            Item::TurnEnd { turn: 1 },
+            Item::Clear,
+            Item::User {
+                turn: 2,
+                text: "second".into(),
+                note: None,
+                images: vec![],
+            },
+            Item::TurnEnd { turn: 2 },
+            Item::User {
+                turn: 3,
+                text: "third".into(),
+                note: None,
+                images: vec![],
+            },
+            Item::TurnEnd { turn: 3 },
+        ];
+        let lines: String = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let r = history::Record {
+                    seq: i as u64 + 1,
+                    parent: 0,
+                    ts: i as u64,
+                    item,
+                };
+                serde_json::to_string(&r).unwrap() + "\n"
+            })
+            .collect();
+        std::fs::write(history::history_path(root.path(), "s-1"), &lines).unwrap();
+        let first_line = lines.lines().next().unwrap().to_string() + "\n";
+        std::fs::write(history::history_path(root.path(), "s-empty"), first_line).unwrap();
+        let mut journal = crate::session::journal::Journal::create(root.path(), "s-1").unwrap();
+        journal.record(&AgentEvent::ToolCallStarted {
+            turn_id: 3,
+            call_id: "c1".into(),
+            tool: "read_file".into(),
+            arguments: serde_json::json!({"path": "sk-live-0123456789abcdefXYZ.txt"}),
+            effect: None,
+            parent: None,
+        });
+        journal.record(&AgentEvent::AssistantMessage {
+            turn_id: 3,
+            text: "not for the log".into(),
+        });
+        drop(journal);
+        let listed = list(root.path(), Some(&ws));
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        struct Key;
+        impl crate::protocol::redact::Scrub for Key {
+            fn scrub(&self, text: &str) -> Option<String> {
+                text.contains("sk-live-0123456789abcdefXYZ")
+                    .then(|| text.replace("sk-live-0123456789abcdefXYZ", "[REDACTED]"))
+            }
+        }
+        let (info, rebuilt) = load(root.path(), "s-1", &ws, &Key).unwrap();
+        assert_eq!(listed[0].turns, 2);
+        assert_eq!(info.turns, rebuilt.prompts.len() as u64);
+        assert_eq!(rebuilt.log.len(), 1, "{:?}", rebuilt.log);
+        let logged = serde_json::to_string(&rebuilt.log[0]).unwrap();
+        assert!(
+            logged.contains("[REDACTED]") && !logged.contains("sk-live"),
+            "{logged}"
+        );
     }
 }

@@ -52,11 +52,23 @@ pub struct LogEntry {
     pub parent: Option<String>,
     /// What the judge said of it, when it was asked.
     pub judged: Option<String>,
+    /// From before this run (a resumed session): its time is not this
+    /// run's.
+    pub earlier: bool,
     /// Bumped on every change, so the detail view knows to lay out again.
     rev: u64,
 }
 
 impl LogEntry {
+    /// When it started, as the log says it.
+    fn when(&self) -> String {
+        if self.earlier {
+            "earlier".into()
+        } else {
+            fmt_at(self.at)
+        }
+    }
+
     /// The call's outcome in a word; a command that failed says how
     /// (`✗ exit 1`), though the call itself worked.
     fn status_word(&self) -> std::borrow::Cow<'static, str> {
@@ -168,6 +180,18 @@ impl ToolLog {
         self.entries.is_empty()
     }
 
+    /// The calls of an earlier run (a resumed session's journal), as they
+    /// were: before every call of this one.
+    pub fn replay(&mut self, events: &[AgentEvent]) {
+        let from = self.entries.len();
+        for ev in events {
+            self.on_event(ev, self.started);
+        }
+        for e in &mut self.entries[from..] {
+            e.earlier = true;
+        }
+    }
+
     /// Opens the list view, following the newest call.
     pub fn open(&mut self) {
         self.view = View::List;
@@ -248,6 +272,7 @@ impl ToolLog {
                     change: None,
                     parent: parent.as_ref().map(|p| self.task_name(p)),
                     judged: None,
+                    earlier: false,
                     rev: 0,
                 });
             }
@@ -546,7 +571,7 @@ impl ToolLog {
                 None => e.tool.clone(),
             };
             let text = row_text(
-                &fmt_at(e.at),
+                &e.when(),
                 &tool,
                 &key_argument(&e.arguments),
                 &e.verdict(),
@@ -659,9 +684,9 @@ fn detail_lines(e: &LogEntry, theme: &Theme) -> Vec<Logical> {
                 "{} · {} · started {} · by a subagent of {p}",
                 e.tool,
                 e.call_id,
-                fmt_at(e.at)
+                e.when()
             ),
-            None => format!("{} · {} · started {}", e.tool, e.call_id, fmt_at(e.at)),
+            None => format!("{} · {} · started {}", e.tool, e.call_id, e.when()),
         },
         theme.bold(theme.colors.accent),
     );
