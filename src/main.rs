@@ -294,6 +294,9 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
         .context("cannot start the async runtime")?;
     match runtime.block_on(lathe_tui::run(&config, start)) {
         Ok(outcome) => {
+            for job in &outcome.stopped {
+                out!("Stopped in the background: {job}");
+            }
             if outcome.has_turns {
                 out!("{}", resume_hint(&outcome.session_id, &config.workspace));
             }

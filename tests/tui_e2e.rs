@@ -856,7 +856,10 @@ async fn a_session_comes_back_with_its_transcript_and_up_remembers_the_last_run(
     // The log is the audit record: the earlier run's call is in it.
     again.keys(&["C-t"]);
     let log = again.wait_for("Tool calls (1)").await;
-    assert!(log.contains("read_file") && log.contains("earlier"), "{log}");
+    assert!(
+        log.contains("read_file") && log.contains("earlier"),
+        "{log}"
+    );
     again.keys(&["Escape"]);
     again.wait_for("resumed session").await;
     // Up brings back the message of the last run.
@@ -1816,6 +1819,27 @@ async fn a_dev_server_runs_in_the_default_sandbox_and_a_browser_reaches_it() {
     assert!(
         screen.contains("Cannot assign requested address"),
         "{screen}"
+    );
+    // Quitting while the dev server runs asks, and says what it stopped.
+    pane.type_slowly("/quit", Duration::from_millis(80)).await;
+    pane.keys(&["Enter"]);
+    let asked = pane.wait_for("Quit?").await;
+    assert!(
+        asked.contains(&format!("bg1 python3 -u -m http.server {port}")),
+        "{asked}"
+    );
+    pause().await;
+    pane.keys(&["y"]);
+    let end = pane.wait_for("EXIT=").await;
+    assert!(
+        end.contains(&format!(
+            "Stopped in the background: bg1 python3 -u -m http.server {port}"
+        )),
+        "{end}"
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the dev server outlived the quit"
     );
 }
 

@@ -420,6 +420,32 @@ impl App {
         }
     }
 
+    /// The person asks to quit: at once, unless commands run in the
+    /// background, which quitting stops; then it is asked.
+    fn quit(&mut self) {
+        let running = self.running_jobs();
+        if running.is_empty() || self.questions.quit.is_some() {
+            self.requests.push(Request::Quit);
+        } else {
+            self.questions.ask_quit(running, self.now);
+        }
+    }
+
+    /// What runs in the background, a line each: `bg1 python3 -m http.server`.
+    pub fn running_jobs(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.running)
+            .map(|j| {
+                format!(
+                    "{} {}",
+                    j.handle,
+                    crate::protocol::visible::command(&j.command)
+                )
+            })
+            .collect()
+    }
+
     /// What the loop is to do for the app, in the order asked (once).
     pub fn take_requests(&mut self) -> Vec<Request> {
         std::mem::take(&mut self.requests)
@@ -504,6 +530,7 @@ impl App {
             }
             AppEvent::Typed(key) => self.composer_key(key, self.now),
             AppEvent::Send(text) => self.send(text),
+            AppEvent::Quit => self.requests.push(Request::Quit),
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::Notice(kind, text) => self.notice(kind, text),

@@ -1885,7 +1885,10 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
     let change = FileChange::new("notes.md", "/w/notes.md".into(), None, "# Notes\n");
     a.on_agent_event(started("c1", "write_file", args.clone()), t0);
     a.on_agent_event(change_asked("write_file", args, change), t0);
-    assert_eq!(notified(&mut a), ["Lathe asks: write_file notes.md?"]);
+    assert_eq!(
+        notified(&mut a),
+        ["Lathe asks: approve write_file notes.md?"]
+    );
     a.on_agent_event(
         AgentEvent::ToolLimitReached {
             turn_id: 1,
@@ -1899,7 +1902,24 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
     a.on_terminal_event(Event::FocusGained, t0);
     assert!(notified(&mut a).is_empty());
     a.on_terminal_event(Event::FocusLost, t0);
-    assert_eq!(notified(&mut a), ["Lathe is waiting for your answer"]);
+    assert_eq!(
+        notified(&mut a),
+        ["Lathe asks: go on past the tool rounds?"],
+        "it says what waits"
+    );
+    // There, a hook's notification is a line in the transcript, no
+    // call-back: one is sent only after the person left.
+    let (mut c, t0) = app();
+    c.on_agent_event(
+        AgentEvent::ToolProgress {
+            call_id: "h1".into(),
+            tool: "hook".into(),
+            stream: crate::protocol::NOTIFY_STREAM.into(),
+            text: "tests passed".into(),
+        },
+        t0,
+    );
+    assert!(notified(&mut c).is_empty());
     // Turned off: never.
     let (mut b, t0) = app();
     b.call_back_when_away(false);
@@ -2184,4 +2204,53 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
     assert!(log.contains("↳ grep"), "{log}");
     assert!(log.contains("earlier"), "{log}");
     assert_eq!(a.log.len(), 2);
+}
+
+/// Quitting while a dev server runs in the background asks first (stop
+/// it / stay), naming it; `n` stays; `y` quits, and the app says what the
+/// quit stops. With nothing running, `/quit` quits at once.
+#[test]
+fn quitting_with_a_background_command_asks_first() {
+    let quits = |a: &mut App| a.take_requests().contains(&Request::Quit);
+    let (mut a, t0) = app();
+    type_text(&mut a, "/quit", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(quits(&mut a), "nothing runs: at once");
+    let (mut a, t0) = app();
+    a.on_agent_event(
+        AgentEvent::Jobs {
+            jobs: vec![crate::protocol::JobInfo {
+                handle: "bg1".into(),
+                command: "python3 -m http.server 8000".into(),
+                started_ms: 0,
+                running: true,
+                exit_code: None,
+                tail: vec![],
+            }],
+        },
+        t0,
+    );
+    type_text(&mut a, "/quit", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(!quits(&mut a), "asked first");
+    let shown = screen(&mut a, 80, 24);
+    assert!(shown.contains("Quit?"), "{shown}");
+    assert!(shown.contains("bg1 python3 -m http.server 8000"), "{shown}");
+    assert!(shown.contains("y stop them and quit"), "{shown}");
+    let t1 = t0 + QUIET + Duration::from_millis(500);
+    a.tick(t1);
+    a.on_terminal_event(key(KeyCode::Char('n')), t1);
+    assert!(!quits(&mut a), "n stays");
+    assert!(!a.questions.is_asking());
+    // Ctrl-C twice asks too; then y quits.
+    a.on_terminal_event(ctrl('c'), t1);
+    a.on_terminal_event(ctrl('c'), t1);
+    assert!(!quits(&mut a));
+    screen(&mut a, 80, 24);
+    let t2 = t1 + QUIET + Duration::from_millis(500);
+    a.tick(t2);
+    a.on_terminal_event(key(KeyCode::Char('y')), t2);
+    a.drain_events();
+    assert!(quits(&mut a), "y quits");
+    assert_eq!(a.running_jobs(), ["bg1 python3 -m http.server 8000"]);
 }

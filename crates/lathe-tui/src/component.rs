@@ -92,6 +92,8 @@ pub enum AppEvent {
     Keys(super::components::keys_help::Keys),
     /// A message from the person, sent as if typed (the plan approved).
     Send(String),
+    /// The person chose to quit (what runs in the background stops).
+    Quit,
     /// Text for the composer to start from (`/plan ` to say what to
     /// change).
     Compose(String),
@@ -181,6 +183,8 @@ pub struct Questions {
     pub plan: Option<super::components::question::PlanQuestion>,
     /// The model's question (`ask_user`), one at a time.
     pub ask: Option<super::components::ask::AskPanel>,
+    /// Whether to quit, stopping what runs in the background.
+    pub quit: Option<super::components::question::QuitQuestion>,
     pub approvals: ApprovalOverlay,
     /// The person's last key into the composer: a question that comes
     /// while they type lets their typing go on.
@@ -218,6 +222,13 @@ impl Questions {
         );
     }
 
+    /// Asks whether to quit, stopping `jobs`.
+    pub fn ask_quit(&mut self, jobs: Vec<String>, now: Instant) {
+        self.quit = Some(
+            super::components::question::QuitQuestion::new(jobs).after_typing(self.last_typed, now),
+        );
+    }
+
     /// Shows the model's question.
     pub fn ask(&mut self, call_id: String, question: String, choices: Vec<String>, now: Instant) {
         self.ask = Some(
@@ -228,6 +239,9 @@ impl Questions {
 
     /// The question that has the keys.
     pub fn top(&mut self) -> Option<&mut dyn Question> {
+        if let Some(q) = &mut self.quit {
+            return Some(q);
+        }
         if let Some(q) = &mut self.trust {
             return Some(q);
         }
@@ -250,6 +264,9 @@ impl Questions {
     /// question, the plan's approval, the tool-round limit): the
     /// transcript gives them up, so its newest lines stay in sight.
     pub fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
+        if let Some(q) = &self.quit {
+            return q.height(area, theme);
+        }
         if self.trust.is_some() {
             return 0;
         }
@@ -276,7 +293,8 @@ impl Questions {
 
     /// Whether a question waits for the person.
     pub fn is_asking(&self) -> bool {
-        self.trust.is_some()
+        self.quit.is_some()
+            || self.trust.is_some()
             || self.limit.is_some()
             || self.ask.is_some()
             || self.plan.is_some()
@@ -285,13 +303,20 @@ impl Questions {
 
     /// Takes off the question that has the keys (it was answered).
     pub fn close_top(&mut self) {
-        if self.trust.take().is_none() && self.limit.take().is_none() && self.ask.take().is_none() {
+        if self.quit.take().is_none()
+            && self.trust.take().is_none()
+            && self.limit.take().is_none()
+            && self.ask.take().is_none()
+        {
             self.plan = None;
         }
     }
 
     /// Every question present.
     pub fn each(&mut self, mut f: impl FnMut(&mut dyn Question)) {
+        if let Some(q) = &mut self.quit {
+            f(q);
+        }
         if let Some(q) = &mut self.trust {
             f(q);
         }

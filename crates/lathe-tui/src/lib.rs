@@ -90,6 +90,8 @@ pub struct Outcome {
     pub session_id: String,
     /// Whether the session holds anything to resume.
     pub has_turns: bool,
+    /// What ran in the background, which the end stopped.
+    pub stopped: Vec<String>,
 }
 
 /// Runs the UI until the person quits or a signal ends it.
@@ -182,6 +184,8 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         session_id = launched.session_id.clone();
         (app, agent) = open(config, launched, theme.clone(), false);
     };
+    // What the quit stops, said after the terminal is given back.
+    let stopped = app.running_jobs();
     // The commands die before the terminal is given back, whatever ended it.
     event_loop::shutdown(agent).await;
     drop(guard);
@@ -197,6 +201,7 @@ pub async fn run(config: &Config, start: Start) -> Result<Outcome, TuiError> {
         ended,
         session_id,
         has_turns,
+        stopped,
     })
 }
 

@@ -199,7 +199,8 @@ impl App {
             } => {
                 if stream == crate::protocol::NOTIFY_STREAM {
                     self.notice(NoticeKind::Info, format!("🔔 {text}"));
-                    self.requests.push(Request::Notify(text));
+                    // A call-back, for a person who stepped away.
+                    self.call_back(&text);
                 } else if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.push_output(&text);
                 }

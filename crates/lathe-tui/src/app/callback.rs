@@ -38,10 +38,29 @@ impl App {
         self.presence.focused = focused;
         if focused {
             self.presence.called = false;
-        } else if self.questions.is_asking() {
-            // Left while something waits for them.
-            self.call_back("Lathe is waiting for your answer");
+        } else if let Some(what) = self.waiting_for() {
+            // Left while something waits for them: what it is.
+            self.call_back(&what);
         }
+    }
+
+    /// What waits for the person, in a notification's words.
+    fn waiting_for(&self) -> Option<String> {
+        let q = &self.questions;
+        let words = if q.quit.is_some() {
+            return None;
+        } else if q.trust.is_some() {
+            "Lathe asks: trust what this workspace defines?".to_string()
+        } else if q.limit.is_some() {
+            "Lathe asks: go on past the tool rounds?".to_string()
+        } else if let Some(ask) = &q.ask {
+            format!("Lathe asks: {}", ask.question())
+        } else if q.plan.is_some() {
+            "Lathe asks: carry out the plan?".to_string()
+        } else {
+            format!("Lathe asks: approve {}?", q.approvals.front_words()?)
+        };
+        Some(crate::protocol::humanize::shorten_chars(&words, 120))
     }
 
     /// What an agent event makes wait for the person, as a notification's
@@ -49,7 +68,7 @@ impl App {
     pub(super) fn waits_for_person(ev: &AgentEvent) -> Option<String> {
         match ev {
             AgentEvent::ApprovalRequested(r) => Some(format!(
-                "Lathe asks: {} {}?",
+                "Lathe asks: approve {} {}?",
                 r.tool,
                 crate::components::cells::key_argument(&r.arguments)
             )),

@@ -123,7 +123,7 @@ impl App {
                 self.open(Overlay::Rewind(RewindPicker::new()));
             }
             SlashCommand::Resume(id) => self.resume(id),
-            SlashCommand::Quit => self.requests.push(Request::Quit),
+            SlashCommand::Quit => self.quit(),
         }
     }
 

@@ -184,6 +184,9 @@ impl App {
         if let Some(q) = &self.questions.trust {
             q.render(main, buf, &self.theme, self.now);
         }
+        if let Some(q) = &self.questions.quit {
+            q.render(asked_area, buf, &self.theme, self.now);
+        }
         if let Some(help) = &self.help {
             help.render(overlay, buf, &self.theme);
         }

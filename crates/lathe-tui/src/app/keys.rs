@@ -231,8 +231,8 @@ impl App {
             .quit_armed
             .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
         {
-            self.requests.push(Request::Quit);
-            return;
+            self.quit_armed = None;
+            return self.quit();
         }
         self.quit_armed = Some(now);
         self.flash("press Ctrl-C again to quit", now);

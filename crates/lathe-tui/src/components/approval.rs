@@ -169,6 +169,17 @@ impl ApprovalOverlay {
     }
 
     /// The calls waiting for an answer.
+    /// What the call in front asks, in a few words: `exec_shell cargo test`.
+    pub fn front_words(&self) -> Option<String> {
+        self.queue.front().map(|r| {
+            format!(
+                "{} {}",
+                r.request.tool,
+                crate::components::cells::key_argument(&r.request.arguments)
+            )
+        })
+    }
+
     pub fn call_ids(&self) -> Vec<String> {
         self.queue.iter().map(|r| r.call_id.clone()).collect()
     }

@@ -70,6 +70,11 @@ impl AskPanel {
         self.draft.push_str(&flat);
     }
 
+    /// The model's question.
+    pub fn question(&self) -> &str {
+        &self.question
+    }
+
     /// Whether the person has begun an answer of their own.
     pub fn is_writing(&self) -> bool {
         !self.draft.is_empty()

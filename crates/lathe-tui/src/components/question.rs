@@ -357,6 +357,109 @@ impl Question for PlanQuestion {
     }
 }
 
+/// Whether to quit while commands run in the background: quitting stops
+/// them (a dev server the person may be using), so it is asked, with
+/// what runs; armed like the other questions.
+pub struct QuitQuestion {
+    arming: Arming,
+    shown: Cell<bool>,
+    /// What runs: `bg1 python3 -m http.server`.
+    jobs: Vec<String>,
+}
+
+impl QuitQuestion {
+    pub fn new(jobs: Vec<String>) -> Self {
+        Self {
+            arming: Arming::pending(),
+            shown: Cell::new(false),
+            jobs,
+        }
+    }
+
+    #[must_use]
+    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
+        self.arming = Arming::pending_after(last_typed, now);
+        self
+    }
+
+    /// The rows it takes at the bottom of `area`.
+    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
+        modal_height(&self.lines(t), area)
+    }
+
+    fn lines(&self, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::{Line, Span};
+        let mut lines = vec![Line::from(Span::styled(
+            if self.jobs.len() == 1 {
+                "A command runs in the background; quitting stops it:".to_string()
+            } else {
+                format!(
+                    "{} commands run in the background; quitting stops them:",
+                    self.jobs.len()
+                )
+            },
+            t.text(),
+        ))];
+        for job in self.jobs.iter().take(5) {
+            lines.push(Line::from(Span::styled(format!("  {job}"), t.accent())));
+        }
+        if self.jobs.len() > 5 {
+            lines.push(Line::from(Span::styled(
+                format!("  and {} more (/ps)", self.jobs.len() - 5),
+                t.muted(),
+            )));
+        }
+        lines
+    }
+}
+
+/// `y` stops them and quits; `n` or Esc stays.
+impl Component for QuitQuestion {
+    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
+        match self.arming.answer(key, now) {
+            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
+            Answer::Yes => {
+                events.send(AppEvent::Quit);
+                return Outcome::Close;
+            }
+            Answer::No { pass } => {
+                events.send(AppEvent::Flash(
+                    "still running: /ps lists them, k stops one".into(),
+                ));
+                if let Some(key) = pass {
+                    events.send(AppEvent::Typed(key));
+                }
+                return Outcome::Close;
+            }
+            Answer::Nothing => {}
+        }
+        Outcome::Done
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+        use ratatui::text::{Line, Span};
+        let keys = Line::from(vec![
+            Span::styled("y", t.bold(t.colors.accent)),
+            Span::styled(" stop them and quit  ", t.muted()),
+            Span::styled("n", t.bold(t.colors.accent)),
+            Span::styled(" stay", t.muted()),
+        ]);
+        render_question(" Quit? ", self.lines(t), keys, area, buf, t);
+        self.shown.set(true);
+    }
+}
+
+impl Question for QuitQuestion {
+    fn input(&mut self, now: Instant) {
+        self.arming.input(now);
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.arming.drawn(self.shown.take(), now);
+    }
+}
+
 /// The question whether to run the hooks a workspace config defines.
 pub struct TrustPrompt {
     /// The hooks, one line each.
