@@ -190,6 +190,11 @@ pub struct App {
     plan: Option<crate::components::plan::Plan>,
     /// The commands running in the background, as last reported.
     jobs: Vec<crate::protocol::JobInfo>,
+    /// `/undo` said once that files git ignores are not checkpointed.
+    ignored_said: bool,
+    /// What subagents used this run (in `/cost`'s totals, not in the
+    /// status bar's conversation).
+    subagents: Usage,
     /// The turn running is in plan mode: its end asks whether to carry
     /// the plan out.
     planning: bool,
@@ -300,6 +305,8 @@ impl App {
                 .and_then(|r| crate::components::plan::Plan::last(&r.shown)),
             planning: false,
             jobs: Vec::new(),
+            ignored_said: false,
+            subagents: Usage::default(),
             context: None,
             thinking_since: None,
             last_turn_cost: None,
@@ -885,7 +892,8 @@ impl App {
         if conversation {
             done.push("the conversation is back to before it".into());
         }
-        if files {
+        // The caveat once a session, not at every undo.
+        if files && !std::mem::replace(&mut self.ignored_said, true) {
             done.push("files git ignores are never checkpointed".into());
         }
         // `/undo` undoes a turn's file changes; `/rewind` goes back.

@@ -1968,11 +1968,12 @@ fn a_subagents_calls_stand_under_its_task() {
     a.on_terminal_event(ctrl('t'), t0);
     let log = screen(&mut a, 100, 14);
     assert!(log.contains("↳ read_file"), "{log}");
-    // The newest call's detail names its task by what it is for.
+    // In the log too, each task's calls stand under it: the last row
+    // is the second task's; its detail names the task by what it is for.
     a.on_terminal_event(key(KeyCode::Enter), t0);
     let detail = screen(&mut a, 100, 14);
     assert!(
-        detail.contains("by a subagent of \"find main\" (t1)"),
+        detail.contains("by a subagent of \"read docs\" (t2)"),
         "{detail}"
     );
 }
@@ -2253,4 +2254,45 @@ fn quitting_with_a_background_command_asks_first() {
     a.drain_events();
     assert!(quits(&mut a), "y quits");
     assert_eq!(a.running_jobs(), ["bg1 python3 -m http.server 8000"]);
+}
+
+/// A plan its turn left unfinished is not pinned over the next turn
+/// (the model pins it again if it goes on with it); a plan approved to be
+/// carried out stays for the turn that does it.
+#[test]
+fn an_unfinished_plan_leaves_with_its_turn() {
+    use crate::protocol::{PlanStep, StepStatus};
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "plan it", t0);
+    a.on_agent_event(
+        AgentEvent::PlanUpdated {
+            turn_id: 1,
+            call_id: "p1".into(),
+            explanation: None,
+            steps: vec![
+                PlanStep {
+                    step: "read".into(),
+                    status: StepStatus::Done,
+                },
+                PlanStep {
+                    step: "write".into(),
+                    status: StepStatus::InProgress,
+                },
+            ],
+        },
+        t0,
+    );
+    finish(&mut a, 1, "stopped halfway", t0);
+    assert!(a.plan.is_some(), "still in sight after its turn");
+    a.on_agent_event(
+        AgentEvent::TurnStarted {
+            turn_id: 2,
+            prompt: crate::components::question::PLAN_APPROVED.into(),
+        },
+        t0,
+    );
+    assert!(a.plan.is_some(), "the approved plan is carried out");
+    finish(&mut a, 2, "not done yet", t0);
+    turn_started(&mut a, 3, "something else", t0);
+    assert!(a.plan.is_none(), "another turn: the old plan is not pinned");
 }

@@ -550,7 +550,12 @@ impl Approver for HeadlessApprover {
         request: &ApprovalRequest,
         _cancel: &CancellationToken,
     ) -> ApprovalDecision {
+        // A flag is advised only where the approval mode is why it asks
+        // (never "--approval full-auto" to a run in full-auto).
         let hint = match request.effect {
+            _ if !request.reason.starts_with("approval mode") => {
+                "a person's approval (in the terminal UI; no flag lifts this)"
+            }
             Effect::Write => {
                 "an allow rule in [permissions] of the config, or --approval auto-edit"
             }

@@ -49,11 +49,22 @@ impl App {
         }
     }
 
+    /// A plan an earlier turn left unfinished is not the turn's that
+    /// starts with `prompt` (unless it carries that plan out, approved).
+    fn unpin_left_plan(&mut self, prompt: &str) {
+        if self.plan.as_ref().is_some_and(|p| p.left)
+            && !prompt.contains(crate::components::question::PLAN_APPROVED)
+        {
+            self.plan = None;
+        }
+    }
+
     /// A turn's progress: its start, the model's words, retries, compaction,
     /// the tool-round limit, its end.
     fn on_turn_event(&mut self, ev: AgentEvent, now: Instant) {
         match ev {
-            AgentEvent::TurnStarted { turn_id, .. } => {
+            AgentEvent::TurnStarted { turn_id, prompt } => {
+                self.unpin_left_plan(&prompt);
                 if let Some(at) = self.sent_marks.pop_front() {
                     self.turn_marks.push((turn_id, at));
                 }
@@ -471,13 +482,25 @@ impl App {
                 // A subagent's tokens cost, but are not the conversation's.
                 if task.is_none() {
                     self.usage = total;
+                } else {
+                    self.subagents.add(last);
                 }
                 if let Some(c) = last.cost_usd {
                     self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
                 }
             }
             AgentEvent::Cost { models, total } => {
-                self.notice(NoticeKind::Info, cost_report(&models, &total));
+                let mut report = cost_report(&models, &total);
+                if self.subagents.input_tokens + self.subagents.output_tokens > 0 {
+                    let k = crate::protocol::humanize::count;
+                    report.push_str(&format!(
+                        "\nof which subagents: {} in · {} out (the status bar counts the \
+                         conversation's own tokens)",
+                        k(self.subagents.input_tokens),
+                        k(self.subagents.output_tokens)
+                    ));
+                }
+                self.notice(NoticeKind::Info, report);
             }
             AgentEvent::ContextUpdated { tokens, window } => self.context = Some((tokens, window)),
             AgentEvent::Permissions {

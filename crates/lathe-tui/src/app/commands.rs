@@ -10,6 +10,9 @@ impl App {
     }
 
     pub(super) fn on_command(&mut self, cmd: SlashCommand) {
+        // What a command answers lands at the end of the transcript: in
+        // view, however far it was scrolled back.
+        self.transcript.scroll_to_bottom();
         match cmd {
             SlashCommand::Help => self.notice(NoticeKind::Info, help_table()),
             SlashCommand::Clear => {

@@ -71,8 +71,10 @@ impl App {
             let (kind, text) = crate::components::ask::withdrawn();
             self.notice(kind, text);
         }
-        if self.plan.as_ref().is_some_and(|p| p.finished()) {
-            self.plan = None;
+        match &mut self.plan {
+            Some(p) if p.finished() => self.plan = None,
+            Some(p) => p.left = true,
+            None => {}
         }
         if !self.steering.is_empty() {
             let text: Vec<String> = self.steering.drain(..).collect();

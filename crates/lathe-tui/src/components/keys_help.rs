@@ -157,6 +157,13 @@ impl KeysHelp {
             w,
             h,
         );
+        // Its rows are its own, edge to edge: no line of the transcript
+        // reads on beside it.
+        ratatui::widgets::Widget::render(
+            ratatui::widgets::Clear,
+            Rect::new(area.x, boxed.y, area.width, h),
+            buf,
+        );
         let Some(body) = super::picker::frame(self.keys.title(), "Esc closes", boxed, buf, theme)
         else {
             return;

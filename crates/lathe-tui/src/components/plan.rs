@@ -18,11 +18,14 @@ const MOST_ROWS: usize = 7;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub steps: Vec<PlanStep>,
+    /// Its turn ended with it unfinished: the next turn (but the one that
+    /// carries out an approved plan) unpins it, unless the model keeps it.
+    pub left: bool,
 }
 
 impl Plan {
     pub fn new(steps: Vec<PlanStep>) -> Self {
-        Self { steps }
+        Self { steps, left: false }
     }
 
     /// The last plan a resumed conversation's model kept, unless it was
@@ -49,7 +52,8 @@ impl Plan {
                 .collect::<Vec<_>>()
                 .join(" ");
         }
-        let plan = Self::new(steps);
+        let mut plan = Self::new(steps);
+        plan.left = true;
         (!plan.steps.is_empty() && !plan.finished()).then_some(plan)
     }
 

@@ -591,7 +591,14 @@ fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'
         // Each with what it sends: a prompt can tell the model anything.
         for c in &prompt.commands {
             items(&[format!("{} {}", c.name, c.about)], &mut lines);
-            let body: Vec<&str> = c.body.lines().collect();
+            // The prompt under it, not its first line again where that is
+            // what the command says of itself.
+            let mut body: Vec<&str> = c.body.lines().collect();
+            if let Some(first) = body.iter().position(|l| !l.trim().is_empty())
+                && body[first].trim().trim_start_matches('#').trim() == c.about
+            {
+                body.drain(..=first);
+            }
             for line in body.iter().take(COMMAND_LINES_SHOWN) {
                 lines.push(Line::from(Span::styled(
                     format!("      │ {}", crate::protocol::visible::name(line)),
@@ -806,6 +813,37 @@ fn render_question_with(
         keys.render(
             Rect::new(inner.x + 1, inner.y + inner.height - 1, width, 1),
             buf,
+        );
+    }
+}
+
+#[cfg(test)]
+mod trust_tests {
+    use super::*;
+
+    /// A workspace command's first line is what it says of itself: shown
+    /// once, on its name's line, then the rest of its prompt.
+    #[test]
+    fn a_workspace_commands_prompt_is_shown_once() {
+        let prompt = TrustPrompt {
+            hooks: vec![],
+            servers: vec![],
+            files: vec![],
+            commands: vec![super::super::custom::Custom {
+                name: "/review".into(),
+                about: "Review a file".into(),
+                body: "# Review a file\n\nRead $ARGUMENTS and list its bugs.\n".into(),
+            }],
+            remember: Box::new(|| Ok(())),
+        };
+        let text: String = trust_lines(&prompt, &Theme::plain())
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect();
+        assert_eq!(text.matches("Review a file").count(), 1, "{text}");
+        assert!(
+            text.contains("Read $ARGUMENTS and list its bugs."),
+            "{text}"
         );
     }
 }

@@ -48,8 +48,10 @@ pub struct LogEntry {
     pub content: Option<Value>,
     /// What a file change wrote, as a unified diff.
     pub change: Option<crate::protocol::change::FileChange>,
-    /// The `task` call a subagent made it for.
+    /// The `task` call a subagent made it for (its name).
     pub parent: Option<String>,
+    /// That `task` call's id.
+    pub parent_id: Option<String>,
     /// What the judge said of it, when it was asked.
     pub judged: Option<String>,
     /// From before this run (a resumed session): its time is not this
@@ -97,6 +99,11 @@ impl LogEntry {
         // What decided the call, in words: the guardrail only when it did
         // more than allow, then the approval (or `auto`).
         match (&self.approval, guard) {
+            // The model's question: the person answered it.
+            (None, "allow") if self.tool == "ask_user" && self.status.is_some() => {
+                "you answered".to_string()
+            }
+            (None, "allow") if self.tool == "ask_user" => "asks you".to_string(),
             (Some(a), "allow") => a.clone(),
             (Some(a), g) => format!("{g}, {a}"),
             (None, "allow") if self.guardrail.is_some() => "auto".to_string(),
@@ -245,6 +252,62 @@ impl ToolLog {
     }
 
     /// Updates the log from an agent event.
+    /// A call starts: its row, a subagent's under its task (after the
+    /// task's other calls), not after whatever came since.
+    fn started_call(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        arguments: &Value,
+        parent: Option<&String>,
+        now: Instant,
+    ) {
+        // A subagent's call stands under its task (after the
+        // task's other calls), not after whatever came since.
+        let at = parent
+            .and_then(|p| {
+                self.entries
+                    .iter()
+                    .rposition(|e| e.call_id == *p || e.parent_id.as_deref() == Some(p.as_str()))
+            })
+            .map_or(self.entries.len(), |i| i + 1);
+        let parent_name = parent.map(|p| self.task_name(p));
+        self.entries.insert(
+            at,
+            LogEntry {
+                call_id: call_id.to_string(),
+                at: now.saturating_duration_since(self.started),
+                tool: tool.to_string(),
+                arguments: arguments.clone(),
+                guardrail: None,
+                operations: Vec::new(),
+                needs: Vec::new(),
+                approval: None,
+                decided: None,
+                status: None,
+                exit_code: None,
+                metadata: ResultMetadata::default(),
+                content: None,
+                change: None,
+                parent: parent_name,
+                parent_id: parent.cloned(),
+                judged: None,
+                earlier: false,
+                rev: 0,
+            },
+        );
+        if at + 1 == self.entries.len() {
+            self.by_id.insert(call_id.to_string(), at);
+        } else {
+            self.by_id = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.call_id.clone(), i))
+                .collect();
+        }
+    }
+
     pub fn on_event(&mut self, ev: &AgentEvent, now: Instant) {
         match ev {
             AgentEvent::ToolCallStarted {
@@ -253,29 +316,7 @@ impl ToolLog {
                 arguments,
                 parent,
                 ..
-            } => {
-                self.by_id.insert(call_id.clone(), self.entries.len());
-                self.entries.push(LogEntry {
-                    call_id: call_id.clone(),
-                    at: now.saturating_duration_since(self.started),
-                    tool: tool.clone(),
-                    arguments: arguments.clone(),
-                    guardrail: None,
-                    operations: Vec::new(),
-                    needs: Vec::new(),
-                    approval: None,
-                    decided: None,
-                    status: None,
-                    exit_code: None,
-                    metadata: ResultMetadata::default(),
-                    content: None,
-                    change: None,
-                    parent: parent.as_ref().map(|p| self.task_name(p)),
-                    judged: None,
-                    earlier: false,
-                    rev: 0,
-                });
-            }
+            } => self.started_call(call_id, tool, arguments, parent.as_ref(), now),
             AgentEvent::Judged {
                 call_id,
                 model,
@@ -532,8 +573,8 @@ impl ToolLog {
                 "verdict",
                 "status",
                 "took",
-                "bytes",
-                "cut",
+                "size",
+                "cut?",
                 area.width,
             ),
             theme.muted().add_modifier(Modifier::BOLD),
@@ -834,7 +875,7 @@ fn row_text(
     width: u16,
 ) -> String {
     // Every column but the arguments, with the spaces between them.
-    let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 10 + 1 + 8 + 1 + 9 + 1 + 3;
+    let fixed = 1 + 8 + 1 + 16 + 1 + 1 + 20 + 1 + 10 + 1 + 8 + 1 + 9 + 1 + 4;
     if usize::from(width) < fixed + 16 {
         // Narrow (80 columns): the arguments keep room to be read; the
         // size and the cut mark go (the detail, Enter, has them).
@@ -860,7 +901,7 @@ fn row_text(
         fit(status, 10),
         fit(took, 8).trim_end(),
         fit(bytes, 9).trim_end(),
-        fit(cut, 3)
+        fit(cut, 4)
     )
 }
 

@@ -105,11 +105,18 @@ impl ApprovalOverlay {
                 lines,
             );
         };
-        let arg = key_argument(&req.arguments);
+        // A command is shown whole below (`$ …`): the first line names
+        // the tool alone, so the command is not read three times.
+        let command_below = req.diff.is_none() && req.arguments.get("command").is_some();
+        let arg = if command_below {
+            String::new()
+        } else {
+            format!(" {}", key_argument(&req.arguments))
+        };
         para(
             vec![
                 Span::styled(req.tool.clone(), theme.text().add_modifier(Modifier::BOLD)),
-                Span::styled(format!(" {arg}"), theme.accent()),
+                Span::styled(arg, theme.accent()),
             ],
             &mut lines,
         );
@@ -146,16 +153,7 @@ impl ApprovalOverlay {
         for note in background_notes(req, theme) {
             para(note, &mut lines);
         }
-        let grant = match &req.grant {
-            _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
-            Some(g) => format!(
-                "`a` approves {} for this conversation (until unused for {})",
-                visible::name(&g.covers.join(", ")),
-                // Kept on one line.
-                humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
-            ),
-            None => "no conversation grant can cover this call: approve it once, or deny".into(),
-        };
+        let grant = grant_words(req);
         para(vec![Span::styled(grant, theme.muted())], &mut lines);
         lines.push(Line::default());
         match &req.diff {
@@ -570,4 +568,28 @@ fn footer_labels(req: &PendingApproval, width: u16) -> Vec<(&'static str, &'stat
         .map(offered)
         .find(|f| fits(f))
         .unwrap_or_else(|| offered(&FOOTERS[4]))
+}
+
+/// What `a` would grant, or why nothing can.
+fn grant_words(req: &PendingApproval) -> String {
+    match &req.grant {
+        _ if req.edited => "your version: y writes it (E edits it again, n denies)".to_string(),
+        Some(g) => format!(
+            "`a` approves {} for this conversation (until unused for {})",
+            {
+                let covers = visible::name(&g.covers.join(", ")).into_owned();
+                // A deletion is a change to the file, not a write.
+                let deletes = req.change.as_ref().map(|c| c.kind)
+                    == Some(crate::protocol::change::ChangeKind::Delete);
+                if deletes {
+                    covers.replace("writes to ", "changes to (deleting, writing) ")
+                } else {
+                    covers
+                }
+            },
+            // Kept on one line.
+            humanize::lifetime(g.ttl_secs).replace(' ', "\u{a0}")
+        ),
+        None => "no conversation grant can cover this call: approve it once, or deny".into(),
+    }
 }
