@@ -48,6 +48,17 @@ struct Bench {
 }
 
 async fn setup(kind: ProviderKind, steps: Vec<Step>, file_bytes: usize) -> Bench {
+    setup_with(kind, steps, file_bytes, None).await
+}
+
+/// As [`setup`], with the person's key known to the redactor (as every
+/// real start has one).
+async fn setup_with(
+    kind: ProviderKind,
+    steps: Vec<Step>,
+    file_bytes: usize,
+    key: Option<&str>,
+) -> Bench {
     let ws = tempfile::tempdir().unwrap();
     let line = "the quick brown fox jumps over the lazy dog 0123456789\n";
     let body: String = line.repeat(file_bytes / line.len() + 1)[..file_bytes].to_string();
@@ -62,9 +73,12 @@ async fn setup(kind: ProviderKind, steps: Vec<Step>, file_bytes: usize) -> Bench
     let mut cfg = AgentConfig::new("bench", "You are a benchmark.");
     cfg.approval = ApprovalMode::FullAuto;
     let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
-    let handle = Agent::new(cfg, provider, Arc::new(registry), workspace)
-        .with_approver(Arc::new(HeadlessApprover))
-        .spawn();
+    let mut agent = Agent::new(cfg, provider, Arc::new(registry), workspace)
+        .with_approver(Arc::new(HeadlessApprover));
+    if let Some(key) = key {
+        agent = agent.with_redactor(lathe_core::policy::Redactor::new([key.to_string()]));
+    }
+    let handle = agent.spawn();
     Bench {
         handle,
         _mock: mock,
@@ -189,10 +203,20 @@ fn streaming(c: &mut Criterion) {
         };
         // Throughput counts SSE bytes on the wire (one event per 7 text bytes).
         group.throughput(Throughput::Bytes(sse.len() as u64));
-        let mut bench = rt.block_on(setup(ProviderKind::OpenAi, vec![step], 0));
+        let mut bench = rt.block_on(setup(ProviderKind::OpenAi, vec![step.clone()], 0));
         group.bench_with_input(BenchmarkId::new("text", format!("{kb}KiB")), &kb, |b, _| {
             b.iter_custom(|iters| rt.block_on(turns_taking(&mut bench, iters)));
         });
+        // With the person's key known: every form of it is looked for.
+        let key = "sk-proj-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH";
+        let mut bench = rt.block_on(setup_with(ProviderKind::OpenAi, vec![step], 0, Some(key)));
+        group.bench_with_input(
+            BenchmarkId::new("text_with_key", format!("{kb}KiB")),
+            &kb,
+            |b, _| {
+                b.iter_custom(|iters| rt.block_on(turns_taking(&mut bench, iters)));
+            },
+        );
     }
     group.finish();
 }

@@ -141,6 +141,18 @@ impl Emitter {
     pub(crate) fn emit(&self, mut event: AgentEvent) {
         // The boundary of what leaves as an event.
         event.redact(&self.redactor);
+        self.emit_redacted(event);
+    }
+
+    /// The redactor every event passes.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// An event redacted already (streamed text, which
+    /// `policy::redactor::stream` redacts in the context of what follows
+    /// each delta).
+    pub(crate) fn emit_redacted(&self, event: AgentEvent) {
         // Deltas are not journaled (the message repeats them): skip the lock.
         if let Some(j) = self.journal.as_ref().filter(|_| {
             !matches!(

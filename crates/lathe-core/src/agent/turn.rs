@@ -6,40 +6,130 @@
 //! that did not finish get `cancelled` results.
 
 use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, Emitter, Shared, dispatch};
+use crate::policy::redactor::stream::Stream;
 use crate::protocol::{AgentEvent, ErrorKind, StopReason, Usage};
 use crate::provider::{
     ChatRequest, Completion, Message, ProviderError, RetryNotice, StreamObserver, ToolOutput,
 };
 use crate::session::history::Item;
 
-/// Forwards streamed text as `assistant_delta` events.
-struct TurnObserver<'a> {
-    emitter: &'a Emitter,
+/// Streamed text on its way out as `assistant_delta` and
+/// `reasoning_delta` events, redacted as it streams (a secret split over
+/// deltas is hidden whole: [`crate::policy::redactor::stream`]). Shared
+/// by the observer the provider calls and the clock that shows what
+/// waited once the stream pauses.
+#[derive(Clone)]
+struct Streamed {
+    emitter: Emitter,
     turn_id: u64,
+    streams: Arc<Mutex<Streams>>,
 }
 
-impl StreamObserver for TurnObserver<'_> {
+#[derive(Default)]
+struct Streams {
+    text: Stream,
+    reasoning: Stream,
+}
+
+/// How often a paused stream is looked at: what waited for the next
+/// delta is shown when none comes.
+const TICK: Duration = Duration::from_millis(20);
+
+impl Streamed {
+    fn new(emitter: Emitter, turn_id: u64) -> Self {
+        Self {
+            emitter,
+            turn_id,
+            streams: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Streams> {
+        self.streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn text(&self, text: Option<String>) {
+        if let Some(text) = text {
+            self.emitter.emit_redacted(AgentEvent::AssistantDelta {
+                turn_id: self.turn_id,
+                text,
+            });
+        }
+    }
+
+    fn reasoning(&self, text: Option<String>) {
+        if let Some(text) = text {
+            self.emitter.emit_redacted(AgentEvent::ReasoningDelta {
+                turn_id: self.turn_id,
+                text,
+            });
+        }
+    }
+
+    fn text_delta(&self, delta: &str) {
+        let r = self.emitter.redactor();
+        let mut s = self.lock();
+        // What reasoning waited comes first: the answer follows it.
+        self.reasoning(s.reasoning.finish(r));
+        self.text(s.text.push(r, delta, Instant::now()));
+    }
+
+    fn reasoning_delta(&self, delta: &str) {
+        let r = self.emitter.redactor();
+        let mut s = self.lock();
+        self.reasoning(s.reasoning.push(r, delta, Instant::now()));
+    }
+
+    /// The stream paused: what can be judged is shown.
+    fn tick(&self) {
+        let r = self.emitter.redactor();
+        let now = Instant::now();
+        let mut s = self.lock();
+        self.reasoning(s.reasoning.tick(r, now));
+        self.text(s.text.tick(r, now));
+    }
+
+    /// The response ended (or failed): what waited is shown.
+    fn finish(&self) {
+        let r = self.emitter.redactor();
+        let mut s = self.lock();
+        self.reasoning(s.reasoning.finish(r));
+        self.text(s.text.finish(r));
+    }
+
+    fn discard(&self) {
+        let mut s = self.lock();
+        s.text.discard();
+        s.reasoning.discard();
+    }
+}
+
+/// What the provider calls as a response streams.
+struct TurnObserver {
+    streamed: Streamed,
+}
+
+impl StreamObserver for TurnObserver {
     fn text_delta(&mut self, text: &str) {
-        self.emitter.emit(AgentEvent::AssistantDelta {
-            turn_id: self.turn_id,
-            text: text.to_string(),
-        });
+        self.streamed.text_delta(text);
     }
 
     fn reasoning_delta(&mut self, text: &str) {
-        self.emitter.emit(AgentEvent::ReasoningDelta {
-            turn_id: self.turn_id,
-            text: text.to_string(),
-        });
+        self.streamed.reasoning_delta(text);
     }
 
     fn retrying(&mut self, notice: &RetryNotice) {
-        self.emitter.emit(AgentEvent::ProviderRetry {
-            turn_id: self.turn_id,
+        self.streamed.discard();
+        self.streamed.emitter.emit(AgentEvent::ProviderRetry {
+            turn_id: self.streamed.turn_id,
             attempt: notice.attempt,
             max_retries: notice.max_retries,
             delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
@@ -334,15 +424,26 @@ impl Turn<'_> {
             cache_key: Some(&shared.session_id),
         };
         shared.record_now(Item::Request { turn: self.id }).await;
+        let streamed = Streamed::new(shared.emitter.clone(), self.id);
         let mut observer = TurnObserver {
-            emitter: &shared.emitter,
-            turn_id: self.id,
+            streamed: streamed.clone(),
         };
-        let e = match shared
-            .provider
-            .complete(request, &mut observer, &self.cancel)
-            .await
-        {
+        let completed = {
+            let response = shared
+                .provider
+                .complete(request, &mut observer, &self.cancel);
+            tokio::pin!(response);
+            let mut clock = tokio::time::interval(TICK);
+            clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    done = &mut response => break done,
+                    _ = clock.tick() => streamed.tick(),
+                }
+            }
+        };
+        streamed.finish();
+        let e = match completed {
             Ok(c) => return Ok(Some(c)),
             Err(ProviderError::Cancelled) => return Err(self.interrupted().await),
             Err(e) => e,

@@ -23,6 +23,7 @@ use crate::protocol::redact::Scrub;
 mod columns;
 pub mod forms;
 pub mod log;
+pub mod stream;
 
 use forms::{Forms, MIN_FORM, skeleton};
 
@@ -386,6 +387,30 @@ impl Redactor {
     /// the same text, hidden at once (so one match never cuts another
     /// short); `None` when nothing changed.
     fn pass(&self, text: &str) -> Option<String> {
+        self.spans(text).apply(text).filter(|out| out != text)
+    }
+
+    /// Bytes at the end of a streamed text that may be the start of one
+    /// of the secrets' forms (0: no secret known). A form's letters may
+    /// stand apart (`s k - l i v e`), so theirs count thrice.
+    pub fn hold(&self) -> usize {
+        let len = |m: &Option<AhoCorasick>| m.as_ref().map_or(0, AhoCorasick::max_pattern_len);
+        let forms = len(&self.verbatim)
+            .max(len(&self.raw))
+            .max(len(&self.dense))
+            .max(len(&self.letters).saturating_mul(3));
+        // A piece spelled out as numbers, or over two lines of a dump,
+        // takes up to nine characters a byte.
+        let dumps = if self.letters.is_some() || self.raw.is_some() {
+            forms::BYTE_PIECE * 9 * 2
+        } else {
+            0
+        };
+        forms.max(dumps)
+    }
+
+    /// Where every form and shape matches in `text`, in one pass.
+    fn spans(&self, text: &str) -> Spans {
         let mut spans = Spans::default();
         if let Some(m) = &self.verbatim {
             for m in m.find_overlapping_iter(text) {
@@ -396,7 +421,7 @@ impl Redactor {
         self.dump_spans(text, &mut spans);
         self.column_spans(text, &mut spans);
         if !self.shapes {
-            return spans.apply(text).filter(|out| out != text);
+            return spans;
         }
         for re in SECRET_PATTERNS.iter() {
             for m in re.find_iter(text) {
@@ -411,7 +436,18 @@ impl Redactor {
                 }
             }
         }
-        spans.apply(text).filter(|out| out != text)
+        spans
+    }
+
+    /// Where in `text` a match runs over byte `cut` begins (the earliest
+    /// such start), if one does: text before `cut` is shown only up to it.
+    fn split_at(&self, text: &str, cut: usize) -> Option<usize> {
+        self.spans(text)
+            .0
+            .iter()
+            .filter(|(s, e)| *s < cut && *e > cut)
+            .map(|(s, _)| *s)
+            .min()
     }
 
     /// Redacts one string; returns `None` when nothing changed. Redacting
