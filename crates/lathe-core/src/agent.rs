@@ -36,6 +36,12 @@ mod serve;
 mod task;
 mod together;
 mod turn;
+
+/// What the model is told before the person's message in plan mode.
+#[cfg(test)]
+pub(crate) fn plan_mode_note() -> &'static str {
+    turn::PLAN_MODE
+}
 mod undo;
 
 pub use approval::PendingApprovals;

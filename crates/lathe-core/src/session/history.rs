@@ -572,6 +572,9 @@ fn without_note(text: &str) -> &str {
     text
 }
 
+/// How the note of a plan-mode turn begins (`agent::turn::PLAN_MODE`).
+pub const PLAN_MODE_MARK: &str = "[Plan mode:";
+
 /// What the model was sent for a message: Lathe's note first, then the
 /// person's words.
 pub fn with_note(note: Option<&str>, text: &str) -> String {
@@ -902,6 +905,14 @@ impl Rebuilt {
         // The note was for this message, and is in its text.
         self.aborted = None;
         self.shown.push(Shown::User(as_written(shown).to_string()));
+        // A turn in plan mode says so again, as it did.
+        if note.is_some_and(|n| n.contains(PLAN_MODE_MARK)) {
+            self.shown.push(Shown::Note(
+                "plan mode: the model looks with read-only tools and proposes a plan; nothing \
+                 changes until you approve it"
+                    .into(),
+            ));
+        }
         if images.is_empty() {
             push_user(&mut self.messages, text.to_string());
         } else {
@@ -1454,5 +1465,27 @@ mod tests {
         rec.sync().await;
         let records = read(&path).unwrap();
         assert_eq!(records.last().unwrap().seq, 5);
+    }
+
+    /// A turn in plan mode comes back with the note that said so.
+    #[test]
+    fn a_plan_mode_turn_says_so_again() {
+        assert!(crate::agent::plan_mode_note().starts_with(PLAN_MODE_MARK));
+        let records = vec![rec(
+            1,
+            Item::User {
+                turn: 1,
+                text: "look at the parser".into(),
+                note: Some(crate::agent::plan_mode_note().to_string()),
+                images: vec![],
+            },
+        )];
+        let r = rebuild_redacted(&records);
+        assert_eq!(r.shown[0], Shown::User("look at the parser".into()));
+        assert!(
+            matches!(&r.shown[1], Shown::Note(n) if n.starts_with("plan mode:")),
+            "{:?}",
+            r.shown
+        );
     }
 }
