@@ -23,8 +23,10 @@
 //! `unsafe`, hence a helper mode rather than a `pre_exec` hook): read and
 //! execute anywhere; write only beneath the workspace, the temp directory
 //! and the configured roots (with the REFER right, so links and renames
-//! stay inside them); `/dev/null` writable; no TCP bind or connect unless
-//! the network is allowed; no signals to, or abstract sockets of,
+//! stay inside them); `/dev/null` writable; no TCP bind or connect of the
+//! command's own unless the network is allowed (the warden binds what
+//! listens to the loopback interface, and connects to what commands of
+//! the session serve: `sockets`); no signals to, or abstract sockets of,
 //! processes outside the sandbox. A ruleset the kernel cannot enforce
 //! stops the command, with a message that says why and how to turn the
 //! sandbox off; nothing runs half-confined without saying so.
