@@ -2296,3 +2296,49 @@ fn an_unfinished_plan_leaves_with_its_turn() {
     turn_started(&mut a, 3, "something else", t0);
     assert!(a.plan.is_none(), "another turn: the old plan is not pinned");
 }
+
+/// A dialog opens, then the person starts a correction at a person's
+/// pace (keys 0.12 s apart, an `n` and an `a` among them): every key goes
+/// into the composer, none answers; after a pause Enter sends it to the
+/// turn and the dialog still waits.
+#[test]
+fn writing_that_starts_as_a_dialog_opens_is_never_lost_nor_an_answer() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    screen(&mut a, 80, 24);
+    let mut t = t0 + Duration::from_millis(50);
+    for ch in "call it notes instead".chars() {
+        a.on_terminal_event(key(KeyCode::Char(ch)), t);
+        t += Duration::from_millis(120);
+    }
+    assert!(a.take_ops().is_empty(), "no key answered the dialog");
+    assert_eq!(a.composer.text(), "call it notes instead");
+    let later = t + QUIET + Duration::from_millis(200);
+    a.tick(later);
+    a.on_terminal_event(key(KeyCode::Enter), later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Steer {
+            text: "call it notes instead".into()
+        }]
+    );
+    assert!(a.questions.approvals.is_active());
+    // A `y` too soon after the dialog opened, with nothing written, is
+    // neither an answer nor text.
+    let (mut b, t0) = app();
+    turn_started(&mut b, 1, "go", t0);
+    b.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    b.on_agent_event(approval_request("c1"), t0);
+    screen(&mut b, 80, 24);
+    b.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
+    assert!(b.take_ops().is_empty());
+    assert!(b.composer.is_empty());
+}

@@ -121,6 +121,18 @@ impl App {
         {
             return self.composer_key(key, now);
         }
+        // Writing that starts as a dialog opens is writing: its keys go
+        // into the composer, never lost, never answers.
+        let q = &self.questions;
+        let dialog_on_top = q.quit.is_none()
+            && q.trust.is_none()
+            && q.limit.is_none()
+            && q.ask.is_none()
+            && q.plan.is_none();
+        let composing = !self.composer.is_empty();
+        if dialog_on_top && self.questions.approvals.typing_through(key, composing, now) {
+            return self.composer_key(key, now);
+        }
         if let Some(question) = self.questions.top() {
             if question.handle_key(key, &self.events, now) == Outcome::Close {
                 self.questions.close_top();

@@ -159,6 +159,35 @@ impl ApprovalOverlay {
         self.last_typed = None;
     }
 
+    /// A key before the call in front can be answered: whether it is the
+    /// person's typing (text for the composer), which a dialog that opens
+    /// as they start to write never takes. A key of text is, when a
+    /// message is begun (`composing`) or no answer starts with it; an
+    /// answer's key that came too soon is still no answer, and not text.
+    /// Typing restarts the quiet moment: the dialog arms once it stops.
+    pub fn typing_through(&mut self, key: KeyEvent, composing: bool, now: Instant) -> bool {
+        if self.queue.is_empty()
+            || self.message.is_some()
+            || self.arming.has_keys
+            || self.arming.is_armed(now)
+        {
+            return false;
+        }
+        let text = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
+        let answer = matches!(
+            key.code,
+            KeyCode::Char('y' | 'Y' | 'n' | 'N' | 'a' | 'A' | 'e' | 'E' | '?')
+        );
+        let typing = text && (composing || !answer);
+        if typing {
+            self.arming.input(now);
+        }
+        typing
+    }
+
     pub fn is_active(&self) -> bool {
         !self.queue.is_empty()
     }
