@@ -501,7 +501,10 @@ async fn nothing_typed_pasted_or_escaped_by_accident_approves() {
     }
     let typed = pane.screen();
     assert!(typed.contains("Approve exec_shell?"), "{typed}");
-    assert!(typed.contains("okay, and maybe also run the linter"), "{typed}");
+    assert!(
+        typed.contains("okay, and maybe also run the linter"),
+        "{typed}"
+    );
     assert!(!ws.path().join("typed").exists());
     pause().await;
     pane.keys(&["n"]);

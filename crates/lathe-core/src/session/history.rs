@@ -468,21 +468,6 @@ pub struct Rebuilt {
     pub log: Vec<crate::protocol::AgentEvent>,
 }
 
-/// How many of the person's turns the conversation of `records` holds
-/// (from the last `/clear`, rewinds applied): what the listing, the
-/// resume notice and `/resume` say.
-pub fn turns_of(records: &[Record]) -> u64 {
-    let records = conversation_records(records);
-    let start = records
-        .iter()
-        .rposition(|r| matches!(r.item, Item::Clear))
-        .map_or(0, |i| i + 1);
-    records[start..]
-        .iter()
-        .filter(|r| matches!(r.item, Item::User { .. }))
-        .count() as u64
-}
-
 /// One piece of a resumed conversation, for the transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shown {
@@ -587,7 +572,7 @@ pub fn with_note(note: Option<&str>, text: &str) -> String {
 /// The records of the conversation as it is after every rewind: a
 /// conversation rewound to before turn N goes on from the records before
 /// that turn's message (the rewind itself stays, to be told).
-fn conversation_records(records: &[Record]) -> Vec<&Record> {
+pub(super) fn conversation_records(records: &[Record]) -> Vec<&Record> {
     let mut kept: Vec<&Record> = Vec::with_capacity(records.len());
     for r in records {
         let rewound = match &r.item {

@@ -107,7 +107,7 @@ fn info(path: &Path) -> Option<SessionInfo> {
         .unwrap_or_default();
     let said = records.iter().any(|r| matches!(r.item, Item::User { .. }));
     // The turns its conversation holds, as resuming it shows them.
-    let turns = history::turns_of(&records);
+    let turns = turns_of(&records);
     Some(SessionInfo {
         id,
         workspace: workspace.clone(),
@@ -133,6 +133,21 @@ pub fn info_of(dir: &Path, id: &str) -> Option<SessionInfo> {
         return None;
     }
     info(&history::history_path(dir, id))
+}
+
+/// How many of the person's turns the conversation of `records` holds
+/// (from the last `/clear`, rewinds applied): what the listing, the
+/// resume notice and `/resume` say.
+fn turns_of(records: &[history::Record]) -> u64 {
+    let records = history::conversation_records(records);
+    let start = records
+        .iter()
+        .rposition(|r| matches!(r.item, Item::Clear))
+        .map_or(0, |i| i + 1);
+    records[start..]
+        .iter()
+        .filter(|r| matches!(r.item, Item::User { .. }))
+        .count() as u64
 }
 
 /// The sessions in `dir` (of `workspace`, or all), newest activity first.
