@@ -667,10 +667,17 @@ fn served_here(address: &Address, served: Option<&super::ports::Registry>) -> Re
 /// abstract name) is held under this warden, or noted by a warden of
 /// this Lathe as one its command listens on, on that very port.
 fn all_ours(inodes: &[u64], port: u16, served: Option<&super::ports::Registry>) -> bool {
-    let mine = super::ports::held_under(inodes, std::process::id());
-    inodes
+    // The registry first (a file looked up); the processes (every one
+    // on the machine read) only for what it does not know.
+    let mut unknown: Vec<u64> = inodes
         .iter()
-        .all(|i| mine.contains(i) || port != 0 && served.is_some_and(|r| r.knows(*i, port)))
+        .copied()
+        .filter(|i| !(port != 0 && served.is_some_and(|r| r.knows(*i, port))))
+        .collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    unknown.is_empty()
+        || super::ports::held_under(&unknown, std::process::id()).len() == unknown.len()
 }
 
 /// Notes a socket the warden bound for its command as served by this

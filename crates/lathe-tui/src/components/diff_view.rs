@@ -74,6 +74,9 @@ pub struct DiffView {
     /// Changed byte ranges of the lines whose word diff was made.
     words: RefCell<HashMap<usize, Vec<Range<usize>>>>,
     marks: RefCell<Marks>,
+    /// Per hunk: its first run of changed lines, as line indices (made
+    /// once, so a frame looks each up at no cost).
+    changes: Vec<Option<(usize, usize)>>,
 }
 
 impl PartialEq for DiffView {
@@ -196,7 +199,27 @@ impl Builder {
             .to_string()
             .len()
             .max(3);
+        // Each hunk's first run of changed lines, in one pass.
+        let mut changes: Vec<Option<(usize, usize)>> = Vec::new();
+        for (i, row) in self.rows.iter().enumerate() {
+            let Row::Line { kind, hunk, .. } = row else {
+                continue;
+            };
+            if *kind == Kind::Context {
+                continue;
+            }
+            if changes.len() <= *hunk {
+                changes.resize(hunk + 1, None);
+            }
+            match &mut changes[*hunk] {
+                slot @ None => *slot = Some((i, i + 1)),
+                // The first run goes on; a later one is not looked at.
+                Some((_, end)) if *end == i => *end = i + 1,
+                Some(_) => {}
+            }
+        }
         DiffView {
+            changes,
             path,
             rows: self.rows,
             sides: Arc::new(self.sides),
@@ -609,9 +632,7 @@ impl DiffView {
     /// from its first added or removed line to just after the run.
     /// `None` for a hunk with no change (or no such hunk).
     pub fn change_rows(&self, n: usize, width: u16) -> Option<(usize, usize)> {
-        let changed = |r: &Row| matches!(r, Row::Line { kind, hunk, .. } if *hunk == n && *kind != Kind::Context);
-        let first = self.rows.iter().position(changed)?;
-        let last = first + self.rows[first..].iter().take_while(|r| changed(r)).count();
+        let (first, last) = self.changes.get(n).copied().flatten()?;
         let ends = self.ends(width);
         let start = first.checked_sub(1).map_or(0, |j| ends[j]);
         Some((start, ends[last - 1]))

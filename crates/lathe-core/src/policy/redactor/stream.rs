@@ -25,6 +25,12 @@ const BURST: Duration = Duration::from_millis(8);
 /// In a burst, what waits is released once this much can be.
 const BATCH: usize = 512;
 
+/// The most that waits: past it, what waits longest is judged as it is
+/// (a match running over the cut still keeps its start back), so a stream
+/// of numbers or one endless word neither waits for ever nor is looked
+/// at again and again.
+const MAX_WAIT: usize = 8 * 1024;
+
 /// How far before the cut a match that runs over it is looked for,
 /// beyond the secrets' own forms (a secret-named assignment's name).
 const CONTEXT: usize = 256;
@@ -84,6 +90,9 @@ fn suspect(word: &str) -> bool {
 pub struct Stream {
     pending: String,
     last: Option<Instant>,
+    /// How much waited when it was last looked at (in a burst, it is
+    /// looked at again only a batch later).
+    looked: usize,
 }
 
 impl Stream {
@@ -95,6 +104,10 @@ impl Stream {
             .last
             .is_some_and(|t| now.saturating_duration_since(t) < BURST);
         self.last = Some(now);
+        if burst && self.pending.len() < self.looked + BATCH {
+            return None;
+        }
+        self.looked = self.pending.len();
         let cut = self.cut();
         if cut == 0 || (burst && cut < BATCH) {
             return None;
@@ -128,6 +141,7 @@ impl Stream {
     pub fn discard(&mut self) {
         self.pending.clear();
         self.last = None;
+        self.looked = 0;
     }
 
     /// How much of what waits can be judged now: all but the words at
@@ -141,7 +155,7 @@ impl Stream {
         {
             cut = cut.min(begin);
         }
-        char_start(text, cut)
+        char_start(text, cut.max(text.len().saturating_sub(MAX_WAIT)))
     }
 
     /// Shows the first `cut` bytes of what waits, redacted; a match that
@@ -161,6 +175,7 @@ impl Stream {
             return None;
         }
         let shown: String = self.pending.drain(..cut).collect();
+        self.looked = self.looked.saturating_sub(cut);
         Some(redactor.redact_str(&shown).unwrap_or(shown))
     }
 }

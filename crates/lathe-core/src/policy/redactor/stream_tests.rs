@@ -119,6 +119,29 @@ fn a_retry_drops_what_waits_and_a_burst_is_batched() {
     );
 }
 
+/// A burst of numbers (no word of prose to stop at) and one endless
+/// word neither wait for ever nor are looked at again with every delta:
+/// what waits stays under a bound, and comes out whole.
+#[test]
+fn what_waits_is_bounded() {
+    let r = Redactor::new([KEY.to_string()]);
+    let t0 = Instant::now();
+    for text in ["163 ".repeat(20_000), "x".repeat(80_000)] {
+        let mut s = Stream::default();
+        let mut out = String::new();
+        for chunk in text.as_bytes().chunks(5) {
+            out.extend(s.push(&r, std::str::from_utf8(chunk).unwrap(), t0));
+            assert!(
+                s.pending.len() <= MAX_WAIT + 2 * BATCH,
+                "{}",
+                s.pending.len()
+            );
+        }
+        out.extend(s.finish(&r));
+        assert_eq!(out, text);
+    }
+}
+
 proptest! {
     #![proptest_config(crate::props::config(64))]
 
