@@ -44,7 +44,9 @@ impl SseParser {
     /// is refused (a line or an event past [`MAX_LINE`]).
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
         let mut chunk = chunk;
-        if self.skip_lf {
+        // An empty chunk (a body may yield one) does not end the wait
+        // for the `\n` of a `\r\n` cut in two.
+        if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;
@@ -183,6 +185,23 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = text.chunks(1).collect();
         assert_eq!(all(&bytes), expected);
+    }
+
+    /// A `\r\n` cut in two with an empty chunk between is one line end,
+    /// not two (which would end the event early).
+    #[test]
+    fn an_empty_chunk_inside_a_cut_crlf_is_nothing() {
+        let mut p = SseParser::new();
+        let mut out = p.feed(b"event: a\r").unwrap();
+        out.extend(p.feed(b"").unwrap());
+        out.extend(p.feed(b"\ndata: x\r\n\r\n").unwrap());
+        assert_eq!(
+            out,
+            vec![SseEvent {
+                event: "a".into(),
+                data: "x".into()
+            }]
+        );
     }
 
     #[test]
