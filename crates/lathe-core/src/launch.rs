@@ -238,7 +238,11 @@ pub fn spawn_agent(
         &mut agent_config,
         &mut warnings,
     );
-    warnings.extend(sandbox_warning(&sandbox, &config.workspace));
+    warnings.extend(sandbox_warning(
+        &sandbox,
+        &config.workspace,
+        &config.paths.data_dir,
+    ));
     // A session to go on with: its conversation, rebuilt from its record.
     let mut went_on_from = None;
     let resumed = match &trust.resume {
@@ -464,14 +468,19 @@ fn record_start(
 
 /// What the person should know about the sandbox on this system: that
 /// it cannot be set up (commands will not run), or what it lacks.
-fn sandbox_warning(sandbox: &crate::sandbox::Settings, workspace: &Path) -> Option<String> {
+fn sandbox_warning(
+    sandbox: &crate::sandbox::Settings,
+    workspace: &Path,
+    data_dir: &Path,
+) -> Option<String> {
+    let probe = sandbox_probe::probe(sandbox, workspace, data_dir);
     if sandbox.mode == crate::sandbox::Mode::Off {
         // Off as asked; said only when what commands start could outlive
         // Lathe.
-        let missing = sandbox.probe(workspace).ok()?.missing();
+        let missing = probe.ok()?.missing();
         return (!missing.is_empty()).then(|| missing.join("; "));
     }
-    match sandbox.probe(workspace) {
+    match probe {
         Err(why) => Some(format!(
             "the sandbox cannot be set up, so commands will not run: {why}"
         )),
@@ -721,6 +730,8 @@ pub fn remember_workspace_hooks(config: &Config, hooks: &HookSet) -> Result<(), 
         .map_err(|e| format!("{}: {}", path.display(), e.error))?;
     Ok(())
 }
+
+mod sandbox_probe;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

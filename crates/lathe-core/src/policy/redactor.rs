@@ -225,6 +225,7 @@ impl Redactor {
                 // `tr a-z A-Z` of a key whose letters are not all ASCII
                 // leaves no letters form; its bytes in any case still do.
                 .ascii_case_insensitive(true)
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(patterns)
                 .inspect_err(|e| tracing::error!("the secret matcher could not be built: {e}"))
                 .ok()

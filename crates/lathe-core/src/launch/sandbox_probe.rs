@@ -1,0 +1,191 @@
+//! What the sandbox's probe found, kept until the machine restarts.
+//!
+//! The probe starts the warden and a command (`true`) to learn what this
+//! kernel lets Lathe set up: a third of the CPU a start costs. Its answer
+//! depends on the kernel and its settings, the `lathe` binary and the
+//! sandbox's settings, so it is kept under a key made of all of them: the
+//! boot's id, the binary's identity (device, inode, size, change time),
+//! and the settings with the workspace. A new boot, a new build, or any
+//! change of settings probes again. Only a sandbox that could be set up
+//! is kept: one that failed is tried at every start, so a fix shows.
+//!
+//! Only words depend on it: every command is still confined by what is
+//! set up when it runs, and says so when that fails.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::{Isolation, Mode, Probe, Settings};
+
+/// How many answers the file keeps (one per workspace and settings).
+const KEPT: usize = 32;
+
+/// The file, in Lathe's data directory.
+pub const FILE: &str = "sandbox-probes.json";
+
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    key: String,
+    isolation: Isolation,
+    own_proc: bool,
+    landlock_abi: u8,
+    sockets: bool,
+    signal_scope: bool,
+}
+
+/// What makes the probe's answer what it is.
+#[derive(Serialize)]
+struct Key<'a> {
+    boot: String,
+    exe: (u64, u64, u64, i64, i64),
+    mode: Mode,
+    network: bool,
+    namespaces: bool,
+    workspace: &'a Path,
+    writable_roots: &'a [PathBuf],
+    hidden: &'a [PathBuf],
+    protected: &'a [PathBuf],
+    allow_sockets: &'a [String],
+    private_tmp: bool,
+}
+
+fn key(settings: &Settings, workspace: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let exe = match &settings.helper {
+        Some(h) => h.clone(),
+        None => std::env::current_exe().ok()?,
+    };
+    let m = std::fs::metadata(exe).ok()?;
+    let key = Key {
+        boot: boot.trim().to_string(),
+        exe: (m.dev(), m.ino(), m.size(), m.ctime(), m.ctime_nsec()),
+        mode: settings.mode,
+        network: settings.network,
+        namespaces: settings.namespaces,
+        workspace,
+        writable_roots: &settings.writable_roots,
+        hidden: &settings.hidden,
+        protected: &settings.protected,
+        allow_sockets: &settings.allow_sockets,
+        private_tmp: settings.private_tmp.is_some(),
+    };
+    let json = serde_json::to_vec(&key).ok()?;
+    let digest = ring::digest::digest(&ring::digest::SHA256, &json);
+    Some(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn read(file: &Path) -> Vec<Kept> {
+    std::fs::read(file)
+        .ok()
+        .and_then(|raw| serde_json::from_slice(&raw).ok())
+        .unwrap_or_default()
+}
+
+/// The probe's answer: kept from an earlier start of this boot with the
+/// same binary and settings, or found now (and kept when the sandbox
+/// could be set up). `dir`: Lathe's data directory.
+pub fn probe(settings: &Settings, workspace: &Path, dir: &Path) -> Result<Probe, String> {
+    let Some(key) = key(settings, workspace) else {
+        return settings.probe(workspace);
+    };
+    let file = dir.join(FILE);
+    let mut kept = read(&file);
+    if let Some(k) = kept.iter().find(|k| k.key == key) {
+        return Ok(Probe {
+            mode: settings.mode,
+            network: settings.network,
+            namespaces: settings.namespaces,
+            isolation: k.isolation,
+            own_proc: k.own_proc,
+            landlock_abi: k.landlock_abi,
+            sockets: k.sockets,
+            signal_scope: k.signal_scope,
+        });
+    }
+    let probe = settings.probe(workspace)?;
+    kept.retain(|k| k.key != key);
+    kept.push(Kept {
+        key,
+        isolation: probe.isolation,
+        own_proc: probe.own_proc,
+        landlock_abi: probe.landlock_abi,
+        sockets: probe.sockets,
+        signal_scope: probe.signal_scope,
+    });
+    let over = kept.len().saturating_sub(KEPT);
+    kept.drain(..over);
+    // Not kept (a read-only home): the next start probes again.
+    if let Ok(json) = serde_json::to_vec(&kept)
+        && crate::session::journal::private_dir(dir).is_ok()
+        && let Err(e) = crate::tools::fs::atomic::write_atomic(&file, &json)
+    {
+        tracing::debug!("the sandbox probe's answer was not kept: {e}");
+    }
+    Ok(probe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            helper: Some(PathBuf::from("/bin/true")),
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn the_key_changes_with_every_setting_that_shapes_the_answer() {
+        let ws = Path::new("/work/a");
+        let base = key(&settings(), ws).unwrap();
+        assert_eq!(key(&settings(), ws).unwrap(), base);
+        assert_ne!(key(&settings(), Path::new("/work/b")).unwrap(), base);
+        let changes: [fn(&mut Settings); 8] = [
+            |s| s.network = !s.network,
+            |s| s.namespaces = !s.namespaces,
+            |s| s.mode = Mode::Off,
+            |s| s.writable_roots.push("/data".into()),
+            |s| s.hidden.push("/secret".into()),
+            |s| s.protected.push("/work/a/hook.sh".into()),
+            |s| s.allow_sockets.push("localhost:5432".into()),
+            |s| s.helper = Some(PathBuf::from("/bin/false")),
+        ];
+        for change in changes {
+            let mut s = settings();
+            change(&mut s);
+            assert_ne!(key(&s, ws).unwrap(), base);
+        }
+    }
+
+    #[test]
+    fn a_kept_answer_is_read_back_and_a_broken_file_is_probed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings();
+        let k = key(&s, Path::new("/w")).unwrap();
+        let kept = vec![Kept {
+            key: k,
+            isolation: Isolation {
+                user: true,
+                pid: true,
+                mounts: false,
+                proc: true,
+            },
+            own_proc: true,
+            landlock_abi: 5,
+            sockets: true,
+            signal_scope: false,
+        }];
+        std::fs::write(dir.path().join(FILE), serde_json::to_vec(&kept).unwrap()).unwrap();
+        let p = probe(&s, Path::new("/w"), dir.path()).unwrap();
+        assert_eq!(p.landlock_abi, 5);
+        assert!(p.isolation.user && !p.isolation.mounts && p.own_proc);
+        // Garbage in the file: read as nothing kept, never an error.
+        for junk in ["", "{", "[{\"key\": 3}]", "null", "\u{0}\u{ff}"] {
+            std::fs::write(dir.path().join(FILE), junk).unwrap();
+            assert!(read(&dir.path().join(FILE)).is_empty(), "{junk:?}");
+        }
+    }
+}
