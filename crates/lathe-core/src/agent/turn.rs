@@ -105,6 +105,16 @@ impl Streamed {
         self.text(s.text.finish(r));
     }
 
+    /// The answer and the reasoning whole, as they were shown, if they
+    /// are what streamed.
+    fn shown_whole(&self, text: &str, reasoning: &str) -> (Option<String>, Option<String>) {
+        let s = self.lock();
+        (
+            s.text.shown_whole(text).map(str::to_string),
+            s.reasoning.shown_whole(reasoning).map(str::to_string),
+        )
+    }
+
     fn discard(&self) {
         let mut s = self.lock();
         s.text.discard();
@@ -163,6 +173,9 @@ struct Turn<'a> {
     start: Option<usize>,
     /// Plan mode: the read-only tools only, and a plan to propose.
     plan: bool,
+    /// The last response's answer and reasoning whole as they streamed,
+    /// redacted already (when they are the provider's whole message).
+    shown: (Option<String>, Option<String>),
 }
 
 /// What the model is told before the person's message in plan mode.
@@ -192,6 +205,7 @@ pub(crate) async fn run_turn(
         overflowed: false,
         start: None,
         plan,
+        shown: (None, None),
     };
     shared
         .planning
@@ -444,7 +458,10 @@ impl Turn<'_> {
         };
         streamed.finish();
         let e = match completed {
-            Ok(c) => return Ok(Some(c)),
+            Ok(c) => {
+                self.shown = streamed.shown_whole(&c.text, &c.reasoning);
+                return Ok(Some(c));
+            }
             Err(ProviderError::Cancelled) => return Err(self.interrupted().await),
             Err(e) => e,
         };
@@ -521,18 +538,22 @@ impl Turn<'_> {
             total: conv.usage,
             model: model.clone(),
         });
-        // Whole, it is redacted whole (a secret split across deltas too).
+        // Whole, as it streamed (each part redacted in the context of
+        // what followed it); otherwise redacted whole.
+        let (text, reasoning) = std::mem::take(&mut self.shown);
         if !completion.reasoning.is_empty() {
-            emitter.emit(AgentEvent::ReasoningMessage {
-                turn_id,
-                text: completion.reasoning.clone(),
-            });
+            let event = |text| AgentEvent::ReasoningMessage { turn_id, text };
+            match reasoning {
+                Some(shown) => emitter.emit_redacted(event(shown)),
+                None => emitter.emit(event(completion.reasoning.clone())),
+            }
         }
         if !completion.text.is_empty() {
-            emitter.emit(AgentEvent::AssistantMessage {
-                turn_id,
-                text: completion.text.clone(),
-            });
+            let event = |text| AgentEvent::AssistantMessage { turn_id, text };
+            match text {
+                Some(shown) => emitter.emit_redacted(event(shown)),
+                None => emitter.emit(event(completion.text.clone())),
+            }
         }
         (completion, cut_short)
     }

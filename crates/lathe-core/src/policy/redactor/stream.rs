@@ -93,6 +93,29 @@ pub struct Stream {
     /// How much waited when it was last looked at (in a burst, it is
     /// looked at again only a batch later).
     looked: usize,
+    /// Everything shown so far, and a digest of the text it was made
+    /// from: the whole message, redacted, without a second pass.
+    shown: String,
+    taken: Digest,
+}
+
+/// FNV-1a over the bytes of a text, with its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Digest(u64, usize);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325, 0)
+    }
+}
+
+impl Digest {
+    fn add(&mut self, text: &str) {
+        for b in text.bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.1 += text.len();
+    }
 }
 
 impl Stream {
@@ -139,9 +162,20 @@ impl Stream {
     /// The stream is being sent again (a retry): what waits is dropped,
     /// as the screen drops what it showed.
     pub fn discard(&mut self) {
-        self.pending.clear();
-        self.last = None;
-        self.looked = 0;
+        *self = Self::default();
+    }
+
+    /// `text` whole as it was shown, once the stream has finished, if
+    /// the stream was exactly `text` (the provider's message is the
+    /// deltas it streamed): each part was redacted in the context of
+    /// what followed it, so the whole needs no second pass.
+    pub fn shown_whole(&self, text: &str) -> Option<&str> {
+        if !self.pending.is_empty() || self.taken.1 != text.len() {
+            return None;
+        }
+        let mut digest = Digest::default();
+        digest.add(text);
+        (digest == self.taken).then_some(self.shown.as_str())
     }
 
     /// How much of what waits can be judged now: all but the words at
@@ -176,7 +210,10 @@ impl Stream {
         }
         let shown: String = self.pending.drain(..cut).collect();
         self.looked = self.looked.saturating_sub(cut);
-        Some(redactor.redact_str(&shown).unwrap_or(shown))
+        self.taken.add(&shown);
+        let shown = redactor.redact_str(&shown).unwrap_or(shown);
+        self.shown.push_str(&shown);
+        Some(shown)
     }
 }
 

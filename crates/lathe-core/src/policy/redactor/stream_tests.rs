@@ -192,7 +192,38 @@ proptest! {
         if !with_secret && r.redact_str(&text).is_none() {
             prop_assert_eq!(&shown, &text);
         }
+        // The whole message is what was shown, and only for the text
+        // that streamed.
+        prop_assert_eq!(s.shown_whole(&text), Some(shown.as_str()));
+        prop_assert_eq!(s.shown_whole(&format!("{text}x")), None);
+        if let Some((last, _)) = text.char_indices().next_back() {
+            prop_assert_eq!(s.shown_whole(&text[..last]), None);
+        }
     }
+}
+
+/// The whole message is given only once all of it was shown, and for
+/// the very text that streamed; a retry starts it again.
+#[test]
+fn the_whole_is_given_only_for_what_streamed() {
+    let r = Redactor::new([KEY.to_string()]);
+    let t0 = Instant::now();
+    let mut s = Stream::default();
+    let _ = s.push(&r, "the key is lm-studio-loc", t0);
+    assert_eq!(
+        s.shown_whole("the key is lm-studio-loc"),
+        None,
+        "still waiting"
+    );
+    let _ = s.push(&r, "al-key-0123456789 ok", t0 + Duration::from_millis(30));
+    let _ = s.finish(&r);
+    let whole = format!("the key is {KEY} ok");
+    assert_eq!(s.shown_whole(&whole), Some("the key is [REDACTED] ok"));
+    // Same length, other bytes (a server whose final text differs).
+    assert_eq!(s.shown_whole(&whole.replace("ok", "no")), None);
+    s.discard();
+    assert_eq!(s.shown_whole(&whole), None);
+    assert_eq!(s.shown_whole(""), Some(""));
 }
 
 /// The key spelled as hex, as a byte dump and in base64, split over two
