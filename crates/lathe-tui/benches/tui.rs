@@ -15,7 +15,13 @@
 //!   on its own thread and is not on this path). Target: under 150 ms.
 //! - `diff_dialog/scroll_key_20k`: a PgDn in that dialog and its frame.
 //!   Target: within one frame (16 ms).
-//! - `diff_dialog/highlight_20k`: the off-thread highlighting, for scale.
+//! - `diff_dialog/colours_first_screen_20k`: from that dialog on screen to
+//!   its first screen in colour (the colouring thread does the lines in
+//!   view and 200 more, then waits for a scroll: the dialog's CPU after it
+//!   shows).
+//! - `diff_dialog/highlight_20k`: highlighting the whole diff, for scale
+//!   (what the dialog cost after it showed before colours were made as
+//!   far as they are looked at).
 //! - `stream/code_line_at_2000`: one delta (a line) into a code block that
 //!   has 2,000 lines, and its frame. At 20 deltas a second, under 10 % of
 //!   a core means under 5 ms.
@@ -337,10 +343,32 @@ fn diff_dialog(c: &mut Criterion) {
             total
         });
     });
+    group.bench_function("colours_first_screen_20k", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut app = app_with(0);
+                let mut term = terminal();
+                app.on_agent_event(approval_with_diff(change.clone()), Instant::now());
+                term.draw(|f| app.draw(f)).unwrap();
+                // From the dialog on screen to its first screen coloured.
+                let start = Instant::now();
+                rt.block_on(async {
+                    if let Some(w) = app.next_event().await {
+                        app.on_app_event(w);
+                    }
+                });
+                term.draw(|f| app.draw(f)).unwrap();
+                total += start.elapsed();
+            }
+            total
+        });
+    });
     let mut app = app_with(0);
     let mut term = terminal();
     let t0 = Instant::now();
     app.on_agent_event(approval_with_diff(change.clone()), t0);
+    term.draw(|f| app.draw(f)).unwrap();
     rt.block_on(async {
         if let Some(w) = app.next_event().await {
             app.on_app_event(w);

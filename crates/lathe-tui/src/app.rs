@@ -464,28 +464,19 @@ impl App {
         self.requests.contains(&Request::Quit)
     }
 
-    /// A diff to review, highlighted: a big one on a thread of its own
-    /// (it shows plain until then).
-    fn prepare_diff(&self, call_id: &str, mut view: DiffView) -> DiffView {
+    /// A diff to review, highlighted: a big one on a thread of its own,
+    /// as far as it is looked at (it shows plain until then).
+    fn prepare_diff(&self, mut view: DiffView) -> DiffView {
         if view.len() <= HIGHLIGHT_INLINE {
             view.highlight_now(&self.theme, &self.hl);
             return view;
         }
-        let job = view.highlight_job(&self.theme, &self.hl);
+        let job = view.colour_job(&self.theme, &self.hl);
         let tx = self.events.clone();
-        let call_id = call_id.to_string();
         let spawned = std::thread::Builder::new()
             .name("lathe-highlight".into())
-            .spawn(move || {
-                // None: the call was answered first.
-                if let Some(highlighted) = job() {
-                    // The app may be gone; the colours then go nowhere.
-                    tx.send(AppEvent::Highlighted {
-                        call_id,
-                        highlighted,
-                    });
-                }
-            });
+            // The app may be gone; then nothing is drawn.
+            .spawn(move || job(&|| tx.send(AppEvent::Coloured)));
         if let Err(e) = spawned {
             tracing::warn!("cannot highlight a diff off the UI thread: {e}");
         }
@@ -527,14 +518,8 @@ impl App {
                 self.flash = Some((text, until));
             }
             AppEvent::OpenSession(id) => self.requests.push(Request::Switch(id)),
-            AppEvent::Highlighted {
-                call_id,
-                highlighted,
-            } => {
-                self.questions
-                    .approvals
-                    .set_highlighted(&call_id, highlighted);
-            }
+            // Drawn again (every event marks the screen dirty).
+            AppEvent::Coloured => {}
             AppEvent::Typed(key) => self.composer_key(key, self.now),
             AppEvent::Send(text) => self.send(text),
             AppEvent::Quit => self.requests.push(Request::Quit),
@@ -703,7 +688,7 @@ impl App {
                 else {
                     return;
                 };
-                let diff = self.prepare_diff(&call_id, DiffView::from_change(&change));
+                let diff = self.prepare_diff(DiffView::from_change(&change));
                 self.questions.approvals.edited(&call_id, change, diff, now);
                 self.log
                     .decided(&call_id, "E, edited in the editor (asked again)");

@@ -23,7 +23,6 @@ use ratatui::layout::Rect;
 
 use super::components::approval::ApprovalOverlay;
 use super::components::cells::NoticeKind;
-use super::components::diff_view::Highlighted;
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsView};
 use super::components::question::{LimitQuestion, TrustPrompt, TrustQuestion};
@@ -57,11 +56,8 @@ pub enum AppEvent {
     Flash(String),
     /// Switch to this session (`/resume`).
     OpenSession(String),
-    /// The syntax colours of a diff waiting for approval.
-    Highlighted {
-        call_id: String,
-        highlighted: Highlighted,
-    },
+    /// Syntax colours of a diff waiting for approval landed: draw again.
+    Coloured,
     /// The workspace's sessions, for the picker.
     Sessions(Vec<crate::session::store::SessionInfo>),
     /// A key for the composer: typed before a question could be read, or

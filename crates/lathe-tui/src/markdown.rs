@@ -520,7 +520,7 @@ struct OpenCode {
 #[derive(Default)]
 pub struct Stream {
     /// Bytes of the text laid out for good.
-    done: usize,
+    pub(crate) done: usize,
     /// Logical lines laid out for good.
     stable: usize,
     /// A blank line is owed before the next content, at `stable`.

@@ -275,7 +275,7 @@ impl App {
                     (None, Some(text)) => Some(DiffView::plain(&request.tool, text)),
                     (None, None) => None,
                 };
-                let diff = view.map(|v| self.prepare_diff(&request.call_id, v));
+                let diff = view.map(|v| self.prepare_diff(v));
                 self.questions
                     .approvals
                     .push(PendingApproval::new(request, diff), now);

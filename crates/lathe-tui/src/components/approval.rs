@@ -40,7 +40,7 @@ use ratatui_textarea::TextArea;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::diff_view::{DiffView, Highlighted};
+use super::diff_view::DiffView;
 use crate::component::{AppEvent, AppEvents, Outcome};
 use crate::protocol::{ApprovalDecision, ApprovalRequest};
 use crate::theme::Theme;
@@ -223,20 +223,6 @@ impl ApprovalOverlay {
         if self.queue.len() == 1 {
             self.show_front(now);
         }
-    }
-
-    /// Syntax colours for the diff of a request, highlighted elsewhere.
-    pub fn set_highlighted(&mut self, call_id: &str, highlighted: Highlighted) -> bool {
-        let Some(diff) = self
-            .queue
-            .iter_mut()
-            .find(|r| r.call_id == call_id)
-            .and_then(|r| r.diff.as_mut())
-        else {
-            return false;
-        };
-        diff.set_highlighted(highlighted);
-        true
     }
 
     /// Forgets a request the agent no longer waits for (the turn ended).

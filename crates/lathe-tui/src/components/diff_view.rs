@@ -7,8 +7,9 @@
 //! at a width is counted once per width (from its text alone); only the
 //! rows in view are styled and wrapped, and the word diff of a pair of
 //! lines is made the first time it is shown. Syntax highlighting of a big
-//! diff runs on a thread of its own ([`DiffView::highlight_job`]); until
-//! it lands the diff shows in plain colours.
+//! diff runs on a thread of its own ([`DiffView::colour_job`]), as far as
+//! the view has been looked at and a little further ([`colours`]); until
+//! it lands the lines show in plain colours.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,6 +23,8 @@ use similar::{ChangeTag, TextDiff};
 use crate::highlight::Highlighter;
 use crate::theme::Theme;
 use crate::wrap::{Logical, expand_tabs, rows, wrap};
+
+mod colours;
 
 /// Diffs with more lines than this are highlighted off the UI thread
 /// (highlighting costs about 60 µs a line, so this keeps the UI thread
@@ -65,6 +68,8 @@ pub struct DiffView {
     /// Per hunk: the old side's and the new side's text, for highlighting.
     sides: Arc<Vec<(String, String)>>,
     highlighted: Option<Arc<Highlighted>>,
+    /// A big diff's colours, made elsewhere as the view asks for them.
+    colours: Option<colours::Shared>,
     /// Held while the view (or a clone) lives; highlighting elsewhere stops
     /// once it is gone (the call was answered).
     alive: Arc<()>,
@@ -224,6 +229,7 @@ impl Builder {
             rows: self.rows,
             sides: Arc::new(self.sides),
             highlighted: None,
+            colours: None,
             alive: Arc::new(()),
             num_width,
             layout: RefCell::new((None, Vec::new())),
@@ -355,6 +361,33 @@ impl DiffView {
         }
     }
 
+    /// The work that colours a big diff as far as it is looked at (see
+    /// [`colours`]), to run on a thread of its own: it calls its argument
+    /// each time colours land (draw again), and ends once every line is
+    /// coloured or every copy of the view is gone.
+    pub fn colour_job(
+        &mut self,
+        theme: &Theme,
+        hl: &Highlighter,
+    ) -> impl FnOnce(&dyn Fn()) + Send + 'static {
+        let shared = colours::Shared::default();
+        self.colours = Some(Arc::clone(&shared));
+        let sides = Arc::clone(&self.sides);
+        let alive = Arc::downgrade(&self.alive);
+        let token = Highlighter::token_for_path(&self.path);
+        let base = theme.text();
+        let hl = hl.clone();
+        move |landed: &dyn Fn()| shared.run(&sides, &hl, &token, base, &alive, landed)
+    }
+
+    /// Whether every line of a big diff is coloured.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn colours_complete(&self) -> bool {
+        self.colours
+            .as_ref()
+            .is_some_and(|c| c.complete(&self.sides))
+    }
+
     /// Highlights now, on this thread (for small diffs).
     pub fn highlight_now(&mut self, theme: &Theme, hl: &Highlighter) {
         let job = self.highlight_job(theme, hl);
@@ -421,6 +454,16 @@ impl DiffView {
             );
             out.extend(rows.drain(..).skip(skip).take(count - out.len()));
             skip = 0;
+            // The colours of what is shown (and a margin) are asked for.
+            if let Some(c) = &self.colours {
+                match &self.rows[i] {
+                    Row::Hunk(_, n) => c.want(*n, 0),
+                    Row::Line {
+                        hunk, side_index, ..
+                    } => c.want(*hunk, *side_index),
+                    Row::Note(_) => {}
+                }
+            }
         }
         out
     }
@@ -541,6 +584,10 @@ impl DiffView {
             .map(|(o, n)| if kind == Kind::Removed { o } else { n })
             .and_then(|lines| lines.get(side_index))
             .map(|l| l.spans.clone())
+            .or_else(|| {
+                let c = self.colours.as_ref()?;
+                c.spans(hunk, kind == Kind::Removed, side_index)
+            })
             .unwrap_or_else(|| vec![Span::styled(text.clone(), theme.text())]);
         let mut content = patch_style(content, line_style);
         let words = self.words_of(i);
@@ -878,6 +925,67 @@ mod tests {
         let lines = v.lines(&Theme::plain(), 40);
         let shown = text(&lines);
         assert!(shown.contains("+ →   go build"), "{shown}");
+    }
+
+    /// A big diff is coloured as far as it is looked at and a margin, then
+    /// the thread waits (no CPU); a jump to the end colours the rest; the
+    /// thread ends once the view is gone.
+    #[test]
+    fn a_big_diff_is_coloured_as_far_as_it_is_looked_at() {
+        use std::sync::mpsc;
+        let theme = Theme::dark();
+        let hl = Highlighter::new(theme.syntax_theme.as_deref());
+        let content: String = (0..5_000)
+            .map(|i| format!("fn f{i}() {{ {i} }}\n"))
+            .collect();
+        let mut v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), None, &content));
+        let first = |v: &DiffView| v.rows_in(&theme, 80, 0, 20);
+        let plain = first(&v);
+        let job = v.colour_job(&theme, &hl);
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            job(&move || {
+                let _ = tx.send(());
+            })
+        });
+        let _ = first(&v);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert!(plain != first(&v), "the first screen gets its colours");
+        // Nothing further is coloured until asked: the thread waits.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!v.colours_complete());
+        assert!(
+            v.colours
+                .as_ref()
+                .unwrap()
+                .spans(0, false, colours::AHEAD + 100)
+                .is_none()
+        );
+        // The end is looked at: everything before it is coloured.
+        let end = v.height(80) - 5;
+        let _ = v.rows_in(&theme, 80, end, 5);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !v.colours_complete() {
+            assert!(std::time::Instant::now() < deadline, "never coloured whole");
+            let _ = rx.recv_timeout(std::time::Duration::from_millis(100));
+        }
+        drop(v);
+        worker.join().unwrap();
+    }
+
+    /// The view closed while its colours wait for demand: the thread ends.
+    #[test]
+    fn a_waiting_colouring_thread_ends_with_its_view() {
+        let theme = Theme::dark();
+        let hl = Highlighter::new(theme.syntax_theme.as_deref());
+        let content: String = (0..2_000).map(|i| format!("let x{i} = {i};\n")).collect();
+        let mut v = DiffView::from_change(&FileChange::new("a.rs", PathBuf::new(), None, &content));
+        let job = v.colour_job(&theme, &hl);
+        let worker = std::thread::spawn(move || job(&|| {}));
+        let _ = v.rows_in(&theme, 80, 0, 10);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        drop(v);
+        worker.join().unwrap();
     }
 
     #[test]

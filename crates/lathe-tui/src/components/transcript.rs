@@ -269,11 +269,25 @@ impl Transcript {
 
     /// Replaces the text of the last assistant cell, if it is the last cell.
     pub fn set_last_assistant(&mut self, text: &str) -> bool {
-        if let Some(Cell::Assistant(t)) = self.last_mut() {
-            text.clone_into(t);
+        let Some(i) = self.entries.len().checked_sub(1) else {
+            return false;
+        };
+        let Cell::Assistant(t) = &mut self.entries[i].cell else {
+            return false;
+        };
+        // The message as it streamed (the usual case): nothing to lay out
+        // again, or only what it adds.
+        if let Some(more) = text.strip_prefix(t.as_str()) {
+            if !more.is_empty() {
+                t.push_str(more);
+                self.touch(i);
+            }
             return true;
         }
-        false
+        if let Some(Cell::Assistant(t)) = self.last_mut() {
+            text.clone_into(t);
+        }
+        true
     }
 
     /// Drops what the response being retried streamed: a (partial)

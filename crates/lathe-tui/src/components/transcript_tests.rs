@@ -349,3 +349,34 @@ fn reads_in_a_row_fold_and_open() {
         "{open}"
     );
 }
+
+/// The whole message after its deltas: what streamed is not laid out
+/// again; a message that differs from what streamed (a server whose final
+/// text is not its deltas) is shown as it is, not over the old layout.
+#[test]
+fn the_whole_message_after_its_deltas_lays_out_only_what_changed() {
+    let mut t = Transcript::new();
+    t.push(Cell::User("explain".into()));
+    let text = "# Title\n\nSome **bold** words.\n\n```rust\nfn a() {}\n```\n\nThe end.\n";
+    for piece in text.as_bytes().chunks(7) {
+        t.append_assistant(std::str::from_utf8(piece).unwrap());
+        draw(&mut t, 60, 20);
+    }
+    let streamed = draw(&mut t, 60, 20);
+    let done_before = t.entries[1].stream.as_ref().map(|s| s.done);
+    assert!(t.set_last_assistant(text));
+    assert!(!t.entries[1].changed, "the same text is not laid out again");
+    assert_eq!(draw(&mut t, 60, 20), streamed);
+    assert_eq!(t.entries[1].stream.as_ref().map(|s| s.done), done_before);
+    // More than streamed: only the rest is added.
+    assert!(t.set_last_assistant(&format!("{text}And one more line.\n")));
+    assert!(draw(&mut t, 60, 20).contains("And one more line."));
+    // Other text: laid out from the start.
+    assert!(t.set_last_assistant("# Title\n\nSome [REDACTED] words.\n"));
+    let shown = draw(&mut t, 60, 20);
+    assert!(shown.contains("Some [REDACTED] words."), "{shown}");
+    assert!(
+        !shown.contains("bold") && !shown.contains("The end."),
+        "{shown}"
+    );
+}
