@@ -14,8 +14,10 @@ what is measured is the client's own work.
     scripts/stream_bench.py headless [--lines 2000] [--runs 5] [--codex PATH]
         `lathe exec` (and `codex exec`, if PATH to Codex's binary is
         given) on the same stream: wall time, CPU (user + system, from
-        wait4, with the processes it waited for) and peak resident memory;
-        with Codex, the ratios. Each tool gets a fresh HOME and one run
+        wait4, with the processes it waited for), peak resident memory,
+        and the most anonymous memory seen (sampled every 2 ms: what the
+        program allocated, without its binary's mapped pages); with
+        Codex, the ratios. Each tool gets a fresh HOME and one run
         there first that is not counted (what a first start sets up).
 
     scripts/stream_bench.py dialog [--lines 20000] [--runs 3]
@@ -231,8 +233,20 @@ def run_measured(argv, env, cwd):
     out = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
     reader.start()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    errs = []
+    err_reader = threading.Thread(target=lambda: errs.append(proc.stderr.read()))
+    err_reader.start()
+    # The program's anonymous memory (its heap, stacks and buffers, without
+    # the pages of its binary and libraries), sampled every 2 ms.
+    anon = 0
+    while True:
+        done, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if done:
+            break
+        anon = max(anon, anon_kib(proc.pid))
+        time.sleep(0.002)
+    err_reader.join()
+    err = errs[0]
     reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
@@ -243,7 +257,23 @@ def run_measured(argv, env, cwd):
         with open(rss_file) as f:
             rss = int(f.read().split()[-1])
         os.unlink(rss_file)
-    return wall, usage.ru_utime + usage.ru_stime, rss / 1024, out[0]
+    return wall, usage.ru_utime + usage.ru_stime, rss / 1024, anon / 1024, out[0]
+
+
+def anon_kib(pid):
+    """RssAnon of the program `pid` runs (itself, or the one child of
+    GNU time), in KiB; 0 once gone."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+        target = kids[0] if kids else pid
+        with open(f"/proc/{target}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def headless(args):
@@ -274,21 +304,23 @@ def headless(args):
                     # The first run in a new HOME sets up what later ones
                     # reuse (each tool's own first-start work): not counted.
                     for i in range(args.runs + 1):
-                        wall, cpu, rss, out = run_measured(argv, env, work)
+                        wall, cpu, rss, anon, out = run_measured(argv, env, work)
                         if f"End of the answer: {n} lines." not in out.decode(errors="replace"):
                             sys.exit(f"{name} did not print the whole answer")
                         if i > 0:
-                            runs.append((wall, cpu, rss))
+                            runs.append((wall, cpu, rss, anon))
                 finally:
                     shutil.rmtree(base, ignore_errors=True)
-                med = tuple(statistics.median(r[i] for r in runs) for i in range(3))
+                med = tuple(statistics.median(r[i] for r in runs) for i in range(4))
                 rows[name] = med
                 print(f"headless {n:>5} lines  {name:<6} wall {med[0]*1000:7.1f} ms  "
-                      f"cpu {med[1]*1000:7.1f} ms  rss {med[2]:6.1f} MiB  (median of {len(runs)})")
+                      f"cpu {med[1]*1000:7.1f} ms  peak rss {med[2]:6.1f} MiB  "
+                      f"anon {med[3]:6.1f} MiB  (median of {len(runs)})")
             if "codex" in rows:
-                lw, lc, lr = rows["lathe"]
-                cw, cc, cr = rows["codex"]
-                print(f"headless {n:>5} lines  lathe/codex: cpu {lc/cc:.3f}x  rss {lr/cr:.3f}x  wall {lw/cw:.3f}x")
+                lw, lc, lr, la = rows["lathe"]
+                cw, cc, cr, ca = rows["codex"]
+                print(f"headless {n:>5} lines  lathe/codex: cpu {lc/cc:.3f}x  peak rss {lr/cr:.3f}x  "
+                      f"anon {la/ca:.3f}x  wall {lw/cw:.3f}x")
         finally:
             server.close()
 

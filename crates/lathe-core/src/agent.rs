@@ -301,6 +301,14 @@ impl Shared {
         }
     }
 
+    /// Records a response whose answer and reasoning are as they were
+    /// shown (redacted as they streamed).
+    pub(crate) async fn record_shown(&self, item: crate::session::history::Item) {
+        if let Some(h) = &self.history {
+            h.append_shown(item).await;
+        }
+    }
+
     /// Records `item` before returning: an intent, before its step.
     pub(crate) async fn record_now(&self, item: crate::session::history::Item) {
         if let Some(h) = &self.history {

@@ -176,6 +176,8 @@ struct Turn<'a> {
     /// The last response's answer and reasoning whole as they streamed,
     /// redacted already (when they are the provider's whole message).
     shown: (Option<String>, Option<String>),
+    /// The last response's answer as it was shown, for the turn's end.
+    answer_shown: Option<String>,
 }
 
 /// What the model is told before the person's message in plan mode.
@@ -206,6 +208,7 @@ pub(crate) async fn run_turn(
         start: None,
         plan,
         shown: (None, None),
+        answer_shown: None,
     };
     shared
         .planning
@@ -520,17 +523,26 @@ impl Turn<'_> {
                 }
             }
         }
-        shared
-            .record(Item::Assistant {
-                turn: turn_id,
-                text: completion.text.clone(),
-                tool_calls: completion.tool_calls.clone(),
-                usage: completion.usage,
-                reasoning: completion.reasoning.clone(),
-                carried: completion.carried.clone(),
-                model: model.clone(),
-            })
-            .await;
+        // The answer and reasoning as they streamed, redacted already: the
+        // record keeps them so, and the screen gets them whole.
+        let (text, reasoning) = std::mem::take(&mut self.shown);
+        let item = |text: &str, reasoning: &str| Item::Assistant {
+            turn: turn_id,
+            text: text.to_string(),
+            tool_calls: completion.tool_calls.clone(),
+            usage: completion.usage,
+            reasoning: reasoning.to_string(),
+            carried: completion.carried.clone(),
+            model: model.clone(),
+        };
+        match (&text, &reasoning) {
+            (Some(t), Some(r)) => shared.record_shown(item(t, r)).await,
+            _ => {
+                shared
+                    .record(item(&completion.text, &completion.reasoning))
+                    .await;
+            }
+        }
         emitter.emit(AgentEvent::UsageUpdated {
             task: None,
             turn_id,
@@ -540,7 +552,6 @@ impl Turn<'_> {
         });
         // Whole, as it streamed (each part redacted in the context of
         // what followed it); otherwise redacted whole.
-        let (text, reasoning) = std::mem::take(&mut self.shown);
         if !completion.reasoning.is_empty() {
             let event = |text| AgentEvent::ReasoningMessage { turn_id, text };
             match reasoning {
@@ -548,6 +559,7 @@ impl Turn<'_> {
                 None => emitter.emit(event(completion.reasoning.clone())),
             }
         }
+        self.answer_shown.clone_from(&text);
         if !completion.text.is_empty() {
             let event = |text| AgentEvent::AssistantMessage { turn_id, text };
             match text {
@@ -594,9 +606,16 @@ impl Turn<'_> {
         super::compact::report(shared, conv);
         shared.record(Item::TurnEnd { turn: turn_id }).await;
         shared.sync_history().await;
-        emitter.emit(AgentEvent::TurnCompleted {
+        // The answer as it was shown (redacted as it streamed), the rest
+        // of the event redacted here.
+        let shown = self.answer_shown.take();
+        let mut event = AgentEvent::TurnCompleted {
             turn_id,
-            text: completion.text,
+            text: if shown.is_some() {
+                String::new()
+            } else {
+                completion.text
+            },
             iterations: self.iterations,
             usage: self.usage,
             stop_reason: stop,
@@ -608,7 +627,17 @@ impl Turn<'_> {
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             ),
             questions: shared.desk.take_asked(),
-        });
+        };
+        match shown {
+            Some(answer) => {
+                crate::protocol::redact::Redact::redact(&mut event, emitter.redactor());
+                if let AgentEvent::TurnCompleted { text, .. } = &mut event {
+                    *text = answer;
+                }
+                emitter.emit_redacted(event);
+            }
+            None => emitter.emit(event),
+        }
         Ended
     }
 

@@ -215,7 +215,7 @@ impl Redactor {
     }
 
     fn of_forms(forms: &Forms, shapes: bool) -> Self {
-        let build = |patterns: &[Vec<u8>]| {
+        let build = |patterns: &[Vec<u8>], any_case: bool| {
             debug_assert!(patterns.iter().all(|p| p.len() >= MIN_FORM));
             if patterns.is_empty() {
                 return None;
@@ -224,7 +224,7 @@ impl Redactor {
                 .match_kind(aho_corasick::MatchKind::Standard)
                 // `tr a-z A-Z` of a key whose letters are not all ASCII
                 // leaves no letters form; its bytes in any case still do.
-                .ascii_case_insensitive(true)
+                .ascii_case_insensitive(any_case)
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(patterns)
                 .inspect_err(|e| tracing::error!("the secret matcher could not be built: {e}"))
@@ -233,10 +233,11 @@ impl Redactor {
         Self {
             // Every match, overlapping, so a run is hidden to its last
             // byte.
-            verbatim: build(&forms.verbatim),
-            letters: build(&forms.letters),
-            raw: build(&forms.raw),
-            dense: build(&forms.dense),
+            verbatim: build(&forms.verbatim, true),
+            // Lower-cased, as the text's letters are when searched.
+            letters: build(&forms.letters, false),
+            raw: build(&forms.raw, true),
+            dense: build(&forms.dense, true),
             shapes,
         }
     }

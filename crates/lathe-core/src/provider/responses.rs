@@ -435,6 +435,31 @@ impl Decoder {
         at
     }
 
+    /// A text or reasoning delta (most of a stream's events), read
+    /// without building a JSON tree; false: not one, read it whole.
+    fn delta(&mut self, data: &str, event: &str, obs: &mut dyn StreamObserver) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Delta<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            item_id: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            delta: std::borrow::Cow<'a, str>,
+        }
+        let Ok(d) = serde_json::from_str::<Delta<'_>>(data) else {
+            return false;
+        };
+        match d.kind.as_deref().unwrap_or(event) {
+            "response.output_text.delta" => self.text_piece(&d.item_id, &d.delta, obs),
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                self.reasoning_piece(&d.item_id, &d.delta, obs);
+            }
+            _ => return false,
+        }
+        true
+    }
+
     fn text_piece(&mut self, item_id: &str, text: &str, obs: &mut dyn StreamObserver) {
         if text.is_empty() {
             return;
@@ -619,6 +644,9 @@ impl StreamDecoder for Decoder {
     ) -> Result<bool, ProviderError> {
         let data = ev.data.trim();
         if data.is_empty() || data == "[DONE]" {
+            return Ok(false);
+        }
+        if self.delta(data, &ev.event, obs) {
             return Ok(false);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {

@@ -179,8 +179,11 @@ pub struct Record {
     pub item: Item,
 }
 
+#[derive(Debug)]
 enum Cmd {
-    Append(Item, Option<oneshot::Sender<()>>),
+    /// An item; `true`: its answer and reasoning were redacted as they
+    /// streamed (see [`Recorder::append_shown`]).
+    Append(Item, Option<oneshot::Sender<()>>, bool),
     /// Flush and sync; answered when done.
     Sync(oneshot::Sender<()>),
 }
@@ -190,12 +193,6 @@ enum Cmd {
 pub struct Recorder {
     tx: mpsc::Sender<Cmd>,
     path: PathBuf,
-}
-
-impl std::fmt::Debug for Cmd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Cmd")
-    }
 }
 
 impl Recorder {
@@ -232,13 +229,20 @@ impl Recorder {
 
     /// Queues `item` (waits only when the queue is full).
     pub async fn append(&self, item: Item) {
-        let _ = self.tx.send(Cmd::Append(item, None)).await;
+        let _ = self.tx.send(Cmd::Append(item, None, false)).await;
+    }
+
+    /// Queues a response whose answer and reasoning are as they were
+    /// shown, redacted already as they streamed: the rest of it is
+    /// redacted, they are not gone over again.
+    pub async fn append_shown(&self, item: Item) {
+        let _ = self.tx.send(Cmd::Append(item, None, true)).await;
     }
 
     /// Queues `item` without waiting (from code that cannot): dropped,
     /// and logged, if the queue is full.
     pub fn append_detached(&self, item: Item) {
-        if self.tx.try_send(Cmd::Append(item, None)).is_err() {
+        if self.tx.try_send(Cmd::Append(item, None, false)).is_err() {
             tracing::warn!("the session history is behind; an item was dropped");
         }
     }
@@ -246,7 +250,12 @@ impl Recorder {
     /// Writes `item` before returning (an intent, before its step).
     pub async fn append_now(&self, item: Item) {
         let (ack, done) = oneshot::channel();
-        if self.tx.send(Cmd::Append(item, Some(ack))).await.is_ok() {
+        if self
+            .tx
+            .send(Cmd::Append(item, Some(ack), false))
+            .await
+            .is_ok()
+        {
             let _ = done.await;
         }
     }
@@ -343,8 +352,8 @@ impl Writer {
         }
     }
 
-    fn write(&mut self, mut item: Item) {
-        item.redact(&*self.scrub);
+    fn write(&mut self, mut item: Item, shown: bool) {
+        redact::redact_item(&mut item, &*self.scrub, shown);
         self.seq += 1;
         let seq = self.seq;
         let parent = self.parent_of(&item);
@@ -400,8 +409,8 @@ impl Writer {
     fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
         while let Some(cmd) = rx.blocking_recv() {
             match cmd {
-                Cmd::Append(item, ack) => {
-                    self.write(item);
+                Cmd::Append(item, ack, shown) => {
+                    self.write(item, shown);
                     if let Some(ack) = ack {
                         self.flush(false);
                         let _ = ack.send(());
@@ -1450,6 +1459,43 @@ mod tests {
         rec.sync().await;
         let records = read(&path).unwrap();
         assert_eq!(records.last().unwrap().seq, 5);
+    }
+
+    /// A response recorded as shown: its answer and reasoning (redacted
+    /// as they streamed) are kept as they are, everything else of it
+    /// still passes the matcher.
+    #[tokio::test]
+    async fn a_response_recorded_as_shown_keeps_its_text_and_redacts_the_rest() {
+        const KEY: &str = "lm-studio-local-key-0123456789";
+        let dir = tempfile::tempdir().unwrap();
+        let redactor = crate::policy::Redactor::new([KEY.to_string()]);
+        let rec = Recorder::open(dir.path(), "s1", std::sync::Arc::new(redactor)).unwrap();
+        rec.append_shown(Item::Assistant {
+            reasoning: "thought about [REDACTED]".into(),
+            carried: Vec::new(),
+            model: format!("model-{KEY}"),
+            turn: 1,
+            text: "the key is [REDACTED]".into(),
+            tool_calls: vec![ToolCall {
+                id: "c".into(),
+                name: "t".into(),
+                arguments: format!("{{\"k\":\"{KEY}\"}}"),
+            }],
+            usage: Usage::default(),
+        })
+        .await;
+        rec.sync().await;
+        let raw = std::fs::read_to_string(rec.path()).unwrap();
+        assert!(!raw.contains(KEY), "{raw}");
+        let records = read(rec.path()).unwrap();
+        let Item::Assistant {
+            text, reasoning, ..
+        } = &records[0].item
+        else {
+            panic!("{:?}", records[0].item);
+        };
+        assert_eq!(text, "the key is [REDACTED]");
+        assert_eq!(reasoning, "thought about [REDACTED]");
     }
 
     /// A turn in plan mode comes back with the note that said so.

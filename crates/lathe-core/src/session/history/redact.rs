@@ -12,6 +12,27 @@ use crate::provider::{Carried, ToolCall};
 
 use super::Item;
 
+/// Redacts `item`; `shown`: an answer and reasoning redacted as they
+/// streamed are kept as they are (going over them again would only cost).
+pub(super) fn redact_item(item: &mut Item, s: &dyn Scrub, shown: bool) {
+    let kept = match item {
+        Item::Assistant {
+            text, reasoning, ..
+        } if shown => Some((std::mem::take(text), std::mem::take(reasoning))),
+        _ => None,
+    };
+    item.redact(s);
+    if let (
+        Some((t, r)),
+        Item::Assistant {
+            text, reasoning, ..
+        },
+    ) = (kept, item)
+    {
+        (*text, *reasoning) = (t, r);
+    }
+}
+
 impl Redact for Item {
     fn redact(&mut self, s: &dyn Scrub) {
         match self {
