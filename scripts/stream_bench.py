@@ -45,7 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def answer(lines: int) -> str:
-    """A Markdown answer of `lines` lines, ending in a line that names it."""
+    """A Markdown answer of `lines` lines, ending in its marker."""
     out = []
     k = 0
     while len(out) < lines - 1:
@@ -68,9 +68,14 @@ def answer(lines: int) -> str:
         out.append("}")
         out.append("```")
         out.append("")
-    out = out[: lines - 1]
-    out.append(f"End of the answer: {lines} lines.")
+    # The last line stands alone (a paragraph of its own) and is short, so
+    # it shows whole at any width.
+    out = out[: lines - 2] + ["", marker(lines)]
     return "\n".join(out)
+
+
+def marker(lines: int) -> str:
+    return f"EOA-{lines}"
 
 
 def pieces(text: str, size: int = 4):
@@ -305,7 +310,7 @@ def headless(args):
                     # reuse (each tool's own first-start work): not counted.
                     for i in range(args.runs + 1):
                         wall, cpu, rss, anon, out = run_measured(argv, env, work)
-                        if f"End of the answer: {n} lines." not in out.decode(errors="replace"):
+                        if marker(n) not in out.decode(errors="replace"):
                             sys.exit(f"{name} did not print the whole answer")
                         if i > 0:
                             runs.append((wall, cpu, rss, anon))
@@ -377,7 +382,6 @@ def terminal(args):
     lathe = lathe_binary(args.lathe)
     for n in args.lines:
         text = answer(n)
-        marker = f"End of the answer: {n} lines."
         server = Server(responses_stream(text))
         times = []
         try:
@@ -387,7 +391,7 @@ def terminal(args):
                     start_in_tmux(lathe, base, home, work, server, args.size)
                     before = len(server.started)
                     send_prompt("Explain the parser.")
-                    shown = wait_for(marker, server.started, before)
+                    shown = wait_for(marker(n), server.started, before)
                     times.append(shown - server.started[before])
                 finally:
                     tmux("kill-server", check=False)
