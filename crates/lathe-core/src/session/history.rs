@@ -28,6 +28,7 @@ use crate::protocol::redact::{Redact, Scrub};
 use crate::provider::{Message, ToolCall, ToolOutput};
 
 mod redact;
+pub use redact::key_hint;
 
 /// How many items may wait for the recorder before a turn waits.
 const QUEUE: usize = 1024;
@@ -280,23 +281,6 @@ fn ends_torn(path: &Path) -> bool {
     }
     let mut last = [0u8; 1];
     f.read_exact(&mut last).is_ok() && last[0] != b'\n'
-}
-
-/// A short one-way hint of `key` as sent to `base_url`: enough to tell
-/// whether the key in use now is the one a session used there, nothing
-/// to find the key by.
-pub fn key_hint(base_url: &str, key: &str) -> String {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    ctx.update(b"lathe key hint\0");
-    ctx.update(base_url.as_bytes());
-    ctx.update(b"\0");
-    ctx.update(key.as_bytes());
-    ctx.finish()
-        .as_ref()
-        .iter()
-        .take(6)
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Milliseconds since the Unix epoch (0 before it).

@@ -183,11 +183,20 @@ impl Stream {
     fn cut(&self) -> usize {
         let text = &self.pending;
         let mut cut = suspect_tail(text);
-        // A private key's block, from its start to its end.
-        if let Some(begin) = text.rfind(PEM)
-            && !text[begin..].contains("-----END ")
-        {
-            cut = cut.min(begin);
+        // A private key's block, from its start to the end of its END
+        // line (`-----END … KEY-----`): cut before that, the block would
+        // go out in two parts, neither of them a whole block.
+        if let Some(begin) = text.rfind(PEM) {
+            let block = &text[begin..];
+            let ended = block.find("-----END ").is_some_and(|at| {
+                let label = &block[at + "-----END ".len()..];
+                label.find("-----").is_some_and(|close| {
+                    !label[..close].contains('\n')
+                })
+            });
+            if !ended {
+                cut = cut.min(begin);
+            }
         }
         char_start(text, cut.max(text.len().saturating_sub(MAX_WAIT)))
     }

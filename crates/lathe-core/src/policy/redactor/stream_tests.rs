@@ -64,6 +64,18 @@ fn shapes_and_private_key_blocks_are_held_until_whole() {
     let (during, shown) = stream(&r, &lines, Duration::from_millis(20));
     assert!(!during.concat().contains("MIIE"), "{during:?}");
     assert!(!shown.contains("MIIE"), "{shown}");
+    // Cut anywhere, its END line too (`-----END PRIV` then `ATE KEY-----`):
+    // the block goes out whole, as one [REDACTED].
+    let text = format!("the key:\n{pem}done\n");
+    for cut in 1..text.len() {
+        for gap in [Duration::ZERO, Duration::from_millis(20)] {
+            let (a, b) = text.split_at(cut);
+            let (_, shown) = stream(&r, &[a, b], gap);
+            assert!(!shown.contains("MIIE") && !shown.contains("BKcw"), "{cut}: {shown}");
+            assert!(!shown.contains("-----"), "{cut}: {shown}");
+            assert_eq!(r.redact_str(&shown), None, "{cut}: {shown}");
+        }
+    }
 }
 
 /// A slow stream shows each word once the next one starts: nothing waits
@@ -248,5 +260,78 @@ fn a_key_s_encodings_split_over_deltas_are_never_shown() {
             assert!(!shown.contains(form), "{cut}: {shown}");
             assert!(shown.contains("[REDACTED]"), "{cut}: {shown}");
         }
+    }
+}
+
+/// The forms a test secret is written in: as it is, hex, an octal dump
+/// over lines of 16, base64, spaced letters, in an assignment and in JSON.
+fn forms_of(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    use std::fmt::Write;
+    let hex = secret.bytes().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    });
+    let dump = secret
+        .as_bytes()
+        .chunks(16)
+        .enumerate()
+        .fold(String::new(), |mut s, (i, row)| {
+            let _ = write!(s, "{:07o}", i * 16);
+            for b in row {
+                let _ = write!(s, " {b:03o}");
+            }
+            s.push('\n');
+            s
+        });
+    let spaced: String = secret.chars().flat_map(|c| [c, ' ']).collect();
+    vec![
+        secret.to_string(),
+        hex,
+        dump,
+        base64::engine::general_purpose::STANDARD.encode(secret),
+        spaced,
+        format!("export API_TOKEN={secret}\n"),
+        format!("{{\"password\": \"{secret}\"}}"),
+        format!("-----BEGIN RSA PRIVATE KEY-----\nMIIE{secret}\n-----END RSA PRIVATE KEY-----\n"),
+    ]
+}
+
+proptest! {
+    #![proptest_config(crate::props::config(48))]
+
+    /// What a stream shows is clean by the whole text's standard: the
+    /// redactor run over all of it afterwards finds nothing more to hide
+    /// (so the whole message can be taken as it streamed).
+    #[test]
+    fn what_streams_needs_no_second_pass(
+        before in "[ -~\n]{0,40}",
+        after in "[ -~\n]{0,40}",
+        secret in "[A-Za-z0-9_-]{12,40}",
+        form in 0usize..8,
+        cuts in proptest::collection::vec(1usize..30, 0..60),
+        gaps in proptest::collection::vec(0u64..20, 0..60),
+    ) {
+        let r = Redactor::new([secret.clone()]);
+        let text = format!("{before} {} {after}", forms_of(&secret)[form]);
+        let mut s = Stream::default();
+        let mut t = Instant::now();
+        let mut shown = String::new();
+        let mut rest = text.as_str();
+        for (i, c) in cuts.iter().enumerate() {
+            if rest.is_empty() {
+                break;
+            }
+            let at = char_start(rest, (*c).min(rest.len()));
+            let at = if at == 0 { rest.len().min(rest.chars().next().map_or(0, char::len_utf8)) } else { at };
+            let (a, b) = rest.split_at(at);
+            t += Duration::from_millis(gaps.get(i).copied().unwrap_or(0));
+            shown.extend(s.push(&r, a, t));
+            rest = b;
+        }
+        shown.extend(s.push(&r, rest, t));
+        shown.extend(s.finish(&r));
+        prop_assert_eq!(r.redact_str(&shown), None, "shown: {:?}", shown);
+        prop_assert_eq!(s.shown_whole(&text), Some(shown.as_str()));
     }
 }

@@ -114,3 +114,20 @@ fn redact_call(call: &mut ToolCall, s: &dyn Scrub) {
 fn redact_carried(carried: &mut Carried, s: &dyn Scrub) {
     carried.item.redact(s);
 }
+
+/// A short one-way hint of `key` as sent to `base_url`: enough to tell
+/// whether the key in use now is the one a session used there, nothing
+/// to find the key by.
+pub fn key_hint(base_url: &str, key: &str) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(b"lathe key hint\0");
+    ctx.update(base_url.as_bytes());
+    ctx.update(b"\0");
+    ctx.update(key.as_bytes());
+    ctx.finish()
+        .as_ref()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
