@@ -190,9 +190,9 @@ impl Stream {
             let block = &text[begin..];
             let ended = block.find("-----END ").is_some_and(|at| {
                 let label = &block[at + "-----END ".len()..];
-                label.find("-----").is_some_and(|close| {
-                    !label[..close].contains('\n')
-                })
+                label
+                    .find("-----")
+                    .is_some_and(|close| !label[..close].contains('\n'))
             });
             if !ended {
                 cut = cut.min(begin);

@@ -71,7 +71,10 @@ fn shapes_and_private_key_blocks_are_held_until_whole() {
         for gap in [Duration::ZERO, Duration::from_millis(20)] {
             let (a, b) = text.split_at(cut);
             let (_, shown) = stream(&r, &[a, b], gap);
-            assert!(!shown.contains("MIIE") && !shown.contains("BKcw"), "{cut}: {shown}");
+            assert!(
+                !shown.contains("MIIE") && !shown.contains("BKcw"),
+                "{cut}: {shown}"
+            );
             assert!(!shown.contains("-----"), "{cut}: {shown}");
             assert_eq!(r.redact_str(&shown), None, "{cut}: {shown}");
         }
