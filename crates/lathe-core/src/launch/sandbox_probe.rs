@@ -2,12 +2,17 @@
 //!
 //! The probe starts the warden and a command (`true`) to learn what this
 //! kernel lets Lathe set up: a third of the CPU a start costs. Its answer
-//! depends on the kernel and its settings, the `lathe` binary and the
-//! sandbox's settings, so it is kept under a key made of all of them: the
-//! boot's id, the binary's identity (device, inode, size, change time),
-//! and the settings with the workspace. A new boot, a new build, or any
-//! change of settings probes again. Only a sandbox that could be set up
-//! is kept: one that failed is tried at every start, so a fix shows.
+//! depends on the kernel and its settings, the process's situation, the
+//! `lathe` binary and the sandbox's settings, so it is kept under a key
+//! made of all of them: the boot's id; the user namespace settings of the
+//! kernel (`unprivileged_userns_clone`, `max_user_namespaces`, AppArmor's
+//! restriction); who Lathe runs as and in which namespaces, under which
+//! seccomp filter and security label (a container that shares the host's
+//! boot and home is another key); the binary's identity (device, inode,
+//! size, change time); the settings with the workspace, and which of the
+//! paths they name exist. Only a whole answer is kept: a sandbox that
+//! could not be set up, or only in part, is tried at every start, so a
+//! fix (the sysctl Lathe's warning names) shows at once.
 //!
 //! Only words depend on it: every command is still confined by what is
 //! set up when it runs, and says so when that fails.
@@ -48,6 +53,45 @@ struct Key<'a> {
     protected: &'a [PathBuf],
     allow_sockets: &'a [String],
     private_tmp: bool,
+    served: bool,
+    /// Which of the paths the settings name exist (`/dev/shm` too).
+    present: Vec<bool>,
+    /// Who and where Lathe runs: uid, euid, its namespaces, seccomp and
+    /// no_new_privs, its security label, and the kernel's user namespace
+    /// settings.
+    situation: Vec<String>,
+}
+
+/// What of the process's and the kernel's situation the answer depends on.
+fn situation() -> Vec<String> {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let mut out = vec![format!(
+        "{} {}",
+        nix::unistd::getuid(),
+        nix::unistd::geteuid()
+    )];
+    for ns in ["user", "pid", "mnt", "net"] {
+        out.push(
+            std::fs::read_link(format!("/proc/self/ns/{ns}"))
+                .map(|l| l.display().to_string())
+                .unwrap_or_default(),
+        );
+    }
+    out.extend(
+        read("/proc/self/status")
+            .lines()
+            .filter(|l| l.starts_with("Seccomp") || l.starts_with("NoNewPrivs"))
+            .map(str::to_string),
+    );
+    for p in [
+        "/proc/self/attr/current",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ] {
+        out.push(read(p).trim().to_string());
+    }
+    out
 }
 
 fn key(settings: &Settings, workspace: &Path) -> Option<String> {
@@ -70,6 +114,16 @@ fn key(settings: &Settings, workspace: &Path) -> Option<String> {
         protected: &settings.protected,
         allow_sockets: &settings.allow_sockets,
         private_tmp: settings.private_tmp.is_some(),
+        served: settings.served.is_some(),
+        present: settings
+            .writable_roots
+            .iter()
+            .chain(&settings.hidden)
+            .chain(&settings.protected)
+            .map(|p| p.symlink_metadata().is_ok())
+            .chain([Path::new("/dev/shm").is_dir()])
+            .collect(),
+        situation: situation(),
     };
     let json = serde_json::to_vec(&key).ok()?;
     let digest = ring::digest::digest(&ring::digest::SHA256, &json);
@@ -105,6 +159,10 @@ pub fn probe(settings: &Settings, workspace: &Path, dir: &Path) -> Result<Probe,
         });
     }
     let probe = settings.probe(workspace)?;
+    if !probe.missing().is_empty() {
+        // In part: tried again at the next start.
+        return Ok(probe);
+    }
     kept.retain(|k| k.key != key);
     kept.push(Kept {
         key,
@@ -143,7 +201,7 @@ mod tests {
         let base = key(&settings(), ws).unwrap();
         assert_eq!(key(&settings(), ws).unwrap(), base);
         assert_ne!(key(&settings(), Path::new("/work/b")).unwrap(), base);
-        let changes: [fn(&mut Settings); 8] = [
+        let changes: [fn(&mut Settings); 9] = [
             |s| s.network = !s.network,
             |s| s.namespaces = !s.namespaces,
             |s| s.mode = Mode::Off,
@@ -152,12 +210,20 @@ mod tests {
             |s| s.protected.push("/work/a/hook.sh".into()),
             |s| s.allow_sockets.push("localhost:5432".into()),
             |s| s.helper = Some(PathBuf::from("/bin/false")),
+            |s| s.served = Some(PathBuf::from("/tmp/served")),
         ];
         for change in changes {
             let mut s = settings();
             change(&mut s);
             assert_ne!(key(&s, ws).unwrap(), base);
         }
+        // A path the settings name comes to exist.
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = settings();
+        s.hidden.push(dir.path().join("later"));
+        let before = key(&s, ws).unwrap();
+        std::fs::create_dir(dir.path().join("later")).unwrap();
+        assert_ne!(key(&s, ws).unwrap(), before);
     }
 
     #[test]

@@ -149,15 +149,15 @@ impl HttpDriver {
             .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(settings.connect_timeout)
             .read_timeout(settings.idle_timeout);
-        if settings.base_url.starts_with("http://") {
-            // Plain HTTP, and no redirect is followed: no TLS connection is
-            // ever made, so the system's certificates are not read (2 ms of
-            // every start).
-            builder = builder.tls_certs_only(std::iter::empty());
-        }
         if is_loopback(&settings.base_url) {
             // A proxy from HTTP(S)_PROXY cannot reach this machine's servers.
             builder = builder.no_proxy();
+            if settings.base_url.starts_with("http://") {
+                // Plain HTTP to this machine, no proxy, no redirect
+                // followed: no TLS connection is ever made, so the
+                // system's certificates are not read (2 ms of every start).
+                builder = builder.tls_certs_only(std::iter::empty());
+            }
         }
         let client = builder.build().map_err(|e| ProviderError::Connect {
             url: settings.base_url.clone(),

@@ -97,6 +97,9 @@ pub struct Stream {
     /// from: the whole message, redacted, without a second pass.
     shown: String,
     taken: Digest,
+    /// Something was shown before it could be judged whole (what waited
+    /// passed [`MAX_WAIT`]): the whole message must be redacted again.
+    forced: bool,
 }
 
 /// FNV-1a over the bytes of a text, with its length.
@@ -131,7 +134,7 @@ impl Stream {
             return None;
         }
         self.looked = self.pending.len();
-        let cut = self.cut();
+        let cut = self.judged();
         if cut == 0 || (burst && cut < BATCH) {
             return None;
         }
@@ -148,7 +151,7 @@ impl Stream {
         if !paused || self.pending.is_empty() {
             return None;
         }
-        let cut = self.cut();
+        let cut = self.judged();
         (cut > 0).then(|| self.release(redactor, cut)).flatten()
     }
 
@@ -170,7 +173,7 @@ impl Stream {
     /// deltas it streamed): each part was redacted in the context of
     /// what followed it, so the whole needs no second pass.
     pub fn shown_whole(&self, text: &str) -> Option<&str> {
-        if !self.pending.is_empty() || self.taken.1 != text.len() {
+        if self.forced || !self.pending.is_empty() || self.taken.1 != text.len() {
             return None;
         }
         let mut digest = Digest::default();
@@ -179,8 +182,10 @@ impl Stream {
     }
 
     /// How much of what waits can be judged now: all but the words at
-    /// its end that could still be part of a secret's form.
-    fn cut(&self) -> usize {
+    /// its end that could still be part of a secret's form; and whether
+    /// the most that may wait ([`MAX_WAIT`]) decided it (then what goes
+    /// out was not judged whole).
+    fn cut(&self) -> (usize, bool) {
         let text = &self.pending;
         let mut cut = suspect_tail(text);
         // A private key's block, from its start to the end of its END
@@ -198,7 +203,15 @@ impl Stream {
                 cut = cut.min(begin);
             }
         }
-        char_start(text, cut.max(text.len().saturating_sub(MAX_WAIT)))
+        let floor = text.len().saturating_sub(MAX_WAIT);
+        (char_start(text, cut.max(floor)), floor > cut)
+    }
+
+    /// [`Stream::cut`], remembering when the bound decided it.
+    fn judged(&mut self) -> usize {
+        let (cut, forced) = self.cut();
+        self.forced |= forced;
+        cut
     }
 
     /// Shows the first `cut` bytes of what waits, redacted; a match that

@@ -338,3 +338,38 @@ proptest! {
         prop_assert_eq!(s.shown_whole(&text), Some(shown.as_str()));
     }
 }
+
+/// A key block longer than what may wait goes out before it is whole:
+/// the whole message is then not taken as it streamed (it is redacted
+/// again whole, for the record and the final message).
+#[test]
+fn a_block_longer_than_what_may_wait_is_judged_again_whole() {
+    let r = Redactor::default();
+    let body: String = (0..200).map(|i| format!("MIIE{:060}\n", i)).collect();
+    let text =
+        format!("-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nok\n");
+    assert!(text.len() > MAX_WAIT);
+    let mut s = Stream::default();
+    let t0 = Instant::now();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let _ = s.push(
+            &r,
+            line,
+            t0 + Duration::from_millis(20) * u32::try_from(i).unwrap(),
+        );
+    }
+    let _ = s.finish(&r);
+    assert_eq!(s.shown_whole(&text), None);
+    // Short enough to wait for: taken as it streamed.
+    let short = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\nok\n";
+    let mut s = Stream::default();
+    for (i, line) in short.split_inclusive('\n').enumerate() {
+        let _ = s.push(
+            &r,
+            line,
+            t0 + Duration::from_millis(20) * u32::try_from(i).unwrap(),
+        );
+    }
+    let _ = s.finish(&r);
+    assert_eq!(s.shown_whole(short), Some("[REDACTED]\nok\n"));
+}
