@@ -32,6 +32,7 @@ pub fn render(text: &str, theme: &Theme, hl: &Highlighter) -> Vec<Logical> {
         styles: vec![theme.text()],
         lists: Vec::new(),
         bullet: None,
+        item_pad: 0,
         quote: 0,
         code: None,
         link: None,
@@ -60,6 +61,9 @@ struct Renderer<'a> {
     lists: Vec<Option<u64>>,
     /// The marker of the list item whose first line is not out yet.
     bullet: Option<String>,
+    /// The width of the current list item's marker: its later lines
+    /// start under its text.
+    item_pad: usize,
     quote: usize,
     code: Option<(String, String)>,
     link: Option<String>,
@@ -96,10 +100,13 @@ impl Renderer<'_> {
         let depth = self.lists.len();
         if depth > 0 {
             let indent = "  ".repeat(depth - 1);
-            let marker = self.bullet.clone().unwrap_or_default();
-            let pad = " ".repeat(marker.width());
+            let pad = " ".repeat(self.item_pad);
             first.push(Span::raw(indent.clone()));
-            first.push(Span::styled(marker, self.theme.accent()));
+            match self.bullet.clone() {
+                Some(marker) => first.push(Span::styled(marker, self.theme.accent())),
+                // A later line of the item: under its text.
+                None => first.push(Span::raw(pad.clone())),
+            }
             hang.push(Span::raw(format!("{indent}{pad}")));
         }
         (first, hang)
@@ -160,8 +167,9 @@ impl Renderer<'_> {
                     self.spans.push(Span::styled(text, s));
                 }
             }
-            Event::SoftBreak => self.spans.push(Span::raw(" ")),
-            Event::HardBreak => self.flush(),
+            // The model's line breaks are kept (a terminal shows its lines
+            // as written; a paragraph is not reflowed into one line).
+            Event::SoftBreak | Event::HardBreak => self.flush(),
             Event::Rule => {
                 self.flush();
                 self.out.push(Logical::prose(Line::from(Span::styled(
@@ -226,6 +234,7 @@ impl Renderer<'_> {
                     }
                     _ => "• ".to_string(),
                 };
+                self.item_pad = marker.width();
                 self.bullet = Some(marker);
             }
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),
@@ -688,6 +697,24 @@ mod tests {
             }
             let _ = code_blocks(&text);
         }
+    }
+
+    /// The model's line breaks are kept: a paragraph's lines, a list
+    /// item's continued lines (under its text), a quote's lines.
+    #[test]
+    fn line_breaks_are_kept_as_written() {
+        assert_eq!(
+            plain("Roses are red,\nviolets are blue.\n\nDone."),
+            ["Roses are red,", "violets are blue.", "", "Done."]
+        );
+        let list = plain("- first item\n  goes on here\n- second");
+        assert_eq!(list.len(), 3, "{list:?}");
+        assert!(
+            list[1].trim_start() == "goes on here" && list[1].starts_with(' '),
+            "{list:?}"
+        );
+        let quote = plain("> one\n> two");
+        assert_eq!(quote.len(), 2, "{quote:?}");
     }
 
     fn plain(text: &str) -> Vec<String> {
