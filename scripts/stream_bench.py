@@ -30,6 +30,7 @@ Medians are printed; the machine is shared (2 cores), so run it more than
 once before drawing a conclusion.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -335,6 +336,21 @@ def tmux(*argv, check=True):
                           capture_output=True, text=True).stdout
 
 
+@contextlib.contextmanager
+def lathe_in_tmux(lathe, server, size, extra=""):
+    """`lathe` in a new tmux session of `size`, with a fresh HOME and
+    workspace, once it is up; the session and the directories go after.
+    Requests from here on are this run's (`server.first`)."""
+    base, home, work = fresh_dirs()
+    try:
+        start_in_tmux(lathe, base, home, work, server, size, extra)
+        server.first = len(server.started)
+        yield
+    finally:
+        tmux("kill-server", check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def start_in_tmux(lathe, base, home, work, server, size, extra=""):
     """`lathe` in a new tmux session of `size`; returns once it is up."""
     env = lathe_env(home, server.url())
@@ -386,16 +402,11 @@ def terminal(args):
         times = []
         try:
             for _ in range(args.runs):
-                base, home, work = fresh_dirs()
-                try:
-                    start_in_tmux(lathe, base, home, work, server, args.size)
-                    before = len(server.started)
+                with lathe_in_tmux(lathe, server, args.size):
+                    before = server.first
                     send_prompt("Explain the parser.")
                     shown = wait_for(marker(n), server.started, before)
                     times.append(shown - server.started[before])
-                finally:
-                    tmux("kill-server", check=False)
-                    shutil.rmtree(base, ignore_errors=True)
         finally:
             server.close()
         print(f"terminal {args.size} {n:>5} lines  on screen {statistics.median(times)*1000:7.1f} ms "
@@ -422,11 +433,9 @@ def dialog(args):
         settle = []
         try:
             for _ in range(args.runs):
-                base, home, work = fresh_dirs()
-                try:
-                    start_in_tmux(lathe, base, home, work, server, args.size, "--approval ask")
+                with lathe_in_tmux(lathe, server, args.size, "--approval ask"):
                     pid = int(tmux("display-message", "-p", "#{pane_pid}").strip())
-                    before = server.first = len(server.started)
+                    before = server.first
                     send_prompt("Write the file.")
                     shown = wait_for("step_", server.started, before)
                     # CPU sampled every 10 ms; settled once 200 ms pass
@@ -441,9 +450,6 @@ def dialog(args):
                             sys.exit("the dialog never settled")
                     settle.append(max(0.0, last_change - shown))
                     tmux("send-keys", "Escape")
-                finally:
-                    tmux("kill-server", check=False)
-                    shutil.rmtree(base, ignore_errors=True)
         finally:
             server.close()
         print(f"dialog   {args.size} {n:>5} lines  settles to 0 CPU {statistics.median(settle)*1000:7.1f} ms "

@@ -226,6 +226,16 @@ mod tests {
         assert_ne!(key(&s, ws).unwrap(), before);
     }
 
+    /// A sandbox set up only in part (here: a helper that sets nothing
+    /// up) is not kept: the next start tries again, so a fix shows.
+    #[test]
+    fn an_answer_in_part_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = probe(&settings(), dir.path(), dir.path()).unwrap();
+        assert!(!p.missing().is_empty());
+        assert!(read(&dir.path().join(FILE)).is_empty());
+    }
+
     #[test]
     fn a_kept_answer_is_read_back_and_a_broken_file_is_probed_again() {
         let dir = tempfile::tempdir().unwrap();

@@ -442,6 +442,7 @@ impl DiffView {
         };
         let mut out = Vec::with_capacity(count.min(self.rows.len()));
         let mut rows = Vec::new();
+        let mut shown = None;
         for i in first..self.rows.len() {
             if out.len() >= count {
                 break;
@@ -454,16 +455,17 @@ impl DiffView {
             );
             out.extend(rows.drain(..).skip(skip).take(count - out.len()));
             skip = 0;
-            // The colours of what is shown (and a margin) are asked for.
-            if let Some(c) = &self.colours {
-                match &self.rows[i] {
-                    Row::Hunk(_, n) => c.want(*n, 0),
-                    Row::Line {
-                        hunk, side_index, ..
-                    } => c.want(*hunk, *side_index),
-                    Row::Note(_) => {}
-                }
-            }
+            shown = shown.max(match &self.rows[i] {
+                Row::Hunk(_, n) => Some((*n, 0)),
+                Row::Line {
+                    hunk, side_index, ..
+                } => Some((*hunk, *side_index)),
+                Row::Note(_) => None,
+            });
+        }
+        // The colours of what is shown (and a margin) are asked for, once.
+        if let (Some(c), Some((hunk, line))) = (&self.colours, shown) {
+            c.want(hunk, line);
         }
         out
     }

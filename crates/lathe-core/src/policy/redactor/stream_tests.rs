@@ -349,27 +349,20 @@ fn a_block_longer_than_what_may_wait_is_judged_again_whole() {
     let text =
         format!("-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nok\n");
     assert!(text.len() > MAX_WAIT);
-    let mut s = Stream::default();
-    let t0 = Instant::now();
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        let _ = s.push(
-            &r,
-            line,
-            t0 + Duration::from_millis(20) * u32::try_from(i).unwrap(),
-        );
-    }
-    let _ = s.finish(&r);
-    assert_eq!(s.shown_whole(&text), None);
+    // Line by line, 20 ms apart.
+    let streamed = |text: &str| {
+        let mut s = Stream::default();
+        let t0 = Instant::now();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let at = t0 + Duration::from_millis(20) * u32::try_from(i).unwrap();
+            let _ = s.push(&r, line, at);
+        }
+        let _ = s.finish(&r);
+        s
+    };
+    assert_eq!(streamed(&text).shown_whole(&text), None);
     // Short enough to wait for: taken as it streamed.
     let short = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\nok\n";
-    let mut s = Stream::default();
-    for (i, line) in short.split_inclusive('\n').enumerate() {
-        let _ = s.push(
-            &r,
-            line,
-            t0 + Duration::from_millis(20) * u32::try_from(i).unwrap(),
-        );
-    }
-    let _ = s.finish(&r);
+    let s = streamed(short);
     assert_eq!(s.shown_whole(short), Some("[REDACTED]\nok\n"));
 }
