@@ -307,6 +307,12 @@ pub enum ProviderError {
     },
 }
 
+impl From<sse::SseError> for ProviderError {
+    fn from(e: sse::SseError) -> Self {
+        ProviderError::Malformed(e.0)
+    }
+}
+
 impl ProviderError {
     /// The error with every occurrence of `secret` (the API key, quoted
     /// back by a server's 401 or error page) hidden.

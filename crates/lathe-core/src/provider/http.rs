@@ -552,20 +552,21 @@ impl HttpDriver {
         }
         let mut parser = SseParser::new();
         let mut stream = resp.bytes_stream();
+        // Each event is decoded as it is read: memory follows one event,
+        // not the hundreds a large chunk can hold.
+        let limits = &self.limits;
+        let mut each = |ev: &SseEvent| -> Result<bool, ProviderError> {
+            let end = decoder.event(ev, obs)?;
+            decoder.held().check(limits)?;
+            Ok(end)
+        };
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| ProviderError::Incomplete(chain(&e)))?;
-            let events = parser.feed(&chunk).map_err(ProviderError::Malformed)?;
-            for ev in events {
-                let end = decoder.event(&ev, obs)?;
-                decoder.held().check(&self.limits)?;
-                if end {
-                    return decoder.finish(true);
-                }
+            if parser.feed_each(&chunk, &mut each)? {
+                return decoder.finish(true);
             }
         }
-        if let Some(ev) = parser.finish()
-            && decoder.event(&ev, obs)?
-        {
+        if parser.finish_each(&mut each)? {
             return decoder.finish(true);
         }
         decoder.finish(false)

@@ -7,6 +7,10 @@
 //! lines are joined with newlines, and an event is dispatched at a blank
 //! line. At the end of the stream a pending event is dispatched too (some
 //! servers omit the last blank line).
+//!
+//! Events are handed to the caller as they are read, and whole lines are
+//! read in place: memory follows the longest line and event, not the size
+//! of a chunk (a reader on loopback gets chunks of hundreds of KiB).
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -21,18 +25,30 @@ pub struct SseEvent {
 /// grow memory without bound.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// Why a stream was refused: a line or an event past [`MAX_LINE`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseError(pub String);
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Above this, a buffer left mostly empty after a chunk gives its memory
+/// back (one huge line must not hold its size for the rest of the stream).
+const KEEP: usize = 64 * 1024;
+
 #[derive(Debug, Default)]
 pub struct SseParser {
+    /// A line begun in an earlier chunk, without its end (before the
+    /// stream's first three bytes are seen: those bytes).
     buf: Vec<u8>,
-    /// Bytes of `buf` already scanned for a line end.
-    scanned: usize,
     /// The previous chunk ended in CR; a leading LF belongs to it.
     skip_lf: bool,
     /// Whether the byte-order mark check has happened.
     started: bool,
-    event: String,
-    data: String,
+    /// The event being gathered (its allocations are reused).
+    pending: SseEvent,
     has_data: bool,
+    /// `pending` was handed out and is cleared before the next line.
+    dispatched: bool,
 }
 
 impl SseParser {
@@ -40,9 +56,16 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feeds one chunk; returns the events it completes, or why the stream
-    /// is refused (a line or an event past [`MAX_LINE`]).
-    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
+    /// Feeds one chunk, handing each event it completes to `each` as soon
+    /// as it is read (no list of a chunk's events is built, and whole
+    /// lines are read in place, not copied). `each` returns whether the
+    /// stream is over; then the rest of the chunk is left unread and
+    /// `true` is returned.
+    pub fn feed_each<E: From<SseError>>(
+        &mut self,
+        chunk: &[u8],
+        each: &mut impl FnMut(&SseEvent) -> Result<bool, E>,
+    ) -> Result<bool, E> {
         let mut chunk = chunk;
         // An empty chunk (a body may yield one) does not end the wait
         // for the `\n` of a `\r\n` cut in two.
@@ -52,84 +75,176 @@ impl SseParser {
                 chunk = rest;
             }
         }
-        self.buf.extend_from_slice(chunk);
-        if !self.started && self.buf.len() >= 3 {
-            self.started = true;
-            if self.buf.starts_with(b"\xEF\xBB\xBF") {
-                self.buf.drain(..3);
-                self.scanned = 0;
-            }
-        }
-        let mut out = Vec::new();
-        let mut line_start = 0;
-        let mut i = self.scanned;
-        while i < self.buf.len() {
-            let b = self.buf[i];
-            if b == b'\n' || b == b'\r' {
-                let line = String::from_utf8_lossy(&self.buf[line_start..i]).into_owned();
-                self.line(&line, &mut out);
-                i += 1;
-                if b == b'\r' {
-                    if i == self.buf.len() {
-                        self.skip_lf = true;
-                    } else if self.buf[i] == b'\n' {
-                        i += 1;
-                    }
-                }
-                line_start = i;
+        if !self.started {
+            // A byte-order mark counts only as the stream's first bytes.
+            if self.buf.is_empty() && chunk.len() >= BOM.len() {
+                self.started = true;
+                chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
             } else {
-                i += 1;
+                self.buf.extend_from_slice(chunk);
+                if self.buf.len() < BOM.len() {
+                    return Ok(false);
+                }
+                return self.head(each);
             }
         }
-        self.buf.drain(..line_start);
-        self.scanned = self.buf.len();
-        if self.buf.len() > MAX_LINE {
-            return Err(format!(
-                "a line of the event stream passed {} MiB without ending",
-                MAX_LINE >> 20
-            ));
-        }
-        if self.data.len() > MAX_LINE {
-            return Err(format!(
-                "an event of the stream passed {} MiB without ending",
-                MAX_LINE >> 20
-            ));
-        }
-        Ok(out)
+        self.lines(chunk, each)
     }
 
     /// Ends the stream: a last unterminated line and a pending event are
     /// dispatched.
-    pub fn finish(&mut self) -> Option<SseEvent> {
-        let mut out = Vec::new();
-        if !self.buf.is_empty() {
-            let line = String::from_utf8_lossy(&self.buf).into_owned();
-            self.buf.clear();
-            self.scanned = 0;
-            self.line(&line, &mut out);
+    pub fn finish_each<E: From<SseError>>(
+        &mut self,
+        each: &mut impl FnMut(&SseEvent) -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        if !self.started && self.head(each)? {
+            return Ok(true);
         }
-        self.line("", &mut out);
-        out.pop()
+        if !self.buf.is_empty() {
+            let last = std::mem::take(&mut self.buf);
+            if let Some(end) = self.line(&String::from_utf8_lossy(&last))
+                && each(end)?
+            {
+                return Ok(true);
+            }
+        }
+        match self.line("") {
+            Some(ev) => each(ev),
+            None => Ok(false),
+        }
     }
 
-    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
-        if line.is_empty() {
-            if self.has_data {
-                if self.data.ends_with('\n') {
-                    self.data.pop();
-                }
-                out.push(SseEvent {
-                    event: std::mem::take(&mut self.event),
-                    data: std::mem::take(&mut self.data),
-                });
+    /// The stream's first bytes, gathered in `buf`: the mark is dropped
+    /// and the rest read as any chunk.
+    fn head<E: From<SseError>>(
+        &mut self,
+        each: &mut impl FnMut(&SseEvent) -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        self.started = true;
+        let head = std::mem::take(&mut self.buf);
+        self.lines(head.strip_prefix(BOM).unwrap_or(&head), each)
+    }
+
+    /// Reads the lines of `chunk`, joining its start to a line begun
+    /// earlier, and keeps its unended tail.
+    fn lines<E: From<SseError>>(
+        &mut self,
+        chunk: &[u8],
+        each: &mut impl FnMut(&SseEvent) -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        let mut rest = chunk;
+        if !self.buf.is_empty() {
+            // A line begun in an earlier chunk ends at this one's first
+            // line end; only that much is copied.
+            let Some(at) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                self.buf.extend_from_slice(rest);
+                return self.bounded();
+            };
+            let mut joined = std::mem::take(&mut self.buf);
+            joined.extend_from_slice(&rest[..=at]);
+            rest = &rest[at + 1..];
+            let (_, end) = self.scan(&joined, each)?;
+            joined.clear();
+            self.buf = joined;
+            if end {
+                return Ok(true);
             }
-            self.event.clear();
-            self.data.clear();
-            self.has_data = false;
-            return;
+            if self.skip_lf && !rest.is_empty() {
+                self.skip_lf = false;
+                if let Some(after) = rest.strip_prefix(b"\n") {
+                    rest = after;
+                }
+            }
+        }
+        let (used, end) = self.scan(rest, each)?;
+        if end {
+            return Ok(true);
+        }
+        self.buf.extend_from_slice(&rest[used..]);
+        if self.buf.capacity() > KEEP && self.buf.len() < self.buf.capacity() / 4 {
+            self.buf.shrink_to(self.buf.len().max(1024));
+        }
+        self.bounded()
+    }
+
+    /// Dispatches every whole line of `bytes`; returns how many bytes
+    /// those lines took, and whether `each` said the stream is over.
+    fn scan<E: From<SseError>>(
+        &mut self,
+        bytes: &[u8],
+        each: &mut impl FnMut(&SseEvent) -> Result<bool, E>,
+    ) -> Result<(usize, bool), E> {
+        let mut start = 0;
+        while let Some(off) = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+        {
+            let at = start + off;
+            let ev = self.line(&String::from_utf8_lossy(&bytes[start..at]));
+            let end = match ev {
+                Some(ev) => each(ev)?,
+                None => false,
+            };
+            start = at + 1;
+            if bytes[at] == b'\r' {
+                if start == bytes.len() {
+                    self.skip_lf = true;
+                } else if bytes[start] == b'\n' {
+                    start += 1;
+                }
+            }
+            if end {
+                return Ok((start, true));
+            }
+            if self.pending.data.len() > MAX_LINE {
+                return Err(SseError(format!(
+                    "an event of the stream passed {} MiB without ending",
+                    MAX_LINE >> 20
+                ))
+                .into());
+            }
+        }
+        Ok((start, false))
+    }
+
+    /// Refuses a line that has grown past [`MAX_LINE`] without ending.
+    fn bounded<E: From<SseError>>(&self) -> Result<bool, E> {
+        if self.buf.len() > MAX_LINE {
+            return Err(SseError(format!(
+                "a line of the event stream passed {} MiB without ending",
+                MAX_LINE >> 20
+            ))
+            .into());
+        }
+        Ok(false)
+    }
+
+    /// Reads one line; at a blank line that ends an event with data,
+    /// returns that event (valid until the next line is read).
+    fn line(&mut self, line: &str) -> Option<&SseEvent> {
+        if self.dispatched {
+            self.dispatched = false;
+            self.pending.event.clear();
+            self.pending.data.clear();
+            if self.pending.data.capacity() > KEEP {
+                self.pending.data.shrink_to(1024);
+            }
+        }
+        if line.is_empty() {
+            if std::mem::take(&mut self.has_data) {
+                if self.pending.data.ends_with('\n') {
+                    self.pending.data.pop();
+                }
+                // Cleared as the next line is read: the caller reads it first.
+                self.dispatched = true;
+                return Some(&self.pending);
+            }
+            self.pending.event.clear();
+            self.pending.data.clear();
+            return None;
         }
         if line.starts_with(':') {
-            return;
+            return None;
         }
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
@@ -137,17 +252,41 @@ impl SseParser {
         };
         match field {
             "data" => {
-                self.data.push_str(value);
-                self.data.push('\n');
+                self.pending.data.push_str(value);
+                self.pending.data.push('\n');
                 self.has_data = true;
             }
             "event" => {
-                self.event.clear();
-                self.event.push_str(value);
+                self.pending.event.clear();
+                self.pending.event.push_str(value);
             }
             // `id` and `retry` matter only to reconnecting browsers.
             _ => {}
         }
+        None
+    }
+}
+
+/// The chunk-at-a-time forms the tests read most easily.
+#[cfg(test)]
+impl SseParser {
+    fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
+        let mut out = Vec::new();
+        self.feed_each(chunk, &mut |ev: &SseEvent| {
+            out.push(ev.clone());
+            Ok::<_, SseError>(false)
+        })
+        .map_err(|e| e.0)?;
+        Ok(out)
+    }
+
+    fn finish(&mut self) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        let _ = self.finish_each(&mut |ev: &SseEvent| {
+            out.push(ev.clone());
+            Ok::<_, SseError>(false)
+        });
+        out
     }
 }
 
@@ -220,6 +359,37 @@ mod tests {
     #[test]
     fn a_leading_bom_is_ignored() {
         assert_eq!(all(&[b"\xEF\xBB\xBFdata: x\n\n"]), vec![ev("", "x")]);
+    }
+
+    /// Only the stream's first bytes can be a byte-order mark; later it
+    /// is part of a line (here a field name no event knows).
+    #[test]
+    fn a_mark_after_the_start_is_not_dropped() {
+        assert_eq!(all(&[b"\n", b"\xEF\xBB\xBFdata: x\n\n"]), vec![]);
+        assert_eq!(
+            all(&[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]),
+            vec![ev("", "x")]
+        );
+    }
+
+    /// A large chunk of whole events is read in place, one event at a
+    /// time: the parser keeps no copy of it, and stops where told.
+    #[test]
+    fn a_large_chunk_is_read_in_place_and_stops_when_told() {
+        let chunk = "data: {\"delta\":\"abcd\"}\n\n".repeat(20_000);
+        let mut p = SseParser::new();
+        let mut seen = 0;
+        let ended = p
+            .feed_each(chunk.as_bytes(), &mut |ev: &SseEvent| {
+                assert_eq!(ev.data, "{\"delta\":\"abcd\"}");
+                seen += 1;
+                Ok::<_, SseError>(seen == 15_000)
+            })
+            .unwrap();
+        assert!(ended);
+        assert_eq!(seen, 15_000);
+        assert!(p.buf.capacity() < 1024, "kept {} bytes", p.buf.capacity());
+        assert!(p.pending.data.capacity() < 1024);
     }
 
     #[test]
