@@ -547,44 +547,6 @@ fn models_of(
     Ok(models)
 }
 
-/// The most of a file Lathe reads on its own (a config, `.mcp.json`).
-pub const MAX_OWN_FILE: u64 = 1024 * 1024;
-
-/// Reads a file Lathe reads on its own, as AGENTS.md is read: a regular
-/// file only (opened without waiting, so a FIFO cannot hang the start; a
-/// link to a device is refused), at most [`MAX_OWN_FILE`], UTF-8.
-pub fn read_own_file(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() || crate::tools::fs::regular::on_pseudo_fs(&file) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    if meta.len() > MAX_OWN_FILE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {} KiB", MAX_OWN_FILE / 1024),
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_OWN_FILE + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_OWN_FILE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {} KiB", MAX_OWN_FILE / 1024),
-        ));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-}
-
 /// A configured number, checked against what makes sense (a huge timeout
 /// would overflow a deadline; a config the model can write must not crash
 /// Lathe): out of range is an error that names the key and the range.

@@ -536,7 +536,7 @@ fn mcp_trust_file(config: &Config) -> PathBuf {
 }
 
 fn read_mcp_store(path: &Path) -> McpTrustStore {
-    crate::config::read_own_file(path)
+    crate::fs::read_own(path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
@@ -652,7 +652,7 @@ fn commands_trust_file(config: &Config) -> PathBuf {
 }
 
 fn read_commands_store(path: &Path) -> CommandsStore {
-    crate::config::read_own_file(path)
+    crate::fs::read_own(path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
@@ -689,7 +689,7 @@ fn trust_file(config: &Config) -> PathBuf {
 }
 
 fn read_store(path: &Path) -> TrustStore {
-    match crate::config::read_own_file(path) {
+    match crate::fs::read_own(path) {
         Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
             tracing::warn!(path = %path.display(), error = %e, "unreadable trust store; trusting nothing");
             TrustStore::default()
@@ -816,8 +816,7 @@ fn secrets(config: &Config, workspace: &Workspace) -> Vec<String> {
     );
     for shown in env_files(workspace.root()) {
         if let Ok(path) = workspace.resolve_existing(&shown)
-            && let Ok((bytes, _)) =
-                crate::tools::fs::regular::read_capped(&path, &shown, 256 * 1024)
+            && let Ok((bytes, _)) = crate::fs::read_capped(&path, 256 * 1024)
         {
             out.extend(dotenv_secrets(&String::from_utf8_lossy(&bytes)));
         }

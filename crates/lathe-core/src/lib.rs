@@ -1,15 +1,18 @@
 //! Lathe's engine: everything between a person's message and the model's
 //! answer, with no terminal in it.
 //!
-//! Floors inside the core (a module uses only what stands below it):
+//! Floors inside the core (a module uses only what stands on a floor
+//! below its own; `layout_tests.rs` fails on any other edge, naming it):
 //!
 //! ```text
 //! launch                     wiring a conversation for a front end
 //! agent                      the turn loop and the tool-call pipeline
-//! tools   mcp   session      built-in tools, MCP tool sources, records
+//! mcp     session            MCP tool sources, session records
+//! tools                      built-in tools
 //! config                     settings from files, flags and environment
-//! policy  provider  sandbox  consent rules, model wires, containment
-//! secret                     keys that never print
+//! policy  provider           consent rules and hooks, model wires
+//! sandbox                    containment
+//! secret  fs                 keys that never print, the one safe open
 //! ```
 //!
 //! One tool call goes resolve ▸ parse ▸ validate ▸ guardrail ▸ authorize ▸
@@ -38,6 +41,9 @@ macro_rules! internal {
     };
 }
 
+#[cfg(test)]
+mod layout_tests;
+
 /// Settings the core's property tests share.
 #[cfg(test)]
 pub(crate) mod props {
@@ -58,6 +64,7 @@ pub(crate) mod props {
 internal! {
     mod agent;
     mod config;
+    mod fs;
     mod launch;
     mod mcp;
     mod policy;

@@ -631,78 +631,6 @@ impl App {
         self.flash(text, self.now);
     }
 
-    /// What came back from the editor: the text, `None` if the edit was
-    /// abandoned, or why the editor could not run.
-    pub fn on_edited(
-        &mut self,
-        purpose: EditPurpose,
-        result: Result<Option<String>, String>,
-        now: Instant,
-    ) {
-        self.dirty = true;
-        match (purpose, result) {
-            (_, Err(e)) => self.notice(NoticeKind::Warning, format!("the editor did not run: {e}")),
-            (EditPurpose::Composer, Ok(Some(text))) => {
-                self.composer.set_text(text.trim_end_matches('\n'));
-            }
-            (EditPurpose::Composer, Ok(None)) => self.flash("edit abandoned", now),
-            (EditPurpose::Approval(call_id), Ok(Some(content))) => {
-                let opened = self.edit_opened.remove(&call_id).unwrap_or_default();
-                // Answered only if the call still waits (its turn may
-                // have ended meanwhile).
-                if !self.questions.approvals.call_ids().contains(&call_id) {
-                    let kept = keep_edit(&call_id, &content);
-                    self.notice(
-                        NoticeKind::Warning,
-                        format!(
-                            "the call no longer waits for approval: your edit was not written{kept}"
-                        ),
-                    );
-                    return;
-                }
-                // Saved as it opened: not an edit, and not an answer.
-                if content == opened {
-                    self.flash(
-                        "nothing changed in the editor: the change still waits for your answer",
-                        now,
-                    );
-                    return;
-                }
-                // Emptied: most likely a slip (or a way out of the editor);
-                // erasing the file is asked again, not done.
-                if content.trim().is_empty() && !opened.trim().is_empty() {
-                    self.notice(
-                        NoticeKind::Warning,
-                        "you emptied the file in the editor: that would erase its content, so \
-                         nothing was approved; press E to edit again, or y / n",
-                    );
-                    return;
-                }
-                // A second look: the dialog shows the person's version as
-                // a change of the file, and `y` writes it.
-                let Some(change) = self
-                    .questions
-                    .approvals
-                    .change_of(&call_id)
-                    .map(|c| c.with_new(&content))
-                else {
-                    return;
-                };
-                let diff = self.prepare_diff(DiffView::from_change(&change));
-                self.questions.approvals.edited(&call_id, change, diff, now);
-                self.log
-                    .decided(&call_id, "E, edited in the editor (asked again)");
-                self.flash("your version: y writes it, E edits it again, n denies", now);
-            }
-            (EditPurpose::Approval(_), Ok(None)) => {
-                self.flash(
-                    "edit abandoned: the change still waits for your answer",
-                    now,
-                );
-            }
-        }
-    }
-
     /// A frame is on screen (called right after it is written): questions
     /// count as shown from `now`, so keys read while the UI could not show
     /// them never answer them.
@@ -938,6 +866,7 @@ mod agent_events;
 mod callback;
 mod commands;
 mod draw;
+mod edited;
 mod keys;
 mod resume;
 mod together;
@@ -979,32 +908,6 @@ enum Models {
     Known(Vec<String>),
     /// The provider lists none, or could not be asked: any name goes.
     Unavailable(String),
-}
-
-/// Keeps the person's edited version of a change in a file of its own
-/// (under the temporary directory), and says where: `" (kept in PATH)"`.
-fn keep_edit(call_id: &str, content: &str) -> String {
-    let safe: String = call_id
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(40)
-        .collect();
-    let kept = tempfile::Builder::new()
-        .prefix(&format!("lathe-edit-{safe}-"))
-        .suffix(".txt")
-        .tempfile()
-        .and_then(|mut f| {
-            use std::io::Write;
-            f.write_all(content.as_bytes())?;
-            f.keep().map_err(|e| e.error)
-        });
-    match kept {
-        Ok((_, path)) => format!(" (kept in {})", path.display()),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not keep an edited version");
-            String::new()
-        }
-    }
 }
 
 /// `n` and `word`, plural when it is not one.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::file::{self, ConfigFile};
 use super::paths::Paths;
-use super::{ConfigError, defaults, in_range, mcp, read_own_file};
+use super::{ConfigError, defaults, in_range, mcp};
 use crate::policy::{HookSet, HookSpec, RuleOrigin, Rules};
 
 /// Every layer, merged, with what was taken out of them.
@@ -365,9 +365,9 @@ fn read_layer(
     path: &Path,
     sources: &mut Vec<PathBuf>,
 ) -> Result<Option<(ConfigFile, String)>, ConfigError> {
-    let text = match read_own_file(path) {
+    let text = match crate::fs::read_own(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => {
             return Err(ConfigError::Read {
                 path: path.to_path_buf(),

@@ -345,9 +345,9 @@ pub fn mcp_json(
 ) -> (Vec<McpServer>, Vec<String>) {
     let path = workspace.join(".mcp.json");
     let shown = path.display().to_string();
-    let text = match super::read_own_file(&path) {
+    let text = match crate::fs::read_own(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) if e.is_not_found() => return (Vec::new(), Vec::new()),
         Err(e) => {
             return (
                 Vec::new(),

@@ -459,7 +459,7 @@ fn object_stores(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     let gitdir = if dot.is_dir() {
         dot
     } else {
-        let Ok(text) = crate::config::read_own_file(&dot) else {
+        let Ok(text) = crate::fs::read_own(&dot) else {
             return Vec::new();
         };
         let Some(dir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
@@ -468,7 +468,7 @@ fn object_stores(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         root.join(dir.trim())
     };
     let mut stores = vec![gitdir.join("objects")];
-    if let Ok(common) = crate::config::read_own_file(&gitdir.join("commondir")) {
+    if let Ok(common) = crate::fs::read_own(&gitdir.join("commondir")) {
         stores.push(gitdir.join(common.trim()).join("objects"));
     }
     stores.retain(|s| s.is_dir());

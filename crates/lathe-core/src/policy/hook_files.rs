@@ -80,9 +80,7 @@ impl Walk<'_> {
         if !self.read.insert(abs.clone()) || self.read.len() > MAX_FILES {
             return None;
         }
-        crate::tools::fs::regular::text_of(&abs, "", MAX_TEXT)
-            .ok()
-            .flatten()
+        crate::fs::read_text(&abs, MAX_TEXT).ok()
     }
 
     fn line(&mut self, line: &str, cwd: &Path, depth: usize) {

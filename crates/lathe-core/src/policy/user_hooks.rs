@@ -253,24 +253,22 @@ fn content_of(path: &Path) -> String {
 const ABSENT: &str = "absent";
 
 /// The SHA-256 of a file's content, in hex; what is not a regular file
-/// (a FIFO, a device, a link to one) is not read but named by its kind,
+/// (a FIFO, a device, a link to one, a kernel file) is not read but named,
 /// and a file over 64 MiB by its size and time: nothing a hook names can
 /// make Lathe hang or read without end.
 fn sha256_of(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::MetadataExt;
     const MAX: u64 = 64 * 1024 * 1024;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Ok(format!(
-            "not a regular file ({:o})",
-            meta.mode() & 0o170_000
-        ));
-    }
+    let file = match crate::fs::open_regular(path, crate::fs::Links::Follow) {
+        Ok(opened) => opened,
+        Err(crate::fs::FileError::Io(e)) => return Err(e),
+        Err(crate::fs::FileError::NotRegular { mode, .. }) => {
+            return Ok(format!("not a regular file ({:o})", mode & 0o170_000));
+        }
+        Err(e) => return Ok(format!("not read: {e}")),
+    };
+    let meta = &file.meta;
     if meta.len() > MAX {
         return Ok(format!(
             "large file {} {} {}",
@@ -281,7 +279,7 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
     }
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buf = vec![0u8; 64 * 1024];
-    let mut reader = file.take(MAX);
+    let mut reader = file.file.take(MAX);
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {

@@ -50,7 +50,7 @@ impl Withheld {
         }
         let mut lines: Vec<String> = Vec::new();
         for (file, ..) in &now {
-            let Ok((bytes, _)) = crate::tools::fs::regular::read_capped(file, "", PER_FILE) else {
+            let Ok((bytes, _)) = crate::fs::read_capped(file, PER_FILE) else {
                 continue;
             };
             let text = String::from_utf8_lossy(&bytes);

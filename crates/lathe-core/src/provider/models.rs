@@ -9,8 +9,18 @@
 //! below. An unknown model has no known window: the context meter then
 //! shows tokens only, and compaction waits for the server to say the
 //! conversation is too long.
+//!
+//! Asking a server (its model list, and what it says of one model) is
+//! here too, on the HTTP driver of the wires.
 
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ProviderError;
+use super::http::{self, HttpDriver};
 
 /// Prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -427,8 +437,7 @@ pub fn builtin(model: &str) -> ModelInfo {
 /// `context_length`, `top_provider.max_completion_tokens`, `pricing`
 /// (dollars per token, as strings) and `architecture.input_modalities`;
 /// vLLM's `max_model_len`; LM Studio's `max_context_length`.
-pub fn from_listing(entry: &serde_json::Value) -> ModelInfo {
-    use serde_json::Value;
+pub fn from_listing(entry: &Value) -> ModelInfo {
     let num = |v: Option<&Value>| {
         v.and_then(|v| match v {
             Value::Number(n) => n.as_f64(),
@@ -474,8 +483,7 @@ pub fn from_listing(entry: &serde_json::Value) -> ModelInfo {
 
 /// What Ollama's `/api/show` says: `model_info.<arch>.context_length`
 /// and its capabilities (`vision`, `thinking`).
-pub fn from_ollama_show(show: &serde_json::Value) -> ModelInfo {
-    use serde_json::Value;
+pub fn from_ollama_show(show: &Value) -> ModelInfo {
     let window = show
         .get("model_info")
         .and_then(Value::as_object)
@@ -495,6 +503,230 @@ pub fn from_ollama_show(show: &serde_json::Value) -> ModelInfo {
 }
 
 /// The context window of `model`, if the table knows it.
+/// Asking a server of its models: the list, and what it says of one.
+impl HttpDriver {
+    /// The models a server lists at `url` (`GET`, `{"data": [{"id": …}]}`
+    /// as OpenAI, Anthropic, Ollama, llama.cpp and vLLM answer), following
+    /// Anthropic's pages (`has_more`, `last_id`); `None` when the server
+    /// has no such list (404, 405, 501).
+    pub(crate) async fn list_models(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<Vec<String>>, ProviderError> {
+        // However the server trickles, the list comes within this or not
+        // at all (`/model` then takes any name, said to be unchecked).
+        const WHOLE: Duration = Duration::from_secs(30);
+        tokio::time::timeout(WHOLE, self.list_models_now(url, headers))
+            .await
+            .unwrap_or_else(|_| {
+                Err(ProviderError::Connect {
+                    url: url.to_string(),
+                    detail: format!("the model list took over {} s", WHOLE.as_secs()),
+                })
+            })
+            .map_err(|e| match &self.key {
+                Some(k) => e.scrubbed(k.expose()),
+                None => e,
+            })
+    }
+
+    /// What an OpenAI-style server at `models_url` says of `model`;
+    /// nothing for OpenAI's own, whose list holds names only.
+    pub(crate) async fn openai_style_model_info(
+        &self,
+        models_url: &str,
+        headers: &HeaderMap,
+        model: &str,
+    ) -> ModelInfo {
+        if super::is_openai_host(models_url) {
+            return ModelInfo::default();
+        }
+        let root = server_root(models_url);
+        self.model_details(models_url, root, headers, model).await
+    }
+
+    /// What an OpenAI-style server says of `model` (see
+    /// [`super::Provider::model_info`]): its `/models` entry, else
+    /// llama.cpp's `/props`, else Ollama's `/api/show`. `root` is the
+    /// server without its `/v1`.
+    pub(crate) async fn model_details(
+        &self,
+        models_url: &str,
+        root: &str,
+        headers: &HeaderMap,
+        model: &str,
+    ) -> ModelInfo {
+        const EACH: Duration = Duration::from_secs(5);
+        let mut headers = headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        let get = |url: String, body: Option<Value>| {
+            let req = match &body {
+                Some(b) => self
+                    .client
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(b.to_string()),
+                None => self.client.get(url),
+            }
+            .headers(headers.clone());
+            async move {
+                let resp = tokio::time::timeout(EACH, req.send()).await.ok()?.ok()?;
+                if !resp.status().is_success() {
+                    return None;
+                }
+                let bytes = tokio::time::timeout(EACH, http::read_capped(resp, 4 << 20))
+                    .await
+                    .ok()?
+                    .ok()?;
+                serde_json::from_slice::<Value>(&bytes).ok()
+            }
+        };
+        let mut info = ModelInfo::default();
+        // Who serves it, as its listing says (`llamacpp`, Ollama's
+        // `library`): a server that says is asked only its own way.
+        let mut owner: Option<String> = None;
+        if let Some(list) = get(models_url.to_string(), None).await
+            && let Some(entry) = list.get("data").and_then(Value::as_array).and_then(|d| {
+                d.iter()
+                    .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+            })
+        {
+            info = from_listing(entry);
+            owner = entry
+                .get("owned_by")
+                .and_then(Value::as_str)
+                .map(str::to_ascii_lowercase);
+        }
+        let asks = |ours: &[&str]| owner.as_deref().is_none_or(|o| ours.contains(&o));
+        if info.context_window.is_none()
+            && asks(&["llamacpp", "llama.cpp"])
+            && let Some(props) = get(format!("{root}/props"), None).await
+        {
+            info.context_window = props
+                .pointer("/default_generation_settings/n_ctx")
+                .and_then(Value::as_u64)
+                .filter(|n| *n > 0);
+        }
+        if info.context_window.is_none()
+            && asks(&["library", "ollama"])
+            && let Some(show) = get(
+                format!("{root}/api/show"),
+                Some(serde_json::json!({ "model": model })),
+            )
+            .await
+        {
+            info = info.or(from_ollama_show(&show));
+        }
+        info
+    }
+
+    async fn list_models_now(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<Vec<String>>, ProviderError> {
+        const MAX_BODY: usize = 4 * 1024 * 1024;
+        // More than anyone picks from; the rest is not kept.
+        const MAX_MODELS: usize = 5_000;
+        const MAX_PAGES: usize = 20;
+        let mut headers = headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        headers.insert(
+            reqwest::header::ACCEPT,
+            reqwest::header::HeaderValue::from_static("application/json"),
+        );
+        let mut models = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let mut page_url = reqwest::Url::parse(url)
+                .map_err(|e| ProviderError::Malformed(format!("{url} is not a URL: {e}")))?;
+            if let Some(a) = &after {
+                page_url.query_pairs_mut().append_pair("after_id", a);
+            }
+            let request = self.client.get(page_url).headers(headers.clone());
+            let connect = |e: reqwest::Error| http::connect_error(url, &e);
+            let mut resp = tokio::time::timeout(Duration::from_secs(20), request.send())
+                .await
+                .map_err(|_| ProviderError::Connect {
+                    url: url.to_string(),
+                    detail: "no answer within 20 s".into(),
+                })?
+                .map_err(connect)?;
+            let status = resp.status().as_u16();
+            if matches!(status, 404 | 405 | 501) {
+                return Ok(None);
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(connect)? {
+                body.extend_from_slice(&chunk);
+                if body.len() > MAX_BODY {
+                    return Err(ProviderError::Malformed(format!(
+                        "the model list from {url} is larger than 4 MiB"
+                    )));
+                }
+            }
+            if !(200..300).contains(&status) {
+                return Err(ProviderError::Http {
+                    status,
+                    url: url.to_string(),
+                    message: http::shorten(&String::from_utf8_lossy(&body), 300),
+                    retry_after: None,
+                });
+            }
+            let v: Value = serde_json::from_slice(&body).map_err(|e| {
+                ProviderError::Malformed(format!("the model list from {url} is not JSON: {e}"))
+            })?;
+            let page = v
+                .get("data")
+                .or_else(|| v.get("models"))
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    ProviderError::Malformed(format!("the model list from {url} has no `data`"))
+                })?;
+            models.extend(page.iter().filter_map(|m| {
+                m.get("id")
+                    .or_else(|| m.get("name"))
+                    .and_then(Value::as_str)
+                    // A name is one printable word, nothing hidden in it
+                    // (two names must not look the same).
+                    .filter(|id| {
+                        !id.is_empty()
+                            && id.len() <= 200
+                            && !id.chars().any(|c| c.is_control() || c.is_whitespace())
+                            && crate::protocol::visible::first_hidden(id).is_none()
+                    })
+                    .map(str::to_string)
+            }));
+            if models.len() >= MAX_MODELS {
+                models.truncate(MAX_MODELS);
+                break;
+            }
+            match (v.get("has_more").and_then(Value::as_bool), v.get("last_id")) {
+                (Some(true), Some(Value::String(last))) if after.as_ref() != Some(last) => {
+                    after = Some(last.clone());
+                }
+                _ => break,
+            }
+        }
+        models.sort();
+        models.dedup();
+        Ok(Some(models))
+    }
+}
+
+/// The server's root, from its `/models` URL: without `/models` and the
+/// `/v1` before it (where llama.cpp's `/props` and Ollama's `/api/show`
+/// are).
+fn server_root(models_url: &str) -> &str {
+    let base = models_url.strip_suffix("/models").unwrap_or(models_url);
+    base.strip_suffix("/v1").unwrap_or(base)
+}
+
 #[cfg(test)]
 fn context_window(model: &str) -> Option<u64> {
     entry(model).map(|e| e.window)

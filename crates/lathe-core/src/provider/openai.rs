@@ -128,14 +128,6 @@ pub(crate) fn bearer_headers(settings: &ProviderSettings) -> Result<HeaderMap, P
     Ok(headers)
 }
 
-/// The server's root, from its `/models` URL: without `/models` and the
-/// `/v1` before it (where llama.cpp's `/props` and Ollama's `/api/show`
-/// are).
-pub(crate) fn server_root(models_url: &str) -> &str {
-    let base = models_url.strip_suffix("/models").unwrap_or(models_url);
-    base.strip_suffix("/v1").unwrap_or(base)
-}
-
 #[async_trait]
 impl Provider for OpenAi {
     fn name(&self) -> &str {

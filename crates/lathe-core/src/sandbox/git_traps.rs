@@ -332,22 +332,10 @@ struct Small {
 const SMALL: u64 = 1 << 20;
 
 fn read_small(path: &Path) -> Option<Small> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || crate::tools::fs::regular::on_pseudo_fs(&file) {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(SMALL).read_to_end(&mut bytes).ok()?;
+    let (bytes, cut) = crate::fs::read_capped(path, SMALL).ok()?;
     Some(Small {
         text: String::from_utf8_lossy(&bytes).into_owned(),
-        cut: meta.len() > SMALL,
+        cut,
     })
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-pub use crate::protocol::change::{ChangeKind, FileChange, hash};
+use crate::protocol::change::{ChangeKind, FileChange, hash};
 
 use super::fs::atomic::write_atomic;
 use super::spec::{ToolContext, ToolError};

@@ -294,7 +294,7 @@ pub trait Tool: Send + Sync {
         &self,
         _args: &Value,
         _workspace: &Workspace,
-    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
+    ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;

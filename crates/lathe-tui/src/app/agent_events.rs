@@ -2,6 +2,7 @@
 //! questions, the session (undo, diffs, attachments) and the status the
 //! bar shows. `on_agent_event` only sorts them.
 
+use super::edited::keep_edit;
 use super::*;
 
 impl App {

@@ -61,7 +61,7 @@ impl Tool for EditFile {
         &self,
         args: &Value,
         workspace: &Workspace,
-    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
+    ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
         let a: Args = parse(args)?;
         let path = a.path.as_str();
         let resolved = workspace
@@ -70,7 +70,7 @@ impl Tool for EditFile {
         let shown = workspace.display_relative(&resolved);
         let text = read_text(&resolved, &shown)?;
         let (updated, _) = apply_edit(&text, a.old_text.as_str(), a.new_text.as_str(), &shown)?;
-        Ok(Some(crate::tools::change::FileChange::new(
+        Ok(Some(crate::protocol::change::FileChange::new(
             &shown,
             resolved,
             Some(&text),

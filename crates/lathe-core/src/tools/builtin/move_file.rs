@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use crate::policy::Workspace;
 use crate::protocol::Effect;
+use crate::protocol::change::FileChange;
 use crate::protocol::operation::{Access, Operation};
 use crate::tools::args::{parse, schema};
-use crate::tools::change::FileChange;
 use crate::tools::fs::regular::{own_file, text_of};
 use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
 

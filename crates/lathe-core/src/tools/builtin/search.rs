@@ -79,9 +79,10 @@ fn unsafe_ignore_files(dir: &Path) -> Option<String> {
         // Followed, as the walk follows it.
         match std::fs::metadata(path) {
             Err(_) => None,
-            Ok(m) if m.is_file() && crate::tools::fs::regular::path_on_pseudo_fs(path) => Some(
-                format!("{} is a file of the kernel's (/proc, /sys)", path.display()),
-            ),
+            Ok(m) if m.is_file() && crate::fs::path_on_pseudo_fs(path) => Some(format!(
+                "{} is a file of the kernel's (/proc, /sys)",
+                path.display()
+            )),
             Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_FILE => None,
             Ok(m) if m.is_file() => Some(format!("{} is over 1 MiB", path.display())),
             Ok(_) => Some(format!("{} is not a regular file", path.display())),
@@ -457,20 +458,12 @@ fn search_file(
     regex: &regex::bytes::Regex,
     context: usize,
 ) -> Option<(Vec<Hit>, usize)> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     // Never blocks on a FIFO that turned up in place of a file.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_FILE {
+    let opened = crate::fs::open_regular(path, crate::fs::Links::Follow).ok()?;
+    if opened.meta.len() > MAX_FILE {
         return None;
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
+    let (bytes, _) = opened.read_capped(MAX_FILE).ok()?;
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
         return None;
     }

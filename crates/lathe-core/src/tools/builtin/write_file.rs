@@ -60,7 +60,7 @@ impl Tool for WriteFile {
         &self,
         args: &Value,
         workspace: &Workspace,
-    ) -> Result<Option<crate::tools::change::FileChange>, ToolError> {
+    ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
         let a: Args = parse(args)?;
         let path = a.path.as_str();
         let content = a.content.as_str();
@@ -86,7 +86,7 @@ impl Tool for WriteFile {
                 _ => return Ok(None),
             },
         };
-        Ok(Some(crate::tools::change::FileChange::new(
+        Ok(Some(crate::protocol::change::FileChange::new(
             &shown,
             resolved,
             old.as_deref(),

@@ -10,8 +10,7 @@
 //! to: a name swapped for a link between the look and the open is
 //! refused, never read.
 
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Why a named file is not read.
@@ -95,31 +94,21 @@ pub fn read_head_within(
     // The real place has no link on its way: opened so, a link put in at
     // its end since is refused; the comparison below catches one put in
     // further up.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOFOLLOW).bits())
-        .open(&real)
-        .map_err(|e| match e.raw_os_error() {
-            Some(code) if code == nix::libc::ELOOP => NamedError::Swapped(shown.to_string()),
-            _ => io(e),
-        })?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.file_type().is_file() {
-        return Err(NamedError::NotRegular(shown.to_string()));
-    }
-    if super::regular::on_pseudo_fs(&file) {
-        return Err(NamedError::Pseudo(shown.to_string()));
-    }
+    let opened = crate::fs::open_regular(&real, crate::fs::Links::Refuse).map_err(|e| match e {
+        crate::fs::FileError::Link => NamedError::Swapped(shown.to_string()),
+        crate::fs::FileError::NotRegular { .. } => NamedError::NotRegular(shown.to_string()),
+        crate::fs::FileError::Pseudo => NamedError::Pseudo(shown.to_string()),
+        other => NamedError::Io {
+            shown: shown.to_string(),
+            message: other.to_string(),
+        },
+    })?;
+    let meta = &opened.meta;
     let now = std::fs::metadata(&real).map_err(io)?;
     if (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
         return Err(NamedError::Swapped(shown.to_string()));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
-    file.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    let more = bytes.len() as u64 > cap;
-    bytes.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    let (bytes, more) = opened.read_capped(cap).map_err(io)?;
     Ok((Named { real, bytes }, more))
 }
 
