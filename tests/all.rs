@@ -1,14 +1,11 @@
 //! The `lathe` binary's tests, one binary: headless runs, the terminal
 //! UI in a real terminal (tmux), crashes, MCP servers and every model
-//! wire, driven through the binary. The scripted mock LLM is the core's
-//! (`crates/lathe-core/tests/support`).
+//! wire, driven through the binary. The scripted mock LLM, the tmux pane
+//! and the MCP test server come from `lathe-test-support`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../crates/lathe-core/tests/support/mock_llm.rs"]
-mod mock_llm;
-#[path = "../crates/lathe-core/tests/support/places.rs"]
-mod places;
+pub use lathe_test_support::{mock_llm, places};
 
 mod crash;
 mod exec_cli;

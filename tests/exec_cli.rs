@@ -6,83 +6,28 @@
 use crate::mock_llm;
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
+use lathe_test_support::run::{Run, Setup};
 use mock_llm::{MockLlm, Reply, Step, tool_results};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 const SECRET: &str = "sk-lathe-test-SECRET-0123456789abcdef";
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+/// A home and a workspace for `lathe`'s runs.
+struct Env(Setup);
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// The first `--json` event of this type.
-    fn first(&self, kind: &str) -> Value {
-        self.events()
-            .into_iter()
-            .find(|e| e["type"] == kind)
-            .unwrap_or_else(|| panic!("no {kind} event in {}", self.stdout))
-    }
-
-    fn events(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-            .collect()
+impl std::ops::Deref for Env {
+    type Target = Setup;
+    fn deref(&self) -> &Setup {
+        &self.0
     }
 }
 
 impl Env {
     fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("LATHE_HOME", self.home.path())
-            .current_dir(self.ws.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd
-    }
-
-    async fn run(&self, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Run {
-        let mut child = self.command(args, env).spawn().unwrap();
-        let mut input = child.stdin.take().unwrap();
-        input.write_all(stdin.as_bytes()).await.unwrap();
-        drop(input);
-        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("lathe did not exit in time")
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Self(Setup::new(env!("CARGO_BIN_EXE_lathe")))
     }
 
     /// `lathe exec` against the mock's OpenAI endpoint.

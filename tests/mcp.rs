@@ -1,5 +1,5 @@
 //! MCP servers end to end: the real `lathe` binary against real MCP
-//! servers on rmcp (`examples/mcp_test_server.rs`, over stdio and over
+//! servers on rmcp (lathe-test-support's `lathe-mcp-test-server`, over stdio and over
 //! streamable HTTP) and the scripted mock LLM: discovery and namespacing,
 //! calls with approvals, progress, errors, timeouts, a server that dies
 //! mid-call and comes back, a tool list that changes, a server that fails
@@ -12,58 +12,32 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use lathe_test_support::run::{Run, Setup};
 use mock_llm::{MockLlm, Reply, Step, tool_results};
 use serde_json::{Value, json};
 
 const SECRET: &str = "sk-lathe-test-SECRET-0123456789abcdef";
 
-/// The test server, built with the tests (`cargo test` builds examples).
+/// The test server (lathe-test-support's binary; built first when this
+/// crate's tests run alone).
 fn server_bin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("examples").join("mcp_test_server");
-    assert!(
-        bin.exists(),
-        "{} is missing: `cargo test` builds it (cargo build --example mcp_test_server)",
-        bin.display()
-    );
-    bin
+    lathe_test_support::mcp_server::bin()
 }
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+/// A home with a config and a workspace for `lathe`'s runs.
+struct Env(Setup);
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn events(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    fn finished(&self, call_id: &str) -> Value {
-        self.events()
-            .into_iter()
-            .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == call_id)
-            .unwrap_or_else(|| panic!("no result for {call_id}: {}\n{}", self.stdout, self.stderr))
+impl std::ops::Deref for Env {
+    type Target = Setup;
+    fn deref(&self) -> &Setup {
+        &self.0
     }
 }
 
 impl Env {
     fn new(config: &str) -> Self {
-        let env = Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-        };
-        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        let env = Self(Setup::new(env!("CARGO_BIN_EXE_lathe")));
+        env.config(config);
         env
     }
 
@@ -73,29 +47,12 @@ impl Env {
 
     /// `lathe` with more variables in its environment.
     async fn lathe_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Run {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("LATHE_HOME", self.home.path())
-            .env("OPENAI_API_KEY", SECRET)
-            .env("MY_SERVICE_TOKEN", "tok-0123456789-secret")
-            .envs(vars.iter().copied())
-            .current_dir(self.ws.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-            .await
-            .expect("lathe did not exit in time")
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let mut env = vec![
+            ("OPENAI_API_KEY", SECRET),
+            ("MY_SERVICE_TOKEN", "tok-0123456789-secret"),
+        ];
+        env.extend_from_slice(vars);
+        self.run(args, &env, "").await
     }
 
     async fn exec(&self, mock: &MockLlm, mode: &str, extra: &[&str]) -> Run {

@@ -7,83 +7,31 @@
 
 use crate::mock_llm;
 
-use std::process::Stdio;
-use std::time::Duration;
-
+use lathe_test_support::run::{Run, Setup};
 use mock_llm::{MockLlm, Reply, Step, signature};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-lathe-models-test-0123456789";
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+/// A home and a workspace (with `notes.txt`) for `lathe`'s runs.
+struct Env(Setup);
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn events(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    fn first(&self, kind: &str) -> Value {
-        self.events()
-            .into_iter()
-            .find(|e| e["type"] == kind)
-            .unwrap_or_else(|| panic!("no {kind} event in {}\n{}", self.stdout, self.stderr))
-    }
-
-    fn count(&self, kind: &str) -> usize {
-        self.events().iter().filter(|e| e["type"] == kind).count()
+impl std::ops::Deref for Env {
+    type Target = Setup;
+    fn deref(&self) -> &Setup {
+        &self.0
     }
 }
 
 impl Env {
     fn new() -> Self {
-        let env = Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-        };
-        std::fs::write(env.ws.path().join("notes.txt"), "three open tasks\n").unwrap();
+        let env = Self(Setup::new(env!("CARGO_BIN_EXE_lathe")));
+        env.file("notes.txt", "three open tasks\n");
         env
     }
 
-    fn config(&self, text: &str) {
-        std::fs::write(self.home.path().join("config.toml"), text).unwrap();
-    }
-
     async fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("LATHE_HOME", self.home.path())
-            .current_dir(self.ws.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-            .await
-            .expect("lathe did not exit in time")
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.0.run(args, env, "").await
     }
 
     /// `lathe exec --json -a full-auto` on the mock, with `extra` flags.

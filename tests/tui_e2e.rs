@@ -11,34 +11,12 @@ use crate::mock_llm;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use lathe_test_support::pane::{Pane, have_tmux};
 
 use mock_llm::{MockLlm, Reply, Step, tool_results};
 use serde_json::json;
-
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("LATHE_REQUIRE_TMUX").is_none(),
-            "tmux is required (LATHE_REQUIRE_TMUX is set) but not installed"
-        );
-        eprintln!("tmux not found: skipping the terminal end-to-end test");
-    }
-    ok
-}
-
-/// One tmux server (own socket) running lathe in one pane.
-struct Pane {
-    socket: String,
-    home: tempfile::TempDir,
-}
 
 /// The shell line that starts lathe in `ws` against `mock`.
 fn lathe_line(mock: &MockLlm, ws: &Path, home: &Path, env: &str, extra_args: &str) -> String {
@@ -53,17 +31,33 @@ fn lathe_line(mock: &MockLlm, ws: &Path, home: &Path, env: &str, extra_args: &st
     )
 }
 
-impl Pane {
+/// Lathe in a pane: started against the mock LLM in a workspace.
+trait LathePane: Sized {
+    fn start(mock: &MockLlm, ws: &Path, extra_args: &str) -> Self;
+    fn start_env(mock: &MockLlm, ws: &Path, env: &str, extra_args: &str) -> Self;
+    fn start_home(
+        mock: &MockLlm,
+        ws: &Path,
+        home: tempfile::TempDir,
+        env: &str,
+        extra_args: &str,
+    ) -> Self;
+    fn start_in_shell(mock: &MockLlm, ws: &Path) -> Self;
+    fn lathe_pid(&self) -> i32;
+    fn modes(&self) -> String;
+}
+
+impl LathePane for Pane {
     fn start(mock: &MockLlm, ws: &Path, extra_args: &str) -> Self {
         Self::start_env(mock, ws, "", extra_args)
     }
 
-    /// Like [`Pane::start`], with `env` (`NAME=value …`) set for lathe.
+    /// Like [`LathePane::start`], with `env` (`NAME=value …`) set for lathe.
     fn start_env(mock: &MockLlm, ws: &Path, env: &str, extra_args: &str) -> Self {
         Self::start_home(mock, ws, tempfile::tempdir().unwrap(), env, extra_args)
     }
 
-    /// Like [`Pane::start_env`], in a home prepared beforehand (a config).
+    /// Like [`LathePane::start_env`], in a home prepared beforehand (a config).
     fn start_home(
         mock: &MockLlm,
         ws: &Path,
@@ -78,38 +72,22 @@ impl Pane {
         Self::open(&cmd, home)
     }
 
-    /// A tmux server of its own running `program` in a 110×34 pane.
-    fn open(program: &str, home: tempfile::TempDir) -> Self {
-        let socket = format!(
-            "lathe-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "110",
-                "-y",
-                "34",
-                program,
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "tmux new-session failed");
-        Self { socket, home }
+    /// Like [`LathePane::start`], but lathe runs from an interactive bash, so
+    /// job control (Ctrl-Z, `fg`) works.
+    fn start_in_shell(mock: &MockLlm, ws: &Path) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let cmd = lathe_line(mock, ws, home.path(), "", "");
+        let pane = Self::open("env PS1='$ ' bash --norc --noprofile -i", home);
+        pane.text(&cmd);
+        pane.keys(&["Enter"]);
+        pane
     }
 
     /// The pid of the lathe process in the pane.
     fn lathe_pid(&self) -> i32 {
-        let shell = self.tmux(&["display-message", "-p", "#{pane_pid}"]);
+        let shell = self.pane_pid();
         let out = Command::new("pgrep")
-            .args(["-P", shell.trim(), "-x", "lathe"])
+            .args(["-P", &shell, "-x", "lathe"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout)
@@ -125,83 +103,11 @@ impl Pane {
             .trim()
             .to_string()
     }
-
-    /// Like [`Pane::start`], but lathe runs from an interactive bash, so
-    /// job control (Ctrl-Z, `fg`) works.
-    fn start_in_shell(mock: &MockLlm, ws: &Path) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let cmd = lathe_line(mock, ws, home.path(), "", "");
-        let pane = Self::open("env PS1='$ ' bash --norc --noprofile -i", home);
-        pane.text(&cmd);
-        pane.keys(&["Enter"]);
-        pane
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-
-    fn text(&self, text: &str) {
-        self.tmux(&["send-keys", "-l", text]);
-    }
-
-    /// Types `text` one key at a time, `gap` apart, as a person does.
-    async fn type_slowly(&self, text: &str, gap: Duration) {
-        for c in text.chars() {
-            self.text(&c.to_string());
-            tokio::time::sleep(gap).await;
-        }
-    }
-
-    /// Pastes `text` as the terminal does (bracketed, since lathe asks).
-    fn paste(&self, text: &str) {
-        self.tmux(&["set-buffer", "--", text]);
-        self.tmux(&["paste-buffer", "-p"]);
-    }
-
-    /// Waits until the screen shows `needle`; returns the screen.
-    async fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {needle:?}; the screen:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
 }
 
 /// Longer than the quiet moment after which a dialog takes keys.
 async fn pause() {
     tokio::time::sleep(Duration::from_millis(1000)).await;
-}
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
 }
 
 /// A 30-line notes.txt, a model that rewrites two of its lines (2 and 25,
@@ -754,13 +660,7 @@ async fn a_workspace_mcp_server_is_trusted_listed_and_used() {
     if !have_tmux() {
         return;
     }
-    let server = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/mcp_test_server");
+    let server = lathe_test_support::mcp_server::bin();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(
         ws.path().join(".mcp.json"),

@@ -7,8 +7,7 @@
 
 #[path = "../tests/support/cache_sim.rs"]
 mod cache_sim;
-#[path = "../tests/support/mock_llm.rs"]
-mod mock_llm;
+use lathe_test_support::mock_llm;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use lathe_core::policy::Workspace;

@@ -18,8 +18,7 @@
 //!   grows linearly with the response size.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/support/mock_llm.rs"]
-mod mock_llm;
+use lathe_test_support::mock_llm;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

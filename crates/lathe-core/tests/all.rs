@@ -1,6 +1,6 @@
-//! The core's tests, one binary: the suites are modules, the support
-//! (the scripted mock LLM, the agent harness, the cache simulation) is
-//! shared from `support/`.
+//! The core's tests, one binary: the suites are modules; the agent
+//! harness and the cache simulation are in `support/`, the scripted mock
+//! LLM in `lathe-test-support`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,10 +8,7 @@
 mod cache_sim;
 #[path = "support/harness.rs"]
 mod harness;
-#[path = "support/mock_llm.rs"]
-mod mock_llm;
-#[path = "support/places.rs"]
-mod places;
+pub use lathe_test_support::{mock_llm, places};
 
 mod agent_loop;
 mod background;

@@ -6,7 +6,6 @@
 //! HTTP error (with an optional `Retry-After`), a stream cut before its end
 //! marker, an aborted connection, a stream that never ends, or raw bytes.
 //! Every request is recorded for assertions.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
