@@ -26,6 +26,8 @@ use crate::provider::{Message, Provider};
 use crate::session::Journal;
 use crate::tools::{ToolRegistry, ToolSource, Toolset};
 
+pub(crate) use state::{Services, Settings, State};
+
 mod approval;
 mod compact;
 mod dispatch;
@@ -33,6 +35,7 @@ mod judge;
 mod mentions;
 pub mod prompt;
 mod serve;
+mod state;
 mod task;
 mod together;
 mod turn;
@@ -175,70 +178,14 @@ impl Emitter {
     }
 }
 
-/// State shared by the turn and its concurrent tool calls.
+/// What every task of one conversation shares, in three parts: the
+/// handles it works through, the settings fixed for the conversation,
+/// and the state it changes as it goes, behind one lock
+/// ([`Shared::state`]).
 pub(crate) struct Shared {
-    pub(crate) provider: Arc<dyn Provider>,
-    pub(crate) tools: Toolset,
-    pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
-    /// The conversation's durable record.
-    pub(crate) history: Option<crate::session::history::Recorder>,
-    pub(crate) workspace: Arc<Workspace>,
-    pub(crate) guardrails: Guardrails,
-    pub(crate) authz: AuthorizationManager,
-    pub(crate) approver: Arc<dyn Approver>,
-    pub(crate) emitter: Emitter,
-    pub(crate) system_prompt: String,
-    pub(crate) max_tool_iterations: u32,
-    pub(crate) tool_timeout: Duration,
-    pub(crate) session_id: String,
-    /// Hides secrets at the two boundaries: [`Shared::to_model`] and the
-    /// emitter.
-    pub(crate) redactor: Redactor,
-    /// The text of the files the read rules cover, kept from the model.
-    pub(crate) withheld: Arc<crate::policy::withheld::Withheld>,
-    pub(crate) hook_env_remove: Vec<String>,
-    pub(crate) hook_sandbox: Option<crate::sandbox::Settings>,
-    /// Held so the directory lives as long as the agent.
-    pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
-    /// The workspace files hooks run: writes to them always ask.
-    pub(crate) protected_files: Vec<String>,
-    /// Each call of the round running: its place and the round's size.
-    pub(crate) round: Mutex<std::collections::HashMap<String, [u32; 2]>>,
-    pub(crate) context_window: Option<u64>,
-    pub(crate) compact_at: u8,
-    /// Checkpoints of the workspace's files, for undo and rewind.
-    pub(crate) checkpoints: Option<undo::Checkpoints>,
-    /// The turn waiting to hear whether to go on past its tool rounds.
-    pub(crate) limit_answer: Mutex<Option<(u64, tokio::sync::oneshot::Sender<bool>)>>,
-    user_hooks: Mutex<HookSet>,
-    pending_hooks: Mutex<HookSet>,
-    model: Mutex<String>,
-    mode: Mutex<ApprovalMode>,
-    /// `/effort`: `None` leaves it to the config and the server.
-    effort: Mutex<Option<crate::protocol::Effort>>,
-    /// What the config says of models.
-    configured_models: std::collections::BTreeMap<String, crate::provider::models::ModelInfo>,
-    /// What the server said of its models, as asked.
-    server_models: Mutex<HashMap<String, crate::provider::models::ModelInfo>>,
-    /// Images for the next turn (`Op::AttachImages`).
-    images: Mutex<Vec<std::path::PathBuf>>,
-    /// How full the context was at the last report (tokens).
-    pub(crate) context_tokens: std::sync::atomic::AtomicU64,
-    /// What each model used in this session (a `/clear` forgets the
-    /// conversation, not what it cost), for `/cost`.
-    spent: Mutex<std::collections::BTreeMap<String, Usage>>,
-    /// What each call waiting for approval needed, by call id; and the
-    /// calls of this turn that were denied (for `turn_completed`).
-    pub(crate) asked: Mutex<HashMap<String, Vec<String>>>,
-    pub(crate) denied: Mutex<Vec<crate::protocol::Denial>>,
-    /// The model's questions, its plan, the person's messages mid-turn.
-    pub(crate) desk: Arc<together::Desk>,
-    /// A turn in plan mode runs: read-only tools, read-only mode.
-    pub(crate) planning: std::sync::atomic::AtomicBool,
-    /// The commands running in the background.
-    pub(crate) jobs: Arc<crate::tools::jobs::Jobs>,
-    /// The judge's model, when one reviews risky calls.
-    pub(crate) judge: Option<String>,
+    pub(crate) services: Services,
+    pub(crate) settings: Settings,
+    state: Mutex<State>,
 }
 
 /// A matcher that remembers whether it hid anything.
@@ -258,6 +205,15 @@ impl crate::protocol::redact::Scrub for Seen<'_> {
 }
 
 impl Shared {
+    /// The conversation's changing state. Taken briefly, never across an
+    /// await and never twice at once (one lock: a second `state()` while
+    /// the first guard lives would wait forever).
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The boundary of what goes to the model, and so into the record the
     /// conversation is rebuilt from: the person's message with what it
     /// attaches, each tool's result (errors included), what a failed turn
@@ -265,13 +221,13 @@ impl Shared {
     /// spawn.) Returns whether a secret was hidden.
     pub(crate) fn to_model(&self, payload: &mut impl Redact) -> bool {
         let seen = Seen {
-            scrub: &self.redactor,
+            scrub: &self.services.redactor,
             hid: std::cell::Cell::new(false),
         };
         payload.redact(&seen);
         // What the read rules cover, however it got into the text.
         let withheld = Seen {
-            scrub: &*self.withheld,
+            scrub: &*self.services.withheld,
             hid: std::cell::Cell::new(false),
         };
         payload.redact(&withheld);
@@ -282,11 +238,11 @@ impl Shared {
     /// hold (before a result that holds what a program printed goes to
     /// the model).
     pub(crate) async fn look_at_covered(&self) {
-        let reads = self.guardrails.reads().clone();
+        let reads = self.services.guardrails.reads().clone();
         if !reads.active() {
             return;
         }
-        let withheld = self.withheld.clone();
+        let withheld = self.services.withheld.clone();
         let _ = tokio::task::spawn_blocking(move || {
             reads.refresh();
             withheld.update(&reads.covered_files());
@@ -296,7 +252,7 @@ impl Shared {
 
     /// Records `item` in the conversation's history (queued).
     pub(crate) async fn record(&self, item: crate::session::history::Item) {
-        if let Some(h) = &self.history {
+        if let Some(h) = &self.services.history {
             h.append(item).await;
         }
     }
@@ -304,37 +260,31 @@ impl Shared {
     /// Records a response whose answer and reasoning are as they were
     /// shown (redacted as they streamed).
     pub(crate) async fn record_shown(&self, item: crate::session::history::Item) {
-        if let Some(h) = &self.history {
+        if let Some(h) = &self.services.history {
             h.append_shown(item).await;
         }
     }
 
     /// Records `item` before returning: an intent, before its step.
     pub(crate) async fn record_now(&self, item: crate::session::history::Item) {
-        if let Some(h) = &self.history {
+        if let Some(h) = &self.services.history {
             h.append_now(item).await;
         }
     }
 
     /// Makes the history durable (a turn's end).
     pub(crate) async fn sync_history(&self) {
-        if let Some(h) = &self.history {
+        if let Some(h) = &self.services.history {
             h.sync().await;
         }
     }
 
     pub(crate) fn model(&self) -> String {
-        self.model
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.state().model.clone()
     }
 
     pub(crate) fn effort(&self) -> Option<crate::protocol::Effort> {
-        *self
-            .effort
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state().effort
     }
 
     /// What is known of `model`: the config first, then what the server
@@ -342,14 +292,14 @@ impl Shared {
     /// price (they are served locally as often as not).
     pub(crate) fn model_info(&self, model: &str) -> crate::provider::models::ModelInfo {
         let configured = self
+            .settings
             .configured_models
             .get(model)
             .copied()
             .unwrap_or_default();
         let server = self
+            .state()
             .server_models
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(model)
             .copied()
             .unwrap_or_default();
@@ -365,19 +315,13 @@ impl Shared {
 
     /// The images given for the next turn (`lathe exec --image`).
     pub(crate) fn take_images(&self) -> Vec<std::path::PathBuf> {
-        std::mem::take(
-            &mut *self
-                .images
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut self.state().images)
     }
 
     /// Adds what `model` used to the session's spending.
     pub(crate) fn spend(&self, model: &str, usage: Usage) {
-        self.spent
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state()
+            .spent
             .entry(model.to_string())
             .or_default()
             .add(usage);
@@ -385,10 +329,8 @@ impl Shared {
 
     /// The `cost` event: each model's use, and the whole.
     fn cost(&self) -> AgentEvent {
-        let spent = self
-            .spent
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = self.state();
+        let spent = &state.spent;
         let mut total = Usage::default();
         let models = spent
             .iter()
@@ -407,29 +349,20 @@ impl Shared {
     /// once per model, in the background; the context meter is told
     /// again when the window changes.
     pub(crate) fn learn_model(self: &Arc<Self>, model: String) {
-        let asked = self
-            .server_models
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(&model);
+        let asked = self.state().server_models.contains_key(&model);
         if asked || model.is_empty() {
             return;
         }
         let shared = Arc::clone(self);
         tokio::spawn(async move {
             let before = compact::window(&shared);
-            let info = shared.provider.model_info(&model).await;
-            shared
-                .server_models
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(model, info);
+            let info = shared.services.provider.model_info(&model).await;
+            shared.state().server_models.insert(model, info);
             let after = compact::window(&shared);
             if after != before {
-                shared.emitter.emit(AgentEvent::ContextUpdated {
-                    tokens: shared
-                        .context_tokens
-                        .load(std::sync::atomic::Ordering::Relaxed),
+                let tokens = shared.state().context_tokens;
+                shared.services.emitter.emit(AgentEvent::ContextUpdated {
+                    tokens,
                     window: after,
                 });
             }
@@ -438,81 +371,65 @@ impl Shared {
 
     /// Whether the turn running plans: it only looks.
     pub(crate) fn planning(&self) -> bool {
-        self.planning.load(std::sync::atomic::Ordering::Relaxed)
+        self.state().planning
     }
 
     /// The approval mode calls are judged by: read-only while a turn
     /// plans.
     pub(crate) fn mode(&self) -> ApprovalMode {
-        if self.planning() {
+        let state = self.state();
+        if state.planning {
             return ApprovalMode::ReadOnly;
         }
-        self.chosen_mode()
+        state.mode
     }
 
     /// The approval mode the person chose.
     pub(crate) fn chosen_mode(&self) -> ApprovalMode {
-        *self
-            .mode
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state().mode
     }
 
     fn set_model(&self, model: String) {
-        *self
-            .model
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = model;
+        self.state().model = model;
     }
 
     /// Waits for the front end to say whether turn `turn_id` goes on
     /// past its tool rounds; `false` if the turn is interrupted first.
     pub(crate) async fn ask_to_go_on(&self, turn_id: u64, cancel: &CancellationToken) -> bool {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        *self
-            .limit_answer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((turn_id, tx));
+        self.state().limit_answer = Some((turn_id, tx));
         let answer = tokio::select! {
             a = rx => a.unwrap_or(false),
             () = cancel.cancelled() => false,
         };
-        self.limit_answer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        self.state().limit_answer.take();
         answer
     }
 
     /// The front end's answer to `tool_limit_reached` (for that turn only).
     fn answer_limit(&self, turn_id: u64, go_on: bool) {
-        let mut slot = self
-            .limit_answer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|(t, _)| *t == turn_id)
-            && let Some((_, tx)) = slot.take()
-        {
+        let waiting = {
+            let mut state = self.state();
+            let slot = &mut state.limit_answer;
+            if slot.as_ref().is_some_and(|(t, _)| *t == turn_id) {
+                slot.take()
+            } else {
+                None
+            }
+        };
+        if let Some((_, tx)) = waiting {
             let _ = tx.send(go_on);
         }
     }
 
     fn set_mode(&self, mode: ApprovalMode) {
-        *self
-            .mode
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = mode;
-    }
-
-    fn hooks(&self) -> std::sync::MutexGuard<'_, HookSet> {
-        self.user_hooks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state().mode = mode;
     }
 
     /// The before hooks that match `tool`, in order.
     pub(crate) fn before_hooks(&self, tool: &str) -> Vec<HookSpec> {
-        self.hooks()
+        self.state()
+            .user_hooks
             .before
             .iter()
             .filter(|h| h.matches(tool))
@@ -522,7 +439,8 @@ impl Shared {
 
     /// The after hooks that match `tool`, in order.
     pub(crate) fn after_hooks(&self, tool: &str) -> Vec<HookSpec> {
-        self.hooks()
+        self.state()
+            .user_hooks
             .after
             .iter()
             .filter(|h| h.matches(tool))
@@ -532,18 +450,14 @@ impl Shared {
 
     /// The workspace's hooks start running.
     fn trust_workspace_hooks(&self) {
-        let pending = std::mem::take(
-            &mut *self
-                .pending_hooks
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        self.hooks().extend(pending);
+        let mut state = self.state();
+        let pending = std::mem::take(&mut state.pending_hooks);
+        state.user_hooks.extend(pending);
     }
 
     /// The `permissions` event: mode, rules, live grants, hooks.
     fn permissions(&self) -> AgentEvent {
-        let rules = self.guardrails.rules();
+        let rules = self.services.guardrails.rules();
         let texts = |list: &[crate::policy::Rule]| {
             list.iter()
                 .map(|r| match r.origin {
@@ -559,17 +473,14 @@ impl Shared {
                 ask: texts(&rules.ask),
                 deny: texts(&rules.deny),
             },
-            grants: self.authz.list(),
+            grants: self.services.authz.list(),
             hooks: {
                 let label = |h: &HookSpec| match h.origin {
                     crate::policy::RuleOrigin::User => String::new(),
                     crate::policy::RuleOrigin::Workspace => " (workspace, trusted)".into(),
                 };
-                let hooks = self.hooks();
-                let pending = self
-                    .pending_hooks
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let state = self.state();
+                let (hooks, pending) = (&state.user_hooks, &state.pending_hooks);
                 let line = |event: &str, h: &HookSpec, tail: &str| {
                     format!("{event} {}: {}{tail}", h.matcher, h.command)
                 };
@@ -608,31 +519,24 @@ impl Shared {
                 self.set_model(model.clone());
                 self.learn_model(model.clone());
                 // A resumed session goes on with the model chosen last.
-                if let Some(h) = &self.history {
+                if let Some(h) = &self.services.history {
                     h.append_detached(crate::session::history::Item::Model {
                         model: model.clone(),
                     });
                 }
             }
-            Op::ReportCost => self.emitter.emit(self.cost()),
-            Op::AttachImages { paths } => self
-                .images
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(paths.iter().cloned()),
+            Op::ReportCost => self.services.emitter.emit(self.cost()),
+            Op::AttachImages { paths } => self.state().images.extend(paths.iter().cloned()),
             Op::SetEffort { effort } => {
-                *self
-                    .effort
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = *effort;
+                self.state().effort = *effort;
                 // A resumed session thinks as hard as it was told last.
-                if let Some(h) = &self.history {
+                if let Some(h) = &self.services.history {
                     h.append_detached(crate::session::history::Item::Effort { effort: *effort });
                 }
             }
             Op::ListModels => {
-                let provider = self.provider.clone();
-                let emitter = self.emitter.clone();
+                let provider = self.services.provider.clone();
+                let emitter = self.services.emitter.clone();
                 tokio::spawn(async move {
                     let event = match provider.models().await {
                         Ok(models) => AgentEvent::Models {
@@ -647,12 +551,12 @@ impl Shared {
                     emitter.emit(event);
                 });
             }
-            Op::ListPermissions => self.emitter.emit(self.permissions()),
-            Op::ListJobs => self.emitter.emit(AgentEvent::Jobs {
-                jobs: self.jobs.list(),
+            Op::ListPermissions => self.services.emitter.emit(self.permissions()),
+            Op::ListJobs => self.services.emitter.emit(AgentEvent::Jobs {
+                jobs: self.services.jobs.list(),
             }),
             Op::KillJob { handle } => {
-                let jobs = self.jobs.clone();
+                let jobs = self.services.jobs.clone();
                 match jobs.get(handle) {
                     Ok(job) => {
                         tokio::spawn(async move {
@@ -664,20 +568,27 @@ impl Shared {
                 }
             }
             Op::RevokeGrant { id } => {
-                if let (Some(key), Some(h)) = (self.authz.revoke(*id), &self.history) {
+                if let (Some(key), Some(h)) =
+                    (self.services.authz.revoke(*id), &self.services.history)
+                {
                     h.append_detached(crate::session::history::Item::Revoke { key: Box::new(key) });
                 }
-                self.emitter.emit(self.permissions());
+                self.services.emitter.emit(self.permissions());
             }
             Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
             Op::TrustWorkspaceMcp => {
-                if let Some(m) = &self.mcp {
+                if let Some(m) = &self.services.mcp {
                     m.start_held();
                 }
             }
             Op::RestartMcp { server } => {
                 // The front end checked the name; a stale one is logged.
-                if let Some(Err(e)) = self.mcp.as_ref().map(|m| m.restart(server.as_deref())) {
+                if let Some(Err(e)) = self
+                    .services
+                    .mcp
+                    .as_ref()
+                    .map(|m| m.restart(server.as_deref()))
+                {
                     tracing::warn!(error = %e, "MCP restart");
                 }
             }
@@ -841,85 +752,57 @@ impl Agent {
             emitter.clone(),
             approver.source() == crate::protocol::DecisionSource::User,
         ));
+        // The instructions files in it go to the model.
+        let system_prompt =
+            crate::protocol::redact::redacted(cfg.system_prompt.clone(), &self.redactor);
         let shared = Arc::new(Shared {
-            provider: self.provider,
-            tools: Toolset::new((*self.registry).clone(), self.sources),
-            mcp: self.mcp.clone(),
-            history: self.history.clone(),
-            guardrails: Guardrails::new(
-                self.workspace.clone(),
-                Arc::new(cfg.rules.clone()),
-                cfg.shell_max_timeout_secs,
-            ),
-            workspace: self.workspace,
-            authz: AuthorizationManager::new(cfg.grant_ttl, cfg.grant_max),
-            approver,
-            emitter,
-            // The instructions files in it go to the model.
-            system_prompt: crate::protocol::redact::redacted(
-                cfg.system_prompt.clone(),
-                &self.redactor,
-            ),
-            max_tool_iterations: cfg.max_tool_iterations.max(1),
-            tool_timeout: cfg.tool_timeout,
-            session_id: cfg.session_id.clone(),
-            redactor: self.redactor,
-            withheld: Arc::default(),
-            hook_env_remove: cfg.hook_env_remove.clone(),
-            hook_sandbox: cfg.hook_sandbox.clone(),
-            _scratch: cfg.scratch.clone(),
-            protected_files: {
-                let mut files = cfg.hooks.files();
-                files.extend(cfg.pending_hooks.files());
-                files.extend(hooks_path);
-                files.sort();
-                files.dedup();
-                files
+            services: Services {
+                provider: self.provider,
+                tools: Toolset::new((*self.registry).clone(), self.sources),
+                mcp: self.mcp.clone(),
+                history: self.history.clone(),
+                guardrails: Guardrails::new(
+                    self.workspace.clone(),
+                    Arc::new(cfg.rules.clone()),
+                    cfg.shell_max_timeout_secs,
+                ),
+                workspace: self.workspace,
+                authz: AuthorizationManager::new(cfg.grant_ttl, cfg.grant_max),
+                approver,
+                emitter,
+                redactor: self.redactor,
+                withheld: Arc::default(),
+                checkpoints,
+                desk,
+                jobs: {
+                    let jobs = Arc::new(crate::tools::jobs::Jobs::new(cfg.max_background));
+                    let emitter = emitter_for_jobs;
+                    jobs.on_change(move |jobs| emitter.emit(AgentEvent::Jobs { jobs }));
+                    jobs
+                },
+                _scratch: cfg.scratch.clone(),
             },
-            round: Mutex::new(std::collections::HashMap::new()),
-            context_window: cfg.context_window,
-            compact_at: cfg.compact_at,
-            checkpoints,
-            limit_answer: Mutex::new(None),
-            user_hooks: Mutex::new(cfg.hooks.clone()),
-            pending_hooks: Mutex::new(cfg.pending_hooks.clone()),
-            model: Mutex::new(cfg.model.clone()),
-            mode: Mutex::new(cfg.approval),
-            effort: Mutex::new(None),
-            configured_models: cfg.models.clone(),
-            server_models: Mutex::new(HashMap::new()),
-            context_tokens: std::sync::atomic::AtomicU64::new(0),
-            images: Mutex::new(Vec::new()),
-            asked: Mutex::new(HashMap::new()),
-            denied: Mutex::new(Vec::new()),
-            desk,
-            planning: std::sync::atomic::AtomicBool::new(false),
-            judge: cfg.judge.clone(),
-            jobs: {
-                let jobs = Arc::new(crate::tools::jobs::Jobs::new(cfg.max_background));
-                let emitter = emitter_for_jobs;
-                jobs.on_change(move |jobs| emitter.emit(AgentEvent::Jobs { jobs }));
-                jobs
-            },
-            spent: Mutex::new(
+            settings: Settings::new(&cfg, system_prompt, hooks_path),
+            state: Mutex::new(State::new(
+                &cfg,
                 self.resumed
                     .as_ref()
                     .map(|r| r.by_model.clone())
                     .unwrap_or_default(),
-            ),
+            )),
         });
-        shared.desk.attach(Arc::downgrade(&shared));
-        shared.emitter.emit(AgentEvent::SessionStarted {
+        shared.services.desk.attach(Arc::downgrade(&shared));
+        shared.services.emitter.emit(AgentEvent::SessionStarted {
             session_id: cfg.session_id.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            provider: shared.provider.name().to_string(),
+            provider: shared.services.provider.name().to_string(),
             model: cfg.model.clone(),
-            workspace: shared.workspace.root().to_path_buf(),
+            workspace: shared.services.workspace.root().to_path_buf(),
             approval: cfg.approval,
-            tools: shared.tools.snapshot().registry.names(),
+            tools: shared.services.tools.snapshot().registry.names(),
         });
         if let Some(manager) = &self.mcp {
-            forward_mcp_status(manager.clone(), shared.emitter.clone());
+            forward_mcp_status(manager.clone(), shared.services.emitter.clone());
         }
         let conversation = self.resumed.map(Conversation::resumed).unwrap_or_default();
         shared.learn_model(cfg.model.clone());

@@ -88,8 +88,11 @@ pub(crate) fn uncovered(
     first: Option<crate::policy::Need>,
     needs: Vec<crate::policy::Need>,
 ) -> Vec<crate::policy::Need> {
-    let covered =
-        |n: &crate::policy::Need| n.grant.as_ref().is_some_and(|k| shared.authz.covers(k));
+    let covered = |n: &crate::policy::Need| {
+        n.grant
+            .as_ref()
+            .is_some_and(|k| shared.services.authz.covers(k))
+    };
     let rerun = first.is_some();
     let mut uncovered: Vec<crate::policy::Need> = first.into_iter().collect();
     for n in needs {

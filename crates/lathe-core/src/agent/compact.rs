@@ -146,6 +146,7 @@ impl Conversation {
 /// The model's window: configured, else known for the model in use.
 pub(crate) fn window(shared: &Shared) -> Option<u64> {
     shared
+        .settings
         .context_window
         .or_else(|| shared.model_info(&shared.model()).context_window)
 }
@@ -153,10 +154,8 @@ pub(crate) fn window(shared: &Shared) -> Option<u64> {
 /// Tells the front end how full the context is.
 pub(crate) fn report(shared: &Shared, conv: &Conversation) {
     let tokens = conv.context_tokens();
-    shared
-        .context_tokens
-        .store(tokens, std::sync::atomic::Ordering::Relaxed);
-    shared.emitter.emit(AgentEvent::ContextUpdated {
+    shared.state().context_tokens = tokens;
+    shared.services.emitter.emit(AgentEvent::ContextUpdated {
         tokens,
         window: window(shared),
     });
@@ -165,7 +164,8 @@ pub(crate) fn report(shared: &Shared, conv: &Conversation) {
 /// Whether the context is full enough to compact before the next request.
 pub(crate) fn due(shared: &Shared, conv: &Conversation) -> bool {
     window(shared).is_some_and(|w| {
-        conv.context_tokens().saturating_mul(100) >= w.saturating_mul(u64::from(shared.compact_at))
+        conv.context_tokens().saturating_mul(100)
+            >= w.saturating_mul(u64::from(shared.settings.compact_at))
     })
 }
 
@@ -312,7 +312,12 @@ pub(crate) async fn compact(
     let model = shared.model();
     let mut request = ChatRequest::new(&model, SUMMARY_PROMPT, &input, &[]);
     request.effort = shared.effort();
-    let completion = match shared.provider.complete(request, &mut Quiet, cancel).await {
+    let completion = match shared
+        .services
+        .provider
+        .complete(request, &mut Quiet, cancel)
+        .await
+    {
         Ok(c) => c,
         Err(crate::provider::ProviderError::Cancelled) => return Err(CompactError::Interrupted),
         Err(e) => return Err(CompactError::Provider(e.to_string())),
@@ -355,7 +360,7 @@ pub(crate) async fn compact(
         kept,
         "context compacted"
     );
-    shared.emitter.emit(AgentEvent::ContextCompacted {
+    shared.services.emitter.emit(AgentEvent::ContextCompacted {
         turn_id,
         reason: reason.to_string(),
         before_tokens: before,

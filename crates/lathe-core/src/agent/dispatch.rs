@@ -52,7 +52,7 @@ pub(crate) async fn run_calls(
 ) -> Vec<ToolOutput> {
     // The tools as they are now: one that goes away during the batch is
     // still found here, and fails as its server does.
-    let snapshot = shared.tools.snapshot();
+    let snapshot = shared.services.tools.snapshot();
     let registry = &snapshot.registry;
     // Each call resolved and parsed once; every stage works on this.
     let calls: Vec<Call<'_>> = calls.iter().map(|c| Call::new(registry, c)).collect();
@@ -65,10 +65,8 @@ pub(crate) async fn run_calls(
     // subagent's calls are not the round's).
     if calls.len() > 1 && parent.is_none() {
         let total = u32::try_from(calls.len()).unwrap_or(u32::MAX);
-        let mut round = shared
-            .round
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = shared.state();
+        let round = &mut state.round;
         round.clear();
         for (n, c) in calls.iter().enumerate() {
             round.insert(
@@ -96,19 +94,15 @@ pub(crate) async fn run_calls(
         }
     }
     if parent.is_none() {
-        shared
-            .round
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        shared.state().round.clear();
     }
-    if changes_files && let Some(c) = &shared.checkpoints {
+    if changes_files && let Some(c) = &shared.services.checkpoints {
         c.after_round(shared).await;
     }
     // The files the read rules cover, as this round left them: one moved
     // or linked out of its place later is still known.
-    if changes_files && shared.guardrails.reads().active() {
-        let reads = shared.guardrails.reads().clone();
+    if changes_files && shared.services.guardrails.reads().active() {
+        let reads = shared.services.guardrails.reads().clone();
         let _ = tokio::task::spawn_blocking(move || reads.refresh()).await;
     }
     results
@@ -162,7 +156,7 @@ async fn dispatch_one(
     let mut started = Instant::now();
     let tool_name = resolved.name();
     let parsed = &resolved.args;
-    shared.emitter.emit(AgentEvent::ToolCallStarted {
+    shared.services.emitter.emit(AgentEvent::ToolCallStarted {
         turn_id,
         call_id: call.id.clone(),
         tool: tool_name.clone(),
@@ -212,7 +206,7 @@ async fn dispatch_one(
         .tool
         .as_ref()
         .is_ok_and(|t| t.tool.prints_unchecked())
-        || shared.jobs.any_running()
+        || shared.services.jobs.any_running()
     {
         shared.look_at_covered().await;
     }
@@ -233,7 +227,7 @@ async fn dispatch_one(
         .get("exit_code")
         .and_then(Value::as_i64)
         .and_then(|c| i32::try_from(c).ok());
-    shared.emitter.emit(AgentEvent::ToolCallFinished {
+    shared.services.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
         status: result.status,
@@ -249,12 +243,7 @@ async fn dispatch_one(
 /// A denied call is kept for the turn's end (`turn_completed.denied`),
 /// with what it needed approval for, if it asked.
 fn note_denial(shared: &Shared, call_id: &str, tool: &str, result: &ToolResult) {
-    let needed = shared
-        .asked
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .remove(call_id)
-        .unwrap_or_default();
+    let needed = shared.state().asked.remove(call_id).unwrap_or_default();
     if result.status != ToolStatus::Denied {
         return;
     }
@@ -264,16 +253,12 @@ fn note_denial(shared: &Shared, call_id: &str, tool: &str, result: &ToolResult) 
         .and_then(Value::as_str)
         .unwrap_or("denied")
         .to_string();
-    shared
-        .denied
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(crate::protocol::Denial {
-            call_id: call_id.to_string(),
-            tool: tool.to_string(),
-            needed,
-            reason,
-        });
+    shared.state().denied.push(crate::protocol::Denial {
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        needed,
+        reason,
+    });
 }
 
 fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
@@ -313,7 +298,7 @@ async fn run_stages(
         Ok(Some(exact)) => Some(exact),
         // Allowed without asking: a file change is still computed once
         // and written as computed (and shown once written).
-        Ok(None) => match tool.tool.change(&args, &shared.workspace) {
+        Ok(None) => match tool.tool.change(&args, &shared.services.workspace) {
             Ok(change) => change.map(|change| {
                 let include = vec![true; change.hunks.len()];
                 Exact {
@@ -335,7 +320,7 @@ async fn run_stages(
     // 6. execute (what is about to run is on record first: a session
     // resumed after a kill never runs it again; the files are
     // checkpointed before the turn's first change)
-    if let Some(c) = &shared.checkpoints
+    if let Some(c) = &shared.services.checkpoints
         && super::undo::may_change_files(tool.tool.effect())
     {
         c.before_change(shared, &call.id, tool.name()).await;
@@ -354,7 +339,7 @@ async fn run_stages(
     // person says so
     let (args, ops, result) = match &result {
         Ok(value) => match tool.tool.unsandboxed_retry(&args, value) {
-            Some(retry) if shared.approver.source() == DecisionSource::User => {
+            Some(retry) if shared.services.approver.source() == DecisionSource::User => {
                 escalate(shared, call, tool, retry, cancel, started)
                     .await
                     .unwrap_or_else(|declined| (args, ops, Ok(with_note(result, &declined))))
@@ -436,24 +421,24 @@ fn hook_input(
 ) -> Value {
     let mut input = json!({
         "hook_event_name": event,
-        "session_id": shared.session_id,
-        "cwd": shared.workspace.root(),
+        "session_id": shared.settings.session_id,
+        "cwd": shared.services.workspace.root(),
         "approval_mode": shared.mode(),
         "tool_name": tool,
         "tool_use_id": call.id,
         "tool_input": args,
         "operations": ops,
     });
-    input.redact(&shared.redactor);
+    input.redact(&shared.services.redactor);
     input
 }
 
 fn hook_runner(shared: &Shared) -> HookRunner<'_> {
     HookRunner {
-        workspace: shared.workspace.root(),
-        env_remove: &shared.hook_env_remove,
-        sandbox: shared.hook_sandbox.as_ref(),
-        reads: Some(shared.guardrails.reads()),
+        workspace: shared.services.workspace.root(),
+        env_remove: &shared.settings.hook_env_remove,
+        sandbox: shared.settings.hook_sandbox.as_ref(),
+        reads: Some(shared.services.guardrails.reads()),
         looks_only: shared.planning(),
     }
 }
@@ -472,7 +457,7 @@ async fn guard(
 ) -> Result<Judged, Outcome> {
     let name = tool.name();
     let verdict = |outcome, reason: Option<String>, ops: &[Operation]| {
-        shared.emitter.emit(AgentEvent::GuardrailVerdict {
+        shared.services.emitter.emit(AgentEvent::GuardrailVerdict {
             call_id: call.id.clone(),
             tool: name.to_string(),
             verdict: outcome,
@@ -487,9 +472,9 @@ async fn guard(
     let mut notes: Vec<String> = Vec::new();
     let mut ops = tool
         .tool
-        .operations(&args, &shared.workspace)
+        .operations(&args, &shared.services.workspace)
         .map_err(|e| deny(e, &[]))?;
-    match shared.guardrails.check(name, &args, &ops) {
+    match shared.services.guardrails.check(name, &args, &ops) {
         Verdict::Allow => {}
         Verdict::Modify {
             args: changed,
@@ -503,6 +488,7 @@ async fn guard(
     // A plan writes nothing, through a hook neither: without a sandbox to
     // run them read-only, a call that hooks would see is refused.
     let unconfined = shared
+        .settings
         .hook_sandbox
         .as_ref()
         .is_none_or(|s| s.mode == crate::sandbox::Mode::Off);
@@ -540,9 +526,9 @@ async fn guard(
                 }
                 ops = tool
                     .tool
-                    .operations(&changed, &shared.workspace)
+                    .operations(&changed, &shared.services.workspace)
                     .map_err(|e| deny(e, &ops))?;
-                match shared.guardrails.check(name, &changed, &ops) {
+                match shared.services.guardrails.check(name, &changed, &ops) {
                     Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
                     Verdict::Modify { args: capped, note } => {
                         args = capped;
@@ -601,16 +587,16 @@ async fn authorize(
     // Planning, no allow rule lets anything past the read-only table.
     let looking;
     let rules = if shared.planning() {
-        looking = shared.guardrails.rules().without_allow();
+        looking = shared.services.guardrails.rules().without_allow();
         &looking
     } else {
-        shared.guardrails.rules()
+        shared.services.guardrails.rules()
     };
     let assessor = Assessor {
         mode: shared.mode(),
         rules,
-        workspace: &shared.workspace,
-        protected: &shared.protected_files,
+        workspace: &shared.services.workspace,
+        protected: &shared.settings.protected_files,
     };
     let needs = match assessor.assess(name, effect, ops) {
         Assessment::Auto if first.is_none() => {
@@ -626,7 +612,7 @@ async fn authorize(
         Assessment::Ask(needs) => needs,
     };
     let decided = |decision: ApprovalDecision, source| {
-        shared.emitter.emit(AgentEvent::ApprovalDecided {
+        shared.services.emitter.emit(AgentEvent::ApprovalDecided {
             call_id: call.id.clone(),
             tool: name.to_string(),
             decision,
@@ -645,7 +631,7 @@ async fn authorize(
     // now, without bothering the person.
     let change = tool
         .tool
-        .change(args, &shared.workspace)
+        .change(args, &shared.services.workspace)
         .map_err(Outcome::Failed)?;
     // A write that changes nothing asks nothing: the writer says so.
     if let Some(c) = &change
@@ -662,7 +648,7 @@ async fn authorize(
         Some(c) => Some(c.unified()),
         None => tool
             .tool
-            .preview(args, &shared.workspace)
+            .preview(args, &shared.services.workspace)
             .map_err(Outcome::Failed)?,
     };
     // What a conversation grant would cover, kept here: the person is
@@ -670,6 +656,7 @@ async fn authorize(
     let grant: Option<Vec<GrantKey>> = uncovered.iter().map(|n| n.grant.clone()).collect();
     let mut reasons: Vec<&str> = uncovered.iter().map(|n| n.reason.as_str()).collect();
     reasons.dedup();
+    let round = shared.state().round.get(&call.id).copied();
     let request = ApprovalRequest {
         call_id: call.id.clone(),
         tool: name.to_string(),
@@ -686,30 +673,22 @@ async fn authorize(
         reason: reasons.join("; "),
         grant: grant.as_ref().map(|keys| GrantOffer {
             covers: keys.iter().map(GrantKey::describe).collect(),
-            ttl_secs: shared.authz.ttl().as_secs(),
+            ttl_secs: shared.services.authz.ttl().as_secs(),
         }),
         diff,
         change: change.clone().map(Box::new),
-        round: shared
-            .round
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&call.id)
-            .copied(),
+        round,
     };
+    shared.state().asked.insert(
+        call.id.clone(),
+        request.needs.iter().map(|n| n.what.clone()).collect(),
+    );
     shared
-        .asked
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(
-            call.id.clone(),
-            request.needs.iter().map(|n| n.what.clone()).collect(),
-        );
-    shared
+        .services
         .emitter
         .emit(AgentEvent::ApprovalRequested(request.clone()));
-    let source = shared.approver.source();
-    let decision = shared.approver.decide(&request, cancel).await;
+    let source = shared.services.approver.source();
+    let decision = shared.services.approver.decide(&request, cancel).await;
     decided(decision.clone(), source);
     apply(shared, decision, source, change, grant.as_deref(), cancel).await
 }
@@ -761,8 +740,8 @@ async fn apply(
         ApprovalDecision::ApproveForConversation => {
             // A call no grant may cover is approved this once.
             if let Some(keys) = grant {
-                shared.authz.grant(keys);
-                let expires = std::time::SystemTime::now() + shared.authz.ttl();
+                shared.services.authz.grant(keys);
+                let expires = std::time::SystemTime::now() + shared.services.authz.ttl();
                 shared
                     .record(Item::Grant {
                         keys: keys.to_vec(),
@@ -846,11 +825,11 @@ async fn execute(
     exact: Option<Exact>,
     cancel: &CancellationToken,
 ) -> Result<Value, ToolError> {
-    let emitter = shared.emitter.clone();
+    let emitter = shared.services.emitter.clone();
     let call_id = call.id.clone();
     let name = tool.name().to_string();
     let ctx = ToolContext {
-        workspace: shared.workspace.clone(),
+        workspace: shared.services.workspace.clone(),
         cancel: cancel.child_token(),
         progress: ProgressSink::new(move |p| {
             emitter.emit(AgentEvent::ToolProgress {
@@ -860,11 +839,11 @@ async fn execute(
                 text: p.text,
             });
         }),
-        redactor: shared.redactor.clone(),
-        read_denials: Some(shared.guardrails.reads().clone()).filter(|r| r.active()),
+        redactor: shared.services.redactor.clone(),
+        read_denials: Some(shared.services.guardrails.reads().clone()).filter(|r| r.active()),
         call_id: call.id.clone(),
-        together: Some(shared.desk.clone()),
-        jobs: Some(shared.jobs.clone()),
+        together: Some(shared.services.desk.clone()),
+        jobs: Some(shared.services.jobs.clone()),
         looks_only: shared.planning(),
     };
     let work = async {
@@ -891,7 +870,7 @@ async fn execute(
     let limit = if tool.tool.waits_for_person() {
         std::time::Duration::MAX
     } else {
-        shared.tool_timeout
+        shared.settings.tool_timeout
     };
     let result = tokio::select! {
         r = tokio::time::timeout(limit, run) => r,
@@ -945,7 +924,8 @@ async fn after_hooks(
             Ok(v) => (v.clone(), "ok"),
             Err(e) => (json!({ "error": e.model_message() }), "error"),
         };
-        input["tool_response"] = crate::protocol::redact::redacted(response, &shared.redactor);
+        input["tool_response"] =
+            crate::protocol::redact::redacted(response, &shared.services.redactor);
         input["status"] = Value::from(status);
         match hook_runner(shared).after(&hook, &input).await {
             AfterOutcome::Keep => {}

@@ -167,7 +167,7 @@ pub(crate) async fn review(
     why: &str,
     cancel: &CancellationToken,
 ) -> Verdict {
-    let mut request_text = shared.desk.prompt();
+    let mut request_text = shared.services.desk.prompt();
     shared.to_model(&mut request_text);
     let mut shown_args = args.clone();
     shared.to_model(&mut shown_args);
@@ -178,7 +178,12 @@ pub(crate) async fn review(
     );
     let messages = vec![Message::User(question)];
     let request = ChatRequest::new(model, SYSTEM, &messages, &[]);
-    let (verdict, usage) = match shared.provider.complete(request, &mut Quiet, cancel).await {
+    let (verdict, usage) = match shared
+        .services
+        .provider
+        .complete(request, &mut Quiet, cancel)
+        .await
+    {
         Ok(mut c) => {
             if c.usage.cost_usd.is_none() {
                 c.usage.cost_usd = shared.price(model).map(|p| p.cost(&c.usage));
@@ -195,7 +200,7 @@ pub(crate) async fn review(
         Verdict::Allow(r) => (true, r.clone()),
         Verdict::Escalate(r) => (false, r.clone()),
     };
-    shared.emitter.emit(AgentEvent::Judged {
+    shared.services.emitter.emit(AgentEvent::Judged {
         call_id: call_id.to_string(),
         model: model.to_string(),
         allowed,
@@ -218,7 +223,7 @@ pub(crate) async fn question(
     ops: &[Operation],
     cancel: &CancellationToken,
 ) -> Option<crate::policy::Need> {
-    let model = shared.judge.as_deref()?;
+    let model = shared.settings.judge.as_deref()?;
     let why = super::judge::risk(name, effect, ops)?;
     match review(shared, model, &call.id, name, args, &why, cancel).await {
         Verdict::Allow(_) => None,

@@ -86,20 +86,20 @@ fn refused_by_rules(shared: &Shared, shown: &str) -> Option<String> {
     use crate::policy::{Assessment, Assessor, Verdict};
     let args = serde_json::json!({ "path": shown });
     let ops = crate::tools::spec::file_operation(
-        &shared.workspace,
+        &shared.services.workspace,
         shown,
         crate::protocol::operation::Access::Read,
     )
     .ok()?;
     let ops = [ops];
-    if let Verdict::Deny(e) = shared.guardrails.check("read_file", &args, &ops) {
+    if let Verdict::Deny(e) = shared.services.guardrails.check("read_file", &args, &ops) {
         return Some(format!("not attached: your rules deny reading it ({e})"));
     }
     let assessor = Assessor {
         mode: shared.mode(),
-        rules: shared.guardrails.rules(),
-        workspace: &shared.workspace,
-        protected: &shared.protected_files,
+        rules: shared.services.guardrails.rules(),
+        workspace: &shared.services.workspace,
+        protected: &shared.settings.protected_files,
     };
     match assessor.assess("read_file", crate::protocol::Effect::Read, &ops) {
         Assessment::Auto => None,
@@ -214,7 +214,7 @@ impl ImageFile {
     /// An image the person named at `path` (absolute): within the
     /// workspace when named there.
     pub(crate) fn named(shared: &Shared, path: std::path::PathBuf, shown: String) -> Self {
-        let root = crate::tools::fs::named::root_for(&path, shared.workspace.root());
+        let root = crate::tools::fs::named::root_for(&path, shared.services.workspace.root());
         Self { path, shown, root }
     }
 }
@@ -235,10 +235,10 @@ pub(crate) async fn load_images(
             .await
             .unwrap_or_else(|e| Err(format!("it could not be read ({e})")))
             .and_then(|(image, real)| {
-                if !real.starts_with(shared.workspace.root()) {
+                if !real.starts_with(shared.services.workspace.root()) {
                     return Ok(image);
                 }
-                let inside = shared.workspace.display_relative(&real);
+                let inside = shared.services.workspace.display_relative(&real);
                 match refused_by_rules(shared, &inside) {
                     Some(why) => Err(why.trim_start_matches("not attached: ").to_string()),
                     None => Ok(image),
@@ -293,7 +293,7 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
         );
     }
     for path in all.into_iter().take(MAX_FILES) {
-        let file = match shared.workspace.resolve_existing(path) {
+        let file = match shared.services.workspace.resolve_existing(path) {
             Ok(file) => file,
             Err(PathError::Escapes { .. }) => {
                 skip(&mut report, path, "not attached: outside the workspace");
@@ -306,7 +306,7 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             // `@alice`: a name, not a file.
             Err(_) => continue,
         };
-        let shown = shared.workspace.display_relative(&file);
+        let shown = shared.services.workspace.display_relative(&file);
         if !file.is_file() {
             skip(&mut report, &shown, "not attached: not a regular file");
             continue;
@@ -324,12 +324,12 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
                 images.push(ImageFile {
                     path: file,
                     shown,
-                    root: shared.workspace.root().to_path_buf(),
+                    root: shared.services.workspace.root().to_path_buf(),
                 });
             }
             continue;
         }
-        match text_part(&file, shared.workspace.root(), &shown, &mut total) {
+        match text_part(&file, shared.services.workspace.root(), &shown, &mut total) {
             Ok((attachment, part)) => {
                 report.push(attachment);
                 parts.push(part);
@@ -337,12 +337,12 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             Err(why) => skip(&mut report, &shown, &why),
         }
     }
-    let typed = shared.approver.source() == crate::protocol::DecisionSource::User;
+    let typed = shared.services.approver.source() == crate::protocol::DecisionSource::User;
     for path in pasted_images(text).into_iter().filter(|_| typed) {
         let mut shown = path.display().to_string();
         // In the workspace, the person's read rules hold for it too.
-        if let Ok(file) = shared.workspace.resolve_existing(&shown) {
-            shown = shared.workspace.display_relative(&file);
+        if let Ok(file) = shared.services.workspace.resolve_existing(&shown) {
+            shown = shared.services.workspace.display_relative(&file);
             if let Some(why) = refused_by_rules(shared, &shown) {
                 skip(&mut report, &shown, &why);
                 continue;

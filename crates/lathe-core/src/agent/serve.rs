@@ -15,10 +15,10 @@ pub(super) async fn run(
 ) {
     serve(shared.clone(), pending, ops, conversation).await;
     // Nothing the conversation started runs on after it.
-    shared.jobs.stop_all().await;
+    shared.services.jobs.stop_all().await;
     shared.sync_history().await;
     // The servers' processes end with the agent.
-    if let Some(m) = &shared.mcp {
+    if let Some(m) = &shared.services.mcp {
         m.shutdown().await;
     }
 }
@@ -101,12 +101,12 @@ async fn serve(
         }
         // What was sent for the turn and came too late for it starts the
         // next one.
-        let late = shared.desk.take_steering();
+        let late = shared.services.desk.take_steering();
         if !late.is_empty() {
             queued.push_front(Work::Turn(late.join("\n\n")));
         }
         // The files as the turn left them (a turn that changed any).
-        if let Some(c) = &shared.checkpoints {
+        if let Some(c) = &shared.services.checkpoints {
             c.end(&shared).await;
         }
         if running.clear_after {
@@ -140,7 +140,7 @@ impl Running {
             // A message for the turn: at its next request, or the next
             // turn if it ends first (or none runs).
             Op::Steer { text } => match self.kind {
-                WorkKind::Turn => return shared.desk.steer(text),
+                WorkKind::Turn => return shared.services.desk.steer(text),
                 WorkKind::Other => return queued.push_back(Work::Turn(text)),
             },
             op => match Work::from_op(op) {
@@ -158,16 +158,16 @@ impl Running {
             // never starts a turn.
             Op::Interrupt => {
                 self.cancel.cancel();
-                shared.desk.take_steering();
+                shared.services.desk.take_steering();
             }
             Op::Clear => {
                 self.clear_after = true;
                 self.cancel.cancel();
-                shared.desk.take_steering();
+                shared.services.desk.take_steering();
             }
             Op::Decide { call_id, decision } => pending.resolve(&call_id, decision),
             Op::ContinueTurn { turn_id, go_on } => shared.answer_limit(turn_id, go_on),
-            Op::Answer { call_id, answer } => shared.desk.answer(&call_id, answer),
+            Op::Answer { call_id, answer } => shared.services.desk.answer(&call_id, answer),
             other => {
                 shared.common_op(&other);
             }
@@ -224,7 +224,7 @@ impl Work {
 async fn compact_asked(shared: &Shared, conv: &mut Conversation, cancel: CancellationToken) {
     match compact::compact(shared, conv, None, "asked", &cancel).await {
         Ok(()) => shared.sync_history().await,
-        Err(e) => shared.emitter.emit(AgentEvent::Error {
+        Err(e) => shared.services.emitter.emit(AgentEvent::Error {
             turn_id: None,
             kind: crate::protocol::ErrorKind::Provider,
             message: format!("the conversation was not compacted: {e}"),
@@ -243,12 +243,12 @@ fn idle_op(shared: &Arc<Shared>, conversation: &mut Conversation, op: Op) {
             let turns = conversation.turns;
             *conversation = Conversation::default();
             conversation.turns = turns;
-            shared.authz.clear();
+            shared.services.authz.clear();
             // A new conversation: what the old one started stops.
-            tokio::spawn(shared.jobs.stop_all());
+            tokio::spawn(shared.services.jobs.stop_all());
             // The context is empty again: the meter says so.
             compact::report(shared, conversation);
-            if let Some(h) = &shared.history {
+            if let Some(h) = &shared.services.history {
                 h.append_detached(crate::session::history::Item::Clear);
             }
         }

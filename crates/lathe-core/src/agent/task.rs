@@ -50,7 +50,7 @@ fn offered(
     shared: &Shared,
     job: &TaskJob,
 ) -> Result<(Vec<crate::provider::ToolSchema>, Vec<String>), ToolError> {
-    let tools = shared.tools.snapshot();
+    let tools = shared.services.tools.snapshot();
     let names: Vec<String> = match &job.tools {
         Some(asked) => {
             let mut names = Vec::new();
@@ -109,7 +109,7 @@ pub(crate) async fn run(
 ) -> Result<Value, ToolError> {
     let (schemas, names) = offered(shared, &job)?;
     let model = shared.model();
-    let system = format!("{}\n\n{SUBAGENT}", shared.system_prompt);
+    let system = format!("{}\n\n{SUBAGENT}", shared.settings.system_prompt);
     let mut prompt = format!("{}\n\n{}", job.description, job.prompt);
     shared.to_model(&mut prompt);
     let mut messages = vec![Message::User(prompt)];
@@ -124,7 +124,12 @@ pub(crate) async fn run(
             effort: shared.effort(),
             cache_key: Some(parent),
         };
-        let mut completion = match shared.provider.complete(request, &mut Quiet, cancel).await {
+        let mut completion = match shared
+            .services
+            .provider
+            .complete(request, &mut Quiet, cancel)
+            .await
+        {
             Ok(c) => c,
             Err(crate::provider::ProviderError::Cancelled) => {
                 return Err(ToolError::Cancelled("the subagent was interrupted".into()));
@@ -140,7 +145,7 @@ pub(crate) async fn run(
         }
         usage.add(completion.usage);
         shared.spend(&model, completion.usage);
-        shared.emitter.emit(AgentEvent::UsageUpdated {
+        shared.services.emitter.emit(AgentEvent::UsageUpdated {
             task: Some(parent.to_string()),
             turn_id,
             last: completion.usage,
@@ -186,7 +191,7 @@ async fn run_round(
     cancel: &CancellationToken,
 ) -> Vec<ToolOutput> {
     let qualified = |id: &str| format!("{parent}-{id}");
-    let tools = shared.tools.snapshot();
+    let tools = shared.services.tools.snapshot();
     let (allowed, refused): (Vec<&ToolCall>, Vec<&ToolCall>) = calls.iter().partition(|c| {
         tools
             .registry

@@ -202,7 +202,7 @@ pub(crate) async fn run_turn(
         effort: shared.effort(),
         cancel,
         iterations: 0,
-        limit: shared.max_tool_iterations,
+        limit: shared.settings.max_tool_iterations,
         usage: Usage::default(),
         overflowed: false,
         start: None,
@@ -210,13 +210,9 @@ pub(crate) async fn run_turn(
         shown: (None, None),
         answer_shown: None,
     };
-    shared
-        .planning
-        .store(plan, std::sync::atomic::Ordering::Relaxed);
+    shared.state().planning = plan;
     let Err(Ended) = turn.run(conv, prompt).await;
-    shared
-        .planning
-        .store(false, std::sync::atomic::Ordering::Relaxed);
+    shared.state().planning = false;
 }
 
 impl Turn<'_> {
@@ -259,7 +255,7 @@ impl Turn<'_> {
             })
             .await;
         self.shared.sync_history().await;
-        self.shared.emitter.emit(AgentEvent::Error {
+        self.shared.services.emitter.emit(AgentEvent::Error {
             turn_id: Some(self.id),
             kind,
             message,
@@ -274,20 +270,16 @@ impl Turn<'_> {
 
     /// The person's message, with what it attaches, into the conversation.
     async fn open(&mut self, conv: &mut Conversation, prompt: String) -> Result<(), Ended> {
-        let (shared, emitter, turn_id) = (self.shared, &self.shared.emitter, self.id);
+        let (shared, emitter, turn_id) = (self.shared, &self.shared.services.emitter, self.id);
         emitter.emit(AgentEvent::TurnStarted {
             turn_id,
             prompt: prompt.clone(),
         });
         // Denials and questions are the turn's own.
-        shared.desk.begin(turn_id, &prompt);
-        shared
-            .denied
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        shared.services.desk.begin(turn_id, &prompt);
+        shared.state().denied.clear();
         conv.prompts.push((turn_id, prompt.clone()));
-        if let Some(c) = &shared.checkpoints {
+        if let Some(c) = &shared.services.checkpoints {
             c.begin(turn_id).await;
         }
         // The files it mentions (`@path`) go along with it, and the images
@@ -380,7 +372,7 @@ impl Turn<'_> {
             if self.cancel.is_cancelled() {
                 return Err(self.interrupted().await);
             }
-            self.shared.emitter.emit(AgentEvent::Error {
+            self.shared.services.emitter.emit(AgentEvent::Error {
                 turn_id: None,
                 kind: ErrorKind::Provider,
                 message: format!("the context is nearly full and was not compacted: {e}"),
@@ -397,10 +389,10 @@ impl Turn<'_> {
         // (MCP servers, each bounded by its timeout), are waited for, so
         // the model sees their tools.
         tokio::select! {
-            () = shared.tools.settle() => {}
+            () = shared.services.tools.settle() => {}
             () = self.cancel.cancelled() => {}
         }
-        let tools = shared.tools.snapshot();
+        let tools = shared.services.tools.snapshot();
         // Planning, the model is offered what only looks.
         let read_only;
         let schemas = if self.plan {
@@ -434,19 +426,20 @@ impl Turn<'_> {
         };
         let request = ChatRequest {
             model: &self.model,
-            system: &shared.system_prompt,
+            system: &shared.settings.system_prompt,
             messages,
             tools: schemas,
             effort: self.effort,
-            cache_key: Some(&shared.session_id),
+            cache_key: Some(&shared.settings.session_id),
         };
         shared.record_now(Item::Request { turn: self.id }).await;
-        let streamed = Streamed::new(shared.emitter.clone(), self.id);
+        let streamed = Streamed::new(shared.services.emitter.clone(), self.id);
         let mut observer = TurnObserver {
             streamed: streamed.clone(),
         };
         let completed = {
             let response = shared
+                .services
                 .provider
                 .complete(request, &mut observer, &self.cancel);
             tokio::pin!(response);
@@ -469,7 +462,7 @@ impl Turn<'_> {
             Err(e) => e,
         };
         if !e.is_context_overflow() || self.overflowed {
-            let shown = crate::protocol::redact::redacted(e.to_string(), &shared.redactor);
+            let shown = crate::protocol::redact::redacted(e.to_string(), &shared.services.redactor);
             tracing::error!(error = %shown, "provider request failed");
             return Err(self
                 .fail(ErrorKind::Provider, format!("provider error: {e}"))
@@ -502,8 +495,12 @@ impl Turn<'_> {
         conv: &mut Conversation,
         mut completion: Completion,
     ) -> (Completion, bool) {
-        let (shared, emitter, turn_id, model) =
-            (self.shared, &self.shared.emitter, self.id, &self.model);
+        let (shared, emitter, turn_id, model) = (
+            self.shared,
+            &self.shared.services.emitter,
+            self.id,
+            &self.model,
+        );
         if completion.usage.cost_usd.is_none() {
             completion.usage.cost_usd = shared.price(model).map(|p| p.cost(&completion.usage));
         }
@@ -572,7 +569,7 @@ impl Turn<'_> {
 
     /// The model answered in text (or refused): the turn is done.
     async fn answered(&mut self, conv: &mut Conversation, completion: Completion) -> Ended {
-        let (shared, emitter, turn_id) = (self.shared, &self.shared.emitter, self.id);
+        let (shared, emitter, turn_id) = (self.shared, &self.shared.services.emitter, self.id);
         let stop = completion.stop();
         if stop == StopReason::Refusal {
             let why = completion
@@ -609,6 +606,7 @@ impl Turn<'_> {
         // The answer as it was shown (redacted as it streamed), the rest
         // of the event redacted here.
         let shown = self.answer_shown.take();
+        let denied = std::mem::take(&mut shared.state().denied);
         let mut event = AgentEvent::TurnCompleted {
             turn_id,
             text: if shown.is_some() {
@@ -620,13 +618,8 @@ impl Turn<'_> {
             usage: self.usage,
             stop_reason: stop,
             model: self.model.clone(),
-            denied: std::mem::take(
-                &mut *shared
-                    .denied
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            ),
-            questions: shared.desk.take_asked(),
+            denied,
+            questions: shared.services.desk.take_asked(),
         };
         match shown {
             Some(answer) => {
@@ -644,7 +637,7 @@ impl Turn<'_> {
     /// What the person sent while the turn ran goes to the model now,
     /// marked as sent mid-turn.
     async fn steered(&self, conv: &mut Conversation) {
-        let sent = self.shared.desk.take_steering();
+        let sent = self.shared.services.desk.take_steering();
         if sent.is_empty() {
             return;
         }
@@ -657,10 +650,13 @@ impl Turn<'_> {
             })
             .await;
         crate::session::history::push_steering(&mut conv.messages, &text);
-        self.shared.emitter.emit(AgentEvent::SteeringDelivered {
-            turn_id: self.id,
-            text,
-        });
+        self.shared
+            .services
+            .emitter
+            .emit(AgentEvent::SteeringDelivered {
+                turn_id: self.id,
+                text,
+            });
     }
 
     /// The calls of a response: run, or (cut short, past the limit)
@@ -688,7 +684,7 @@ impl Turn<'_> {
             )
             .await;
             conv.counted_before_results(usage);
-            shared.emitter.emit(AgentEvent::Error {
+            shared.services.emitter.emit(AgentEvent::Error {
                 turn_id: None,
                 kind: ErrorKind::Provider,
                 message: format!(
@@ -711,7 +707,7 @@ impl Turn<'_> {
         if self.iterations >= self.limit
             && go_on(shared, self.id, self.iterations, &self.cancel).await
         {
-            self.limit += shared.max_tool_iterations;
+            self.limit += shared.settings.max_tool_iterations;
         }
         if self.iterations >= self.limit {
             let message = format!("max tool iterations ({}) exceeded", self.limit);
@@ -787,13 +783,13 @@ fn without_images(messages: &[Message]) -> Vec<Message> {
 /// Whether a person says to go on past `rounds` tool rounds. Only a
 /// front end that answers approvals is asked; headless, the turn ends.
 async fn go_on(shared: &Shared, turn_id: u64, rounds: u32, cancel: &CancellationToken) -> bool {
-    if shared.approver.source() != crate::protocol::DecisionSource::User {
+    if shared.services.approver.source() != crate::protocol::DecisionSource::User {
         return false;
     }
-    shared.emitter.emit(AgentEvent::ToolLimitReached {
+    shared.services.emitter.emit(AgentEvent::ToolLimitReached {
         turn_id,
         rounds,
-        more: shared.max_tool_iterations,
+        more: shared.settings.max_tool_iterations,
     });
     shared.ask_to_go_on(turn_id, cancel).await
 }

@@ -62,7 +62,7 @@ fn tell_large(shared: &Shared, call_id: &str, tool: &str, large: &[String]) {
         return;
     }
     let mb = crate::session::checkpoints::LARGE_FILE / (1024 * 1024);
-    shared.emitter.emit(AgentEvent::ToolProgress {
+    shared.services.emitter.emit(AgentEvent::ToolProgress {
         call_id: call_id.to_string(),
         tool: tool.to_string(),
         stream: "lathe".into(),
@@ -157,7 +157,7 @@ impl Checkpoints {
         let taken = tokio::select! {
             r = &mut snapshot => r,
             () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {
-                shared.emitter.emit(AgentEvent::ToolProgress {
+                shared.services.emitter.emit(AgentEvent::ToolProgress {
                     call_id: call_id.to_string(),
                     tool: tool.to_string(),
                     stream: "lathe".into(),
@@ -171,7 +171,7 @@ impl Checkpoints {
         {
             // Never again this session: each round would wait as long.
             st.store = Some(Err(e.clone()));
-            shared.emitter.emit(AgentEvent::ToolProgress {
+            shared.services.emitter.emit(AgentEvent::ToolProgress {
                 call_id: call_id.to_string(),
                 tool: tool.to_string(),
                 stream: "lathe".into(),
@@ -286,14 +286,14 @@ const DIFF_LIMIT: usize = 2 * 1024 * 1024;
 /// changed them.
 pub(crate) async fn session_diff(shared: &Shared) {
     let answer = |diff: String, changes: Vec<FileChange>, cut: bool, error: Option<String>| {
-        shared.emitter.emit(AgentEvent::SessionDiff {
+        shared.services.emitter.emit(AgentEvent::SessionDiff {
             diff,
             changes,
             cut,
             error,
         });
     };
-    let Some(c) = &shared.checkpoints else {
+    let Some(c) = &shared.services.checkpoints else {
         return answer(
             String::new(),
             Vec::new(),
@@ -325,7 +325,7 @@ pub(crate) async fn session_diff(shared: &Shared) {
 
 /// The turns a rewind can go back to.
 pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
-    let undoable = match &shared.checkpoints {
+    let undoable = match &shared.services.checkpoints {
         Some(c) => c.undoable().await,
         None => Vec::new(),
     };
@@ -336,7 +336,7 @@ pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
             turn_id: *turn,
             prompt: prompt.clone(),
             files: undoable.contains(turn),
-            conversation: shared.history.is_some(),
+            conversation: shared.services.history.is_some(),
         })
         .collect();
     // A turn the conversation no longer holds (cleared) whose files can
@@ -352,7 +352,7 @@ pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
         }
     }
     turns.sort_by_key(|t| t.turn_id);
-    shared.emitter.emit(AgentEvent::Turns { turns });
+    shared.services.emitter.emit(AgentEvent::Turns { turns });
 }
 
 /// `/undo` and `/rewind`: puts back the files, the conversation or both
@@ -366,7 +366,7 @@ pub(crate) async fn rewind(
     conversation: bool,
 ) {
     let failed = |turn: u64, error: String| {
-        shared.emitter.emit(AgentEvent::Rewound {
+        shared.services.emitter.emit(AgentEvent::Rewound {
             turn_id: turn,
             files,
             conversation,
@@ -383,7 +383,7 @@ pub(crate) async fn rewind(
             "nothing to rewind: neither files nor conversation".into(),
         );
     }
-    let checkpoints = match (&shared.checkpoints, files) {
+    let checkpoints = match (&shared.services.checkpoints, files) {
         (Some(c), _) => Some(c),
         (None, true) => {
             return failed(
@@ -411,7 +411,7 @@ pub(crate) async fn rewind(
         .find(|(t, _)| *t == turn)
         .map(|(_, p)| p.clone());
     if conversation {
-        if shared.history.is_none() {
+        if shared.services.history.is_none() {
             return failed(
                 turn,
                 "the conversation cannot be rewound: this session is not recorded".into(),
@@ -452,7 +452,7 @@ pub(crate) async fn rewind(
         return failed(turn, e);
     }
     conv.note = Some(note);
-    shared.emitter.emit(AgentEvent::Rewound {
+    shared.services.emitter.emit(AgentEvent::Rewound {
         turn_id: turn,
         files,
         conversation,
@@ -470,13 +470,13 @@ pub(crate) async fn rewind(
 /// The conversation as its record now has it: exact, whatever was
 /// compacted or cleared since.
 async fn reload(shared: &Shared, conv: &mut Conversation) -> Result<(), String> {
-    let Some(h) = &shared.history else {
+    let Some(h) = &shared.services.history else {
         return Ok(());
     };
     let path = h.path().to_path_buf();
     match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
         Ok(Ok(records)) => {
-            let r = crate::session::history::rebuild(&records, &shared.redactor);
+            let r = crate::session::history::rebuild(&records, &shared.services.redactor);
             conv.messages = r.messages;
             conv.usage = r.usage;
             conv.prompts = r.prompts;
