@@ -30,6 +30,7 @@ pub(crate) use state::{Services, Settings, State};
 
 mod approval;
 mod compact;
+mod desk;
 mod dispatch;
 mod judge;
 mod mentions;
@@ -37,7 +38,6 @@ pub mod prompt;
 mod serve;
 mod state;
 mod task;
-mod together;
 mod turn;
 
 /// What the model is told before the person's message in plan mode.
@@ -748,7 +748,7 @@ impl Agent {
             undo::Checkpoints::new(dir, self.workspace.root().to_path_buf(), turns, start)
         });
         let emitter_for_jobs = emitter.clone();
-        let desk = Arc::new(together::Desk::new(
+        let desk = Arc::new(desk::Desk::new(
             emitter.clone(),
             approver.source() == crate::protocol::DecisionSource::User,
         ));

@@ -255,6 +255,19 @@ pub trait StreamObserver: Send {
     fn retrying(&mut self, notice: &RetryNotice);
 }
 
+/// An observer for a request whose stream is no one's to read as it
+/// comes (a compaction's summary, the judge's verdict, a subagent's
+/// answer): only a retry is noted, in the log, named by `0`.
+pub(crate) struct Quiet(pub(crate) &'static str);
+
+impl StreamObserver for Quiet {
+    fn text_delta(&mut self, _text: &str) {}
+    fn reasoning_delta(&mut self, _text: &str) {}
+    fn retrying(&mut self, notice: &RetryNotice) {
+        tracing::info!(reason = %notice.reason, "{} request retried", self.0);
+    }
+}
+
 /// An observer that ignores everything.
 #[cfg(any(test, feature = "internals"))]
 pub struct NoopObserver;

@@ -19,7 +19,7 @@ mod consent_pipeline;
 mod judge;
 mod localhost;
 mod provider_streams;
+mod questions_plans_steering;
 mod sandbox;
 mod subagents;
-mod together;
 mod undo;

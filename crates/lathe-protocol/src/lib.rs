@@ -17,13 +17,13 @@ pub mod change;
 mod event;
 pub mod humanize;
 pub mod operation;
+pub mod plan_and_questions;
 pub mod redact;
 pub mod text;
-pub mod together;
 pub mod visible;
 
 pub use event::AgentEvent;
-pub use together::{AskedQuestion, JobInfo, PlanStep, StepStatus};
+pub use plan_and_questions::{AskedQuestion, JobInfo, PlanStep, StepStatus};
 
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};

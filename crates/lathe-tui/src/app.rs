@@ -868,8 +868,8 @@ mod commands;
 mod draw;
 mod edited;
 mod keys;
+mod mid_turn;
 mod resume;
-mod together;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, Shared};
 use crate::protocol::AgentEvent;
-use crate::provider::{ChatRequest, Message, RetryNotice, StreamObserver};
+use crate::provider::{ChatRequest, Message, Quiet};
 use crate::session::history::{Item, apply_compaction};
 
 /// The share of the window (percent) kept verbatim.
@@ -277,15 +277,6 @@ fn transcript(messages: &[Message], max_chars: usize) -> String {
     format!("The conversation so far:\n\n{text}\n\nWrite the summary now.")
 }
 
-/// Streams nothing anywhere: the summary is not part of the answer.
-struct Quiet;
-
-impl StreamObserver for Quiet {
-    fn text_delta(&mut self, _text: &str) {}
-    fn reasoning_delta(&mut self, _text: &str) {}
-    fn retrying(&mut self, _notice: &RetryNotice) {}
-}
-
 /// Compacts the conversation; `reason` is `auto`, `overflow` or `asked`.
 pub(crate) async fn compact(
     shared: &Shared,
@@ -315,7 +306,7 @@ pub(crate) async fn compact(
     let completion = match shared
         .services
         .provider
-        .complete(request, &mut Quiet, cancel)
+        .complete(request, &mut Quiet("compaction"), cancel)
         .await
     {
         Ok(c) => c,

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::Shared;
 use crate::protocol::operation::{Access, Operation};
 use crate::protocol::{AgentEvent, Effect, Usage};
-use crate::provider::{ChatRequest, Message, RetryNotice, StreamObserver};
+use crate::provider::{ChatRequest, Message, Quiet};
 
 /// What every question a judge raises starts with (the headless
 /// approver words its denial for it).
@@ -149,14 +149,6 @@ const SYSTEM: &str = "You review one tool call that an AI coding agent is about 
      request needs, could lose work, sends data out, installs or publishes something not \
      asked for, or when you are unsure.";
 
-struct Quiet;
-
-impl StreamObserver for Quiet {
-    fn text_delta(&mut self, _text: &str) {}
-    fn reasoning_delta(&mut self, _text: &str) {}
-    fn retrying(&mut self, _notice: &RetryNotice) {}
-}
-
 /// Asks the judge about a call; its verdict and cost are an event.
 pub(crate) async fn review(
     shared: &Shared,
@@ -181,7 +173,7 @@ pub(crate) async fn review(
     let (verdict, usage) = match shared
         .services
         .provider
-        .complete(request, &mut Quiet, cancel)
+        .complete(request, &mut Quiet("judge"), cancel)
         .await
     {
         Ok(mut c) => {

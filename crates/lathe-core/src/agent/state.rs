@@ -15,7 +15,7 @@ use crate::provider::Provider;
 use crate::provider::models::ModelInfo;
 use crate::tools::Toolset;
 
-use super::{together, undo};
+use super::{desk, undo};
 
 /// The handles a conversation works through (each shared, or safe to use
 /// from many tasks at once).
@@ -38,7 +38,7 @@ pub(crate) struct Services {
     /// Checkpoints of the workspace's files, for undo and rewind.
     pub(crate) checkpoints: Option<undo::Checkpoints>,
     /// The model's questions, its plan, the person's messages mid-turn.
-    pub(crate) desk: Arc<together::Desk>,
+    pub(crate) desk: Arc<desk::Desk>,
     /// The commands running in the background.
     pub(crate) jobs: Arc<crate::tools::jobs::Jobs>,
     /// Held so the directory lives as long as the agent.

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Shared;
 use crate::protocol::{AgentEvent, Usage};
-use crate::provider::{ChatRequest, Message, RetryNotice, StreamObserver, ToolCall, ToolOutput};
+use crate::provider::{ChatRequest, Message, Quiet, ToolCall, ToolOutput};
 use crate::tools::ToolError;
 use crate::tools::spec::TaskJob;
 
@@ -31,18 +31,6 @@ const SUBAGENT: &str = "You are a subagent: another model handed you the job bel
      reads only your final answer, not your tool calls. Do the job with the tools you have, \
      then answer with what you found or did, completely but briefly (paths, line numbers, \
      names). Do not ask questions: no one answers.";
-
-/// A subagent's text is not the person's to read as it streams: only its
-/// final answer comes back, as the tool's result.
-struct Quiet;
-
-impl StreamObserver for Quiet {
-    fn text_delta(&mut self, _text: &str) {}
-    fn reasoning_delta(&mut self, _text: &str) {}
-    fn retrying(&mut self, notice: &RetryNotice) {
-        tracing::info!(reason = %notice.reason, "subagent request retried");
-    }
-}
 
 /// The tools the subagent has: those the job names (never the ones in
 /// [`NEVER`]), or every one that only looks.
@@ -127,7 +115,7 @@ pub(crate) async fn run(
         let mut completion = match shared
             .services
             .provider
-            .complete(request, &mut Quiet, cancel)
+            .complete(request, &mut Quiet("subagent"), cancel)
             .await
         {
             Ok(c) => c,

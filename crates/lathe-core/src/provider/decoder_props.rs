@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::{StreamDecoder, Wire};
 use super::sse::SseEvent;
-use super::{ProviderKind, ProviderSettings, StreamObserver, WireApi};
+use super::{ProviderKind, ProviderSettings, WireApi};
 
 /// The words the three wires use, so arbitrary JSON often means
 /// something to a decoder.
@@ -140,14 +140,6 @@ fn event() -> impl Strategy<Value = SseEvent> {
         })
 }
 
-struct Quiet;
-
-impl StreamObserver for Quiet {
-    fn text_delta(&mut self, _: &str) {}
-    fn reasoning_delta(&mut self, _: &str) {}
-    fn retrying(&mut self, _: &super::RetryNotice) {}
-}
-
 fn decoders() -> Vec<(&'static str, Box<dyn StreamDecoder>)> {
     let openai = ProviderSettings::new(ProviderKind::OpenAi, "http://127.0.0.1:9/v1");
     let mut responses = openai.clone();
@@ -179,7 +171,7 @@ proptest! {
         let sent: usize = events.iter().map(|e| e.data.len() + e.event.len()).sum();
         for (wire, mut decoder) in decoders {
             for ev in &events {
-                if matches!(decoder.event(ev, &mut Quiet), Ok(true) | Err(_)) {
+                if matches!(decoder.event(ev, &mut super::NoopObserver), Ok(true) | Err(_)) {
                     break;
                 }
                 let held = decoder.held();

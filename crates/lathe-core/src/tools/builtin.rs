@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::spec::Tool;
 
+mod ask_and_plan;
 mod background;
 mod delete_file;
 mod edit_file;
@@ -22,10 +23,10 @@ mod read_file;
 mod search;
 mod spawn;
 mod task;
-mod together;
 mod web;
 mod write_file;
 
+pub use ask_and_plan::{AskUser, UpdatePlan};
 pub use background::{ShellKill, ShellOutput};
 pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
@@ -38,7 +39,6 @@ pub use read_file::ReadFile;
 pub use search::{Glob, Grep};
 pub use spawn::Spawn;
 pub use task::Task;
-pub use together::{AskUser, UpdatePlan};
 pub use web::{WebFetch, WebSearch, WebSettings};
 pub use write_file::WriteFile;
 

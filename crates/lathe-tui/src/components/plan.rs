@@ -8,7 +8,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::protocol::together::plan_progress;
+use crate::protocol::plan_and_questions::plan_progress;
 use crate::protocol::{PlanStep, StepStatus};
 use crate::theme::Theme;
 

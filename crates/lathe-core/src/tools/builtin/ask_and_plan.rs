@@ -206,7 +206,7 @@ impl Tool for UpdatePlan {
         let explanation = explanation
             .map(|e| e.trim().to_string())
             .filter(|e| !e.is_empty());
-        let (done, current) = crate::protocol::together::plan_progress(&steps);
+        let (done, current) = crate::protocol::plan_and_questions::plan_progress(&steps);
         let reply = json!({
             "steps": steps.len(),
             "done": done,
