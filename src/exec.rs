@@ -733,6 +733,7 @@ mod tests {
     #[test]
     fn human_lines_show_the_key_argument_and_the_outcome() {
         let started = AgentEvent::ToolCallStarted {
+            kind: None,
             turn_id: 1,
             call_id: "c".into(),
             tool: "exec_shell".into(),

@@ -289,6 +289,19 @@ async fn json_mode_streams_every_event_of_a_real_session() {
             assert!(e["call_id"].is_string() && e["tool"].is_string(), "{e}");
         }
     }
+    // Each call says what kind of work its tool does.
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_started")
+        .map(|e| (e["tool"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    for expected in [
+        ("list_directory", "list"),
+        ("read_file", "read"),
+        ("exec_shell", "shell"),
+    ] {
+        assert!(kinds.contains(&expected), "{kinds:?}");
+    }
     let finished: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "tool_call_finished")

@@ -117,6 +117,10 @@ pub enum AgentEvent {
         arguments: Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         effect: Option<Effect>,
+        /// What kind of work the tool does (`None` for a name that
+        /// resolves to no tool, and in records written before it was said).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<crate::ToolKind>,
         /// The `task` call this call was made for, by a subagent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<String>,

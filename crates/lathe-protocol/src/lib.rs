@@ -162,6 +162,26 @@ impl FromStr for ApprovalMode {
     }
 }
 
+/// What kind of work a tool does, as front ends, policy and subagents read
+/// it (never by its name): a read of one file, a listing, a search, a
+/// command (run, read or stopped), a file change, the web, a question to
+/// the person, the model's plan, a subagent's job, or something else (a
+/// memory note, a message, any MCP tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    Read,
+    List,
+    Search,
+    Shell,
+    Edit,
+    Web,
+    Ask,
+    Plan,
+    Task,
+    Other,
+}
+
 /// What a tool does to the world; with the approval mode it decides whether
 /// a call needs approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -72,6 +72,7 @@ fn app_with(messages: usize) -> App {
                 text: format!("{ANSWER} ({i})"),
             },
             1 => AgentEvent::ToolCallStarted {
+                kind: None,
                 turn_id: 1,
                 call_id: format!("c{i}"),
                 tool: "read_file".into(),

@@ -82,6 +82,7 @@ fn screen(a: &mut App, w: u16, h: u16) -> String {
 
 fn started(id: &str, tool: &str, args: serde_json::Value) -> AgentEvent {
     AgentEvent::ToolCallStarted {
+        kind: None,
         turn_id: 1,
         call_id: id.into(),
         tool: tool.into(),
@@ -1948,6 +1949,7 @@ fn a_subagents_calls_stand_under_its_task() {
     ] {
         a.on_agent_event(
             AgentEvent::ToolCallStarted {
+                kind: None,
                 turn_id: 1,
                 call_id: id.into(),
                 tool: "read_file".into(),
@@ -2102,6 +2104,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
     use crate::session::history::{Rebuilt, Shown};
     let started = |id: &str, tool: &str, args: serde_json::Value, parent: Option<&str>| {
         AgentEvent::ToolCallStarted {
+            kind: None,
             turn_id: 1,
             call_id: id.into(),
             tool: tool.into(),

@@ -164,6 +164,7 @@ async fn dispatch_one(
             .as_ref()
             .map_or_else(|_| Value::String(call.arguments.clone()), Clone::clone),
         effect: resolved.tool.as_ref().ok().map(|t| t.tool.effect()),
+        kind: resolved.tool.as_ref().ok().map(|t| t.tool.kind()),
         parent: parent.map(str::to_string),
     });
     let mut written = None;

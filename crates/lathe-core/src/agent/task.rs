@@ -21,19 +21,14 @@ use crate::tools::spec::TaskJob;
 pub(crate) const MAX_CONCURRENT: usize = 3;
 /// Rounds of calls a subagent may make before it must answer.
 pub(crate) const MAX_ROUNDS: u32 = 12;
-/// Tools no subagent has: no subagents of its own (one level), and no
-/// questions to the person or plan of its own (the model that sent it
-/// asks and plans).
-const NEVER: &[&str] = &["task", "ask_user", "update_plan"];
-
 /// What the subagent is told before its job.
 const SUBAGENT: &str = "You are a subagent: another model handed you the job below and \
      reads only your final answer, not your tool calls. Do the job with the tools you have, \
      then answer with what you found or did, completely but briefly (paths, line numbers, \
      names). Do not ask questions: no one answers.";
 
-/// The tools the subagent has: those the job names (never the ones in
-/// [`NEVER`]), or every one that only looks.
+/// The tools the subagent has: those the job names (never one a subagent
+/// may not use: `Tool::subagent_may_use`), or every one that only looks.
 fn offered(
     shared: &Shared,
     job: &TaskJob,
@@ -54,7 +49,7 @@ fn offered(
                         t.name()
                     )));
                 }
-                if NEVER.contains(&t.name()) {
+                if !t.tool.subagent_may_use() {
                     return Err(ToolError::InvalidArgs(format!(
                         "a subagent cannot have {}: it has no subagents, questions or plan of \
                          its own",
@@ -68,12 +63,11 @@ fn offered(
         None => tools
             .schemas
             .iter()
-            .filter(|s| !NEVER.contains(&s.name.as_str()))
             .filter(|s| {
                 tools
                     .registry
                     .resolve(&s.name)
-                    .is_ok_and(|t| t.tool.only_looks())
+                    .is_ok_and(|t| t.tool.only_looks() && t.tool.subagent_may_use())
             })
             .map(|s| s.name.clone())
             .collect(),

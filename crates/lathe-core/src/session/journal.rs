@@ -284,6 +284,7 @@ mod tests {
         let mut j = Journal::create(d.path(), "s1").unwrap();
         let change = FileChange::new("a.txt", "/w/a.txt".into(), Some("milk\n"), "eggs\n");
         let started = |id: &str, args: Value| AgentEvent::ToolCallStarted {
+            kind: None,
             turn_id: 1,
             call_id: id.into(),
             tool: "t".into(),

@@ -401,6 +401,7 @@ mod tests {
         std::fs::write(history::history_path(root.path(), "s-empty"), first_line).unwrap();
         let mut journal = crate::session::journal::Journal::create(root.path(), "s-1").unwrap();
         journal.record(&AgentEvent::ToolCallStarted {
+            kind: None,
             turn_id: 3,
             call_id: "c1".into(),
             tool: "read_file".into(),

@@ -116,6 +116,48 @@ mod names_tests {
         assert_eq!(names, crate::protocol::BUILTIN_TOOLS);
     }
 
+    /// Each tool says what kind of work it does; the front ends and the
+    /// subagents read that, never the name. A subagent gets neither a
+    /// subagent of its own nor a question or a plan.
+    #[test]
+    fn each_tool_says_its_kind() {
+        use crate::protocol::ToolKind::*;
+        let tools = super::all(&super::BuiltinSettings::default());
+        let kinds: Vec<(&str, crate::protocol::ToolKind)> =
+            tools.iter().map(|t| (t.name(), t.kind())).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("read_file", Read),
+                ("write_file", Edit),
+                ("edit_file", Edit),
+                ("delete_file", Edit),
+                ("move_file", Edit),
+                ("list_directory", List),
+                ("exec_shell", Shell),
+                ("grep", Search),
+                ("glob", Search),
+                ("memory_read", Other),
+                ("memory_write", Other),
+                ("web_fetch", Web),
+                ("web_search", Web),
+                ("spawn", Shell),
+                ("message", Other),
+                ("ask_user", Ask),
+                ("update_plan", Plan),
+                ("shell_output", Shell),
+                ("shell_kill", Shell),
+                ("task", Task),
+            ]
+        );
+        let withheld: Vec<&str> = tools
+            .iter()
+            .filter(|t| !t.subagent_may_use())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(withheld, ["ask_user", "update_plan", "task"]);
+    }
+
     /// What the model is told of each tool: its name, description and
     /// argument schema, reviewed when it changes.
     #[test]

@@ -270,6 +270,11 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// A JSON-Schema object describing the arguments.
     fn parameters(&self) -> Value;
+    /// What kind of work it does (what front ends and subagents read,
+    /// never the name). MCP tools and anything unclassified: `Other`.
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Other
+    }
     fn effect(&self) -> Effect;
     /// What a call with these (validated) arguments will do. An error
     /// refuses the call (a path outside the workspace). No operations
@@ -319,6 +324,17 @@ pub trait Tool: Send + Sync {
     /// call, whatever the rules allow.
     fn offered_when_planning(&self) -> bool {
         self.only_looks()
+    }
+    /// Whether a subagent may be given it: not a subagent of its own (one
+    /// level), nor a question to the person or a plan of its own (the
+    /// model that sent it asks and plans).
+    fn subagent_may_use(&self) -> bool {
+        !matches!(
+            self.kind(),
+            crate::protocol::ToolKind::Task
+                | crate::protocol::ToolKind::Ask
+                | crate::protocol::ToolKind::Plan
+        )
     }
     /// Whether a call waits on the person (a question): its time is
     /// theirs, so the tool timeout does not bound it (an interrupt does).

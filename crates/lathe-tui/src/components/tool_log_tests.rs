@@ -12,6 +12,7 @@ fn key(c: KeyCode) -> KeyEvent {
 
 fn started(id: &str, tool: &str, args: Value) -> AgentEvent {
     AgentEvent::ToolCallStarted {
+        kind: None,
         turn_id: 1,
         call_id: id.into(),
         tool: tool.into(),

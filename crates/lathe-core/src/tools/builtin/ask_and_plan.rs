@@ -51,6 +51,10 @@ impl Tool for AskUser {
         schema::<AskArgs>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Ask
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }
@@ -194,6 +198,10 @@ impl Tool for UpdatePlan {
 
     fn parameters(&self) -> Value {
         schema::<PlanArgs>()
+    }
+
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Plan
     }
 
     fn effect(&self) -> Effect {

@@ -80,6 +80,10 @@ impl Tool for ShellOutput {
         schema::<OutputArgs>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Shell
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }
@@ -129,6 +133,10 @@ impl Tool for ShellKill {
 
     /// It stops only what this conversation started in the background:
     /// nothing to approve.
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Shell
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }

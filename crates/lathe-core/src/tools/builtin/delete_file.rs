@@ -39,6 +39,10 @@ impl Tool for DeleteFile {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Edit
+    }
+
     fn effect(&self) -> Effect {
         Effect::Write
     }

@@ -42,6 +42,10 @@ impl Tool for EditFile {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Edit
+    }
+
     fn effect(&self) -> Effect {
         Effect::Write
     }

@@ -107,6 +107,10 @@ impl Tool for ExecShell {
         schema
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Shell
+    }
+
     fn effect(&self) -> Effect {
         Effect::Exec
     }

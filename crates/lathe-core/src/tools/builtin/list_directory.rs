@@ -31,6 +31,10 @@ impl Tool for ListDirectory {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::List
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }

@@ -88,6 +88,10 @@ impl Tool for MemoryRead {
         schema::<ReadArgs>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Other
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }
@@ -164,6 +168,10 @@ impl Tool for MemoryWrite {
 
     fn parameters(&self) -> Value {
         schema::<WriteArgs>()
+    }
+
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Other
     }
 
     fn effect(&self) -> Effect {

@@ -84,6 +84,10 @@ impl Tool for Message {
         schema
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Other
+    }
+
     fn effect(&self) -> Effect {
         // A notification on the person's own screen changes nothing; a
         // webhook is the network, said so by its operation below.

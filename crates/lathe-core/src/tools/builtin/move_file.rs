@@ -74,6 +74,10 @@ impl Tool for MoveFile {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Edit
+    }
+
     fn effect(&self) -> Effect {
         Effect::Write
     }

@@ -57,6 +57,10 @@ impl Tool for ReadFile {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Read
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }

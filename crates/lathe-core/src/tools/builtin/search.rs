@@ -207,6 +207,10 @@ impl Tool for Grep {
         schema::<GrepArgs>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Search
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }
@@ -581,6 +585,10 @@ impl Tool for Glob {
 
     fn parameters(&self) -> Value {
         schema::<GlobArgs>()
+    }
+
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Search
     }
 
     fn effect(&self) -> Effect {

@@ -98,6 +98,10 @@ impl Tool for Spawn {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Shell
+    }
+
     fn effect(&self) -> Effect {
         Effect::Exec
     }

@@ -47,6 +47,10 @@ impl Tool for Task {
     }
 
     /// The subagent's calls are each judged on their own.
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Task
+    }
+
     fn effect(&self) -> Effect {
         Effect::Read
     }

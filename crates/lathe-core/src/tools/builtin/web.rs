@@ -222,6 +222,10 @@ impl Tool for WebFetch {
         schema::<FetchArgs>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Web
+    }
+
     fn effect(&self) -> Effect {
         Effect::Network
     }
@@ -575,6 +579,10 @@ impl Tool for WebSearch {
 
     fn parameters(&self) -> Value {
         schema::<SearchArgs>()
+    }
+
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Web
     }
 
     fn effect(&self) -> Effect {

@@ -38,6 +38,10 @@ impl Tool for WriteFile {
         schema::<Args>()
     }
 
+    fn kind(&self) -> crate::protocol::ToolKind {
+        crate::protocol::ToolKind::Edit
+    }
+
     fn effect(&self) -> Effect {
         Effect::Write
     }
