@@ -82,7 +82,7 @@ fn screen(a: &mut App, w: u16, h: u16) -> String {
 
 fn started(id: &str, tool: &str, args: serde_json::Value) -> AgentEvent {
     AgentEvent::ToolCallStarted {
-        kind: None,
+        kind: Some(crate::components::cells::kind_as_the_core_says(tool)),
         turn_id: 1,
         call_id: id.into(),
         tool: tool.into(),
@@ -947,6 +947,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 // As the journal saw it: drawn as it was.
                 seen: Some(Box::new(crate::session::journal::Seen {
                     arguments: json!({"command": "cargo test"}),
+                    kind: crate::protocol::ToolKind::Shell,
                     status: ToolStatus::Ok,
                     exit_code: Some(0),
                     metadata: crate::protocol::ResultMetadata {
@@ -1949,7 +1950,7 @@ fn a_subagents_calls_stand_under_its_task() {
     ] {
         a.on_agent_event(
             AgentEvent::ToolCallStarted {
-                kind: None,
+                kind: Some(crate::protocol::ToolKind::Read),
                 turn_id: 1,
                 call_id: id.into(),
                 tool: "read_file".into(),
@@ -2104,7 +2105,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
     use crate::session::history::{Rebuilt, Shown};
     let started = |id: &str, tool: &str, args: serde_json::Value, parent: Option<&str>| {
         AgentEvent::ToolCallStarted {
-            kind: None,
+            kind: Some(crate::components::cells::kind_as_the_core_says(tool)),
             turn_id: 1,
             call_id: id.into(),
             tool: tool.into(),

@@ -92,6 +92,9 @@ impl Journal {
 pub struct Seen {
     /// The call's arguments, as it started.
     pub arguments: Value,
+    /// What kind of work its tool does (for a journal written before
+    /// events said it: the built-in tool's of that name).
+    pub kind: crate::protocol::ToolKind,
     pub status: crate::protocol::ToolStatus,
     pub exit_code: Option<i32>,
     pub metadata: crate::protocol::ResultMetadata,
@@ -122,7 +125,7 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
         return out;
     };
     // What a call started with and printed, until it finishes.
-    let mut started: HashMap<String, Value> = HashMap::new();
+    let mut started: HashMap<String, (Value, crate::protocol::ToolKind)> = HashMap::new();
     let mut printed: HashMap<String, (VecDeque<String>, usize)> = HashMap::new();
     let mut decided = HashMap::new();
     for line in io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
@@ -139,9 +142,14 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
         };
         match event {
             AgentEvent::ToolCallStarted {
-                call_id, arguments, ..
+                call_id,
+                tool,
+                arguments,
+                kind,
+                ..
             } => {
-                started.insert(call_id, arguments);
+                let kind = kind.unwrap_or_else(|| crate::tools::builtin::kind_of(&tool));
+                started.insert(call_id, (arguments, kind));
             }
             AgentEvent::ToolProgress {
                 call_id,
@@ -175,8 +183,12 @@ pub fn seen(path: &Path) -> std::collections::HashMap<String, Vec<Seen>> {
                 ..
             } => {
                 let (tail, count) = printed.remove(&call_id).unwrap_or_default();
+                let (arguments, kind) = started
+                    .remove(&call_id)
+                    .unwrap_or((Value::Null, crate::protocol::ToolKind::Other));
                 let seen = Seen {
-                    arguments: started.remove(&call_id).unwrap_or(Value::Null),
+                    arguments,
+                    kind,
                     status,
                     exit_code,
                     metadata,
@@ -271,6 +283,58 @@ mod tests {
         assert_eq!(lines[0]["type"], "turn_started");
         assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'));
         assert_eq!(lines[1]["text"], "hello");
+    }
+
+    /// A journal says what kind each call's tool is; one written before
+    /// it did gets the built-in tool's kind of that name (reads fold, a
+    /// question reads as one), and any other name is `Other`.
+    #[test]
+    fn each_call_comes_back_with_its_kind() {
+        use crate::protocol::{ResultMetadata, ToolKind, ToolStatus};
+        let d = tempfile::tempdir().unwrap();
+        let path = journal_path(d.path(), "s1");
+        let line = |v: Value| format!("{v}\n");
+        let old_started = |id: &str, tool: &str| {
+            // As a journal of an earlier version wrote it: no `kind`.
+            line(serde_json::json!({"type": "tool_call_started", "turn_id": 1,
+                "call_id": id, "tool": tool, "arguments": {}}))
+        };
+        let finished = |id: &str, tool: &str| {
+            let ev = AgentEvent::ToolCallFinished {
+                call_id: id.into(),
+                tool: tool.into(),
+                status: ToolStatus::Ok,
+                content: serde_json::json!({}),
+                metadata: ResultMetadata::default(),
+                exit_code: None,
+                diff: None,
+                change: None,
+            };
+            line(serde_json::to_value(&ev).unwrap())
+        };
+        let new_started = AgentEvent::ToolCallStarted {
+            kind: Some(ToolKind::Search),
+            turn_id: 1,
+            call_id: "c3".into(),
+            tool: "repo__find".into(),
+            arguments: serde_json::json!({}),
+            effect: None,
+            parent: None,
+        };
+        let text = [
+            old_started("c1", "read_file"),
+            finished("c1", "read_file"),
+            old_started("c2", "repo__lookup"),
+            finished("c2", "repo__lookup"),
+            line(serde_json::to_value(&new_started).unwrap()),
+            finished("c3", "repo__find"),
+        ]
+        .concat();
+        std::fs::write(&path, text).unwrap();
+        let seen = seen(&path);
+        assert_eq!(seen["c1"][0].kind, ToolKind::Read);
+        assert_eq!(seen["c2"][0].kind, ToolKind::Other);
+        assert_eq!(seen["c3"][0].kind, ToolKind::Search);
     }
 
     /// What a resumed transcript draws a call from: how it ended, its

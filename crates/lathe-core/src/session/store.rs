@@ -187,6 +187,15 @@ pub fn load(
     rebuilt.log = super::journal::logged(&journal);
     for event in &mut rebuilt.log {
         crate::protocol::redact::Redact::redact(event, scrub);
+        // A journal written before events said what kind each tool is.
+        if let crate::protocol::AgentEvent::ToolCallStarted {
+            tool,
+            kind: kind @ None,
+            ..
+        } = event
+        {
+            *kind = Some(crate::tools::builtin::kind_of(tool));
+        }
     }
     Ok((info, rebuilt))
 }

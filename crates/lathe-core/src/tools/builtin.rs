@@ -105,6 +105,24 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
+/// What kind of work the built-in tool named `name` does (`Other` for
+/// any other name): for records written before events said it.
+pub fn kind_of(name: &str) -> crate::protocol::ToolKind {
+    static KINDS: std::sync::OnceLock<
+        std::collections::HashMap<String, crate::protocol::ToolKind>,
+    > = std::sync::OnceLock::new();
+    KINDS
+        .get_or_init(|| {
+            all(&BuiltinSettings::default())
+                .iter()
+                .map(|t| (t.name().to_string(), t.kind()))
+                .collect()
+        })
+        .get(name)
+        .copied()
+        .unwrap_or(crate::protocol::ToolKind::Other)
+}
+
 #[cfg(test)]
 mod names_tests {
     #[test]

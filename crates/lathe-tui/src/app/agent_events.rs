@@ -193,12 +193,14 @@ impl App {
                 call_id,
                 tool,
                 arguments,
+                kind,
                 parent,
                 ..
             } => {
                 self.end_thinking(now);
                 self.tool_started.insert(call_id.clone(), now);
-                let mut cell = ToolCell::new(&call_id, &tool, &arguments);
+                let kind = kind.unwrap_or(crate::protocol::ToolKind::Other);
+                let mut cell = ToolCell::new(&call_id, &tool, kind, &arguments);
                 cell.nested = parent.is_some();
                 cell.parent = parent;
                 self.transcript.push_tool(cell);
@@ -241,7 +243,7 @@ impl App {
                 }
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     if let Some(output) =
-                        crate::components::cells::unstreamed_output(&tool, &content)
+                        crate::components::cells::unstreamed_output(t.kind, &content)
                         && t.printed == 0
                     {
                         t.push_output(&output);

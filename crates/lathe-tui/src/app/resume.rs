@@ -3,6 +3,7 @@
 //! in the background when it ended.
 
 use super::*;
+use crate::protocol::ToolKind;
 
 impl App {
     /// What the journal of a resumed session kept beyond its transcript:
@@ -75,7 +76,10 @@ pub(super) fn replay(
                     (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
                     (true, _) => ToolStatus::Error,
                 };
-                let mut cell = ToolCell::new(call_id, name, &parse(arguments));
+                // What kind of tool it is, as the journal says (a session
+                // without one: none that folds or asks).
+                let kind = seen.as_ref().map_or(ToolKind::Other, |s| s.kind);
+                let mut cell = ToolCell::new(call_id, name, kind, &parse(arguments));
                 let metadata = match seen {
                     // As it was drawn: its diff, its output's last lines,
                     // its time, how it was approved.
@@ -126,10 +130,12 @@ fn subagent_calls(logged: &[AgentEvent], task: &str) -> Vec<ToolCell> {
                 call_id,
                 tool,
                 arguments,
+                kind,
                 parent: Some(parent),
                 ..
             } if parent == task => {
-                let mut cell = ToolCell::new(call_id, tool, arguments);
+                let kind = kind.unwrap_or(ToolKind::Other);
+                let mut cell = ToolCell::new(call_id, tool, kind, arguments);
                 cell.nested = true;
                 cell.parent = Some(parent.clone());
                 cell.earlier = true;

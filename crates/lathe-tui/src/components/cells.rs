@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::diff_view::LineKind;
 use crate::protocol::humanize::shorten_chars as shorten;
 pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
-use crate::protocol::{ResultMetadata, ToolStatus};
+use crate::protocol::{ResultMetadata, ToolKind, ToolStatus};
 
 /// The key argument of a call, on one line.
 pub fn key_argument(args: &Value) -> String {
@@ -88,6 +88,9 @@ pub enum ToolState {
 pub struct ToolCell {
     pub call_id: String,
     pub tool: String,
+    /// What kind of work the tool does (the core says; the transcript
+    /// reads this, not the name).
+    pub kind: ToolKind,
     pub key_arg: String,
     /// Milliseconds since the call started, refreshed while it runs.
     pub elapsed_ms: u64,
@@ -114,10 +117,11 @@ pub struct ToolCell {
 }
 
 impl ToolCell {
-    pub fn new(call_id: &str, tool: &str, arguments: &Value) -> Self {
+    pub fn new(call_id: &str, tool: &str, kind: ToolKind, arguments: &Value) -> Self {
         Self {
             call_id: call_id.to_string(),
             tool: tool.to_string(),
+            kind,
             key_arg: key_argument(arguments),
             elapsed_ms: 0,
             state: ToolState::Running,
@@ -163,7 +167,7 @@ impl ToolCell {
     /// Whether the call only looks (reads, searches, lists): such calls
     /// read as a summary and fold together.
     pub fn explores(&self) -> bool {
-        super::explored::Look::of(&self.tool).is_some()
+        super::explored::Look::of(self.kind).is_some()
     }
 }
 
@@ -391,9 +395,9 @@ fn background_read(content: &Value) -> String {
 /// Output a result carries that was not streamed as progress: what a
 /// command started in the background printed in its first moment, what
 /// a read of one found.
-pub fn unstreamed_output(tool: &str, content: &Value) -> Option<String> {
+pub fn unstreamed_output(kind: ToolKind, content: &Value) -> Option<String> {
     let background = content.get("handle").is_some();
-    (background && matches!(tool, "exec_shell" | "shell_output" | "spawn"))
+    (background && kind == ToolKind::Shell)
         .then(|| content.get("output").and_then(Value::as_str))
         .flatten()
         .map(|o| o.trim_end_matches('\n').to_string())
@@ -556,7 +560,7 @@ pub fn thinking_text(text: &str, theme: &Theme, out: &mut Vec<Logical>) {
 pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
     let (mark, mark_style, detail) = match &t.state {
         // A question's time is the person's.
-        ToolState::Running if t.tool == "ask_user" => (
+        ToolState::Running if t.kind == ToolKind::Ask => (
             "?",
             theme.bold(theme.colors.warning),
             "waiting for your answer".to_string(),
@@ -606,7 +610,7 @@ pub(super) fn tool_lines(t: &ToolCell, theme: &Theme, out: &mut Vec<Logical>) {
             // A command's time, or any call's that was slow.
             let command = summary.starts_with("exit ");
             if !t.earlier
-                && t.tool != "ask_user"
+                && t.kind != ToolKind::Ask
                 && *status != ToolStatus::Denied
                 && (command || metadata.duration_ms >= SLOW_MS)
             {
@@ -762,6 +766,24 @@ fn compact_diff(
     }
 }
 
+/// What the core says of each built-in tool's kind, for tests that make
+/// its events by hand.
+#[cfg(test)]
+pub(crate) fn kind_as_the_core_says(tool: &str) -> ToolKind {
+    match tool {
+        "read_file" => ToolKind::Read,
+        "list_directory" => ToolKind::List,
+        "grep" | "glob" => ToolKind::Search,
+        "exec_shell" | "spawn" | "shell_output" | "shell_kill" => ToolKind::Shell,
+        "write_file" | "edit_file" | "delete_file" | "move_file" => ToolKind::Edit,
+        "web_fetch" | "web_search" => ToolKind::Web,
+        "ask_user" => ToolKind::Ask,
+        "update_plan" => ToolKind::Plan,
+        "task" => ToolKind::Task,
+        _ => ToolKind::Other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -783,7 +805,12 @@ mod tests {
 
     #[test]
     fn progress_lines_keep_only_their_last_state() {
-        let mut t = ToolCell::new("c", "exec_shell", &json!({"command": "x"}));
+        let mut t = ToolCell::new(
+            "c",
+            "exec_shell",
+            crate::protocol::ToolKind::Shell,
+            &json!({"command": "x"}),
+        );
         t.push_output("downloading 10%\rdownloading 20%\r\x1b[1mdownloading 30%\x1b[0m\ndone");
         assert_eq!(Vec::from(t.tail.clone()), ["downloading 30%", "done"]);
     }
@@ -794,7 +821,12 @@ mod tests {
     fn tool_cells_show_progress_then_the_outcome() {
         let theme = Theme::plain();
         let hl = Highlighter::new(None);
-        let mut t = ToolCell::new("c1", "exec_shell", &json!({"command": "cargo test"}));
+        let mut t = ToolCell::new(
+            "c1",
+            "exec_shell",
+            crate::protocol::ToolKind::Shell,
+            &json!({"command": "cargo test"}),
+        );
         t.elapsed_ms = 1200;
         for i in 0..8 {
             t.push_output(&format!("line {i}"));
@@ -891,7 +923,7 @@ mod tests {
         });
         assert_eq!(summarize("exec_shell", ToolStatus::Ok, &failed), "exit 1");
         assert_eq!(
-            unstreamed_output("exec_shell", &failed).as_deref(),
+            unstreamed_output(ToolKind::Shell, &failed).as_deref(),
             Some("Traceback\nPermissionError: [Errno 13] Permission denied")
         );
         assert_eq!(
@@ -906,7 +938,7 @@ mod tests {
         assert_eq!(sandbox_note(&running), None);
         // A foreground command streamed its output already.
         assert_eq!(
-            unstreamed_output("exec_shell", &json!({"stdout": "x"})),
+            unstreamed_output(ToolKind::Shell, &json!({"stdout": "x"})),
             None
         );
     }

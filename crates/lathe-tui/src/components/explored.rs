@@ -19,12 +19,13 @@ pub enum Look {
 }
 
 impl Look {
-    /// The look a tool takes, if it only looks.
-    pub fn of(tool: &str) -> Option<Look> {
-        match tool {
-            "read_file" => Some(Look::Read),
-            "grep" | "glob" => Some(Look::Search),
-            "list_directory" => Some(Look::List),
+    /// The look a kind of tool takes, if it only looks.
+    pub fn of(kind: crate::protocol::ToolKind) -> Option<Look> {
+        use crate::protocol::ToolKind;
+        match kind {
+            ToolKind::Read => Some(Look::Read),
+            ToolKind::Search => Some(Look::Search),
+            ToolKind::List => Some(Look::List),
             _ => None,
         }
     }
@@ -47,7 +48,7 @@ impl Explored {
         let mut searched: Vec<&str> = Vec::new();
         let mut listed: Vec<&str> = Vec::new();
         for call in &self.calls {
-            let seen = match Look::of(&call.tool) {
+            let seen = match Look::of(call.kind) {
                 Some(Look::Read) => &mut read,
                 Some(Look::Search) => &mut searched,
                 Some(Look::List) => &mut listed,
@@ -152,7 +153,8 @@ mod tests {
     use crate::protocol::ResultMetadata;
 
     fn done(tool: &str, args: serde_json::Value, status: ToolStatus, summary: &str) -> ToolCell {
-        let mut t = ToolCell::new("c", tool, &args);
+        let kind = crate::components::cells::kind_as_the_core_says(tool);
+        let mut t = ToolCell::new("c", tool, kind, &args);
         t.state = ToolState::Done {
             status,
             metadata: ResultMetadata::default(),

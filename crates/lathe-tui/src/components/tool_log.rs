@@ -32,6 +32,8 @@ pub struct LogEntry {
     /// When the call started, since the session did.
     pub at: Duration,
     pub tool: String,
+    /// What kind of work the tool does (as the core says).
+    pub kind: crate::protocol::ToolKind,
     pub arguments: Value,
     pub guardrail: Option<(GuardrailOutcome, Option<String>)>,
     /// What the call does, as the guardrail judged it.
@@ -100,10 +102,14 @@ impl LogEntry {
         // more than allow, then the approval (or `auto`).
         match (&self.approval, guard) {
             // The model's question: the person answered it.
-            (None, "allow") if self.tool == "ask_user" && self.status.is_some() => {
+            (None, "allow")
+                if self.kind == crate::protocol::ToolKind::Ask && self.status.is_some() =>
+            {
                 "you answered".to_string()
             }
-            (None, "allow") if self.tool == "ask_user" => "asks you".to_string(),
+            (None, "allow") if self.kind == crate::protocol::ToolKind::Ask => {
+                "asks you".to_string()
+            }
             (Some(a), "allow") => a.clone(),
             (Some(a), g) => format!("{g}, {a}"),
             (None, "allow") if self.guardrail.is_some() => "auto".to_string(),
@@ -257,7 +263,7 @@ impl ToolLog {
     fn started_call(
         &mut self,
         call_id: &str,
-        tool: &str,
+        (tool, kind): (&str, crate::protocol::ToolKind),
         arguments: &Value,
         parent: Option<&String>,
         now: Instant,
@@ -278,6 +284,7 @@ impl ToolLog {
                 call_id: call_id.to_string(),
                 at: now.saturating_duration_since(self.started),
                 tool: tool.to_string(),
+                kind,
                 arguments: arguments.clone(),
                 guardrail: None,
                 operations: Vec::new(),
@@ -314,9 +321,16 @@ impl ToolLog {
                 call_id,
                 tool,
                 arguments,
+                kind,
                 parent,
                 ..
-            } => self.started_call(call_id, tool, arguments, parent.as_ref(), now),
+            } => self.started_call(
+                call_id,
+                (tool, kind.unwrap_or(crate::protocol::ToolKind::Other)),
+                arguments,
+                parent.as_ref(),
+                now,
+            ),
             AgentEvent::Judged {
                 call_id,
                 model,

@@ -12,7 +12,7 @@ fn key(c: KeyCode) -> KeyEvent {
 
 fn started(id: &str, tool: &str, args: Value) -> AgentEvent {
     AgentEvent::ToolCallStarted {
-        kind: None,
+        kind: Some(crate::components::cells::kind_as_the_core_says(tool)),
         turn_id: 1,
         call_id: id.into(),
         tool: tool.into(),

@@ -32,20 +32,40 @@ fn conversation() -> Transcript {
     let mut t = Transcript::new();
     t.push(Cell::User("fix the failing test in src/lib.rs".into()));
     t.push(Cell::Assistant("I'll read the file first.".into()));
-    let mut read = ToolCell::new("c1", "read_file", &json!({"path": "src/lib.rs"}));
+    let mut read = ToolCell::new(
+        "c1",
+        "read_file",
+        crate::protocol::ToolKind::Read,
+        &json!({"path": "src/lib.rs"}),
+    );
     read.state = done(ToolStatus::Ok, "lines 1-40 of 40", 3);
     t.push(Cell::Tool(Box::new(read)));
-    let mut edit = ToolCell::new("c2", "edit_file", &json!({"path": "src/lib.rs"}));
+    let mut edit = ToolCell::new(
+        "c2",
+        "edit_file",
+        crate::protocol::ToolKind::Edit,
+        &json!({"path": "src/lib.rs"}),
+    );
     edit.state = done(
         ToolStatus::Error,
         "invalid arguments: old_text occurs 0 times in src/lib.rs",
         1,
     );
     t.push(Cell::Tool(Box::new(edit)));
-    let mut write = ToolCell::new("c3", "write_file", &json!({"path": "notes.txt"}));
+    let mut write = ToolCell::new(
+        "c3",
+        "write_file",
+        crate::protocol::ToolKind::Edit,
+        &json!({"path": "notes.txt"}),
+    );
     write.state = done(ToolStatus::Denied, "the user denied this call", 0);
     t.push(Cell::Tool(Box::new(write)));
-    let mut run = ToolCell::new("c4", "exec_shell", &json!({"command": "cargo test"}));
+    let mut run = ToolCell::new(
+        "c4",
+        "exec_shell",
+        crate::protocol::ToolKind::Shell,
+        &json!({"command": "cargo test"}),
+    );
     run.elapsed_ms = 2300;
     run.push_output("running 3 tests\ntest a ... ok\ntest b ... ok");
     t.push(Cell::Tool(Box::new(run)));
@@ -175,14 +195,24 @@ fn written_changes_stay_as_compact_diffs() {
     let new = old.replace("line 2\n", "line two\n");
     let small =
         crate::protocol::change::FileChange::new("a.txt", "/w/a.txt".into(), Some(&old), &new);
-    let mut edit = ToolCell::new("c1", "edit_file", &json!({"path": "a.txt"}));
+    let mut edit = ToolCell::new(
+        "c1",
+        "edit_file",
+        crate::protocol::ToolKind::Edit,
+        &json!({"path": "a.txt"}),
+    );
     edit.state = done(ToolStatus::Ok, "edited a.txt at line 2", 2);
     edit.change = Some(small);
     t.push(Cell::Tool(Box::new(edit)));
     let big_new: String = (1..=30).map(|i| format!("row {i}\n")).collect();
     let big =
         crate::protocol::change::FileChange::new("b.txt", "/w/b.txt".into(), Some(&old), &big_new);
-    let mut write = ToolCell::new("c2", "write_file", &json!({"path": "b.txt"}));
+    let mut write = ToolCell::new(
+        "c2",
+        "write_file",
+        crate::protocol::ToolKind::Edit,
+        &json!({"path": "b.txt"}),
+    );
     write.state = done(ToolStatus::Ok, "overwrote b.txt", 2);
     write.change = Some(big);
     t.push(Cell::Tool(Box::new(write)));
@@ -217,7 +247,12 @@ fn compact_diffs_show_endings_and_the_final_newline() {
         Some("one\r\ntwo\n"),
         "one\ntwo",
     );
-    let mut write = ToolCell::new("c1", "write_file", &json!({"path": "a.txt"}));
+    let mut write = ToolCell::new(
+        "c1",
+        "write_file",
+        crate::protocol::ToolKind::Edit,
+        &json!({"path": "a.txt"}),
+    );
     write.state = done(ToolStatus::Ok, "overwrote a.txt", 7);
     write.change = Some(c);
     t.push(Cell::Tool(Box::new(write)));
@@ -306,11 +341,22 @@ fn thinking_headings_show_without_their_markers() {
 fn reads_in_a_row_fold_and_open() {
     let mut t = Transcript::new();
     t.push(Cell::User("why do the tests fail?".into()));
-    t.push_tool(ToolCell::new("r1", "glob", &json!({"pattern": "**/*.py"})));
-    t.push_tool(ToolCell::new("r2", "read_file", &json!({"path": "app.py"})));
+    t.push_tool(ToolCell::new(
+        "r1",
+        "glob",
+        crate::protocol::ToolKind::Search,
+        &json!({"pattern": "**/*.py"}),
+    ));
+    t.push_tool(ToolCell::new(
+        "r2",
+        "read_file",
+        crate::protocol::ToolKind::Read,
+        &json!({"path": "app.py"}),
+    ));
     t.push_tool(ToolCell::new(
         "r3",
         "grep",
+        crate::protocol::ToolKind::Search,
         &json!({"pattern": "top_words"}),
     ));
     for (id, summary) in [("r1", "6 files"), ("r2", "lines 1-9 of 9")] {
@@ -329,9 +375,15 @@ fn reads_in_a_row_fold_and_open() {
     t.push_tool(ToolCell::new(
         "x",
         "exec_shell",
+        crate::protocol::ToolKind::Shell,
         &json!({"command": "pytest"}),
     ));
-    t.push_tool(ToolCell::new("r4", "read_file", &json!({"path": "b.py"})));
+    t.push_tool(ToolCell::new(
+        "r4",
+        "read_file",
+        crate::protocol::ToolKind::Read,
+        &json!({"path": "b.py"}),
+    ));
     let shown = draw(&mut t, 80, 8);
     assert!(
         shown.contains("✓ Explored: read 1 file, searched 2 patterns · Enter or a click opens"),
