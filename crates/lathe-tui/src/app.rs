@@ -16,7 +16,7 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::component::{AppEvent, AppEvents, Component, Outcome, Overlay, Questions};
+use super::component::{AppEvent, AppEvents, Component, Overlay, Questions};
 use super::components::approval::PendingApproval;
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
@@ -520,21 +520,11 @@ impl App {
             AppEvent::OpenSession(id) => self.requests.push(Request::Switch(id)),
             // Drawn again (every event marks the screen dirty).
             AppEvent::Coloured => {}
-            AppEvent::Typed(key) => self.composer_key(key, self.now),
             AppEvent::Send(text) => self.send(text),
             AppEvent::Quit => self.requests.push(Request::Quit),
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
-            AppEvent::Scroll(code) => {
-                let page = self.transcript.page();
-                match code {
-                    KeyCode::PageUp => self.transcript.scroll_up(page),
-                    KeyCode::PageDown => self.transcript.scroll_down(page),
-                    KeyCode::Home => self.transcript.scroll_to_top(),
-                    _ => self.transcript.scroll_to_bottom(),
-                }
-            }
             AppEvent::Decided {
                 call_id,
                 decision,
@@ -615,10 +605,14 @@ impl App {
             Some(view) => view.handle_key(key, &self.events, self.now),
             None => Component::handle_key(&mut self.log, key, &self.events, self.now),
         };
-        if outcome == Outcome::Close {
+        if outcome.closes() {
             self.overlays.pop();
         }
         self.drain_events();
+        // A key the view does not take falls to the composer below.
+        if let Some(passed) = outcome.passed() {
+            self.composer_key(passed, self.now);
+        }
     }
 
     /// Mouse reporting was turned over: says what that means.

@@ -31,13 +31,37 @@ use super::components::sessions::{PickerAction, SessionPicker};
 use super::theme::Theme;
 use crate::protocol::{ApprovalDecision, Op};
 
-/// What a key did to a component.
+/// What a key did to a component. A key it does not take falls to the
+/// layer below (under the questions, the composer and the transcript),
+/// never sent again through the app's channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// Taken (or ignored) by the component.
-    Done,
+    /// Taken by the component (or, for a key it has no use for but that
+    /// must not go further, dropped).
+    Consumed,
+    /// Not the component's: this key falls to the layer below. It is the
+    /// key read, or what it stands for (an Alt-key is an Esc and a key:
+    /// the key).
+    Ignored(KeyEvent),
     /// The component is done: off the stack.
     Close,
+    /// The component is done, and this key falls to the layer below.
+    CloseAndPass(KeyEvent),
+}
+
+impl Outcome {
+    /// Whether the component leaves the stack.
+    pub fn closes(self) -> bool {
+        matches!(self, Outcome::Close | Outcome::CloseAndPass(_))
+    }
+
+    /// The key that falls to the layer below, if one does.
+    pub fn passed(self) -> Option<KeyEvent> {
+        match self {
+            Outcome::Ignored(k) | Outcome::CloseAndPass(k) => Some(k),
+            Outcome::Consumed | Outcome::Close => None,
+        }
+    }
 }
 
 /// A part of the UI that takes keys and draws itself.
@@ -60,14 +84,8 @@ pub enum AppEvent {
     Coloured,
     /// The workspace's sessions, for the picker.
     Sessions(Vec<crate::session::store::SessionInfo>),
-    /// A key for the composer: typed before a question could be read, or
-    /// handed on by an answer (the `x` of Alt-x).
-    Typed(KeyEvent),
     /// A line in the transcript.
     Notice(NoticeKind, String),
-    /// The transcript scrolls (PgUp, PgDn, Ctrl-Home, Ctrl-End) under a
-    /// question: reading is not answering.
-    Scroll(crossterm::event::KeyCode),
     /// The person decided on a call; `how`, for the log.
     Decided {
         call_id: String,
@@ -333,12 +351,12 @@ impl Component for Pager {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         if key.code == crossterm::event::KeyCode::Char('?') {
             events.send(AppEvent::Keys(super::components::keys_help::Keys::Diff));
-            return Outcome::Done;
+            return Outcome::Consumed;
         }
         if Pager::handle_key(self, key) {
             Outcome::Close
         } else {
-            Outcome::Done
+            Outcome::Consumed
         }
     }
 
@@ -350,7 +368,7 @@ impl Component for Pager {
 impl Component for SessionPicker {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match SessionPicker::handle_key(self, key) {
-            PickerAction::None => Outcome::Done,
+            PickerAction::None => Outcome::Consumed,
             PickerAction::Close => Outcome::Close,
             PickerAction::Open(id) => {
                 events.send(AppEvent::OpenSession(id));
@@ -368,11 +386,11 @@ impl Component for SessionPicker {
 impl Component for RewindPicker {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match RewindPicker::handle_key(self, key) {
-            RewindAction::None => Outcome::Done,
+            RewindAction::None => Outcome::Consumed,
             RewindAction::Close => Outcome::Close,
             RewindAction::Hint(text) => {
                 events.send(AppEvent::Flash(text.to_string()));
-                Outcome::Done
+                Outcome::Consumed
             }
             RewindAction::Rewind {
                 turn,
@@ -398,20 +416,20 @@ impl Component for super::components::jobs::JobsView {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         use super::components::jobs::{JobsAction, JobsView};
         match JobsView::handle_key(self, key) {
-            JobsAction::None => Outcome::Done,
+            JobsAction::None => Outcome::Consumed,
             JobsAction::Close => Outcome::Close,
             JobsAction::Refresh => {
                 events.send(AppEvent::Op(Op::ListJobs));
-                Outcome::Done
+                Outcome::Consumed
             }
             JobsAction::Ended(handle) => {
                 events.send(AppEvent::Flash(format!("{handle} has already ended")));
-                Outcome::Done
+                Outcome::Consumed
             }
             JobsAction::Stop(handle) => {
                 events.send(AppEvent::Flash(format!("stopping {handle}…")));
                 events.send(AppEvent::Op(Op::KillJob { handle }));
-                Outcome::Done
+                Outcome::Consumed
             }
         }
     }
@@ -424,14 +442,14 @@ impl Component for super::components::jobs::JobsView {
 impl Component for PermissionsView {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
         match PermissionsView::handle_key(self, key) {
-            PermissionsAction::None => Outcome::Done,
+            PermissionsAction::None => Outcome::Consumed,
             PermissionsAction::Close => Outcome::Close,
             PermissionsAction::Revoke(id) => {
                 events.send(AppEvent::Op(Op::RevokeGrant { id }));
                 events.send(AppEvent::Flash(
                     "grant revoked: the next such call asks again".into(),
                 ));
-                Outcome::Done
+                Outcome::Consumed
             }
         }
     }
@@ -449,7 +467,7 @@ impl Component for super::components::tool_log::ToolLog {
             return Outcome::Close;
         }
         match ToolLog::handle_key(self, key) {
-            LogAction::None => Outcome::Done,
+            LogAction::None => Outcome::Consumed,
             LogAction::Close => Outcome::Close,
             LogAction::Command(command) => {
                 events.send(AppEvent::Command(command));
@@ -457,7 +475,7 @@ impl Component for super::components::tool_log::ToolLog {
             }
             LogAction::Keys => {
                 events.send(AppEvent::Keys(super::components::keys_help::Keys::Log));
-                Outcome::Done
+                Outcome::Consumed
             }
         }
     }
@@ -484,7 +502,7 @@ mod tests {
         let mut pager = Pager::new("t", "a\nb\n");
         assert_eq!(
             Component::handle_key(&mut pager, key(KeyCode::Down), &events, Instant::now()),
-            Outcome::Done
+            Outcome::Consumed
         );
         assert_eq!(
             Component::handle_key(&mut pager, key(KeyCode::Esc), &events, Instant::now()),
@@ -532,8 +550,8 @@ mod tests {
         layer.ask_limit(7, 20, 20, t0);
         let y = key(KeyCode::Char('y'));
         let top = layer.top().expect("the limit asks");
-        assert_eq!(top.handle_key(y, &events, t0), Outcome::Done);
-        assert!(matches!(rx.try_recv(), Ok(AppEvent::Typed(k)) if k == y));
+        assert_eq!(top.handle_key(y, &events, t0), Outcome::Ignored(y));
+        assert!(rx.try_recv().is_err(), "nothing sent again");
         // Drawn, then a quiet moment: `y` answers.
         let area = Rect::new(0, 0, 60, 20);
         let mut buf = Buffer::empty(area);

@@ -296,8 +296,10 @@ mod tests {
         let line = |v: Value| format!("{v}\n");
         let old_started = |id: &str, tool: &str| {
             // As a journal of an earlier version wrote it: no `kind`.
-            line(serde_json::json!({"type": "tool_call_started", "turn_id": 1,
-                "call_id": id, "tool": tool, "arguments": {}}))
+            line(
+                serde_json::json!({"type": "tool_call_started", "turn_id": 1,
+                "call_id": id, "tool": tool, "arguments": {}}),
+            )
         };
         let finished = |id: &str, tool: &str| {
             let ev = AgentEvent::ToolCallFinished {

@@ -134,10 +134,17 @@ impl App {
             return self.composer_key(key, now);
         }
         if let Some(question) = self.questions.top() {
-            if question.handle_key(key, &self.events, now) == Outcome::Close {
+            let outcome = question.handle_key(key, &self.events, now);
+            if outcome.closes() {
                 self.questions.close_top();
             }
-            return self.drain_events();
+            // What the answer asked of the app first, then the key it did
+            // not take falls to the composer and the transcript below.
+            self.drain_events();
+            if let Some(passed) = outcome.passed() {
+                self.composer_key(passed, now);
+            }
+            return;
         }
         if !self.overlays.is_empty() {
             return self.overlay_key(key);

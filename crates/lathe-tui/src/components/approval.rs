@@ -754,8 +754,7 @@ impl crate::component::Component for ApprovalOverlay {
             // explanation is there; Ctrl-End back to its end); reading is
             // not answering.
             self.reading();
-            events.send(AppEvent::Scroll(key.code));
-            return Outcome::Done;
+            return Outcome::Ignored(key);
         }
         match ApprovalOverlay::handle_key(self, key, now) {
             ApprovalAction::Decide {
@@ -770,7 +769,7 @@ impl crate::component::Component for ApprovalOverlay {
                     how,
                 });
                 if let Some(k) = pass {
-                    events.send(AppEvent::Typed(k));
+                    return Outcome::Ignored(k);
                 }
             }
             ApprovalAction::Edit {
@@ -782,7 +781,7 @@ impl crate::component::Component for ApprovalOverlay {
                 name,
                 text,
             }),
-            ApprovalAction::Pass(k) => events.send(AppEvent::Typed(k)),
+            ApprovalAction::Pass(k) => return Outcome::Ignored(k),
             ApprovalAction::Hint(text) => events.send(AppEvent::Flash(text.to_string())),
             ApprovalAction::Keys => {
                 events.send(AppEvent::Keys(crate::components::keys_help::Keys::Dialog))
@@ -790,7 +789,7 @@ impl crate::component::Component for ApprovalOverlay {
             ApprovalAction::None => {}
         }
         // The queue moves on by itself; the layer asks `is_active`.
-        Outcome::Done
+        Outcome::Consumed
     }
 
     /// Fills `area`, the rows the app set aside for it ([`Self::height`]).

@@ -101,13 +101,10 @@ impl AskPanel {
 impl Component for AskPanel {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
         match self.arming.gate(key, now) {
-            Gate::Typing(key) => {
-                events.send(AppEvent::Typed(key));
-                return Outcome::Done;
-            }
+            Gate::Typing(key) => return Outcome::Ignored(key),
             Gate::TooSoon => {
                 events.send(AppEvent::Flash(READING.into()));
-                return Outcome::Done;
+                return Outcome::Consumed;
             }
             Gate::Open => {}
         }
@@ -159,7 +156,7 @@ impl Component for AskPanel {
             }
             _ => {}
         }
-        Outcome::Done
+        Outcome::Consumed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
@@ -296,7 +293,7 @@ mod tests {
         let t = t0 + Duration::from_secs(1);
         assert_eq!(
             p.handle_key(key(KeyCode::Char('2')), &events, t),
-            Outcome::Done
+            Outcome::Consumed
         );
         assert_eq!(
             p.handle_key(key(KeyCode::Enter), &events, t),
@@ -361,12 +358,9 @@ mod tests {
             &events,
             t0 + Duration::from_millis(100),
         );
-        assert_eq!(early, Outcome::Done);
-        assert!(
-            drain(&mut rx)
-                .iter()
-                .any(|e| matches!(e, AppEvent::Typed(k) if k.code == KeyCode::Enter))
-        );
+        // It falls to the composer below; nothing answers the question.
+        assert_eq!(early, Outcome::Ignored(key(KeyCode::Enter)));
+        assert!(ops(&mut rx).is_empty());
         // Not typing: an early key is dropped with a word.
         let mut p = panel(&["yes", "no"]);
         shown(&mut p, t0);
@@ -384,7 +378,7 @@ mod tests {
         assert_eq!(p.draft, "rm -rf / yes");
         assert_eq!(
             p.handle_key(key(KeyCode::Enter), &events, t + Duration::from_millis(50)),
-            Outcome::Done
+            Outcome::Consumed
         );
         assert!(ops(&mut rx).is_empty());
         assert_eq!(

@@ -55,10 +55,10 @@ impl Component for TrustQuestion {
         let mut view = self.view.get();
         if self.arming.is_armed(now) && view.scroll_key(key) {
             self.view.set(view);
-            return Outcome::Done;
+            return Outcome::Consumed;
         }
         match self.arming.answer(key, now) {
-            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::Typing(key) => return Outcome::Ignored(key),
             Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
             // Nothing is trusted that was not on screen.
             Answer::Yes if !view.seen_end() => events.send(AppEvent::Flash(
@@ -108,14 +108,11 @@ impl Component for TrustQuestion {
                 if let Some(prompt) = self.prompt.take() {
                     events.send(AppEvent::Untrusted(prompt));
                 }
-                if let Some(key) = pass {
-                    events.send(AppEvent::Typed(key));
-                }
-                return Outcome::Close;
+                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
             }
             Answer::Nothing => {}
         }
-        Outcome::Done
+        Outcome::Consumed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
@@ -173,17 +170,14 @@ impl LimitQuestion {
 impl Component for LimitQuestion {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
         let (go_on, pass) = match self.arming.answer(key, now) {
-            Answer::Typing(key) => {
-                events.send(AppEvent::Typed(key));
-                return Outcome::Done;
-            }
+            Answer::Typing(key) => return Outcome::Ignored(key),
             Answer::TooSoon => {
                 events.send(AppEvent::Flash(READING.into()));
-                return Outcome::Done;
+                return Outcome::Consumed;
             }
             Answer::Yes => (true, None),
             Answer::No { pass } => (false, pass),
-            Answer::Nothing => return Outcome::Done,
+            Answer::Nothing => return Outcome::Consumed,
         };
         events.send(AppEvent::Op(Op::ContinueTurn {
             turn_id: self.turn_id,
@@ -195,10 +189,7 @@ impl Component for LimitQuestion {
                 self.more
             )));
         }
-        if let Some(key) = pass {
-            events.send(AppEvent::Typed(key));
-        }
-        Outcome::Close
+        pass.map_or(Outcome::Close, Outcome::CloseAndPass)
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
@@ -303,7 +294,7 @@ impl Component for PlanQuestion {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
         let change = key.code == crossterm::event::KeyCode::Char('e') && key.modifiers.is_empty();
         match self.arming.answer(key, now) {
-            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::Typing(key) => return Outcome::Ignored(key),
             Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
             Answer::Yes => {
                 events.send(AppEvent::Send(PLAN_APPROVED.into()));
@@ -321,14 +312,11 @@ impl Component for PlanQuestion {
                     NoticeKind::Info,
                     "the plan was not carried out; /plan revises it, or say what to do".into(),
                 ));
-                if let Some(key) = pass {
-                    events.send(AppEvent::Typed(key));
-                }
-                return Outcome::Close;
+                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
             }
             Answer::Nothing => {}
         }
-        Outcome::Done
+        Outcome::Consumed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
@@ -417,7 +405,7 @@ impl QuitQuestion {
 impl Component for QuitQuestion {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
         match self.arming.answer(key, now) {
-            Answer::Typing(key) => events.send(AppEvent::Typed(key)),
+            Answer::Typing(key) => return Outcome::Ignored(key),
             Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
             Answer::Yes => {
                 events.send(AppEvent::Quit);
@@ -427,14 +415,11 @@ impl Component for QuitQuestion {
                 events.send(AppEvent::Flash(
                     "still running: /ps lists them, k stops one".into(),
                 ));
-                if let Some(key) = pass {
-                    events.send(AppEvent::Typed(key));
-                }
-                return Outcome::Close;
+                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
             }
             Answer::Nothing => {}
         }
-        Outcome::Done
+        Outcome::Consumed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
