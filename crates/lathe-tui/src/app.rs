@@ -6,7 +6,6 @@
 //! event loop the ops to send, `is_dirty` says a frame is wanted, and
 //! `draw` lays out and renders one.
 
-use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -128,12 +127,8 @@ pub enum EditPurpose {
 const MAX_QUEUED_SHOWN: usize = 3;
 
 pub struct App {
-    /// The app's event channel: what views ask of it, and work done off
-    /// the UI thread.
-    events: AppEvents,
-    event_rx: tokio::sync::mpsc::UnboundedReceiver<AppEvent>,
-    theme: Theme,
-    hl: Highlighter,
+    bus: parts::Bus,
+    screen: parts::Screen,
     transcript: Transcript,
     composer: Composer,
     /// The priority layer: the questions (trust, more rounds, approvals).
@@ -141,77 +136,11 @@ pub struct App {
     log: ToolLog,
     /// The views open over the transcript, the top one last.
     overlays: Vec<Overlay>,
-    /// What the loop is to do for the app (the terminal, the editor,
-    /// quitting), in the order asked; drained in one place.
-    requests: Vec<Request>,
-    /// Where the last frame drew the transcript (for clicks).
-    transcript_area: std::cell::Cell<Rect>,
-    /// Where each turn's message is in the transcript, by turn id; and
-    /// the messages sent whose turn has not started yet.
-    turn_marks: Vec<(u64, usize)>,
-    sent_marks: VecDeque<usize>,
-    /// The trust question answered "not now", for `/trust`.
-    untrusted: Option<TrustPrompt>,
-    session_id: String,
-    sessions_dir: Option<PathBuf>,
-    prompts: Option<crate::session::prompts::PromptLog>,
-    model: String,
-    workspace: PathBuf,
-    approval: ApprovalMode,
-    usage: Usage,
-    turn_started: Option<Instant>,
-    tool_started: HashMap<String, Instant>,
-    flash: Option<(String, Instant)>,
-    quit_armed: Option<Instant>,
-    /// The turn the person stopped at the tool-round limit: its end is
-    /// their decision, not an error.
-    stopped_at_limit: Option<u64>,
-    /// Whether the person is at the terminal, to call them back.
-    presence: callback::Presence,
-    /// The keys overlay (`?`), above everything while open.
-    help: Option<crate::components::keys_help::KeysHelp>,
-    ops: Vec<Op>,
-    /// What the provider lists, for `/model`.
-    models: Models,
-    /// `/model NAME` typed before the list came: decided when it comes.
-    pending_model: Option<String>,
-    /// What `E` opened in the editor, by call, and what the person's
-    /// edits sent (kept until the call is done, so a refused write loses
-    /// nothing).
-    edit_opened: HashMap<String, String>,
-    edits_sent: HashMap<String, String>,
-    /// Messages written while a turn runs, sent one at a time as turns
-    /// end; an interrupt hands them back to the composer.
-    queued: VecDeque<String>,
-    /// Messages sent to the running turn (Enter while it runs), not yet
-    /// given to the model: shown above the composer until they are.
-    steering: VecDeque<String>,
-    /// The model's plan, pinned above the composer.
-    plan: Option<crate::components::plan::Plan>,
-    /// The commands running in the background, as last reported.
-    jobs: Vec<crate::protocol::JobInfo>,
-    /// `/undo` said once that files git ignores are not checkpointed.
-    ignored_said: bool,
-    /// What subagents used this run (in `/cost`'s totals, not in the
-    /// status bar's conversation).
-    subagents: Usage,
-    /// The turn running is in plan mode: its end asks whether to carry
-    /// the plan out.
-    planning: bool,
-    /// How full the context is: tokens, and the window if known.
-    context: Option<(u64, Option<u64>)>,
-    /// The MCP servers, as last reported.
-    mcp: std::collections::BTreeMap<String, McpStatus>,
-    /// When the model began thinking in the response streaming now.
-    thinking_since: Option<Instant>,
-    /// What the last turn cost, when known.
-    last_turn_cost: Option<f64>,
-    /// `/effort`: `None` leaves it to the config and the server.
-    effort: Option<crate::protocol::Effort>,
-    /// What the session has cost so far, when known.
-    spent: Option<f64>,
-    dirty: bool,
-    now: Instant,
+    turn: parts::TurnState,
+    status: parts::Status,
+    session: parts::SessionState,
+    edits: parts::Edits,
+    person: parts::Person,
 }
 
 impl App {
@@ -263,58 +192,59 @@ impl App {
             composer.set_history(log.load());
         }
         let (events, event_rx) = AppEvents::channel();
+        let plan = session
+            .resumed
+            .as_ref()
+            .and_then(|r| crate::components::plan::Plan::last(&r.shown));
         let mut app = Self {
-            events,
-            event_rx,
+            bus: parts::Bus {
+                events,
+                event_rx,
+                requests: Vec::new(),
+                ops: Vec::new(),
+            },
+            screen: parts::Screen {
+                theme: init.theme,
+                hl,
+                transcript_area: std::cell::Cell::new(Rect::default()),
+                help: None,
+                dirty: true,
+                now,
+            },
             composer,
-            theme: init.theme,
-            hl,
             transcript,
             questions: Questions::default(),
             log: ToolLog::new(now),
             overlays: Vec::new(),
-            requests: Vec::new(),
-            transcript_area: std::cell::Cell::new(Rect::default()),
-            turn_marks,
-            sent_marks: VecDeque::new(),
-            untrusted: None,
-            session_id: session.id,
-            sessions_dir: session.dir,
-            prompts: session.prompts,
-            model: init.model,
-            workspace: init.workspace,
-            approval: init.approval,
-            usage,
-            turn_started: None,
-            tool_started: HashMap::new(),
-            flash: None,
-            quit_armed: None,
-            help: None,
-            presence: callback::Presence::default(),
-            stopped_at_limit: None,
-            ops: Vec::new(),
-            models: Models::Unknown,
-            pending_model: None,
-            edit_opened: HashMap::new(),
-            edits_sent: HashMap::new(),
-            queued: VecDeque::new(),
-            steering: VecDeque::new(),
-            plan: session
-                .resumed
-                .as_ref()
-                .and_then(|r| crate::components::plan::Plan::last(&r.shown)),
-            planning: false,
-            jobs: Vec::new(),
-            ignored_said: false,
-            subagents: Usage::default(),
-            context: None,
-            thinking_since: None,
-            last_turn_cost: None,
-            effort: None,
-            spent,
-            mcp: std::collections::BTreeMap::new(),
-            dirty: true,
-            now,
+            turn: parts::TurnState {
+                turn_marks,
+                plan,
+                ..parts::TurnState::default()
+            },
+            status: parts::Status {
+                model: init.model,
+                approval: init.approval,
+                usage,
+                subagents: Usage::default(),
+                context: None,
+                mcp: std::collections::BTreeMap::new(),
+                last_turn_cost: None,
+                effort: None,
+                spent,
+                models: Models::Unknown,
+                pending_model: None,
+                jobs: Vec::new(),
+                flash: None,
+            },
+            session: parts::SessionState {
+                session_id: session.id,
+                sessions_dir: session.dir,
+                prompts: session.prompts,
+                workspace: init.workspace,
+                untrusted: None,
+            },
+            edits: parts::Edits::default(),
+            person: parts::Person::default(),
         };
         if let Some(r) = &session.resumed {
             app.replay_earlier(&r.log);
@@ -332,7 +262,7 @@ impl App {
     /// check it against); an unknown name is refused, with the names
     /// nearest to it.
     fn switch_model(&mut self, m: String) {
-        let unchecked = match &self.models {
+        let unchecked = match &self.status.models {
             Models::Known(list) if !list.contains(&m) => {
                 let lower = m.to_ascii_lowercase();
                 let stem: String = lower.chars().take(4).collect();
@@ -357,7 +287,7 @@ impl App {
                     NoticeKind::Error,
                     format!(
                         "model {m}: the server has no such model, still using {} ({hint})",
-                        self.model
+                        self.status.model
                     ),
                 );
                 // What was typed comes back, to correct.
@@ -366,7 +296,7 @@ impl App {
                 }
                 return;
             }
-            Models::Known(_) if m == self.model => {
+            Models::Known(_) if m == self.status.model => {
                 self.notice(NoticeKind::Info, format!("model: {m} (already in use)"));
                 return;
             }
@@ -380,10 +310,10 @@ impl App {
                 crate::protocol::humanize::shorten_chars(&why, 120)
             )
         });
-        let was = if self.model.is_empty() {
+        let was = if self.status.model.is_empty() {
             String::new()
         } else {
-            format!("was {}", self.model)
+            format!("was {}", self.status.model)
         };
         let said = format!("{was}{note}");
         let said = said.trim_start_matches("; ");
@@ -395,22 +325,24 @@ impl App {
                 format!("model: {m} ({said})")
             },
         );
-        self.ops.push(Op::SetModel { model: m.clone() });
-        self.model = m;
+        self.bus.ops.push(Op::SetModel { model: m.clone() });
+        self.status.model = m;
     }
 
     /// The session picker, its list read off the UI thread.
     fn open_picker(&mut self) {
-        let Some(dir) = self.sessions_dir.clone() else {
+        let Some(dir) = self.session.sessions_dir.clone() else {
             self.notice(
                 NoticeKind::Warning,
                 "no session directory: nothing to resume",
             );
             return;
         };
-        self.open(Overlay::Sessions(SessionPicker::new(&self.session_id)));
-        let workspace = self.workspace.clone();
-        let tx = self.events.clone();
+        self.open(Overlay::Sessions(SessionPicker::new(
+            &self.session.session_id,
+        )));
+        let workspace = self.session.workspace.clone();
+        let tx = self.bus.events.clone();
         let spawned = std::thread::Builder::new()
             .name("lathe-sessions".into())
             .spawn(move || {
@@ -432,15 +364,16 @@ impl App {
     fn quit(&mut self) {
         let running = self.running_jobs();
         if running.is_empty() || self.questions.quit.is_some() {
-            self.requests.push(Request::Quit);
+            self.bus.requests.push(Request::Quit);
         } else {
-            self.questions.ask_quit(running, self.now);
+            self.questions.ask_quit(running, self.screen.now);
         }
     }
 
     /// What runs in the background, a line each: `bg1 python3 -m http.server`.
     pub fn running_jobs(&self) -> Vec<String> {
-        self.jobs
+        self.status
+            .jobs
             .iter()
             .filter(|j| j.running)
             .map(|j| {
@@ -455,24 +388,24 @@ impl App {
 
     /// What the loop is to do for the app, in the order asked (once).
     pub fn take_requests(&mut self) -> Vec<Request> {
-        std::mem::take(&mut self.requests)
+        std::mem::take(&mut self.bus.requests)
     }
 
     /// Whether quitting was asked (and not yet drained).
     #[cfg(test)]
     pub fn should_quit(&self) -> bool {
-        self.requests.contains(&Request::Quit)
+        self.bus.requests.contains(&Request::Quit)
     }
 
     /// A diff to review, highlighted: a big one on a thread of its own,
     /// as far as it is looked at (it shows plain until then).
     fn prepare_diff(&self, mut view: DiffView) -> DiffView {
         if view.len() <= HIGHLIGHT_INLINE {
-            view.highlight_now(&self.theme, &self.hl);
+            view.highlight_now(&self.screen.theme, &self.screen.hl);
             return view;
         }
-        let job = view.colour_job(&self.theme, &self.hl);
-        let tx = self.events.clone();
+        let job = view.colour_job(&self.screen.theme, &self.screen.hl);
+        let tx = self.bus.events.clone();
         let spawned = std::thread::Builder::new()
             .name("lathe-highlight".into())
             // The app may be gone; then nothing is drawn.
@@ -486,19 +419,19 @@ impl App {
     /// The next event on the app's channel (work finished off the UI
     /// thread).
     pub async fn next_event(&mut self) -> Option<AppEvent> {
-        self.event_rx.recv().await
+        self.bus.event_rx.recv().await
     }
 
     /// Takes in what is waiting on the app's channel (what a key asked).
     fn drain_events(&mut self) {
-        while let Ok(ev) = self.event_rx.try_recv() {
+        while let Ok(ev) = self.bus.event_rx.try_recv() {
             self.on_app_event(ev);
         }
     }
 
     /// An event of the app's channel.
     pub fn on_app_event(&mut self, ev: AppEvent) {
-        self.dirty = true;
+        self.screen.dirty = true;
         match ev {
             AppEvent::Op(op) => {
                 if let Op::ContinueTurn {
@@ -506,22 +439,22 @@ impl App {
                     go_on: false,
                 } = op
                 {
-                    self.stopped_at_limit = Some(turn_id);
+                    self.turn.stopped_at_limit = Some(turn_id);
                 }
-                self.ops.push(op);
+                self.bus.ops.push(op);
             }
             AppEvent::Flash(text) => {
                 use crate::components::approval::{QUIET, READING};
                 // "reading…" lasts as long as the quiet moment it speaks
                 // of: once the dialog takes keys it would mislead.
-                let until = self.now + if text == READING { QUIET } else { QUIT_WINDOW };
-                self.flash = Some((text, until));
+                let until = self.screen.now + if text == READING { QUIET } else { QUIT_WINDOW };
+                self.status.flash = Some((text, until));
             }
-            AppEvent::OpenSession(id) => self.requests.push(Request::Switch(id)),
+            AppEvent::OpenSession(id) => self.bus.requests.push(Request::Switch(id)),
             // Drawn again (every event marks the screen dirty).
             AppEvent::Coloured => {}
             AppEvent::Send(text) => self.send(text),
-            AppEvent::Quit => self.requests.push(Request::Quit),
+            AppEvent::Quit => self.bus.requests.push(Request::Quit),
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
@@ -531,13 +464,15 @@ impl App {
                 how,
             } => {
                 if let ApprovalDecision::ApproveEdited { content } = &decision {
-                    self.edits_sent.insert(call_id.clone(), content.clone());
+                    self.edits
+                        .edits_sent
+                        .insert(call_id.clone(), content.clone());
                 }
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.state = ToolState::Running;
                 }
                 self.log.decided(&call_id, &how);
-                self.ops.push(Op::Decide { call_id, decision });
+                self.bus.ops.push(Op::Decide { call_id, decision });
                 // What comes of it shows at the end of the transcript, even
                 // if the person scrolled up to read while deciding.
                 self.transcript.scroll_to_bottom();
@@ -547,21 +482,21 @@ impl App {
                 name,
                 text,
             } => {
-                self.edit_opened.insert(call_id.clone(), text.clone());
-                self.requests.push(Request::Edit(EditRequest {
+                self.edits.edit_opened.insert(call_id.clone(), text.clone());
+                self.bus.requests.push(Request::Edit(EditRequest {
                     purpose: EditPurpose::Approval(call_id),
                     name,
                     text,
                 }));
             }
-            AppEvent::Untrusted(prompt) => self.untrusted = Some(prompt),
+            AppEvent::Untrusted(prompt) => self.session.untrusted = Some(prompt),
             AppEvent::Command(command) => self.on_command(command),
             AppEvent::Keys(keys) => {
-                self.help = Some(crate::components::keys_help::KeysHelp::new(keys));
+                self.screen.help = Some(crate::components::keys_help::KeysHelp::new(keys));
             }
             AppEvent::Sessions(list) => {
                 // Only this one: nothing to choose from, said so.
-                if list.iter().all(|s| s.id == self.session_id) {
+                if list.iter().all(|s| s.id == self.session.session_id) {
                     let had = self.overlays.len();
                     self.overlays.retain(|o| !matches!(o, Overlay::Sessions(_)));
                     if self.overlays.len() < had {
@@ -602,8 +537,8 @@ impl App {
             return;
         };
         let outcome = match top.component() {
-            Some(view) => view.handle_key(key, &self.events, self.now),
-            None => Component::handle_key(&mut self.log, key, &self.events, self.now),
+            Some(view) => view.handle_key(key, &self.bus.events, self.screen.now),
+            None => Component::handle_key(&mut self.log, key, &self.bus.events, self.screen.now),
         };
         if outcome.closes() {
             self.overlays.pop();
@@ -611,7 +546,7 @@ impl App {
         self.drain_events();
         // A key the view does not take falls to the composer below.
         if let Some(passed) = outcome.passed() {
-            self.composer_key(passed, self.now);
+            self.composer_key(passed, self.screen.now);
         }
     }
 
@@ -622,7 +557,7 @@ impl App {
         } else {
             "mouse off: select and copy with the terminal; Ctrl-S gives the wheel back"
         };
-        self.flash(text, self.now);
+        self.flash(text, self.screen.now);
     }
 
     /// A frame is on screen (called right after it is written): questions
@@ -634,19 +569,19 @@ impl App {
 
     /// Everything is drawn again (after the terminal was given away).
     pub fn redraw(&mut self) {
-        self.dirty = true;
+        self.screen.dirty = true;
     }
 
     pub fn is_dirty(&self) -> bool {
-        self.dirty
+        self.screen.dirty
     }
 
     pub fn take_ops(&mut self) -> Vec<Op> {
-        std::mem::take(&mut self.ops)
+        std::mem::take(&mut self.bus.ops)
     }
 
     pub fn is_running(&self) -> bool {
-        self.turn_started.is_some()
+        self.turn.turn_started.is_some()
     }
 
     /// When the app next needs a tick without any input: while something
@@ -656,17 +591,17 @@ impl App {
         let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         // Spinners and clocks animate, except behind a dialog waiting for
         // an answer: then nothing is drawn until something happens.
-        if (self.turn_started.is_some() || !self.tool_started.is_empty())
+        if (self.turn.turn_started.is_some() || !self.turn.tool_started.is_empty())
             && !self.questions.is_asking()
         {
-            consider(self.now + TICK);
+            consider(self.screen.now + TICK);
         }
         if let Some(armed) = self.questions.approvals.armed_at()
-            && armed > self.now
+            && armed > self.screen.now
         {
             consider(armed);
         }
-        if let Some((_, until)) = &self.flash {
+        if let Some((_, until)) = &self.status.flash {
             consider(*until);
         }
         if self
@@ -675,31 +610,36 @@ impl App {
             .any(|o| matches!(o, Overlay::Permissions(v) if v.has_grants()))
         {
             // The grants' time left counts down.
-            consider(self.now + std::time::Duration::from_secs(1));
+            consider(self.screen.now + std::time::Duration::from_secs(1));
         }
         next
     }
 
     pub fn tick(&mut self, now: Instant) {
-        self.now = now;
-        let started = &self.tool_started;
+        self.screen.now = now;
+        let started = &self.turn.tool_started;
         self.transcript.for_each_running(|t| {
             if let Some(s) = started.get(&t.call_id) {
                 t.elapsed_ms = u64::try_from(now.saturating_duration_since(*s).as_millis())
                     .unwrap_or(u64::MAX);
             }
         });
-        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
-            self.flash = None;
+        if self
+            .status
+            .flash
+            .as_ref()
+            .is_some_and(|(_, until)| now >= *until)
+        {
+            self.status.flash = None;
         }
-        self.dirty = true;
+        self.screen.dirty = true;
     }
 
     /// A warning in the transcript (from outside: a session that would
     /// not open).
     pub fn warn(&mut self, text: String) {
         self.notice(NoticeKind::Warning, text);
-        self.dirty = true;
+        self.screen.dirty = true;
     }
 
     fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
@@ -707,14 +647,14 @@ impl App {
     }
 
     fn flash(&mut self, text: &str, now: Instant) {
-        self.flash = Some((text.to_string(), now + QUIT_WINDOW));
+        self.status.flash = Some((text.to_string(), now + QUIT_WINDOW));
     }
 
     /// Reacts to one agent event.
     /// The model moved on from thinking to its answer (or the turn
     /// ended): the thinking cell folds, saying for how long.
     fn end_thinking(&mut self, now: Instant) {
-        if let Some(since) = self.thinking_since.take() {
+        if let Some(since) = self.turn.thinking_since.take() {
             let took =
                 u64::try_from(now.saturating_duration_since(since).as_millis()).unwrap_or(u64::MAX);
             self.transcript.end_thinking(took);
@@ -724,14 +664,14 @@ impl App {
     fn end_turn(&mut self) {
         self.questions.limit = None;
         let next_turn_coming = self.end_together();
-        self.turn_started = None;
-        self.tool_started.clear();
+        self.turn.turn_started = None;
+        self.turn.tool_started.clear();
         self.questions.approvals.clear();
         self.composer.set_busy(false);
         if next_turn_coming {
             return;
         }
-        if let Some(next) = self.queued.pop_front() {
+        if let Some(next) = self.turn.queued.pop_front() {
             self.send(next);
         }
     }
@@ -760,9 +700,9 @@ impl App {
             return;
         }
         if conversation {
-            if let Some(i) = self.turn_marks.iter().position(|(t, _)| *t == turn) {
-                let at = self.turn_marks[i].1;
-                self.turn_marks.truncate(i);
+            if let Some(i) = self.turn.turn_marks.iter().position(|(t, _)| *t == turn) {
+                let at = self.turn.turn_marks[i].1;
+                self.turn.turn_marks.truncate(i);
                 self.transcript.truncate(at);
             }
             if let Some(p) = prompt
@@ -800,7 +740,7 @@ impl App {
             done.push("the conversation is back to before it".into());
         }
         // The caveat once a session, not at every undo.
-        if files && !std::mem::replace(&mut self.ignored_said, true) {
+        if files && !std::mem::replace(&mut self.person.ignored_said, true) {
             done.push("files git ignores are never checkpointed".into());
         }
         // `/undo` undoes a turn's file changes; `/rewind` goes back.
@@ -827,26 +767,26 @@ impl App {
                 models.len()
             ),
         );
-        self.models = Models::Known(models);
+        self.status.models = Models::Known(models);
         self.composer.set_text("/model ");
     }
 
     fn send(&mut self, text: String) {
-        self.sent_marks.push_back(self.transcript.len());
+        self.turn.sent_marks.push_back(self.transcript.len());
         self.transcript.push(Cell::User(text.clone()));
         self.transcript.scroll_to_bottom();
-        self.ops.push(Op::UserInput { text });
+        self.bus.ops.push(Op::UserInput { text });
     }
 
     /// Queued messages go back to the composer, in front of any draft,
     /// so stopping a turn never starts the next one.
     fn unqueue(&mut self) -> usize {
-        let n = self.queued.len() + self.steering.len();
+        let n = self.turn.queued.len() + self.turn.steering.len();
         if n == 0 {
             return 0;
         }
-        let mut parts: Vec<String> = self.steering.drain(..).collect();
-        parts.extend(self.queued.drain(..));
+        let mut parts: Vec<String> = self.turn.steering.drain(..).collect();
+        parts.extend(self.turn.queued.drain(..));
         let draft = self.composer.text();
         if !draft.trim().is_empty() {
             parts.push(draft);
@@ -863,6 +803,7 @@ mod draw;
 mod edited;
 mod keys;
 mod mid_turn;
+mod parts;
 mod resume;
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ fn type_text(a: &mut App, text: &str, now: Instant) {
 fn screen(a: &mut App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| a.draw(f)).unwrap();
-    a.drawn(a.now);
+    a.drawn(a.screen.now);
     term.backend().to_string()
 }
 
@@ -406,7 +406,7 @@ fn workspace_hooks_wait_for_trust() {
     type_text(&mut a, "/trust", t1);
     a.on_terminal_event(key(KeyCode::Enter), t1);
     assert!(screen(&mut a, 72, 18).contains("Run this workspace's hooks?"));
-    let t2 = a.now + QUIET + Duration::from_millis(1);
+    let t2 = a.screen.now + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::Char('y')), t2);
     assert!(a.take_ops().contains(&Op::TrustWorkspaceHooks));
     assert!(remembered.load(std::sync::atomic::Ordering::SeqCst));
@@ -422,7 +422,7 @@ fn a_paused_y_trusts_workspace_hooks() {
     // Not yet on screen: a `y` however late is not an answer.
     a.on_terminal_event(key(KeyCode::Char('y')), t0 + 3 * QUIET);
     assert!(a.take_ops().is_empty());
-    a.now = t0 + 3 * QUIET;
+    a.screen.now = t0 + 3 * QUIET;
     screen(&mut a, 72, 18);
     a.on_terminal_event(
         key(KeyCode::Char('y')),
@@ -475,7 +475,7 @@ fn a_trust_question_shows_everything_before_y_counts() {
     assert!(!first.contains("./evil --all"), "{first}");
     // Armed, but the end was never shown: `y` trusts nothing.
     let t1 = t0 + 3 * QUIET;
-    a.now = t1;
+    a.screen.now = t1;
     screen(&mut a, 80, 24);
     a.on_terminal_event(key(KeyCode::Char('y')), t1 + QUIET);
     assert!(a.take_ops().is_empty());
@@ -523,7 +523,7 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
     };
     let mut a = App::new(init, t0);
     assert_snapshot!("app_trust_servers", screen(&mut a, 72, 18));
-    a.now = t0 + 3 * QUIET;
+    a.screen.now = t0 + 3 * QUIET;
     screen(&mut a, 72, 18);
     a.on_terminal_event(
         key(KeyCode::Char('y')),
@@ -839,7 +839,7 @@ fn scrolling_the_transcript_never_makes_an_answer_wait() {
         t0,
     );
     a.on_agent_event(approval_request("c1"), t0);
-    a.now = t0;
+    a.screen.now = t0;
     screen(&mut a, 80, 24);
     let t = t0 + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::PageUp), t);
@@ -877,7 +877,7 @@ fn keys_read_before_the_dialog_is_on_screen_never_answer() {
     assert!(a.take_ops().is_empty());
     assert_eq!(a.composer.text(), "");
     // The first frame shows it; a `y` right after is still typing.
-    a.now = late;
+    a.screen.now = late;
     screen(&mut a, 80, 24);
     a.on_terminal_event(key(KeyCode::Char('y')), late + Duration::from_millis(100));
     assert!(a.take_ops().is_empty());
@@ -906,12 +906,12 @@ fn enlarging_a_tiny_window_then_y_does_not_approve() {
     let (mut a, t0) = app();
     turn_started(&mut a, 1, "go", t0);
     a.on_agent_event(approval_request("c1"), t0);
-    a.now = t0;
+    a.screen.now = t0;
     let tiny = screen(&mut a, 40, 7);
     assert!(tiny.contains("enlarge"), "{tiny}");
     let t = t0 + Duration::from_secs(3);
     a.on_terminal_event(Event::Resize(100, 30), t);
-    a.now = t;
+    a.screen.now = t;
     screen(&mut a, 100, 30);
     a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(50));
     assert!(a.take_ops().is_empty());
@@ -1014,11 +1014,11 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
 #[test]
 fn a_resumed_session_shows_its_transcript() {
     let mut a = resumed_app(None, None);
-    assert_eq!(a.usage.input_tokens, 1200, "the usage goes on");
+    assert_eq!(a.status.usage.input_tokens, 1200, "the usage goes on");
     // The plan is pinned again; a message sent mid-turn is no turn.
-    let plan = a.plan.as_ref().expect("the plan comes back");
+    let plan = a.turn.plan.as_ref().expect("the plan comes back");
     assert_eq!(plan.steps[1].step, "update the[2J docs");
-    assert_eq!(a.turn_marks.len(), 2);
+    assert_eq!(a.turn.turn_marks.len(), 2);
     assert_snapshot!("app_resumed", screen(&mut a, 72, 22));
 }
 
@@ -1029,7 +1029,7 @@ fn up_walks_the_messages_of_earlier_runs_and_new_ones_are_remembered() {
         crate::session::prompts::PromptLog::new(data.path(), std::path::Path::new("/work/project"));
     log.append("an earlier question").unwrap();
     let mut a = resumed_app(None, Some(log.clone()));
-    let now = a.now;
+    let now = a.screen.now;
     a.on_terminal_event(key(KeyCode::Up), now);
     assert!(
         screen(&mut a, 60, 12).contains("an earlier question"),
@@ -1077,7 +1077,7 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
         r.sync().await;
     });
     let mut a = resumed_app(Some(dir.path().to_path_buf()), None);
-    let now = a.now;
+    let now = a.screen.now;
     type_text(&mut a, "/resume", now);
     a.on_terminal_event(key(KeyCode::Enter), now);
     let work = rt.block_on(async {
@@ -1098,7 +1098,7 @@ fn resume_opens_a_picker_and_enter_switches_sessions() {
 #[test]
 fn resume_waits_for_a_running_turn() {
     let mut a = resumed_app(None, None);
-    let now = a.now;
+    let now = a.screen.now;
     a.on_agent_event(
         AgentEvent::TurnStarted {
             turn_id: 3,
@@ -1363,7 +1363,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
         t0,
     );
     screen(&mut a, 80, 24);
-    let t = a.now + QUIET + Duration::from_millis(1);
+    let t = a.screen.now + QUIET + Duration::from_millis(1);
     a.on_terminal_event(
         Event::Key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT)),
         t,
@@ -1408,7 +1408,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
     let look = screen(&mut a, 80, 30);
     assert!(look.contains("your edit:"), "{look}");
     assert!(look.contains("+ three"), "{look}");
-    let t = a.now + QUIET + Duration::from_millis(1);
+    let t = a.screen.now + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::Char('y')), t);
     assert_eq!(
         a.take_ops(),
@@ -1500,7 +1500,7 @@ fn pgup_behind_the_dialog_scrolls_the_transcript() {
     }
     a.on_agent_event(approval_request("c1"), t0);
     screen(&mut a, 80, 40);
-    let t = a.now + QUIET + Duration::from_millis(1);
+    let t = a.screen.now + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::PageUp), t);
     assert!(a.take_ops().is_empty());
     assert!(!a.transcript.is_following(), "the transcript scrolled back");
@@ -1664,7 +1664,7 @@ fn a_key_right_after_scrolling_behind_the_dialog_is_told_to_wait() {
         t0,
     );
     a.on_agent_event(approval_request("c1"), t0);
-    a.now = t0;
+    a.screen.now = t0;
     screen(&mut a, 80, 24);
     let t = t0 + Duration::from_millis(50);
     a.on_terminal_event(key(KeyCode::PageDown), t);
@@ -2203,7 +2203,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
         shown.contains("bg1 `python3 -m http.server` was running in the background"),
         "{shown}"
     );
-    a.on_terminal_event(ctrl('t'), a.now);
+    a.on_terminal_event(ctrl('t'), a.screen.now);
     let log = screen(&mut a, 100, 24);
     assert!(!log.contains("no tool calls yet"), "{log}");
     assert!(log.contains("↳ grep"), "{log}");
@@ -2287,7 +2287,7 @@ fn an_unfinished_plan_leaves_with_its_turn() {
         t0,
     );
     finish(&mut a, 1, "stopped halfway", t0);
-    assert!(a.plan.is_some(), "still in sight after its turn");
+    assert!(a.turn.plan.is_some(), "still in sight after its turn");
     a.on_agent_event(
         AgentEvent::TurnStarted {
             turn_id: 2,
@@ -2295,10 +2295,13 @@ fn an_unfinished_plan_leaves_with_its_turn() {
         },
         t0,
     );
-    assert!(a.plan.is_some(), "the approved plan is carried out");
+    assert!(a.turn.plan.is_some(), "the approved plan is carried out");
     finish(&mut a, 2, "not done yet", t0);
     turn_started(&mut a, 3, "something else", t0);
-    assert!(a.plan.is_none(), "another turn: the old plan is not pinned");
+    assert!(
+        a.turn.plan.is_none(),
+        "another turn: the old plan is not pinned"
+    );
 }
 
 /// A dialog opens, then the person starts a correction at a person's

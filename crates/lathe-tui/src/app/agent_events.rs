@@ -7,8 +7,8 @@ use super::*;
 
 impl App {
     pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
-        self.now = now;
-        self.dirty = true;
+        self.screen.now = now;
+        self.screen.dirty = true;
         self.log.on_event(&ev, now);
         if let Some(what) = Self::waits_for_person(&ev) {
             self.call_back(&what);
@@ -53,10 +53,10 @@ impl App {
     /// A plan an earlier turn left unfinished is not the turn's that
     /// starts with `prompt` (unless it carries that plan out, approved).
     fn unpin_left_plan(&mut self, prompt: &str) {
-        if self.plan.as_ref().is_some_and(|p| p.left)
+        if self.turn.plan.as_ref().is_some_and(|p| p.left)
             && !prompt.contains(crate::components::question::PLAN_APPROVED)
         {
-            self.plan = None;
+            self.turn.plan = None;
         }
     }
 
@@ -66,14 +66,14 @@ impl App {
         match ev {
             AgentEvent::TurnStarted { turn_id, prompt } => {
                 self.unpin_left_plan(&prompt);
-                if let Some(at) = self.sent_marks.pop_front() {
-                    self.turn_marks.push((turn_id, at));
+                if let Some(at) = self.turn.sent_marks.pop_front() {
+                    self.turn.turn_marks.push((turn_id, at));
                 }
-                self.turn_started = Some(now);
+                self.turn.turn_started = Some(now);
                 self.composer.set_busy(true);
             }
             AgentEvent::ReasoningDelta { text, .. } => {
-                self.thinking_since.get_or_insert(now);
+                self.turn.thinking_since.get_or_insert(now);
                 self.transcript.append_thinking(&text);
             }
             AgentEvent::ReasoningMessage { text, .. } => {
@@ -97,7 +97,7 @@ impl App {
                 reason,
                 ..
             } => {
-                self.thinking_since = None;
+                self.turn.thinking_since = None;
                 self.transcript.discard_partial_assistant();
                 self.notice(
                     NoticeKind::Warning,
@@ -143,7 +143,7 @@ impl App {
                 self.end_thinking(now);
                 self.end_turn();
                 self.plan_turn_ended(true, now);
-                self.last_turn_cost = usage.cost_usd;
+                self.status.last_turn_cost = usage.cost_usd;
                 // A refusal is told by the agent, with its explanation.
                 if let Some(note) = stop_reason
                     .notice()
@@ -171,7 +171,7 @@ impl App {
                     ErrorKind::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
                     // The person said no to more rounds: stopped, as asked.
                     ErrorKind::MaxIterations
-                        if turn_id.is_some() && turn_id == self.stopped_at_limit.take() =>
+                        if turn_id.is_some() && turn_id == self.turn.stopped_at_limit.take() =>
                     {
                         self.notice(
                             NoticeKind::Info,
@@ -198,7 +198,7 @@ impl App {
                 ..
             } => {
                 self.end_thinking(now);
-                self.tool_started.insert(call_id.clone(), now);
+                self.turn.tool_started.insert(call_id.clone(), now);
                 let kind = kind.unwrap_or(crate::protocol::ToolKind::Other);
                 let mut cell = ToolCell::new(&call_id, &tool, kind, &arguments);
                 cell.nested = parent.is_some();
@@ -229,10 +229,10 @@ impl App {
                 change,
                 ..
             } => {
-                self.tool_started.remove(&call_id);
+                self.turn.tool_started.remove(&call_id);
                 // The person's own version of a file is never lost: a write
                 // refused (the file changed meanwhile) keeps it in a file.
-                if let Some(content) = self.edits_sent.remove(&call_id)
+                if let Some(content) = self.edits.edits_sent.remove(&call_id)
                     && status != crate::protocol::ToolStatus::Ok
                 {
                     let kept = keep_edit(&call_id, &content);
@@ -295,7 +295,7 @@ impl App {
                 }
                 if !matches!(decision, ApprovalDecision::Deny { .. }) {
                     // The clock of a call starts again when it may run.
-                    self.tool_started.insert(call_id.clone(), now);
+                    self.turn.tool_started.insert(call_id.clone(), now);
                     if let Some(t) = self.transcript.tool_mut(&call_id) {
                         t.state = ToolState::Running;
                         t.elapsed_ms = 0;
@@ -451,9 +451,9 @@ impl App {
     /// models listed, usage, context, permissions.
     fn on_status_event(&mut self, ev: AgentEvent, now: Instant) {
         match ev {
-            AgentEvent::SessionStarted { model, .. } => self.model = model,
+            AgentEvent::SessionStarted { model, .. } => self.status.model = model,
             AgentEvent::McpServerStatus(status) => {
-                let was = self.mcp.get(&status.server).map(|s| s.state);
+                let was = self.status.mcp.get(&status.server).map(|s| s.state);
                 if status.state == McpState::Failed && was != Some(McpState::Failed) {
                     self.notice(
                         NoticeKind::Warning,
@@ -464,10 +464,10 @@ impl App {
                         ),
                     );
                 }
-                self.mcp.insert(status.server.clone(), status);
+                self.status.mcp.insert(status.server.clone(), status);
             }
             AgentEvent::Models { models, error } => {
-                self.models = match (models, error) {
+                self.status.models = match (models, error) {
                     (Some(list), _) => {
                         self.composer.set_models(list.clone());
                         Models::Known(list)
@@ -475,7 +475,7 @@ impl App {
                     (None, Some(e)) => Models::Unavailable(e),
                     (None, None) => Models::Unavailable("the server lists no models".into()),
                 };
-                if let Some(m) = self.pending_model.take() {
+                if let Some(m) = self.status.pending_model.take() {
                     self.switch_model(m);
                 }
             }
@@ -484,35 +484,39 @@ impl App {
             } => {
                 // A subagent's tokens cost, but are not the conversation's.
                 if task.is_none() {
-                    self.usage = total;
+                    self.status.usage = total;
                 } else {
-                    self.subagents.add(last);
+                    self.status.subagents.add(last);
                 }
                 if let Some(c) = last.cost_usd {
-                    self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+                    self.status.spent = Some(crate::protocol::round_usd(
+                        self.status.spent.unwrap_or(0.0) + c,
+                    ));
                 }
             }
             AgentEvent::Cost { models, total } => {
                 let mut report = cost_report(&models, &total);
-                if self.subagents.input_tokens + self.subagents.output_tokens > 0 {
+                if self.status.subagents.input_tokens + self.status.subagents.output_tokens > 0 {
                     let k = crate::protocol::humanize::count;
                     report.push_str(&format!(
                         "\nof which subagents: {} in · {} out (the status bar counts the \
                          conversation's own tokens)",
-                        k(self.subagents.input_tokens),
-                        k(self.subagents.output_tokens)
+                        k(self.status.subagents.input_tokens),
+                        k(self.status.subagents.output_tokens)
                     ));
                 }
                 self.notice(NoticeKind::Info, report);
             }
-            AgentEvent::ContextUpdated { tokens, window } => self.context = Some((tokens, window)),
+            AgentEvent::ContextUpdated { tokens, window } => {
+                self.status.context = Some((tokens, window))
+            }
             AgentEvent::Permissions {
                 approval,
                 rules,
                 grants,
                 hooks,
             } => {
-                self.approval = approval;
+                self.status.approval = approval;
                 if let Some(Overlay::Permissions(view)) =
                     self.overlay_mut(|o| matches!(o, Overlay::Permissions(_)))
                 {

@@ -30,14 +30,14 @@ impl Default for Presence {
 impl App {
     /// `notify` from the config.
     pub fn call_back_when_away(&mut self, enabled: bool) {
-        self.presence.enabled = enabled;
+        self.person.presence.enabled = enabled;
     }
 
     /// The terminal lost or gained focus.
     pub(super) fn focus(&mut self, focused: bool) {
-        self.presence.focused = focused;
+        self.person.presence.focused = focused;
         if focused {
-            self.presence.called = false;
+            self.person.presence.called = false;
         } else if let Some(what) = self.waiting_for() {
             // Left while something waits for them: what it is.
             self.call_back(&what);
@@ -86,10 +86,10 @@ impl App {
 
     /// A notification, if the person is away and was not called yet.
     pub(super) fn call_back(&mut self, what: &str) {
-        let p = &mut self.presence;
+        let p = &mut self.person.presence;
         if p.enabled && !p.focused && !p.called {
             p.called = true;
-            self.requests.push(Request::Notify(what.to_string()));
+            self.bus.requests.push(Request::Notify(what.to_string()));
         }
     }
 }

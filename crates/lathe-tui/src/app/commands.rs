@@ -18,43 +18,43 @@ impl App {
             SlashCommand::Clear => {
                 self.unqueue();
                 self.transcript.clear();
-                self.turn_marks.clear();
+                self.turn.turn_marks.clear();
                 self.questions.approvals.clear();
                 self.questions.ask = None;
                 self.questions.plan = None;
-                self.plan = None;
-                self.usage = Usage::default();
-                self.ops.push(Op::Clear);
+                self.turn.plan = None;
+                self.status.usage = Usage::default();
+                self.bus.ops.push(Op::Clear);
                 self.notice(
                     NoticeKind::Info,
                     "new conversation: history and approvals cleared",
                 );
             }
             SlashCommand::Model(m) => self.model_command(m),
-            SlashCommand::Plan(what) => self.plan_command(what, self.now),
+            SlashCommand::Plan(what) => self.plan_command(what, self.screen.now),
             SlashCommand::Ps => {
                 let mut view = crate::components::jobs::JobsView::new();
-                view.set(self.jobs.clone());
+                view.set(self.status.jobs.clone());
                 self.open(Overlay::Jobs(view));
-                self.ops.push(Op::ListJobs);
+                self.bus.ops.push(Op::ListJobs);
             }
             SlashCommand::Approvals(Some(mode)) => {
-                self.approval = mode;
-                self.ops.push(Op::SetApprovalMode { mode });
+                self.status.approval = mode;
+                self.bus.ops.push(Op::SetApprovalMode { mode });
                 self.notice(NoticeKind::Info, format!("approval mode: {mode}"));
             }
             SlashCommand::Approvals(None) => self.notice(
                 NoticeKind::Info,
                 format!(
                     "approval mode: {} (choose with /approvals read-only|ask|auto-edit|full-auto)",
-                    self.approval
+                    self.status.approval
                 ),
             ),
             SlashCommand::Effort(Some(effort)) => {
-                self.effort = effort;
+                self.status.effort = effort;
                 let shown = effort.map_or("default", |e| e.as_str());
                 self.composer.set_effort(shown);
-                self.ops.push(Op::SetEffort { effort });
+                self.bus.ops.push(Op::SetEffort { effort });
                 self.notice(
                     NoticeKind::Info,
                     format!("effort: {shown} (from the next turn)"),
@@ -65,22 +65,22 @@ impl App {
                 format!(
                     "effort: {} (choose with /effort none|minimal|low|medium|high|xhigh, or \
                      default for what the config or the server chooses)",
-                    self.effort.map_or("default", |e| e.as_str())
+                    self.status.effort.map_or("default", |e| e.as_str())
                 ),
             ),
-            SlashCommand::Cost => self.ops.push(Op::ReportCost),
+            SlashCommand::Cost => self.bus.ops.push(Op::ReportCost),
             SlashCommand::Log => self.open_log(),
             SlashCommand::Permissions => {
                 self.open(Overlay::Permissions(PermissionsView::new()));
-                self.ops.push(Op::ListPermissions);
+                self.bus.ops.push(Op::ListPermissions);
             }
             SlashCommand::Mcp => {
-                let text = mcp_report(&self.mcp);
+                let text = mcp_report(&self.status.mcp);
                 self.notice(NoticeKind::Info, text);
             }
             SlashCommand::McpRestart(name) => self.restart_mcp(name),
             SlashCommand::Compact => {
-                self.ops.push(Op::Compact);
+                self.bus.ops.push(Op::Compact);
                 self.notice(
                     NoticeKind::Info,
                     if self.is_running() {
@@ -90,9 +90,9 @@ impl App {
                     },
                 );
             }
-            SlashCommand::Trust => match self.untrusted.take() {
+            SlashCommand::Trust => match self.session.untrusted.take() {
                 Some(prompt) => {
-                    self.questions.ask_trust(prompt, self.now);
+                    self.questions.ask_trust(prompt, self.screen.now);
                 }
                 None => self.notice(
                     NoticeKind::Info,
@@ -105,24 +105,24 @@ impl App {
                     "a turn runs: stop it (Ctrl-C) before going back",
                 );
             }
-            SlashCommand::Mouse => self.requests.push(Request::ToggleMouse),
+            SlashCommand::Mouse => self.bus.requests.push(Request::ToggleMouse),
             SlashCommand::Copy(n) => self.copy(n),
             SlashCommand::Diff => {
-                self.ops.push(Op::SessionDiff);
+                self.bus.ops.push(Op::SessionDiff);
                 self.open(Overlay::Diff(Pager::new(
                     "Changes since the session began",
                     "reading the changes…",
                 )));
             }
             SlashCommand::Undo => {
-                self.ops.push(Op::Rewind {
+                self.bus.ops.push(Op::Rewind {
                     turn: None,
                     files: true,
                     conversation: false,
                 });
             }
             SlashCommand::Rewind => {
-                self.ops.push(Op::ListTurns);
+                self.bus.ops.push(Op::ListTurns);
                 self.open(Overlay::Rewind(RewindPicker::new()));
             }
             SlashCommand::Resume(id) => self.resume(id),
@@ -133,6 +133,7 @@ impl App {
     /// `/mcp restart [NAME]`: a server that runs, or all of them.
     fn restart_mcp(&mut self, name: Option<String>) {
         let running: Vec<&String> = self
+            .status
             .mcp
             .iter()
             .filter(|(_, s)| s.state != McpState::Untrusted)
@@ -164,7 +165,7 @@ impl App {
                 let what = name
                     .as_ref()
                     .map_or_else(|| "every MCP server".to_string(), Clone::clone);
-                self.ops.push(Op::RestartMcp { server: name });
+                self.bus.ops.push(Op::RestartMcp { server: name });
                 self.notice(NoticeKind::Info, format!("restarting {what}…"));
             }
         }
@@ -193,8 +194,11 @@ impl App {
                     || "the last answer".to_string(),
                     |n| format!("code block {n}"),
                 );
-                self.flash(&format!("copied {what} ({} bytes)", text.len()), self.now);
-                self.requests.push(Request::Clipboard(text));
+                self.flash(
+                    &format!("copied {what} ({} bytes)", text.len()),
+                    self.screen.now,
+                );
+                self.bus.requests.push(Request::Clipboard(text));
             }
             None => {
                 let count = crate::markdown::code_blocks(answer).len();
@@ -210,7 +214,7 @@ impl App {
     /// says which one talks.
     fn model_command(&mut self, name: Option<String>) {
         let Some(m) = name else {
-            let how = match &self.models {
+            let how = match &self.status.models {
                 Models::Known(list) => format!(
                     "change it with /model NAME; the server lists {} (type /model and a \
                      part of the name to choose)",
@@ -218,20 +222,23 @@ impl App {
                 ),
                 _ => "change it with /model NAME".to_string(),
             };
-            self.notice(NoticeKind::Info, format!("model: {} ({how})", self.model));
+            self.notice(
+                NoticeKind::Info,
+                format!("model: {} ({how})", self.status.model),
+            );
             return;
         };
-        match &self.models {
+        match &self.status.models {
             Models::Unknown | Models::Asked => {
-                if self.models == Models::Unknown {
-                    self.models = Models::Asked;
-                    self.ops.push(Op::ListModels);
+                if self.status.models == Models::Unknown {
+                    self.status.models = Models::Asked;
+                    self.bus.ops.push(Op::ListModels);
                 }
                 self.notice(
                     NoticeKind::Info,
                     format!("model {m}: asking the server whether it has it…"),
                 );
-                self.pending_model = Some(m);
+                self.status.pending_model = Some(m);
             }
             _ => self.switch_model(m),
         }
@@ -244,10 +251,10 @@ impl App {
                 NoticeKind::Warning,
                 "a turn runs: stop it (Ctrl-C) before /resume",
             );
-        } else if id.as_deref() == Some(self.session_id.as_str()) {
+        } else if id.as_deref() == Some(self.session.session_id.as_str()) {
             self.notice(NoticeKind::Info, "this is the session on screen");
         } else if let Some(id) = id {
-            self.requests.push(Request::Switch(id));
+            self.bus.requests.push(Request::Switch(id));
         } else {
             self.open_picker();
         }

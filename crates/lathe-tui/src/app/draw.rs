@@ -23,51 +23,53 @@ impl App {
             area.y,
             text,
             usize::from(area.width),
-            self.theme.bold(self.theme.colors.warning),
+            self.screen.theme.bold(self.screen.theme.colors.warning),
         );
     }
 
     /// What the status bar says.
     pub(super) fn status_info(&self) -> StatusInfo<'_> {
-        let running_ms = self
-            .turn_started
-            .map(|t| u64::try_from(self.now.saturating_duration_since(t).as_millis()).unwrap_or(0));
+        let running_ms = self.turn.turn_started.map(|t| {
+            u64::try_from(self.screen.now.saturating_duration_since(t).as_millis()).unwrap_or(0)
+        });
         StatusInfo {
-            model: if self.model.is_empty() {
+            model: if self.status.model.is_empty() {
                 "no model chosen"
             } else {
-                &self.model
+                &self.status.model
             },
-            workspace: &self.workspace,
-            approval: self.approval,
+            workspace: &self.session.workspace,
+            approval: self.status.approval,
             running_ms,
             // Tokens of this conversation, and what the session has cost
             // (a `/clear` forgets the one, not the other).
             usage: Usage {
-                cost_usd: self.spent,
-                ..self.usage
+                cost_usd: self.status.spent,
+                ..self.status.usage
             },
-            flash: self.flash.as_ref().map(|(t, _)| t.as_str()),
+            flash: self.status.flash.as_ref().map(|(t, _)| t.as_str()),
             waiting: self.questions.is_asking(),
             mcp_failed: self
+                .status
                 .mcp
                 .values()
                 .filter(|s| s.state == McpState::Failed)
                 .count(),
             mcp_starting: self
+                .status
                 .mcp
                 .values()
                 .filter(|s| s.state == McpState::Starting)
                 .count(),
-            context: self.context,
-            thinking: self.thinking_since.is_some(),
-            background: self.jobs.iter().filter(|j| j.running).count(),
+            context: self.status.context,
+            thinking: self.turn.thinking_since.is_some(),
+            background: self.status.jobs.iter().filter(|j| j.running).count(),
         }
     }
 
     /// Lays out and renders one frame.
     pub fn draw(&mut self, frame: &mut Frame<'_>) {
-        self.dirty = false;
+        self.screen.dirty = false;
         let area = frame.area();
         if area.height < 3 || area.width < 10 {
             return self.draw_too_small(frame);
@@ -86,11 +88,11 @@ impl App {
             .min(area.height.saturating_sub(2));
         // Messages sent to the turn or queued after it wait in sight,
         // above the composer, and the model's plan above them.
-        let waiting = self.steering.len() + self.queued.len();
+        let waiting = self.turn.steering.len() + self.turn.queued.len();
         let queued_h = u16::try_from(waiting.min(MAX_QUEUED_SHOWN))
             .unwrap_or(0)
             .min(area.height.saturating_sub(composer_h + 2));
-        let plan_h = self.plan.as_ref().map_or(0, |p| {
+        let plan_h = self.turn.plan.as_ref().map_or(0, |p| {
             p.height(area.height.saturating_sub(composer_h + queued_h + 2))
         });
         let [main, plan_area, queued_area, composer_area, status_area] = Layout::vertical([
@@ -104,11 +106,11 @@ impl App {
         // A call waiting for approval takes the rows it needs at the
         // bottom; the transcript keeps the rest, its newest lines (what the
         // model said about the call) just above the dialog.
-        let asked_h = self.questions.bottom_height(main, &self.theme);
+        let asked_h = self.questions.bottom_height(main, &self.screen.theme);
         let dialog_h = if asked_h > 0 {
             asked_h
         } else if self.questions.approvals.is_active() && self.questions.trust.is_none() {
-            self.questions.approvals.height(main, &self.theme)
+            self.questions.approvals.height(main, &self.screen.theme)
         } else {
             0
         };
@@ -119,9 +121,13 @@ impl App {
         let hint_h = u16::from(!self.transcript.is_following() && shown.height > 1);
         let [shown, hint_area] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(hint_h)]).areas(shown);
-        self.transcript
-            .prepare(shown.width, shown.height.max(1), &self.theme, &self.hl);
-        self.transcript_area.set(shown);
+        self.transcript.prepare(
+            shown.width,
+            shown.height.max(1),
+            &self.screen.theme,
+            &self.screen.hl,
+        );
+        self.screen.transcript_area.set(shown);
         let buf = frame.buffer_mut();
         ratatui::widgets::Widget::render(&self.transcript, shown, buf);
         if hint_h > 0 {
@@ -134,23 +140,23 @@ impl App {
             let x = hint_area
                 .right()
                 .saturating_sub(u16::try_from(crate::width::of(hint)).unwrap_or(0) + 1);
-            buf.set_string(x, hint_area.y, hint, self.theme.accent());
+            buf.set_string(x, hint_area.y, hint, self.screen.theme.accent());
         }
-        if let Some(plan) = &self.plan {
-            plan.render(plan_area, buf, &self.theme);
+        if let Some(plan) = &self.turn.plan {
+            plan.render(plan_area, buf, &self.screen.theme);
         }
         self.render_queued(queued_area, buf);
         let focused = !self.questions.is_asking() && self.overlays.is_empty();
         self.composer.set_question(self.questions.is_asking());
         self.composer
-            .render(composer_area, buf, &self.theme, focused);
+            .render(composer_area, buf, &self.screen.theme, focused);
         let info = self.status_info();
-        status_bar::render(&info, status_area, buf, &self.theme);
+        status_bar::render(&info, status_area, buf, &self.screen.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
         for view in &self.overlays {
             match view.view() {
-                Some(v) => v.render(overlay, buf, &self.theme, self.now),
-                None => self.log.render(overlay, buf, &self.theme),
+                Some(v) => v.render(overlay, buf, &self.screen.theme, self.screen.now),
+                None => self.log.render(overlay, buf, &self.screen.theme),
             }
         }
         // The priority layer, its top question drawn last: the approvals
@@ -161,44 +167,45 @@ impl App {
                     &self.questions.approvals,
                     dialog_area,
                     buf,
-                    &self.theme,
-                    self.now,
+                    &self.screen.theme,
+                    self.screen.now,
                 );
             } else {
                 self.questions
                     .approvals
-                    .render(main, buf, &self.theme, self.now);
+                    .render(main, buf, &self.screen.theme, self.screen.now);
             }
         }
         // The question with the keys, in the rows set aside for it.
         let asked_area = if asked_h > 0 { dialog_area } else { main };
         if let Some(q) = &self.questions.plan {
-            q.render(asked_area, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
         }
         if let Some(q) = &self.questions.ask {
-            q.render(asked_area, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
         }
         if let Some(q) = &self.questions.limit {
-            q.render(asked_area, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
         }
         if let Some(q) = &self.questions.trust {
-            q.render(main, buf, &self.theme, self.now);
+            q.render(main, buf, &self.screen.theme, self.screen.now);
         }
         if let Some(q) = &self.questions.quit {
-            q.render(asked_area, buf, &self.theme, self.now);
+            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
         }
-        if let Some(help) = &self.help {
-            help.render(overlay, buf, &self.theme);
+        if let Some(help) = &self.screen.help {
+            help.render(overlay, buf, &self.screen.theme);
         }
     }
 
     pub(super) fn render_queued(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
         let rows = usize::from(area.height);
         let waiting: Vec<(&str, &String)> = self
+            .turn
             .steering
             .iter()
             .map(|t| ("↪ for the model's next step", t))
-            .chain(self.queued.iter().map(|t| ("⏳ queued", t)))
+            .chain(self.turn.queued.iter().map(|t| ("⏳ queued", t)))
             .collect();
         for (i, (what, text)) in waiting.iter().take(rows).enumerate() {
             let more = waiting.len().saturating_sub(rows);
@@ -214,7 +221,7 @@ impl App {
                 y,
                 crate::width::truncate(&line, usize::from(area.width)),
                 usize::from(area.width),
-                self.theme.muted(),
+                self.screen.theme.muted(),
             );
         }
     }

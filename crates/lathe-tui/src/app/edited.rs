@@ -18,7 +18,7 @@ impl App {
         result: Result<Option<String>, String>,
         now: Instant,
     ) {
-        self.dirty = true;
+        self.screen.dirty = true;
         match (purpose, result) {
             (_, Err(e)) => self.notice(NoticeKind::Warning, format!("the editor did not run: {e}")),
             (EditPurpose::Composer, Ok(Some(text))) => {
@@ -26,7 +26,7 @@ impl App {
             }
             (EditPurpose::Composer, Ok(None)) => self.flash("edit abandoned", now),
             (EditPurpose::Approval(call_id), Ok(Some(content))) => {
-                let opened = self.edit_opened.remove(&call_id).unwrap_or_default();
+                let opened = self.edits.edit_opened.remove(&call_id).unwrap_or_default();
                 // Answered only if the call still waits (its turn may
                 // have ended meanwhile).
                 if !self.questions.approvals.call_ids().contains(&call_id) {

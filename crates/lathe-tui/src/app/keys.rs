@@ -6,14 +6,14 @@ use super::*;
 
 impl App {
     pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
-        self.now = now;
+        self.screen.now = now;
         match ev {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
             Event::Paste(text) => {
                 // A paste is never an answer: it restarts the quiet moment
                 // of a dialog and goes where text goes.
                 self.questions.each(|q| q.input(now));
-                self.dirty = true;
+                self.screen.dirty = true;
                 if let Some(ask) =
                     self.questions.ask.as_mut().filter(|_| {
                         self.questions.trust.is_none() && self.questions.limit.is_none()
@@ -31,11 +31,11 @@ impl App {
                 // What the question looks like changed: it is read anew
                 // before a key answers it.
                 self.questions.each(|q| q.input(now));
-                self.dirty = true;
+                self.screen.dirty = true;
             }
             Event::FocusGained => {
                 self.focus(true);
-                self.dirty = true;
+                self.screen.dirty = true;
             }
             Event::FocusLost => self.focus(false),
             _ => {}
@@ -49,7 +49,7 @@ impl App {
             // A click on a change's diff opens it whole, on folded reads
             // opens them (or closes either).
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                let area = self.transcript_area.get();
+                let area = self.screen.transcript_area.get();
                 let inside = m.row >= area.y && m.row < area.bottom() && m.column < area.right();
                 let cell = inside
                     .then(|| self.transcript.cell_at(usize::from(m.row - area.y)))
@@ -60,46 +60,46 @@ impl App {
             }
             _ => return,
         }
-        self.dirty = true;
+        self.screen.dirty = true;
     }
 
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
-        self.now = now;
-        self.dirty = true;
+        self.screen.now = now;
+        self.screen.dirty = true;
         // A key is the person, here (a terminal without focus events).
-        self.presence.focused = true;
-        self.presence.called = false;
+        self.person.presence.focused = true;
+        self.person.presence.called = false;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return self.on_ctrl_c(now);
         }
         if ctrl && key.code == KeyCode::Char('z') {
-            self.requests.push(Request::Suspend);
+            self.bus.requests.push(Request::Suspend);
             return;
         }
         if ctrl && key.code == KeyCode::Char('l') {
-            self.requests.push(Request::Repaint);
+            self.bus.requests.push(Request::Repaint);
             return;
         }
         // Ctrl-S: the mouse to the terminal (its own selection) or back.
         if ctrl && key.code == KeyCode::Char('s') {
-            self.requests.push(Request::ToggleMouse);
+            self.bus.requests.push(Request::ToggleMouse);
             return;
         }
         // Ctrl-G: the message in the person's editor.
         if ctrl && key.code == KeyCode::Char('g') && !self.questions.is_asking() {
-            self.requests.push(Request::Edit(EditRequest {
+            self.bus.requests.push(Request::Edit(EditRequest {
                 purpose: EditPurpose::Composer,
                 name: "message.md".into(),
                 text: self.composer.text(),
             }));
             return;
         }
-        self.quit_armed = None;
+        self.person.quit_armed = None;
         // The keys overlay, over everything, takes every key while open.
-        if let Some(help) = &mut self.help {
+        if let Some(help) = &mut self.screen.help {
             if help.handle_key(key) {
-                self.help = None;
+                self.screen.help = None;
             }
             return;
         }
@@ -134,7 +134,7 @@ impl App {
             return self.composer_key(key, now);
         }
         if let Some(question) = self.questions.top() {
-            let outcome = question.handle_key(key, &self.events, now);
+            let outcome = question.handle_key(key, &self.bus.events, now);
             if outcome.closes() {
                 self.questions.close_top();
             }
@@ -175,7 +175,7 @@ impl App {
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
             && self.composer.is_empty()
         {
-            self.help = Some(crate::components::keys_help::KeysHelp::new(
+            self.screen.help = Some(crate::components::keys_help::KeysHelp::new(
                 crate::components::keys_help::Keys::Composer,
             ));
             return;
@@ -203,7 +203,7 @@ impl App {
                         .is_some_and(|i| self.transcript.toggle_open(i)) => {}
             _ => {
                 self.composer
-                    .set_current(&self.model, &self.approval.to_string());
+                    .set_current(&self.status.model, &self.status.approval.to_string());
                 let action = self.composer.handle_key(key);
                 // Writing a message is typing; sending it ends the typing
                 // (a question that comes next is read, not typed into).
@@ -212,13 +212,16 @@ impl App {
                     _ => self.questions.sent(),
                 }
                 // The models are asked for once, when `/model` is typed.
-                if self.models == Models::Unknown && self.composer.text().starts_with("/model") {
-                    self.models = Models::Asked;
-                    self.ops.push(Op::ListModels);
+                if self.status.models == Models::Unknown
+                    && self.composer.text().starts_with("/model")
+                {
+                    self.status.models = Models::Asked;
+                    self.bus.ops.push(Op::ListModels);
                 }
                 // What was sent is remembered for the next run, but `/quit`.
                 let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
-                if let (Some(text), Some(log)) = (self.composer.take_submitted(), &self.prompts)
+                if let (Some(text), Some(log)) =
+                    (self.composer.take_submitted(), &self.session.prompts)
                     && !quit
                     && let Err(e) = log.append(&text)
                 {
@@ -247,13 +250,14 @@ impl App {
             return;
         }
         if self
+            .person
             .quit_armed
             .is_some_and(|t| now.duration_since(t) < QUIT_WINDOW)
         {
-            self.quit_armed = None;
+            self.person.quit_armed = None;
             return self.quit();
         }
-        self.quit_armed = Some(now);
+        self.person.quit_armed = Some(now);
         self.flash("press Ctrl-C again to quit", now);
     }
 
@@ -262,7 +266,7 @@ impl App {
     /// it or queued after it comes back to the composer, so stopping a
     /// turn never starts the next one.
     pub(super) fn interrupt(&mut self, key: &str, now: Instant) {
-        self.ops.push(Op::Interrupt);
+        self.bus.ops.push(Op::Interrupt);
         for id in self.questions.approvals.call_ids() {
             self.log
                 .decided(&id, &format!("{key}: the turn was interrupted"));
@@ -280,7 +284,7 @@ impl App {
     pub(super) fn on_composer(&mut self, action: ComposerAction, now: Instant) {
         match action {
             ComposerAction::None => {}
-            ComposerAction::Submit(text) if self.model.is_empty() => {
+            ComposerAction::Submit(text) if self.status.model.is_empty() => {
                 // Nothing to send it to yet: the text comes back.
                 self.composer.set_text(&text);
                 self.notice(

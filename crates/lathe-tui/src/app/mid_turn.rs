@@ -15,12 +15,14 @@ impl App {
                 ..
             } => self.questions.ask(call_id, question, choices, now),
             AgentEvent::PlanUpdated { steps, .. } => {
-                self.plan = Some(crate::components::plan::Plan::new(steps));
+                self.turn.plan = Some(crate::components::plan::Plan::new(steps));
             }
             // The log keeps the verdict; its cost is the session's.
             AgentEvent::Judged { usage, .. } => {
                 if let Some(c) = usage.cost_usd {
-                    self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+                    self.status.spent = Some(crate::protocol::round_usd(
+                        self.status.spent.unwrap_or(0.0) + c,
+                    ));
                 }
             }
             AgentEvent::Jobs { jobs } => {
@@ -29,11 +31,11 @@ impl App {
                 {
                     view.set(jobs.clone());
                 }
-                self.jobs = jobs;
+                self.status.jobs = jobs;
             }
             AgentEvent::SteeringDelivered { text, .. } => {
                 // Shown where the model got it, in the conversation.
-                self.steering.pop_front();
+                self.turn.steering.pop_front();
                 self.transcript.push(Cell::User(text));
             }
             _ => {}
@@ -43,8 +45,8 @@ impl App {
     /// Enter while a turn runs: the message goes to the model with its
     /// next request.
     pub(super) fn steer(&mut self, text: String, now: Instant) {
-        self.ops.push(Op::Steer { text: text.clone() });
-        self.steering.push_back(text);
+        self.bus.ops.push(Op::Steer { text: text.clone() });
+        self.turn.steering.push_back(text);
         self.flash(
             "sent: the model reads it at its next step (Tab queues a message for after the turn)",
             now,
@@ -58,7 +60,7 @@ impl App {
             return;
         }
         self.composer.clear();
-        self.queued.push_back(text);
+        self.turn.queued.push_back(text);
         self.flash("queued: it will be sent when this turn ends", now);
     }
 
@@ -71,14 +73,14 @@ impl App {
             let (kind, text) = crate::components::ask::withdrawn();
             self.notice(kind, text);
         }
-        match &mut self.plan {
-            Some(p) if p.finished() => self.plan = None,
+        match &mut self.turn.plan {
+            Some(p) if p.finished() => self.turn.plan = None,
             Some(p) => p.left = true,
             None => {}
         }
-        if !self.steering.is_empty() {
-            let text: Vec<String> = self.steering.drain(..).collect();
-            self.sent_marks.push_back(self.transcript.len());
+        if !self.turn.steering.is_empty() {
+            let text: Vec<String> = self.turn.steering.drain(..).collect();
+            self.turn.sent_marks.push_back(self.transcript.len());
             self.transcript.push(Cell::User(text.join("\n\n")));
             self.transcript.scroll_to_bottom();
             return true;
@@ -98,7 +100,7 @@ impl App {
         if self.is_running() {
             return self.flash("a turn is running: /plan once it ends (Esc stops it)", now);
         }
-        self.sent_marks.push_back(self.transcript.len());
+        self.turn.sent_marks.push_back(self.transcript.len());
         self.transcript.push(Cell::User(what.clone()));
         self.notice(
             NoticeKind::Info,
@@ -106,14 +108,14 @@ impl App {
              changes until you approve it",
         );
         self.transcript.scroll_to_bottom();
-        self.ops.push(Op::Plan { text: what });
-        self.planning = true;
+        self.bus.ops.push(Op::Plan { text: what });
+        self.turn.planning = true;
     }
 
     /// A turn ended: a plan-mode turn that completed asks whether to
     /// carry its plan out.
     pub(super) fn plan_turn_ended(&mut self, completed: bool, now: Instant) {
-        if std::mem::take(&mut self.planning) && completed {
+        if std::mem::take(&mut self.turn.planning) && completed {
             self.questions.ask_plan(now);
         }
     }
