@@ -15,7 +15,7 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::component::{AppEvent, AppEvents, Component, Overlay, Questions};
+use super::component::{AppEvent, AppEvents, Asked, Component, Overlay, Questions};
 use super::components::approval::PendingApproval;
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
@@ -363,7 +363,7 @@ impl App {
     /// background, which quitting stops; then it is asked.
     fn quit(&mut self) {
         let running = self.running_jobs();
-        if running.is_empty() || self.questions.quit.is_some() {
+        if running.is_empty() || self.questions.has(|q| matches!(q, Asked::Quit(_))) {
             self.bus.requests.push(Request::Quit);
         } else {
             self.questions.ask_quit(running, self.screen.now);
@@ -662,7 +662,7 @@ impl App {
     }
 
     fn end_turn(&mut self) {
-        self.questions.limit = None;
+        self.questions.drop_kind(|q| matches!(q, Asked::Limit(_)));
         let next_turn_coming = self.end_together();
         self.turn.turn_started = None;
         self.turn.tool_started.clear();

@@ -22,10 +22,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::components::approval::ApprovalOverlay;
+use super::components::ask::AskPanel;
 use super::components::cells::NoticeKind;
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsView};
-use super::components::question::{LimitQuestion, TrustPrompt, TrustQuestion};
+use super::components::question::{
+    LimitQuestion, PlanQuestion, QuitQuestion, TrustPrompt, TrustQuestion,
+};
 use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
 use super::theme::Theme;
@@ -185,20 +188,85 @@ pub trait Question: Component {
     fn drawn(&mut self, now: Instant);
 }
 
-/// The priority layer above the views: at most one question of each kind,
-/// the first present of trust, the tool-round limit and the approvals
-/// (a queue, held here whether asking or not) takes the keys and is drawn
-/// on top.
+/// A question asked on the priority layer, of one kind. Adding a kind is
+/// a variant here, its place in [`Asked::priority`], and its `ask_…`.
+pub enum Asked {
+    /// Whether to quit, stopping what runs in the background.
+    Quit(QuitQuestion),
+    /// Whether to trust the workspace's hooks, commands and servers.
+    Trust(TrustQuestion),
+    /// Whether the turn may go on past its tool rounds.
+    Limit(LimitQuestion),
+    /// The model's question (`ask_user`), one at a time.
+    Ask(AskPanel),
+    /// Whether to carry out the plan a plan-mode turn proposed.
+    Plan(PlanQuestion),
+}
+
+impl Asked {
+    /// Which has the keys when several wait: the lowest.
+    fn priority(&self) -> u8 {
+        match self {
+            Asked::Quit(_) => 0,
+            Asked::Trust(_) => 1,
+            Asked::Limit(_) => 2,
+            Asked::Ask(_) => 3,
+            Asked::Plan(_) => 4,
+        }
+    }
+
+    fn question(&mut self) -> &mut dyn Question {
+        match self {
+            Asked::Quit(q) => q,
+            Asked::Trust(q) => q,
+            Asked::Limit(q) => q,
+            Asked::Ask(q) => q,
+            Asked::Plan(q) => q,
+        }
+    }
+
+    fn view(&self) -> &dyn Component {
+        match self {
+            Asked::Quit(q) => q,
+            Asked::Trust(q) => q,
+            Asked::Limit(q) => q,
+            Asked::Ask(q) => q,
+            Asked::Plan(q) => q,
+        }
+    }
+
+    /// What it asks, in a notification's words (none for the quit
+    /// question: the person is quitting, not away).
+    fn words(&self) -> Option<String> {
+        Some(match self {
+            Asked::Quit(_) => return None,
+            Asked::Trust(_) => "Lathe asks: trust what this workspace defines?".to_string(),
+            Asked::Limit(_) => "Lathe asks: go on past the tool rounds?".to_string(),
+            Asked::Ask(a) => format!("Lathe asks: {}", a.question()),
+            Asked::Plan(_) => "Lathe asks: carry out the plan?".to_string(),
+        })
+    }
+
+    /// The rows it takes at the bottom of `area` (over the transcript's
+    /// end); the trust question takes the whole screen instead: 0.
+    fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
+        match self {
+            Asked::Quit(q) => q.height(area, theme),
+            Asked::Trust(_) => 0,
+            Asked::Limit(q) => q.height(area, theme),
+            Asked::Ask(q) => q.height(area, theme),
+            Asked::Plan(q) => q.height(area, theme),
+        }
+    }
+}
+
+/// The priority layer above the views: at most one question of each
+/// kind, the first by priority taking the keys and drawn on top; under
+/// them the approvals (a queue, held here whether asking or not).
 #[derive(Default)]
 pub struct Questions {
-    pub trust: Option<TrustQuestion>,
-    pub limit: Option<LimitQuestion>,
-    /// Whether to carry out the plan a plan-mode turn proposed.
-    pub plan: Option<super::components::question::PlanQuestion>,
-    /// The model's question (`ask_user`), one at a time.
-    pub ask: Option<super::components::ask::AskPanel>,
-    /// Whether to quit, stopping what runs in the background.
-    pub quit: Option<super::components::question::QuitQuestion>,
+    /// The questions asked, by priority.
+    asked: Vec<Asked>,
     pub approvals: ApprovalOverlay,
     /// The person's last key into the composer: a question that comes
     /// while they type lets their typing go on.
@@ -218,55 +286,96 @@ impl Questions {
         self.approvals.sent();
     }
 
+    /// Asks `question`, in place of one of its kind.
+    fn put(&mut self, question: Asked) {
+        let kind = std::mem::discriminant(&question);
+        self.asked.retain(|q| std::mem::discriminant(q) != kind);
+        let at = self
+            .asked
+            .iter()
+            .position(|q| q.priority() > question.priority())
+            .unwrap_or(self.asked.len());
+        self.asked.insert(at, question);
+    }
+
     /// Asks whether to trust the workspace.
     pub fn ask_trust(&mut self, prompt: TrustPrompt, now: Instant) {
-        self.trust = Some(TrustQuestion::new(prompt).after_typing(self.last_typed, now));
+        let q = TrustQuestion::new(prompt).after_typing(self.last_typed, now);
+        self.put(Asked::Trust(q));
     }
 
     /// Asks whether the turn may go on past its tool rounds.
     pub fn ask_limit(&mut self, turn_id: u64, rounds: u32, more: u32, now: Instant) {
-        self.limit =
-            Some(LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now));
+        let q = LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now);
+        self.put(Asked::Limit(q));
     }
 
     /// Asks whether to carry out the plan just proposed.
     pub fn ask_plan(&mut self, now: Instant) {
-        self.plan = Some(
-            super::components::question::PlanQuestion::new().after_typing(self.last_typed, now),
-        );
+        self.put(Asked::Plan(
+            PlanQuestion::new().after_typing(self.last_typed, now),
+        ));
     }
 
     /// Asks whether to quit, stopping `jobs`.
     pub fn ask_quit(&mut self, jobs: Vec<String>, now: Instant) {
-        self.quit = Some(
-            super::components::question::QuitQuestion::new(jobs).after_typing(self.last_typed, now),
-        );
+        self.put(Asked::Quit(
+            QuitQuestion::new(jobs).after_typing(self.last_typed, now),
+        ));
     }
 
     /// Shows the model's question.
     pub fn ask(&mut self, call_id: String, question: String, choices: Vec<String>, now: Instant) {
-        self.ask = Some(
-            super::components::ask::AskPanel::new(call_id, question, choices)
-                .after_typing(self.last_typed, now),
-        );
+        self.put(Asked::Ask(
+            AskPanel::new(call_id, question, choices).after_typing(self.last_typed, now),
+        ));
+    }
+
+    /// Whether a question of the kind `is` picks out waits.
+    pub fn has(&self, is: impl Fn(&Asked) -> bool) -> bool {
+        self.asked.iter().any(is)
+    }
+
+    /// Takes off the question of the kind `is` picks out.
+    pub fn drop_kind(&mut self, is: impl Fn(&Asked) -> bool) -> Option<Asked> {
+        let at = self.asked.iter().position(is)?;
+        Some(self.asked.remove(at))
+    }
+
+    /// The model's question, while it waits and neither the trust
+    /// question nor the tool-round limit stands over it (a paste goes
+    /// into its answer).
+    pub fn ask_taking_text(&mut self) -> Option<&mut AskPanel> {
+        if self.has(|q| matches!(q, Asked::Trust(_) | Asked::Limit(_))) {
+            return None;
+        }
+        self.asked.iter_mut().find_map(|q| match q {
+            Asked::Ask(a) => Some(a),
+            _ => None,
+        })
+    }
+
+    /// What waits for the person, in a notification's words: the question
+    /// with the keys, or the call waiting for approval.
+    pub fn waiting_words(&self) -> Option<String> {
+        match self.asked.first() {
+            Some(q) => q.words(),
+            None => Some(format!(
+                "Lathe asks: approve {}?",
+                self.approvals.front_words()?
+            )),
+        }
+    }
+
+    /// Whether any question is asked (the approvals aside).
+    pub fn any_asked(&self) -> bool {
+        !self.asked.is_empty()
     }
 
     /// The question that has the keys.
     pub fn top(&mut self) -> Option<&mut dyn Question> {
-        if let Some(q) = &mut self.quit {
-            return Some(q);
-        }
-        if let Some(q) = &mut self.trust {
-            return Some(q);
-        }
-        if let Some(q) = &mut self.limit {
-            return Some(q);
-        }
-        if let Some(q) = &mut self.ask {
-            return Some(q);
-        }
-        if let Some(q) = &mut self.plan {
-            return Some(q);
+        if let Some(q) = self.asked.first_mut() {
+            return Some(q.question());
         }
         self.approvals
             .is_active()
@@ -278,72 +387,69 @@ impl Questions {
     /// question, the plan's approval, the tool-round limit): the
     /// transcript gives them up, so its newest lines stay in sight.
     pub fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
-        if let Some(q) = &self.quit {
-            return q.height(area, theme);
-        }
-        if self.trust.is_some() {
-            return 0;
-        }
-        if let Some(q) = &self.limit {
-            return q.height(area, theme);
-        }
-        if let Some(q) = &self.ask {
-            return q.height(area, theme);
-        }
-        if let Some(q) = &self.plan {
-            return q.height(area, theme);
-        }
-        0
+        self.asked
+            .first()
+            .map_or(0, |q| q.bottom_height(area, theme))
     }
 
     /// Whether the person is writing into a question's own text: an
     /// answer to the model's question, what to do instead of a call.
     pub fn is_writing(&self) -> bool {
-        self.approvals.is_writing() && self.trust.is_none() && self.limit.is_none()
-            || self.ask.as_ref().is_some_and(|a| a.is_writing())
-                && self.trust.is_none()
-                && self.limit.is_none()
+        let above = self.has(|q| matches!(q, Asked::Trust(_) | Asked::Limit(_)));
+        if above {
+            return false;
+        }
+        self.approvals.is_writing()
+            || self
+                .asked
+                .iter()
+                .any(|q| matches!(q, Asked::Ask(a) if a.is_writing()))
     }
 
     /// Whether a question waits for the person.
     pub fn is_asking(&self) -> bool {
-        self.quit.is_some()
-            || self.trust.is_some()
-            || self.limit.is_some()
-            || self.ask.is_some()
-            || self.plan.is_some()
-            || self.approvals.is_active()
+        !self.asked.is_empty() || self.approvals.is_active()
+    }
+
+    /// Whether the approval dialog is what the person sees of the layer
+    /// (no question stands over it).
+    pub fn approvals_in_front(&self) -> bool {
+        self.approvals.is_active() && !self.has(|q| matches!(q, Asked::Trust(_)))
     }
 
     /// Takes off the question that has the keys (it was answered).
     pub fn close_top(&mut self) {
-        if self.quit.take().is_none()
-            && self.trust.take().is_none()
-            && self.limit.take().is_none()
-            && self.ask.take().is_none()
-        {
-            self.plan = None;
+        if !self.asked.is_empty() {
+            self.asked.remove(0);
         }
     }
 
     /// Every question present.
     pub fn each(&mut self, mut f: impl FnMut(&mut dyn Question)) {
-        if let Some(q) = &mut self.quit {
-            f(q);
-        }
-        if let Some(q) = &mut self.trust {
-            f(q);
-        }
-        if let Some(q) = &mut self.limit {
-            f(q);
-        }
-        if let Some(q) = &mut self.ask {
-            f(q);
-        }
-        if let Some(q) = &mut self.plan {
-            f(q);
+        for q in &mut self.asked {
+            f(q.question());
         }
         f(&mut self.approvals);
+    }
+
+    /// Draws the questions asked, the one with the keys last (on top):
+    /// the trust question over `whole`, the others in `bottom`.
+    pub fn render_asked(
+        &self,
+        bottom: Rect,
+        whole: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        now: Instant,
+    ) {
+        for q in self.asked.iter().rev() {
+            let area = if matches!(q, Asked::Trust(_)) {
+                whole
+            } else {
+                bottom
+            };
+            q.view().render(area, buf, theme, now);
+        }
     }
 }
 
@@ -534,6 +640,48 @@ mod tests {
         assert!(stack[1].component().is_some());
         assert!(stack[1].same_kind(&Overlay::Diff(Pager::new("u", ""))));
         assert!(!stack[0].same_kind(&stack[1]));
+    }
+
+    /// At most one question of each kind; the first by priority has the
+    /// keys, whatever was asked first.
+    #[test]
+    fn the_question_with_the_keys_is_the_first_by_priority_whatever_came_first() {
+        let t0 = Instant::now();
+        let mut layer = Questions::default();
+        layer.ask_plan(t0);
+        layer.ask("c1".into(), "which port?".into(), vec![], t0);
+        layer.ask_limit(3, 20, 20, t0);
+        assert!(layer.is_asking() && layer.any_asked());
+        let first = |l: &Questions| l.asked.first().map(Asked::priority);
+        assert_eq!(
+            first(&layer),
+            Some(2),
+            "the limit before the model's question and the plan"
+        );
+        // One of a kind: asked again, it replaces the first.
+        layer.ask_limit(4, 20, 20, t0);
+        assert_eq!(layer.asked.len(), 3);
+        layer.ask_quit(vec!["bg1".into()], t0);
+        assert_eq!(first(&layer), Some(0));
+        assert_eq!(layer.waiting_words(), None, "quitting is no call-back");
+        layer.close_top();
+        assert_eq!(first(&layer), Some(2));
+        assert!(
+            layer.ask_taking_text().is_none(),
+            "the limit stands over the model's question"
+        );
+        assert!(layer.drop_kind(|q| matches!(q, Asked::Limit(_))).is_some());
+        assert_eq!(
+            layer.ask_taking_text().map(|a| a.question().to_string()),
+            Some("which port?".into())
+        );
+        assert_eq!(
+            layer.waiting_words().as_deref(),
+            Some("Lathe asks: which port?")
+        );
+        layer.close_top();
+        layer.close_top();
+        assert!(!layer.is_asking());
     }
 
     /// The priority layer: the first question present has the keys, a

@@ -46,20 +46,7 @@ impl App {
 
     /// What waits for the person, in a notification's words.
     fn waiting_for(&self) -> Option<String> {
-        let q = &self.questions;
-        let words = if q.quit.is_some() {
-            return None;
-        } else if q.trust.is_some() {
-            "Lathe asks: trust what this workspace defines?".to_string()
-        } else if q.limit.is_some() {
-            "Lathe asks: go on past the tool rounds?".to_string()
-        } else if let Some(ask) = &q.ask {
-            format!("Lathe asks: {}", ask.question())
-        } else if q.plan.is_some() {
-            "Lathe asks: carry out the plan?".to_string()
-        } else {
-            format!("Lathe asks: approve {}?", q.approvals.front_words()?)
-        };
+        let words = self.questions.waiting_words()?;
         Some(crate::protocol::humanize::shorten_chars(&words, 120))
     }
 

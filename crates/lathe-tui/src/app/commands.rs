@@ -20,8 +20,8 @@ impl App {
                 self.transcript.clear();
                 self.turn.turn_marks.clear();
                 self.questions.approvals.clear();
-                self.questions.ask = None;
-                self.questions.plan = None;
+                self.questions.drop_kind(|q| matches!(q, Asked::Ask(_)));
+                self.questions.drop_kind(|q| matches!(q, Asked::Plan(_)));
                 self.turn.plan = None;
                 self.status.usage = Usage::default();
                 self.bus.ops.push(Op::Clear);

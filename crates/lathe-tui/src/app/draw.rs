@@ -109,7 +109,7 @@ impl App {
         let asked_h = self.questions.bottom_height(main, &self.screen.theme);
         let dialog_h = if asked_h > 0 {
             asked_h
-        } else if self.questions.approvals.is_active() && self.questions.trust.is_none() {
+        } else if self.questions.approvals_in_front() {
             self.questions.approvals.height(main, &self.screen.theme)
         } else {
             0
@@ -178,21 +178,8 @@ impl App {
         }
         // The question with the keys, in the rows set aside for it.
         let asked_area = if asked_h > 0 { dialog_area } else { main };
-        if let Some(q) = &self.questions.plan {
-            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
-        }
-        if let Some(q) = &self.questions.ask {
-            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
-        }
-        if let Some(q) = &self.questions.limit {
-            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
-        }
-        if let Some(q) = &self.questions.trust {
-            q.render(main, buf, &self.screen.theme, self.screen.now);
-        }
-        if let Some(q) = &self.questions.quit {
-            q.render(asked_area, buf, &self.screen.theme, self.screen.now);
-        }
+        self.questions
+            .render_asked(asked_area, main, buf, &self.screen.theme, self.screen.now);
         if let Some(help) = &self.screen.help {
             help.render(overlay, buf, &self.screen.theme);
         }

@@ -14,11 +14,7 @@ impl App {
                 // of a dialog and goes where text goes.
                 self.questions.each(|q| q.input(now));
                 self.screen.dirty = true;
-                if let Some(ask) =
-                    self.questions.ask.as_mut().filter(|_| {
-                        self.questions.trust.is_none() && self.questions.limit.is_none()
-                    })
-                {
+                if let Some(ask) = self.questions.ask_taking_text() {
                     ask.paste(&text);
                 } else if self.questions.approvals.is_writing() {
                     self.questions.approvals.paste(&text);
@@ -123,12 +119,7 @@ impl App {
         }
         // Writing that starts as a dialog opens is writing: its keys go
         // into the composer, never lost, never answers.
-        let q = &self.questions;
-        let dialog_on_top = q.quit.is_none()
-            && q.trust.is_none()
-            && q.limit.is_none()
-            && q.ask.is_none()
-            && q.plan.is_none();
+        let dialog_on_top = !self.questions.any_asked();
         let composing = !self.composer.is_empty();
         if dialog_on_top && self.questions.approvals.typing_through(key, composing, now) {
             return self.composer_key(key, now);

@@ -69,7 +69,11 @@ impl App {
     /// too late for it starts the next one (the agent starts it; whether
     /// it does is returned).
     pub(super) fn end_together(&mut self) -> bool {
-        if self.questions.ask.take().is_some() {
+        if self
+            .questions
+            .drop_kind(|q| matches!(q, Asked::Ask(_)))
+            .is_some()
+        {
             let (kind, text) = crate::components::ask::withdrawn();
             self.notice(kind, text);
         }
