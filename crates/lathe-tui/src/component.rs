@@ -27,7 +27,7 @@ use super::components::cells::NoticeKind;
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsView};
 use super::components::question::{
-    LimitQuestion, PlanQuestion, QuitQuestion, TrustPrompt, TrustQuestion,
+    Armed, LimitQuestion, PlanQuestion, QuitQuestion, TrustPrompt, TrustQuestion,
 };
 use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
@@ -192,15 +192,15 @@ pub trait Question: Component {
 /// a variant here, its place in [`Asked::priority`], and its `ask_…`.
 pub enum Asked {
     /// Whether to quit, stopping what runs in the background.
-    Quit(QuitQuestion),
+    Quit(Armed<QuitQuestion>),
     /// Whether to trust the workspace's hooks, commands and servers.
-    Trust(TrustQuestion),
+    Trust(Armed<TrustQuestion>),
     /// Whether the turn may go on past its tool rounds.
-    Limit(LimitQuestion),
+    Limit(Armed<LimitQuestion>),
     /// The model's question (`ask_user`), one at a time.
     Ask(AskPanel),
     /// Whether to carry out the plan a plan-mode turn proposed.
-    Plan(PlanQuestion),
+    Plan(Armed<PlanQuestion>),
 }
 
 impl Asked {
@@ -251,11 +251,11 @@ impl Asked {
     /// end); the trust question takes the whole screen instead: 0.
     fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
         match self {
-            Asked::Quit(q) => q.height(area, theme),
+            Asked::Quit(q) => q.question.height(area, theme),
             Asked::Trust(_) => 0,
-            Asked::Limit(q) => q.height(area, theme),
+            Asked::Limit(q) => q.question.height(area, theme),
             Asked::Ask(q) => q.height(area, theme),
-            Asked::Plan(q) => q.height(area, theme),
+            Asked::Plan(q) => q.question.height(area, theme),
         }
     }
 }
@@ -300,28 +300,32 @@ impl Questions {
 
     /// Asks whether to trust the workspace.
     pub fn ask_trust(&mut self, prompt: TrustPrompt, now: Instant) {
-        let q = TrustQuestion::new(prompt).after_typing(self.last_typed, now);
-        self.put(Asked::Trust(q));
+        let q = TrustQuestion::new(prompt);
+        self.put(Asked::Trust(Armed::new(q, self.last_typed, now)));
     }
 
     /// Asks whether the turn may go on past its tool rounds.
     pub fn ask_limit(&mut self, turn_id: u64, rounds: u32, more: u32, now: Instant) {
-        let q = LimitQuestion::new(turn_id, rounds, more).after_typing(self.last_typed, now);
-        self.put(Asked::Limit(q));
+        let q = LimitQuestion::new(turn_id, rounds, more);
+        self.put(Asked::Limit(Armed::new(q, self.last_typed, now)));
     }
 
     /// Asks whether to carry out the plan just proposed.
     pub fn ask_plan(&mut self, now: Instant) {
-        self.put(Asked::Plan(
-            PlanQuestion::new().after_typing(self.last_typed, now),
-        ));
+        self.put(Asked::Plan(Armed::new(
+            PlanQuestion::new(),
+            self.last_typed,
+            now,
+        )));
     }
 
     /// Asks whether to quit, stopping `jobs`.
     pub fn ask_quit(&mut self, jobs: Vec<String>, now: Instant) {
-        self.put(Asked::Quit(
-            QuitQuestion::new(jobs).after_typing(self.last_typed, now),
-        ));
+        self.put(Asked::Quit(Armed::new(
+            QuitQuestion::new(jobs),
+            self.last_typed,
+            now,
+        )));
     }
 
     /// Shows the model's question.

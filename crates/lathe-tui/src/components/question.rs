@@ -1,7 +1,8 @@
-//! The modal questions other than approval: whether to trust a
-//! workspace's hooks and MCP servers, and whether a turn may go on past
-//! its tool rounds. Both are [`Question`]s on the priority layer and
-//! answer by the same rule (`Arming::answer`).
+//! The yes-or-no questions other than approval: whether to quit while
+//! commands run, whether to trust a workspace's hooks, commands and MCP
+//! servers, whether a turn may go on past its tool rounds, whether to
+//! carry out a plan. Each says what its answers do ([`YesNo`]); when a key
+//! may answer is [`Armed`]'s alone (`Arming::answer`), the same for all.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -16,117 +17,75 @@ use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
 use crate::protocol::Op;
 use crate::theme::Theme;
 
-/// Whether to trust the workspace's hooks and servers.
-pub struct TrustQuestion {
-    /// Taken when answered.
-    prompt: Option<TrustPrompt>,
+/// What a yes-or-no question does with its answers. When a key may
+/// answer it at all is [`Armed`]'s to say, the same for every question.
+pub trait YesNo {
+    /// A key it takes once armed, before any answer: reading it (the
+    /// trust question scrolls), which never restarts the quiet moment.
+    fn reads(&mut self, _key: KeyEvent) -> bool {
+        false
+    }
+    /// `y`: what it does, and whether it is answered (`Close`).
+    fn yes(&mut self, events: &AppEvents) -> Outcome;
+    /// `n` or Esc: what it does (it is then answered).
+    fn no(&mut self, events: &AppEvents);
+    /// A key that is no answer, once armed.
+    fn other(&mut self, _key: KeyEvent, _events: &AppEvents) -> Outcome {
+        Outcome::Consumed
+    }
+    fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme);
+}
+
+/// A yes-or-no question armed against keys typed ahead, the one place of
+/// the consent timing: a key answers only once the question was drawn
+/// and a quiet moment passed (`Arming`); typed while the person was still
+/// writing, it falls to the composer; too soon, it is dropped with a word.
+pub struct Armed<Q> {
     arming: Arming,
-    view: Cell<TrustView>,
     /// The last frame showed it.
     shown: Cell<bool>,
+    pub question: Q,
 }
 
-impl TrustQuestion {
-    pub fn new(prompt: TrustPrompt) -> Self {
+impl<Q> Armed<Q> {
+    /// `question`, asked at `now`, the person's last key into the
+    /// composer at `last_typed`.
+    pub fn new(question: Q, last_typed: Option<Instant>, now: Instant) -> Self {
         Self {
-            prompt: Some(prompt),
-            arming: Arming::pending(),
-            view: Cell::new(TrustView::default()),
+            arming: Arming::pending_after(last_typed, now),
             shown: Cell::new(false),
+            question,
         }
     }
-
-    /// Asked at `now`, the person's last key into the composer at
-    /// `last_typed`.
-    #[must_use]
-    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
-        self.arming = Arming::pending_after(last_typed, now);
-        self
-    }
 }
 
-/// `y` trusts the workspace's hooks (and remembers it), `n` or Esc leaves
-/// them off for this session. Keys are ignored for a moment after the
-/// question shows, as in the approval dialog.
-impl Component for TrustQuestion {
+impl<Q: YesNo> Component for Armed<Q> {
     fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
-        // Reading it is not answering it: scrolling never restarts the
-        // quiet moment, once the question has the keyboard.
-        let mut view = self.view.get();
-        if self.arming.is_armed(now) && view.scroll_key(key) {
-            self.view.set(view);
+        if self.arming.is_armed(now) && self.question.reads(key) {
             return Outcome::Consumed;
         }
         match self.arming.answer(key, now) {
-            Answer::Typing(key) => return Outcome::Ignored(key),
-            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
-            // Nothing is trusted that was not on screen.
-            Answer::Yes if !view.seen_end() => events.send(AppEvent::Flash(
-                "read the question to its end first (↓, PgDn, Space, End)".into(),
-            )),
-            Answer::Yes => {
-                let Some(mut prompt) = self.prompt.take() else {
-                    return Outcome::Close;
-                };
-                let what = prompt.what();
-                if !prompt.hooks.is_empty() {
-                    events.send(AppEvent::Op(Op::TrustWorkspaceHooks));
-                }
-                if !prompt.commands.is_empty() {
-                    events.send(AppEvent::Commands(std::mem::take(&mut prompt.commands)));
-                }
-                if !prompt.servers.is_empty() {
-                    events.send(AppEvent::Op(Op::TrustWorkspaceMcp));
-                }
-                events.send(match (prompt.remember)() {
-                    Ok(()) => AppEvent::Notice(
-                        NoticeKind::Info,
-                        format!("the workspace's {what} are trusted; they run from now on"),
-                    ),
-                    Err(e) => AppEvent::Notice(
-                        NoticeKind::Warning,
-                        format!(
-                            "the workspace's {what} run this session, but the trust could not \
-                             be saved: {e}"
-                        ),
-                    ),
-                });
-                return Outcome::Close;
+            Answer::Typing(key) => Outcome::Ignored(key),
+            Answer::TooSoon => {
+                events.send(AppEvent::Flash(READING.into()));
+                Outcome::Consumed
             }
+            Answer::Yes => self.question.yes(events),
             Answer::No { pass } => {
-                let what = self
-                    .prompt
-                    .as_ref()
-                    .map_or_else(|| "settings".to_string(), TrustPrompt::what);
-                events.send(AppEvent::Notice(
-                    NoticeKind::Info,
-                    format!(
-                        "the workspace's {what} stay off for now; /trust asks again, and so \
-                         does the next start"
-                    ),
-                ));
-                if let Some(prompt) = self.prompt.take() {
-                    events.send(AppEvent::Untrusted(prompt));
-                }
-                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
+                self.question.no(events);
+                pass.map_or(Outcome::Close, Outcome::CloseAndPass)
             }
-            Answer::Nothing => {}
+            Answer::Nothing => self.question.other(key, events),
         }
-        Outcome::Consumed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
-        let Some(prompt) = &self.prompt else {
-            return;
-        };
-        let mut view = self.view.get();
-        render_trust(prompt, &mut view, area, buf, theme);
-        self.view.set(view);
+        self.question.draw(area, buf, theme);
         self.shown.set(true);
     }
 }
 
-impl Question for TrustQuestion {
+impl<Q: YesNo> Question for Armed<Q> {
     fn input(&mut self, now: Instant) {
         self.arming.input(now);
     }
@@ -136,13 +95,102 @@ impl Question for TrustQuestion {
     }
 }
 
+/// Whether to trust the workspace's hooks and servers.
+pub struct TrustQuestion {
+    /// Taken when answered.
+    prompt: Option<TrustPrompt>,
+    view: Cell<TrustView>,
+}
+
+impl TrustQuestion {
+    pub fn new(prompt: TrustPrompt) -> Self {
+        Self {
+            prompt: Some(prompt),
+            view: Cell::new(TrustView::default()),
+        }
+    }
+}
+
+/// `y` trusts the workspace's hooks (and remembers it), `n` or Esc leaves
+/// them off for this session. Keys are ignored for a moment after the
+/// question shows, as in the approval dialog.
+impl YesNo for TrustQuestion {
+    fn reads(&mut self, key: KeyEvent) -> bool {
+        let mut view = self.view.get();
+        let scrolled = view.scroll_key(key);
+        self.view.set(view);
+        scrolled
+    }
+
+    fn yes(&mut self, events: &AppEvents) -> Outcome {
+        // Nothing is trusted that was not on screen.
+        if !self.view.get().seen_end() {
+            events.send(AppEvent::Flash(
+                "read the question to its end first (↓, PgDn, Space, End)".into(),
+            ));
+            return Outcome::Consumed;
+        }
+        let Some(mut prompt) = self.prompt.take() else {
+            return Outcome::Close;
+        };
+        let what = prompt.what();
+        if !prompt.hooks.is_empty() {
+            events.send(AppEvent::Op(Op::TrustWorkspaceHooks));
+        }
+        if !prompt.commands.is_empty() {
+            events.send(AppEvent::Commands(std::mem::take(&mut prompt.commands)));
+        }
+        if !prompt.servers.is_empty() {
+            events.send(AppEvent::Op(Op::TrustWorkspaceMcp));
+        }
+        events.send(match (prompt.remember)() {
+            Ok(()) => AppEvent::Notice(
+                NoticeKind::Info,
+                format!("the workspace's {what} are trusted; they run from now on"),
+            ),
+            Err(e) => AppEvent::Notice(
+                NoticeKind::Warning,
+                format!(
+                    "the workspace's {what} run this session, but the trust could not \
+                     be saved: {e}"
+                ),
+            ),
+        });
+        Outcome::Close
+    }
+
+    fn no(&mut self, events: &AppEvents) {
+        let what = self
+            .prompt
+            .as_ref()
+            .map_or_else(|| "settings".to_string(), TrustPrompt::what);
+        events.send(AppEvent::Notice(
+            NoticeKind::Info,
+            format!(
+                "the workspace's {what} stay off for now; /trust asks again, and so \
+                 does the next start"
+            ),
+        ));
+        if let Some(prompt) = self.prompt.take() {
+            events.send(AppEvent::Untrusted(prompt));
+        }
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let Some(prompt) = &self.prompt else {
+            return;
+        };
+        let mut view = self.view.get();
+        render_trust(prompt, &mut view, area, buf, theme);
+        self.view.set(view);
+    }
+}
+
 /// The turn used its tool rounds: go on?
 pub struct LimitQuestion {
     turn_id: u64,
     rounds: u32,
     more: u32,
-    arming: Arming,
-    shown: Cell<bool>,
 }
 
 impl LimitQuestion {
@@ -151,34 +199,11 @@ impl LimitQuestion {
             turn_id,
             rounds,
             more,
-            arming: Arming::pending(),
-            shown: Cell::new(false),
         }
     }
 
-    /// Asked at `now`, the person's last key into the composer at
-    /// `last_typed`.
-    #[must_use]
-    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
-        self.arming = Arming::pending_after(last_typed, now);
-        self
-    }
-}
-
-/// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
-/// armed like the other questions.
-impl Component for LimitQuestion {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
-        let (go_on, pass) = match self.arming.answer(key, now) {
-            Answer::Typing(key) => return Outcome::Ignored(key),
-            Answer::TooSoon => {
-                events.send(AppEvent::Flash(READING.into()));
-                return Outcome::Consumed;
-            }
-            Answer::Yes => (true, None),
-            Answer::No { pass } => (false, pass),
-            Answer::Nothing => return Outcome::Consumed,
-        };
+    /// Tells the turn whether to go on.
+    fn answer(&self, go_on: bool, events: &AppEvents) {
         events.send(AppEvent::Op(Op::ContinueTurn {
             turn_id: self.turn_id,
             go_on,
@@ -189,10 +214,22 @@ impl Component for LimitQuestion {
                 self.more
             )));
         }
-        pass.map_or(Outcome::Close, Outcome::CloseAndPass)
+    }
+}
+
+/// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
+/// armed like the other questions.
+impl YesNo for LimitQuestion {
+    fn yes(&mut self, events: &AppEvents) -> Outcome {
+        self.answer(true, events);
+        Outcome::Close
     }
 
-    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+    fn no(&mut self, events: &AppEvents) {
+        self.answer(false, events);
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, t: &Theme) {
         use ratatui::text::{Line, Span};
         let lines = self.lines(t);
         let keys = Line::from(vec![
@@ -202,7 +239,6 @@ impl Component for LimitQuestion {
             Span::styled(" stop the turn", t.muted()),
         ]);
         render_question(" Keep going? ", lines, keys, area, buf, t);
-        self.shown.set(true);
     }
 }
 
@@ -227,41 +263,18 @@ impl LimitQuestion {
     }
 }
 
-impl Question for LimitQuestion {
-    fn input(&mut self, now: Instant) {
-        self.arming.input(now);
-    }
-
-    fn drawn(&mut self, now: Instant) {
-        self.arming.drawn(self.shown.take(), now);
-    }
-}
-
 /// What the person says when they approve a plan: their own words, in
 /// the conversation.
 pub const PLAN_APPROVED: &str = "The plan is approved: carry it out, step by step, keeping \
      the plan up to date.";
 
 /// A plan-mode turn proposed a plan: carry it out?
-pub struct PlanQuestion {
-    arming: Arming,
-    shown: Cell<bool>,
-}
+#[derive(Default)]
+pub struct PlanQuestion;
 
 impl PlanQuestion {
     pub fn new() -> Self {
-        Self {
-            arming: Arming::pending(),
-            shown: Cell::new(false),
-        }
-    }
-
-    /// Asked at `now`, the person's last key into the composer at
-    /// `last_typed`.
-    #[must_use]
-    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
-        self.arming = Arming::pending_after(last_typed, now);
-        self
+        Self
     }
 }
 
@@ -281,45 +294,34 @@ impl PlanQuestion {
     }
 }
 
-impl Default for PlanQuestion {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// `y` sends the approval (the turn runs in the approval mode chosen),
 /// `e` starts `/plan ` in the composer to say what to change, `n` or Esc
 /// leaves the plan as it is; armed like the other questions.
-impl Component for PlanQuestion {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
-        let change = key.code == crossterm::event::KeyCode::Char('e') && key.modifiers.is_empty();
-        match self.arming.answer(key, now) {
-            Answer::Typing(key) => return Outcome::Ignored(key),
-            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
-            Answer::Yes => {
-                events.send(AppEvent::Send(PLAN_APPROVED.into()));
-                return Outcome::Close;
-            }
-            Answer::Nothing if change => {
-                events.send(AppEvent::Compose("/plan ".into()));
-                events.send(AppEvent::Flash(
-                    "say what to change; Enter asks for a new plan".into(),
-                ));
-                return Outcome::Close;
-            }
-            Answer::No { pass } => {
-                events.send(AppEvent::Notice(
-                    NoticeKind::Info,
-                    "the plan was not carried out; /plan revises it, or say what to do".into(),
-                ));
-                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
-            }
-            Answer::Nothing => {}
-        }
-        Outcome::Consumed
+impl YesNo for PlanQuestion {
+    fn yes(&mut self, events: &AppEvents) -> Outcome {
+        events.send(AppEvent::Send(PLAN_APPROVED.into()));
+        Outcome::Close
     }
 
-    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+    fn no(&mut self, events: &AppEvents) {
+        events.send(AppEvent::Notice(
+            NoticeKind::Info,
+            "the plan was not carried out; /plan revises it, or say what to do".into(),
+        ));
+    }
+
+    fn other(&mut self, key: KeyEvent, events: &AppEvents) -> Outcome {
+        if key.code != crossterm::event::KeyCode::Char('e') || !key.modifiers.is_empty() {
+            return Outcome::Consumed;
+        }
+        events.send(AppEvent::Compose("/plan ".into()));
+        events.send(AppEvent::Flash(
+            "say what to change; Enter asks for a new plan".into(),
+        ));
+        Outcome::Close
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, t: &Theme) {
         use ratatui::text::{Line, Span};
         let lines = Self::lines(t);
         let keys = Line::from(vec![
@@ -331,17 +333,6 @@ impl Component for PlanQuestion {
             Span::styled(" not now", t.muted()),
         ]);
         render_question(" Carry out the plan? ", lines, keys, area, buf, t);
-        self.shown.set(true);
-    }
-}
-
-impl Question for PlanQuestion {
-    fn input(&mut self, now: Instant) {
-        self.arming.input(now);
-    }
-
-    fn drawn(&mut self, now: Instant) {
-        self.arming.drawn(self.shown.take(), now);
     }
 }
 
@@ -349,25 +340,13 @@ impl Question for PlanQuestion {
 /// them (a dev server the person may be using), so it is asked, with
 /// what runs; armed like the other questions.
 pub struct QuitQuestion {
-    arming: Arming,
-    shown: Cell<bool>,
     /// What runs: `bg1 python3 -m http.server`.
     jobs: Vec<String>,
 }
 
 impl QuitQuestion {
     pub fn new(jobs: Vec<String>) -> Self {
-        Self {
-            arming: Arming::pending(),
-            shown: Cell::new(false),
-            jobs,
-        }
-    }
-
-    #[must_use]
-    pub fn after_typing(mut self, last_typed: Option<Instant>, now: Instant) -> Self {
-        self.arming = Arming::pending_after(last_typed, now);
-        self
+        Self { jobs }
     }
 
     /// The rows it takes at the bottom of `area`.
@@ -402,27 +381,19 @@ impl QuitQuestion {
 }
 
 /// `y` stops them and quits; `n` or Esc stays.
-impl Component for QuitQuestion {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, now: Instant) -> Outcome {
-        match self.arming.answer(key, now) {
-            Answer::Typing(key) => return Outcome::Ignored(key),
-            Answer::TooSoon => events.send(AppEvent::Flash(READING.into())),
-            Answer::Yes => {
-                events.send(AppEvent::Quit);
-                return Outcome::Close;
-            }
-            Answer::No { pass } => {
-                events.send(AppEvent::Flash(
-                    "still running: /ps lists them, k stops one".into(),
-                ));
-                return pass.map_or(Outcome::Close, Outcome::CloseAndPass);
-            }
-            Answer::Nothing => {}
-        }
-        Outcome::Consumed
+impl YesNo for QuitQuestion {
+    fn yes(&mut self, events: &AppEvents) -> Outcome {
+        events.send(AppEvent::Quit);
+        Outcome::Close
     }
 
-    fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
+    fn no(&mut self, events: &AppEvents) {
+        events.send(AppEvent::Flash(
+            "still running: /ps lists them, k stops one".into(),
+        ));
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, t: &Theme) {
         use ratatui::text::{Line, Span};
         let keys = Line::from(vec![
             Span::styled("y", t.bold(t.colors.accent)),
@@ -431,17 +402,6 @@ impl Component for QuitQuestion {
             Span::styled(" stay", t.muted()),
         ]);
         render_question(" Quit? ", self.lines(t), keys, area, buf, t);
-        self.shown.set(true);
-    }
-}
-
-impl Question for QuitQuestion {
-    fn input(&mut self, now: Instant) {
-        self.arming.input(now);
-    }
-
-    fn drawn(&mut self, now: Instant) {
-        self.arming.drawn(self.shown.take(), now);
     }
 }
 
