@@ -9,7 +9,7 @@ use crate::protocol::Attachment;
 use crate::session::history::ATTACHED;
 use crate::tools::fs::named::read_head_within;
 
-use super::Shared;
+use super::{Services, Shared};
 
 /// The most of one file that goes along.
 const FILE_CAP: u64 = 100 * 1024;
@@ -213,8 +213,8 @@ pub(crate) struct ImageFile {
 impl ImageFile {
     /// An image the person named at `path` (absolute): within the
     /// workspace when named there.
-    pub(crate) fn named(shared: &Shared, path: std::path::PathBuf, shown: String) -> Self {
-        let root = crate::tools::fs::named::root_for(&path, shared.services.workspace.root());
+    pub(crate) fn named(services: &Services, path: std::path::PathBuf, shown: String) -> Self {
+        let root = crate::tools::fs::named::root_for(&path, services.workspace.root());
         Self { path, shown, root }
     }
 }
@@ -357,7 +357,7 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             continue;
         }
         if images.iter().all(|i| i.path != path) {
-            images.push(ImageFile::named(shared, path, shown));
+            images.push(ImageFile::named(&shared.services, path, shown));
         }
     }
     parts.extend(parts_skipped.into_inner());

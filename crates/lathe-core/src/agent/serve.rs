@@ -76,8 +76,8 @@ async fn serve(
                         cancel,
                     )),
                     Work::Compact => Box::pin(compact_asked(&shared, &mut conversation, cancel)),
-                    Work::ListTurns => Box::pin(undo::list(&shared, &conversation)),
-                    Work::SessionDiff => Box::pin(undo::session_diff(&shared)),
+                    Work::ListTurns => Box::pin(undo::list(&shared.services, &conversation)),
+                    Work::SessionDiff => Box::pin(undo::session_diff(&shared.services)),
                     Work::Rewind {
                         turn,
                         files,

@@ -301,7 +301,7 @@ impl Turn<'_> {
         }
         to_read.extend(shared.take_images().into_iter().map(|path| {
             let shown = path.display().to_string();
-            super::mentions::ImageFile::named(shared, path, shown)
+            super::mentions::ImageFile::named(&shared.services, path, shown)
         }));
         let images = super::mentions::load_images(shared, to_read, &mut files).await;
         // A model that sees no images is not sent any: said before anything

@@ -13,7 +13,7 @@ use crate::protocol::{AgentEvent, Effect, TurnInfo};
 use crate::session::checkpoints::{Restored, Snapshot, Store, TurnTrees};
 use crate::session::history::Item;
 
-use super::{Conversation, Shared};
+use super::{Conversation, Services, Shared};
 
 /// The checkpoints of one conversation.
 pub(crate) struct Checkpoints {
@@ -57,12 +57,12 @@ impl State {
 }
 
 /// Says, on the call's output, which files are too large to keep.
-fn tell_large(shared: &Shared, call_id: &str, tool: &str, large: &[String]) {
+fn tell_large(services: &Services, call_id: &str, tool: &str, large: &[String]) {
     if large.is_empty() {
         return;
     }
     let mb = crate::session::checkpoints::LARGE_FILE / (1024 * 1024);
-    shared.services.emitter.emit(AgentEvent::ToolProgress {
+    services.emitter.emit(AgentEvent::ToolProgress {
         call_id: call_id.to_string(),
         tool: tool.to_string(),
         stream: "lathe".into(),
@@ -181,7 +181,7 @@ impl Checkpoints {
         match taken {
             Ok(snapshot) => {
                 let large = st.newly_large(&snapshot);
-                tell_large(shared, call_id, tool, &large);
+                tell_large(&shared.services, call_id, tool, &large);
                 let tree = snapshot.tree;
                 st.before = Some(tree.clone());
                 if st.start.is_none() {
@@ -284,16 +284,16 @@ const DIFF_LIMIT: usize = 2 * 1024 * 1024;
 /// `/diff`: every change of the session to the workspace's files (by
 /// tools and commands alike), against the files before the session first
 /// changed them.
-pub(crate) async fn session_diff(shared: &Shared) {
+pub(crate) async fn session_diff(services: &Services) {
     let answer = |diff: String, changes: Vec<FileChange>, cut: bool, error: Option<String>| {
-        shared.services.emitter.emit(AgentEvent::SessionDiff {
+        services.emitter.emit(AgentEvent::SessionDiff {
             diff,
             changes,
             cut,
             error,
         });
     };
-    let Some(c) = &shared.services.checkpoints else {
+    let Some(c) = &services.checkpoints else {
         return answer(
             String::new(),
             Vec::new(),
@@ -324,8 +324,8 @@ pub(crate) async fn session_diff(shared: &Shared) {
 }
 
 /// The turns a rewind can go back to.
-pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
-    let undoable = match &shared.services.checkpoints {
+pub(crate) async fn list(services: &Services, conv: &Conversation) {
+    let undoable = match &services.checkpoints {
         Some(c) => c.undoable().await,
         None => Vec::new(),
     };
@@ -336,7 +336,7 @@ pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
             turn_id: *turn,
             prompt: prompt.clone(),
             files: undoable.contains(turn),
-            conversation: shared.services.history.is_some(),
+            conversation: services.history.is_some(),
         })
         .collect();
     // A turn the conversation no longer holds (cleared) whose files can
@@ -352,7 +352,7 @@ pub(crate) async fn list(shared: &Shared, conv: &Conversation) {
         }
     }
     turns.sort_by_key(|t| t.turn_id);
-    shared.services.emitter.emit(AgentEvent::Turns { turns });
+    services.emitter.emit(AgentEvent::Turns { turns });
 }
 
 /// `/undo` and `/rewind`: puts back the files, the conversation or both
@@ -448,7 +448,7 @@ pub(crate) async fn rewind(
         files,
         conversation,
     );
-    if conversation && let Err(e) = reload(shared, conv).await {
+    if conversation && let Err(e) = reload(&shared.services, conv).await {
         return failed(turn, e);
     }
     conv.note = Some(note);
@@ -469,14 +469,14 @@ pub(crate) async fn rewind(
 
 /// The conversation as its record now has it: exact, whatever was
 /// compacted or cleared since.
-async fn reload(shared: &Shared, conv: &mut Conversation) -> Result<(), String> {
-    let Some(h) = &shared.services.history else {
+async fn reload(services: &Services, conv: &mut Conversation) -> Result<(), String> {
+    let Some(h) = &services.history else {
         return Ok(());
     };
     let path = h.path().to_path_buf();
     match tokio::task::spawn_blocking(move || crate::session::history::read(&path)).await {
         Ok(Ok(records)) => {
-            let r = crate::session::history::rebuild(&records, &shared.services.redactor);
+            let r = crate::session::history::rebuild(&records, &services.redactor);
             conv.messages = r.messages;
             conv.usage = r.usage;
             conv.prompts = r.prompts;
