@@ -20,7 +20,18 @@ fn production(text: &str) -> String {
     let mut skipping: Option<(i64, bool)> = None;
     for line in text.lines() {
         let at_code = state == Lex::Code;
-        let code = code_of(line, &mut state);
+        let mut code = code_of(line, &mut state);
+        if skipping.is_none() && at_code && line.trim_start().starts_with("#[cfg(test)]") {
+            // The item starts after the attribute, on this line or below.
+            skipping = Some((0, false));
+            code = code
+                .trim_start()
+                .trim_start_matches("#[cfg(test)]")
+                .to_string();
+            if code.trim().is_empty() {
+                continue;
+            }
+        }
         if let Some((depth, opened)) = &mut skipping {
             if !*opened && code.trim_start().starts_with("#[") {
                 continue;
@@ -35,13 +46,13 @@ fn production(text: &str) -> String {
                     _ => {}
                 }
             }
-            if (*opened && *depth <= 0) || (!*opened && code.trim_end().ends_with(';')) {
+            // A whole item ends at its braces or its `;`; a field, a
+            // variant or an arm at its `,`.
+            let end = code.trim_end();
+            if (*opened && *depth <= 0) || (!*opened && (end.ends_with(';') || end.ends_with(',')))
+            {
                 skipping = None;
             }
-            continue;
-        }
-        if at_code && line.trim_start().starts_with("#[cfg(test)]") {
-            skipping = Some((0, false));
             continue;
         }
         out.push_str(line);
@@ -311,13 +322,32 @@ fn declared(lib: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The modules of the core a production text names (`crate::x::…`,
-/// `crate::{x, y::z}`).
-fn named_modules(text: &str) -> BTreeSet<String> {
+/// The modules of the core a production text names: `crate::x::…`,
+/// `crate::{x, y::z}`, and `super::…` chains that reach the crate's root
+/// from a file `depth` modules down (`fs.rs` is 1, `config/layers.rs` 2).
+/// A glob or `self` of the root is named `*` or `self`.
+fn named_modules(text: &str, depth: usize) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    let mut roots: Vec<&str> = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("crate::") {
         rest = &rest[at + "crate::".len()..];
+        roots.push(rest);
+    }
+    let mut rest = text;
+    while let Some(at) = rest.find("super::") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at..];
+        let mut ups = 0;
+        while let Some(more) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = more;
+        }
+        if ups >= depth && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            roots.push(rest);
+        }
+    }
+    for rest in roots {
         if let Some(group) = rest.strip_prefix('{') {
             let mut depth = 0;
             let mut item = String::new();
@@ -342,12 +372,16 @@ fn named_modules(text: &str) -> BTreeSet<String> {
             out.insert(first_name(rest));
         }
     }
+    out.remove("");
     out
 }
 
 fn first_name(path: &str) -> String {
-    path.trim()
-        .chars()
+    let path = path.trim();
+    if path.starts_with('*') {
+        return "*".into();
+    }
+    path.chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect()
 }
@@ -400,7 +434,16 @@ fn the_core_stands_on_its_floors() {
         let Some(&own) = rank.get(top.as_str()) else {
             continue;
         };
-        for used in named_modules(&code(&production(&text))) {
+        let depth = rel.components().count();
+        for used in named_modules(&code(&production(&text)), depth) {
+            if matches!(used.as_str(), "front" | "*" | "self") {
+                wrong.push(format!(
+                    "{}: crate::{used} reaches every floor at once (the front ends' door, or \
+                     the whole crate)",
+                    rel.display()
+                ));
+                continue;
+            }
             if let Some(&theirs) = rank.get(used.as_str())
                 && used != top
                 && theirs <= own
@@ -484,7 +527,37 @@ fn c() {}
         "{kept}"
     );
     assert!(!kept.contains("helper") && !kept.contains("launch") && !kept.contains("raw"));
-    let named = named_modules(&code(&kept));
+    let named = named_modules(&code(&kept), 1);
     let want: BTreeSet<String> = ["config", "policy", "sandbox"].map(String::from).into();
     assert_eq!(named, want);
+}
+
+/// The ways around the floors that a search for `crate::` alone would
+/// miss: `super::` up to the root, the front ends' door, a glob; and a
+/// test attribute on a field, or on an item on its own line, hiding the
+/// lines after it.
+#[test]
+fn imports_are_found_however_written() {
+    let names = |text: &str, depth| named_modules(&code(&production(text)), depth);
+    let set = |v: &[&str]| -> BTreeSet<String> { v.iter().map(|s| (*s).to_string()).collect() };
+    // From `fs.rs` (one down), `super::` is the root; from
+    // `config/layers.rs` (two down), `super::` is `config` and
+    // `super::super::` the root.
+    assert_eq!(names("use super::agent::Shared;", 1), set(&["agent"]));
+    assert_eq!(names("use super::defaults;", 2), set(&[]));
+    assert_eq!(
+        names("use super::super::{agent, tools::X};", 2),
+        set(&["agent", "tools"])
+    );
+    assert_eq!(
+        names("fn f() { crate::front::agent::go() }", 1),
+        set(&["front"])
+    );
+    assert_eq!(names("use crate::*;", 1), set(&["*"]));
+    assert_eq!(names("use crate::{self as root};", 1), set(&["self"]));
+    // A field kept only for tests hides nothing after it.
+    let fields = "struct S {\n    #[cfg(test)]\n    probe: u32,\n    real: crate::agent::X,\n}\n";
+    assert_eq!(names(fields, 1), set(&["agent"]));
+    let one_line = "#[cfg(test)] use crate::launch::Y;\nuse crate::agent::X;\n";
+    assert_eq!(names(one_line, 1), set(&["agent"]));
 }

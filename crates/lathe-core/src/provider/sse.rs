@@ -196,7 +196,9 @@ impl SseParser {
             if end {
                 return Ok((start, true));
             }
-            if self.pending.data.len() > MAX_LINE {
+            // (An event handed on is cleared at the next line: its size
+            // counts no more.)
+            if !self.dispatched && self.pending.data.len() > MAX_LINE {
                 return Err(SseError(format!(
                     "an event of the stream passed {} MiB without ending",
                     MAX_LINE >> 20
