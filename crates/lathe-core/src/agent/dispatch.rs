@@ -601,7 +601,7 @@ async fn authorize(
     };
     let needs = match assessor.assess(name, effect, ops) {
         Assessment::Auto if first.is_none() => {
-            match super::judge::question(shared, call, name, effect, args, ops, cancel).await {
+            match super::judge::question(shared, call, tool, args, ops, cancel).await {
                 None => return Ok(None),
                 Some(need) => vec![need],
             }

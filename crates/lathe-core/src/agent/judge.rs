@@ -54,8 +54,8 @@ const BUILD_FILES: &[&str] = &[
 /// Why Lathe counts a call as risky, if it does: deletions, writes to
 /// dotfiles and build files, the network, installs, commands it cannot
 /// fully analyse, MCP tools.
-pub(crate) fn risk(tool: &str, effect: Effect, ops: &[Operation]) -> Option<String> {
-    if tool == "delete_file" {
+pub(crate) fn risk(deletes: bool, effect: Effect, ops: &[Operation]) -> Option<String> {
+    if deletes {
         return Some("it deletes a file".into());
     }
     for op in ops {
@@ -209,14 +209,14 @@ pub(crate) async fn review(
 pub(crate) async fn question(
     shared: &Shared,
     call: &crate::provider::ToolCall,
-    name: &str,
-    effect: Effect,
+    tool: &crate::tools::RegisteredTool,
     args: &Value,
     ops: &[Operation],
     cancel: &CancellationToken,
 ) -> Option<crate::policy::Need> {
     let model = shared.settings.judge.as_deref()?;
-    let why = super::judge::risk(name, effect, ops)?;
+    let name = tool.name();
+    let why = super::judge::risk(tool.tool.deletes_files(), tool.tool.effect(), ops)?;
     match review(shared, model, &call.id, name, args, &why, cancel).await {
         Verdict::Allow(_) => None,
         Verdict::Escalate(reason) => Some(crate::policy::Need {
@@ -265,18 +265,11 @@ mod tests {
                 named: false,
             })]
         };
-        assert!(risk("write_file", Effect::Write, &write("src/main.rs")).is_none());
-        assert!(
-            risk(
-                "write_file",
-                Effect::Write,
-                &write(".github/workflows/ci.yml")
-            )
-            .is_some()
-        );
-        assert!(risk("write_file", Effect::Write, &write("package.json")).is_some());
-        assert!(risk("delete_file", Effect::Write, &write("a.txt")).is_some());
-        assert!(risk("web_fetch", Effect::Network, &[]).is_some());
-        assert!(risk("read_file", Effect::Read, &[]).is_none());
+        assert!(risk(false, Effect::Write, &write("src/main.rs")).is_none());
+        assert!(risk(false, Effect::Write, &write(".github/workflows/ci.yml")).is_some());
+        assert!(risk(false, Effect::Write, &write("package.json")).is_some());
+        assert!(risk(true, Effect::Write, &write("a.txt")).is_some());
+        assert!(risk(false, Effect::Network, &[]).is_some());
+        assert!(risk(false, Effect::Read, &[]).is_none());
     }
 }

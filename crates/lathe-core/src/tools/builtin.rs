@@ -174,6 +174,13 @@ mod names_tests {
             .map(|t| t.name())
             .collect();
         assert_eq!(withheld, ["ask_user", "update_plan", "task"]);
+        // The judge counts a deletion risky by this, not by the name.
+        let deleting: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.deletes_files())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(deleting, ["delete_file"]);
     }
 
     /// What the model is told of each tool: its name, description and

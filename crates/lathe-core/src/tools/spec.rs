@@ -325,6 +325,11 @@ pub trait Tool: Send + Sync {
     fn offered_when_planning(&self) -> bool {
         self.only_looks()
     }
+    /// Whether a call removes a file outright (what the judge counts as
+    /// risky in itself).
+    fn deletes_files(&self) -> bool {
+        false
+    }
     /// Whether a subagent may be given it: not a subagent of its own (one
     /// level), nor a question to the person or a plan of its own (the
     /// model that sent it asks and plans).

@@ -39,6 +39,10 @@ impl Tool for DeleteFile {
         schema::<Args>()
     }
 
+    fn deletes_files(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> crate::protocol::ToolKind {
         crate::protocol::ToolKind::Edit
     }
