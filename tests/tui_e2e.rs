@@ -1786,3 +1786,45 @@ async fn a_correction_typed_as_the_dialog_opens_reaches_the_model() {
     let second = mock.requests()[1].body.to_string();
     assert!(second.contains("call it notes.txt instead"), "{second}");
 }
+
+/// A correction that begins with an answer's letter ("also…"), typed at
+/// a person's pace (0.25 s apart) as the dialog opens on an empty
+/// composer: every letter lands in the composer, the `a` too, and none
+/// answers; Enter sends it whole and `n` then denies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correction_starting_with_an_answer_key_is_typed_whole() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("c1", "exec_shell", json!({"command": "touch three.txt"}))),
+        Step::Reply(Reply::text("Four it is.")),
+    ])
+    .await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    pane.wait_for("approval ask").await;
+    pane.type_slowly("make three files", Duration::from_millis(30))
+        .await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Approve exec_shell?").await;
+    pane.type_slowly("also add four", Duration::from_millis(250))
+        .await;
+    pause().await;
+    let screen = pane.wait_for("Enter sends this to the turn").await;
+    assert!(screen.contains("also add four"), "{screen}");
+    assert!(screen.contains("Approve exec_shell?"), "{screen}");
+    assert!(!ws.path().join("three.txt").exists());
+    pane.keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pane.screen().contains("working… (Enter sends this") {
+        assert!(Instant::now() < deadline, "{}", pane.screen());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pause().await;
+    pane.keys(&["n"]);
+    pane.wait_for("Four it is.").await;
+    assert!(!ws.path().join("three.txt").exists());
+    let second = mock.requests()[1].body.to_string();
+    assert!(second.contains("also add four"), "{second}");
+}

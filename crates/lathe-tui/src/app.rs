@@ -443,13 +443,7 @@ impl App {
                 }
                 self.bus.ops.push(op);
             }
-            AppEvent::Flash(text) => {
-                use crate::components::approval::{QUIET, READING};
-                // "reading…" lasts as long as the quiet moment it speaks
-                // of: once the dialog takes keys it would mislead.
-                let until = self.screen.now + if text == READING { QUIET } else { QUIT_WINDOW };
-                self.status.flash = Some((text, until));
-            }
+            AppEvent::Flash(text) => self.flash(&text, self.screen.now),
             AppEvent::OpenSession(id) => self.bus.requests.push(Request::Switch(id)),
             // Drawn again (every event marks the screen dirty).
             AppEvent::Coloured => {}
@@ -646,8 +640,13 @@ impl App {
         self.transcript.push(Cell::Notice(kind, text.into()));
     }
 
+    /// A hint in the status bar, for a moment. "reading…" lasts as long
+    /// as the quiet moment it speaks of: once a question takes keys it
+    /// would mislead.
     fn flash(&mut self, text: &str, now: Instant) {
-        self.status.flash = Some((text.to_string(), now + QUIT_WINDOW));
+        use crate::components::approval::{QUIET, READING};
+        let lasts = if text == READING { QUIET } else { QUIT_WINDOW };
+        self.status.flash = Some((text.to_string(), now + lasts));
     }
 
     /// Reacts to one agent event.

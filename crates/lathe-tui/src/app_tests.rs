@@ -915,6 +915,23 @@ fn enlarging_a_tiny_window_then_y_does_not_approve() {
     screen(&mut a, 100, 30);
     a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(50));
     assert!(a.take_ops().is_empty());
+    // Too small again: `y` and `a` a moment apart answer nothing, and
+    // `n` denies at once (it is not held as a word's start).
+    let t = t + Duration::from_secs(1);
+    a.on_terminal_event(Event::Resize(40, 7), t);
+    a.screen.now = t;
+    screen(&mut a, 40, 7);
+    for (i, c) in "yan".chars().enumerate() {
+        let at = t + Duration::from_millis(600 * (u64::try_from(i).unwrap_or(0) + 1));
+        a.on_terminal_event(key(KeyCode::Char(c)), at);
+    }
+    assert!(matches!(
+        a.take_ops().as_slice(),
+        [Op::Decide {
+            decision: ApprovalDecision::Deny { .. },
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -2348,4 +2365,103 @@ fn writing_that_starts_as_a_dialog_opens_is_never_lost_nor_an_answer() {
     b.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
     assert!(b.take_ops().is_empty());
     assert!(b.composer.is_empty());
+}
+
+/// Types `text` at a person's pace (0.12 s apart) from `t`; when done.
+fn type_at_pace(a: &mut App, text: &str, mut t: Instant) -> Instant {
+    for ch in text.chars() {
+        a.on_terminal_event(key(KeyCode::Char(ch)), t);
+        t += Duration::from_millis(120);
+    }
+    t
+}
+
+/// A correction that starts with an answer's letter ("also…", "yes,
+/// but…", "no, …") typed as a question opens on an empty composer: the
+/// first key is held, not dropped, and goes into the composer before the
+/// rest once text follows; no key answers. The same for every question
+/// (the approval dialog and the tool-round limit alike).
+#[test]
+fn a_correction_that_starts_with_an_answer_key_is_typed_whole() {
+    for text in [
+        "also add four",
+        "yes, but use tabs",
+        "no wait",
+        "eh",
+        "nay, lay",
+    ] {
+        let (mut a, t0) = app();
+        turn_started(&mut a, 1, "go", t0);
+        a.on_agent_event(
+            started("c1", "exec_shell", json!({"command": "touch x"})),
+            t0,
+        );
+        a.on_agent_event(approval_request("c1"), t0);
+        screen(&mut a, 80, 24);
+        let t = type_at_pace(&mut a, text, t0 + Duration::from_millis(50));
+        assert!(a.take_ops().is_empty(), "{text:?} answered the dialog");
+        assert_eq!(a.composer.text(), text);
+        // After a pause the dialog answers as ever.
+        let t = t + QUIET + Duration::from_millis(50);
+        a.tick(t);
+        a.composer.clear();
+        a.on_terminal_event(key(KeyCode::Char('n')), t);
+        assert!(matches!(
+            a.take_ops().as_slice(),
+            [Op::Decide {
+                decision: ApprovalDecision::Deny { .. },
+                ..
+            }]
+        ));
+
+        let (mut b, t0) = app();
+        turn_started(&mut b, 4, "x", t0);
+        b.on_agent_event(
+            AgentEvent::ToolLimitReached {
+                turn_id: 4,
+                rounds: 20,
+                more: 20,
+            },
+            t0,
+        );
+        screen(&mut b, 72, 16);
+        type_at_pace(&mut b, text, t0 + Duration::from_millis(50));
+        assert!(b.take_ops().is_empty(), "{text:?} answered the limit");
+        assert_eq!(b.composer.text(), text);
+    }
+}
+
+/// Answer keys pressed too soon with no text after them stay what they
+/// were: no answer and not text. A held `a` never turns into "approve
+/// for the conversation" once the dialog arms.
+#[test]
+fn answer_keys_too_soon_with_nothing_after_are_dropped() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    screen(&mut a, 80, 24);
+    let t = type_at_pace(&mut a, "ay", t0 + Duration::from_millis(50));
+    assert!(a.take_ops().is_empty());
+    assert!(a.composer.is_empty());
+    let t = t + QUIET + Duration::from_millis(50);
+    a.tick(t);
+    // A key after the pause is no longer a word's start: `l` is not
+    // typed after a lost "ay", and the dialog has the keys.
+    a.on_terminal_event(key(KeyCode::Char('l')), t);
+    assert!(a.composer.is_empty());
+    assert!(a.take_ops().is_empty());
+    let t = t + QUIET + Duration::from_millis(50);
+    a.tick(t);
+    a.on_terminal_event(key(KeyCode::Char('y')), t);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Decide {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::ApproveOnce
+        }]
+    );
 }

@@ -21,7 +21,7 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::components::approval::ApprovalOverlay;
+use super::components::approval::{Ahead, ApprovalOverlay};
 use super::components::ask::AskPanel;
 use super::components::cells::NoticeKind;
 use super::components::pager::Pager;
@@ -186,6 +186,12 @@ pub trait Question: Component {
     /// A frame is on screen (right after it is written): whether it
     /// showed the question counts from `now`.
     fn drawn(&mut self, now: Instant);
+    /// A key read before the question takes keys, the composer holding a
+    /// message begun (`composing`) or not: whether it is the person's
+    /// writing, for the composer (see [`Arming::type_ahead`]).
+    ///
+    /// [`Arming::type_ahead`]: super::components::approval::Arming::type_ahead
+    fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead;
 }
 
 /// A question asked on the priority layer, of one kind. Adding a kind is
@@ -369,11 +375,6 @@ impl Questions {
                 self.approvals.front_words()?
             )),
         }
-    }
-
-    /// Whether any question is asked (the approvals aside).
-    pub fn any_asked(&self) -> bool {
-        !self.asked.is_empty()
     }
 
     /// The question that has the keys.
@@ -655,7 +656,7 @@ mod tests {
         layer.ask_plan(t0);
         layer.ask("c1".into(), "which port?".into(), vec![], t0);
         layer.ask_limit(3, 20, 20, t0);
-        assert!(layer.is_asking() && layer.any_asked());
+        assert!(layer.is_asking() && layer.has(|_| true));
         let first = |l: &Questions| l.asked.first().map(Asked::priority);
         assert_eq!(
             first(&layer),

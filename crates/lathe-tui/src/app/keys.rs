@@ -3,6 +3,7 @@
 //! composer hands on (a message, a slash command).
 
 use super::*;
+use crate::components::approval::{Ahead, READING};
 
 impl App {
     pub fn on_terminal_event(&mut self, ev: Event, now: Instant) {
@@ -117,12 +118,20 @@ impl App {
         {
             return self.composer_key(key, now);
         }
-        // Writing that starts as a dialog opens is writing: its keys go
+        // Writing that starts as a question opens is writing: its keys go
         // into the composer, never lost, never answers.
-        let dialog_on_top = !self.questions.any_asked();
         let composing = !self.composer.is_empty();
-        if dialog_on_top && self.questions.approvals.typing_through(key, composing, now) {
-            return self.composer_key(key, now);
+        if let Some(question) = self.questions.top() {
+            match question.type_ahead(key, composing, now) {
+                Ahead::Typed(keys) => {
+                    for key in keys {
+                        self.composer_key(key, now);
+                    }
+                    return;
+                }
+                Ahead::Held => return self.flash(READING, now),
+                Ahead::Not => {}
+            }
         }
         if let Some(question) = self.questions.top() {
             let outcome = question.handle_key(key, &self.bus.events, now);

@@ -13,8 +13,11 @@
 //! - the dialog arms only after a quiet moment ([`QUIET`]) with no key or
 //!   paste; what the person goes on typing before that, when they were
 //!   typing as it opened, goes on into the composer, so a sentence typed
-//!   as the dialog opens is not an answer; other keys that early are
-//!   dropped with a word ([`READING`]), each starting the moment again;
+//!   as the dialog opens is not an answer; so do keys of text that
+//!   answer nothing, and an answer's letter followed at once by text
+//!   (the "a" of "also"), held until the text shows it was a word's
+//!   start; other keys that early are dropped with a word ([`READING`]),
+//!   each starting the moment again;
 //! - keys the dialog handles itself (scrolling, `j`/`k`, `x`) never make
 //!   the next answer wait;
 //! - a key with Alt (which is also how an Esc followed at once by a key
@@ -157,35 +160,6 @@ impl ApprovalOverlay {
     /// The message was sent: the typing is over.
     pub fn sent(&mut self) {
         self.last_typed = None;
-    }
-
-    /// A key before the call in front can be answered: whether it is the
-    /// person's typing (text for the composer), which a dialog that opens
-    /// as they start to write never takes. A key of text is, when a
-    /// message is begun (`composing`) or no answer starts with it; an
-    /// answer's key that came too soon is still no answer, and not text.
-    /// Typing restarts the quiet moment: the dialog arms once it stops.
-    pub fn typing_through(&mut self, key: KeyEvent, composing: bool, now: Instant) -> bool {
-        if self.queue.is_empty()
-            || self.message.is_some()
-            || self.arming.has_keys
-            || self.arming.is_armed(now)
-        {
-            return false;
-        }
-        let text = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
-        let answer = matches!(
-            key.code,
-            KeyCode::Char('y' | 'Y' | 'n' | 'N' | 'a' | 'A' | 'e' | 'E' | '?')
-        );
-        let typing = text && (composing || !answer);
-        if typing {
-            self.arming.input(now);
-        }
-        typing
     }
 
     pub fn is_active(&self) -> bool {
@@ -806,12 +780,23 @@ impl crate::component::Question for ApprovalOverlay {
     fn drawn(&mut self, now: Instant) {
         self.after_draw(now);
     }
+
+    /// Never while the "instead" message is written (its keys are its
+    /// own), nor in a window too small to show the call (`n` denies
+    /// there, at once).
+    fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead {
+        let too_small = !self.fits.get() && self.drawn_once;
+        if self.queue.is_empty() || self.message.is_some() || too_small {
+            return Ahead::Not;
+        }
+        self.arming.type_ahead(key, composing, now)
+    }
 }
 
 mod arming;
 mod render;
 
-pub use arming::{Answer, Arming, Gate, READING};
+pub use arming::{Ahead, Answer, Arming, Gate, READING};
 
 #[cfg(test)]
 #[path = "approval_tests.rs"]

@@ -14,7 +14,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::approval::{Arming, Gate, READING};
+use super::approval::{Ahead, Arming, Gate, READING};
 use super::cells::NoticeKind;
 use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
 use crate::protocol::Op;
@@ -232,6 +232,10 @@ impl Question for AskPanel {
 
     fn drawn(&mut self, now: Instant) {
         self.arming.drawn(self.shown.take(), now);
+    }
+
+    fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead {
+        self.arming.type_ahead(key, composing, now)
     }
 }
 

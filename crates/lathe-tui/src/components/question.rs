@@ -11,7 +11,7 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::approval::{Answer, Arming, READING};
+use super::approval::{Ahead, Answer, Arming, READING};
 use super::cells::NoticeKind;
 use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
 use crate::protocol::Op;
@@ -92,6 +92,10 @@ impl<Q: YesNo> Question for Armed<Q> {
 
     fn drawn(&mut self, now: Instant) {
         self.arming.drawn(self.shown.take(), now);
+    }
+
+    fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead {
+        self.arming.type_ahead(key, composing, now)
     }
 }
 

@@ -24,6 +24,32 @@ pub struct Arming {
     /// since: their keys go on into the composer. A key that comes too
     /// soon otherwise is dropped, with a word.
     pub(super) typing: bool,
+    /// Answer keys pressed too soon, not yet known to be answers or the
+    /// start of a word ("a" of "also"): text if text follows within the
+    /// quiet moment, else dropped.
+    held: [char; HOLD],
+    held_len: u8,
+}
+
+/// How many keys too soon a question holds to see whether they begin a
+/// word.
+const HOLD: usize = 8;
+
+/// The keys that answer some question (`?` shows a dialog's keys).
+fn answers(c: char) -> bool {
+    matches!(c, 'y' | 'Y' | 'n' | 'N' | 'a' | 'A' | 'e' | 'E' | '?')
+}
+
+/// A key before a question takes keys, as the person's typing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ahead {
+    /// Not typing: the question reads the key (and says it came too
+    /// soon).
+    Not,
+    /// An answer's key, pressed too soon: held, in case a word follows.
+    Held,
+    /// Text for the composer, in order: the keys held, then this one.
+    Typed(Vec<KeyEvent>),
 }
 
 /// What the hint says of a key dropped before a question armed.
@@ -58,6 +84,57 @@ pub enum Gate {
 }
 
 impl Arming {
+    /// A key read before the question takes keys, while the composer
+    /// holds a message begun (`composing`) or not: whether it is the
+    /// person's writing, which a question that opens as they start to
+    /// write never takes. Text is: keys that go on a writing begun (in
+    /// the composer, or as the question came), and any key of text that
+    /// answers nothing. An answer's key pressed too soon is held: if text
+    /// follows within the quiet moment it was the word's start ("a" of
+    /// "also") and goes into the composer before it; if not, it is
+    /// dropped, as any key too soon. Either way the quiet moment starts
+    /// again.
+    pub fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead {
+        if self.has_keys || self.is_armed(now) {
+            self.held_len = 0;
+            return Ahead::Not;
+        }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
+        let text = plain && matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace);
+        let fresh = self
+            .last_input
+            .is_some_and(|t| now.saturating_duration_since(t) < QUIET);
+        if !text || !fresh {
+            self.held_len = 0;
+        }
+        if !text {
+            return Ahead::Not;
+        }
+        let going_on = self.typing && fresh;
+        self.input(now);
+        if let KeyCode::Char(c) = key.code
+            && answers(c)
+            && !composing
+            && !going_on
+        {
+            if usize::from(self.held_len) < HOLD {
+                self.held[usize::from(self.held_len)] = c;
+                self.held_len += 1;
+            }
+            return Ahead::Held;
+        }
+        let mut keys: Vec<KeyEvent> = self.held[..usize::from(self.held_len)]
+            .iter()
+            .map(|&c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+            .collect();
+        self.held_len = 0;
+        keys.push(key);
+        self.typing = true;
+        Ahead::Typed(keys)
+    }
+
     /// Where `key` goes. Once open, keys edit the question's own text
     /// without waiting (the answer itself waits for [`Arming::is_armed`],
     /// which only a paste or a resize restarts).
