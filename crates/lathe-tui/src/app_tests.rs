@@ -44,6 +44,21 @@ impl Drain for App {
     }
 }
 
+/// An app whose turn waits for approval of `exec_shell touch x` (call
+/// `c1`), the dialog drawn at 80×24 at `t0`.
+fn asking() -> (App, Instant) {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 1, "go", t0);
+    a.on_agent_event(
+        started("c1", "exec_shell", json!({"command": "touch x"})),
+        t0,
+    );
+    a.on_agent_event(approval_request("c1"), t0);
+    a.screen.now = t0;
+    screen(&mut a, 80, 24);
+    (a, t0)
+}
+
 fn app() -> (App, Instant) {
     let t0 = Instant::now();
     let init = AppInit {
@@ -832,15 +847,7 @@ fn approval_request(id: &str) -> AgentEvent {
 /// 0.3 s later is taken, and the transcript is back at its end after it.
 #[test]
 fn scrolling_the_transcript_never_makes_an_answer_wait() {
-    let (mut a, t0) = app();
-    turn_started(&mut a, 1, "go", t0);
-    a.on_agent_event(
-        started("c1", "exec_shell", json!({"command": "touch x"})),
-        t0,
-    );
-    a.on_agent_event(approval_request("c1"), t0);
-    a.screen.now = t0;
-    screen(&mut a, 80, 24);
+    let (mut a, t0) = asking();
     let t = t0 + QUIET + Duration::from_millis(1);
     a.on_terminal_event(key(KeyCode::PageUp), t);
     a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(300));
@@ -1674,15 +1681,7 @@ fn model_completes_from_the_providers_list_and_refuses_unknown_names() {
 /// wait, not typed into the message, and approves after a pause.
 #[test]
 fn a_key_right_after_scrolling_behind_the_dialog_is_told_to_wait() {
-    let (mut a, t0) = app();
-    turn_started(&mut a, 1, "go", t0);
-    a.on_agent_event(
-        started("c1", "exec_shell", json!({"command": "touch x"})),
-        t0,
-    );
-    a.on_agent_event(approval_request("c1"), t0);
-    a.screen.now = t0;
-    screen(&mut a, 80, 24);
+    let (mut a, t0) = asking();
     let t = t0 + Duration::from_millis(50);
     a.on_terminal_event(key(KeyCode::PageDown), t);
     a.on_terminal_event(key(KeyCode::Char('y')), t + Duration::from_millis(40));
@@ -2327,14 +2326,7 @@ fn an_unfinished_plan_leaves_with_its_turn() {
 /// turn and the dialog still waits.
 #[test]
 fn writing_that_starts_as_a_dialog_opens_is_never_lost_nor_an_answer() {
-    let (mut a, t0) = app();
-    turn_started(&mut a, 1, "go", t0);
-    a.on_agent_event(
-        started("c1", "exec_shell", json!({"command": "touch x"})),
-        t0,
-    );
-    a.on_agent_event(approval_request("c1"), t0);
-    screen(&mut a, 80, 24);
+    let (mut a, t0) = asking();
     let mut t = t0 + Duration::from_millis(50);
     for ch in "call it notes instead".chars() {
         a.on_terminal_event(key(KeyCode::Char(ch)), t);
@@ -2354,14 +2346,7 @@ fn writing_that_starts_as_a_dialog_opens_is_never_lost_nor_an_answer() {
     assert!(a.questions.approvals.is_active());
     // A `y` too soon after the dialog opened, with nothing written, is
     // neither an answer nor text.
-    let (mut b, t0) = app();
-    turn_started(&mut b, 1, "go", t0);
-    b.on_agent_event(
-        started("c1", "exec_shell", json!({"command": "touch x"})),
-        t0,
-    );
-    b.on_agent_event(approval_request("c1"), t0);
-    screen(&mut b, 80, 24);
+    let (mut b, t0) = asking();
     b.on_terminal_event(key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
     assert!(b.take_ops().is_empty());
     assert!(b.composer.is_empty());
@@ -2390,14 +2375,7 @@ fn a_correction_that_starts_with_an_answer_key_is_typed_whole() {
         "eh",
         "nay, lay",
     ] {
-        let (mut a, t0) = app();
-        turn_started(&mut a, 1, "go", t0);
-        a.on_agent_event(
-            started("c1", "exec_shell", json!({"command": "touch x"})),
-            t0,
-        );
-        a.on_agent_event(approval_request("c1"), t0);
-        screen(&mut a, 80, 24);
+        let (mut a, t0) = asking();
         let t = type_at_pace(&mut a, text, t0 + Duration::from_millis(50));
         assert!(a.take_ops().is_empty(), "{text:?} answered the dialog");
         assert_eq!(a.composer.text(), text);
@@ -2436,14 +2414,7 @@ fn a_correction_that_starts_with_an_answer_key_is_typed_whole() {
 /// for the conversation" once the dialog arms.
 #[test]
 fn answer_keys_too_soon_with_nothing_after_are_dropped() {
-    let (mut a, t0) = app();
-    turn_started(&mut a, 1, "go", t0);
-    a.on_agent_event(
-        started("c1", "exec_shell", json!({"command": "touch x"})),
-        t0,
-    );
-    a.on_agent_event(approval_request("c1"), t0);
-    screen(&mut a, 80, 24);
+    let (mut a, t0) = asking();
     let t = type_at_pace(&mut a, "ay", t0 + Duration::from_millis(50));
     assert!(a.take_ops().is_empty());
     assert!(a.composer.is_empty());
