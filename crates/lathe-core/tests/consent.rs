@@ -929,6 +929,14 @@ const THIRD_DENYLIST: &[&str] = &[
     "find /usr/sbin -name shutdown -exec {} -h now \\;",
     // xargs -I: the replacement string is the shell code.
     "echo sudo id | xargs -I{} sh -c {}",
+    "echo sudo id | xargs -i sh -c {}",
+    "echo sudo id | xargs -iR sh -c R",
+    "echo sudo id | xargs --replace=R sh -c R",
+    "echo sudo id | xargs -0 -rI R sh -c R",
+    "env -iC /tmp sudo id",
+    "env -u HOME -- sudo id",
+    "timeout -s KILL 5 sudo id",
+    "nice -n5 -- sudo id",
     // A wrapper at the end of xargs runs what xargs feeds it.
     "echo sudo id | xargs env",
     "echo rm -rf ~ | xargs timeout 5",
@@ -939,6 +947,15 @@ const THIRD_DENYLIST: &[&str] = &[
     "pkill -9 -U root",
     "pkill -9 .",
     "killall -9 -r .",
+    // ... however the options are written: clustered, after a long
+    // option that takes a value, after a signal by name.
+    "pkill -fu root",
+    "pkill -eU0",
+    "pkill --signal KILL -u root",
+    "pkill --sig=KILL --us root",
+    "pkill -KILL -cu root",
+    "killall -s KILL -u root",
+    "killall -eu root",
     // Endless loops of background jobs the while-check does not recognise.
     "until false; do sleep 1000 & done",
     "for ((;;)); do sleep 1000 & done",

@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::options::{self, has_option, is_long, operands};
+use super::options::{self, Arg, Scan, Spec, has_option, is_long, operands};
 use super::shell::{
     SHELLS, Source, find_filters, find_starts, is_stdin_path, lexical_join, source_of,
 };
@@ -585,20 +585,25 @@ fn copies_privilege(c: &SimpleCommand, args: &[Word], places: &Places) -> Option
 /// The operands of a command whose options may permute with them; for
 /// chmod-like commands a mode such as `-rwx` is an operand.
 fn path_operands(args: &[Word], modes: bool) -> Vec<&Word> {
-    let mut out = Vec::new();
-    let mut done = false;
-    for a in args {
-        let t = a.text.as_str();
-        let is_mode = modes
+    let is_mode = |t: &str| {
+        modes
             && t.len() > 1
             && t.starts_with(['-', '+', '='])
             && t[1..]
                 .chars()
-                .all(|c| "rwxXstugoa,+-=0123456789".contains(c));
-        if !done && t == "--" {
-            done = true;
-        } else if done || is_mode || !t.starts_with('-') || t == "-" || a.dynamic {
-            out.push(a);
+                .all(|c| "rwxXstugoa,+-=0123456789".contains(c))
+    };
+    let mut out: Vec<&Word> = Vec::new();
+    for (i, a) in Scan::new(args, Spec::default()) {
+        match a {
+            Arg::Operand(w) | Arg::Dynamic(w) => out.push(w),
+            // A mode's letters read as a cluster: the word once.
+            _ if is_mode(&args[i].text)
+                && !out.last().is_some_and(|w| std::ptr::eq(*w, &args[i])) =>
+            {
+                out.push(&args[i]);
+            }
+            _ => {}
         }
     }
     out
@@ -755,6 +760,81 @@ const BYSTANDERS: &[&str] = &[
     "login",
 ];
 
+/// What pkill, pgrep, killall or skill select by: the patterns (process
+/// names), and whether a selector (user, parent, group, session,
+/// terminal…) narrows or widens it. Each reads its options as it does
+/// (`-fu root` is `-f -u root`), after a leading signal (`-9`, `-KILL`).
+fn kill_selection<'a>(program: &str, args: &'a [Word]) -> (Vec<&'a Word>, bool) {
+    let signal = |w: &Word| {
+        w.text.strip_prefix('-').is_some_and(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+        })
+    };
+    let args = match args.first() {
+        Some(first) if signal(first) => &args[1..],
+        _ => args,
+    };
+    // Options that take a value, and those of them that select by owner,
+    // family or terminal.
+    const PKILL_SELECTORS: &[&str] = &[
+        "user", "euid", "uid", "group", "pgroup", "parent", "session", "terminal",
+    ];
+    const PKILL_VALUES: &[&str] = &[
+        "user",
+        "euid",
+        "uid",
+        "group",
+        "pgroup",
+        "parent",
+        "session",
+        "terminal",
+        "signal",
+        "delimiter",
+        "pidfile",
+        "logpidfile",
+        "runstates",
+        "older",
+        "ns",
+        "nslist",
+        "queue",
+        "cgroup",
+        "env",
+    ];
+    let (values, chosen, long_values, long_chosen): (&str, &str, &[&str], &[&str]) = match program {
+        "killall" => (
+            "nosuyZ",
+            "u",
+            &[
+                "user",
+                "signal",
+                "older-than",
+                "younger-than",
+                "context",
+                "ns",
+            ],
+            &["user"],
+        ),
+        "skill" | "snice" => ("ctupn", "tu", &["user", "tty", "signal"], &["user", "tty"]),
+        _ => ("dgGPstuUFrOq", "gGPstuU", PKILL_VALUES, PKILL_SELECTORS),
+    };
+    let reading = Spec {
+        short_val: values,
+        long_val: long_values,
+        ..Spec::default()
+    };
+    let mut patterns = Vec::new();
+    let mut selectors = false;
+    for (_, a) in Scan::new(args, reading) {
+        match a {
+            Arg::Operand(w) | Arg::Dynamic(w) => patterns.push(w),
+            a => selectors |= a.is(chosen, long_chosen),
+        }
+    }
+    (patterns, selectors)
+}
+
 /// `kill -9 -1` signals every process the user owns; `kill 1` is init;
 /// `pkill -u` and `killall -u` kill a user's every process; `xargs kill`
 /// kills what its input names.
@@ -763,32 +843,7 @@ fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
     if c.basename() != "kill" {
         // pkill/killall/skill: a selector (user, parent, group, session…)
         // without a pattern, or a pattern every process name matches.
-        let mut patterns: Vec<&Word> = Vec::new();
-        let mut selectors = false;
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let t = a.text.as_str();
-            i += 1;
-            if t == "--" {
-                patterns.extend(&args[i..]);
-                break;
-            }
-            if t.len() >= 2 && t.starts_with('-') && "uUgGPstFoynZ".contains(&t[1..2]) {
-                selectors |= "uUgGPst".contains(&t[1..2]);
-                // The value is attached (`-uroot`) or the next word.
-                if t.len() == 2 {
-                    i += 1;
-                }
-            } else if t.starts_with("--") {
-                selectors |= [
-                    "user", "euid", "uid", "group", "pgroup", "parent", "session", "terminal",
-                ]
-                .iter()
-                .any(|l| is_long(t, l));
-            } else if !t.starts_with('-') || a.dynamic {
-                patterns.push(a);
-            }
-        }
+        let (patterns, selectors) = kill_selection(c.basename(), args);
         let regex = c.basename() != "killall" || has_option(args, "r", &["regexp"]);
         let matches_everything = |p: &Word| {
             !p.dynamic

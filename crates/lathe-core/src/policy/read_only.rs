@@ -9,7 +9,7 @@
 //! redirection but to `/dev/null`. Options are read as the programs read
 //! them: `-uo` has `-o`, `--outp` is `--output`, `-f/etc/x` names a file.
 
-use super::options::{has_option, operands};
+use super::options::{Arg, Scan, Spec, has_option, operands, operands_start};
 use super::shell::{READERS, path_inside};
 use super::workspace::Workspace;
 use crate::protocol::operation::{Program, Redirect, SimpleCommand, Word};
@@ -269,36 +269,19 @@ fn arguments_ok(base: &str, args: &[Word]) -> bool {
 
 /// `date` that prints: not `-s`/`--set`, no operand that sets the clock.
 fn date_ok(args: &[Word]) -> bool {
-    let mut value_next = false;
-    args.iter().all(|a| {
-        let t = a.text.as_str();
-        if std::mem::take(&mut value_next) {
-            // The value of `-d`, `-f`, `-r`, `--date`, `--file`, `--reference`.
-            return true;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            let is = |name| super::options::is_long(t, name);
-            value_next = !long.contains('=') && (is("date") || is("file") || is("reference"));
-            return !is("set");
-        }
-        if let Some(cluster) = t.strip_prefix('-') {
-            // `-d`, `-f`, `-r` take the rest of the cluster as a value, or
-            // the next word; `-I` an attached value only.
-            for (i, c) in cluster.char_indices() {
-                match c {
-                    's' => return false,
-                    'd' | 'f' | 'r' => {
-                        value_next = i + 1 == cluster.len();
-                        return true;
-                    }
-                    'I' => return true,
-                    _ => {}
-                }
-            }
-            return true;
-        }
-        // An operand that is not a format sets the clock.
-        t.starts_with('+')
+    // `-d`, `-f`, `-r` (and `-s`) take a value; `-I` an attached one only.
+    let reading = Spec {
+        short_val: "dfrs",
+        short_opt: "I",
+        long_val: &["date", "file", "reference", "set"],
+        ..Spec::default()
+    };
+    Scan::new(args, reading).all(|(_, a)| match a {
+        a if a.is("s", &["set"]) => false,
+        Arg::Short { .. } | Arg::Long { .. } => true,
+        // An operand that is not a format sets the clock (and a word
+        // known only when it runs may be `-s`).
+        Arg::Operand(w) | Arg::Dynamic(w) => w.text.starts_with('+'),
     })
 }
 
@@ -440,20 +423,25 @@ fn awk_ok(args: &[Word]) -> bool {
     {
         return false;
     }
-    // Skip `-F fs` and `-v var=value` (and their long names), with values.
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if !t.starts_with('-') || t == "-" {
-            break;
-        }
-        let separate = matches!(t, "-F" | "-v" | "--assign" | "--field-separator");
-        i += if separate { 2 } else { 1 };
-    }
+    // The program is the first operand: gawk's options (in POSIX order)
+    // skipped with their values, however written (`-v x=1`, `-bF,`,
+    // `--ass x=1`).
+    let reading = Spec {
+        short_val: "FfvWeEilZ",
+        short_opt: "dDLop",
+        long_val: &[
+            "assign",
+            "field-separator",
+            "file",
+            "exec",
+            "include",
+            "load",
+            "source",
+        ],
+        posix: true,
+        ..Spec::default()
+    };
+    let i = operands_start(args, reading);
     let Some(program) = args.get(i).map(|w| w.text.as_str()) else {
         return false;
     };
@@ -844,5 +832,32 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
         let w = Workspace::new(d.path()).unwrap();
         assert!(!read_only("cat link/secret", &w));
+    }
+
+    /// awk reads its options as getopt_long does: an abbreviated long
+    /// option takes its value from the next word (`--ass x=1` is
+    /// `--assign x=1`), so the program is the word after; read otherwise,
+    /// `x=1` would pass for the program and the real one go unjudged.
+    #[test]
+    fn awk_options_are_read_as_awk_reads_them() {
+        let d = tempfile::tempdir().unwrap();
+        let w = Workspace::new(d.path()).unwrap();
+        for line in [
+            r#"awk --ass x=1 'BEGIN{system("touch p")}'"#,
+            r#"awk --field-sep , 'BEGIN{system("touch p")}'"#,
+            r#"awk --assign x=1 'BEGIN{system("touch p")}'"#,
+            r#"awk -v x=1 'BEGIN{system("touch p")}'"#,
+            r#"awk -F , 'BEGIN{system("touch p")}'"#,
+            r#"awk -bF , 'BEGIN{system("touch p")}'"#,
+        ] {
+            assert!(!read_only(line, &w), "{line}");
+        }
+        for line in [
+            "awk --ass x=1 '{print x}' notes.txt",
+            "awk -F, '{print $2}' notes.txt",
+            "awk -bF , '{print $2}' notes.txt",
+        ] {
+            assert!(read_only(line, &w), "{line}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! that take a value are skipped with their value, `--` ends the options,
 //! and `-`, `/dev/stdin` and friends mean standard input.
 
-use crate::policy::options::is_long;
+use crate::policy::options::{self, Arg, Scan, Value};
 use crate::protocol::operation::Word;
 
 /// Shells: `-c STRING` runs a string; without a script they read stdin.
@@ -113,65 +113,58 @@ fn spec_of(base: &str) -> Option<Spec> {
 /// when `base` is not an interpreter.
 pub(crate) fn source_of(base: &str, args: &[Word]) -> Option<Source> {
     let spec = spec_of(base)?;
+    // Every option that takes a value, the program's own included (the
+    // shells' `-c` takes none: it makes the first operand the code).
+    let mut short_val = spec.value_short.to_string();
+    short_val.extend(spec.module_short);
+    short_val.extend(spec.script_short);
+    if !spec.code_is_operand {
+        short_val.push_str(spec.code_short);
+    }
+    let long_val: Vec<&str> = spec
+        .value_long
+        .iter()
+        .chain(spec.code_long)
+        .copied()
+        .collect();
+    let reading = options::Spec {
+        short_val: &short_val,
+        long_val: &long_val,
+        posix: true,
+        plus: spec.code_is_operand,
+        ..options::Spec::default()
+    };
     let mut code_pending = false;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if t == "-" {
-            return Some(Source::Stdin);
-        }
-        let plus_option = spec.code_is_operand && t.starts_with('+') && t.len() > 1;
-        if (!t.starts_with('-') && !plus_option) || a.dynamic {
-            break;
-        }
-        if t.starts_with("--") {
-            if spec.code_long.iter().any(|l| is_long(t, l)) {
-                return Some(Source::Inline(match t.split_once('=') {
-                    Some((_, v)) => Some(Word::literal(v)),
-                    None => args.get(i + 1).cloned(),
-                }));
-            }
-            let takes = !t.contains('=') && spec.value_long.iter().any(|l| is_long(t, l));
-            i += if takes { 2 } else { 1 };
-            continue;
-        }
-        let body = &t[1..];
-        let mut skip_next = false;
-        for (k, c) in body.char_indices() {
-            let rest = &body[k + c.len_utf8()..];
-            let value = || {
-                if rest.is_empty() {
-                    args.get(i + 1).cloned()
-                } else {
-                    Some(Word::literal(rest))
+    let mut i = args.len();
+    for (at, arg) in Scan::new(args, reading) {
+        let code = || arg.value().and_then(Value::word);
+        match arg {
+            Arg::Operand(w) | Arg::Dynamic(w) => {
+                if w.text == "-" && !w.dynamic {
+                    return Some(Source::Stdin);
                 }
-            };
-            if spec.code_short.contains(c) {
-                if spec.code_is_operand {
-                    code_pending = true;
-                    continue;
-                }
-                return Some(Source::Inline(value()));
-            }
-            if spec.module_short == Some(c) {
-                return value().map(Source::Module);
-            }
-            if spec.script_short == Some(c) {
-                return value().map(Source::Script);
-            }
-            if spec.stdin_short == Some(c) && !code_pending {
-                return Some(Source::Stdin);
-            }
-            if spec.value_short.contains(c) {
-                skip_next = rest.is_empty();
+                i = at;
                 break;
             }
+            Arg::Long { .. } if arg.is("", spec.code_long) => {
+                return Some(Source::Inline(code()));
+            }
+            Arg::Long { .. } => {}
+            Arg::Short { letter, .. } => {
+                if spec.code_short.contains(letter) {
+                    if !spec.code_is_operand {
+                        return Some(Source::Inline(code()));
+                    }
+                    code_pending = true;
+                } else if spec.module_short == Some(letter) {
+                    return code().map(Source::Module);
+                } else if spec.script_short == Some(letter) {
+                    return code().map(Source::Script);
+                } else if spec.stdin_short == Some(letter) && !code_pending {
+                    return Some(Source::Stdin);
+                }
+            }
         }
-        i += 1 + usize::from(skip_next);
     }
     if code_pending {
         return Some(Source::Inline(args.get(i).cloned()));

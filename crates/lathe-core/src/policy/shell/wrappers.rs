@@ -6,25 +6,51 @@
 //! abbreviated), and what changes the wrapped command (an `env` variable,
 //! `env -C DIR`, `env -S STRING`, `flock -c CODE`) is reported.
 
-use crate::policy::options::is_long;
+use crate::policy::options::{self, Arg, Scan, Value, is_long, operands_start};
 use crate::protocol::operation::{Word, basename};
 
-/// How a wrapper reads its options.
+/// How a wrapper reads its options (in POSIX order: what follows its
+/// operands is the wrapped command's), and how many operands come
+/// before the command (`timeout DURATION`, `taskset MASK`).
 struct Spec {
-    /// Short options that take a value.
-    short_val: &'static str,
-    /// Long options that take a value (as `--x v`; `--x=v` is one word).
-    long_val: &'static [&'static str],
-    /// Operands before the command (`timeout DURATION`, `taskset MASK`).
+    options: options::Spec<'static>,
     fixed: usize,
 }
 
 const fn spec(short_val: &'static str, long_val: &'static [&'static str], fixed: usize) -> Spec {
     Spec {
-        short_val,
-        long_val,
+        options: options::Spec {
+            short_val,
+            short_opt: "",
+            long_val,
+            posix: true,
+            plus: false,
+        },
         fixed,
     }
+}
+
+/// A wrapper's own options, read as `spec` says from `start`, and where
+/// its operands begin.
+fn own_options<'a>(
+    argv: &'a [Word],
+    start: usize,
+    spec: options::Spec<'_>,
+) -> (Vec<Arg<'a>>, usize) {
+    let args = argv.get(start..).unwrap_or_default();
+    let mut own = Vec::new();
+    for (i, a) in Scan::new(args, spec) {
+        if a.is_operand() {
+            return (own, start + i);
+        }
+        own.push(a);
+    }
+    (own, argv.len())
+}
+
+/// Whether any of `own` is one of the `short` letters or `long` options.
+fn any_of(own: &[Arg<'_>], short: &str, long: &[&str]) -> bool {
+    own.iter().any(|a| a.is(short, long))
 }
 
 fn spec_of(name: &str) -> Option<Spec> {
@@ -88,18 +114,29 @@ fn spec_of(name: &str) -> Option<Spec> {
         "firejail" | "valgrind" => spec("", &[], 0),
         "fakeroot" => spec("lsi", &["lib", "faked"], 0),
         // `--eof`, `--replace`, `--max-lines` take a value only as `=value`.
-        "xargs" => spec(
-            "adEILnPs",
-            &[
-                "arg-file",
-                "delimiter",
-                "max-args",
-                "max-procs",
-                "max-chars",
-                "process-slot-var",
-            ],
-            0,
-        ),
+        // `-e[EOF]`, `-i[R]`, `-l[N]` take a value only attached.
+        "xargs" => {
+            let mut s = spec(
+                "adEILnPs",
+                &[
+                    "arg-file",
+                    "delimiter",
+                    "max-args",
+                    "max-procs",
+                    "max-chars",
+                    "process-slot-var",
+                ],
+                0,
+            );
+            s.options.short_opt = "eil";
+            s
+        }
+        // Each limit's letter takes a value only attached (`-n1024`).
+        "prlimit" => {
+            let mut s = spec("op", &["output", "pid"], 0);
+            s.options.short_opt = "acdefilmnqrstuvxy";
+            s
+        }
         _ => return None,
     })
 }
@@ -111,30 +148,8 @@ pub(super) fn skip_options(
     short_val: &str,
     long_val: &[&str],
 ) -> usize {
-    let mut i = start;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            return i + 1;
-        }
-        if !t.starts_with('-') || t == "-" || w.dynamic {
-            return i;
-        }
-        if t.starts_with("--") {
-            let takes_value = !t.contains('=') && long_val.iter().any(|l| is_long(t, l));
-            i += if takes_value { 2 } else { 1 };
-            continue;
-        }
-        // A short cluster: the first letter that takes a value takes the
-        // rest of the cluster, or the next argument when nothing is left.
-        let flags: Vec<char> = t.chars().skip(1).collect();
-        let takes_next = flags
-            .iter()
-            .position(|c| short_val.contains(*c))
-            .is_some_and(|k| k + 1 == flags.len());
-        i += if takes_next { 2 } else { 1 };
-    }
-    i
+    let args = argv.get(start..).unwrap_or_default();
+    start + operands_start(args, options::Spec::posix(short_val, long_val))
 }
 
 /// What one wrapper hides.
@@ -185,27 +200,26 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
     u.next = match name {
         "env" => return unwrap_env(argv, start),
         "command" => {
-            let i = skip_options(argv, start, "", &[]);
-            let query = argv[start..i.min(argv.len())]
-                .iter()
-                .any(|a| a.text.starts_with('-') && a.text.contains(['v', 'V']));
-            (!query).then_some(i)
+            let (own, i) = own_options(argv, start, options::Spec::posix("", &[]));
+            (!any_of(&own, "vV", &[])).then_some(i)
         }
+        // `-p`, `-P`, `-u` name processes to change: no command.
         "ionice" => {
-            let i = skip_options(argv, start, "cn", &["class", "classdata"]);
-            let by_pid = argv[start..i.min(argv.len())]
-                .iter()
-                .any(|a| a.text.starts_with("-p") || is_long(&a.text, "pid"));
-            (!by_pid).then_some(i)
+            let spec = options::Spec::posix("cn", &["class", "classdata"]);
+            let (own, i) = own_options(argv, start, spec);
+            (!any_of(&own, "pPu", &["pid", "pgid", "uid"])).then_some(i)
         }
         "taskset" => {
-            let i = skip_options(argv, start, "", &[]);
-            let by_pid = argv[start..i.min(argv.len())].iter().any(|a| {
-                (a.text.starts_with('-') && a.text.contains('p')) || is_long(&a.text, "pid")
-            });
-            (!by_pid).then_some(i + 1)
+            let (own, i) = own_options(argv, start, options::Spec::posix("", &[]));
+            (!any_of(&own, "p", &["pid"])).then_some(i + 1)
         }
-        "strace" | "ltrace" if argv[start..].iter().any(|a| a.text.starts_with("-p")) => None,
+        "strace" | "ltrace" | "prlimit" => {
+            let Some(s) = spec_of(name) else {
+                return u;
+            };
+            let (own, i) = own_options(argv, start, s.options);
+            (!any_of(&own, "p", &["pid", "attach"])).then_some(i)
+        }
         "flock" => {
             let i = skip_options(
                 argv,
@@ -232,13 +246,6 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             .get(start)
             .filter(|a| !a.text.starts_with('-'))
             .map(|_| start),
-        "prlimit"
-            if !argv[start..]
-                .iter()
-                .any(|a| a.text.starts_with("-p") || is_long(&a.text, "pid")) =>
-        {
-            Some(skip_options(argv, start, "", &[]))
-        }
         "numactl" => Some(skip_options(
             argv,
             start,
@@ -281,11 +288,10 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             let Some(s) = spec_of(name) else {
                 return u;
             };
-            let i = skip_options(argv, start, s.short_val, s.long_val);
+            let (own, i) = own_options(argv, start, s.options);
             if name == "xargs" {
                 u.extra_args = true;
-                let args = &argv[start..i.min(argv.len())];
-                u.replace = xargs_replace(args);
+                u.replace = xargs_replace(&own);
             }
             Some(i + s.fixed)
         }
@@ -293,26 +299,19 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
     u
 }
 
-/// What `xargs -I R` (or `-i`, `--replace`) replaces in its command with
-/// each input.
-fn xargs_replace(args: &[Word]) -> Option<String> {
-    crate::policy::options::option_values(args, 'I', "")
-        .first()
-        .map(|r| (*r).to_string())
-        .or_else(|| {
-            args.iter().find_map(|a| {
-                let t = a.text.as_str();
-                if let Some(v) = t.strip_prefix("--replace=") {
-                    return Some(v.to_string());
-                }
-                (t == "--replace" || t.starts_with("-i")).then(|| {
-                    t.strip_prefix("-i")
-                        .filter(|v| !v.is_empty())
-                        .unwrap_or("{}")
-                        .to_string()
-                })
-            })
-        })
+/// What `xargs -I R` (or `-i[R]`, `--replace[=R]`) replaces in its
+/// command with each input: the last one given.
+fn xargs_replace(own: &[Arg<'_>]) -> Option<String> {
+    own.iter().rev().find_map(|a| {
+        let value = a.value().and_then(Value::text);
+        if a.is("I", &[]) {
+            value.map(str::to_string)
+        } else if a.is("i", &["replace"]) {
+            Some(value.unwrap_or("{}").to_string())
+        } else {
+            None
+        }
+    })
 }
 
 /// Where the command of `perf stat|record|trace` starts.
@@ -328,85 +327,42 @@ fn perf_command(argv: &[Word], start: usize) -> Option<usize> {
     }
 }
 
-/// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=value]… COMMAND`.
+/// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=value]… COMMAND`
+/// (GNU env reads its options in POSIX order).
 fn unwrap_env(argv: &[Word], start: usize) -> Unwrapped {
     let mut u = Unwrapped::default();
-    let mut i = start;
-    while let Some(a) = argv.get(i) {
-        let t = a.text.as_str();
-        if a.dynamic {
-            break;
-        }
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if t.starts_with("--") {
-            let value = |i: usize| match t.split_once('=') {
-                Some((_, v)) => (Some(Word::literal(v)), i + 1),
-                None => (argv.get(i + 1).cloned(), i + 2),
-            };
-            if is_long(t, "split-string") {
-                let (v, next) = value(i);
-                u.split = Some(v.map(|v| split_words(&v)).unwrap_or_default());
-                u.next = Some(next);
-                return u;
-            }
-            if is_long(t, "chdir") {
-                let (v, next) = value(i);
-                u.chdir = v;
-                i = next;
-            } else if is_long(t, "unset") {
-                i = value(i).1;
-            } else {
-                i += 1;
-            }
-            continue;
-        }
-        if t.len() > 1 && t.starts_with('-') {
-            // A cluster: `-i`, `-vS STRING`, `-C/dir`, `-uNAME`.
-            let body = &t[1..];
-            let mut consumed_next = false;
-            for (k, c) in body.char_indices() {
-                let rest = &body[k + c.len_utf8()..];
-                let value = || -> (Option<Word>, bool) {
-                    if rest.is_empty() {
-                        (argv.get(i + 1).cloned(), true)
-                    } else {
-                        (Some(Word::literal(rest)), false)
-                    }
-                };
-                match c {
-                    'S' => {
-                        let (v, next) = value();
-                        u.split = Some(v.map(|v| split_words(&v)).unwrap_or_default());
-                        u.next = Some(i + 1 + usize::from(next));
-                        return u;
-                    }
-                    'C' => {
-                        let (v, next) = value();
-                        u.chdir = v;
-                        consumed_next = next;
-                        break;
-                    }
-                    'u' => {
-                        consumed_next = value().1;
-                        break;
-                    }
-                    _ => {}
+    let args = argv.get(start..).unwrap_or_default();
+    let spec = options::Spec::posix("CSu", &["chdir", "split-string", "unset"]);
+    for (i, arg) in Scan::new(args, spec) {
+        let at = start + i;
+        match arg {
+            Arg::Short { .. } | Arg::Long { .. } => {
+                let value = arg.value();
+                if arg.is("S", &["split-string"]) {
+                    let words = value.and_then(Value::word).map(|v| split_words(&v));
+                    u.split = Some(words.unwrap_or_default());
+                    u.next = Some(at + 1 + usize::from(value.is_some_and(Value::is_next)));
+                    return u;
+                }
+                if arg.is("C", &["chdir"]) {
+                    u.chdir = value.and_then(Value::word);
                 }
             }
-            i += 1 + usize::from(consumed_next);
-            continue;
+            Arg::Operand(w) if !w.dynamic => {
+                let Some((name, value)) = assignment(&w.text) else {
+                    u.next = Some(at);
+                    return u;
+                };
+                u.assignments.push((name.to_string(), Word::literal(value)));
+            }
+            // Known only when it runs: the command starts here.
+            Arg::Operand(_) | Arg::Dynamic(_) => {
+                u.next = Some(at);
+                return u;
+            }
         }
-        if let Some((name, value)) = assignment(t) {
-            u.assignments.push((name.to_string(), Word::literal(value)));
-            i += 1;
-            continue;
-        }
-        break;
     }
-    u.next = Some(i);
+    u.next = Some(argv.len());
     u
 }
 
