@@ -691,6 +691,13 @@ const GRANT_ESCAPES: &[(&str, &str)] = &[
         "make -f /dev/stdin build <<< $'build:\\n\\ttouch PWNED'",
     ),
     ("npm test", "npm test --script-shell=./evil"),
+    // An option's value is not the script or target it names.
+    ("npm run lint", "npm run -w lint deploy"),
+    ("npm run lint", "npm run --workspace lint deploy"),
+    ("pnpm run lint", "pnpm run --filter lint deploy"),
+    ("go run ./cmd/lint", "go run -C ./cmd/lint ./cmd/deploy"),
+    ("make test", "make -C test deploy"),
+    ("make test", "make -o test deploy"),
     ("npm test", "npm --prefix /tmp/evil test"),
     (
         "npm test",

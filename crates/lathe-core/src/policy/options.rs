@@ -33,6 +33,9 @@ pub(crate) struct Spec<'s> {
     pub(crate) posix: bool,
     /// `+x` is an option too (the shells' `+o`, `+O`).
     pub(crate) plus: bool,
+    /// Long options take one dash and are written whole (Go's flags:
+    /// `-tags x`, `-C dir`); there are no clusters.
+    pub(crate) single_dash: bool,
 }
 
 impl<'s> Spec<'s> {
@@ -242,10 +245,17 @@ impl<'a> Iterator for Scan<'a, '_> {
                 self.ended = self.spec.posix;
                 return Some((i, Arg::Operand(word)));
             }
-            if let Some(body) = t.strip_prefix("--") {
+            let long = if self.spec.single_dash {
+                t.strip_prefix("--").or_else(|| t.strip_prefix('-'))
+            } else {
+                t.strip_prefix("--")
+            };
+            if let Some(body) = long {
+                let single = self.spec.single_dash;
+                let names = |n: &str, l: &str| if single { n == l } else { long_is(n, l) };
                 let (name, value) = match body.split_once('=') {
                     Some((n, v)) => (n, Some(Value::Attached(v))),
-                    None if self.spec.long_val.iter().any(|l| long_is(body, l)) => {
+                    None if self.spec.long_val.iter().any(|l| names(body, l)) => {
                         match self.args.get(i + 1) {
                             Some(w) => {
                                 self.at += 1;
@@ -451,9 +461,10 @@ mod tests {
             short_opt in "[a-z]{0,2}",
             posix: bool,
             plus: bool,
+            single_dash: bool,
         ) {
             let long_val = ["output", "file", "signal"];
-            let spec = Spec { short_val: &short_val, short_opt: &short_opt, long_val: &long_val, posix, plus };
+            let spec = Spec { short_val: &short_val, short_opt: &short_opt, long_val: &long_val, posix, plus, single_dash };
             let mut read = vec![0u32; args.len()];
             let mut last = 0;
             for (i, arg) in Scan::new(&args, spec) {

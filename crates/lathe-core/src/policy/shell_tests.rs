@@ -106,6 +106,37 @@ fn braces_and_tildes_expand() {
     );
 }
 
+/// What a run-like subcommand runs scopes its grant: options that change
+/// nothing (`--silent`) are left out, those that choose what runs are
+/// part of it with their values, and what follows the name is the run
+/// program's own.
+#[test]
+fn a_run_scope_names_what_runs() {
+    let (_d, w) = ws();
+    for (line, scope) in [
+        ("npm run lint", "run lint"),
+        ("npm run --silent lint", "run lint"),
+        ("npm run lint -- --fix", "run lint"),
+        ("npm run -w lint deploy", "run -w=lint deploy"),
+        (
+            "npm run deploy --workspace=lint",
+            "run deploy --workspace=lint",
+        ),
+        ("pnpm run --filter lint deploy", "run --filter=lint deploy"),
+        ("pnpm run lint --fix", "run lint"),
+        ("cargo run", "run"),
+        ("cargo run --release", "run"),
+        ("cargo run -p app --bin tool", "run -p=app --bin=tool"),
+        ("cargo run -p app -- x", "run -p=app x"),
+        ("go run ./cmd/x -v", "run ./cmd/x"),
+        ("go run -C sub ./cmd/x", "run --C=sub ./cmd/x"),
+        ("go run -tags dev .", "run --tags=dev ."),
+    ] {
+        let op = analyze(line, &w);
+        assert_eq!(op.commands[0].subcommand.as_deref(), Some(scope), "{line}");
+    }
+}
+
 #[test]
 fn git_aliases_and_config_are_complex() {
     let (_d, w) = ws();

@@ -13,7 +13,7 @@ use super::tables::{BUILTINS, GIT_COMMANDS, MAX_WRAPPERS, SUBCOMMANDS, known_fla
 use super::walk::{Ctx, Var, Walker};
 use super::wrappers::{is_wrapper, unwrap_one};
 use super::{expand_glob, lexical_join, path_inside};
-use crate::policy::options::{has_option, operands, option_values};
+use crate::policy::options::{Arg, Scan, Spec, has_option, operands, option_values};
 use crate::protocol::operation::{
     Access, FileStamp, Program, SimpleCommand, Stdin, Word, basename,
 };
@@ -124,6 +124,117 @@ pub(crate) fn has_subcommands(base: &str) -> bool {
     SUBCOMMANDS.iter().any(|(p, _)| *p == base)
 }
 
+/// How the subcommand of `base` that runs something by name (`npm run
+/// lint`, `go run ./cmd/x`, `cargo run`) reads its options: which take a
+/// value, and whether they may follow the name (npm's do; the others
+/// hand what follows the name to what they run).
+fn run_options(base: &str) -> Spec<'static> {
+    let spec = match base {
+        "npm" => Spec::gnu(
+            "w",
+            &[
+                "workspace",
+                "prefix",
+                "loglevel",
+                "registry",
+                "userconfig",
+                "cache",
+                "script-shell",
+            ],
+        ),
+        "pnpm" => Spec::posix(
+            "CF",
+            &["dir", "filter", "reporter", "workspace-concurrency"],
+        ),
+        "yarn" => Spec::posix("", &["cwd"]),
+        "bun" => Spec::posix("F", &["cwd", "filter"]),
+        "cargo" => Spec::posix(
+            "pFjZ",
+            &[
+                "package",
+                "bin",
+                "example",
+                "features",
+                "jobs",
+                "profile",
+                "target",
+                "target-dir",
+                "manifest-path",
+                "config",
+                "color",
+                "message-format",
+                "lockfile-path",
+            ],
+        ),
+        // Go's flags: one dash, whole names.
+        "go" => Spec {
+            single_dash: true,
+            ..Spec::posix(
+                "",
+                &[
+                    "C",
+                    "o",
+                    "p",
+                    "exec",
+                    "tags",
+                    "ldflags",
+                    "gcflags",
+                    "asmflags",
+                    "gccgoflags",
+                    "mod",
+                    "modfile",
+                    "overlay",
+                    "pkgdir",
+                    "toolexec",
+                    "pgo",
+                    "covermode",
+                    "coverpkg",
+                    "buildmode",
+                    "compiler",
+                    "installsuffix",
+                ],
+            )
+        },
+        _ => Spec::gnu("", &[]),
+    };
+    spec
+}
+
+/// A grant's scope for a subcommand that runs something by name: the
+/// subcommand, each option that may change what runs (as read, with its
+/// value), and the name. `npm run lint` covers `npm run --silent lint`,
+/// never `npm run -w lint deploy`.
+fn run_scope(base: &str, sub: &str, rest: &[Word]) -> String {
+    const QUIET: &[&str] = &["silent", "quiet", "verbose", "if-present", "release"];
+    let mut scope = vec![sub.to_string()];
+    let mut named = false;
+    for (_, a) in Scan::new(rest, run_options(base)) {
+        let value = a.value().and_then(|v| v.text()).map(|v| format!("={v}"));
+        match a {
+            // The name; later operands are what it is given (and npm's
+            // options may follow it).
+            Arg::Operand(w) | Arg::Dynamic(w) => {
+                if !std::mem::replace(&mut named, true) {
+                    scope.push(if w.is_plain() {
+                        w.text.clone()
+                    } else {
+                        "$?".to_string()
+                    });
+                }
+            }
+            Arg::Short { letter, .. } if value.is_none() && "sqv".contains(letter) => {}
+            Arg::Long { name, .. } if value.is_none() && QUIET.contains(&name) => {}
+            Arg::Short { letter, .. } => {
+                scope.push(format!("-{letter}{}", value.unwrap_or_default()));
+            }
+            Arg::Long { name, .. } => {
+                scope.push(format!("--{name}{}", value.unwrap_or_default()));
+            }
+        }
+    }
+    scope.join(" ")
+}
+
 /// The subcommand that scopes a grant: `git status`, `cargo test`,
 /// `python3 -m pytest`, the script an interpreter runs (`python3 a.py`);
 /// `None` for programs without subcommands.
@@ -208,14 +319,7 @@ fn find_subcommand(base: &str, args: &[Word]) -> Result<Option<String>, String> 
             | ("cargo", "run")
     );
     if named {
-        let target = args[i + 1..]
-            .iter()
-            .find(|a| !a.text.starts_with('-'))
-            .filter(|a| a.is_plain());
-        return Ok(Some(match target {
-            Some(t) => format!("{} {}", sub.text, t.text),
-            None => sub.text.clone(),
-        }));
+        return Ok(Some(run_scope(base, &sub.text, &args[i + 1..])));
     }
     let ok = sub.is_plain()
         && sub.text.starts_with(|c: char| c.is_ascii_alphanumeric())

@@ -25,6 +25,7 @@ const fn spec(short_val: &'static str, long_val: &'static [&'static str], fixed:
             long_val,
             posix: true,
             plus: false,
+            single_dash: false,
         },
         fixed,
     }
