@@ -617,6 +617,12 @@ const WRITES: &[&str] = &[
 ];
 
 const RUNS_CODE: &[&str] = &[
+    // git's -u (--upload-pack) runs a command, clustered or not.
+    "git fetch -u 'touch /tmp/PWNED #' origin",
+    "git fetch -qu 'touch /tmp/PWNED #' origin",
+    "git ls-remote -qu'touch /tmp/PWNED #' origin",
+    // declare's -n makes a name a reference, however written.
+    "declare -gn r='a[$(touch /tmp/PWNED)]'; echo $r",
     // git grep -O<pager> runs the pager through the shell.
     "git grep -O'touch /tmp/PWNED #' main",
     "git grep --no-index -O'sh -c \"id>/tmp/x\" #' fn",

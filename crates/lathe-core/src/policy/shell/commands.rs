@@ -129,7 +129,7 @@ pub(crate) fn has_subcommands(base: &str) -> bool {
 /// value, and whether they may follow the name (npm's do; the others
 /// hand what follows the name to what they run).
 fn run_options(base: &str) -> Spec<'static> {
-    let spec = match base {
+    match base {
         "npm" => Spec::gnu(
             "w",
             &[
@@ -196,8 +196,7 @@ fn run_options(base: &str) -> Spec<'static> {
             )
         },
         _ => Spec::gnu("", &[]),
-    };
-    spec
+    }
 }
 
 /// A grant's scope for a subcommand that runs something by name: the

@@ -38,7 +38,7 @@ impl Walker<'_> {
                 "config",
                 "template",
             ],
-        ) || (rest.iter().any(|a| a.text.starts_with("-u"))
+        ) || (has_option(rest, "u", &[])
             && matches!(
                 sub.text.as_str(),
                 "fetch" | "clone" | "pull" | "ls-remote" | "archive"

@@ -766,10 +766,7 @@ impl<'e> Walker<'e> {
                 _ => argv.extend(self.words(s, c)),
             }
         }
-        if argv
-            .iter()
-            .any(|w| w.text.starts_with('-') && w.text.contains(['i', 'n']))
-        {
+        if crate::policy::options::has_option(argv.get(1..).unwrap_or_default(), "in", &[]) {
             self.evaluates("declares an integer or reference variable");
         }
         self.simple(argv, Vec::new(), ctx.clone());
