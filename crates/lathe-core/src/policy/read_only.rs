@@ -224,12 +224,16 @@ fn no_files_ok(base: &str, args: &[Word]) -> bool {
         "hostname" => args.is_empty(),
         // `env` and `command` that run something were unwrapped already;
         // what is left prints.
-        "env" => args
-            .iter()
-            .all(|a| a.text.starts_with('-') || a.text.contains('=')),
-        "command" => args
-            .iter()
-            .any(|a| a.text.starts_with('-') && a.text.contains(['v', 'V'])),
+        "env" => Scan::new(
+            args,
+            Spec::posix("uCS", &["unset", "chdir", "split-string"]),
+        )
+        .all(|(_, a)| match a {
+            Arg::Operand(w) => !w.dynamic && w.text.contains('='),
+            Arg::Dynamic(_) => false,
+            Arg::Short { .. } | Arg::Long { .. } => true,
+        }),
+        "command" => has_option(args, "vV", &[]),
         "printf" => !has_option(args, "v", &[]),
         _ => true,
     }
