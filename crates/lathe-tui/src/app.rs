@@ -2,9 +2,11 @@
 //! transcript, the questions and the tool-call log; keys go to the
 //! question that has them (the priority layer), then to the top view,
 //! then to global keys, then to the composer; what components ask comes
-//! back as `AppEvent`s, handled in one place. Nothing here blocks or draws by itself: `take_ops` hands the
-//! event loop the ops to send, `is_dirty` says a frame is wanted, and
-//! `draw` lays out and renders one.
+//! back as `AppEvent`s, handled in one place. Nothing here blocks or
+//! draws by itself: `take_requests` hands the event loop what it is to do
+//! (ops for the agent, the terminal, the editor, leaving) in one queue,
+//! in the order asked; `is_dirty` says a frame is wanted, and `draw` lays
+//! out and renders one.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -82,10 +84,13 @@ pub struct SessionInit {
 }
 
 /// What the app asks the loop to do for it, which the app cannot do
-/// itself: the terminal, the editor, leaving. Drained in one place
-/// ([`App::take_requests`]), in the order asked.
+/// itself: an operation for the agent, the terminal, the editor,
+/// leaving. One queue, drained in one place ([`App::take_requests`]), in
+/// the order asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
+    /// For the agent.
+    Agent(Op),
     /// Ctrl-Z: give the terminal back until `fg`.
     Suspend,
     /// Ctrl-L: paint the whole screen again (a terminal that disagrees on
@@ -200,8 +205,7 @@ impl App {
             bus: parts::Bus {
                 events,
                 event_rx,
-                requests: Vec::new(),
-                ops: Vec::new(),
+                out: Vec::new(),
             },
             screen: parts::Screen {
                 theme: init.theme,
@@ -325,7 +329,7 @@ impl App {
                 format!("model: {m} ({said})")
             },
         );
-        self.bus.ops.push(Op::SetModel { model: m.clone() });
+        self.bus.op(Op::SetModel { model: m.clone() });
         self.status.model = m;
     }
 
@@ -364,7 +368,7 @@ impl App {
     fn quit(&mut self) {
         let running = self.running_jobs();
         if running.is_empty() || self.questions.has(|q| matches!(q, Asked::Quit(_))) {
-            self.bus.requests.push(Request::Quit);
+            self.bus.request(Request::Quit);
         } else {
             self.questions.ask_quit(running, self.screen.now);
         }
@@ -388,13 +392,33 @@ impl App {
 
     /// What the loop is to do for the app, in the order asked (once).
     pub fn take_requests(&mut self) -> Vec<Request> {
-        std::mem::take(&mut self.bus.requests)
+        std::mem::take(&mut self.bus.out)
+    }
+
+    /// The operations asked of the agent (once), the other requests
+    /// left in their queue.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        self.bus.take(|r| match r {
+            Request::Agent(op) => Ok(op),
+            r => Err(r),
+        })
+    }
+
+    /// The requests for the terminal, the editor and leaving (once), the
+    /// agent's operations left in their queue.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn take_terminal_requests(&mut self) -> Vec<Request> {
+        self.bus.take(|r| match r {
+            Request::Agent(op) => Err(Request::Agent(op)),
+            r => Ok(r),
+        })
     }
 
     /// Whether quitting was asked (and not yet drained).
     #[cfg(test)]
     pub fn should_quit(&self) -> bool {
-        self.bus.requests.contains(&Request::Quit)
+        self.bus.out.contains(&Request::Quit)
     }
 
     /// A diff to review, highlighted: a big one on a thread of its own,
@@ -441,14 +465,14 @@ impl App {
                 {
                     self.turn.stopped_at_limit = Some(turn_id);
                 }
-                self.bus.ops.push(op);
+                self.bus.op(op);
             }
             AppEvent::Flash(text) => self.flash(&text, self.screen.now),
-            AppEvent::OpenSession(id) => self.bus.requests.push(Request::Switch(id)),
+            AppEvent::OpenSession(id) => self.bus.request(Request::Switch(id)),
             // Drawn again (every event marks the screen dirty).
             AppEvent::Coloured => {}
             AppEvent::Send(text) => self.send(text),
-            AppEvent::Quit => self.bus.requests.push(Request::Quit),
+            AppEvent::Quit => self.bus.request(Request::Quit),
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
@@ -466,7 +490,7 @@ impl App {
                     t.state = ToolState::Running;
                 }
                 self.log.decided(&call_id, &how);
-                self.bus.ops.push(Op::Decide { call_id, decision });
+                self.bus.op(Op::Decide { call_id, decision });
                 // What comes of it shows at the end of the transcript, even
                 // if the person scrolled up to read while deciding.
                 self.transcript.scroll_to_bottom();
@@ -477,7 +501,7 @@ impl App {
                 text,
             } => {
                 self.edits.edit_opened.insert(call_id.clone(), text.clone());
-                self.bus.requests.push(Request::Edit(EditRequest {
+                self.bus.request(Request::Edit(EditRequest {
                     purpose: EditPurpose::Approval(call_id),
                     name,
                     text,
@@ -568,10 +592,6 @@ impl App {
 
     pub fn is_dirty(&self) -> bool {
         self.screen.dirty
-    }
-
-    pub fn take_ops(&mut self) -> Vec<Op> {
-        std::mem::take(&mut self.bus.ops)
     }
 
     pub fn is_running(&self) -> bool {
@@ -774,7 +794,7 @@ impl App {
         self.turn.sent_marks.push_back(self.transcript.len());
         self.transcript.push(Cell::User(text.clone()));
         self.transcript.scroll_to_bottom();
-        self.bus.ops.push(Op::UserInput { text });
+        self.bus.op(Op::UserInput { text });
     }
 
     /// Queued messages go back to the composer, in front of any draft,

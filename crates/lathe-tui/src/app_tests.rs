@@ -19,28 +19,34 @@ trait Drain {
 
 impl Drain for App {
     fn take_repaint(&mut self) -> bool {
-        self.take_requests().contains(&Request::Repaint)
+        self.take_terminal_requests().contains(&Request::Repaint)
     }
 
     fn take_switch(&mut self) -> Option<String> {
-        self.take_requests().into_iter().find_map(|r| match r {
-            Request::Switch(id) => Some(id),
-            _ => None,
-        })
+        self.take_terminal_requests()
+            .into_iter()
+            .find_map(|r| match r {
+                Request::Switch(id) => Some(id),
+                _ => None,
+            })
     }
 
     fn take_edit(&mut self) -> Option<EditRequest> {
-        self.take_requests().into_iter().find_map(|r| match r {
-            Request::Edit(e) => Some(e),
-            _ => None,
-        })
+        self.take_terminal_requests()
+            .into_iter()
+            .find_map(|r| match r {
+                Request::Edit(e) => Some(e),
+                _ => None,
+            })
     }
 
     fn take_clipboard(&mut self) -> Option<String> {
-        self.take_requests().into_iter().find_map(|r| match r {
-            Request::Clipboard(t) => Some(t),
-            _ => None,
-        })
+        self.take_terminal_requests()
+            .into_iter()
+            .find_map(|r| match r {
+                Request::Clipboard(t) => Some(t),
+                _ => None,
+            })
     }
 }
 
@@ -1875,7 +1881,7 @@ fn ctrl_home_reaches_the_first_line() {
 #[test]
 fn a_wait_while_the_person_is_away_calls_them_back() {
     let notified = |a: &mut App| -> Vec<String> {
-        a.take_requests()
+        a.take_terminal_requests()
             .into_iter()
             .filter_map(|r| match r {
                 Request::Notify(t) => Some(t),
@@ -2232,7 +2238,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
 /// quit stops. With nothing running, `/quit` quits at once.
 #[test]
 fn quitting_with_a_background_command_asks_first() {
-    let quits = |a: &mut App| a.take_requests().contains(&Request::Quit);
+    let quits = |a: &mut App| a.take_terminal_requests().contains(&Request::Quit);
     let (mut a, t0) = app();
     type_text(&mut a, "/quit", t0);
     a.on_terminal_event(key(KeyCode::Enter), t0);

@@ -93,13 +93,13 @@ pub async fn run(
             }
             () = sleep_until(tick_at) => app.tick(std::time::Instant::now()),
         }
-        for op in app.take_ops() {
-            if agent.ops.send(op).await.is_err() {
-                return Ok(Exit::Quit);
-            }
-        }
         for request in app.take_requests() {
             match request {
+                Request::Agent(op) => {
+                    if agent.ops.send(op).await.is_err() {
+                        return Ok(Exit::Quit);
+                    }
+                }
                 Request::Suspend => {
                     suspend(terminal)?;
                     app.redraw();

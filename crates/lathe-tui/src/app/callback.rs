@@ -76,7 +76,7 @@ impl App {
         let p = &mut self.person.presence;
         if p.enabled && !p.focused && !p.called {
             p.called = true;
-            self.bus.requests.push(Request::Notify(what.to_string()));
+            self.bus.request(Request::Notify(what.to_string()));
         }
     }
 }

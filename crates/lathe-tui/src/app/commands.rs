@@ -24,7 +24,7 @@ impl App {
                 self.questions.drop_kind(|q| matches!(q, Asked::Plan(_)));
                 self.turn.plan = None;
                 self.status.usage = Usage::default();
-                self.bus.ops.push(Op::Clear);
+                self.bus.op(Op::Clear);
                 self.notice(
                     NoticeKind::Info,
                     "new conversation: history and approvals cleared",
@@ -36,11 +36,11 @@ impl App {
                 let mut view = crate::components::jobs::JobsView::new();
                 view.set(self.status.jobs.clone());
                 self.open(Overlay::Jobs(view));
-                self.bus.ops.push(Op::ListJobs);
+                self.bus.op(Op::ListJobs);
             }
             SlashCommand::Approvals(Some(mode)) => {
                 self.status.approval = mode;
-                self.bus.ops.push(Op::SetApprovalMode { mode });
+                self.bus.op(Op::SetApprovalMode { mode });
                 self.notice(NoticeKind::Info, format!("approval mode: {mode}"));
             }
             SlashCommand::Approvals(None) => self.notice(
@@ -54,7 +54,7 @@ impl App {
                 self.status.effort = effort;
                 let shown = effort.map_or("default", |e| e.as_str());
                 self.composer.set_effort(shown);
-                self.bus.ops.push(Op::SetEffort { effort });
+                self.bus.op(Op::SetEffort { effort });
                 self.notice(
                     NoticeKind::Info,
                     format!("effort: {shown} (from the next turn)"),
@@ -68,11 +68,11 @@ impl App {
                     self.status.effort.map_or("default", |e| e.as_str())
                 ),
             ),
-            SlashCommand::Cost => self.bus.ops.push(Op::ReportCost),
+            SlashCommand::Cost => self.bus.op(Op::ReportCost),
             SlashCommand::Log => self.open_log(),
             SlashCommand::Permissions => {
                 self.open(Overlay::Permissions(PermissionsView::new()));
-                self.bus.ops.push(Op::ListPermissions);
+                self.bus.op(Op::ListPermissions);
             }
             SlashCommand::Mcp => {
                 let text = mcp_report(&self.status.mcp);
@@ -80,7 +80,7 @@ impl App {
             }
             SlashCommand::McpRestart(name) => self.restart_mcp(name),
             SlashCommand::Compact => {
-                self.bus.ops.push(Op::Compact);
+                self.bus.op(Op::Compact);
                 self.notice(
                     NoticeKind::Info,
                     if self.is_running() {
@@ -105,24 +105,24 @@ impl App {
                     "a turn runs: stop it (Ctrl-C) before going back",
                 );
             }
-            SlashCommand::Mouse => self.bus.requests.push(Request::ToggleMouse),
+            SlashCommand::Mouse => self.bus.request(Request::ToggleMouse),
             SlashCommand::Copy(n) => self.copy(n),
             SlashCommand::Diff => {
-                self.bus.ops.push(Op::SessionDiff);
+                self.bus.op(Op::SessionDiff);
                 self.open(Overlay::Diff(Pager::new(
                     "Changes since the session began",
                     "reading the changes…",
                 )));
             }
             SlashCommand::Undo => {
-                self.bus.ops.push(Op::Rewind {
+                self.bus.op(Op::Rewind {
                     turn: None,
                     files: true,
                     conversation: false,
                 });
             }
             SlashCommand::Rewind => {
-                self.bus.ops.push(Op::ListTurns);
+                self.bus.op(Op::ListTurns);
                 self.open(Overlay::Rewind(RewindPicker::new()));
             }
             SlashCommand::Resume(id) => self.resume(id),
@@ -165,7 +165,7 @@ impl App {
                 let what = name
                     .as_ref()
                     .map_or_else(|| "every MCP server".to_string(), Clone::clone);
-                self.bus.ops.push(Op::RestartMcp { server: name });
+                self.bus.op(Op::RestartMcp { server: name });
                 self.notice(NoticeKind::Info, format!("restarting {what}…"));
             }
         }
@@ -198,7 +198,7 @@ impl App {
                     &format!("copied {what} ({} bytes)", text.len()),
                     self.screen.now,
                 );
-                self.bus.requests.push(Request::Clipboard(text));
+                self.bus.request(Request::Clipboard(text));
             }
             None => {
                 let count = crate::markdown::code_blocks(answer).len();
@@ -232,7 +232,7 @@ impl App {
             Models::Unknown | Models::Asked => {
                 if self.status.models == Models::Unknown {
                     self.status.models = Models::Asked;
-                    self.bus.ops.push(Op::ListModels);
+                    self.bus.op(Op::ListModels);
                 }
                 self.notice(
                     NoticeKind::Info,
@@ -254,7 +254,7 @@ impl App {
         } else if id.as_deref() == Some(self.session.session_id.as_str()) {
             self.notice(NoticeKind::Info, "this is the session on screen");
         } else if let Some(id) = id {
-            self.bus.requests.push(Request::Switch(id));
+            self.bus.request(Request::Switch(id));
         } else {
             self.open_picker();
         }

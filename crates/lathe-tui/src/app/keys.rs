@@ -71,21 +71,21 @@ impl App {
             return self.on_ctrl_c(now);
         }
         if ctrl && key.code == KeyCode::Char('z') {
-            self.bus.requests.push(Request::Suspend);
+            self.bus.request(Request::Suspend);
             return;
         }
         if ctrl && key.code == KeyCode::Char('l') {
-            self.bus.requests.push(Request::Repaint);
+            self.bus.request(Request::Repaint);
             return;
         }
         // Ctrl-S: the mouse to the terminal (its own selection) or back.
         if ctrl && key.code == KeyCode::Char('s') {
-            self.bus.requests.push(Request::ToggleMouse);
+            self.bus.request(Request::ToggleMouse);
             return;
         }
         // Ctrl-G: the message in the person's editor.
         if ctrl && key.code == KeyCode::Char('g') && !self.questions.is_asking() {
-            self.bus.requests.push(Request::Edit(EditRequest {
+            self.bus.request(Request::Edit(EditRequest {
                 purpose: EditPurpose::Composer,
                 name: "message.md".into(),
                 text: self.composer.text(),
@@ -216,7 +216,7 @@ impl App {
                     && self.composer.text().starts_with("/model")
                 {
                     self.status.models = Models::Asked;
-                    self.bus.ops.push(Op::ListModels);
+                    self.bus.op(Op::ListModels);
                 }
                 // What was sent is remembered for the next run, but `/quit`.
                 let quit = matches!(action, ComposerAction::Command(SlashCommand::Quit));
@@ -266,7 +266,7 @@ impl App {
     /// it or queued after it comes back to the composer, so stopping a
     /// turn never starts the next one.
     pub(super) fn interrupt(&mut self, key: &str, now: Instant) {
-        self.bus.ops.push(Op::Interrupt);
+        self.bus.op(Op::Interrupt);
         for id in self.questions.approvals.call_ids() {
             self.log
                 .decided(&id, &format!("{key}: the turn was interrupted"));

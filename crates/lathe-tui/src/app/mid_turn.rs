@@ -45,7 +45,7 @@ impl App {
     /// Enter while a turn runs: the message goes to the model with its
     /// next request.
     pub(super) fn steer(&mut self, text: String, now: Instant) {
-        self.bus.ops.push(Op::Steer { text: text.clone() });
+        self.bus.op(Op::Steer { text: text.clone() });
         self.turn.steering.push_back(text);
         self.flash(
             "sent: the model reads it at its next step (Tab queues a message for after the turn)",
@@ -112,7 +112,7 @@ impl App {
              changes until you approve it",
         );
         self.transcript.scroll_to_bottom();
-        self.bus.ops.push(Op::Plan { text: what });
+        self.bus.op(Op::Plan { text: what });
         self.turn.planning = true;
     }
 

@@ -23,8 +23,36 @@ use crate::theme::Theme;
 pub(super) struct Bus {
     pub(super) events: AppEvents,
     pub(super) event_rx: tokio::sync::mpsc::UnboundedReceiver<AppEvent>,
-    pub(super) requests: Vec<Request>,
-    pub(super) ops: Vec<Op>,
+    /// What the loop is to do, in the order asked.
+    pub(super) out: Vec<Request>,
+}
+
+impl Bus {
+    /// An operation for the agent.
+    pub(super) fn op(&mut self, op: Op) {
+        self.out.push(Request::Agent(op));
+    }
+
+    /// Something for the loop to do: the terminal, the editor, leaving.
+    pub(super) fn request(&mut self, request: Request) {
+        self.out.push(request);
+    }
+
+    /// Takes the requests `pick` keeps (`Ok`), in order, leaving the rest
+    /// (`Err`) queued in theirs.
+    #[cfg(any(test, feature = "internals"))]
+    pub(super) fn take<T>(&mut self, pick: impl Fn(Request) -> Result<T, Request>) -> Vec<T> {
+        let mut taken = Vec::new();
+        let mut left = Vec::new();
+        for r in std::mem::take(&mut self.out) {
+            match pick(r) {
+                Ok(t) => taken.push(t),
+                Err(r) => left.push(r),
+            }
+        }
+        self.out = left;
+        taken
+    }
 }
 
 /// How the screen is drawn, and when.
