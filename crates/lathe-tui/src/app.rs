@@ -28,7 +28,7 @@ pub use super::components::question::TrustPrompt;
 use super::components::rewind::RewindPicker;
 use super::components::sessions::SessionPicker;
 use super::components::status_bar::{self, StatusInfo};
-use super::components::tool_log::ToolLog;
+use super::components::tool_log::CallLog;
 use super::components::transcript::Transcript;
 use super::highlight::Highlighter;
 use super::theme::Theme;
@@ -138,7 +138,7 @@ pub struct App {
     composer: Composer,
     /// The priority layer: the questions (trust, more rounds, approvals).
     questions: Questions,
-    log: ToolLog,
+    calls: CallLog,
     /// The views open over the transcript, the top one last.
     overlays: Vec<Overlay>,
     turn: parts::TurnState,
@@ -218,7 +218,7 @@ impl App {
             composer,
             transcript,
             questions: Questions::default(),
-            log: ToolLog::new(now),
+            calls: CallLog::new(now),
             overlays: Vec::new(),
             turn: parts::TurnState {
                 turn_marks,
@@ -489,7 +489,7 @@ impl App {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.state = ToolState::Running;
                 }
-                self.log.decided(&call_id, &how);
+                self.calls.decided(&call_id, &how);
                 self.bus.op(Op::Decide { call_id, decision });
                 // What comes of it shows at the end of the transcript, even
                 // if the person scrolled up to read while deciding.
@@ -554,9 +554,12 @@ impl App {
         let Some(top) = self.overlays.last_mut() else {
             return;
         };
-        let outcome = match top.component() {
-            Some(view) => view.handle_key(key, &self.bus.events, self.screen.now),
-            None => Component::handle_key(&mut self.log, key, &self.bus.events, self.screen.now),
+        let outcome = match top {
+            Overlay::Log(log) => log.key(key, &self.calls, &self.bus.events),
+            other => match other.component() {
+                Some(view) => view.handle_key(key, &self.bus.events, self.screen.now),
+                None => crate::component::Outcome::Consumed,
+            },
         };
         if outcome.closes() {
             self.overlays.pop();

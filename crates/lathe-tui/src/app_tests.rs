@@ -2230,7 +2230,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
     assert!(!log.contains("no tool calls yet"), "{log}");
     assert!(log.contains("↳ grep"), "{log}");
     assert!(log.contains("earlier"), "{log}");
-    assert_eq!(a.log.len(), 2);
+    assert_eq!(a.calls.len(), 2);
 }
 
 /// Quitting while a dev server runs in the background asks first (stop

@@ -136,9 +136,9 @@ impl AppEvents {
 
 /// A view on the app's stack.
 pub enum Overlay {
-    /// The tool-call log (the app keeps it, open or not: it records every
-    /// call).
-    Log,
+    /// The tool-call log: how the person looks at the calls the app
+    /// records (open or not).
+    Log(super::components::tool_log::ToolLog),
     Permissions(PermissionsView),
     Sessions(SessionPicker),
     Rewind(RewindPicker),
@@ -157,7 +157,7 @@ impl Overlay {
     /// The view as a component (`None`: the log, which the app holds).
     pub fn component(&mut self) -> Option<&mut dyn Component> {
         match self {
-            Overlay::Log => None,
+            Overlay::Log(_) => None,
             Overlay::Permissions(v) => Some(v),
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
@@ -168,7 +168,7 @@ impl Overlay {
 
     pub fn view(&self) -> Option<&dyn Component> {
         match self {
-            Overlay::Log => None,
+            Overlay::Log(_) => None,
             Overlay::Permissions(v) => Some(v),
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
@@ -570,14 +570,21 @@ impl Component for PermissionsView {
     }
 }
 
-impl Component for super::components::tool_log::ToolLog {
-    fn handle_key(&mut self, key: KeyEvent, events: &AppEvents, _: Instant) -> Outcome {
-        use super::components::tool_log::{LogAction, ToolLog};
+impl super::components::tool_log::ToolLog {
+    /// A key for the log over `calls` (what a component's `handle_key`
+    /// is, for a view that borrows its records).
+    pub fn key(
+        &mut self,
+        key: KeyEvent,
+        calls: &super::components::tool_log::CallLog,
+        events: &AppEvents,
+    ) -> Outcome {
+        use super::components::tool_log::LogAction;
         use crossterm::event::{KeyCode, KeyModifiers};
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t') {
             return Outcome::Close;
         }
-        match ToolLog::handle_key(self, key) {
+        match self.handle_key(key, calls) {
             LogAction::None => Outcome::Consumed,
             LogAction::Close => Outcome::Close,
             LogAction::Command(command) => {
@@ -589,10 +596,6 @@ impl Component for super::components::tool_log::ToolLog {
                 Outcome::Consumed
             }
         }
-    }
-
-    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, _: Instant) {
-        super::components::tool_log::ToolLog::render(self, area, buf, theme);
     }
 }
 
@@ -640,7 +643,7 @@ mod tests {
         );
         assert!(matches!(rx.try_recv(), Ok(AppEvent::OpenSession(id)) if id == "other"));
         assert!(rx.try_recv().is_err());
-        let mut stack = [Overlay::Log, Overlay::Diff(pager)];
+        let mut stack = [Overlay::Log(Default::default()), Overlay::Diff(pager)];
         assert!(stack[0].component().is_none(), "the app holds the log");
         assert!(stack[1].component().is_some());
         assert!(stack[1].same_kind(&Overlay::Diff(Pager::new("u", ""))));

@@ -9,7 +9,7 @@ impl App {
     pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
         self.screen.now = now;
         self.screen.dirty = true;
-        self.log.on_event(&ev, now);
+        self.calls.on_event(&ev, now);
         if let Some(what) = Self::waits_for_person(&ev) {
             self.call_back(&what);
         }

@@ -154,9 +154,13 @@ impl App {
         status_bar::render(&info, status_area, buf, &self.screen.theme);
         let overlay = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
         for view in &self.overlays {
-            match view.view() {
-                Some(v) => v.render(overlay, buf, &self.screen.theme, self.screen.now),
-                None => self.log.render(overlay, buf, &self.screen.theme),
+            match view {
+                Overlay::Log(log) => log.render(&self.calls, overlay, buf, &self.screen.theme),
+                other => {
+                    if let Some(v) = other.view() {
+                        v.render(overlay, buf, &self.screen.theme, self.screen.now);
+                    }
+                }
             }
         }
         // The priority layer, its top question drawn last: the approvals

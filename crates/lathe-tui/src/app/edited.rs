@@ -69,7 +69,7 @@ impl App {
                 };
                 let diff = self.prepare_diff(DiffView::from_change(&change));
                 self.questions.approvals.edited(&call_id, change, diff, now);
-                self.log
+                self.calls
                     .decided(&call_id, "E, edited in the editor (asked again)");
                 self.flash("your version: y writes it, E edits it again, n denies", now);
             }

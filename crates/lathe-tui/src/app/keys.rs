@@ -233,8 +233,7 @@ impl App {
     }
 
     pub(super) fn open_log(&mut self) {
-        self.log.open();
-        self.open(Overlay::Log);
+        self.open(Overlay::Log(Default::default()));
     }
 
     pub(super) fn on_ctrl_c(&mut self, now: Instant) {
@@ -268,7 +267,7 @@ impl App {
     pub(super) fn interrupt(&mut self, key: &str, now: Instant) {
         self.bus.op(Op::Interrupt);
         for id in self.questions.approvals.call_ids() {
-            self.log
+            self.calls
                 .decided(&id, &format!("{key}: the turn was interrupted"));
         }
         match self.unqueue() {

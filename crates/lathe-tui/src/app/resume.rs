@@ -10,7 +10,7 @@ impl App {
     /// the log of every call (subagents' too), and the background
     /// commands that were running when it ended, which the quit stopped.
     pub(super) fn replay_earlier(&mut self, logged: &[AgentEvent]) {
-        self.log.replay(logged);
+        self.calls.replay(logged);
         let stopped = logged.iter().rev().find_map(|e| match e {
             AgentEvent::Jobs { jobs } => Some(jobs),
             _ => None,

@@ -138,16 +138,28 @@ pub enum LogAction {
     Keys,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum View {
+    #[default]
     List,
-    Detail { scroll: usize },
+    Detail {
+        scroll: usize,
+    },
 }
 
-pub struct ToolLog {
+/// Every call of the session, as the agent's events tell it: what the
+/// app feeds, open or not, and the log's view borrows.
+pub struct CallLog {
     entries: Vec<LogEntry>,
     by_id: HashMap<String, usize>,
     started: Instant,
+}
+
+/// The log as the person looks at it: the call chosen, list or detail,
+/// the filter. Over a [`CallLog`] it borrows; made anew each time the log
+/// opens (following the newest call).
+#[derive(Default)]
+pub struct ToolLog {
     /// Index into the filtered list; `None` follows the newest call.
     selected: Option<usize>,
     view: View,
@@ -168,18 +180,12 @@ struct Detail {
     ends: Vec<usize>,
 }
 
-impl ToolLog {
+impl CallLog {
     pub fn new(started: Instant) -> Self {
         Self {
             entries: Vec::new(),
             by_id: HashMap::new(),
             started,
-            selected: None,
-            view: View::List,
-            filter: String::new(),
-            filtering: false,
-            detail: RefCell::new(None),
-            detail_max: Cell::new(0),
         }
     }
 
@@ -203,29 +209,6 @@ impl ToolLog {
         for e in &mut self.entries[from..] {
             e.earlier = true;
         }
-    }
-
-    /// Opens the list view, following the newest call.
-    pub fn open(&mut self) {
-        self.view = View::List;
-        self.selected = None;
-        self.filtering = false;
-        self.filter.clear();
-    }
-
-    /// The command the filter being typed names, if it names one: `/diff`
-    /// typed in the log runs `/diff` rather than filtering by "diff".
-    fn typed_command(&self) -> Option<crate::components::composer::SlashCommand> {
-        use crate::components::composer::{COMMANDS, parse_command};
-        let name = self.filter.split_whitespace().next()?;
-        // Named in full (`/q` is a filter for "q", not a way out).
-        let named = COMMANDS
-            .iter()
-            .any(|(c, _)| c.strip_prefix('/') == Some(name));
-        if !self.filtering || !named {
-            return None;
-        }
-        parse_command(&format!("/{}", self.filter))?.ok()
     }
 
     /// Records how the person answered the dialog for `call_id`.
@@ -415,10 +398,27 @@ impl ToolLog {
             _ => {}
         }
     }
+}
 
-    fn visible(&self) -> Vec<usize> {
-        (0..self.entries.len())
-            .filter(|&i| self.entries[i].matches(&self.filter))
+impl ToolLog {
+    /// The command the filter being typed names, if it names one: `/diff`
+    /// typed in the log runs `/diff` rather than filtering by "diff".
+    fn typed_command(&self) -> Option<crate::components::composer::SlashCommand> {
+        use crate::components::composer::{COMMANDS, parse_command};
+        let name = self.filter.split_whitespace().next()?;
+        // Named in full (`/q` is a filter for "q", not a way out).
+        let named = COMMANDS
+            .iter()
+            .any(|(c, _)| c.strip_prefix('/') == Some(name));
+        if !self.filtering || !named {
+            return None;
+        }
+        parse_command(&format!("/{}", self.filter))?.ok()
+    }
+
+    fn visible(&self, calls: &CallLog) -> Vec<usize> {
+        (0..calls.entries.len())
+            .filter(|&i| calls.entries[i].matches(&self.filter))
             .collect()
     }
 
@@ -433,7 +433,7 @@ impl ToolLog {
         )
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> LogAction {
+    pub fn handle_key(&mut self, key: KeyEvent, calls: &CallLog) -> LogAction {
         if self.filtering {
             match key.code {
                 KeyCode::Esc => {
@@ -460,7 +460,7 @@ impl ToolLog {
         if key.code == KeyCode::Char('?') {
             return LogAction::Keys;
         }
-        let visible = self.visible();
+        let visible = self.visible(calls);
         let sel = self.selected_index(&visible);
         match (self.view, key.code) {
             (View::Detail { .. }, KeyCode::Esc | KeyCode::Backspace | KeyCode::Char('q')) => {
@@ -524,16 +524,16 @@ impl ToolLog {
         LogAction::None
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub fn render(&self, calls: &CallLog, area: Rect, buf: &mut Buffer, theme: &Theme) {
         Clear.render(area, buf);
-        let visible = self.visible();
+        let visible = self.visible(calls);
         let title = if self.filter.is_empty() {
-            format!(" Tool calls ({}) ", self.entries.len())
+            format!(" Tool calls ({}) ", calls.entries.len())
         } else {
             format!(
                 " Tool calls ({} of {}, filter: {}) ",
                 visible.len(),
-                self.entries.len(),
+                calls.entries.len(),
                 self.filter
             )
         };
@@ -552,12 +552,12 @@ impl ToolLog {
         let hints = match self.view {
             View::Detail { scroll } => {
                 if let Some(i) = sel.and_then(|s| visible.get(s)) {
-                    self.render_detail(*i, body, buf, theme, scroll);
+                    self.render_detail(calls, *i, body, buf, theme, scroll);
                 }
                 "Esc back · ↑↓ PgUp PgDn scroll".to_string()
             }
             View::List => {
-                self.render_list(&visible, sel, body, buf, theme);
+                self.render_list(calls, &visible, sel, body, buf, theme);
                 if self.typed_command().is_some() {
                     let typed = &self.filter;
                     format!("/{typed}▏  (Enter runs /{typed} · Esc clear)")
@@ -573,6 +573,7 @@ impl ToolLog {
 
     fn render_list(
         &self,
+        calls: &CallLog,
         visible: &[usize],
         sel: Option<usize>,
         area: Rect,
@@ -596,7 +597,7 @@ impl ToolLog {
         buf.set_line(area.x, area.y, &header, area.width);
         let rows = usize::from(area.height.saturating_sub(1));
         if visible.is_empty() {
-            let msg = if self.entries.is_empty() {
+            let msg = if calls.entries.is_empty() {
                 "no tool calls yet".to_string()
             } else if self.typed_command().is_some() {
                 format!("Enter runs /{}", self.filter)
@@ -609,7 +610,7 @@ impl ToolLog {
         let sel = sel.unwrap_or(0);
         let first = sel.saturating_sub(rows.saturating_sub(1));
         for (row, &i) in visible.iter().enumerate().skip(first).take(rows) {
-            let e = &self.entries[i];
+            let e = &calls.entries[i];
             let status = e.status_word();
             let (took, bytes, cut) = match e.status {
                 // Denied, it never ran: its time was the wait for an answer.
@@ -660,13 +661,14 @@ impl ToolLog {
 
     fn render_detail(
         &self,
+        calls: &CallLog,
         index: usize,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         scroll: usize,
     ) {
-        let Some(e) = self.entries.get(index) else {
+        let Some(e) = calls.entries.get(index) else {
             return;
         };
         let mut cache = self.detail.borrow_mut();

@@ -6,6 +6,46 @@ use serde_json::json;
 
 use super::*;
 
+/// The records and the view over them, as the app holds them.
+struct Log {
+    calls: CallLog,
+    view: ToolLog,
+}
+
+impl Log {
+    fn new(started: Instant) -> Self {
+        Self {
+            calls: CallLog::new(started),
+            view: ToolLog::default(),
+        }
+    }
+
+    fn on_event(&mut self, ev: &AgentEvent, now: Instant) {
+        self.calls.on_event(ev, now);
+    }
+
+    fn decided(&mut self, call_id: &str, how: &str) {
+        self.calls.decided(call_id, how);
+    }
+
+    fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Opens it anew, as the app does: a fresh view over the records.
+    fn open(&mut self) {
+        self.view = ToolLog::default();
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) -> LogAction {
+        self.view.handle_key(key, &self.calls)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        self.view.render(&self.calls, area, buf, theme);
+    }
+}
+
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
@@ -56,9 +96,9 @@ fn guard(id: &str, verdict: GuardrailOutcome) -> AgentEvent {
     }
 }
 
-fn log() -> ToolLog {
+fn log() -> Log {
     let t0 = Instant::now();
-    let mut l = ToolLog::new(t0);
+    let mut l = Log::new(t0);
     let at = |ms| t0 + Duration::from_millis(ms);
     l.on_event(
         &started("c1", "read_file", json!({"path": "src/lib.rs"})),
@@ -137,7 +177,7 @@ fn log() -> ToolLog {
     l
 }
 
-fn draw(l: &ToolLog, w: u16, h: u16) -> String {
+fn draw(l: &Log, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| l.render(f.area(), f.buffer_mut(), &Theme::plain()))
         .unwrap();
@@ -256,7 +296,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
     use crate::protocol::operation::{Access, FileOp, Operation};
     use crate::protocol::operation::{ExecOp, Program, SimpleCommand, Stdin, Word};
     let t0 = Instant::now();
-    let mut l = ToolLog::new(t0);
+    let mut l = Log::new(t0);
     let cmd = |argv: &[&str], path: &str| SimpleCommand {
         argv: argv.iter().map(|a| Word::literal(*a)).collect(),
         wrappers: vec![],
@@ -338,7 +378,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
 #[test]
 fn the_detail_shows_arguments_exactly() {
     let t0 = Instant::now();
-    let mut l = ToolLog::new(t0);
+    let mut l = Log::new(t0);
     let args = json!({"command": "printf 'a\\nb' | grep \"x\"\tdone", "content": "one\ntwo"});
     l.on_event(&started("c1", "exec_shell", args), t0);
     l.open();
@@ -357,7 +397,7 @@ fn the_detail_shows_arguments_exactly() {
 #[test]
 fn a_huge_argument_scrolls_without_overscroll() {
     let t0 = Instant::now();
-    let mut l = ToolLog::new(t0);
+    let mut l = Log::new(t0);
     let content = format!("{}THE END", "x".repeat(5 * 1024 * 1024));
     l.on_event(
         &started(
@@ -386,7 +426,7 @@ fn a_huge_argument_scrolls_without_overscroll() {
 #[test]
 fn wide_graphemes_keep_the_columns_aligned() {
     let t0 = Instant::now();
-    let mut l = ToolLog::new(t0);
+    let mut l = Log::new(t0);
     let paths = [
         "src/🇯🇵🇫🇷🇩🇪/flags.txt",
         "docs/👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧.md",
