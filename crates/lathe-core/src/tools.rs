@@ -17,9 +17,10 @@ pub mod registry;
 pub mod spec;
 pub mod toolset;
 pub mod truncate;
+pub mod typed;
 pub mod validate;
 
 pub use builtin::BuiltinSettings;
 pub use registry::{RegisteredTool, ToolRegistry};
-pub use spec::{Asked, ProgressSink, Together, Tool, ToolContext, ToolError};
+pub use spec::{Asked, Prepared, ProgressSink, Together, Tool, ToolContext, ToolError};
 pub use toolset::{ToolSource, Toolset};

@@ -30,7 +30,7 @@ use crate::protocol::{
 };
 use crate::provider::{ToolCall, ToolOutput};
 use crate::session::history::Item;
-use crate::tools::{ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
+use crate::tools::{Prepared, ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
 mod normalize;
 use normalize::normalize;
@@ -299,7 +299,7 @@ async fn run_stages(
         Ok(Some(exact)) => Some(exact),
         // Allowed without asking: a file change is still computed once
         // and written as computed (and shown once written).
-        Ok(None) => match tool.tool.change(&args, &shared.services.workspace) {
+        Ok(None) => match args.call.change(&shared.services.workspace) {
             Ok(change) => change.map(|change| {
                 let include = vec![true; change.hunks.len()];
                 Exact {
@@ -332,7 +332,11 @@ async fn run_stages(
         })
         .await;
     *started = Instant::now();
-    let result = execute(shared, call, tool, args.clone(), exact, cancel).await;
+    let Args {
+        json: args,
+        call: prepared,
+    } = args;
+    let result = execute(shared, call, tool, prepared, exact, cancel).await;
     if result.is_ok() {
         *written = shown;
     }
@@ -385,7 +389,11 @@ async fn escalate(
         return Err("the person chose not to run it outside the sandbox".into());
     }
     *started = Instant::now();
-    let result = execute(shared, call, tool, args.clone(), None, cancel).await;
+    let Args {
+        json: args,
+        call: prepared,
+    } = args;
+    let result = execute(shared, call, tool, prepared, None, cancel).await;
     let result = result.map(|mut v| {
         if let Some(obj) = v.as_object_mut() {
             obj.insert(
@@ -444,18 +452,34 @@ fn hook_runner(shared: &Shared) -> HookRunner<'_> {
     }
 }
 
-type Judged = (Value, Vec<Operation>, Option<String>);
+type Judged<'t> = (Args<'t>, Vec<Operation>, Option<String>);
+
+/// A call's arguments: as JSON (what hooks, the log, the record and the
+/// person see) and as its tool read them, once, for every stage from the
+/// guardrail to the run. Changed arguments (a guardrail's cap, a hook's
+/// change, a run outside the sandbox) are read anew.
+struct Args<'t> {
+    json: Value,
+    call: Box<dyn Prepared + 't>,
+}
+
+impl<'t> Args<'t> {
+    fn read(tool: &'t RegisteredTool, json: Value) -> Result<Self, ToolError> {
+        let call = tool.tool.prepare(&json)?;
+        Ok(Self { json, call })
+    }
+}
 
 /// Stage 4: what the call will do, judged by the guardrail (denylist,
 /// deny rules, caps) and then by the before-hooks, which may change the
 /// arguments (judged again) or deny.
-async fn guard(
+async fn guard<'t>(
     shared: &Shared,
     call: &ToolCall,
-    tool: &RegisteredTool,
+    tool: &'t RegisteredTool,
     mut args: Value,
     cancel: &CancellationToken,
-) -> Result<Judged, Outcome> {
+) -> Result<Judged<'t>, Outcome> {
     let name = tool.name();
     let verdict = |outcome, reason: Option<String>, ops: &[Operation]| {
         shared.services.emitter.emit(AgentEvent::GuardrailVerdict {
@@ -471,9 +495,10 @@ async fn guard(
         Outcome::Denied(e)
     };
     let mut notes: Vec<String> = Vec::new();
-    let mut ops = tool
-        .tool
-        .operations(&args, &shared.services.workspace)
+    let mut read = Args::read(tool, args.clone()).map_err(|e| deny(e, &[]))?;
+    let mut ops = read
+        .call
+        .operations(&shared.services.workspace)
         .map_err(|e| deny(e, &[]))?;
     match shared.services.guardrails.check(name, &args, &ops) {
         Verdict::Allow => {}
@@ -525,9 +550,8 @@ async fn guard(
                     ));
                     return Err(deny(e, &ops));
                 }
-                ops = tool
-                    .tool
-                    .operations(&changed, &shared.services.workspace)
+                ops = Args::read(tool, changed.clone())
+                    .and_then(|r| r.call.operations(&shared.services.workspace))
                     .map_err(|e| deny(e, &ops))?;
                 match shared.services.guardrails.check(name, &changed, &ops) {
                     Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
@@ -556,7 +580,12 @@ async fn guard(
         GuardrailOutcome::Allow
     };
     verdict(outcome, note.clone(), &ops);
-    Ok((args, ops, note))
+    // What was judged is what runs: read again only if a guardrail or a
+    // hook changed it.
+    if read.json != args {
+        read = Args::read(tool, args).map_err(|e| deny(e, &ops))?;
+    }
+    Ok((read, ops, note))
 }
 
 fn guard_error(e: GuardError) -> ToolError {
@@ -578,7 +607,7 @@ async fn authorize(
     shared: &Shared,
     call: &ToolCall,
     tool: &RegisteredTool,
-    args: &Value,
+    args: &Args<'_>,
     ops: &[Operation],
     cancel: &CancellationToken,
     first: Option<Need>,
@@ -601,7 +630,7 @@ async fn authorize(
     };
     let needs = match assessor.assess(name, effect, ops) {
         Assessment::Auto if first.is_none() => {
-            match super::judge::question(shared, call, tool, args, ops, cancel).await {
+            match super::judge::question(shared, call, tool, &args.json, ops, cancel).await {
                 None => return Ok(None),
                 Some(need) => vec![need],
             }
@@ -630,9 +659,9 @@ async fn authorize(
     }
     // A call that would fail anyway (an edit whose text is not there) fails
     // now, without bothering the person.
-    let change = tool
-        .tool
-        .change(args, &shared.services.workspace)
+    let change = args
+        .call
+        .change(&shared.services.workspace)
         .map_err(Outcome::Failed)?;
     // A write that changes nothing asks nothing: the writer says so.
     if let Some(c) = &change
@@ -647,9 +676,9 @@ async fn authorize(
     }
     let diff = match &change {
         Some(c) => Some(c.unified()),
-        None => tool
-            .tool
-            .preview(args, &shared.services.workspace)
+        None => args
+            .call
+            .preview(&shared.services.workspace)
             .map_err(Outcome::Failed)?,
     };
     // What a conversation grant would cover, kept here: the person is
@@ -661,7 +690,7 @@ async fn authorize(
     let request = ApprovalRequest {
         call_id: call.id.clone(),
         tool: name.to_string(),
-        arguments: args.clone(),
+        arguments: args.json.clone(),
         effect,
         operations: ops.to_vec(),
         needs: uncovered
@@ -822,7 +851,7 @@ async fn execute(
     shared: &Shared,
     call: &ToolCall,
     tool: &RegisteredTool,
-    args: Value,
+    args: Box<dyn Prepared + '_>,
     exact: Option<Exact>,
     cancel: &CancellationToken,
 ) -> Result<Value, ToolError> {
@@ -863,7 +892,7 @@ async fn execute(
                 }
                 Ok(v)
             }
-            None => tool.tool.execute(args, &ctx).await,
+            None => args.execute(&ctx).await,
         }
     };
     let run = AssertUnwindSafe(work).catch_unwind();

@@ -303,6 +303,16 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// The call with these (validated) arguments, read once for every
+    /// stage of the pipeline. A typed tool reads them into its type here
+    /// (an error is the call's: arguments the type cannot take); a tool
+    /// that works on JSON (an MCP server's) keeps them as they are.
+    fn prepare<'t>(&'t self, args: &Value) -> Result<Box<dyn Prepared + 't>, ToolError> {
+        Ok(Box::new(AsJson {
+            tool: self,
+            args: args.clone(),
+        }))
+    }
     /// Whether the tool only looks (reads, searches, asks, plans): what
     /// plan mode and subagents are given. Read-effect tools that act
     /// (stopping a command, sending a message) say no.
@@ -351,5 +361,51 @@ pub trait Tool: Send + Sync {
     /// may approve (every time; never the model alone).
     fn unsandboxed_retry(&self, _args: &Value, _result: &Value) -> Option<Value> {
         None
+    }
+}
+
+/// A call ready to run: its tool and its arguments, read once. What the
+/// pipeline holds from the guardrail to the run.
+#[async_trait]
+pub trait Prepared: Send + Sync {
+    /// See [`Tool::operations`].
+    fn operations(&self, workspace: &Workspace) -> Result<Vec<Operation>, ToolError>;
+    /// See [`Tool::change`].
+    fn change(
+        &self,
+        workspace: &Workspace,
+    ) -> Result<Option<crate::protocol::change::FileChange>, ToolError>;
+    /// See [`Tool::preview`].
+    fn preview(&self, workspace: &Workspace) -> Result<Option<String>, ToolError>;
+    /// Runs it (once).
+    async fn execute(self: Box<Self>, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+/// A call of a tool that works on JSON.
+struct AsJson<'t, T: Tool + ?Sized> {
+    tool: &'t T,
+    args: Value,
+}
+
+#[async_trait]
+impl<T: Tool + ?Sized> Prepared for AsJson<'_, T> {
+    fn operations(&self, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+        self.tool.operations(&self.args, workspace)
+    }
+
+    fn change(
+        &self,
+        workspace: &Workspace,
+    ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
+        self.tool.change(&self.args, workspace)
+    }
+
+    fn preview(&self, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        self.tool.preview(&self.args, workspace)
+    }
+
+    async fn execute(self: Box<Self>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let AsJson { tool, args } = *self;
+        tool.execute(args, ctx).await
     }
 }

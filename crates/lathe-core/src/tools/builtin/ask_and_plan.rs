@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::protocol::{Effect, PlanStep, StepStatus};
-use crate::tools::args::{parse, schema};
-use crate::tools::spec::{Asked, Tool, ToolContext, ToolError};
+use crate::tools::spec::{Asked, ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// The longest question, choice or step the person is shown (characters).
 const MAX_QUESTION: usize = 2_000;
@@ -24,7 +24,7 @@ pub struct AskUser;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AskArgs {
+pub struct AskArgs {
     /// The question, self-contained: the person reads it on its own
     #[schemars(length(min = 1, max = 2000))]
     question: String,
@@ -34,8 +34,10 @@ struct AskArgs {
 }
 
 #[async_trait]
-impl Tool for AskUser {
-    fn name(&self) -> &str {
+impl TypedTool for AskUser {
+    type Args = AskArgs;
+
+    fn name(&self) -> &'static str {
         "ask_user"
     }
 
@@ -45,10 +47,6 @@ impl Tool for AskUser {
          time. One question at a time, self-contained, with `choices` when there are a few \
          likely answers. Do not ask what you can find out yourself by reading the code. If \
          no one can answer, you are told so: then decide, and say what you assumed."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<AskArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -63,8 +61,8 @@ impl Tool for AskUser {
         true
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let AskArgs { question, choices } = parse(&args)?;
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let AskArgs { question, choices } = args;
         // Lines kept, no other control character (a terminal's escape).
         let question: String = question
             .replace('\t', " ")
@@ -148,7 +146,7 @@ pub struct UpdatePlan;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PlanArgs {
+pub struct PlanArgs {
     /// The whole plan as it stands now, in order
     #[schemars(length(min = 1, max = 30))]
     steps: Vec<StepArg>,
@@ -184,8 +182,10 @@ impl From<StatusArg> for StepStatus {
 }
 
 #[async_trait]
-impl Tool for UpdatePlan {
-    fn name(&self) -> &str {
+impl TypedTool for UpdatePlan {
+    type Args = PlanArgs;
+
+    fn name(&self) -> &'static str {
         "update_plan"
     }
 
@@ -196,10 +196,6 @@ impl Tool for UpdatePlan {
          quick step."
     }
 
-    fn parameters(&self) -> Value {
-        schema::<PlanArgs>()
-    }
-
     fn kind(&self) -> crate::protocol::ToolKind {
         crate::protocol::ToolKind::Plan
     }
@@ -208,8 +204,8 @@ impl Tool for UpdatePlan {
         Effect::Read
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let PlanArgs { steps, explanation } = parse(&args)?;
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let PlanArgs { steps, explanation } = args;
         let steps = plan_steps(steps)?;
         let explanation = explanation
             .map(|e| e.trim().to_string())
@@ -328,7 +324,7 @@ mod tests {
             ..Scripted::default()
         });
         let (_d, c) = ctx(Some(person.clone()));
-        let out = AskUser
+        let out = (&AskUser as &dyn crate::tools::Tool)
             .execute(
                 json!({"question": " Tabs or spaces? ", "choices": ["tabs", " spaces", "tabs", ""]}),
                 &c,
@@ -349,7 +345,7 @@ mod tests {
             ..Scripted::default()
         });
         let (_d, c) = ctx(Some(person));
-        let out = AskUser
+        let out = (&AskUser as &dyn crate::tools::Tool)
             .execute(json!({"question": "Which port?"}), &c)
             .await
             .unwrap();
@@ -361,7 +357,7 @@ mod tests {
     async fn with_no_one_to_ask_the_model_is_told_to_decide() {
         for together in [None, Some(Arc::new(Scripted::default()))] {
             let (_d, c) = ctx(together);
-            let err = AskUser
+            let err = (&AskUser as &dyn crate::tools::Tool)
                 .execute(json!({"question": "Which port?"}), &c)
                 .await
                 .unwrap_err();
@@ -383,7 +379,9 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    AskUser.execute(bad.clone(), &c).await,
+                    (&AskUser as &dyn crate::tools::Tool)
+                        .execute(bad.clone(), &c)
+                        .await,
                     Err(ToolError::InvalidArgs(_))
                 ),
                 "{bad}"
@@ -395,7 +393,7 @@ mod tests {
     async fn a_plan_goes_to_the_conversation_and_is_summed_up_for_the_model() {
         let person = Arc::new(Scripted::default());
         let (_d, c) = ctx(Some(person.clone()));
-        let out = UpdatePlan
+        let out = (&UpdatePlan as &dyn crate::tools::Tool)
             .execute(
                 json!({"steps": [
                     {"step": "read   the code", "status": "done"},
@@ -426,7 +424,9 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    UpdatePlan.execute(bad.clone(), &c).await,
+                    (&UpdatePlan as &dyn crate::tools::Tool)
+                        .execute(bad.clone(), &c)
+                        .await,
                     Err(ToolError::InvalidArgs(_))
                 ),
                 "{bad}"

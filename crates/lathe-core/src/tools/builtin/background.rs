@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::protocol::Effect;
-use crate::tools::args::{parse, schema};
 use crate::tools::jobs::{Jobs, Read};
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// The longest `shell_output` waits for something new (milliseconds).
 pub const MAX_WAIT_MS: u64 = 30_000;
@@ -49,7 +49,7 @@ fn reply(handle: &str, read: Read) -> Value {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct OutputArgs {
+pub struct OutputArgs {
     /// The handle exec_shell or spawn returned (`bg1`)
     handle: String,
     /// Wait up to this many milliseconds for new output or the end (default 0, max 30000)
@@ -60,13 +60,15 @@ struct OutputArgs {
 pub struct ShellOutput;
 
 #[async_trait]
-impl Tool for ShellOutput {
+impl TypedTool for ShellOutput {
+    type Args = OutputArgs;
+
     /// What a background command printed since the last read.
     fn prints_unchecked(&self) -> bool {
         true
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "shell_output"
     }
 
@@ -74,10 +76,6 @@ impl Tool for ShellOutput {
         "Read what a background command (started with `background: true`) printed since the \
          last read, and whether it still runs (else its exit_code). `wait_ms` waits for new \
          output or its end."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<OutputArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -88,8 +86,8 @@ impl Tool for ShellOutput {
         Effect::Read
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let OutputArgs { handle, wait_ms } = parse(&args)?;
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let OutputArgs { handle, wait_ms } = args;
         let job = jobs(ctx)?.get(&handle)?;
         let wait = Duration::from_millis(wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
         if !wait.is_zero() {
@@ -104,7 +102,7 @@ impl Tool for ShellOutput {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct KillArgs {
+pub struct KillArgs {
     /// The handle exec_shell or spawn returned (`bg1`)
     handle: String,
 }
@@ -112,8 +110,10 @@ struct KillArgs {
 pub struct ShellKill;
 
 #[async_trait]
-impl Tool for ShellKill {
-    fn name(&self) -> &str {
+impl TypedTool for ShellKill {
+    type Args = KillArgs;
+
+    fn name(&self) -> &'static str {
         "shell_kill"
     }
 
@@ -125,10 +125,6 @@ impl Tool for ShellKill {
     fn description(&self) -> &str {
         "Stop a background command (and everything it started) by its handle; returns what \
          it printed since the last read."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<KillArgs>()
     }
 
     /// It stops only what this conversation started in the background:
@@ -146,8 +142,8 @@ impl Tool for ShellKill {
         false
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let KillArgs { handle } = parse(&args)?;
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let KillArgs { handle } = args;
         let jobs = jobs(ctx)?;
         let job = jobs.get(&handle)?;
         let was_running = job.is_running();

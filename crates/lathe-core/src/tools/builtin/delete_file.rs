@@ -9,9 +9,9 @@ use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::change::FileChange;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{parse, schema};
 use crate::tools::fs::regular::{own_file, text_of};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 /// The largest file whose deletion is shown line by line.
 const SHOWN_BYTES: u64 = 8 * 1024 * 1024;
@@ -20,23 +20,21 @@ pub struct DeleteFile;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// File path, relative to the workspace
     path: String,
 }
 
 #[async_trait]
-impl Tool for DeleteFile {
-    fn name(&self) -> &str {
+impl TypedTool for DeleteFile {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "delete_file"
     }
 
     fn description(&self) -> &str {
         "Delete one file of the workspace (not a directory, not a symbolic link)."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn deletes_files(&self) -> bool {
@@ -51,8 +49,11 @@ impl Tool for DeleteFile {
         Effect::Write
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         // Its diff shows every line it removes: a read of the file.
         let path = a.path.as_str();
         Ok(vec![
@@ -61,8 +62,11 @@ impl Tool for DeleteFile {
         ])
     }
 
-    fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
-        let a: Args = parse(args)?;
+    fn change(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Option<FileChange>, ToolError> {
         let (file, shown) = own_file(workspace, a.path.as_str(), self.name())?;
         Ok(
             text_of(&file, &shown, SHOWN_BYTES)?
@@ -70,9 +74,8 @@ impl Tool for DeleteFile {
         )
     }
 
-    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
-        let a: Args = parse(args)?;
-        if let Some(c) = self.change(args, workspace)? {
+    fn preview(&self, a: &Self::Args, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(a, workspace)? {
             return Ok(Some(c.unified()));
         }
         let (file, shown) = own_file(workspace, a.path.as_str(), self.name())?;
@@ -85,8 +88,7 @@ impl Tool for DeleteFile {
     }
 
     /// A file too big or not text to be shown line by line.
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: Args = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (file, shown) = own_file(&ctx.workspace, a.path.as_str(), self.name())?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled(format!(

@@ -9,15 +9,15 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{parse, schema};
 use crate::tools::fs::atomic::write_atomic;
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 pub struct EditFile;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// File path, relative to the workspace
     path: String,
     /// Exact text to find; must occur exactly once
@@ -27,8 +27,10 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for EditFile {
-    fn name(&self) -> &str {
+impl TypedTool for EditFile {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "edit_file"
     }
 
@@ -36,10 +38,6 @@ impl Tool for EditFile {
         "Replace one exact occurrence of `old_text` with `new_text` in a workspace file. \
          `old_text` must match exactly once, including whitespace and indentation; add \
          surrounding lines to make it unique."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -50,8 +48,11 @@ impl Tool for EditFile {
         Effect::Write
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         // An edit reads the file: whether `old_text` is in it, and the
         // diff, say what it holds (a read rule covers it).
         let path = a.path.as_str();
@@ -63,10 +64,9 @@ impl Tool for EditFile {
 
     fn change(
         &self,
-        args: &Value,
+        a: &Self::Args,
         workspace: &Workspace,
     ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
-        let a: Args = parse(args)?;
         let path = a.path.as_str();
         let resolved = workspace
             .resolve_existing(path)
@@ -82,8 +82,7 @@ impl Tool for EditFile {
         )))
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: Args = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = a.path.as_str();
         let (old, new) = (a.old_text.clone(), a.new_text.clone());
         if old.is_empty() {

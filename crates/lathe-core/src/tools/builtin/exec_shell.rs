@@ -33,7 +33,8 @@ use crate::policy::shell;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
 use crate::tools::args::{parse, schema, seconds};
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 const HEAD_BYTES: usize = 12 * 1024;
 const TAIL_BYTES: usize = 12 * 1024;
@@ -70,7 +71,7 @@ impl ExecShell {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// The shell command to run
     command: String,
     /// false runs the command outside the sandbox (writes anywhere, network). Only when a sandboxed run failed because of the sandbox; the person must approve it explicitly, every time
@@ -83,8 +84,10 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for ExecShell {
-    fn name(&self) -> &str {
+impl TypedTool for ExecShell {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "exec_shell"
     }
 
@@ -130,14 +133,18 @@ impl Tool for ExecShell {
         Some(retry)
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let Args {
-            command,
+    fn operations(
+        &self,
+        args: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        let &Args {
+            ref command,
             sandbox,
             background,
             ..
-        } = parse(args)?;
-        let mut exec = shell::analyze(&command, workspace);
+        } = args;
+        let mut exec = shell::analyze(command, workspace);
         exec.unsandboxed = self.unsandboxed(sandbox);
         exec.background = (background == Some(true)).then(|| self.background_note(sandbox));
         // `run` hides what the read rules cover whenever it sandboxes.
@@ -145,13 +152,13 @@ impl Tool for ExecShell {
         Ok(vec![Operation::Exec(exec)])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let Args {
             command,
             timeout,
             sandbox,
             background,
-        } = parse(&args)?;
+        } = args;
         if command.trim().is_empty() {
             return Err(ToolError::InvalidArgs("command is empty".into()));
         }

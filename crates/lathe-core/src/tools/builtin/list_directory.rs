@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{dir_or_root, parse, schema};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::args::dir_or_root;
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 /// At most this many entries are returned; the rest are counted.
 const MAX_ENTRIES: usize = 1000;
@@ -17,18 +18,16 @@ const MAX_ENTRIES: usize = 1000;
 pub struct ListDirectory;
 
 #[async_trait]
-impl Tool for ListDirectory {
-    fn name(&self) -> &str {
+impl TypedTool for ListDirectory {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "list_directory"
     }
 
     fn description(&self) -> &str {
         "List the entries of a workspace directory (not recursive), sorted by name, \
          with is_dir and size in bytes."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -39,16 +38,20 @@ impl Tool for ListDirectory {
         Effect::Read
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
+    fn operations(
+        &self,
+        args: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         Ok(vec![file_operation(
             workspace,
-            dir_or_root(parse::<Args>(args)?.path.as_deref()),
+            dir_or_root(args.path.as_deref()),
             Access::Read,
         )?])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = dir_or_root(parse::<Args>(&args)?.path.as_deref()).to_string();
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let path = dir_or_root(args.path.as_deref()).to_string();
         let resolved = ctx
             .workspace
             .resolve_existing(&path)
@@ -111,7 +114,7 @@ impl Tool for ListDirectory {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// Directory path, relative to the workspace (default: the workspace root)
     path: Option<String>,
 }

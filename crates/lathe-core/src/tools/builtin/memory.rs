@@ -12,9 +12,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::protocol::Effect;
-use crate::tools::args::{parse, schema};
 use crate::tools::fs::atomic::write_atomic;
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// The most a memory file may hold (the model reads it whole).
 const MAX_MEMORY: usize = 256 * 1024;
@@ -51,14 +51,14 @@ impl MemoryRead {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadArgs {
+pub struct ReadArgs {
     /// Return only paragraphs containing this text (case-insensitive)
     query: Option<String>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct WriteArgs {
+pub struct WriteArgs {
     /// Markdown to write
     #[schemars(length(min = 1))]
     content: String,
@@ -74,18 +74,16 @@ enum Mode {
 }
 
 #[async_trait]
-impl Tool for MemoryRead {
-    fn name(&self) -> &str {
+impl TypedTool for MemoryRead {
+    type Args = ReadArgs;
+
+    fn name(&self) -> &'static str {
         "memory_read"
     }
 
     fn description(&self) -> &str {
         "Read the notes kept for this workspace across sessions (MEMORY.md). With `query`, \
          only the paragraphs that contain it (case-insensitive)."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<ReadArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -96,10 +94,10 @@ impl Tool for MemoryRead {
         Effect::Read
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let dir = self.dir.as_ref().ok_or_else(no_store)?;
         let path = memory_file(dir, ctx.workspace.root());
-        let ReadArgs { query } = parse(&args)?;
+        let ReadArgs { query } = args;
         let query = query.as_deref().map(str::trim).filter(|q| !q.is_empty());
         let Some(content) = tokio::task::spawn_blocking(move || read(&path))
             .await
@@ -155,8 +153,10 @@ impl MemoryWrite {
 }
 
 #[async_trait]
-impl Tool for MemoryWrite {
-    fn name(&self) -> &str {
+impl TypedTool for MemoryWrite {
+    type Args = WriteArgs;
+
+    fn name(&self) -> &'static str {
         "memory_write"
     }
 
@@ -164,10 +164,6 @@ impl Tool for MemoryWrite {
         "Keep notes for this workspace across sessions (MEMORY.md): decisions, conventions, \
          what to remember next time. `append` (default) adds a paragraph; `overwrite` \
          replaces everything. Never store secrets."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<WriteArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -178,9 +174,9 @@ impl Tool for MemoryWrite {
         Effect::Write
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let dir = self.dir.as_ref().ok_or_else(no_store)?;
-        let WriteArgs { content, mode } = parse(&args)?;
+        let WriteArgs { content, mode } = args;
         // The file outlives the session and is read back into prompts:
         // a secret the model meant to keep is not kept.
         let redacted = ctx.redactor.redact_str(&content);
@@ -276,7 +272,7 @@ mod tests {
         let mut ctx = ToolContext::standalone(workspace);
         ctx.redactor = crate::policy::Redactor::new(["my-configured-key-0123".to_string()]);
         let tool = MemoryWrite::new(Some(data.path().to_path_buf()));
-        let out = tool
+        let out = (&tool as &dyn crate::tools::Tool)
             .execute(
                 json!({"content": "deploy with my-configured-key-0123 and AKIAABCDEFGHIJKLMNOP"}),
                 &ctx,

@@ -18,8 +18,9 @@ use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
 use crate::secret::Secret;
-use crate::tools::args::{parse, schema};
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::args::schema;
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 pub use crate::protocol::NOTIFY_STREAM;
 /// The longest message.
@@ -53,7 +54,7 @@ impl Message {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// Where to send it
     channel: String,
     /// A chat or thread id, if the channel has several (informational)
@@ -64,8 +65,10 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for Message {
-    fn name(&self) -> &str {
+impl TypedTool for Message {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "message"
     }
 
@@ -101,11 +104,11 @@ impl Tool for Message {
 
     fn operations(
         &self,
-        args: &Value,
+        args: &Self::Args,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        let Args { channel, .. } = parse(args)?;
-        Ok(match self.webhook(&channel)? {
+        let Args { channel, .. } = args;
+        Ok(match self.webhook(channel)? {
             None => Vec::new(),
             Some(url) => {
                 let host = reqwest::Url::parse(url.expose())
@@ -117,12 +120,12 @@ impl Tool for Message {
         })
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let Args {
             channel,
             content,
             chat_id,
-        } = parse(&args)?;
+        } = args;
         let content = content.trim().to_string();
         // A message leaves the machine: no secret goes with it.
         let content = ctx.redactor.redact_str(&content).unwrap_or(content);

@@ -10,9 +10,9 @@ use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::change::FileChange;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{parse, schema};
 use crate::tools::fs::regular::{own_file, text_of};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 /// The largest file whose content is checked before the move.
 const CHECKED_BYTES: u64 = 64 * 1024 * 1024;
@@ -52,7 +52,7 @@ fn destination(
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// The file to move, relative to the workspace
     from: String,
     /// Its new path, relative to the workspace
@@ -60,18 +60,16 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for MoveFile {
-    fn name(&self) -> &str {
+impl TypedTool for MoveFile {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "move_file"
     }
 
     fn description(&self) -> &str {
         "Move or rename one file within the workspace. Missing directories of the \
          destination are created; an existing destination is never replaced."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -85,8 +83,11 @@ impl Tool for MoveFile {
     /// A move reads its file, as a copy would: what may not be read
     /// where it is may not be moved where it could be (a deny rule on
     /// `private/**` holds for `private/plan.md` → `p.md`).
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         let from = a.from.as_str();
         Ok(vec![
             file_operation(workspace, from, Access::Read)?,
@@ -95,17 +96,19 @@ impl Tool for MoveFile {
         ])
     }
 
-    fn change(&self, args: &Value, workspace: &Workspace) -> Result<Option<FileChange>, ToolError> {
-        let a: Args = parse(args)?;
+    fn change(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Option<FileChange>, ToolError> {
         let (from, from_shown) = own_file(workspace, a.from.as_str(), self.name())?;
         let (to, to_shown) = destination(workspace, a.to.as_str(), &from)?;
         Ok(text_of(&from, &from_shown, CHECKED_BYTES)?
             .map(|text| FileChange::rename(&from_shown, from, &to_shown, to, &text)))
     }
 
-    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
-        let a: Args = parse(args)?;
-        if let Some(c) = self.change(args, workspace)? {
+    fn preview(&self, a: &Self::Args, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(a, workspace)? {
             return Ok(Some(c.unified()));
         }
         let (from, from_shown) = own_file(workspace, a.from.as_str(), self.name())?;
@@ -119,8 +122,7 @@ impl Tool for MoveFile {
     }
 
     /// A file too big or not text to be checked line by line.
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: Args = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (from, from_shown) = own_file(&ctx.workspace, a.from.as_str(), self.name())?;
         let (to, to_shown) = destination(&ctx.workspace, a.to.as_str(), &from)?;
         if ctx.cancel.is_cancelled() {

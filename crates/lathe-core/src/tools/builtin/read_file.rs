@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{parse, schema, whole};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::args::whole;
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
 use crate::tools::truncate::escaped_str_len;
+use crate::tools::typed::TypedTool;
 
 /// Escaped bytes of file content one result may carry (the rest of the
 /// result and its envelope fit in the remaining ~4 KiB of the 64 KiB limit).
@@ -28,7 +29,7 @@ pub struct ReadFile;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// File path, relative to the workspace
     path: String,
     /// First line to read (1-based)
@@ -42,8 +43,10 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for ReadFile {
-    fn name(&self) -> &str {
+impl TypedTool for ReadFile {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "read_file"
     }
 
@@ -51,10 +54,6 @@ impl Tool for ReadFile {
         "Read a text file in the workspace. Returns its content (up to ~60 KB per call) \
          with line numbers of the window shown. For large files pass `offset` (1-based \
          first line) and `limit` (number of lines); a cut result says `next_offset`."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -65,17 +64,20 @@ impl Tool for ReadFile {
         Effect::Read
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         Ok(vec![file_operation(workspace, &a.path, Access::Read)?])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let Args {
             path,
             offset,
             limit,
-        } = parse(&args)?;
+        } = args;
         let offset = offset.unwrap_or(1).max(1);
         let resolved = ctx
             .workspace

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{dir_or_root, parse, schema, whole};
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::args::{dir_or_root, whole};
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 /// Files larger than this are not searched.
 const MAX_FILE: u64 = 10 * 1024 * 1024;
@@ -29,7 +30,7 @@ const BINARY_PROBE: usize = 8 * 1024;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GrepArgs {
+pub struct GrepArgs {
     /// Regular expression (or a literal with fixed_strings)
     #[schemars(length(min = 1))]
     pattern: String,
@@ -53,7 +54,7 @@ struct GrepArgs {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GlobArgs {
+pub struct GlobArgs {
     /// Glob, e.g. `*.toml`, `src/**/*.rs`, `**/test_*.py`
     #[schemars(length(min = 1))]
     pattern: String,
@@ -191,8 +192,10 @@ fn shown(workspace: &Workspace, path: &Path) -> String {
 pub struct Grep;
 
 #[async_trait]
-impl Tool for Grep {
-    fn name(&self) -> &str {
+impl TypedTool for Grep {
+    type Args = GrepArgs;
+
+    fn name(&self) -> &'static str {
         "grep"
     }
 
@@ -203,10 +206,6 @@ impl Tool for Grep {
          at max_results. Read-only; prefer it to exec_shell grep."
     }
 
-    fn parameters(&self) -> Value {
-        schema::<GrepArgs>()
-    }
-
     fn kind(&self) -> crate::protocol::ToolKind {
         crate::protocol::ToolKind::Search
     }
@@ -215,8 +214,11 @@ impl Tool for Grep {
         Effect::Read
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: GrepArgs = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         Ok(vec![file_operation(
             workspace,
             dir_or_root(a.path.as_deref()),
@@ -224,8 +226,7 @@ impl Tool for Grep {
         )?])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: GrepArgs = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let source = if a.fixed_strings == Some(true) {
             regex::escape(&a.pattern)
         } else {
@@ -572,8 +573,10 @@ fn line_text(bytes: &[u8], start: usize) -> String {
 pub struct Glob;
 
 #[async_trait]
-impl Tool for Glob {
-    fn name(&self) -> &str {
+impl TypedTool for Glob {
+    type Args = GlobArgs;
+
+    fn name(&self) -> &'static str {
         "glob"
     }
 
@@ -581,10 +584,6 @@ impl Tool for Glob {
         "Find workspace files by name with a glob: `*.rs` matches at any depth, `src/**/*.ts` \
          the path below `path`. .gitignore is respected. Returns paths relative to the \
          workspace, sorted, capped at max_results. Read-only."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<GlobArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -595,8 +594,11 @@ impl Tool for Glob {
         Effect::Read
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: GlobArgs = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         Ok(vec![file_operation(
             workspace,
             dir_or_root(a.path.as_deref()),
@@ -604,8 +606,7 @@ impl Tool for Glob {
         )?])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: GlobArgs = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let filter = name_filter(&a.pattern)?;
         let max = usize::try_from(a.max_results.unwrap_or(500).clamp(1, 5000)).unwrap_or(500);
         let root = ctx

@@ -16,8 +16,9 @@ use crate::policy::Workspace;
 use crate::policy::shell;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
-use crate::tools::args::{parse, schema, seconds};
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::args::{parse, seconds};
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// At most this many spawned processes run at once.
 pub const MAX_CONCURRENT: usize = 5;
@@ -41,7 +42,7 @@ impl Spawn {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// The program, e.g. `cargo`
     command: String,
     /// Its arguments
@@ -82,8 +83,10 @@ fn as_line(argv: &[String]) -> Result<String, ToolError> {
 }
 
 #[async_trait]
-impl Tool for Spawn {
-    fn name(&self) -> &str {
+impl TypedTool for Spawn {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "spawn"
     }
 
@@ -94,10 +97,6 @@ impl Tool for Spawn {
          `background: true` keeps it running, as exec_shell's does."
     }
 
-    fn parameters(&self) -> Value {
-        schema::<Args>()
-    }
-
     fn kind(&self) -> crate::protocol::ToolKind {
         crate::protocol::ToolKind::Shell
     }
@@ -106,9 +105,12 @@ impl Tool for Spawn {
         Effect::Exec
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
-        let line = as_line(&argv(&a)?)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
+        let line = as_line(&argv(a)?)?;
         let mut exec = shell::analyze(&line, workspace);
         exec.unsandboxed = self.runner.unsandboxed(a.sandbox);
         exec.background =
@@ -116,8 +118,7 @@ impl Tool for Spawn {
         Ok(vec![Operation::Exec(exec)])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: Args = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let argv = argv(&a)?;
         if a.background == Some(true) {
             let line = as_line(&argv)?;

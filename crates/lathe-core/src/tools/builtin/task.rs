@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::protocol::Effect;
-use crate::tools::args::{parse, schema};
-use crate::tools::spec::{TaskJob, Tool, ToolContext, ToolError};
+use crate::tools::spec::{TaskJob, ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// The longest job description and prompt (characters).
 const MAX_DESCRIPTION: usize = 200;
@@ -17,7 +17,7 @@ pub struct Task;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// What the job is, in a few words (the person sees it)
     #[schemars(length(min = 1, max = 200))]
     description: String,
@@ -29,8 +29,10 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for Task {
-    fn name(&self) -> &str {
+impl TypedTool for Task {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "task"
     }
 
@@ -40,10 +42,6 @@ impl Tool for Task {
          answer. It has the read-only tools unless you name others in `tools`; it cannot ask \
          the person or start subagents. Several tasks in one response run side by side. Its \
          final answer is the result."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     /// The subagent's calls are each judged on their own.
@@ -62,12 +60,12 @@ impl Tool for Task {
         true
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let Args {
             description,
             prompt,
             tools,
-        } = parse(&args)?;
+        } = args;
         let (description, prompt) = (description.trim(), prompt.trim());
         if description.is_empty() || prompt.is_empty() {
             return Err(ToolError::InvalidArgs(

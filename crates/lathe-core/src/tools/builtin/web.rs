@@ -24,8 +24,9 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
-use crate::tools::args::{parse, schema, whole};
-use crate::tools::spec::{Tool, ToolContext, ToolError};
+use crate::tools::args::whole;
+use crate::tools::spec::{ToolContext, ToolError};
+use crate::tools::typed::TypedTool;
 
 /// The most of a body that is read.
 const MAX_BODY: usize = 1024 * 1024;
@@ -177,7 +178,7 @@ impl WebFetch {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct FetchArgs {
+pub struct FetchArgs {
     /// http:// or https:// URL
     url: String,
     /// GET (default) or HEAD
@@ -197,7 +198,7 @@ enum Method {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SearchArgs {
+pub struct SearchArgs {
     /// What to search for
     #[schemars(length(min = 1))]
     query: String,
@@ -208,18 +209,16 @@ struct SearchArgs {
 }
 
 #[async_trait]
-impl Tool for WebFetch {
-    fn name(&self) -> &str {
+impl TypedTool for WebFetch {
+    type Args = FetchArgs;
+
+    fn name(&self) -> &'static str {
         "web_fetch"
     }
 
     fn description(&self) -> &str {
         "Fetch an http(s) URL and return status, content type and body: HTML as Markdown, \
          text as is, at most 1 MiB. Public addresses only; at most 5 redirects."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<FetchArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -232,11 +231,11 @@ impl Tool for WebFetch {
 
     fn operations(
         &self,
-        args: &Value,
+        args: &Self::Args,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        let FetchArgs { url, .. } = parse(args)?;
-        let url = parse_url(&url)?;
+        let FetchArgs { url, .. } = args;
+        let url = parse_url(url)?;
         // A literal address that would be refused is refused now, before
         // the person is asked about it.
         let bare = url
@@ -258,13 +257,13 @@ impl Tool for WebFetch {
         }])
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let FetchArgs {
             url,
             method,
             headers: asked,
             raw,
-        } = parse(&args)?;
+        } = args;
         let mut url = parse_url(&url)?;
         let head = method == Some(Method::Head);
         let mut headers = reqwest::header::HeaderMap::new();
@@ -567,18 +566,16 @@ impl WebSearch {
 }
 
 #[async_trait]
-impl Tool for WebSearch {
-    fn name(&self) -> &str {
+impl TypedTool for WebSearch {
+    type Args = SearchArgs;
+
+    fn name(&self) -> &'static str {
         "web_search"
     }
 
     fn description(&self) -> &str {
         "Search the web (the configured SearXNG instance) and return title, url and snippet \
          of each result. Fetch a result with web_fetch."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<SearchArgs>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -591,11 +588,11 @@ impl Tool for WebSearch {
 
     fn operations(
         &self,
-        args: &Value,
+        args: &Self::Args,
         _workspace: &Workspace,
     ) -> Result<Vec<Operation>, ToolError> {
-        let SearchArgs { query, .. } = parse(args)?;
-        Ok(match self.search_url(&query) {
+        let SearchArgs { query, .. } = args;
+        Ok(match self.search_url(query) {
             Some(url) => vec![Operation::Net {
                 host: host_of(&url?),
             }],
@@ -604,8 +601,8 @@ impl Tool for WebSearch {
         })
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let SearchArgs { query, num_results } = parse(&args)?;
+    async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let SearchArgs { query, num_results } = args;
         let n = usize::try_from(num_results.unwrap_or(5).clamp(1, 20)).unwrap_or(5);
         let Some(url) = self.search_url(&query) else {
             return Ok(json!({
@@ -764,11 +761,13 @@ mod tests {
             "http://169.254.169.254/latest/meta-data",
             "http://10.0.0.1/",
         ] {
-            let e = fetch.operations(&json!({"url": url}), &ws).unwrap_err();
+            let e = (&fetch as &dyn crate::tools::Tool)
+                .operations(&json!({"url": url}), &ws)
+                .unwrap_err();
             assert!(matches!(e, ToolError::PermissionDenied(_)), "{url}: {e:?}");
         }
         assert!(
-            fetch
+            (&fetch as &dyn crate::tools::Tool)
                 .operations(&json!({"url": "https://example.com/"}), &ws)
                 .is_ok()
         );
@@ -777,7 +776,8 @@ mod tests {
             ..WebSettings::default()
         });
         assert!(
-            open.operations(&json!({"url": "http://127.0.0.1:8080/x"}), &ws)
+            (&open as &dyn crate::tools::Tool)
+                .operations(&json!({"url": "http://127.0.0.1:8080/x"}), &ws)
                 .is_ok()
         );
     }

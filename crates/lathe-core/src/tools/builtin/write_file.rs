@@ -7,16 +7,16 @@ use serde_json::{Value, json};
 use crate::policy::Workspace;
 use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
-use crate::tools::args::{parse, schema};
 use crate::tools::fs::atomic::write_atomic;
 use crate::tools::preview::unified_diff;
-use crate::tools::spec::{Tool, ToolContext, ToolError, file_operation};
+use crate::tools::spec::{ToolContext, ToolError, file_operation};
+use crate::tools::typed::TypedTool;
 
 pub struct WriteFile;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// File path, relative to the workspace
     path: String,
     /// The complete new content of the file
@@ -24,18 +24,16 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for WriteFile {
-    fn name(&self) -> &str {
+impl TypedTool for WriteFile {
+    type Args = Args;
+
+    fn name(&self) -> &'static str {
         "write_file"
     }
 
     fn description(&self) -> &str {
         "Create or overwrite a file in the workspace with the given content. Missing \
          parent directories are created. Prefer edit_file for changing part of a file."
-    }
-
-    fn parameters(&self) -> Value {
-        schema::<Args>()
     }
 
     fn kind(&self) -> crate::protocol::ToolKind {
@@ -46,8 +44,11 @@ impl Tool for WriteFile {
         Effect::Write
     }
 
-    fn operations(&self, args: &Value, workspace: &Workspace) -> Result<Vec<Operation>, ToolError> {
-        let a: Args = parse(args)?;
+    fn operations(
+        &self,
+        a: &Self::Args,
+        workspace: &Workspace,
+    ) -> Result<Vec<Operation>, ToolError> {
         let path = a.path.as_str();
         let write = file_operation(workspace, path, Access::Write)?;
         // Over a file that exists, its diff shows what the file held: a
@@ -62,10 +63,9 @@ impl Tool for WriteFile {
 
     fn change(
         &self,
-        args: &Value,
+        a: &Self::Args,
         workspace: &Workspace,
     ) -> Result<Option<crate::protocol::change::FileChange>, ToolError> {
-        let a: Args = parse(args)?;
         let path = a.path.as_str();
         let content = a.content.as_str();
         let resolved = workspace
@@ -98,9 +98,8 @@ impl Tool for WriteFile {
         )))
     }
 
-    fn preview(&self, args: &Value, workspace: &Workspace) -> Result<Option<String>, ToolError> {
-        let a: Args = parse(args)?;
-        if let Some(c) = self.change(args, workspace)? {
+    fn preview(&self, a: &Self::Args, workspace: &Workspace) -> Result<Option<String>, ToolError> {
+        if let Some(c) = self.change(a, workspace)? {
             return Ok(Some(c.unified()));
         }
         let path = a.path.as_str();
@@ -115,8 +114,7 @@ impl Tool for WriteFile {
         Ok(Some(unified_diff(&shown, old.as_deref(), content)))
     }
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: Args = parse(&args)?;
+    async fn execute(&self, a: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = a.path.as_str();
         let content = a.content.clone();
         let resolved = ctx
