@@ -617,6 +617,20 @@ const WRITES: &[&str] = &[
 ];
 
 const RUNS_CODE: &[&str] = &[
+    // A `--` that is an option's value does not hide the options after
+    // it.
+    "awk -F -- -e 'BEGIN{system(\"touch PWNED\")}' '{print}' src/main.rs",
+    "sort --random-source -- -o src/main.rs src/main.rs",
+    "git grep -e -- '-Otouch PWNED'",
+    // strace's output is a file or a command, and -A takes no value.
+    "strace -o '|touch PWNED' ls",
+    "strace -o src/main.rs ls",
+    "strace -A rm echo src/main.rs",
+    // Wrappers that change how a command runs are not read-only.
+    "flock /tmp/l ls",
+    "chroot / ls",
+    "unshare -r ls",
+    "fakeroot ls",
     // git's -u (--upload-pack) runs a command, clustered or not.
     "git fetch -u 'touch /tmp/PWNED #' origin",
     "git fetch -qu 'touch /tmp/PWNED #' origin",
@@ -704,6 +718,15 @@ const GRANT_ESCAPES: &[(&str, &str)] = &[
     ("go run ./cmd/lint", "go run -C ./cmd/lint ./cmd/deploy"),
     ("make test", "make -C test deploy"),
     ("make test", "make -o test deploy"),
+    (
+        "git clone https://example.com/r.git",
+        "git clone -b -- -u 'touch PWNED; git-upload-pack' . copy",
+    ),
+    ("npm run lint", "npm -w evil run lint"),
+    ("pnpm run lint", "pnpm -F evil run lint"),
+    ("pnpm run lint", "pnpm -C packages/evil run lint"),
+    ("go run .", "go -C tools/deploy run ."),
+    ("bash build.sh", "bash -init-file build.sh -c 'rm -rf src'"),
     ("npm test", "npm --prefix /tmp/evil test"),
     (
         "npm test",
@@ -969,6 +992,32 @@ const THIRD_DENYLIST: &[&str] = &[
     "pkill -KILL -cu root",
     "killall -s KILL -u root",
     "killall -eu root",
+    // A capital option is no signal: `-U`, `-P`, `-G` still select.
+    "pkill -U root",
+    "pkill -P 1",
+    "pkill -G 0",
+    // A signal after `--`, options that select everything alone, `-v`,
+    // killall's one-dash `-user`.
+    "pkill -u root -- -KILL",
+    "pkill -O 0",
+    "pkill -r S",
+    "pkill -v firefox",
+    "killall -user root",
+    // env reads every word with `=` as an assignment, and `-` as `-i`.
+    "env 1=1 sudo id",
+    "env - sudo id",
+    // A shell's `-` ends its options; its long options take one dash; a
+    // word known only when it runs may be what puts the code elsewhere.
+    "bash -c - 'sudo id'",
+    "bash -restricted -c 'sudo id'",
+    "bash -init-file x -c 'rm -rf ~'",
+    "bash $X -c 'sudo id'",
+    // nsenter's namespace letters take a file only attached.
+    "nsenter -t 1 -m sudo id",
+    // chmod's mode may come after the path.
+    "chmod -R / -w",
+    // strace -p still runs the command it is given.
+    "strace -p 1 sudo id",
     // Endless loops of background jobs the while-check does not recognise.
     "until false; do sleep 1000 & done",
     "for ((;;)); do sleep 1000 & done",

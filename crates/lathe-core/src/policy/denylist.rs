@@ -697,13 +697,26 @@ fn find(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
 }
 
 fn permissions(c: &SimpleCommand, args: &[Word], places: &Places) -> Option<Denial> {
-    let ops = path_operands(args, c.basename() != "chgrp");
+    let modes = c.basename() != "chgrp";
+    let ops = path_operands(args, modes);
     let reference = has_option(args, "", &["reference"]);
-    let targets = if reference {
-        &ops[..]
+    // chmod's mode is its first operand, or one written like an option
+    // wherever it stands (`chmod -R / -w`); every other operand is a path.
+    let mode_at = if reference {
+        None
+    } else if modes {
+        ops.iter()
+            .position(|w| w.text.starts_with('-'))
+            .or((!ops.is_empty()).then_some(0))
     } else {
-        ops.get(1..).unwrap_or_default()
+        (!ops.is_empty()).then_some(0)
     };
+    let targets: Vec<&Word> = ops
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != mode_at)
+        .map(|(_, w)| *w)
+        .collect();
     let recursive = has_option(args, "R", &["recursive"]) || c.per_found;
     targets.iter().find_map(
         |t| match places.dangerous(t, c.cwd.as_deref(), Scope::Change) {
@@ -764,22 +777,41 @@ const BYSTANDERS: &[&str] = &[
 /// names), and whether a selector (user, parent, group, session,
 /// terminal…) narrows or widens it. Each reads its options as it does
 /// (`-fu root` is `-f -u root`), after a leading signal (`-9`, `-KILL`).
-fn kill_selection<'a>(program: &str, args: &'a [Word]) -> (Vec<&'a Word>, bool) {
-    let signal = |w: &Word| {
-        w.text.strip_prefix('-').is_some_and(|s| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+fn kill_selection(program: &str, args: &[Word]) -> (Vec<Word>, bool) {
+    // A signal (`-9`, `-KILL`, `-SIGTERM`, `-rtmin+1`) is taken out before
+    // the options are read, wherever it stands (after `--` too).
+    let args: Vec<Word> = args
+        .iter()
+        .filter(|w| w.dynamic || !is_signal_word(&w.text))
+        .map(|w| match w.text.strip_prefix('-') {
+            // killall reads `-user` as `--user` (getopt_long_only).
+            Some(long)
+                if program == "killall"
+                    && long.len() > 1
+                    && !long.starts_with('-')
+                    && "user".starts_with(long) =>
+            {
+                Word {
+                    text: "--user".into(),
+                    ..w.clone()
+                }
+            }
+            _ => w.clone(),
         })
-    };
-    let args = match args.first() {
-        Some(first) if signal(first) => &args[1..],
-        _ => args,
-    };
+        .collect();
     // Options that take a value, and those of them that select by owner,
     // family or terminal.
     const PKILL_SELECTORS: &[&str] = &[
-        "user", "euid", "uid", "group", "pgroup", "parent", "session", "terminal",
+        "user",
+        "euid",
+        "uid",
+        "group",
+        "pgroup",
+        "parent",
+        "session",
+        "terminal",
+        "older",
+        "runstates",
     ];
     const PKILL_VALUES: &[&str] = &[
         "user",
@@ -817,7 +849,9 @@ fn kill_selection<'a>(program: &str, args: &'a [Word]) -> (Vec<&'a Word>, bool) 
             &["user"],
         ),
         "skill" | "snice" => ("ctupn", "tu", &["user", "tty", "signal"], &["user", "tty"]),
-        _ => ("dgGPstuUFrOq", "gGPstuU", PKILL_VALUES, PKILL_SELECTORS),
+        // `-O` (older than) and `-r` (run states) alone select every
+        // process too.
+        _ => ("dgGPstuUFrOq", "gGPstuUOr", PKILL_VALUES, PKILL_SELECTORS),
     };
     let reading = Spec {
         short_val: values,
@@ -826,13 +860,38 @@ fn kill_selection<'a>(program: &str, args: &'a [Word]) -> (Vec<&'a Word>, bool) 
     };
     let mut patterns = Vec::new();
     let mut selectors = false;
-    for (_, a) in Scan::new(args, reading) {
+    for (_, a) in Scan::new(&args, reading) {
         match a {
-            Arg::Operand(w) | Arg::Dynamic(w) => patterns.push(w),
+            Arg::Operand(w) | Arg::Dynamic(w) => patterns.push(w.clone()),
             a => selectors |= a.is(chosen, long_chosen),
         }
     }
     (patterns, selectors)
+}
+
+/// A signal as kill, pkill and killall take it among their options:
+/// `-9`, `-KILL`, `-SIGKILL`, `-kill`, `-RTMIN+1`.
+fn is_signal_word(t: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "IOT", "BUS", "FPE", "KILL", "USR1", "SEGV",
+        "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CLD", "CONT", "STOP", "TSTP", "TTIN",
+        "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "POLL", "PWR", "SYS",
+        "RTMIN", "RTMAX",
+    ];
+    let Some(s) = t.strip_prefix('-') else {
+        return false;
+    };
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    let upper = s.to_ascii_uppercase();
+    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
+    let base = name.split(['+', '-']).next().unwrap_or(name);
+    NAMES.contains(&base)
+        && name[base.len()..]
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c.is_ascii_digit())
 }
 
 /// `kill -9 -1` signals every process the user owns; `kill 1` is init;
@@ -844,6 +903,10 @@ fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
         // pkill/killall/skill: a selector (user, parent, group, session…)
         // without a pattern, or a pattern every process name matches.
         let (patterns, selectors) = kill_selection(c.basename(), args);
+        // pkill -v kills every process its pattern does not match.
+        if c.basename() == "pkill" && has_option(args, "v", &["inverse"]) {
+            return all("kills every process its pattern does not match (-v)");
+        }
         let regex = c.basename() != "killall" || has_option(args, "r", &["regexp"]);
         let matches_everything = |p: &Word| {
             !p.dynamic
@@ -859,7 +922,7 @@ fn kill(c: &SimpleCommand, args: &[Word]) -> Option<Denial> {
                     p.text.is_empty()
                 }
         };
-        if patterns.iter().any(|p| matches_everything(p)) || (selectors && patterns.is_empty()) {
+        if patterns.iter().any(matches_everything) || (selectors && patterns.is_empty()) {
             return all("kills every process of a user, or every process it can");
         }
         return None;

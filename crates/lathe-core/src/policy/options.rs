@@ -295,21 +295,28 @@ pub(crate) fn is_long(arg: &str, full: &str) -> bool {
 
 /// Whether any option is one of the `short` letters (alone or in a
 /// cluster) or one of the `long` options (abbreviated or not). Not
-/// knowing which options take values, it reads an attached value's
-/// letters as options too, and a dynamic word's text as it stands (`-o$X`
-/// has `o`): that errs towards finding the option.
+/// knowing which options take values, it errs towards finding the
+/// option: it reads an attached value's letters as options too, a
+/// dynamic word's text as it stands (`-o$X` has `o`), and the words after
+/// a `--` as well (that `--` may be an option's value: `sort
+/// --random-source -- -o FILE`).
 pub(crate) fn has_option(args: &[Word], short: &str, long: &[&str]) -> bool {
-    Scan::new(args, Spec::default()).any(|(_, a)| match a {
-        Arg::Dynamic(w) => {
-            let t = w.text.as_str();
-            if t.starts_with("--") {
-                long.iter().any(|l| is_long(t, l))
-            } else {
-                t.len() > 1 && t.starts_with('-') && t[1..].chars().any(|c| short.contains(c))
-            }
+    args.iter().any(|w| {
+        let t = w.text.as_str();
+        if t.starts_with("--") {
+            long.iter().any(|l| is_long(t, l))
+        } else {
+            t.len() > 1 && t.starts_with('-') && t[1..].chars().any(|c| short.contains(c))
         }
-        a => a.is(short, long),
     })
+}
+
+/// Whether one of the `short` letters or `long` options is given as an
+/// option: before a `--`, options and operands in any order. For a check
+/// that finding the option makes less strict (a listing, a query), which
+/// must not find one in an operand.
+pub(crate) fn gives_option(args: &[Word], short: &str, long: &[&str]) -> bool {
+    Scan::new(args, Spec::default()).any(|(_, a)| a.is(short, long))
 }
 
 /// The operands of a program whose options may follow them, not knowing
@@ -347,7 +354,8 @@ mod tests {
     fn combined_attached_and_abbreviated_options_are_found() {
         assert!(has_option(&w("-uo out"), "o", &["output"]));
         assert!(has_option(&w("--outp=x"), "o", &["output"]));
-        assert!(!has_option(&w("-- -o"), "o", &["output"]));
+        // A `--` may be an option's value: what follows is still read.
+        assert!(has_option(&w("--random-source -- -o f"), "o", &["output"]));
         assert!(!has_option(&w("--other"), "o", &["output"]));
         assert_eq!(option_values(&w("-uofile"), 'o', "output"), ["file"]);
         assert_eq!(option_values(&w("-o file"), 'o', "output"), ["file"]);

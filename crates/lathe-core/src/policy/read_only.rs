@@ -9,7 +9,7 @@
 //! redirection but to `/dev/null`. Options are read as the programs read
 //! them: `-uo` has `-o`, `--outp` is `--output`, `-f/etc/x` names a file.
 
-use super::options::{Arg, Scan, Spec, has_option, operands, operands_start};
+use super::options::{Arg, Scan, Spec, gives_option, has_option, operands, operands_start};
 use super::shell::{READERS, path_inside};
 use super::workspace::Workspace;
 use crate::protocol::operation::{Program, Redirect, SimpleCommand, Word};
@@ -80,7 +80,10 @@ fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool 
     if c.wrappers
         .iter()
         .filter(|w| !w.text.starts_with('-'))
-        .any(|w| is_wrapper_name(&w.text) && !QUIET_WRAPPERS.contains(&w.text.as_str()))
+        .any(|w| {
+            let name = crate::protocol::operation::basename(&w.text);
+            super::shell::is_wrapper(name) && !QUIET_WRAPPERS.contains(&name)
+        })
     {
         return false;
     }
@@ -160,25 +163,6 @@ fn reads_only(c: &SimpleCommand, workspace: &Workspace, anywhere: bool) -> bool 
     anywhere || paths_inside(c, &paths, workspace)
 }
 
-fn is_wrapper_name(t: &str) -> bool {
-    matches!(
-        t,
-        "env"
-            | "timeout"
-            | "nice"
-            | "command"
-            | "stdbuf"
-            | "ionice"
-            | "nohup"
-            | "xargs"
-            | "setsid"
-            | "exec"
-            | "builtin"
-            | "time"
-            | "busybox"
-    )
-}
-
 fn writes_file(r: &Redirect) -> bool {
     r.writes()
         && !matches!(
@@ -233,7 +217,10 @@ fn no_files_ok(base: &str, args: &[Word]) -> bool {
             Arg::Dynamic(_) => false,
             Arg::Short { .. } | Arg::Long { .. } => true,
         }),
-        "command" => has_option(args, "vV", &[]),
+        // Only a query (`-v`, `-V`) among its own options prints.
+        "command" => Scan::new(args, Spec::posix("", &[]))
+            .take_while(|(_, a)| !a.is_operand())
+            .any(|(_, a)| a.is("vV", &[])),
         "printf" => !has_option(args, "v", &[]),
         _ => true,
     }
@@ -625,8 +612,8 @@ fn git_lists(sub: &str, rest: &[Word], ops: &[&Word]) -> bool {
                     "edit-description",
                     "create-reflog",
                 ],
-            ) && (has_option(rest, "lar", LISTING)
-                || has_option(rest, "", &["all", "remotes"])
+            ) && (gives_option(rest, "lar", LISTING)
+                || gives_option(rest, "", &["all", "remotes"])
                 || ops.is_empty())
         }
         "tag" => {
@@ -643,7 +630,7 @@ fn git_lists(sub: &str, rest: &[Word], ops: &[&Word]) -> bool {
                     "file",
                     "edit",
                 ],
-            ) && (has_option(rest, "l", LISTING) || ops.is_empty())
+            ) && (gives_option(rest, "l", LISTING) || ops.is_empty())
         }
         _ => false,
     }
@@ -721,7 +708,7 @@ fn git_ok(args: &[Word]) -> bool {
                     "rename-section",
                     "remove-section",
                 ],
-            ) && (has_option(
+            ) && (gives_option(
                 rest,
                 "l",
                 &["get", "get-all", "get-regexp", "list", "get-urlmatch"],

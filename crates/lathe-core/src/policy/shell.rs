@@ -35,6 +35,7 @@ mod wrappers;
 pub(crate) use commands::{has_subcommands, is_known_subcommand};
 pub(crate) use interpreters::{SHELLS, Source, is_stdin_path, source_of};
 pub(crate) use roles::{READERS, find_filters, find_starts, knows_file_roles};
+pub(crate) use wrappers::is_wrapper;
 
 /// How deep substitutions, nested shell strings and compound statements
 /// may nest before a line is refused as unchecked.

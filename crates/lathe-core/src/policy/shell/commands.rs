@@ -318,7 +318,15 @@ fn find_subcommand(base: &str, args: &[Word]) -> Result<Option<String>, String> 
             | ("cargo", "run")
     );
     if named {
-        return Ok(Some(run_scope(base, &sub.text, &args[i + 1..])));
+        // Options before the subcommand choose what runs too (`npm -w
+        // evil run lint`, `go -C dir run .`): part of the scope as written.
+        let globals: Vec<&str> = args[..i].iter().map(|w| w.text.as_str()).collect();
+        let scope = run_scope(base, &sub.text, &args[i + 1..]);
+        return Ok(Some(if globals.is_empty() {
+            scope
+        } else {
+            format!("{} {scope}", globals.join(" "))
+        }));
     }
     let ok = sub.is_plain()
         && sub.text.starts_with(|c: char| c.is_ascii_alphanumeric())
@@ -472,7 +480,7 @@ impl Walker<'_> {
             }
             let u = unwrap_one(&argv, 0);
             if let Some(code) = &u.code {
-                self.code_string(code, "flock -c");
+                self.code_string(code, "a wrapper's: flock -c, strace -o |CMD");
             }
             let Some(next) = u.next.filter(|n| *n < argv.len() || u.split.is_some()) else {
                 break;

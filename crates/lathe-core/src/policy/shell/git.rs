@@ -5,7 +5,7 @@ use super::path_inside;
 use super::roles::words_of;
 use super::tables::{GIT_COMMANDS, SUBCOMMANDS, known_flags};
 use super::walk::Walker;
-use crate::policy::options::{has_option, operands, option_values};
+use crate::policy::options::{gives_option, has_option, operands, option_values};
 use crate::protocol::operation::{Access, Word, join};
 
 impl Walker<'_> {
@@ -175,7 +175,7 @@ impl Walker<'_> {
     /// `git config KEY VALUE` writes `.git/config` (or `~/.gitconfig`,
     /// or `--file F`): a protected file; a value git runs is looked into.
     fn git_config_write(&mut self, rest: &[Word]) {
-        let reading = has_option(
+        let reading = gives_option(
             rest,
             "l",
             &[

@@ -10,7 +10,7 @@ use super::roles::variable_names;
 use super::tables::REDEFINERS;
 use super::walk::{Ctx, Walker};
 use super::wrappers::skip_options;
-use crate::policy::options::{has_option, operands, option_values};
+use crate::policy::options::{gives_option, has_option, operands, option_values};
 use crate::protocol::operation::{Stdin, Word, join};
 
 impl Walker<'_> {
@@ -55,7 +55,7 @@ impl Walker<'_> {
             }
             "trap" => {
                 let ops = operands(args);
-                if !has_option(args, "pl", &[]) && ops.len() >= 2 {
+                if !gives_option(args, "pl", &[]) && ops.len() >= 2 {
                     self.code_string(ops[0], "trap");
                 }
             }

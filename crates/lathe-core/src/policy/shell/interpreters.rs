@@ -109,6 +109,65 @@ fn spec_of(base: &str) -> Option<Spec> {
     })
 }
 
+/// bash's long options, read with one dash as with two.
+const BASH_LONGS: &[&str] = &[
+    "debug",
+    "debugger",
+    "dump-po-strings",
+    "dump-strings",
+    "help",
+    "init-file",
+    "login",
+    "noediting",
+    "noprofile",
+    "norc",
+    "posix",
+    "pretty-print",
+    "protected",
+    "rcfile",
+    "restricted",
+    "verbose",
+    "version",
+    "wordexp",
+];
+
+/// `w`, a shell's argument: `-rcfile` as `--rcfile` (what bash reads).
+fn bash_long(w: &Word, long_val: &[&str]) -> Word {
+    match w.text.strip_prefix('-') {
+        Some(name)
+            if !w.dynamic
+                && !name.starts_with('-')
+                && (BASH_LONGS.contains(&name) || long_val.contains(&name)) =>
+        {
+            Word {
+                text: format!("-{}", w.text),
+                ..w.clone()
+            }
+        }
+        _ => w.clone(),
+    }
+}
+
+/// Whether a word after `at` gives the program's code as an option
+/// (`-c`, `-e`, `--eval`), literally.
+fn gives_code_later(args: &[Word], at: usize, spec: &Spec) -> bool {
+    args.get(at + 1..).unwrap_or_default().iter().any(|w| {
+        let t = w.text.as_str();
+        !w.dynamic
+            && match t.strip_prefix("--") {
+                Some(long) => spec
+                    .code_long
+                    .iter()
+                    .any(|l| options::is_long(&format!("--{long}"), l)),
+                None => {
+                    t.len() > 1
+                        && t.starts_with('-')
+                        && t[1..].chars().any(|c| spec.code_short.contains(c))
+                }
+            }
+    })
+}
+
 /// Where the interpreter `base` run with `args` gets its program; `None`
 /// when `base` is not an interpreter.
 pub(crate) fn source_of(base: &str, args: &[Word]) -> Option<Source> {
@@ -134,15 +193,35 @@ pub(crate) fn source_of(base: &str, args: &[Word]) -> Option<Source> {
         plus: spec.code_is_operand,
         ..options::Spec::default()
     };
+    // bash reads its long options with one dash too (`-rcfile F`,
+    // `-restricted`).
+    let shell = SHELLS.contains(&base);
+    let owned: Vec<Word>;
+    let args = if shell {
+        owned = args.iter().map(|w| bash_long(w, &long_val)).collect();
+        &owned[..]
+    } else {
+        args
+    };
     let mut code_pending = false;
     let mut i = args.len();
     for (at, arg) in Scan::new(args, reading) {
         let code = || arg.value().and_then(Value::word);
         match arg {
-            Arg::Operand(w) | Arg::Dynamic(w) => {
-                if w.text == "-" && !w.dynamic {
-                    return Some(Source::Stdin);
-                }
+            // A shell's `-` ends its options, as `--` does: the script,
+            // or the code of `-c`, comes next.
+            Arg::Operand(w) if shell && w.text == "-" && !w.dynamic => {
+                i = at + 1;
+                break;
+            }
+            Arg::Operand(w) if w.text == "-" && !w.dynamic => return Some(Source::Stdin),
+            // A word known only when it runs, where an option could be,
+            // before the code of `-c`: the code it ends up running is
+            // unknown (`bash $X -c CODE`).
+            Arg::Dynamic(w) if code_pending || gives_code_later(args, at, &spec) => {
+                return Some(Source::Inline(Some(w.clone())));
+            }
+            Arg::Operand(_) | Arg::Dynamic(_) => {
                 i = at;
                 break;
             }
@@ -218,5 +297,25 @@ mod tests {
         );
         assert_eq!(src("perl -e x"), inline("x"));
         assert_eq!(src("ls -la"), None);
+    }
+
+    /// bash as it reads its arguments: `-` ends the options (the code of
+    /// `-c`, or the script, comes next), long options take one dash, and
+    /// `-rcfile`'s value is no script.
+    #[test]
+    fn a_shell_reads_a_dash_and_its_one_dash_long_options() {
+        let lit = |t: &str| Some(Source::Inline(Some(Word::literal(t))));
+        assert_eq!(src("bash -c - x"), lit("x"));
+        assert_eq!(
+            src("bash - run.sh"),
+            Some(Source::Script(Word::literal("run.sh")))
+        );
+        assert_eq!(src("bash -restricted -c x"), lit("x"));
+        assert_eq!(src("bash -rcfile rc -c x"), lit("x"));
+        assert_eq!(
+            src("bash -init-file rc s.sh"),
+            Some(Source::Script(Word::literal("s.sh")))
+        );
+        assert_eq!(src("python3 - x"), Some(Source::Stdin));
     }
 }

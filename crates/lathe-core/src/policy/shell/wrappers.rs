@@ -69,17 +69,18 @@ fn spec_of(name: &str) -> Option<Spec> {
         "chrt" => spec("T", &["sched-runtime", "sched-period", "sched-deadline"], 1),
         "flock" => spec("wE", &["timeout", "wait", "conflict-exit-code"], 1),
         "strace" | "ltrace" => spec(
-            "abeEIoOpPsSuUXAn",
+            "abeEIoOpPsSuUX",
             &["output", "expr", "attach", "user", "env", "trace-path"],
             0,
         ),
         "chroot" => spec("", &["userspec", "groups"], 1),
         "unshare" => spec("SGRwlt", &["setuid", "setgid", "root", "wd"], 0),
-        "nsenter" => spec(
-            "tSGwrLeNmupUCiTn",
-            &["target", "setuid", "setgid", "wd", "root"],
-            0,
-        ),
+        // The namespaces' letters take a file only attached (`-m/proc/1/ns/mnt`).
+        "nsenter" => {
+            let mut s = spec("tSG", &["target", "setuid", "setgid"], 0);
+            s.options.short_opt = "muinpCUTrwW";
+            s
+        }
         "setpriv" => spec(
             "",
             &[
@@ -173,7 +174,7 @@ pub(super) struct Unwrapped {
 }
 
 /// Whether `name` is a wrapper Lathe looks through.
-pub(super) fn is_wrapper(name: &str) -> bool {
+pub(crate) fn is_wrapper(name: &str) -> bool {
     matches!(
         name,
         "env"
@@ -214,12 +215,30 @@ pub(super) fn unwrap_one(argv: &[Word], at: usize) -> Unwrapped {
             let (own, i) = own_options(argv, start, options::Spec::posix("", &[]));
             (!any_of(&own, "p", &["pid"])).then_some(i + 1)
         }
-        "strace" | "ltrace" | "prlimit" => {
+        // `-o |CMD` (or `!CMD`) pipes the trace to a shell command; the
+        // traced command runs either way (`-p` too).
+        "strace" | "ltrace" => {
             let Some(s) = spec_of(name) else {
                 return u;
             };
             let (own, i) = own_options(argv, start, s.options);
-            (!any_of(&own, "p", &["pid", "attach"])).then_some(i)
+            u.code = own
+                .iter()
+                .filter(|a| a.is("o", &["output"]))
+                .filter_map(|a| a.value().and_then(Value::word))
+                .find_map(|w| {
+                    let code = w.text.strip_prefix(['|', '!'])?.to_string();
+                    Some(Word { text: code, ..w })
+                });
+            Some(i)
+        }
+        // `--pid` changes a running process's limits: no command.
+        "prlimit" => {
+            let Some(s) = spec_of(name) else {
+                return u;
+            };
+            let (own, i) = own_options(argv, start, s.options);
+            (!any_of(&own, "p", &["pid"])).then_some(i)
         }
         "flock" => {
             let i = skip_options(
@@ -349,12 +368,19 @@ fn unwrap_env(argv: &[Word], start: usize) -> Unwrapped {
                     u.chdir = value.and_then(Value::word);
                 }
             }
-            Arg::Operand(w) if !w.dynamic => {
-                let Some((name, value)) = assignment(&w.text) else {
-                    u.next = Some(at);
-                    return u;
-                };
+            // `-` is `-i`.
+            Arg::Operand(w) if !w.dynamic && w.text == "-" => {}
+            // Every word with a `=` is an assignment to env (`1=1` too:
+            // it is no command).
+            Arg::Operand(w) if !w.dynamic && !w.text.starts_with('=') && w.text.contains('=') => {
+                let (name, value) = assignment(&w.text)
+                    .or_else(|| w.text.split_once('='))
+                    .unwrap_or_default();
                 u.assignments.push((name.to_string(), Word::literal(value)));
+            }
+            Arg::Operand(w) if !w.dynamic => {
+                u.next = Some(at);
+                return u;
             }
             // Known only when it runs: the command starts here.
             Arg::Operand(_) | Arg::Dynamic(_) => {
