@@ -332,9 +332,7 @@ impl Assessor<'_> {
             .rules
             .deny
             .iter()
-            .filter(|r| {
-                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-            })
+            .filter(|r| r.reads_by_pattern())
             .map(|r| format!("`{}`", r.text))
             .collect();
         let reason = if reads.is_empty() {

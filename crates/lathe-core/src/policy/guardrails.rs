@@ -116,10 +116,7 @@ impl ReadDenials {
 
     /// Whether any read deny rule names paths (else nothing is tracked).
     pub fn active(&self) -> bool {
-        self.rules
-            .deny
-            .iter()
-            .any(|r| r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory"))
+        self.rules.deny.iter().any(|r| r.reads_by_pattern())
     }
 
     /// The rule that covers reading `rel` (relative to the workspace) by
@@ -251,9 +248,7 @@ impl ReadDenials {
         self.rules
             .deny
             .iter()
-            .filter(|r| {
-                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-            })
+            .filter(|r| r.reads_by_pattern())
             .filter_map(|r| {
                 let inner = r.text.split_once('(')?.1.strip_suffix(')')?;
                 let path = match inner.strip_prefix("~/") {
@@ -280,9 +275,7 @@ impl ReadDenials {
             .rules
             .deny
             .iter()
-            .filter(|r| {
-                r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-            })
+            .filter(|r| r.reads_by_pattern())
             .filter_map(|r| {
                 let inner = r.text.split_once('(')?.1.strip_suffix(')')?;
                 let inner = inner.strip_prefix("./").unwrap_or(inner);
@@ -651,9 +644,7 @@ impl Guardrails {
 
     /// The denial, by the first read rule that names paths, of `what`.
     fn read_rule_error(&self, what: String) -> Option<GuardError> {
-        let rule = self.rules.deny.iter().find(|r| {
-            r.has_pattern() && matches!(r.tool.as_str(), "read_file" | "list_directory")
-        })?;
+        let rule = self.rules.deny.iter().find(|r| r.reads_by_pattern())?;
         Some(GuardError::Rule {
             rule: rule.text.clone(),
             origin: rule.origin,

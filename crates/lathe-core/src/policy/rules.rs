@@ -24,6 +24,14 @@ use crate::protocol::operation::{Access, FileOp, Program, SimpleCommand, Word, b
 #[cfg(test)]
 pub const SHELL_TOOL: &str = "exec_shell";
 
+/// The tool names a rule about reading files is written with, the one
+/// place rules name file tools: a read rule covers every read of the files
+/// it names, whatever tool reads them.
+pub const READ_RULE_TOOLS: &[&str] = &["read_file", "list_directory"];
+
+/// The same for writing files.
+pub const WRITE_RULE_TOOLS: &[&str] = &["write_file", "edit_file"];
+
 /// Where a rule comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -321,6 +329,19 @@ impl Rule {
         }
     }
 
+    /// Whether it is a rule about reading files (`read_file(…)`,
+    /// `list_directory(…)`): such a rule covers every tool's read of a
+    /// file it names (a command's, a search's) and, with a pattern, what
+    /// the read rules keep out of results.
+    pub fn is_read_rule(&self) -> bool {
+        READ_RULE_TOOLS.contains(&self.tool.as_str())
+    }
+
+    /// A read rule with a pattern: it names the files it covers.
+    pub fn reads_by_pattern(&self) -> bool {
+        self.has_pattern() && self.is_read_rule()
+    }
+
     fn matches(&self, tool: &str, subject: Subject<'_>, kind: RuleKind) -> bool {
         let Some(p) = &self.pattern else {
             return self.names(tool);
@@ -330,8 +351,8 @@ impl Rule {
             Subject::Command(c) => self.tool == tool && p.matches_command(c, kind),
             Subject::File(f) => {
                 let same_access = match f.access {
-                    Access::Read => matches!(self.tool.as_str(), "read_file" | "list_directory"),
-                    Access::Write => matches!(self.tool.as_str(), "write_file" | "edit_file"),
+                    Access::Read => self.is_read_rule(),
+                    Access::Write => WRITE_RULE_TOOLS.contains(&self.tool.as_str()),
                 };
                 (self.tool == tool || same_access) && p.matches_path(f)
             }
