@@ -758,6 +758,7 @@ mod tests {
             },
             diff: None,
             change: None,
+            summary: Some(lathe_core::protocol::Summary::Exited { code: 0 }),
         };
         assert_eq!(
             human_line(&done).unwrap(),
@@ -772,6 +773,7 @@ mod tests {
             metadata: ResultMetadata::default(),
             diff: None,
             change: None,
+            summary: None,
         };
         assert_eq!(
             human_line(&denied).unwrap(),

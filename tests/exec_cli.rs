@@ -309,6 +309,14 @@ async fn json_mode_streams_every_event_of_a_real_session() {
     assert_eq!(finished.len(), 4);
     assert!(finished.iter().all(|e| e["status"] == "ok"), "{finished:?}");
     assert_eq!(finished[3]["content"]["stdout"], "2:    42\n");
+    // Each says what it found or did, as its tool reads its result.
+    assert_eq!(finished[3]["summary"], json!({"kind": "exited", "code": 0}));
+    let summaries: Vec<&str> = finished
+        .iter()
+        .map(|e| e["summary"]["kind"].as_str().unwrap_or("none"))
+        .collect();
+    assert!(summaries.contains(&"entries"), "{summaries:?}");
+    assert!(summaries.contains(&"lines"), "{summaries:?}");
     // A command says how it exited; the others carry no exit code.
     assert_eq!(finished[3]["exit_code"], 0);
     assert!(finished[0].get("exit_code").is_none(), "{}", finished[0]);

@@ -168,6 +168,11 @@ pub enum AgentEvent {
         /// The same, as data (what the terminal UI draws).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         change: Option<Box<change::FileChange>>,
+        /// What a successful call found or did, as its tool says
+        /// (`exited`, `matches`, `lines`, …): what a front end shows in
+        /// one line without reading `content`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<crate::Summary>,
     },
     /// An MCP server started, failed, came back or changed its tools.
     McpServerStatus(McpStatus),
@@ -423,9 +428,15 @@ impl Redact for AgentEvent {
             // The content is a `ToolResult`'s, which passed the model's
             // boundary on its way to the model: not redacted twice. What
             // was written (the diff) came from the model's arguments.
-            AgentEvent::ToolCallFinished { diff, change, .. } => {
+            AgentEvent::ToolCallFinished {
+                diff,
+                change,
+                summary,
+                ..
+            } => {
                 diff.redact(s);
                 change.redact(s);
+                summary.redact(s);
             }
             AgentEvent::SessionDiff {
                 diff,

@@ -19,11 +19,13 @@ pub mod humanize;
 pub mod operation;
 pub mod plan_and_questions;
 pub mod redact;
+pub mod summary;
 pub mod text;
 pub mod visible;
 
 pub use event::AgentEvent;
 pub use plan_and_questions::{AskedQuestion, JobInfo, PlanStep, StepStatus};
+pub use summary::Summary;
 
 use crate::operation::Operation;
 use crate::redact::{Redact, Scrub};
@@ -778,9 +780,16 @@ mod tests {
             metadata: ResultMetadata::default(),
             diff: None,
             change: None,
+            summary: Some(Summary::Lines {
+                start: 1,
+                end: 3,
+                total: 9,
+            }),
         };
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["type"], "tool_call_finished");
+        assert_eq!(v["summary"]["kind"], "lines");
+        assert_eq!(v["summary"]["total"], 9);
         assert_eq!(v["call_id"], "c1");
         assert_eq!(v["status"], "ok");
         assert_eq!(ev.kind(), "tool_call_finished");

@@ -93,6 +93,11 @@ fn app_with(messages: usize) -> App {
                 },
                 diff: None,
                 change: None,
+                summary: Some(lathe_core::protocol::Summary::Lines {
+                    start: 1,
+                    end: 40,
+                    total: 40,
+                }),
             },
         };
         app.on_agent_event(ev, t0);

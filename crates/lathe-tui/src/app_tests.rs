@@ -310,6 +310,7 @@ fn streaming_tools_and_the_log_view() {
             },
             diff: None,
             change: None,
+            summary: None,
         },
         t0 + Duration::from_millis(1800),
     );
@@ -974,6 +975,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 arguments: json!({"command": "cargo test"}).to_string(),
                 content: json!({"exit_code": 0, "stdout": "ok"}).to_string(),
                 is_error: false,
+                summary: Some(crate::protocol::Summary::Exited { code: 0 }),
                 // As the journal saw it: drawn as it was.
                 seen: Some(Box::new(crate::session::journal::Seen {
                     arguments: json!({"command": "cargo test"}),
@@ -1002,6 +1004,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 is_error: true,
                 // An older session, or no journal: what the record has.
                 seen: None,
+                summary: None,
             },
             Shown::Note("turn 1 did not finish: interrupted".into()),
             Shown::User("go on".into()),
@@ -1016,6 +1019,11 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 content: json!({"steps": 2, "done": 1, "current": "update the docs"}).to_string(),
                 is_error: false,
                 seen: None,
+                summary: Some(crate::protocol::Summary::Plan {
+                    done: 1,
+                    steps: 2,
+                    current: Some("update the docs".into()),
+                }),
             },
             Shown::Steer("and the changelog".into()),
             Shown::Assistant("Done: the test passes.".into()),
@@ -1461,6 +1469,7 @@ fn e_edits_the_change_and_ctrl_g_the_message() {
             metadata: Default::default(),
             diff: None,
             change: None,
+            summary: None,
         },
         t,
     );
@@ -1572,6 +1581,7 @@ fn a_click_opens_a_changes_diff() {
             metadata: ResultMetadata::default(),
             diff: Some(change.unified()),
             change: Some(Box::new(change.clone())),
+            summary: None,
         },
         t0,
     );
@@ -2136,8 +2146,14 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
             parent: parent.map(Into::into),
         }
     };
-    let finished =
-        |id: &str, tool: &str, content: serde_json::Value| AgentEvent::ToolCallFinished {
+    // As the core records them: what each found, by its tool.
+    let finished = |id: &str, tool: &str, content: serde_json::Value| {
+        let summary = match tool {
+            "grep" => Some(crate::protocol::Summary::Matches { count: 3, files: 1 }),
+            "task" => Some(crate::protocol::Summary::Task { calls: 1 }),
+            _ => crate::protocol::Summary::generic(&content),
+        };
+        AgentEvent::ToolCallFinished {
             call_id: id.into(),
             tool: tool.into(),
             status: ToolStatus::Ok,
@@ -2149,7 +2165,9 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
             exit_code: None,
             diff: None,
             change: None,
-        };
+            summary,
+        }
+    };
     let rebuilt = Rebuilt {
         shown: vec![
             Shown::User("find the parser".into()),
@@ -2160,6 +2178,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
                 content: json!({"answer": "in config.rs", "calls": 1}).to_string(),
                 is_error: false,
                 seen: None,
+                summary: Some(crate::protocol::Summary::Task { calls: 1 }),
             },
             Shown::Assistant("It is in config.rs.".into()),
         ],

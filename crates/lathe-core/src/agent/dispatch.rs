@@ -228,6 +228,11 @@ async fn dispatch_one(
         .get("exit_code")
         .and_then(Value::as_i64)
         .and_then(|c| i32::try_from(c).ok());
+    // What it found or did, as its tool reads its own result.
+    let summary = match &resolved.tool {
+        Ok(tool) if result.status == ToolStatus::Ok => tool.tool.summary(&result.content),
+        _ => None,
+    };
     shared.services.emitter.emit(AgentEvent::ToolCallFinished {
         call_id: call.id.clone(),
         tool: tool_name,
@@ -237,6 +242,7 @@ async fn dispatch_one(
         metadata: result.metadata,
         diff: change.as_ref().map(FileChange::unified),
         change: change.map(Box::new),
+        summary,
     });
     output
 }

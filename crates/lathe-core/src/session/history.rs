@@ -479,6 +479,9 @@ pub enum Shown {
         is_error: bool,
         /// What the person saw of it (the journal's), when known.
         seen: Option<Box<super::journal::Seen>>,
+        /// What it found or did, as its tool reads its result (a
+        /// successful call of a tool that says).
+        summary: Option<crate::protocol::Summary>,
     },
     /// How a turn ended, when not well.
     Note(String),
@@ -953,6 +956,10 @@ impl Rebuilt {
                 })
                 .collect::<Vec<ToolOutput>>();
             for (c, r) in calls.iter().zip(&results) {
+                let summary = (!r.is_error)
+                    .then(|| serde_json::from_str(&r.content).ok())
+                    .flatten()
+                    .and_then(|v| crate::tools::builtin::summary_of(&c.name, &v));
                 self.shown.push(Shown::Tool {
                     call_id: c.id.clone(),
                     name: c.name.clone(),
@@ -960,6 +967,7 @@ impl Rebuilt {
                     content: r.content.clone(),
                     is_error: r.is_error,
                     seen: None,
+                    summary,
                 });
             }
             self.messages.push(Message::ToolResults(results));

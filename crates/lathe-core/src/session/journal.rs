@@ -311,6 +311,7 @@ mod tests {
                 exit_code: None,
                 diff: None,
                 change: None,
+                summary: None,
             };
             line(serde_json::to_value(&ev).unwrap())
         };
@@ -371,6 +372,7 @@ mod tests {
                 exit_code: None,
                 diff: None,
                 change: change.cloned().map(Box::new),
+                summary: None,
             };
         j.record(&started("e", serde_json::json!({"path": "a.txt"})));
         j.record(&AgentEvent::ApprovalDecided {

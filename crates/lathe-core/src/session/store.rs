@@ -196,6 +196,17 @@ pub fn load(
         {
             *kind = Some(crate::tools::builtin::kind_of(tool));
         }
+        // ... or what each finished call found.
+        if let crate::protocol::AgentEvent::ToolCallFinished {
+            tool,
+            status: crate::protocol::ToolStatus::Ok,
+            content,
+            summary: summary @ None,
+            ..
+        } = event
+        {
+            *summary = crate::tools::builtin::summary_of(tool, content);
+        }
     }
     Ok((info, rebuilt))
 }

@@ -107,6 +107,19 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
 
 /// What kind of work the built-in tool named `name` does (`Other` for
 /// any other name): for records written before events said it.
+/// What a result of the built-in tool `name` means (for a journal or a
+/// record written before events said it); an unknown tool's, by the keys
+/// every tool shares.
+pub fn summary_of(name: &str, result: &serde_json::Value) -> Option<crate::protocol::Summary> {
+    static TOOLS: std::sync::OnceLock<Vec<std::sync::Arc<dyn super::Tool>>> =
+        std::sync::OnceLock::new();
+    let tools = TOOLS.get_or_init(|| all(&BuiltinSettings::default()));
+    match tools.iter().find(|t| t.name() == name) {
+        Some(t) => t.summary(result),
+        None => crate::protocol::Summary::generic(result),
+    }
+}
+
 pub fn kind_of(name: &str) -> crate::protocol::ToolKind {
     static KINDS: std::sync::OnceLock<
         std::collections::HashMap<String, crate::protocol::ToolKind>,
@@ -202,5 +215,108 @@ mod names_tests {
             })
             .collect();
         insta::assert_snapshot!(serde_json::to_string_pretty(&tools).unwrap_or_default());
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use serde_json::json;
+
+    use super::summary_of;
+    use crate::protocol::Summary;
+
+    /// Each tool reads its own result into what it means; a tool that
+    /// says nothing of its own is read by the keys every tool shares.
+    #[test]
+    fn each_tool_says_what_its_result_means() {
+        let cases = [
+            (
+                "glob",
+                json!({"files": ["a"], "count": 6}),
+                Summary::Files { count: 6 },
+            ),
+            (
+                "grep",
+                json!({"matches": "", "count": 9, "files": 5}),
+                Summary::Matches { count: 9, files: 5 },
+            ),
+            (
+                "read_file",
+                json!({"content": "x", "start_line": 1, "end_line": 40, "total_lines": 90}),
+                Summary::Lines {
+                    start: 1,
+                    end: 40,
+                    total: 90,
+                },
+            ),
+            (
+                "list_directory",
+                json!({"entries": [1, 2]}),
+                Summary::Entries { count: 2 },
+            ),
+            (
+                "exec_shell",
+                json!({"exit_code": 2, "stdout": ""}),
+                Summary::Exited { code: 2 },
+            ),
+            (
+                "exec_shell",
+                json!({"handle": "bg1", "running": true, "output": ""}),
+                Summary::Background {
+                    handle: "bg1".into(),
+                },
+            ),
+            (
+                "shell_output",
+                json!({"handle": "bg1", "running": false, "output": "a\nb\n", "exit_code": 0}),
+                Summary::Output {
+                    lines: 2,
+                    running: false,
+                    exit_code: Some(0),
+                },
+            ),
+            (
+                "ask_user",
+                json!({"answer": "tabs"}),
+                Summary::Answer {
+                    answer: Some("tabs".into()),
+                },
+            ),
+            (
+                "task",
+                json!({"answer": "x", "calls": 3}),
+                Summary::Task { calls: 3 },
+            ),
+            (
+                "update_plan",
+                json!({"steps": 2, "done": 1, "current": "docs"}),
+                Summary::Plan {
+                    done: 1,
+                    steps: 2,
+                    current: Some("docs".into()),
+                },
+            ),
+            (
+                "write_file",
+                json!({"message": "created a.py (27 bytes)"}),
+                Summary::Said {
+                    message: "created a.py (27 bytes)".into(),
+                },
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.rs", "hunks_applied": 1, "not_applied": [2, 3]}),
+                Summary::Written {
+                    path: "a.rs".into(),
+                    written: 1,
+                    left_out: 2,
+                },
+            ),
+        ];
+        for (tool, result, want) in cases {
+            assert_eq!(summary_of(tool, &result), Some(want), "{tool}: {result}");
+        }
+        // An MCP server's result: nothing shared to read.
+        assert_eq!(summary_of("mcp__x__y", &json!([{"type": "text"}])), None);
     }
 }

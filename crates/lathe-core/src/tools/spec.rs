@@ -303,6 +303,11 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// What a successful call's `result` found or did, for a front end's
+    /// one line (the keys every tool shares, unless the tool says more).
+    fn summary(&self, result: &Value) -> Option<crate::protocol::Summary> {
+        crate::protocol::Summary::generic(result)
+    }
     /// The call with these (validated) arguments, read once for every
     /// stage of the pipeline. A typed tool reads them into its type here
     /// (an error is the call's: arguments the type cannot take); a tool

@@ -16,7 +16,7 @@ use super::spec::{Prepared, Tool, ToolContext, ToolError};
 use crate::policy::Workspace;
 use crate::protocol::change::FileChange;
 use crate::protocol::operation::Operation;
-use crate::protocol::{Effect, ToolKind};
+use crate::protocol::{Effect, Summary, ToolKind};
 
 /// A tool whose arguments are one type. What it is (name, kind, effect),
 /// what a call does (operations, change), and how it runs; the flags the
@@ -68,6 +68,10 @@ pub trait TypedTool: Send + Sync + 'static {
 
     async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError>;
 
+    /// See [`Tool::summary`]: what its own result means.
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        Summary::generic(result)
+    }
     /// See [`Tool::only_looks`].
     fn only_looks(&self) -> bool {
         self.effect() == Effect::Read
@@ -171,6 +175,10 @@ impl<T: TypedTool> Tool for T {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         TypedTool::execute(self, parse(&args)?, ctx).await
+    }
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        TypedTool::summary(self, result)
     }
 
     fn only_looks(&self) -> bool {

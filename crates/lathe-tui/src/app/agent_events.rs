@@ -222,11 +222,11 @@ impl App {
             AgentEvent::GuardrailVerdict { .. } => {}
             AgentEvent::ToolCallFinished {
                 call_id,
-                tool,
                 status,
                 content,
                 metadata,
                 change,
+                summary,
                 ..
             } => {
                 self.turn.tool_started.remove(&call_id);
@@ -255,7 +255,7 @@ impl App {
                     t.change = change.map(|c| *c);
                     t.state = ToolState::Done {
                         status,
-                        summary: summarize(&tool, status, &content),
+                        summary: summarize(status, &content, summary.as_ref()),
                         metadata,
                     };
                 }

@@ -67,6 +67,7 @@ pub(super) fn replay(
                 content,
                 is_error,
                 seen,
+                summary,
             } => {
                 let content_len = content.len();
                 let content = parse(content);
@@ -106,7 +107,7 @@ pub(super) fn replay(
                 };
                 cell.state = ToolState::Done {
                     status,
-                    summary: summarize(name, status, &content),
+                    summary: summarize(status, &content, summary.as_ref()),
                     metadata,
                 };
                 transcript.push_tool(cell);
@@ -143,11 +144,11 @@ fn subagent_calls(logged: &[AgentEvent], task: &str) -> Vec<ToolCell> {
             }
             AgentEvent::ToolCallFinished {
                 call_id,
-                tool,
                 status,
                 content,
                 metadata,
                 change,
+                summary,
                 ..
             } => {
                 if let Some(cell) = cells
@@ -158,7 +159,7 @@ fn subagent_calls(logged: &[AgentEvent], task: &str) -> Vec<ToolCell> {
                     cell.change = change.as_deref().cloned();
                     cell.state = ToolState::Done {
                         status: *status,
-                        summary: summarize(tool, *status, content),
+                        summary: summarize(*status, content, summary.as_ref()),
                         metadata: metadata.clone(),
                     };
                 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::diff_view::LineKind;
 use crate::protocol::humanize::shorten_chars as shorten;
 pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
-use crate::protocol::{ResultMetadata, ToolKind, ToolStatus};
+use crate::protocol::{ResultMetadata, Summary, ToolKind, ToolStatus};
 
 /// The key argument of a call, on one line.
 pub fn key_argument(args: &Value) -> String {
@@ -246,8 +246,9 @@ pub fn approval_words(
     }
 }
 
-/// A short description of a finished call's result.
-pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
+/// A finished call in one line: a failure by its error, in the person's
+/// words; a success by what its tool says it found or did (`summary`).
+pub fn summarize(status: ToolStatus, content: &Value, summary: Option<&Summary>) -> String {
     if status != ToolStatus::Ok {
         let msg = content
             .get("error")
@@ -263,133 +264,85 @@ pub fn summarize(tool: &str, status: ToolStatus, content: &Value) -> String {
         };
         return shorten(&msg, 200);
     }
-    // What a read of a background command found (its handle is on the
-    // line already): `1 new line · still running`.
-    if tool == "shell_output" {
-        return background_read(content);
-    }
-    // Started in the background: still running, by its handle.
-    if let (Some(handle), Some(true)) = (
-        content.get("handle").and_then(Value::as_str),
-        content.get("running").and_then(Value::as_bool),
-    ) {
-        return format!("runs in the background as {handle} (/ps)");
-    }
-    if let Some(code) = content.get("exit_code").and_then(Value::as_i64) {
-        return format!("exit {code}");
-    }
-    match tool {
-        "ask_user" => {
-            return match content.get("answer").and_then(Value::as_str) {
-                Some(a) => shorten(&format!("you answered: {a}"), 200),
-                None => "you left it to the model".into(),
-            };
-        }
-        "task" => {
-            let n = |k: &str| content.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let calls = n("calls");
-            return format!(
-                "answered after {calls} call{}",
-                if calls == 1 { "" } else { "s" }
-            );
-        }
-        "update_plan" => {
-            let n = |k: &str| content.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let mut said = format!("{} of {} done", n("done"), n("steps"));
-            if let Some(now) = content.get("current").and_then(Value::as_str) {
-                said.push_str(&format!(", next: {now}"));
-            }
-            return shorten(&said, 200);
-        }
-        _ => {}
-    }
-    // Searches by what they found, as a person would say it.
-    let count = |key: &str| content.get(key).and_then(Value::as_u64);
+    summary.map(words).unwrap_or_default()
+}
+
+/// What a call found or did, as a person would say it.
+fn words(summary: &Summary) -> String {
     let plural = |n: u64, one: &str, many: &str| match n {
         1 => format!("1 {one}"),
         n => format!("{n} {many}"),
     };
-    match (tool, count("count")) {
-        ("glob", Some(0)) => return "no files".into(),
-        ("glob", Some(n)) => return plural(n, "file", "files"),
-        ("grep", Some(0)) => return "no matches".into(),
-        ("grep", Some(n)) => {
-            let files = count("files").unwrap_or(1);
-            return format!(
-                "{} in {}",
-                plural(n, "match", "matches"),
-                plural(files, "file", "files")
-            );
+    match summary {
+        Summary::Exited { code } => format!("exit {code}"),
+        Summary::Background { handle } => format!("runs in the background as {handle} (/ps)"),
+        Summary::Output {
+            lines,
+            running,
+            exit_code,
+        } => {
+            let new = match lines {
+                0 => "no new output".to_string(),
+                1 => "1 new line".to_string(),
+                n => format!("{n} new lines"),
+            };
+            let state = match (running, exit_code) {
+                (true, _) => "still running".to_string(),
+                (false, Some(code)) => format!("ended, exit {code}"),
+                (false, None) => "ended".to_string(),
+            };
+            format!("{new} · {state}")
         }
-        _ => {}
-    }
-    if let Some(entries) = content.get("entries").and_then(Value::as_array) {
-        let n = entries.len();
-        return format!("{n} {}", if n == 1 { "entry" } else { "entries" });
-    }
-    if tool == "read_file"
-        && let (Some(start), Some(end)) = (
-            content.get("start_line").and_then(Value::as_u64),
-            content.get("end_line").and_then(Value::as_u64),
-        )
-    {
-        let total = content
-            .get("total_lines")
-            .and_then(Value::as_u64)
-            .unwrap_or(end);
-        return format!("lines {start}-{end} of {total}");
-    }
-    // A change written in part: said to the person, not in the words
-    // meant for the model.
-    if let (Some(kept), Some(left)) = (
-        content.get("hunks_applied").and_then(Value::as_u64),
-        content
-            .get("not_applied")
-            .and_then(Value::as_array)
-            .map(Vec::len),
-    ) && left > 0
-    {
-        let path = content.get("path").and_then(Value::as_str).unwrap_or("");
-        return shorten(
+        Summary::Files { count: 0 } => "no files".into(),
+        Summary::Files { count } => plural(*count, "file", "files"),
+        Summary::Matches { count: 0, .. } => "no matches".into(),
+        Summary::Matches { count, files } => format!(
+            "{} in {}",
+            plural(*count, "match", "matches"),
+            plural(*files, "file", "files")
+        ),
+        Summary::Entries { count } => plural(*count, "entry", "entries"),
+        Summary::Lines { start, end, total } => format!("lines {start}-{end} of {total}"),
+        // A change written in part: said to the person, not in the words
+        // meant for the model.
+        Summary::Written {
+            path,
+            written,
+            left_out,
+        } => shorten(
             &format!(
-                "wrote {kept} of {} hunks to {path} (you left {left} out)",
-                kept + left as u64
+                "wrote {written} of {} hunks to {path} (you left {left_out} out)",
+                written + left_out
             ),
             200,
-        );
-    }
-    if let Some(msg) = content.get("message").and_then(Value::as_str) {
-        // Sizes are the log's: `created a.py (27 bytes)` reads `created a.py`.
-        let msg = match msg.rsplit_once(" (") {
-            Some((head, tail)) if tail.ends_with(" bytes)") => head,
-            _ => msg,
-        };
-        return shorten(msg, 200);
-    }
-    String::new()
-}
-
-/// A `shell_output` read in words: how many new lines, and whether the
-/// command still runs or how it ended.
-fn background_read(content: &Value) -> String {
-    let lines = content
-        .get("output")
-        .and_then(Value::as_str)
-        .map_or(0, |o| o.lines().count());
-    let new = match lines {
-        0 => "no new output".to_string(),
-        1 => "1 new line".to_string(),
-        n => format!("{n} new lines"),
-    };
-    let state = if content.get("running").and_then(Value::as_bool) == Some(true) {
-        "still running".to_string()
-    } else {
-        match content.get("exit_code").and_then(Value::as_i64) {
-            Some(code) => format!("ended, exit {code}"),
-            None => "ended".to_string(),
+        ),
+        Summary::Answer { answer: Some(a) } => shorten(&format!("you answered: {a}"), 200),
+        Summary::Answer { answer: None } => "you left it to the model".into(),
+        Summary::Task { calls } => format!(
+            "answered after {calls} call{}",
+            if *calls == 1 { "" } else { "s" }
+        ),
+        Summary::Plan {
+            done,
+            steps,
+            current,
+        } => {
+            let mut said = format!("{done} of {steps} done");
+            if let Some(now) = current {
+                said.push_str(&format!(", next: {now}"));
+            }
+            shorten(&said, 200)
         }
-    };
-    format!("{new} · {state}")
+        Summary::Said { message } => {
+            // Sizes are the log's: `created a.py (27 bytes)` reads
+            // `created a.py`.
+            let msg = match message.rsplit_once(" (") {
+                Some((head, tail)) if tail.ends_with(" bytes)") => head,
+                _ => message,
+            };
+            shorten(msg, 200)
+        }
+    }
 }
 
 /// Output a result carries that was not streamed as progress: what a
@@ -903,25 +856,26 @@ mod tests {
     /// sandbox stopped it, are on its cell.
     #[test]
     fn background_work_is_spoken_about() {
-        let read = |v: Value| summarize("shell_output", ToolStatus::Ok, &v);
-        assert_eq!(
-            read(json!({"handle": "bg1", "running": true, "output": "GET / 200\n"})),
-            "1 new line · still running"
-        );
-        assert_eq!(
-            read(json!({"handle": "bg1", "running": true, "output": ""})),
-            "no new output · still running"
-        );
-        assert_eq!(
-            read(json!({"handle": "bg1", "running": false, "output": "a\nb\n", "exit_code": 0})),
-            "2 new lines · ended, exit 0"
-        );
+        let read = |lines, running, exit_code| {
+            let s = Summary::Output {
+                lines,
+                running,
+                exit_code,
+            };
+            summarize(ToolStatus::Ok, &json!({}), Some(&s))
+        };
+        assert_eq!(read(1, true, None), "1 new line · still running");
+        assert_eq!(read(0, true, None), "no new output · still running");
+        assert_eq!(read(2, false, Some(0)), "2 new lines · ended, exit 0");
         let failed = json!({
             "handle": "bg1", "running": false, "exit_code": 1,
             "output": "Traceback\nPermissionError: [Errno 13] Permission denied\n",
             "sandbox": "the sandbox (workspace-write) may have blocked this: commands may write only in /ws",
         });
-        assert_eq!(summarize("exec_shell", ToolStatus::Ok, &failed), "exit 1");
+        assert_eq!(
+            summarize(ToolStatus::Ok, &failed, Some(&Summary::Exited { code: 1 })),
+            "exit 1"
+        );
         assert_eq!(
             unstreamed_output(ToolKind::Shell, &failed).as_deref(),
             Some("Traceback\nPermissionError: [Errno 13] Permission denied")
@@ -943,56 +897,55 @@ mod tests {
         );
     }
 
+    /// What each tool found, as a person would say it; a failure by its
+    /// error's first line.
     #[test]
     fn summaries_fit_each_tool() {
+        let say = |s: Summary| summarize(ToolStatus::Ok, &json!({}), Some(&s));
+        assert_eq!(say(Summary::Exited { code: 2 }), "exit 2");
         assert_eq!(
-            summarize("exec_shell", ToolStatus::Ok, &json!({"exit_code": 2})),
-            "exit 2"
-        );
-        assert_eq!(
-            summarize(
-                "read_file",
-                ToolStatus::Ok,
-                &json!({"start_line": 1, "end_line": 40, "total_lines": 90})
-            ),
+            say(Summary::Lines {
+                start: 1,
+                end: 40,
+                total: 90
+            }),
             "lines 1-40 of 90"
         );
+        assert_eq!(say(Summary::Files { count: 6 }), "6 files");
+        assert_eq!(say(Summary::Files { count: 0 }), "no files");
         assert_eq!(
-            summarize("glob", ToolStatus::Ok, &json!({"files": ["a"], "count": 6})),
-            "6 files"
-        );
-        assert_eq!(
-            summarize(
-                "grep",
-                ToolStatus::Ok,
-                &json!({"matches": "", "count": 9, "files": 5})
-            ),
+            say(Summary::Matches { count: 9, files: 5 }),
             "9 matches in 5 files"
         );
         assert_eq!(
-            summarize("grep", ToolStatus::Ok, &json!({"count": 1, "files": 1})),
+            say(Summary::Matches { count: 1, files: 1 }),
             "1 match in 1 file"
         );
+        assert_eq!(say(Summary::Matches { count: 0, files: 0 }), "no matches");
+        assert_eq!(say(Summary::Entries { count: 2 }), "2 entries");
         assert_eq!(
-            summarize("grep", ToolStatus::Ok, &json!({"count": 0, "files": 0})),
-            "no matches"
+            say(Summary::Said {
+                message: "created a.py (27 bytes)".into()
+            }),
+            "created a.py"
+        );
+        assert_eq!(
+            say(Summary::Written {
+                path: "a.rs".into(),
+                written: 1,
+                left_out: 2
+            }),
+            "wrote 1 of 3 hunks to a.rs (you left 2 out)"
         );
         assert_eq!(
             summarize(
-                "list_directory",
-                ToolStatus::Ok,
-                &json!({"entries": [1, 2]})
-            ),
-            "2 entries"
-        );
-        assert_eq!(
-            summarize(
-                "x",
                 ToolStatus::Error,
-                &json!({"error": "timeout: slow\nmore"})
+                &json!({"error": "timeout: slow\nmore"}),
+                None
             ),
             "timeout: slow"
         );
+        assert_eq!(summarize(ToolStatus::Ok, &json!({"x": 1}), None), "");
     }
 
     #[test]

@@ -72,6 +72,7 @@ fn finished(id: &str, tool: &str, status: ToolStatus, content: Value, ms: u64) -
             .get("exit_code")
             .and_then(Value::as_i64)
             .and_then(|c| i32::try_from(c).ok()),
+        summary: crate::protocol::Summary::generic(&content),
         content,
         metadata: ResultMetadata {
             bytes: 2300,

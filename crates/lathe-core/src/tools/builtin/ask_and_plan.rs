@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::protocol::{Effect, PlanStep, StepStatus};
+use crate::protocol::{Effect, PlanStep, StepStatus, Summary};
 use crate::tools::spec::{Asked, ToolContext, ToolError};
 use crate::tools::typed::TypedTool;
 
@@ -36,6 +36,15 @@ pub struct AskArgs {
 #[async_trait]
 impl TypedTool for AskUser {
     type Args = AskArgs;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        Some(Summary::Answer {
+            answer: result
+                .get("answer")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
 
     fn name(&self) -> &'static str {
         "ask_user"
@@ -184,6 +193,18 @@ impl From<StatusArg> for StepStatus {
 #[async_trait]
 impl TypedTool for UpdatePlan {
     type Args = PlanArgs;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        let n = |k: &str| result.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(Summary::Plan {
+            done: n("done"),
+            steps: n("steps"),
+            current: result
+                .get("current")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
 
     fn name(&self) -> &'static str {
         "update_plan"

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::protocol::Effect;
+use crate::protocol::{Effect, Summary};
 use crate::tools::jobs::{Jobs, Read};
 use crate::tools::spec::{ToolContext, ToolError};
 use crate::tools::typed::TypedTool;
@@ -62,6 +62,20 @@ pub struct ShellOutput;
 #[async_trait]
 impl TypedTool for ShellOutput {
     type Args = OutputArgs;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        Some(Summary::Output {
+            lines: result
+                .get("output")
+                .and_then(Value::as_str)
+                .map_or(0, |o| o.lines().count() as u64),
+            running: result.get("running").and_then(Value::as_bool) == Some(true),
+            exit_code: result
+                .get("exit_code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok()),
+        })
+    }
 
     /// What a background command printed since the last read.
     fn prints_unchecked(&self) -> bool {

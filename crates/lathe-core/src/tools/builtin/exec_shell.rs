@@ -30,8 +30,8 @@ use tokio::task::JoinHandle;
 use super::BuiltinSettings;
 use crate::policy::Workspace;
 use crate::policy::shell;
-use crate::protocol::Effect;
 use crate::protocol::operation::Operation;
+use crate::protocol::{Effect, Summary};
 use crate::tools::args::{parse, schema, seconds};
 use crate::tools::spec::{ToolContext, ToolError};
 use crate::tools::typed::TypedTool;
@@ -86,6 +86,19 @@ pub struct Args {
 #[async_trait]
 impl TypedTool for ExecShell {
     type Args = Args;
+
+    /// Started in the background: by its handle; else how it exited.
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        match (
+            result.get("handle").and_then(Value::as_str),
+            result.get("running").and_then(Value::as_bool),
+        ) {
+            (Some(handle), Some(true)) => Some(Summary::Background {
+                handle: handle.to_string(),
+            }),
+            _ => Summary::generic(result),
+        }
+    }
 
     fn name(&self) -> &'static str {
         "exec_shell"

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
+use crate::protocol::{Effect, Summary};
 use crate::tools::args::dir_or_root;
 use crate::tools::spec::{ToolContext, ToolError, file_operation};
 use crate::tools::typed::TypedTool;
@@ -20,6 +20,13 @@ pub struct ListDirectory;
 #[async_trait]
 impl TypedTool for ListDirectory {
     type Args = Args;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        let entries = result.get("entries").and_then(Value::as_array)?;
+        Some(Summary::Entries {
+            count: entries.len() as u64,
+        })
+    }
 
     fn name(&self) -> &'static str {
         "list_directory"

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
+use crate::protocol::{Effect, Summary};
 use crate::tools::args::whole;
 use crate::tools::spec::{ToolContext, ToolError, file_operation};
 use crate::tools::truncate::escaped_str_len;
@@ -45,6 +45,16 @@ pub struct Args {
 #[async_trait]
 impl TypedTool for ReadFile {
     type Args = Args;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        let line = |k: &str| result.get(k).and_then(Value::as_u64);
+        let (start, end) = (line("start_line")?, line("end_line")?);
+        Some(Summary::Lines {
+            start,
+            end,
+            total: line("total_lines").unwrap_or(end),
+        })
+    }
 
     fn name(&self) -> &'static str {
         "read_file"

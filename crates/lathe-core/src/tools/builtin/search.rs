@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::policy::Workspace;
-use crate::protocol::Effect;
 use crate::protocol::operation::{Access, Operation};
+use crate::protocol::{Effect, Summary};
 use crate::tools::args::{dir_or_root, whole};
 use crate::tools::spec::{ToolContext, ToolError, file_operation};
 use crate::tools::typed::TypedTool;
@@ -194,6 +194,12 @@ pub struct Grep;
 #[async_trait]
 impl TypedTool for Grep {
     type Args = GrepArgs;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        let count = result.get("count").and_then(Value::as_u64)?;
+        let files = result.get("files").and_then(Value::as_u64).unwrap_or(1);
+        Some(Summary::Matches { count, files })
+    }
 
     fn name(&self) -> &'static str {
         "grep"
@@ -575,6 +581,11 @@ pub struct Glob;
 #[async_trait]
 impl TypedTool for Glob {
     type Args = GlobArgs;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        let count = result.get("count").and_then(Value::as_u64)?;
+        Some(Summary::Files { count })
+    }
 
     fn name(&self) -> &'static str {
         "glob"

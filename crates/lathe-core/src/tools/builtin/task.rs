@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::protocol::Effect;
+use crate::protocol::{Effect, Summary};
 use crate::tools::spec::{TaskJob, ToolContext, ToolError};
 use crate::tools::typed::TypedTool;
 
@@ -31,6 +31,12 @@ pub struct Args {
 #[async_trait]
 impl TypedTool for Task {
     type Args = Args;
+
+    fn summary(&self, result: &Value) -> Option<Summary> {
+        Some(Summary::Task {
+            calls: result.get("calls").and_then(Value::as_u64).unwrap_or(0),
+        })
+    }
 
     fn name(&self) -> &'static str {
         "task"
