@@ -976,6 +976,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 content: json!({"exit_code": 0, "stdout": "ok"}).to_string(),
                 is_error: false,
                 summary: Some(crate::protocol::Summary::Exited { code: 0 }),
+                kind: crate::protocol::ToolKind::Other,
                 // As the journal saw it: drawn as it was.
                 seen: Some(Box::new(crate::session::journal::Seen {
                     arguments: json!({"command": "cargo test"}),
@@ -1005,6 +1006,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                 // An older session, or no journal: what the record has.
                 seen: None,
                 summary: None,
+                kind: crate::protocol::ToolKind::Edit,
             },
             Shown::Note("turn 1 did not finish: interrupted".into()),
             Shown::User("go on".into()),
@@ -1024,6 +1026,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
                     steps: 2,
                     current: Some("update the docs".into()),
                 }),
+                kind: crate::protocol::ToolKind::Plan,
             },
             Shown::Steer("and the changelog".into()),
             Shown::Assistant("Done: the test passes.".into()),
@@ -2179,6 +2182,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
                 is_error: false,
                 seen: None,
                 summary: Some(crate::protocol::Summary::Task { calls: 1 }),
+                kind: crate::protocol::ToolKind::Task,
             },
             Shown::Assistant("It is in config.rs.".into()),
         ],

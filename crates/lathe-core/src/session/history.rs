@@ -482,6 +482,9 @@ pub enum Shown {
         /// What it found or did, as its tool reads its result (a
         /// successful call of a tool that says).
         summary: Option<crate::protocol::Summary>,
+        /// What kind of work its tool does (a built-in tool's; any other:
+        /// `Other`).
+        kind: crate::protocol::ToolKind,
     },
     /// How a turn ended, when not well.
     Note(String),
@@ -956,10 +959,7 @@ impl Rebuilt {
                 })
                 .collect::<Vec<ToolOutput>>();
             for (c, r) in calls.iter().zip(&results) {
-                let summary = (!r.is_error)
-                    .then(|| serde_json::from_str(&r.content).ok())
-                    .flatten()
-                    .and_then(|v| crate::tools::builtin::summary_of(&c.name, &v));
+                let (kind, summary) = crate::tools::builtin::described(&c.name, r);
                 self.shown.push(Shown::Tool {
                     call_id: c.id.clone(),
                     name: c.name.clone(),
@@ -968,6 +968,7 @@ impl Rebuilt {
                     is_error: r.is_error,
                     seen: None,
                     summary,
+                    kind,
                 });
             }
             self.messages.push(Message::ToolResults(results));

@@ -120,6 +120,19 @@ pub fn summary_of(name: &str, result: &serde_json::Value) -> Option<crate::proto
     }
 }
 
+/// A recorded call of the tool `name` (a resumed conversation's): the
+/// kind of its tool and, when it worked, what its result means.
+pub fn described(
+    name: &str,
+    result: &crate::provider::ToolOutput,
+) -> (crate::protocol::ToolKind, Option<crate::protocol::Summary>) {
+    let summary = (!result.is_error)
+        .then(|| serde_json::from_str(&result.content).ok())
+        .flatten()
+        .and_then(|v| summary_of(name, &v));
+    (kind_of(name), summary)
+}
+
 pub fn kind_of(name: &str) -> crate::protocol::ToolKind {
     static KINDS: std::sync::OnceLock<
         std::collections::HashMap<String, crate::protocol::ToolKind>,

@@ -68,6 +68,7 @@ pub(super) fn replay(
                 is_error,
                 seen,
                 summary,
+                kind,
             } => {
                 let content_len = content.len();
                 let content = parse(content);
@@ -77,9 +78,9 @@ pub(super) fn replay(
                     (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,
                     (true, _) => ToolStatus::Error,
                 };
-                // What kind of tool it is, as the journal says (a session
-                // without one: none that folds or asks).
-                let kind = seen.as_ref().map_or(ToolKind::Other, |s| s.kind);
+                // What kind of tool it is, as the journal says (else as
+                // the core knows its built-in tools).
+                let kind = seen.as_ref().map_or(*kind, |s| s.kind);
                 let mut cell = ToolCell::new(call_id, name, kind, &parse(arguments));
                 let metadata = match seen {
                     // As it was drawn: its diff, its output's last lines,

@@ -34,11 +34,11 @@ impl Plan {
         use crate::session::history::Shown;
         let args = shown.iter().rev().find_map(|s| match s {
             Shown::Tool {
-                name,
+                kind: crate::protocol::ToolKind::Plan,
                 arguments,
                 is_error: false,
                 ..
-            } if name == "update_plan" => Some(arguments),
+            } => Some(arguments),
             _ => None,
         })?;
         let v: serde_json::Value = serde_json::from_str(args).ok()?;
