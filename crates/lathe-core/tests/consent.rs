@@ -601,6 +601,11 @@ const READS_OUTSIDE: &[&str] = &[
 ];
 
 const WRITES: &[&str] = &[
+    // `--sort` shapes a listing and does not make one; its value is no
+    // `-l`.
+    "git branch --sort=refname newbranch",
+    "git branch --sort -l newbranch",
+    "git tag --sort -l v9",
     // `[ … > f ]`: tree-sitter reads `>` as a test operator, bash redirects.
     "[ x > src/main.rs ]",
     "[ -n x > ~/.bashrc ]",

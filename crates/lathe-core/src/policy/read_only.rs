@@ -579,7 +579,8 @@ fn strip_awk_strings(program: &str) -> String {
     out
 }
 
-// Options that put branch and tag in list mode (operands are patterns).
+// Options that put branch and tag in list mode (operands are patterns);
+// `--sort` and `--format` only shape a listing and do not make one.
 const LISTING: &[&str] = &[
     "list",
     "contains",
@@ -587,10 +588,26 @@ const LISTING: &[&str] = &[
     "merged",
     "no-merged",
     "points-at",
-    "sort",
-    "format",
     "show-current",
 ];
+
+/// Whether branch's or tag's options (`short` letters, or a listing's long
+/// ones) put it in list mode, read as git does: `--sort -l` is a sort
+/// key, not `-l`.
+fn lists(rest: &[Word], short: &str) -> bool {
+    let values = Spec::gnu(
+        "",
+        &[
+            "contains",
+            "no-contains",
+            "points-at",
+            "sort",
+            "format",
+            "column",
+        ],
+    );
+    Scan::new(rest, values).any(|(_, a)| a.is(short, LISTING))
+}
 
 /// `git branch` and `git tag` that only list (no operand, or list mode,
 /// whose operands are patterns).
@@ -612,7 +629,7 @@ fn git_lists(sub: &str, rest: &[Word], ops: &[&Word]) -> bool {
                     "edit-description",
                     "create-reflog",
                 ],
-            ) && (gives_option(rest, "lar", LISTING)
+            ) && (lists(rest, "lar")
                 || gives_option(rest, "", &["all", "remotes"])
                 || ops.is_empty())
         }
@@ -630,7 +647,7 @@ fn git_lists(sub: &str, rest: &[Word], ops: &[&Word]) -> bool {
                     "file",
                     "edit",
                 ],
-            ) && (gives_option(rest, "l", LISTING) || ops.is_empty())
+            ) && (lists(rest, "l") || ops.is_empty())
         }
         _ => false,
     }
