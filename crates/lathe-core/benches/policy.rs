@@ -72,7 +72,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function(*name, |b| {
             b.iter(|| {
                 let ops = vec![Operation::Exec(shell::analyze(line, &ws))];
-                let verdict = rails.check("exec_shell", &args, &ops);
+                let verdict = rails.check(
+                    "exec_shell",
+                    lathe_core::protocol::ToolKind::Shell,
+                    &args,
+                    &ops,
+                );
                 let assessment = Assessor {
                     mode: ApprovalMode::Ask,
                     rules: &rules,

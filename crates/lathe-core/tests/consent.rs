@@ -66,7 +66,12 @@ impl Session {
     fn assess(&self, line: &str) -> Result<Assessment, ()> {
         let ops = self.ops(line);
         let rails = Guardrails::new(self.ws.clone(), self.rules.clone(), 300);
-        if let Verdict::Deny(_) = rails.check("exec_shell", &json!({"command": line}), &ops) {
+        if let Verdict::Deny(_) = rails.check(
+            "exec_shell",
+            lathe_core::protocol::ToolKind::Shell,
+            &json!({"command": line}),
+            &ops,
+        ) {
             return Err(());
         }
         Ok(Assessor {

@@ -506,7 +506,11 @@ async fn guard<'t>(
         .call
         .operations(&shared.services.workspace)
         .map_err(|e| deny(e, &[]))?;
-    match shared.services.guardrails.check(name, &args, &ops) {
+    match shared
+        .services
+        .guardrails
+        .check(name, tool.tool.kind(), &args, &ops)
+    {
         Verdict::Allow => {}
         Verdict::Modify {
             args: changed,
@@ -559,7 +563,11 @@ async fn guard<'t>(
                 ops = Args::read(tool, changed.clone())
                     .and_then(|r| r.call.operations(&shared.services.workspace))
                     .map_err(|e| deny(e, &ops))?;
-                match shared.services.guardrails.check(name, &changed, &ops) {
+                match shared
+                    .services
+                    .guardrails
+                    .check(name, tool.tool.kind(), &changed, &ops)
+                {
                     Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
                     Verdict::Modify { args: capped, note } => {
                         args = capped;

@@ -92,7 +92,12 @@ fn refused_by_rules(shared: &Shared, shown: &str) -> Option<String> {
     )
     .ok()?;
     let ops = [ops];
-    if let Verdict::Deny(e) = shared.services.guardrails.check("read_file", &args, &ops) {
+    if let Verdict::Deny(e) =
+        shared
+            .services
+            .guardrails
+            .check("read_file", crate::protocol::ToolKind::Read, &args, &ops)
+    {
         return Some(format!("not attached: your rules deny reading it ({e})"));
     }
     let assessor = Assessor {

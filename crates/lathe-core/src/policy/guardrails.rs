@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::denylist::{self, Denial};
 use super::rules::{RuleKind, RuleOrigin, Rules, Subject};
 use super::workspace::Workspace;
+use crate::protocol::ToolKind;
 use crate::protocol::operation::Operation;
 
 /// Why the guardrail refused a call.
@@ -551,8 +552,8 @@ impl Guardrails {
     }
 
     /// Judges a call of `tool` with `args` that will do `ops`.
-    pub fn check(&self, tool: &str, args: &Value, ops: &[Operation]) -> Verdict {
-        if let Some(e) = self.deny(tool, ops) {
+    pub fn check(&self, tool: &str, kind: ToolKind, args: &Value, ops: &[Operation]) -> Verdict {
+        if let Some(e) = self.deny(tool, kind, ops) {
             return Verdict::Deny(e);
         }
         if ops.iter().any(|op| matches!(op, Operation::Exec(_))) {
@@ -561,7 +562,7 @@ impl Guardrails {
         Verdict::Allow
     }
 
-    fn deny(&self, tool: &str, ops: &[Operation]) -> Option<GuardError> {
+    fn deny(&self, tool: &str, kind: ToolKind, ops: &[Operation]) -> Option<GuardError> {
         let rule = |subject: Subject<'_>, what: String| {
             self.rules
                 .first(RuleKind::Deny, tool, subject)
@@ -619,7 +620,7 @@ impl Guardrails {
                 // a listing shows names only.
                 Operation::File(f) => {
                     rule(Subject::File(f), format!("matched {f}")).or_else(|| {
-                        self.followed(f, !matches!(tool, "grep" | "glob" | "list_directory"))
+                        self.followed(f, !matches!(kind, ToolKind::Search | ToolKind::List))
                     })
                 }
                 Operation::Net { host } => rule(Subject::Host(host), format!("matched {host}")),
@@ -715,7 +716,12 @@ mod tests {
     fn denylisted_commands_are_denied_and_long_timeouts_clamped() {
         let (_d, g) = rails(&[]);
         let ops = exec(&g, "echo ok && su''do ls");
-        let v = g.check("exec_shell", &json!({"command": "x"}), &ops);
+        let v = g.check(
+            "exec_shell",
+            ToolKind::Shell,
+            &json!({"command": "x"}),
+            &ops,
+        );
         assert!(
             matches!(v, Verdict::Deny(GuardError::Denylisted(_))),
             "{v:?}"
@@ -723,6 +729,7 @@ mod tests {
         let ops = exec(&g, "ls");
         match g.check(
             "exec_shell",
+            ToolKind::Shell,
             &json!({"command": "ls", "timeout": 900}),
             &ops,
         ) {
@@ -738,7 +745,7 @@ mod tests {
     fn deny_rules_name_the_rule_and_what_matched() {
         let (_d, g) = rails(&["exec_shell(git push*)", "read_file(.env)"]);
         let ops = exec(&g, "git add . && git push --force");
-        let Verdict::Deny(e) = g.check("exec_shell", &json!({}), &ops) else {
+        let Verdict::Deny(e) = g.check("exec_shell", ToolKind::Shell, &json!({}), &ops) else {
             panic!("expected a denial")
         };
         let text = e.to_string();
@@ -753,12 +760,12 @@ mod tests {
             named: false,
         })];
         assert!(matches!(
-            g.check("read_file", &json!({}), &read),
+            g.check("read_file", ToolKind::Read, &json!({}), &read),
             Verdict::Deny(_)
         ));
         let ops = exec(&g, "cat < .env");
         assert!(matches!(
-            g.check("exec_shell", &json!({}), &ops),
+            g.check("exec_shell", ToolKind::Shell, &json!({}), &ops),
             Verdict::Deny(_)
         ));
     }
@@ -768,7 +775,7 @@ mod tests {
         let (_d, g) = rails(&["exec_shell(rm -rf *)"]);
         let ops = exec(&g, "grep -rn shutdown src/ && cargo test graceful_shutdown");
         assert_eq!(
-            g.check("exec_shell", &json!({"timeout": 5}), &ops),
+            g.check("exec_shell", ToolKind::Shell, &json!({"timeout": 5}), &ops),
             Verdict::Allow
         );
     }
@@ -903,7 +910,12 @@ mod tests {
             "git branch b 1a2b3c4",
         ];
         for line in denied {
-            let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
+            let v = g.check(
+                "exec_shell",
+                ToolKind::Shell,
+                &json!({"command": line}),
+                &exec(&g, line),
+            );
             assert!(matches!(v, Verdict::Deny(_)), "{line}: {v:?}");
         }
         let allowed = [
@@ -936,7 +948,12 @@ mod tests {
             "git reset --soft 1a2b3c4",
         ];
         for line in allowed {
-            let v = g.check("exec_shell", &json!({"command": line}), &exec(&g, line));
+            let v = g.check(
+                "exec_shell",
+                ToolKind::Shell,
+                &json!({"command": line}),
+                &exec(&g, line),
+            );
             assert!(!matches!(v, Verdict::Deny(_)), "{line}: {v:?}");
         }
     }
