@@ -12,14 +12,13 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use crate::protocol::redact::Redact;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome, HookRunner};
+use crate::policy::user_hooks::{AfterOutcome, BeforeOutcome};
 use crate::policy::{
     Assessment, Assessor, GrantKey, GuardError, Need, Operation, UNSANDBOXED_REASON, Verdict,
 };
@@ -32,7 +31,10 @@ use crate::provider::{ToolCall, ToolOutput};
 use crate::session::history::Item;
 use crate::tools::{Prepared, ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
+mod hooks;
 mod normalize;
+
+use hooks::{hook_input, hook_runner, hooks_would_write_while_planning};
 use normalize::normalize;
 
 /// How a call ended before normalization.
@@ -424,40 +426,6 @@ fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
     value
 }
 
-/// What a call looks like to a hook: an event given to a program, so
-/// redacted as events are.
-fn hook_input(
-    shared: &Shared,
-    event: &str,
-    call: &ToolCall,
-    tool: &str,
-    args: &Value,
-    ops: &[Operation],
-) -> Value {
-    let mut input = json!({
-        "hook_event_name": event,
-        "session_id": shared.settings.session_id,
-        "cwd": shared.services.workspace.root(),
-        "approval_mode": shared.mode(),
-        "tool_name": tool,
-        "tool_use_id": call.id,
-        "tool_input": args,
-        "operations": ops,
-    });
-    input.redact(&shared.services.redactor);
-    input
-}
-
-fn hook_runner(shared: &Shared) -> HookRunner<'_> {
-    HookRunner {
-        workspace: shared.services.workspace.root(),
-        env_remove: &shared.settings.hook_env_remove,
-        sandbox: shared.settings.hook_sandbox.as_ref(),
-        reads: Some(shared.services.guardrails.reads()),
-        looks_only: shared.planning(),
-    }
-}
-
 type Judged<'t> = (Args<'t>, Vec<Operation>, Option<String>);
 
 /// A call's arguments: as JSON (what hooks, the log, the record and the
@@ -467,13 +435,6 @@ type Judged<'t> = (Args<'t>, Vec<Operation>, Option<String>);
 struct Args<'t> {
     json: Value,
     call: Box<dyn Prepared + 't>,
-}
-
-impl<'t> Args<'t> {
-    fn read(tool: &'t RegisteredTool, json: Value) -> Result<Self, ToolError> {
-        let call = tool.tool.prepare(&json)?;
-        Ok(Self { json, call })
-    }
 }
 
 /// Stage 4: what the call will do, judged by the guardrail (denylist,
@@ -501,11 +462,13 @@ async fn guard<'t>(
         Outcome::Denied(e)
     };
     let mut notes: Vec<String> = Vec::new();
-    let mut read = Args::read(tool, args.clone()).map_err(|e| deny(e, &[]))?;
-    let mut ops = read
-        .call
+    let mut prepared = tool.tool.prepare(&args).map_err(|e| deny(e, &[]))?;
+    let mut ops = prepared
         .operations(&shared.services.workspace)
         .map_err(|e| deny(e, &[]))?;
+    // A guardrail's cap or a hook changed the arguments since they were
+    // read: read again (once) what will run.
+    let mut changed_since = false;
     match shared
         .services
         .guardrails
@@ -517,21 +480,12 @@ async fn guard<'t>(
             note,
         } => {
             args = changed;
+            changed_since = true;
             notes.push(note);
         }
         Verdict::Deny(e) => return Err(deny(guard_error(e), &ops)),
     }
-    // A plan writes nothing, through a hook neither: without a sandbox to
-    // run them read-only, a call that hooks would see is refused.
-    let unconfined = shared
-        .settings
-        .hook_sandbox
-        .as_ref()
-        .is_none_or(|s| s.mode == crate::sandbox::Mode::Off);
-    if shared.planning()
-        && unconfined
-        && !(shared.before_hooks(name).is_empty() && shared.after_hooks(name).is_empty())
-    {
+    if hooks_would_write_while_planning(shared, name) {
         return Err(deny(
             ToolError::PermissionDenied(
                 "this turn only plans, and your hooks for this tool cannot run without \
@@ -560,9 +514,12 @@ async fn guard<'t>(
                     ));
                     return Err(deny(e, &ops));
                 }
-                ops = Args::read(tool, changed.clone())
-                    .and_then(|r| r.call.operations(&shared.services.workspace))
+                ops = tool
+                    .tool
+                    .prepare(&changed)
+                    .and_then(|c| c.operations(&shared.services.workspace))
                     .map_err(|e| deny(e, &ops))?;
+                changed_since = true;
                 match shared
                     .services
                     .guardrails
@@ -596,10 +553,17 @@ async fn guard<'t>(
     verdict(outcome, note.clone(), &ops);
     // What was judged is what runs: read again only if a guardrail or a
     // hook changed it.
-    if read.json != args {
-        read = Args::read(tool, args).map_err(|e| deny(e, &ops))?;
+    if changed_since {
+        prepared = tool.tool.prepare(&args).map_err(|e| deny(e, &ops))?;
     }
-    Ok((read, ops, note))
+    Ok((
+        Args {
+            json: args,
+            call: prepared,
+        },
+        ops,
+        note,
+    ))
 }
 
 fn guard_error(e: GuardError) -> ToolError {

@@ -328,10 +328,7 @@ pub trait Tool: Send + Sync {
     /// server, a page), which no read rule looked at as it was read: the
     /// text of what the rules cover is then kept out of it.
     fn prints_unchecked(&self) -> bool {
-        matches!(
-            self.effect(),
-            Effect::Exec | Effect::Network | Effect::External
-        )
+        prints_unchecked(self.effect())
     }
     /// Whether a plan turn (`/plan`, `exec --plan`) may call it: what only
     /// looks, and what can be made to only look (`exec_shell`, run in a
@@ -349,12 +346,7 @@ pub trait Tool: Send + Sync {
     /// level), nor a question to the person or a plan of its own (the
     /// model that sent it asks and plans).
     fn subagent_may_use(&self) -> bool {
-        !matches!(
-            self.kind(),
-            crate::protocol::ToolKind::Task
-                | crate::protocol::ToolKind::Ask
-                | crate::protocol::ToolKind::Plan
-        )
+        subagent_may_use(self.kind())
     }
     /// Whether a call waits on the person (a question): its time is
     /// theirs, so the tool timeout does not bound it (an interrupt does).
@@ -367,6 +359,19 @@ pub trait Tool: Send + Sync {
     fn unsandboxed_retry(&self, _args: &Value, _result: &Value) -> Option<Value> {
         None
     }
+}
+
+/// Whether a tool of `effect` returns what a program printed, unread by
+/// the read rules (the default of [`Tool::prints_unchecked`]).
+pub(crate) fn prints_unchecked(effect: Effect) -> bool {
+    matches!(effect, Effect::Exec | Effect::Network | Effect::External)
+}
+
+/// Whether a subagent may be given a tool of `kind` (the default of
+/// [`Tool::subagent_may_use`]).
+pub(crate) fn subagent_may_use(kind: crate::protocol::ToolKind) -> bool {
+    use crate::protocol::ToolKind;
+    !matches!(kind, ToolKind::Task | ToolKind::Ask | ToolKind::Plan)
 }
 
 /// A call ready to run: its tool and its arguments, read once. What the

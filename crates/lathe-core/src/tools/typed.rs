@@ -78,10 +78,7 @@ pub trait TypedTool: Send + Sync + 'static {
     }
     /// See [`Tool::prints_unchecked`].
     fn prints_unchecked(&self) -> bool {
-        matches!(
-            self.effect(),
-            Effect::Exec | Effect::Network | Effect::External
-        )
+        super::spec::prints_unchecked(self.effect())
     }
     /// See [`Tool::offered_when_planning`].
     fn offered_when_planning(&self) -> bool {
@@ -93,7 +90,7 @@ pub trait TypedTool: Send + Sync + 'static {
     }
     /// See [`Tool::subagent_may_use`].
     fn subagent_may_use(&self) -> bool {
-        !matches!(self.kind(), ToolKind::Task | ToolKind::Ask | ToolKind::Plan)
+        super::spec::subagent_may_use(self.kind())
     }
     /// See [`Tool::waits_for_person`].
     fn waits_for_person(&self) -> bool {
