@@ -12,7 +12,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command, ExecArgs};
-use crate::config::Config;
 use crate::exec::{EXIT_USAGE, ExecOptions};
 use crate::say::say;
 use anyhow::Context;
@@ -76,7 +75,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         no_model: resuming,
         ..cli.common.overrides()
     };
-    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let config = launch::load_config(&overrides, &|k| std::env::var(k).ok())?;
     let resume = match (&args.resume, args.continue_) {
         (Some(id), _) => Some(id.clone()),
         (None, true) => Some(crate::session::store::newest(
@@ -146,7 +145,7 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
         no_model: true,
         ..cli.common.overrides()
     };
-    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let config = launch::load_config(&overrides, &|k| std::env::var(k).ok())?;
     let sessions = crate::session::store::list(
         &config.paths.sessions_dir,
         (!all).then_some(config.workspace.as_path()),
@@ -201,7 +200,7 @@ fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
         no_model: true,
         ..cli.common.overrides()
     };
-    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let config = launch::load_config(&overrides, &|k| std::env::var(k).ok())?;
     for warning in &config.warnings {
         say!("lathe: warning: {warning}");
     }
@@ -260,7 +259,7 @@ fn run_tui(cli: &Cli, which: Continue) -> anyhow::Result<i32> {
         no_model: matches!(which, Continue::Newest | Continue::Id(_) | Continue::Pick),
         ..cli.common.overrides()
     };
-    let config = Config::load(&overrides, &|k| std::env::var(k).ok())?;
+    let config = launch::load_config(&overrides, &|k| std::env::var(k).ok())?;
     let start = match which {
         Continue::No => lathe_tui::Start::New,
         Continue::Pick => lathe_tui::Start::Pick,

@@ -195,10 +195,13 @@ pub struct Config {
 
 impl Config {
     /// Loads every layer. `env` reads an environment variable (injected so
-    /// tests need not touch the process environment).
+    /// tests need not touch the process environment); `tools` are the
+    /// built-in tools' names (the registry's, `tools::builtin::names`),
+    /// which permission rules are checked against.
     pub fn load(
         overrides: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
+        tools: &[&str],
     ) -> Result<Self, ConfigError> {
         let paths = Paths::discover(env("LATHE_HOME").as_deref())?;
         let workspace = resolve_workspace(overrides.workspace.as_deref())?;
@@ -211,7 +214,7 @@ impl Config {
             workspace_mcp,
             sources,
             warnings,
-        } = layers::read(&paths, &workspace, env)?;
+        } = layers::read(&paths, &workspace, env, tools)?;
 
         let configured_keys: Vec<Secret> = [&merged.openai, &merged.anthropic]
             .into_iter()

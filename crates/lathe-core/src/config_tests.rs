@@ -32,7 +32,11 @@ impl Fixture {
             workspace: Some(self.ws.path().to_path_buf()),
             ..overrides
         };
-        Config::load(&overrides, &|k| self.env.get(k).cloned())
+        Config::load(
+            &overrides,
+            &|k| self.env.get(k).cloned(),
+            &crate::tools::builtin::names(),
+        )
     }
 }
 
@@ -382,6 +386,7 @@ fn rule_errors_name_their_line_and_rules_of_unknown_servers_are_flagged() {
     let err = f.load(local()).unwrap_err().to_string();
     assert!(err.contains("line 6"), "{err}");
     assert!(err.contains("permissions.deny"), "{err}");
+    assert!(err.contains("did you mean `exec_shell`"), "{err}");
     f.user(
         "[permissions]\ndeny = [\"github.create_issue\", \"tset.*\"]\n[mcp_servers.test]\ncommand = \"true\"\n",
     );

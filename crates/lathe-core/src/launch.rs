@@ -92,6 +92,15 @@ pub enum ModelChoice {
 
 /// Asks the server which models it serves when the config names none;
 /// never falls back to a vendor's model the server may not have.
+/// Loads the configuration, its permission rules checked against the
+/// built-in tools' names (the registry's).
+pub fn load_config(
+    overrides: &crate::config::Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, crate::config::ConfigError> {
+    Config::load(overrides, env, &crate::tools::builtin::names())
+}
+
 pub async fn choose_model(config: &Config) -> Result<ModelChoice, LaunchError> {
     if !config.model.is_empty() {
         return Ok(ModelChoice::Chosen(config.model.clone()));
@@ -147,7 +156,7 @@ pub fn config_for_session(
     flags.workspace = Some(config.workspace.clone());
     // The model will be asked: its key is needed now.
     flags.no_model = false;
-    let mut resumed = Config::load(&flags, env)?;
+    let mut resumed = load_config(&flags, env)?;
     // The session's server, not one named now: the key found now goes
     // there only if that same key went there before. The record names
     // the server; whatever its spelling, the check is made on the form
@@ -746,7 +755,7 @@ mod tests {
             ..Overrides::default()
         };
         let home = home.to_string_lossy().into_owned();
-        Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home.clone())).unwrap()
+        load_config(&overrides, &|k| (k == "LATHE_HOME").then(|| home.clone())).unwrap()
     }
 
     fn untrusted(config: &Config) -> HookSet {

@@ -91,8 +91,9 @@ pub mod front {
     pub mod launch {
         pub use crate::launch::{
             LaunchError, Launched, ModelChoice, Trust, UNNAMED, choose_model, commands_digest,
-            commands_trusted, config_for_session, mcp_statuses, remember_workspace_commands,
-            remember_workspace_hooks, remember_workspace_mcp, spawn_agent,
+            commands_trusted, config_for_session, load_config, mcp_statuses,
+            remember_workspace_commands, remember_workspace_hooks, remember_workspace_mcp,
+            spawn_agent,
         };
     }
 

@@ -455,7 +455,7 @@ async fn a_workspace_config_cannot_loosen_the_users_rules() {
         workspace: Some(ws.path().to_path_buf()),
         ..Default::default()
     };
-    let c = lathe_core::config::Config::load(&overrides, &env).unwrap();
+    let c = lathe_core::launch::load_config(&overrides, &env).unwrap();
     assert_eq!(c.approval, ApprovalMode::Ask, "the mode was not loosened");
     assert!(
         c.rules.allow.is_empty(),

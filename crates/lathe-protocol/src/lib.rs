@@ -75,34 +75,9 @@ pub struct Attachment {
     pub note: Option<String>,
 }
 
-/// The names of the built-in tools (`tools::builtin` checks it holds them
-/// all), as permission rules and hooks name them.
 /// The `tool_progress` stream of a `message` to the `terminal` channel: a
 /// front end raises a desktop notification with its text.
 pub const NOTIFY_STREAM: &str = "notify";
-
-pub const BUILTIN_TOOLS: &[&str] = &[
-    "read_file",
-    "write_file",
-    "edit_file",
-    "delete_file",
-    "move_file",
-    "list_directory",
-    "exec_shell",
-    "grep",
-    "glob",
-    "memory_read",
-    "memory_write",
-    "web_fetch",
-    "web_search",
-    "spawn",
-    "message",
-    "ask_user",
-    "update_plan",
-    "shell_output",
-    "shell_kill",
-    "task",
-];
 
 /// How much the agent may do without asking (DESIGN.md, "Approval modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -56,6 +56,10 @@ pub struct FileOp {
     /// workspace, the command's own approval covers it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub named: bool,
+    /// The write removes the file (`delete_file`): judged as a write,
+    /// and called what it is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deletes: bool,
 }
 
 /// A parsed shell line.
@@ -387,6 +391,7 @@ impl fmt::Display for FileOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = match self.access {
             Access::Read => "read",
+            Access::Write if self.deletes => "delete",
             Access::Write => "write",
         };
         let place = if self.outside {
@@ -537,11 +542,25 @@ mod tests {
             access: Access::Write,
             outside: false,
             named: false,
+            deletes: false,
         });
         let v = serde_json::to_value(&op).unwrap();
         assert_eq!(v["kind"], "file");
         assert_eq!(v["access"], "write");
-        assert!(v.get("outside").is_none());
+        assert!(v.get("outside").is_none() && v.get("deletes").is_none());
+        assert_eq!(op.to_string(), "write src/a.rs");
+        // A record written before deletions said so reads as a write.
+        let old: Operation = serde_json::from_value(serde_json::json!(
+            {"kind": "file", "path": "a", "access": "write"}
+        ))
+        .unwrap();
+        assert!(matches!(old, Operation::File(f) if !f.deletes));
+        let mut gone = op.clone();
+        if let Operation::File(f) = &mut gone {
+            f.deletes = true;
+        }
+        assert_eq!(gone.to_string(), "delete src/a.rs");
+        assert_eq!(serde_json::to_value(&gone).unwrap()["deletes"], true);
         let exec = Operation::Exec(ExecOp {
             line: "ls".into(),
             commands: vec![SimpleCommand {

@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use lathe_core::config::{Config, Overrides};
+use lathe_core::config::Overrides;
+use lathe_core::launch::load_config;
 use lathe_core::protocol::change::FileChange;
 use lathe_core::protocol::{
     AgentEvent, ApprovalMode, ApprovalNeed, Effect, GrantOffer, ResultMetadata, ToolStatus,
@@ -265,7 +266,7 @@ fn startup(c: &mut Criterion) {
             b.iter(|| {
                 let _guard = rt.enter();
                 let config =
-                    Config::load(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone()))
+                    load_config(&overrides, &|k| (k == "LATHE_HOME").then(|| home_s.clone()))
                         .unwrap();
                 let theme = Theme::load(&config.theme, None, false).unwrap();
                 let launched = lathe_core::launch::spawn_agent(

@@ -263,6 +263,7 @@ mod tests {
                 access: Access::Write,
                 outside: false,
                 named: false,
+                deletes: false,
             })]
         };
         assert!(risk(false, Effect::Write, &write("src/main.rs")).is_none());

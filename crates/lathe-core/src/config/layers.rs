@@ -28,6 +28,7 @@ pub(super) fn read(
     paths: &Paths,
     workspace: &Path,
     env: &dyn Fn(&str) -> Option<String>,
+    tools: &[&str],
 ) -> Result<Layers, ConfigError> {
     let mut sources = Vec::new();
     let mut warnings = Vec::new();
@@ -38,6 +39,7 @@ pub(super) fn read(
         &paths.config_file,
         &user_text,
         RuleOrigin::User,
+        tools,
     )?;
     let hooks = hook_set(
         merged.hooks.take(),
@@ -71,6 +73,7 @@ pub(super) fn read(
             &ws_file,
             &ws_text,
             RuleOrigin::Workspace,
+            tools,
         )?);
         for h in ws
             .hooks
@@ -233,13 +236,16 @@ fn policy_rules(
     path: &Path,
     text: &str,
     origin: RuleOrigin,
+    tools: &[&str],
 ) -> Result<Rules, ConfigError> {
     let Some(p) = section else {
         return Ok(Rules::default());
     };
     for (key, list) in [("allow", &p.allow), ("ask", &p.ask), ("deny", &p.deny)] {
         for rule in list {
-            if let Err(message) = crate::policy::Rule::parse(rule, origin) {
+            let checked = crate::policy::Rule::parse(rule, origin)
+                .and_then(|r| r.unknown_tool(tools).map_or(Ok(()), Err));
+            if let Err(message) = checked {
                 return Err(ConfigError::File {
                     path: path.to_path_buf(),
                     line: line_of_listed(text, "permissions", key, rule),

@@ -351,11 +351,8 @@ impl Assessor<'_> {
     }
 
     fn file(&self, tool: &str, f: &FileOp, needs: &mut Vec<Need>) -> Result<(), String> {
-        // A deletion is a write to the file, and is called what it is.
-        let what = match (tool, f.access) {
-            ("delete_file", Access::Write) => f.to_string().replacen("write ", "delete ", 1),
-            _ => f.to_string(),
-        };
+        // A deletion is a write to the file, and says what it is.
+        let what = f.to_string();
         if let Some(rule) = self.rule(RuleKind::Ask, tool, Subject::File(f)) {
             needs.push(Need {
                 what,

@@ -27,6 +27,7 @@ fn write(path: &str) -> Vec<Operation> {
         access: Access::Write,
         outside: false,
         named: false,
+        deletes: false,
     })]
 }
 

@@ -128,6 +128,7 @@ impl ReadDenials {
             access: crate::protocol::operation::Access::Read,
             outside: false,
             named: false,
+            deletes: false,
         };
         self.rules
             .first(RuleKind::Deny, "read_file", Subject::File(&op))
@@ -758,6 +759,7 @@ mod tests {
             access: Access::Read,
             outside: false,
             named: false,
+            deletes: false,
         })];
         assert!(matches!(
             g.check("read_file", ToolKind::Read, &json!({}), &read),

@@ -288,18 +288,6 @@ impl Rule {
             });
         }
         let name = tool.replace('.', "__");
-        if !name.contains("__") && !crate::protocol::BUILTIN_TOOLS.contains(&name.as_str()) {
-            // A misspelt deny rule would protect nothing: refuse it.
-            let close = crate::protocol::BUILTIN_TOOLS
-                .iter()
-                .find(|n| strsim::damerau_levenshtein(&name.to_ascii_lowercase(), n) <= 2);
-            let hint = close.map_or_else(String::new, |n| format!("did you mean `{n}`? "));
-            return Err(format!(
-                "rule `{text}`: there is no tool `{tool}`; {hint}the tools are {}, and an MCP \
-                 server's tool is written `server.tool`",
-                crate::protocol::BUILTIN_TOOLS.join(", ")
-            ));
-        }
         let pattern = pattern
             .map(|p| Pattern::compile(p).map_err(|e| format!("rule `{text}`: {e}")))
             .transpose()?;
@@ -309,6 +297,28 @@ impl Rule {
             origin,
             pattern,
         })
+    }
+
+    /// Why the rule protects nothing, if it names a built-in tool that is
+    /// not one of `tools` (the registry's names): a misspelt deny rule
+    /// must not load. An MCP tool (`server.tool`) is checked when its
+    /// server answers.
+    pub fn unknown_tool(&self, tools: &[&str]) -> Option<String> {
+        let name = self.tool.as_str();
+        if name.contains("__") || tools.contains(&name) {
+            return None;
+        }
+        let close = tools
+            .iter()
+            .find(|n| strsim::damerau_levenshtein(&name.to_ascii_lowercase(), n) <= 2);
+        let hint = close.map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+        let shown = name.replace("__", ".");
+        Some(format!(
+            "rule `{}`: there is no tool `{shown}`; {hint}the tools are {}, and an MCP \
+             server's tool is written `server.tool`",
+            self.text,
+            tools.join(", ")
+        ))
     }
 
     /// Whether the rule names what it covers (`tool(pattern)`), not only a tool.

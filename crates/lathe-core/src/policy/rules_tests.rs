@@ -37,11 +37,25 @@ fn a_misspelt_tool_is_refused_not_ignored() {
         ("exec_shel(ls)", "did you mean `exec_shell`"),
         ("bash(ls)", "the tools are read_file"),
     ] {
-        let e = Rule::parse(rule, RuleOrigin::User).unwrap_err();
+        let tools = crate::tools::builtin::names();
+        let e = Rule::parse(rule, RuleOrigin::User)
+            .unwrap()
+            .unknown_tool(&tools)
+            .expect("no such tool");
         assert!(
             e.contains("there is no tool") && e.contains(hint),
             "{rule}: {e}"
         );
+    }
+    let tools = crate::tools::builtin::names();
+    for known in [
+        "exec_shell(ls)",
+        "read_file",
+        "github.create_issue",
+        "github.*",
+    ] {
+        let rule = Rule::parse(known, RuleOrigin::User).unwrap();
+        assert_eq!(rule.unknown_tool(&tools), None, "{known}");
     }
     // MCP tools are named by server.
     assert_eq!(
@@ -135,6 +149,7 @@ fn path_rules_cover_every_tool_with_the_same_access() {
         access,
         outside: false,
         named: false,
+        deletes: false,
     };
     let env = f(".env", Access::Read);
     assert!(

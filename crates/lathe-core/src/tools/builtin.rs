@@ -105,8 +105,22 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// What kind of work the built-in tool named `name` does (`Other` for
-/// any other name): for records written before events said it.
+/// The built-in tools' names, in the registry's order: what permission
+/// rules and hooks may name.
+pub fn names() -> Vec<&'static str> {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            all(&BuiltinSettings::default())
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect()
+        })
+        .iter()
+        .map(String::as_str)
+        .collect()
+}
+
 /// What a result of the built-in tool `name` means (for a journal or a
 /// record written before events said it); an unknown tool's, by the keys
 /// every tool shares.
@@ -133,6 +147,8 @@ pub fn described(
     (kind_of(name), summary)
 }
 
+/// What kind of work the built-in tool named `name` does (`Other` for
+/// any other name): for records written before events said it.
 pub fn kind_of(name: &str) -> crate::protocol::ToolKind {
     static KINDS: std::sync::OnceLock<
         std::collections::HashMap<String, crate::protocol::ToolKind>,
@@ -151,13 +167,19 @@ pub fn kind_of(name: &str) -> crate::protocol::ToolKind {
 
 #[cfg(test)]
 mod names_tests {
+    /// The names rules are checked against are the registry's, each once.
     #[test]
-    fn names_are_the_tools() {
-        let names: Vec<String> = super::all(&super::BuiltinSettings::default())
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect();
-        assert_eq!(names, crate::protocol::BUILTIN_TOOLS);
+    fn names_are_the_registry_s_each_once() {
+        let names = super::names();
+        assert_eq!(
+            names.len(),
+            super::all(&super::BuiltinSettings::default()).len()
+        );
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
+        assert!(names.contains(&"exec_shell") && names.contains(&"read_file"));
     }
 
     /// Each tool says what kind of work it does; the front ends and the

@@ -123,6 +123,7 @@ pub fn file_operation(
         access,
         outside: false,
         named: false,
+        deletes: false,
     }))
 }
 

@@ -326,6 +326,7 @@ fn the_detail_shows_what_the_call_does_and_what_needed_approval() {
             access: Access::Write,
             outside: false,
             named: false,
+            deletes: false,
         }],
         ..ExecOp::default()
     });

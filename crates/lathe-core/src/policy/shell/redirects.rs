@@ -200,6 +200,7 @@ impl Walker<'_> {
                 access,
                 outside: true,
                 named,
+                deletes: false,
             },
         };
         if self.files_seen.insert(op.clone()) {
@@ -222,12 +223,14 @@ impl Walker<'_> {
                 access,
                 outside: false,
                 named,
+                deletes: false,
             },
             Err(_) => FileOp {
                 path: lexical_join(cwd, t).display().to_string(),
                 access,
                 outside: true,
                 named,
+                deletes: false,
             },
         }
     }

@@ -56,10 +56,11 @@ impl TypedTool for DeleteFile {
     ) -> Result<Vec<Operation>, ToolError> {
         // Its diff shows every line it removes: a read of the file.
         let path = a.path.as_str();
-        Ok(vec![
-            file_operation(workspace, path, Access::Read)?,
-            file_operation(workspace, path, Access::Write)?,
-        ])
+        let mut delete = file_operation(workspace, path, Access::Write)?;
+        if let Operation::File(f) = &mut delete {
+            f.deletes = true;
+        }
+        Ok(vec![file_operation(workspace, path, Access::Read)?, delete])
     }
 
     fn change(
