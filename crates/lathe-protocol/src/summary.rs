@@ -95,6 +95,34 @@ impl Summary {
     }
 }
 
+/// The keys a tool's JSON result shares with every other
+/// (docs/headless.md), read in one place so a front end knows no key.
+#[derive(Debug, Clone, Copy)]
+pub struct Shared<'a>(pub &'a serde_json::Value);
+
+impl<'a> Shared<'a> {
+    fn text(self, key: &str) -> Option<&'a str> {
+        self.0.get(key).and_then(serde_json::Value::as_str)
+    }
+
+    /// Why the call failed (`{"error": …}`).
+    pub fn error(self) -> Option<&'a str> {
+        self.text("error")
+    }
+
+    /// Why the sandbox may be what stopped a command.
+    pub fn sandbox(self) -> Option<&'a str> {
+        self.text("sandbox")
+    }
+
+    /// What a command started in the background printed in its first
+    /// moment (a result with a `handle`).
+    pub fn background_output(self) -> Option<&'a str> {
+        self.0.get("handle")?;
+        self.text("output")
+    }
+}
+
 /// A summary's words came from a result that passed the model's boundary
 /// (already redacted); redacted again where it is written, all the same.
 impl crate::redact::Redact for Summary {

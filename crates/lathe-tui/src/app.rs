@@ -17,7 +17,7 @@ use crossterm::event::{
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::component::{AppEvent, AppEvents, Asked, Component, Overlay, Questions};
+use super::component::{AppEvent, AppEvents, Component, Kind, Overlay, Questions};
 use super::components::approval::PendingApproval;
 use super::components::cells::{Cell, NoticeKind, ToolCell, ToolState, summarize};
 use super::components::composer::{Composer, ComposerAction, SlashCommand};
@@ -254,7 +254,8 @@ impl App {
             app.replay_earlier(&r.log);
         }
         if let Some(prompt) = init.trust {
-            app.questions.ask_trust(prompt, now);
+            app.questions
+                .ask(crate::components::question::TrustQuestion::new(prompt), now);
         }
         if session.pick {
             app.open_picker();
@@ -367,10 +368,13 @@ impl App {
     /// background, which quitting stops; then it is asked.
     fn quit(&mut self) {
         let running = self.running_jobs();
-        if running.is_empty() || self.questions.has(|q| matches!(q, Asked::Quit(_))) {
+        if running.is_empty() || self.questions.has(Kind::Quit) {
             self.bus.request(Request::Quit);
         } else {
-            self.questions.ask_quit(running, self.screen.now);
+            self.questions.ask(
+                crate::components::question::QuitQuestion::new(running),
+                self.screen.now,
+            );
         }
     }
 
@@ -684,7 +688,7 @@ impl App {
     }
 
     fn end_turn(&mut self) {
-        self.questions.drop_kind(|q| matches!(q, Asked::Limit(_)));
+        self.questions.withdraw(Kind::Limit);
         let next_turn_coming = self.end_together();
         self.turn.turn_started = None;
         self.turn.tool_started.clear();

@@ -26,9 +26,7 @@ use super::components::ask::AskPanel;
 use super::components::cells::NoticeKind;
 use super::components::pager::Pager;
 use super::components::permissions::{PermissionsAction, PermissionsView};
-use super::components::question::{
-    Armed, LimitQuestion, PlanQuestion, QuitQuestion, TrustPrompt, TrustQuestion,
-};
+use super::components::question::{Armed, TrustPrompt, YesNo};
 use super::components::rewind::{RewindAction, RewindPicker};
 use super::components::sessions::{PickerAction, SessionPicker};
 use super::theme::Theme;
@@ -178,8 +176,37 @@ impl Overlay {
     }
 }
 
+/// The kinds of question, in the order they take the keys when several
+/// wait (the first has them). A new question is its own file (a
+/// [`YesNo`] armed by [`Armed`], or a [`Question`] of its own) and its
+/// kind here.
+///
+/// [`YesNo`]: super::components::question::YesNo
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// Whether to quit, stopping what runs in the background.
+    Quit,
+    /// Whether to trust the workspace's hooks, commands and servers.
+    Trust,
+    /// Whether the turn may go on past its tool rounds.
+    Limit,
+    /// The model's question (`ask_user`), one at a time.
+    Ask,
+    /// Whether to carry out the plan a plan-mode turn proposed.
+    Plan,
+    /// A call waiting for approval (the dialog's queue, under them all).
+    Approval,
+}
+
 /// A question on the priority layer.
 pub trait Question: Component {
+    fn kind(&self) -> Kind;
+    /// What it asks, in a notification's words (`None`: nothing to call
+    /// the person back for).
+    fn words(&self) -> Option<String>;
+    /// Where it stands: the rows it takes at the bottom of `area`, over
+    /// the transcript's end, or (`None`) the whole screen.
+    fn rows(&self, area: Rect, theme: &Theme) -> Option<u16>;
     /// Input that is no answer (a paste, a resize): the question is to be
     /// read anew before a key answers it.
     fn input(&mut self, now: Instant);
@@ -192,87 +219,24 @@ pub trait Question: Component {
     ///
     /// [`Arming::type_ahead`]: super::components::approval::Arming::type_ahead
     fn type_ahead(&mut self, key: KeyEvent, composing: bool, now: Instant) -> Ahead;
-}
-
-/// A question asked on the priority layer, of one kind. Adding a kind is
-/// a variant here, its place in [`Asked::priority`], and its `ask_…`.
-pub enum Asked {
-    /// Whether to quit, stopping what runs in the background.
-    Quit(Armed<QuitQuestion>),
-    /// Whether to trust the workspace's hooks, commands and servers.
-    Trust(Armed<TrustQuestion>),
-    /// Whether the turn may go on past its tool rounds.
-    Limit(Armed<LimitQuestion>),
-    /// The model's question (`ask_user`), one at a time.
-    Ask(AskPanel),
-    /// Whether to carry out the plan a plan-mode turn proposed.
-    Plan(Armed<PlanQuestion>),
-}
-
-impl Asked {
-    /// Which has the keys when several wait: the lowest.
-    fn priority(&self) -> u8 {
-        match self {
-            Asked::Quit(_) => 0,
-            Asked::Trust(_) => 1,
-            Asked::Limit(_) => 2,
-            Asked::Ask(_) => 3,
-            Asked::Plan(_) => 4,
-        }
+    /// Whether the person is writing into its own text (an answer to the
+    /// model, what to do instead of a call): Enter is then its own.
+    fn is_writing(&self) -> bool {
+        false
     }
-
-    fn question(&mut self) -> &mut dyn Question {
-        match self {
-            Asked::Quit(q) => q,
-            Asked::Trust(q) => q,
-            Asked::Limit(q) => q,
-            Asked::Ask(q) => q,
-            Asked::Plan(q) => q,
-        }
-    }
-
-    fn view(&self) -> &dyn Component {
-        match self {
-            Asked::Quit(q) => q,
-            Asked::Trust(q) => q,
-            Asked::Limit(q) => q,
-            Asked::Ask(q) => q,
-            Asked::Plan(q) => q,
-        }
-    }
-
-    /// What it asks, in a notification's words (none for the quit
-    /// question: the person is quitting, not away).
-    fn words(&self) -> Option<String> {
-        Some(match self {
-            Asked::Quit(_) => return None,
-            Asked::Trust(_) => "Lathe asks: trust what this workspace defines?".to_string(),
-            Asked::Limit(_) => "Lathe asks: go on past the tool rounds?".to_string(),
-            Asked::Ask(a) => format!("Lathe asks: {}", a.question()),
-            Asked::Plan(_) => "Lathe asks: carry out the plan?".to_string(),
-        })
-    }
-
-    /// The rows it takes at the bottom of `area` (over the transcript's
-    /// end); the trust question takes the whole screen instead: 0.
-    fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
-        match self {
-            Asked::Quit(q) => q.question.height(area, theme),
-            Asked::Trust(_) => 0,
-            Asked::Limit(q) => q.question.height(area, theme),
-            Asked::Ask(q) => q.height(area, theme),
-            Asked::Plan(q) => q.question.height(area, theme),
-        }
+    /// A paste, if it takes text (`false`: it goes where text goes).
+    fn paste(&mut self, _text: &str) -> bool {
+        false
     }
 }
 
 /// The priority layer above the views: at most one question of each
-/// kind, the first by priority taking the keys and drawn on top; under
+/// kind, the first by [`Kind`] taking the keys and drawn on top; under
 /// them the approvals (a queue, held here whether asking or not).
 #[derive(Default)]
 pub struct Questions {
-    /// The questions asked, by priority.
-    asked: Vec<Asked>,
+    /// The questions asked, in the order of their kinds.
+    asked: Vec<Box<dyn Question>>,
     pub approvals: ApprovalOverlay,
     /// The person's last key into the composer: a question that comes
     /// while they type lets their typing go on.
@@ -293,76 +257,42 @@ impl Questions {
     }
 
     /// Asks `question`, in place of one of its kind.
-    fn put(&mut self, question: Asked) {
-        let kind = std::mem::discriminant(&question);
-        self.asked.retain(|q| std::mem::discriminant(q) != kind);
+    fn put(&mut self, question: Box<dyn Question>) {
+        let kind = question.kind();
+        self.asked.retain(|q| q.kind() != kind);
         let at = self
             .asked
             .iter()
-            .position(|q| q.priority() > question.priority())
+            .position(|q| q.kind() > kind)
             .unwrap_or(self.asked.len());
         self.asked.insert(at, question);
     }
 
-    /// Asks whether to trust the workspace.
-    pub fn ask_trust(&mut self, prompt: TrustPrompt, now: Instant) {
-        let q = TrustQuestion::new(prompt);
-        self.put(Asked::Trust(Armed::new(q, self.last_typed, now)));
-    }
-
-    /// Asks whether the turn may go on past its tool rounds.
-    pub fn ask_limit(&mut self, turn_id: u64, rounds: u32, more: u32, now: Instant) {
-        let q = LimitQuestion::new(turn_id, rounds, more);
-        self.put(Asked::Limit(Armed::new(q, self.last_typed, now)));
-    }
-
-    /// Asks whether to carry out the plan just proposed.
-    pub fn ask_plan(&mut self, now: Instant) {
-        self.put(Asked::Plan(Armed::new(
-            PlanQuestion::new(),
-            self.last_typed,
-            now,
-        )));
-    }
-
-    /// Asks whether to quit, stopping `jobs`.
-    pub fn ask_quit(&mut self, jobs: Vec<String>, now: Instant) {
-        self.put(Asked::Quit(Armed::new(
-            QuitQuestion::new(jobs),
-            self.last_typed,
-            now,
-        )));
+    /// Asks a yes-or-no question at `now`, armed against keys typed ahead.
+    pub fn ask(&mut self, question: impl YesNo + 'static, now: Instant) {
+        self.put(Box::new(Armed::new(question, self.last_typed, now)));
     }
 
     /// Shows the model's question.
-    pub fn ask(&mut self, call_id: String, question: String, choices: Vec<String>, now: Instant) {
-        self.put(Asked::Ask(
-            AskPanel::new(call_id, question, choices).after_typing(self.last_typed, now),
-        ));
+    pub fn ask_model(&mut self, asked: AskPanel, now: Instant) {
+        self.put(Box::new(asked.after_typing(self.last_typed, now)));
     }
 
-    /// Whether a question of the kind `is` picks out waits.
-    pub fn has(&self, is: impl Fn(&Asked) -> bool) -> bool {
-        self.asked.iter().any(is)
+    /// Whether a question of `kind` waits.
+    pub fn has(&self, kind: Kind) -> bool {
+        self.asked.iter().any(|q| q.kind() == kind)
     }
 
-    /// Takes off the question of the kind `is` picks out.
-    pub fn drop_kind(&mut self, is: impl Fn(&Asked) -> bool) -> Option<Asked> {
-        let at = self.asked.iter().position(is)?;
-        Some(self.asked.remove(at))
+    /// Takes off the question of `kind`; whether one waited.
+    pub fn withdraw(&mut self, kind: Kind) -> bool {
+        let before = self.asked.len();
+        self.asked.retain(|q| q.kind() != kind);
+        self.asked.len() != before
     }
 
-    /// The model's question, while it waits and neither the trust
-    /// question nor the tool-round limit stands over it (a paste goes
-    /// into its answer).
-    pub fn ask_taking_text(&mut self) -> Option<&mut AskPanel> {
-        if self.has(|q| matches!(q, Asked::Trust(_) | Asked::Limit(_))) {
-            return None;
-        }
-        self.asked.iter_mut().find_map(|q| match q {
-            Asked::Ask(a) => Some(a),
-            _ => None,
-        })
+    /// A paste for the question with the keys, if it takes text.
+    pub fn paste(&mut self, text: &str) -> bool {
+        self.top().is_some_and(|q| q.paste(text))
     }
 
     /// What waits for the person, in a notification's words: the question
@@ -370,17 +300,14 @@ impl Questions {
     pub fn waiting_words(&self) -> Option<String> {
         match self.asked.first() {
             Some(q) => q.words(),
-            None => Some(format!(
-                "Lathe asks: approve {}?",
-                self.approvals.front_words()?
-            )),
+            None => self.approvals.words(),
         }
     }
 
     /// The question that has the keys.
     pub fn top(&mut self) -> Option<&mut dyn Question> {
         if let Some(q) = self.asked.first_mut() {
-            return Some(q.question());
+            return Some(q.as_mut());
         }
         self.approvals
             .is_active()
@@ -394,21 +321,17 @@ impl Questions {
     pub fn bottom_height(&self, area: Rect, theme: &Theme) -> u16 {
         self.asked
             .first()
-            .map_or(0, |q| q.bottom_height(area, theme))
+            .and_then(|q| q.rows(area, theme))
+            .unwrap_or(0)
     }
 
-    /// Whether the person is writing into a question's own text: an
-    /// answer to the model's question, what to do instead of a call.
+    /// Whether the person is writing into the text of the question with
+    /// the keys: an answer to the model's question, what to do instead
+    /// of a call.
     pub fn is_writing(&self) -> bool {
-        let above = self.has(|q| matches!(q, Asked::Trust(_) | Asked::Limit(_)));
-        if above {
-            return false;
-        }
-        self.approvals.is_writing()
-            || self
-                .asked
-                .iter()
-                .any(|q| matches!(q, Asked::Ask(a) if a.is_writing()))
+        self.asked
+            .first()
+            .map_or_else(|| self.approvals.is_writing(), |q| q.is_writing())
     }
 
     /// Whether a question waits for the person.
@@ -417,9 +340,9 @@ impl Questions {
     }
 
     /// Whether the approval dialog is what the person sees of the layer
-    /// (no question stands over it).
+    /// (no question over the whole screen stands over it).
     pub fn approvals_in_front(&self) -> bool {
-        self.approvals.is_active() && !self.has(|q| matches!(q, Asked::Trust(_)))
+        self.approvals.is_active() && !self.has(Kind::Trust)
     }
 
     /// Takes off the question that has the keys (it was answered).
@@ -432,13 +355,13 @@ impl Questions {
     /// Every question present.
     pub fn each(&mut self, mut f: impl FnMut(&mut dyn Question)) {
         for q in &mut self.asked {
-            f(q.question());
+            f(q.as_mut());
         }
         f(&mut self.approvals);
     }
 
     /// Draws the questions asked, the one with the keys last (on top):
-    /// the trust question over `whole`, the others in `bottom`.
+    /// each over `whole` or in `bottom`, where it stands.
     pub fn render_asked(
         &self,
         bottom: Rect,
@@ -448,12 +371,11 @@ impl Questions {
         now: Instant,
     ) {
         for q in self.asked.iter().rev() {
-            let area = if matches!(q, Asked::Trust(_)) {
-                whole
-            } else {
-                bottom
+            let area = match q.rows(whole, theme) {
+                Some(_) => bottom,
+                None => whole,
             };
-            q.view().render(area, buf, theme, now);
+            q.render(area, buf, theme, now);
         }
     }
 }
@@ -650,39 +572,38 @@ mod tests {
         assert!(!stack[0].same_kind(&stack[1]));
     }
 
-    /// At most one question of each kind; the first by priority has the
+    /// At most one question of each kind; the first by kind has the
     /// keys, whatever was asked first.
     #[test]
-    fn the_question_with_the_keys_is_the_first_by_priority_whatever_came_first() {
+    fn the_question_with_the_keys_is_the_first_by_kind_whatever_came_first() {
+        use crate::components::question::{LimitQuestion, PlanQuestion, QuitQuestion};
         let t0 = Instant::now();
         let mut layer = Questions::default();
-        layer.ask_plan(t0);
-        layer.ask("c1".into(), "which port?".into(), vec![], t0);
-        layer.ask_limit(3, 20, 20, t0);
-        assert!(layer.is_asking() && layer.has(|_| true));
-        let first = |l: &Questions| l.asked.first().map(Asked::priority);
+        layer.ask(PlanQuestion::new(), t0);
+        layer.ask_model(AskPanel::new("c1".into(), "which port?".into(), vec![]), t0);
+        layer.ask(LimitQuestion::new(3, 20, 20), t0);
+        assert!(layer.is_asking() && layer.has(Kind::Plan));
+        let first = |l: &Questions| l.asked.first().map(|q| q.kind());
         assert_eq!(
             first(&layer),
-            Some(2),
+            Some(Kind::Limit),
             "the limit before the model's question and the plan"
         );
         // One of a kind: asked again, it replaces the first.
-        layer.ask_limit(4, 20, 20, t0);
+        layer.ask(LimitQuestion::new(4, 20, 20), t0);
         assert_eq!(layer.asked.len(), 3);
-        layer.ask_quit(vec!["bg1".into()], t0);
-        assert_eq!(first(&layer), Some(0));
+        layer.ask(QuitQuestion::new(vec!["bg1".into()]), t0);
+        assert_eq!(first(&layer), Some(Kind::Quit));
         assert_eq!(layer.waiting_words(), None, "quitting is no call-back");
         layer.close_top();
-        assert_eq!(first(&layer), Some(2));
+        assert_eq!(first(&layer), Some(Kind::Limit));
         assert!(
-            layer.ask_taking_text().is_none(),
-            "the limit stands over the model's question"
+            !layer.paste("8080"),
+            "the limit stands over the model's question: no text for it"
         );
-        assert!(layer.drop_kind(|q| matches!(q, Asked::Limit(_))).is_some());
-        assert_eq!(
-            layer.ask_taking_text().map(|a| a.question().to_string()),
-            Some("which port?".into())
-        );
+        assert!(layer.withdraw(Kind::Limit) && !layer.withdraw(Kind::Limit));
+        assert!(layer.paste("8080"), "the model's question takes the paste");
+        assert!(layer.is_writing());
         assert_eq!(
             layer.waiting_words().as_deref(),
             Some("Lathe asks: which port?")
@@ -703,7 +624,10 @@ mod tests {
         let t0 = Instant::now();
         // Asked while the person types: their keys go on to the composer.
         layer.typed(t0);
-        layer.ask_limit(7, 20, 20, t0);
+        layer.ask(
+            crate::components::question::LimitQuestion::new(7, 20, 20),
+            t0,
+        );
         let y = key(KeyCode::Char('y'));
         let top = layer.top().expect("the limit asks");
         assert_eq!(top.handle_key(y, &events, t0), Outcome::Ignored(y));

@@ -135,7 +135,10 @@ impl App {
                 rounds,
                 more,
             } => {
-                self.questions.ask_limit(turn_id, rounds, more, now);
+                self.questions.ask(
+                    crate::components::question::LimitQuestion::new(turn_id, rounds, more),
+                    now,
+                );
             }
             AgentEvent::TurnCompleted {
                 stop_reason, usage, ..

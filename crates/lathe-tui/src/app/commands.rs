@@ -20,8 +20,8 @@ impl App {
                 self.transcript.clear();
                 self.turn.turn_marks.clear();
                 self.questions.approvals.clear();
-                self.questions.drop_kind(|q| matches!(q, Asked::Ask(_)));
-                self.questions.drop_kind(|q| matches!(q, Asked::Plan(_)));
+                self.questions.withdraw(Kind::Ask);
+                self.questions.withdraw(Kind::Plan);
                 self.turn.plan = None;
                 self.status.usage = Usage::default();
                 self.bus.op(Op::Clear);
@@ -92,7 +92,10 @@ impl App {
             }
             SlashCommand::Trust => match self.session.untrusted.take() {
                 Some(prompt) => {
-                    self.questions.ask_trust(prompt, self.screen.now);
+                    self.questions.ask(
+                        crate::components::question::TrustQuestion::new(prompt),
+                        self.screen.now,
+                    );
                 }
                 None => self.notice(
                     NoticeKind::Info,

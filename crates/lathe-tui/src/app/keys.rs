@@ -15,11 +15,7 @@ impl App {
                 // of a dialog and goes where text goes.
                 self.questions.each(|q| q.input(now));
                 self.screen.dirty = true;
-                if let Some(ask) = self.questions.ask_taking_text() {
-                    ask.paste(&text);
-                } else if self.questions.approvals.is_writing() {
-                    self.questions.approvals.paste(&text);
-                } else if self.overlays.is_empty() {
+                if !self.questions.paste(&text) && self.overlays.is_empty() {
                     self.composer.paste(&text);
                 }
             }

@@ -13,7 +13,10 @@ impl App {
                 question,
                 choices,
                 ..
-            } => self.questions.ask(call_id, question, choices, now),
+            } => self.questions.ask_model(
+                crate::components::ask::AskPanel::new(call_id, question, choices),
+                now,
+            ),
             AgentEvent::PlanUpdated { steps, .. } => {
                 self.turn.plan = Some(crate::components::plan::Plan::new(steps));
             }
@@ -69,11 +72,7 @@ impl App {
     /// too late for it starts the next one (the agent starts it; whether
     /// it does is returned).
     pub(super) fn end_together(&mut self) -> bool {
-        if self
-            .questions
-            .drop_kind(|q| matches!(q, Asked::Ask(_)))
-            .is_some()
-        {
+        if self.questions.withdraw(Kind::Ask) {
             let (kind, text) = crate::components::ask::withdrawn();
             self.notice(kind, text);
         }
@@ -120,7 +119,8 @@ impl App {
     /// carry its plan out.
     pub(super) fn plan_turn_ended(&mut self, completed: bool, now: Instant) {
         if std::mem::take(&mut self.turn.planning) && completed {
-            self.questions.ask_plan(now);
+            self.questions
+                .ask(crate::components::question::PlanQuestion::new(), now);
         }
     }
 }

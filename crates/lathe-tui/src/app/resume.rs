@@ -72,7 +72,10 @@ pub(super) fn replay(
             } => {
                 let content_len = content.len();
                 let content = parse(content);
-                let status = match (*is_error, content.get("error").and_then(|e| e.as_str())) {
+                let status = match (
+                    *is_error,
+                    crate::protocol::summary::Shared(&content).error(),
+                ) {
                     _ if let Some(seen) = seen => seen.status,
                     (false, _) => ToolStatus::Ok,
                     (true, Some(e)) if e.starts_with("permission denied") => ToolStatus::Denied,

@@ -773,6 +773,31 @@ impl crate::component::Component for ApprovalOverlay {
 }
 
 impl crate::component::Question for ApprovalOverlay {
+    fn kind(&self) -> crate::component::Kind {
+        crate::component::Kind::Approval
+    }
+
+    fn words(&self) -> Option<String> {
+        Some(format!("Lathe asks: approve {}?", self.front_words()?))
+    }
+
+    /// It fills what it is given (the app gives it the screen).
+    fn rows(&self, _: Rect, _: &Theme) -> Option<u16> {
+        None
+    }
+
+    fn is_writing(&self) -> bool {
+        ApprovalOverlay::is_writing(self)
+    }
+
+    fn paste(&mut self, text: &str) -> bool {
+        if !ApprovalOverlay::is_writing(self) {
+            return false;
+        }
+        ApprovalOverlay::paste(self, text);
+        true
+    }
+
     fn input(&mut self, now: Instant) {
         ApprovalOverlay::input(self, now);
     }

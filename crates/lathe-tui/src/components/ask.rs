@@ -226,6 +226,27 @@ impl AskPanel {
 }
 
 impl Question for AskPanel {
+    fn kind(&self) -> crate::component::Kind {
+        crate::component::Kind::Ask
+    }
+
+    fn words(&self) -> Option<String> {
+        Some(format!("Lathe asks: {}", self.question()))
+    }
+
+    fn rows(&self, area: Rect, theme: &Theme) -> Option<u16> {
+        Some(self.height(area, theme))
+    }
+
+    fn is_writing(&self) -> bool {
+        AskPanel::is_writing(self)
+    }
+
+    fn paste(&mut self, text: &str) -> bool {
+        AskPanel::paste(self, text);
+        true
+    }
+
     fn input(&mut self, now: Instant) {
         self.arming.input(now);
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::diff_view::LineKind;
 use crate::protocol::humanize::shorten_chars as shorten;
 pub use crate::protocol::humanize::{bytes as human_bytes, duration_ms as human_duration};
+use crate::protocol::summary::Shared;
 use crate::protocol::{ResultMetadata, Summary, ToolKind, ToolStatus};
 
 /// The key argument of a call, on one line.
@@ -250,10 +251,7 @@ pub fn approval_words(
 /// words; a success by what its tool says it found or did (`summary`).
 pub fn summarize(status: ToolStatus, content: &Value, summary: Option<&Summary>) -> String {
     if status != ToolStatus::Ok {
-        let msg = content
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("failed");
+        let msg = Shared(content).error().unwrap_or("failed");
         let msg = msg.lines().next().unwrap_or(msg);
         // The model's words for a denial, in the person's.
         let msg = msg.strip_prefix("permission denied: ").unwrap_or(msg);
@@ -349,9 +347,8 @@ fn words(summary: &Summary) -> String {
 /// command started in the background printed in its first moment, what
 /// a read of one found.
 pub fn unstreamed_output(kind: ToolKind, content: &Value) -> Option<String> {
-    let background = content.get("handle").is_some();
-    (background && kind == ToolKind::Shell)
-        .then(|| content.get("output").and_then(Value::as_str))
+    (kind == ToolKind::Shell)
+        .then(|| Shared(content).background_output())
         .flatten()
         .map(|o| o.trim_end_matches('\n').to_string())
         .filter(|o| !o.is_empty())
@@ -359,7 +356,7 @@ pub fn unstreamed_output(kind: ToolKind, content: &Value) -> Option<String> {
 
 /// Why the sandbox may be what stopped a command, when the result says.
 pub fn sandbox_note(content: &Value) -> Option<String> {
-    content.get("sandbox").and_then(Value::as_str).map(|n| {
+    Shared(content).sandbox().map(|n| {
         // Its first clause is the person's; the rest (which places
         // are writable, what to do) is for the model.
         let said = n.split_once(": ").map_or(n, |(head, _)| head);

@@ -13,13 +13,20 @@ use ratatui::layout::Rect;
 
 use super::approval::{Ahead, Answer, Arming, READING};
 use super::cells::NoticeKind;
-use crate::component::{AppEvent, AppEvents, Component, Outcome, Question};
+use crate::component::{AppEvent, AppEvents, Component, Kind, Outcome, Question};
 use crate::protocol::Op;
 use crate::theme::Theme;
 
 /// What a yes-or-no question does with its answers. When a key may
 /// answer it at all is [`Armed`]'s to say, the same for every question.
 pub trait YesNo {
+    /// Which question it is (its place among the others).
+    fn kind(&self) -> Kind;
+    /// What it asks, in a notification's words.
+    fn words(&self) -> Option<String>;
+    /// The rows it takes at the bottom of `area` (`None`: the whole
+    /// screen).
+    fn rows(&self, area: Rect, theme: &Theme) -> Option<u16>;
     /// A key it takes once armed, before any answer: reading it (the
     /// trust question scrolls), which never restarts the quiet moment.
     fn reads(&mut self, _key: KeyEvent) -> bool {
@@ -86,6 +93,18 @@ impl<Q: YesNo> Component for Armed<Q> {
 }
 
 impl<Q: YesNo> Question for Armed<Q> {
+    fn kind(&self) -> Kind {
+        self.question.kind()
+    }
+
+    fn words(&self) -> Option<String> {
+        self.question.words()
+    }
+
+    fn rows(&self, area: Rect, theme: &Theme) -> Option<u16> {
+        self.question.rows(area, theme)
+    }
+
     fn input(&mut self, now: Instant) {
         self.arming.input(now);
     }
@@ -119,6 +138,19 @@ impl TrustQuestion {
 /// them off for this session. Keys are ignored for a moment after the
 /// question shows, as in the approval dialog.
 impl YesNo for TrustQuestion {
+    fn kind(&self) -> Kind {
+        Kind::Trust
+    }
+
+    fn words(&self) -> Option<String> {
+        Some("Lathe asks: trust what this workspace defines?".into())
+    }
+
+    /// It takes the whole screen: all it would trust is shown.
+    fn rows(&self, _: Rect, _: &Theme) -> Option<u16> {
+        None
+    }
+
     fn reads(&mut self, key: KeyEvent) -> bool {
         let mut view = self.view.get();
         let scrolled = view.scroll_key(key);
@@ -224,6 +256,18 @@ impl LimitQuestion {
 /// `y` lets the turn go on for more tool rounds, `n` or Esc ends it;
 /// armed like the other questions.
 impl YesNo for LimitQuestion {
+    fn kind(&self) -> Kind {
+        Kind::Limit
+    }
+
+    fn words(&self) -> Option<String> {
+        Some("Lathe asks: go on past the tool rounds?".into())
+    }
+
+    fn rows(&self, area: Rect, t: &Theme) -> Option<u16> {
+        Some(modal_height(&self.lines(t), area))
+    }
+
     fn yes(&mut self, events: &AppEvents) -> Outcome {
         self.answer(true, events);
         Outcome::Close
@@ -247,11 +291,6 @@ impl YesNo for LimitQuestion {
 }
 
 impl LimitQuestion {
-    /// The rows it takes at the bottom of `area`.
-    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
-        modal_height(&self.lines(t), area)
-    }
-
     fn lines(&self, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
         use ratatui::text::{Line, Span};
         let rounds = self.rounds;
@@ -283,11 +322,6 @@ impl PlanQuestion {
 }
 
 impl PlanQuestion {
-    /// The rows it takes at the bottom of `area`.
-    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
-        modal_height(&Self::lines(t), area)
-    }
-
     fn lines(t: &Theme) -> Vec<ratatui::text::Line<'static>> {
         use ratatui::text::{Line, Span};
         vec![Line::from(Span::styled(
@@ -302,6 +336,18 @@ impl PlanQuestion {
 /// `e` starts `/plan ` in the composer to say what to change, `n` or Esc
 /// leaves the plan as it is; armed like the other questions.
 impl YesNo for PlanQuestion {
+    fn kind(&self) -> Kind {
+        Kind::Plan
+    }
+
+    fn words(&self) -> Option<String> {
+        Some("Lathe asks: carry out the plan?".into())
+    }
+
+    fn rows(&self, area: Rect, t: &Theme) -> Option<u16> {
+        Some(modal_height(&Self::lines(t), area))
+    }
+
     fn yes(&mut self, events: &AppEvents) -> Outcome {
         events.send(AppEvent::Send(PLAN_APPROVED.into()));
         Outcome::Close
@@ -353,11 +399,6 @@ impl QuitQuestion {
         Self { jobs }
     }
 
-    /// The rows it takes at the bottom of `area`.
-    pub fn height(&self, area: Rect, t: &Theme) -> u16 {
-        modal_height(&self.lines(t), area)
-    }
-
     fn lines(&self, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
         use ratatui::text::{Line, Span};
         let mut lines = vec![Line::from(Span::styled(
@@ -386,6 +427,19 @@ impl QuitQuestion {
 
 /// `y` stops them and quits; `n` or Esc stays.
 impl YesNo for QuitQuestion {
+    fn kind(&self) -> Kind {
+        Kind::Quit
+    }
+
+    /// None: the person is quitting, not away.
+    fn words(&self) -> Option<String> {
+        None
+    }
+
+    fn rows(&self, area: Rect, t: &Theme) -> Option<u16> {
+        Some(modal_height(&self.lines(t), area))
+    }
+
     fn yes(&mut self, events: &AppEvents) -> Outcome {
         events.send(AppEvent::Quit);
         Outcome::Close

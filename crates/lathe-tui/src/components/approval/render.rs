@@ -9,7 +9,6 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
-use serde_json::Value;
 
 use super::*;
 use crate::components::cells::key_argument;
@@ -107,7 +106,7 @@ impl ApprovalOverlay {
         };
         // A command is shown whole below (`$ …`): the first line names
         // the tool alone, so the command is not read three times.
-        let command_below = req.diff.is_none() && req.arguments.get("command").is_some();
+        let command_below = req.diff.is_none() && command_of(req).is_some();
         let arg = if command_below {
             String::new()
         } else {
@@ -198,7 +197,7 @@ impl ApprovalOverlay {
                 }
             }
             None => {
-                let shown = match req.arguments.get("command").and_then(Value::as_str) {
+                let shown = match command_of(req) {
                     Some(cmd) => format!("$ {}", visible_command(cmd)),
                     None => serde_json::to_string_pretty(&req.arguments).unwrap_or_default(),
                 };
@@ -592,4 +591,12 @@ fn grant_words(req: &PendingApproval) -> String {
         ),
         None => "no conversation grant can cover this call: approve it once, or deny".into(),
     }
+}
+
+/// The shell line a call runs (its `Exec` operation), if it runs one.
+fn command_of(req: &ApprovalRequest) -> Option<&str> {
+    req.operations.iter().find_map(|op| match op {
+        crate::protocol::operation::Operation::Exec(e) => Some(e.line.as_str()),
+        _ => None,
+    })
 }
