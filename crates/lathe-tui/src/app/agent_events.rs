@@ -4,6 +4,7 @@
 
 use super::edited::keep_edit;
 use super::*;
+use crate::components::question::LimitQuestion;
 
 impl App {
     pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
@@ -134,12 +135,9 @@ impl App {
                 turn_id,
                 rounds,
                 more,
-            } => {
-                self.questions.ask(
-                    crate::components::question::LimitQuestion::new(turn_id, rounds, more),
-                    now,
-                );
-            }
+            } => self
+                .questions
+                .ask(LimitQuestion::new(turn_id, rounds, more), now),
             AgentEvent::TurnCompleted {
                 stop_reason, usage, ..
             } => {
