@@ -158,6 +158,12 @@ pub struct CommonArgs {
     /// Checkpoint files before each turn changes them, for /undo and /rewind: on (default) or off (CI).
     #[arg(long, global = true, value_name = "on|off", value_parser = on_off)]
     pub checkpoints: Option<bool>,
+    /// Stop when the session has cost this many US dollars (models with known prices).
+    #[arg(long, global = true, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+    /// Stop a turn when it has used this many tokens, its subagents' included.
+    #[arg(long, global = true, value_name = "N")]
+    pub max_turn_tokens: Option<u64>,
 }
 
 /// `chat` or `responses`.
@@ -191,6 +197,8 @@ impl CommonArgs {
             max_tool_iterations: self.max_tool_iterations,
             sandbox: self.sandbox,
             checkpoints: self.checkpoints,
+            max_budget_usd: self.max_budget_usd,
+            max_turn_tokens: self.max_turn_tokens,
             no_model: false,
         }
     }

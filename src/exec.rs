@@ -25,6 +25,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 /// Exit status of bad usage or configuration.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit status of a turn stopped at a budget cap (`stop_reason: "budget"`).
+pub const EXIT_BUDGET: i32 = 3;
 /// Exit status after an interrupt (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -221,7 +223,10 @@ fn say_what_waits(launched: &crate::launch::Launched, mcp_flag: bool) {
 /// The exit status an event implies, if it ends the turn.
 fn exit_code(ev: &AgentEvent) -> Option<i32> {
     match ev {
-        AgentEvent::TurnCompleted { .. } => Some(EXIT_OK),
+        AgentEvent::TurnCompleted { stop_reason, .. } => Some(match stop_reason {
+            crate::protocol::StopReason::Budget => EXIT_BUDGET,
+            _ => EXIT_OK,
+        }),
         AgentEvent::Error {
             turn_id: Some(_),
             kind,
@@ -555,6 +560,16 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         )
         .replace(" \n", "\n"),
         AgentEvent::Attachments { files, .. } => attachment_lines(files),
+        AgentEvent::BudgetReached {
+            cap, spent, limit, ..
+        } => format!(
+            "lathe: {} ({}) is spent: {}; the turn stopped before its next request ({} raises \
+             it)\n",
+            cap.scope(),
+            cap.amount(*limit),
+            cap.amount(*spent),
+            cap.setting()
+        ),
         AgentEvent::PlanUpdated { steps, .. } => {
             let mut text = "plan:\n".to_string();
             for s in steps {

@@ -29,6 +29,7 @@ use crate::tools::{ToolRegistry, ToolSource, Toolset};
 pub(crate) use state::{Services, Settings, State};
 
 mod approval;
+mod budget;
 mod compact;
 mod desk;
 mod dispatch;
@@ -99,6 +100,8 @@ pub struct AgentConfig {
     /// The model that reviews risky calls that would run without asking
     /// (`[judge] model`); `None`: no judge.
     pub judge: Option<String>,
+    /// What a session, a turn and a subagent may spend.
+    pub caps: crate::protocol::budget::Caps,
 }
 
 impl AgentConfig {
@@ -125,6 +128,7 @@ impl AgentConfig {
             models: std::collections::BTreeMap::new(),
             max_background: crate::tools::jobs::DEFAULT_MAX,
             judge: None,
+            caps: crate::protocol::budget::Caps::default(),
         }
     }
 }
@@ -320,17 +324,13 @@ impl Shared {
 
     /// Adds what `model` used to the session's spending.
     pub(crate) fn spend(&self, model: &str, usage: Usage) {
-        self.state()
-            .spent
-            .entry(model.to_string())
-            .or_default()
-            .add(usage);
+        self.state().budget.spend(model, usage);
     }
 
     /// The `cost` event: each model's use, and the whole.
     fn cost(&self) -> AgentEvent {
         let state = self.state();
-        let spent = &state.spent;
+        let spent = &state.budget.spent;
         let mut total = Usage::default();
         let models = spent
             .iter()

@@ -79,7 +79,7 @@ fn file_error(path: &Path, line: Option<usize>, key: Option<&str>, message: &str
 
 /// What the command line asked for; `None` leaves the decision to the
 /// other layers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub provider: Option<ProviderKind>,
     /// `--wire-api chat|responses`.
@@ -94,6 +94,11 @@ pub struct Overrides {
     pub sandbox: Option<crate::sandbox::Mode>,
     /// `--checkpoints on|off`.
     pub checkpoints: Option<bool>,
+    /// `--max-budget-usd`: the session's cap (the person's own, so it
+    /// may raise the config's).
+    pub max_budget_usd: Option<f64>,
+    /// `--max-turn-tokens`.
+    pub max_turn_tokens: Option<u64>,
     /// No model will be asked (`lathe mcp list`): a missing key is fine.
     pub no_model: bool,
 }
@@ -168,6 +173,8 @@ pub struct Config {
     pub request_timeout: Duration,
     /// How much text, reasoning and call arguments one response may hold.
     pub stream_limits: crate::provider::StreamLimits,
+    /// What a session, a turn and a subagent may spend.
+    pub caps: crate::protocol::budget::Caps,
     /// How long a conversation grant lasts unused, and at most.
     pub grant_ttl: Duration,
     pub grant_max: Duration,
@@ -232,18 +239,7 @@ impl Config {
         let models = models_of(merged.models.clone().unwrap_or_default())?;
         let (retry, connect_timeout, idle_timeout, request_timeout) =
             settings::network(merged.network.clone().unwrap_or_default())?;
-        let grant_ttl = Duration::from_secs(in_range(
-            "[approvals] grant_ttl_secs",
-            merged.approvals.as_ref().and_then(|a| a.grant_ttl_secs),
-            defaults::GRANT_TTL_SECS,
-            1..=defaults::MAX_GRANT_TTL_SECS,
-        )?);
-        let grant_max = Duration::from_secs(in_range(
-            "[approvals] grant_max_secs",
-            merged.approvals.as_ref().and_then(|a| a.grant_max_secs),
-            defaults::MAX_GRANT_TTL_SECS,
-            1..=defaults::MAX_GRANT_TTL_SECS,
-        )?);
+        let (grant_ttl, grant_max) = settings::grants(merged.approvals.as_ref())?;
         let shell = merged.shell.clone().unwrap_or_default();
         let sandbox = settings::sandbox(
             &shell,
@@ -261,14 +257,15 @@ impl Config {
             10..=99,
         )?)
         .unwrap_or(defaults::COMPACT_AT);
-        let context_window = match merged.context_window {
-            Some(w) => Some(in_range("context_window", Some(w), w, 1024..=100_000_000)?),
-            None => None,
-        };
+        let context_window = merged
+            .context_window
+            .map(|w| in_range("context_window", Some(w), w, 1024..=100_000_000))
+            .transpose()?;
         let (shell_timeout_secs, max_background) = settings::shell_limits(&shell)?;
-        let stream_limits = settings::stream_limits(&merged.limits.clone().unwrap_or_default())?;
+        let limits = merged.limits.clone().unwrap_or_default();
         Ok(Self {
-            stream_limits,
+            stream_limits: settings::stream_limits(&limits)?,
+            caps: settings::caps(&limits, overrides)?,
             judge: merged
                 .judge
                 .as_ref()

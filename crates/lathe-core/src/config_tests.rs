@@ -801,3 +801,50 @@ fn mcp_json_strategy() -> impl proptest::strategy::Strategy<Value = String> {
         serde_json::json!({ "mcpServers": map }).to_string()
     })
 }
+
+/// Caps on spending: a workspace may only lower the person's (or set one
+/// where they set none); the person's flags are over both; a cap that
+/// caps nothing (0, negative, not a number) is refused.
+#[test]
+fn a_workspace_only_lowers_the_caps_and_flags_are_the_persons() {
+    let f = Fixture::new();
+    f.user("[limits]\nsession_usd = 5.0\n");
+    f.workspace("[limits]\nsession_usd = 50.0\nturn_tokens = 100000\n");
+    let c = f.load(local()).unwrap();
+    assert_eq!(c.caps.session_usd, Some(5.0), "not raised by the workspace");
+    assert_eq!(c.caps.turn_tokens, Some(100_000), "a cap where none was");
+    let w = c.warnings.join("\n");
+    assert!(w.contains("session_usd = 50"), "{w}");
+    f.workspace("[limits]\nsession_usd = 0.5\n");
+    let c = f.load(local()).unwrap();
+    assert_eq!(c.caps.session_usd, Some(0.5));
+    let c = f
+        .load(Overrides {
+            max_budget_usd: Some(20.0),
+            max_turn_tokens: Some(5000),
+            ..local()
+        })
+        .unwrap();
+    assert_eq!(c.caps.session_usd, Some(20.0), "the person's flag");
+    assert_eq!(c.caps.turn_tokens, Some(5000));
+    for bad in [
+        "session_usd = 0.0",
+        "turn_usd = -1.0",
+        "task_usd = nan",
+        "task_tokens = 0",
+    ] {
+        f.user(&format!("[limits]\n{bad}\n"));
+        f.workspace("");
+        let err = f.load(local()).unwrap_err().to_string();
+        let key = bad.split(' ').next().unwrap();
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+    let err = f
+        .load(Overrides {
+            max_budget_usd: Some(f64::INFINITY),
+            ..local()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--max-budget-usd"), "{err}");
+}

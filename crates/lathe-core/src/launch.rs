@@ -324,6 +324,7 @@ fn agent_config(
     let mut agent_config = AgentConfig::new(&config.model, prompt::build(workspace));
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
+    agent_config.caps = config.caps;
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.grant_max = config.grant_max;
     agent_config.context_window = config.context_window;

@@ -108,6 +108,20 @@ pub enum AgentEvent {
         /// Rounds another yes allows.
         more: u32,
     },
+    /// A budget cap was reached: the turn stops before its next request
+    /// (never in the middle of a call). A front end that answers
+    /// approvals is asked to raise the cap to `raise_to` and go on
+    /// (`Op::ContinueTurn`); headless, the turn ends with `stop_reason:
+    /// "budget"`.
+    BudgetReached {
+        turn_id: u64,
+        cap: crate::budget::Cap,
+        /// What was spent against it (dollars, or tokens).
+        spent: f64,
+        limit: f64,
+        /// What a yes raises it to.
+        raise_to: f64,
+    },
     ToolCallStarted {
         turn_id: u64,
         call_id: String,
@@ -330,6 +344,7 @@ impl AgentEvent {
             AgentEvent::ContextUpdated { .. } => "context_updated",
             AgentEvent::ContextCompacted { .. } => "context_compacted",
             AgentEvent::ToolLimitReached { .. } => "tool_limit_reached",
+            AgentEvent::BudgetReached { .. } => "budget_reached",
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolProgress { .. } => "tool_progress",
             AgentEvent::GuardrailVerdict { .. } => "guardrail_verdict",
@@ -481,7 +496,8 @@ impl Redact for AgentEvent {
             | AgentEvent::UsageUpdated { .. }
             | AgentEvent::ContextUpdated { .. }
             | AgentEvent::ContextCompacted { .. }
-            | AgentEvent::ToolLimitReached { .. } => {}
+            | AgentEvent::ToolLimitReached { .. }
+            | AgentEvent::BudgetReached { .. } => {}
         }
     }
 }

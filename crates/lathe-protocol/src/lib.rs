@@ -13,6 +13,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod budget;
 pub mod change;
 mod event;
 pub mod humanize;
@@ -443,6 +444,9 @@ pub enum StopReason {
     /// The server paused a long turn (Anthropic's `pause_turn`): sending
     /// the conversation again lets it go on.
     PauseTurn,
+    /// Lathe stopped the turn between steps: a budget cap was reached
+    /// (`budget_reached` says which).
+    Budget,
 }
 
 impl fmt::Display for StopReason {
@@ -477,6 +481,7 @@ impl StopReason {
             StopReason::Refusal => "refusal",
             StopReason::ContentFilter => "content_filter",
             StopReason::PauseTurn => "pause_turn",
+            StopReason::Budget => "budget",
         }
     }
 
@@ -493,6 +498,7 @@ impl StopReason {
                 Some("the server's content filter stopped the answer; it is incomplete")
             }
             StopReason::PauseTurn => Some("the server paused the turn; send a message to go on"),
+            StopReason::Budget => Some("stopped between steps: a budget cap was reached"),
             StopReason::EndTurn | StopReason::ToolUse => None,
         }
     }

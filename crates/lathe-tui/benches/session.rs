@@ -164,6 +164,7 @@ fn resume(c: &mut Criterion) {
                         prompts: None,
                         resumed: Some(rebuilt),
                         pick: false,
+                        ..Default::default()
                     },
                 },
                 Instant::now(),

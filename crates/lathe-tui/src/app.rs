@@ -81,6 +81,8 @@ pub struct SessionInit {
     pub resumed: Option<crate::session::history::Rebuilt>,
     /// Open the session picker at once (`lathe resume` without an id).
     pub pick: bool,
+    /// What a session, a turn and a subagent may spend.
+    pub caps: crate::protocol::budget::Caps,
 }
 
 /// What the app asks the loop to do for it, which the app cannot do
@@ -235,6 +237,8 @@ impl App {
                 last_turn_cost: None,
                 effort: None,
                 spent,
+                caps: session.caps,
+                turn_spent: (0, Usage::default()),
                 models: Models::Unknown,
                 pending_model: None,
                 jobs: Vec::new(),
@@ -479,6 +483,7 @@ impl App {
             AppEvent::Quit => self.bus.request(Request::Quit),
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
+            AppEvent::CapRaised(cap, to) => self.status.caps.set(cap, to),
             AppEvent::Notice(kind, text) => self.notice(kind, text),
             AppEvent::Decided {
                 call_id,

@@ -1047,6 +1047,7 @@ fn resumed_app(dir: Option<PathBuf>, prompts: Option<crate::session::prompts::Pr
             prompts,
             resumed: Some(rebuilt),
             pick: false,
+            ..Default::default()
         },
     };
     App::new(init, Instant::now())
@@ -2236,6 +2237,7 @@ fn a_resumed_session_keeps_its_log_subagent_calls_and_stopped_jobs() {
             prompts: None,
             resumed: Some(rebuilt),
             pick: false,
+            ..Default::default()
         },
     };
     let mut a = App::new(init, Instant::now());
@@ -2464,4 +2466,100 @@ fn answer_keys_too_soon_with_nothing_after_are_dropped() {
             decision: ApprovalDecision::ApproveOnce
         }]
     );
+}
+
+/// The status bar shows the spend against the nearest cap, and warns
+/// from 80 % of it; at the cap the turn asks whether to raise it (armed
+/// like every question): `y` raises it and goes on, `n` stops.
+#[test]
+fn a_budget_is_shown_warned_and_raised_only_when_asked() {
+    let (mut a, t0) = app();
+    a.status.caps = crate::protocol::budget::Caps {
+        session_usd: Some(1.0),
+        ..Default::default()
+    };
+    turn_started(&mut a, 3, "go", t0);
+    let spend = |a: &mut App, usd: f64| {
+        let last = Usage {
+            input_tokens: 10,
+            cost_usd: Some(usd),
+            ..Usage::default()
+        };
+        a.on_agent_event(
+            AgentEvent::UsageUpdated {
+                turn_id: 3,
+                last,
+                total: last,
+                task: None,
+                model: "mock-model".into(),
+            },
+            t0,
+        );
+    };
+    spend(&mut a, 0.5);
+    let shown = screen(&mut a, 120, 16);
+    assert!(
+        shown.contains("$0.50/$1.00") && !shown.contains('⚠'),
+        "{shown}"
+    );
+    spend(&mut a, 0.35);
+    let shown = screen(&mut a, 120, 16);
+    assert!(shown.contains("⚠ $0.85/$1.00"), "{shown}");
+    spend(&mut a, 0.2);
+    a.on_agent_event(
+        AgentEvent::BudgetReached {
+            turn_id: 3,
+            cap: crate::protocol::budget::Cap::SessionUsd,
+            spent: 1.05,
+            limit: 1.0,
+            raise_to: 2.0,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 20);
+    assert!(
+        shown.contains("Budget reached")
+            && shown.contains("The session's budget ($1.00) is spent: $1.05")
+            && shown.contains("Raise the cap to $2.00"),
+        "{shown}"
+    );
+    // Too soon: no answer, no raise.
+    a.on_terminal_event(key(KeyCode::Char('y')), t0);
+    assert!(a.take_ops().is_empty());
+    let later = t0 + QUIET + Duration::from_millis(50);
+    a.tick(later);
+    a.on_terminal_event(key(KeyCode::Char('y')), later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::ContinueTurn {
+            turn_id: 3,
+            go_on: true
+        }]
+    );
+    assert_eq!(a.status.caps.session_usd, Some(2.0));
+    let shown = screen(&mut a, 120, 16);
+    assert!(shown.contains("$1.05/$2.00"), "{shown}");
+    // Reached again, `n`: the turn is told to stop.
+    a.on_agent_event(
+        AgentEvent::BudgetReached {
+            turn_id: 3,
+            cap: crate::protocol::budget::Cap::SessionUsd,
+            spent: 2.1,
+            limit: 2.0,
+            raise_to: 3.0,
+        },
+        later,
+    );
+    screen(&mut a, 100, 20);
+    let much_later = later + QUIET + Duration::from_millis(50);
+    a.tick(much_later);
+    a.on_terminal_event(key(KeyCode::Char('n')), much_later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::ContinueTurn {
+            turn_id: 3,
+            go_on: false
+        }]
+    );
+    assert_eq!(a.status.caps.session_usd, Some(2.0), "not raised");
 }

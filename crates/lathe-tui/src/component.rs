@@ -114,6 +114,8 @@ pub enum AppEvent {
     Compose(String),
     /// The workspace's commands, trusted: offered from now on.
     Commands(Vec<super::components::custom::Custom>),
+    /// A reached cap was raised (the person said go on).
+    CapRaised(crate::protocol::budget::Cap, f64),
 }
 
 /// The sending end of the app's event channel (cheap to clone; sending
@@ -190,6 +192,8 @@ pub enum Kind {
     Trust,
     /// Whether the turn may go on past its tool rounds.
     Limit,
+    /// Whether to raise a budget cap the turn reached and go on.
+    Budget,
     /// The model's question (`ask_user`), one at a time.
     Ask,
     /// Whether to carry out the plan a plan-mode turn proposed.

@@ -289,6 +289,7 @@ fn open(
                 )),
                 resumed: launched.resumed,
                 pick,
+                caps: config.caps,
             },
         },
         std::time::Instant::now(),

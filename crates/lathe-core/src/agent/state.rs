@@ -61,6 +61,8 @@ pub(crate) struct Settings {
     pub(crate) configured_models: BTreeMap<String, ModelInfo>,
     /// The judge's model, when one reviews risky calls.
     pub(crate) judge: Option<String>,
+    /// The caps as configured (what a raise adds to).
+    pub(crate) caps: crate::protocol::budget::Caps,
 }
 
 /// What the conversation changes as it goes.
@@ -84,9 +86,8 @@ pub(crate) struct State {
     pub(crate) images: Vec<PathBuf>,
     /// How full the context was at the last report (tokens).
     pub(crate) context_tokens: u64,
-    /// What each model used in this session (a `/clear` forgets the
-    /// conversation, not what it cost), for `/cost`.
-    pub(crate) spent: BTreeMap<String, Usage>,
+    /// What each model used, this turn's spending, and the caps.
+    pub(crate) budget: super::budget::Budget,
     /// What each call waiting for approval needed, by call id.
     pub(crate) asked: HashMap<String, Vec<String>>,
     /// The calls of this turn that were denied (for `turn_completed`).
@@ -120,6 +121,7 @@ impl Settings {
             compact_at: cfg.compact_at,
             configured_models: cfg.models.clone(),
             judge: cfg.judge.clone(),
+            caps: cfg.caps,
         }
     }
 }
@@ -140,7 +142,7 @@ impl State {
             server_models: HashMap::new(),
             images: Vec::new(),
             context_tokens: 0,
-            spent,
+            budget: super::budget::Budget::new(spent, cfg.caps),
             asked: HashMap::new(),
             denied: Vec::new(),
         }

@@ -97,7 +97,28 @@ pub(crate) async fn run(
     let mut messages = vec![Message::User(prompt)];
     let mut usage = Usage::default();
     let mut calls_made = 0usize;
+    let mut said = String::new();
     for round in 0..=MAX_ROUNDS {
+        // Its own caps, and the turn's and the session's (which the
+        // turn is then stopped by, before its next request).
+        let over = {
+            let state = shared.state();
+            let caps = state.budget.caps;
+            caps.task_standings(&usage)
+                .into_iter()
+                .find(crate::protocol::budget::Standing::reached)
+                .or_else(|| state.budget.reached())
+        };
+        if let Some(standing) = over {
+            let said = match said.trim() {
+                "" => String::new(),
+                s => format!("; the last it said: {s}"),
+            };
+            return Err(ToolError::ExecutionFailed(format!(
+                "the subagent was stopped before its next request: {standing} (after {calls_made} \
+                 calls){said}"
+            )));
+        }
         let request = ChatRequest {
             model: &model,
             system: &system,
@@ -134,6 +155,9 @@ pub(crate) async fn run(
             total: usage,
             model: model.clone(),
         });
+        if !completion.text.trim().is_empty() {
+            said.clone_from(&completion.text);
+        }
         if completion.tool_calls.is_empty() {
             return Ok(json!({
                 "answer": completion.text,

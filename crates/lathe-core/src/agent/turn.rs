@@ -221,6 +221,7 @@ impl Turn<'_> {
         loop {
             self.steered(conv).await;
             self.compact_if_due(conv).await?;
+            self.within_budget().await?;
             let Some(completion) = self.ask(conv).await? else {
                 continue;
             };
@@ -263,6 +264,56 @@ impl Turn<'_> {
         Ended
     }
 
+    /// Before each request: a cap reached stops the turn here, between
+    /// steps (never in a call), unless the person raises it and goes on.
+    async fn within_budget(&mut self) -> Result<(), Ended> {
+        let shared = self.shared;
+        loop {
+            let Some(standing) = shared.state().budget.reached() else {
+                return Ok(());
+            };
+            let raise_to = crate::protocol::budget::Caps::raised(&shared.settings.caps, &standing);
+            shared.services.emitter.emit(AgentEvent::BudgetReached {
+                turn_id: self.id,
+                cap: standing.cap,
+                spent: standing.spent,
+                limit: standing.limit,
+                raise_to,
+            });
+            tracing::warn!(%standing, "budget reached");
+            let asks = shared.services.approver.source() == crate::protocol::DecisionSource::User;
+            if asks && shared.ask_to_go_on(self.id, &self.cancel).await {
+                shared.state().budget.caps.set(standing.cap, raise_to);
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return Err(self.interrupted().await);
+            }
+            return Err(self.stopped(StopReason::Budget).await);
+        }
+    }
+
+    /// Lathe ends the turn between steps (a cap, a loop): it completes,
+    /// with `reason` and no answer; the conversation keeps every call's
+    /// result, so the next message goes on from there.
+    async fn stopped(&mut self, reason: StopReason) -> Ended {
+        let (shared, turn_id) = (self.shared, self.id);
+        shared.record(Item::TurnEnd { turn: turn_id }).await;
+        shared.sync_history().await;
+        let denied = std::mem::take(&mut shared.state().denied);
+        shared.services.emitter.emit(AgentEvent::TurnCompleted {
+            turn_id,
+            text: String::new(),
+            iterations: self.iterations,
+            usage: self.usage,
+            stop_reason: reason,
+            model: self.model.clone(),
+            denied,
+            questions: shared.services.desk.take_asked(),
+        });
+        Ended
+    }
+
     async fn interrupted(&self) -> Ended {
         self.fail(ErrorKind::Interrupted, "turn interrupted".into())
             .await
@@ -275,9 +326,13 @@ impl Turn<'_> {
             turn_id,
             prompt: prompt.clone(),
         });
-        // Denials and questions are the turn's own.
+        // Denials, questions and spending are the turn's own.
         shared.services.desk.begin(turn_id, &prompt);
-        shared.state().denied.clear();
+        {
+            let mut state = shared.state();
+            state.denied.clear();
+            state.budget.turn = Usage::default();
+        }
         conv.prompts.push((turn_id, prompt.clone()));
         if let Some(c) = &shared.services.checkpoints {
             c.begin(turn_id).await;

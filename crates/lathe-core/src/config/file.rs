@@ -223,13 +223,19 @@ pub struct NetworkSection {
     pub request_timeout_secs: Option<u64>,
 }
 
-/// `[limits]`: how much one response may hold of each kind (MiB).
+/// `[limits]`: how much one response may hold of each kind (MiB), what
+/// a session, a turn and a subagent may spend.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
     pub response_text_mib: Option<u64>,
     pub response_reasoning_mib: Option<u64>,
     pub response_arguments_mib: Option<u64>,
+    pub session_usd: Option<f64>,
+    pub turn_usd: Option<f64>,
+    pub turn_tokens: Option<u64>,
+    pub task_usd: Option<f64>,
+    pub task_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -352,7 +358,12 @@ impl ConfigFile {
                 t,
                 response_text_mib,
                 response_reasoning_mib,
-                response_arguments_mib
+                response_arguments_mib,
+                session_usd,
+                turn_usd,
+                turn_tokens,
+                task_usd,
+                task_tokens
             );
         });
         section(&mut self.judge, other.judge, |m, t| {

@@ -245,3 +245,65 @@ pub(super) fn stream_limits(
         )?,
     })
 }
+
+/// `[limits]`: what a session, a turn and a subagent may spend (dollars
+/// above 0, tokens at least 1), the flags over them.
+pub(super) fn caps(
+    limits: &super::file::LimitsSection,
+    flags: &super::Overrides,
+) -> Result<crate::protocol::budget::Caps, ConfigError> {
+    let usd = |key: &str, v: Option<f64>| match v {
+        Some(n) if !(n.is_finite() && n > 0.0) => Err(ConfigError::Invalid(format!(
+            "{key} = {n}: a cap is a number of dollars above 0"
+        ))),
+        v => Ok(v),
+    };
+    let tokens = |key: &str, v: Option<u64>| match v {
+        Some(0) => Err(ConfigError::Invalid(format!(
+            "{key} = 0: a cap is at least 1 token"
+        ))),
+        v => Ok(v),
+    };
+    let caps = crate::protocol::budget::Caps {
+        session_usd: usd("--max-budget-usd", flags.max_budget_usd)?.map_or_else(
+            || usd("[limits] session_usd", limits.session_usd),
+            |f| Ok(Some(f)),
+        )?,
+        turn_usd: usd("[limits] turn_usd", limits.turn_usd)?,
+        turn_tokens: tokens("--max-turn-tokens", flags.max_turn_tokens)?.map_or_else(
+            || tokens("[limits] turn_tokens", limits.turn_tokens),
+            |t| Ok(Some(t)),
+        )?,
+        task_usd: usd("[limits] task_usd", limits.task_usd)?,
+        task_tokens: tokens("[limits] task_tokens", limits.task_tokens)?,
+    };
+    Ok(caps)
+}
+
+/// `[approvals]`: how long a conversation grant lasts unused, and at most
+/// (each 1 s to the grants' own longest).
+pub(super) fn grants(
+    approvals: Option<&file::ApprovalsSection>,
+) -> Result<(Duration, Duration), ConfigError> {
+    let secs = |key: &str, value: Option<u64>, default: u64| {
+        in_range(
+            &format!("[approvals] {key}"),
+            value,
+            default,
+            1..=defaults::MAX_GRANT_TTL_SECS,
+        )
+        .map(Duration::from_secs)
+    };
+    Ok((
+        secs(
+            "grant_ttl_secs",
+            approvals.and_then(|a| a.grant_ttl_secs),
+            defaults::GRANT_TTL_SECS,
+        )?,
+        secs(
+            "grant_max_secs",
+            approvals.and_then(|a| a.grant_max_secs),
+            defaults::MAX_GRANT_TTL_SECS,
+        )?,
+    ))
+}

@@ -274,5 +274,32 @@ fn limits_allowed(l: LimitsSection, user: &ConfigFile, ignored: &mut Ignored) ->
             mine.response_arguments_mib
                 .unwrap_or(mib(default.arguments)),
         ),
+        // A cap the person has not set is no cap: any the workspace sets
+        // is lower.
+        session_usd: ignored.lower(
+            "[limits].session_usd",
+            l.session_usd,
+            mine.session_usd.unwrap_or(f64::INFINITY),
+        ),
+        turn_usd: ignored.lower(
+            "[limits].turn_usd",
+            l.turn_usd,
+            mine.turn_usd.unwrap_or(f64::INFINITY),
+        ),
+        turn_tokens: ignored.lower(
+            "[limits].turn_tokens",
+            l.turn_tokens,
+            mine.turn_tokens.unwrap_or(u64::MAX),
+        ),
+        task_usd: ignored.lower(
+            "[limits].task_usd",
+            l.task_usd,
+            mine.task_usd.unwrap_or(f64::INFINITY),
+        ),
+        task_tokens: ignored.lower(
+            "[limits].task_tokens",
+            l.task_tokens,
+            mine.task_tokens.unwrap_or(u64::MAX),
+        ),
     }
 }

@@ -4,7 +4,7 @@
 
 use super::edited::keep_edit;
 use super::*;
-use crate::components::question::LimitQuestion;
+use crate::components::question::{BudgetQuestion, LimitQuestion};
 
 impl App {
     pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
@@ -48,6 +48,17 @@ impl App {
             | AgentEvent::SteeringDelivered { .. }
             | AgentEvent::Jobs { .. }
             | AgentEvent::Judged { .. }) => self.on_together_event(ev, now),
+            AgentEvent::BudgetReached {
+                turn_id,
+                cap,
+                spent,
+                limit,
+                raise_to,
+            } => {
+                let standing = crate::protocol::budget::Standing { cap, spent, limit };
+                self.questions
+                    .ask(BudgetQuestion::new(turn_id, standing, raise_to), now);
+            }
         }
     }
 
@@ -481,8 +492,17 @@ impl App {
                 }
             }
             AgentEvent::UsageUpdated {
-                total, last, task, ..
+                total,
+                last,
+                task,
+                turn_id,
+                ..
             } => {
+                let turn = &mut self.status.turn_spent;
+                if turn.0 != turn_id {
+                    *turn = (turn_id, Usage::default());
+                }
+                turn.1.add(last);
                 // A subagent's tokens cost, but are not the conversation's.
                 if task.is_none() {
                     self.status.usage = total;

@@ -62,6 +62,11 @@ impl App {
             AgentEvent::ToolLimitReached { rounds, .. } => {
                 Some(format!("Lathe asks: go on after {rounds} tool rounds?"))
             }
+            AgentEvent::BudgetReached { cap, limit, .. } => Some(format!(
+                "Lathe asks: {} ({}) is spent: raise it and go on?",
+                cap.scope(),
+                cap.amount(*limit)
+            )),
             AgentEvent::TurnCompleted { .. } => Some("Lathe is done: your turn".into()),
             AgentEvent::Error { kind, message, .. } if *kind != ErrorKind::Interrupted => {
                 let first = message.lines().next().unwrap_or("");

@@ -112,6 +112,11 @@ pub(super) struct Status {
     pub(super) effort: Option<crate::protocol::Effort>,
     /// What the session has cost so far, when known.
     pub(super) spent: Option<f64>,
+    /// The caps on spending, as they stand (a yes to a reached one
+    /// raises it).
+    pub(super) caps: crate::protocol::budget::Caps,
+    /// What the latest turn has used, its subagents' included (by turn).
+    pub(super) turn_spent: (u64, Usage),
     /// What the provider lists, for `/model`.
     pub(super) models: Models,
     /// `/model NAME` typed before the list came: decided when it comes.

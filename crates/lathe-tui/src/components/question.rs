@@ -306,6 +306,95 @@ impl LimitQuestion {
     }
 }
 
+/// A budget cap is reached: raise it and go on, or stop the turn here.
+pub struct BudgetQuestion {
+    turn_id: u64,
+    standing: crate::protocol::budget::Standing,
+    raise_to: f64,
+}
+
+impl BudgetQuestion {
+    pub fn new(turn_id: u64, standing: crate::protocol::budget::Standing, raise_to: f64) -> Self {
+        Self {
+            turn_id,
+            standing,
+            raise_to,
+        }
+    }
+
+    fn lines(&self, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::{Line, Span};
+        let cap = self.standing.cap;
+        vec![Line::from(Span::styled(
+            format!(
+                "{}. The turn stopped before its next request; nothing was cut short. Raise \
+                 the cap to {} and go on? ({} sets it for next time.)",
+                capitalized(&self.standing.to_string()),
+                cap.amount(self.raise_to),
+                cap.setting()
+            ),
+            t.text(),
+        ))]
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+/// `y` raises the cap and lets the turn go on, `n` or Esc ends it; armed
+/// like the other questions.
+impl YesNo for BudgetQuestion {
+    fn kind(&self) -> Kind {
+        Kind::Budget
+    }
+
+    fn words(&self) -> Option<String> {
+        Some(format!(
+            "Lathe asks: {} is spent: raise it and go on?",
+            self.standing.cap.scope()
+        ))
+    }
+
+    fn rows(&self, area: Rect, t: &Theme) -> Option<u16> {
+        Some(modal_height(&self.lines(t), area))
+    }
+
+    fn yes(&mut self, events: &AppEvents) -> Outcome {
+        events.send(AppEvent::Op(Op::ContinueTurn {
+            turn_id: self.turn_id,
+            go_on: true,
+        }));
+        events.send(AppEvent::CapRaised(self.standing.cap, self.raise_to));
+        events.send(AppEvent::Flash(format!(
+            "cap raised to {}: going on",
+            self.standing.cap.amount(self.raise_to)
+        )));
+        Outcome::Close
+    }
+
+    fn no(&mut self, events: &AppEvents) {
+        events.send(AppEvent::Op(Op::ContinueTurn {
+            turn_id: self.turn_id,
+            go_on: false,
+        }));
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, t: &Theme) {
+        use ratatui::text::{Line, Span};
+        let keys = Line::from(vec![
+            Span::styled("y", t.bold(t.colors.accent)),
+            Span::styled(" raise it and go on  ", t.muted()),
+            Span::styled("n", t.bold(t.colors.accent)),
+            Span::styled(" stop the turn", t.muted()),
+        ]);
+        render_question(" Budget reached ", self.lines(t), keys, area, buf, t);
+    }
+}
+
 /// What the person says when they approve a plan: their own words, in
 /// the conversation.
 pub const PLAN_APPROVED: &str = "The plan is approved: carry it out, step by step, keeping \

@@ -37,6 +37,8 @@ pub struct StatusInfo<'a> {
     pub thinking: bool,
     /// Commands running in the background (`/ps` lists them).
     pub background: usize,
+    /// The cap nearest to being reached, with what was spent against it.
+    pub budget: Option<crate::protocol::budget::Standing>,
 }
 
 pub use crate::protocol::humanize::dollars;
@@ -46,6 +48,29 @@ fn tokens(n: u64) -> String {
         format!("{:.1}k", n as f64 / 1000.0)
     } else {
         n.to_string()
+    }
+}
+
+/// `$0.42/$1.00`, `8.5k/10k tok`: what was spent against a cap, a
+/// warning from [`WARN_AT`] of it on.
+///
+/// [`WARN_AT`]: crate::protocol::budget::WARN_AT
+fn budget_span(
+    s: &crate::protocol::budget::Standing,
+    base: ratatui::style::Style,
+    theme: &Theme,
+) -> Span<'static> {
+    let text = if s.cap.is_usd() {
+        let usd = crate::protocol::budget::usd;
+        format!("{}/{}", usd(s.spent), usd(s.limit))
+    } else {
+        let n = |x: f64| tokens(x.max(0.0).round() as u64);
+        format!("{}/{} tok", n(s.spent), n(s.limit))
+    };
+    if s.share() >= crate::protocol::budget::WARN_AT {
+        Span::styled(format!("⚠ {text}"), base.fg(theme.colors.warning))
+    } else {
+        Span::styled(text, base.fg(theme.colors.muted))
     }
 }
 
@@ -78,9 +103,17 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
     );
     let context = context(info, theme);
     // What the session has cost, when the prices are known.
+    // Against the nearest cap, when there is one: the session's cost is
+    // then said there.
+    let budget = info.budget.map(|s| budget_span(&s, base, theme));
     let cost = info
         .usage
         .cost_usd
+        .filter(|_| {
+            !info
+                .budget
+                .is_some_and(|s| s.cap == crate::protocol::budget::Cap::SessionUsd)
+        })
         .map(|c| Span::styled(dollars(c), base.fg(theme.colors.muted)));
     let hints = if info.running_ms.is_some() {
         "^C interrupt · ^T log "
@@ -132,7 +165,11 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
         if let Some(c) = context.as_ref().filter(|_| with_context) {
             right.push(c.clone());
         }
-        if let Some(c) = cost.as_ref().filter(|_| with_context) {
+        for c in [&cost, &budget]
+            .into_iter()
+            .flatten()
+            .filter(|_| with_context)
+        {
             if !right.is_empty() {
                 right.push(sep());
             }
@@ -286,6 +323,7 @@ mod tests {
             mcp_failed: 0,
             mcp_starting: 0,
             background: 0,
+            budget: None,
             context: Some((84_000, Some(200_000))),
         };
         assert_snapshot!("status_idle_wide", draw(&info, 100));
@@ -331,6 +369,7 @@ mod tests {
             mcp_failed: 0,
             mcp_starting: 0,
             background: 0,
+            budget: None,
             context: Some((53_000, Some(200_000))),
         };
         assert_snapshot!("status_cost_thinking", draw(&info, 110));
@@ -364,6 +403,7 @@ mod tests {
                         mcp_failed: 0,
                         mcp_starting: 0,
                         background: 0,
+                        budget: None,
                         context: Some((50_000, Some(200_000))),
                     };
                     let shown = draw(&info, width);

@@ -1,0 +1,348 @@
+//! What a session, a turn and each subagent may spend ([`Caps`]: the
+//! `[limits]` of the config, `--max-budget-usd`, `--max-turn-tokens`), and
+//! how what was spent stands against them. The core stops a turn between
+//! steps at a cap; a front end shows the spend against the caps and warns
+//! as it nears one ([`WARN_AT`]).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Usage;
+
+/// The share of a cap past which a front end warns.
+pub const WARN_AT: f64 = 0.8;
+
+/// The caps; `None` is no cap. Dollars count only where the model's
+/// prices are known; tokens count always (input and output of every
+/// request, the subagents' too).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Caps {
+    /// The whole session (every turn, model and subagent, before a
+    /// resume too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_usd: Option<f64>,
+    /// One turn, its subagents included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_tokens: Option<u64>,
+    /// Each subagent (`task`) on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_tokens: Option<u64>,
+}
+
+/// One of the caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cap {
+    SessionUsd,
+    TurnUsd,
+    TurnTokens,
+    TaskUsd,
+    TaskTokens,
+}
+
+impl Cap {
+    /// Whether it counts dollars (else tokens).
+    pub fn is_usd(self) -> bool {
+        matches!(self, Cap::SessionUsd | Cap::TurnUsd | Cap::TaskUsd)
+    }
+
+    /// What it is a cap on, in a person's words.
+    pub fn scope(self) -> &'static str {
+        match self {
+            Cap::SessionUsd => "the session's budget",
+            Cap::TurnUsd | Cap::TurnTokens => "the turn's budget",
+            Cap::TaskUsd | Cap::TaskTokens => "the subagent's budget",
+        }
+    }
+
+    /// An amount of it: `$1.25`, `120,000 tokens`.
+    pub fn amount(self, n: f64) -> String {
+        if self.is_usd() {
+            usd(n)
+        } else {
+            format!("{} tokens", thousands(n.max(0.0).round() as u64))
+        }
+    }
+
+    /// The config key and the flag that set it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Cap::SessionUsd => "[limits] session_usd (--max-budget-usd)",
+            Cap::TurnUsd => "[limits] turn_usd",
+            Cap::TurnTokens => "[limits] turn_tokens (--max-turn-tokens)",
+            Cap::TaskUsd => "[limits] task_usd",
+            Cap::TaskTokens => "[limits] task_tokens",
+        }
+    }
+}
+
+/// Dollars as a person reads them: cents, or more digits below a cent.
+pub fn usd(n: f64) -> String {
+    if n != 0.0 && n.abs() < 0.01 {
+        format!("${n:.4}")
+    } else {
+        format!("${n:.2}")
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How much of a cap is spent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Standing {
+    pub cap: Cap,
+    pub spent: f64,
+    pub limit: f64,
+}
+
+impl Standing {
+    /// The share spent (1.0 and over: the cap is reached).
+    pub fn share(&self) -> f64 {
+        if self.limit <= 0.0 {
+            return f64::INFINITY;
+        }
+        self.spent / self.limit
+    }
+
+    pub fn reached(&self) -> bool {
+        self.spent >= self.limit
+    }
+
+    /// `$0.84 of $1.00`.
+    pub fn words(&self) -> String {
+        format!(
+            "{} of {}",
+            self.cap.amount(self.spent),
+            self.cap.amount(self.limit)
+        )
+    }
+}
+
+impl fmt::Display for Standing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}) is spent: {}",
+            self.cap.scope(),
+            self.cap.amount(self.limit),
+            self.cap.amount(self.spent)
+        )
+    }
+}
+
+/// The tokens a usage counts against a token cap: every input token
+/// (cached or not: each request is billed whole) and every output token.
+pub fn tokens(u: &Usage) -> u64 {
+    u.input_tokens.saturating_add(u.output_tokens)
+}
+
+impl Caps {
+    /// The session's and the turn's caps, each with what `session` and
+    /// `turn` spent against it, the nearest to its cap first.
+    pub fn standings(&self, session: &Usage, turn: &Usage) -> Vec<Standing> {
+        let usd = |u: &Usage| u.cost_usd.unwrap_or(0.0);
+        let mut out: Vec<Standing> = [
+            (Cap::SessionUsd, self.session_usd, usd(session)),
+            (Cap::TurnUsd, self.turn_usd, usd(turn)),
+            (
+                Cap::TurnTokens,
+                self.turn_tokens.map(|n| n as f64),
+                tokens(turn) as f64,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(cap, limit, spent)| limit.map(|limit| Standing { cap, spent, limit }))
+        .collect();
+        out.sort_by(|a, b| b.share().total_cmp(&a.share()));
+        out
+    }
+
+    /// A subagent's caps, with what it spent (`task`).
+    pub fn task_standings(&self, task: &Usage) -> Vec<Standing> {
+        [
+            (Cap::TaskUsd, self.task_usd, task.cost_usd.unwrap_or(0.0)),
+            (
+                Cap::TaskTokens,
+                self.task_tokens.map(|n| n as f64),
+                tokens(task) as f64,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(cap, limit, spent)| limit.map(|limit| Standing { cap, spent, limit }))
+        .collect()
+    }
+
+    /// The first cap reached, if one is.
+    pub fn reached(&self, session: &Usage, turn: &Usage) -> Option<Standing> {
+        self.standings(session, turn)
+            .into_iter()
+            .find(Standing::reached)
+    }
+
+    /// The value of `cap`.
+    pub fn get(&self, cap: Cap) -> Option<f64> {
+        match cap {
+            Cap::SessionUsd => self.session_usd,
+            Cap::TurnUsd => self.turn_usd,
+            Cap::TurnTokens => self.turn_tokens.map(|n| n as f64),
+            Cap::TaskUsd => self.task_usd,
+            Cap::TaskTokens => self.task_tokens.map(|n| n as f64),
+        }
+    }
+
+    /// Sets `cap` to `to`.
+    pub fn set(&mut self, cap: Cap, to: f64) {
+        let tokens = || Some(to.max(0.0).round() as u64);
+        match cap {
+            Cap::SessionUsd => self.session_usd = Some(to),
+            Cap::TurnUsd => self.turn_usd = Some(to),
+            Cap::TurnTokens => self.turn_tokens = tokens(),
+            Cap::TaskUsd => self.task_usd = Some(to),
+            Cap::TaskTokens => self.task_tokens = tokens(),
+        }
+    }
+
+    /// What raising a reached cap gives: as much again as it was set to
+    /// (`base`), past what is spent.
+    pub fn raised(base: &Caps, standing: &Standing) -> f64 {
+        let step = base
+            .get(standing.cap)
+            .filter(|b| *b > 0.0)
+            .unwrap_or(standing.limit.max(1.0));
+        let to = standing.limit + step;
+        if to > standing.spent {
+            to
+        } else {
+            // Past what is spent, however small the step beside it.
+            (standing.spent + step).max(standing.spent.next_up())
+        }
+    }
+
+    /// The lower of two caps, key by key (a workspace may only lower).
+    pub fn lowest(&self, other: &Caps) -> Caps {
+        fn min<T: PartialOrd + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (a, b) => a.or(b),
+            }
+        }
+        Caps {
+            session_usd: min(self.session_usd, other.session_usd),
+            turn_usd: min(self.turn_usd, other.turn_usd),
+            turn_tokens: min(self.turn_tokens, other.turn_tokens),
+            task_usd: min(self.task_usd, other.task_usd),
+            task_tokens: min(self.task_tokens, other.task_tokens),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Caps::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn spent(usd: Option<f64>, input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cost_usd: usd,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn the_nearest_cap_comes_first_and_a_reached_one_is_named() {
+        let caps = Caps {
+            session_usd: Some(1.0),
+            turn_tokens: Some(10_000),
+            ..Caps::default()
+        };
+        let s = caps.standings(&spent(Some(0.5), 0, 0), &spent(None, 8_000, 500));
+        assert_eq!(s[0].cap, Cap::TurnTokens);
+        assert!(s[0].share() > WARN_AT && !s[0].reached());
+        assert_eq!(s[0].words(), "8,500 tokens of 10,000 tokens");
+        let r = caps
+            .reached(&spent(Some(1.02), 0, 0), &spent(None, 1, 1))
+            .expect("the session's cap");
+        assert_eq!(r.cap, Cap::SessionUsd);
+        assert_eq!(
+            r.to_string(),
+            "the session's budget ($1.00) is spent: $1.02"
+        );
+        // Unknown prices spend no dollars: only tokens can hold them.
+        assert!(
+            caps.reached(&spent(None, 9_000_000, 0), &spent(None, 0, 0))
+                .is_none()
+        );
+        assert_eq!(usd(0.0004), "$0.0004");
+    }
+
+    #[test]
+    fn a_raise_passes_what_is_spent_and_a_workspace_only_lowers() {
+        let base = Caps {
+            session_usd: Some(2.0),
+            ..Caps::default()
+        };
+        let st = Standing {
+            cap: Cap::SessionUsd,
+            spent: 4.5,
+            limit: 2.0,
+        };
+        assert_eq!(Caps::raised(&base, &st), 6.5);
+        let ws = Caps {
+            session_usd: Some(5.0),
+            turn_usd: Some(0.5),
+            ..Caps::default()
+        };
+        let low = base.lowest(&ws);
+        assert_eq!(low.session_usd, Some(2.0));
+        assert_eq!(low.turn_usd, Some(0.5));
+    }
+
+    proptest! {
+        /// Whatever was spent and set (zero, negative, NaN, huge), the
+        /// standings never panic, a raise always passes what is spent,
+        /// and `reached` names a cap only when it is reached.
+        #[test]
+        fn standings_hold_for_any_numbers(
+            cap in prop::option::of(any::<f64>()),
+            tokens_cap in prop::option::of(any::<u64>()),
+            cost in prop::option::of(any::<f64>()),
+            input in any::<u64>(),
+            output in any::<u64>(),
+        ) {
+            let caps = Caps { session_usd: cap, turn_usd: cap, turn_tokens: tokens_cap, ..Caps::default() };
+            let u = spent(cost, input, output);
+            for s in caps.standings(&u, &u) {
+                let _ = (s.words(), s.to_string(), s.share());
+                if s.spent.is_finite() && s.limit.is_finite() && s.limit > 0.0 && s.spent < f64::MAX {
+                    let to = Caps::raised(&caps, &s);
+                    prop_assert!(to > s.spent);
+                }
+            }
+            if let Some(r) = caps.reached(&u, &u) {
+                prop_assert!(r.spent >= r.limit);
+            }
+        }
+    }
+}

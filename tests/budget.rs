@@ -1,0 +1,163 @@
+//! Budgets, driven through the binary against the scripted server: a cap
+//! reached mid-turn stops the turn before its next request (never in a
+//! call), with `stop_reason: "budget"` and its own exit code; a subagent
+//! is held to its own cap.
+
+use lathe_test_support::run::{Run, Setup};
+use serde_json::json;
+
+use crate::mock_llm::{MockLlm, Reply, Step};
+
+const KEY: &str = "sk-lathe-budget-test-0123456789";
+const PRICES: &str = "[models.\"mock-model\"]\nprice = { input = 2.0, cached_input = 0.5, cache_write = 2.0, output = 8.0 }\n";
+
+fn setup() -> Setup {
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file("notes.txt", "three open tasks\n");
+    env
+}
+
+async fn exec(env: &Setup, url: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "exec",
+        "--json",
+        "-a",
+        "full-auto",
+        "--checkpoints",
+        "off",
+        "--base-url",
+        url,
+        "--model",
+        "mock-model",
+    ];
+    args.extend_from_slice(extra);
+    args.push("read the notes, then go on");
+    env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await
+}
+
+fn read_notes(id: &str) -> Reply {
+    Reply::tools().call(id, "read_file", json!({"path": "notes.txt"}))
+}
+
+#[tokio::test]
+async fn a_session_cap_stops_the_turn_before_its_next_request() {
+    let env = setup();
+    env.config(PRICES);
+    // The first response costs $2 (a million input tokens at $2): past
+    // the $1 cap. Its call still runs whole; nothing more is asked.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply {
+            input_tokens: 1_000_000,
+            ..read_notes("c1")
+        }),
+        Step::Reply(read_notes("c2")),
+        Step::Reply(Reply::text("never sent")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &["--max-budget-usd", "1"]).await;
+    assert_eq!(r.code, 3, "the budget's own exit code\n{}", r.stderr);
+    assert_eq!(mock.requests().len(), 1, "no request after the stop");
+    assert_eq!(r.finished("c1")["status"], "ok", "the call ran whole");
+    let reached = r.first("budget_reached");
+    assert_eq!(reached["cap"], "session_usd");
+    assert_eq!(reached["limit"], 1.0);
+    assert!(reached["spent"].as_f64().unwrap() >= 2.0, "{reached}");
+    assert!(reached["raise_to"].as_f64().unwrap() > 2.0, "{reached}");
+    let done = r.first("turn_completed");
+    assert_eq!(done["stop_reason"], "budget");
+    // Said to a person too, with what raises it.
+    let mock = MockLlm::start(vec![Step::Reply(Reply {
+        input_tokens: 1_000_000,
+        ..read_notes("c1")
+    })])
+    .await;
+    let args = [
+        "exec",
+        "-a",
+        "full-auto",
+        "--base-url",
+        &mock.openai_url(),
+        "--model",
+        "mock-model",
+        "--max-budget-usd",
+        "1",
+        "read the notes",
+    ];
+    let r = env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await;
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the session's budget ($1.00) is spent: $2.00"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--max-budget-usd"), "{}", r.stderr);
+    assert!(r.stderr.contains("stop reason: budget"), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn a_turn_token_cap_holds_where_prices_are_unknown() {
+    let env = setup();
+    // No prices: dollars cannot be counted, tokens can (16 a response).
+    let mock = MockLlm::start(vec![
+        Step::Reply(read_notes("c1")),
+        Step::Reply(read_notes("c2")),
+        Step::Reply(Reply::text("never sent")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &["--max-turn-tokens", "20"]).await;
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 2, "stopped after 32 tokens of 20");
+    assert_eq!(r.first("budget_reached")["cap"], "turn_tokens");
+    assert_eq!(r.first("turn_completed")["stop_reason"], "budget");
+    // The next turn starts with the turn's count at nothing again; the
+    // session goes on where it stopped.
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("done"))]).await;
+    let args = [
+        "exec",
+        "--json",
+        "-a",
+        "full-auto",
+        "--continue",
+        "--base-url",
+        &mock.openai_url(),
+        "--model",
+        "mock-model",
+        "--max-turn-tokens",
+        "20",
+        "finish",
+    ];
+    let r = env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.first("turn_completed")["text"], "done");
+}
+
+#[tokio::test]
+async fn a_subagent_is_held_to_its_own_cap() {
+    let env = setup();
+    env.config("[limits]\ntask_tokens = 10\n");
+    let mock = MockLlm::start(vec![
+        // The main agent hands the work to a subagent…
+        Step::Reply(Reply::tools().call(
+            "t1",
+            "task",
+            json!({"description": "notes", "prompt": "read notes.txt"}),
+        )),
+        // …whose first response (16 tokens) passes its cap of 10.
+        Step::Reply(read_notes("s1")),
+        // The main agent hears why and answers.
+        Step::Reply(Reply::text("the subagent ran out of budget")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 3, "the subagent asked once");
+    let task = r.finished("t1");
+    assert_eq!(task["status"], "error", "{task}");
+    let said = task["content"].to_string();
+    assert!(
+        said.contains("the subagent's budget (10 tokens) is spent: 16 tokens"),
+        "{said}"
+    );
+    assert_eq!(r.first("turn_completed")["stop_reason"], "end_turn");
+}
