@@ -497,24 +497,7 @@ impl App {
                 task,
                 turn_id,
                 ..
-            } => {
-                let turn = &mut self.status.turn_spent;
-                if turn.0 != turn_id {
-                    *turn = (turn_id, Usage::default());
-                }
-                turn.1.add(last);
-                // A subagent's tokens cost, but are not the conversation's.
-                if task.is_none() {
-                    self.status.usage = total;
-                } else {
-                    self.status.subagents.add(last);
-                }
-                if let Some(c) = last.cost_usd {
-                    self.status.spent = Some(crate::protocol::round_usd(
-                        self.status.spent.unwrap_or(0.0) + c,
-                    ));
-                }
-            }
+            } => self.status.counted(turn_id, last, total, task.is_some()),
             AgentEvent::Cost { models, total } => {
                 let mut report = cost_report(&models, &total);
                 if self.status.subagents.input_tokens + self.status.subagents.output_tokens > 0 {

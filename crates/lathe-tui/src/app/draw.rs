@@ -64,27 +64,8 @@ impl App {
             context: self.status.context,
             thinking: self.turn.thinking_since.is_some(),
             background: self.status.jobs.iter().filter(|j| j.running).count(),
-            budget: self.budget(running_ms.is_some()),
+            budget: self.status.nearest_cap(running_ms.is_some()),
         }
-    }
-
-    /// The cap nearest to being reached: the session's spending, and the
-    /// running turn's (its subagents' included).
-    fn budget(&self, running: bool) -> Option<crate::protocol::budget::Standing> {
-        let session = Usage {
-            cost_usd: self.status.spent,
-            ..Usage::default()
-        };
-        let turn = if running {
-            self.status.turn_spent.1
-        } else {
-            Usage::default()
-        };
-        self.status
-            .caps
-            .standings(&session, &turn)
-            .into_iter()
-            .next()
     }
 
     /// Lays out and renders one frame.

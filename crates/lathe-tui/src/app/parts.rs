@@ -127,6 +127,41 @@ pub(super) struct Status {
     pub(super) flash: Option<(String, Instant)>,
 }
 
+impl Status {
+    /// A response of turn `turn_id` was counted: `last` used, the
+    /// conversation's `total` (a subagent's tokens cost, but are not the
+    /// conversation's).
+    pub(super) fn counted(&mut self, turn_id: u64, last: Usage, total: Usage, subagent: bool) {
+        if self.turn_spent.0 != turn_id {
+            self.turn_spent = (turn_id, Usage::default());
+        }
+        self.turn_spent.1.add(last);
+        if subagent {
+            self.subagents.add(last);
+        } else {
+            self.usage = total;
+        }
+        if let Some(c) = last.cost_usd {
+            self.spent = Some(crate::protocol::round_usd(self.spent.unwrap_or(0.0) + c));
+        }
+    }
+
+    /// The cap nearest to being reached: the session's spending, and the
+    /// running turn's (its subagents' included).
+    pub(super) fn nearest_cap(&self, running: bool) -> Option<crate::protocol::budget::Standing> {
+        let session = Usage {
+            cost_usd: self.spent,
+            ..Usage::default()
+        };
+        let turn = if running {
+            self.turn_spent.1
+        } else {
+            Usage::default()
+        };
+        self.caps.standings(&session, &turn).into_iter().next()
+    }
+}
+
 /// The session shown, and where the others are.
 pub(super) struct SessionState {
     pub(super) session_id: String,
