@@ -1828,3 +1828,50 @@ async fn a_correction_starting_with_an_answer_key_is_typed_whole() {
     let second = mock.requests()[1].body.to_string();
     assert!(second.contains("also add four"), "{second}");
 }
+
+/// A session cap reached mid-turn, in a real terminal: the turn stops
+/// before its next request and asks; a key typed too soon answers
+/// nothing; `y`, read, raises the cap and the turn goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_reached_mid_turn_asks_and_a_yes_goes_on() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "three open tasks\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "approval = \"full-auto\"\n[models.\"mock-model\"]\nprice = { input = 3.0, cached_input = 0.3, cache_write = 3.75, output = 15.0 }\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        // $3 of input: past the $1 cap once it is counted.
+        Step::Reply(Reply {
+            input_tokens: 1_000_000,
+            ..Reply::tools().call("c1", "read_file", json!({"path": "notes.txt"}))
+        }),
+        Step::Reply(Reply::text("three open tasks, read after the raise")),
+    ])
+    .await;
+    let pane = Pane::start_home(&mock, ws.path(), home, "", "--max-budget-usd 1");
+    pane.wait_for("full-auto").await;
+    pane.type_slowly("read the notes", Duration::from_millis(20))
+        .await;
+    pane.keys(&["Enter"]);
+    let asked = pane.wait_for("Budget reached").await;
+    assert!(
+        asked.contains("The session's budget ($1.00) is spent: $3.00"),
+        "{asked}"
+    );
+    assert!(asked.contains("Raise the cap to $4.00"), "{asked}");
+    assert_eq!(mock.requests().len(), 1, "stopped before the next request");
+    // Read at a person's pace, then answered.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    pane.keys(&["y"]);
+    let done = pane
+        .wait_for("three open tasks, read after the raise")
+        .await;
+    assert!(done.contains("$3.00/$4.00"), "{done}");
+    assert_eq!(mock.requests().len(), 2);
+}
