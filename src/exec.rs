@@ -27,6 +27,9 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status of a turn stopped at a budget cap (`stop_reason: "budget"`).
 pub const EXIT_BUDGET: i32 = 3;
+/// Exit status of a turn stopped because the model repeated a call
+/// (`stop_reason: "loop"`).
+pub const EXIT_LOOP: i32 = 4;
 /// Exit status after an interrupt (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -225,6 +228,7 @@ fn exit_code(ev: &AgentEvent) -> Option<i32> {
     match ev {
         AgentEvent::TurnCompleted { stop_reason, .. } => Some(match stop_reason {
             crate::protocol::StopReason::Budget => EXIT_BUDGET,
+            crate::protocol::StopReason::Loop => EXIT_LOOP,
             _ => EXIT_OK,
         }),
         AgentEvent::Error {
@@ -560,6 +564,32 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
         )
         .replace(" \n", "\n"),
         AgentEvent::Attachments { files, .. } => attachment_lines(files),
+        AgentEvent::LoopDetected {
+            tool,
+            arguments,
+            count,
+            failing,
+            task,
+            ..
+        } => format!(
+            "lathe: {} {tool} {} {count} times{}; {}\n",
+            if task.is_some() {
+                "a subagent made"
+            } else {
+                "the model made"
+            },
+            crate::protocol::humanize::key_argument(arguments, 120),
+            if *failing {
+                " in a row, failing the same way"
+            } else {
+                ""
+            },
+            if task.is_some() {
+                "the subagent was stopped"
+            } else {
+                "the turn stopped ([limits] repeat_calls)"
+            }
+        ),
         AgentEvent::BudgetReached {
             cap, spent, limit, ..
         } => format!(

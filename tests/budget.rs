@@ -161,3 +161,73 @@ async fn a_subagent_is_held_to_its_own_cap() {
     );
     assert_eq!(r.first("turn_completed")["stop_reason"], "end_turn");
 }
+
+/// The same call six times: the fifth is held, the turn stops with
+/// `stop_reason: "loop"` and exit status 4, and no request follows.
+#[tokio::test]
+async fn the_same_call_again_and_again_stops_the_turn_at_the_limit() {
+    let env = setup();
+    let mut steps: Vec<Step> = (1..=6)
+        .map(|i| Step::Reply(read_notes(&format!("c{i}"))))
+        .collect();
+    steps.push(Step::Reply(Reply::text("never sent")));
+    let mock = MockLlm::start(steps).await;
+    let r = exec(&env, &mock.openai_url(), &[]).await;
+    assert_eq!(r.code, 4, "the loop's own exit code\n{}", r.stderr);
+    assert_eq!(mock.requests().len(), 5, "no request after the stop");
+    assert_eq!(r.count("tool_call_finished"), 4, "the fifth did not run");
+    let held = r.first("loop_detected");
+    assert_eq!(held["tool"], "read_file");
+    assert_eq!(held["arguments"]["path"], "notes.txt");
+    assert_eq!(held["count"], 5);
+    assert_eq!(r.first("turn_completed")["stop_reason"], "loop");
+}
+
+/// The same failure in a row, whatever the call's arguments: the turn
+/// pauses after the third (`[limits] repeat_calls = 3`).
+#[tokio::test]
+async fn the_same_failure_in_a_row_stops_the_turn() {
+    let env = setup();
+    env.config("[limits]\nrepeat_calls = 3\n");
+    let mut steps: Vec<Step> = (1..=4)
+        .map(|i| {
+            Step::Reply(Reply::tools().call(&format!("c{i}"), "no_such_tool", json!({"try": i})))
+        })
+        .collect();
+    steps.push(Step::Reply(Reply::text("never sent")));
+    let mock = MockLlm::start(steps).await;
+    let r = exec(&env, &mock.openai_url(), &[]).await;
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 3);
+    let held = r.first("loop_detected");
+    assert_eq!(held["failing"], true);
+    assert_eq!(held["count"], 3);
+}
+
+/// A subagent repeating a call is stopped; its model hears why and the
+/// turn goes on.
+#[tokio::test]
+async fn a_subagent_repeating_a_call_is_stopped() {
+    let env = setup();
+    let mut steps = vec![Step::Reply(Reply::tools().call(
+        "t1",
+        "task",
+        json!({"description": "notes", "prompt": "read notes.txt"}),
+    ))];
+    steps.extend((1..=5).map(|i| Step::Reply(read_notes(&format!("s{i}")))));
+    steps.push(Step::Reply(Reply::text("the subagent got stuck")));
+    let mock = MockLlm::start(steps).await;
+    let r = exec(&env, &mock.openai_url(), &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 7);
+    let task = r.finished("t1");
+    assert_eq!(task["status"], "error", "{task}");
+    assert!(
+        task["content"]
+            .to_string()
+            .contains("made the same read_file call 5 times"),
+        "{task}"
+    );
+    assert_eq!(r.first("loop_detected")["task"], "t1");
+    assert_eq!(r.first("turn_completed")["text"], "the subagent got stuck");
+}

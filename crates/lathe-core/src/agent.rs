@@ -36,6 +36,7 @@ mod dispatch;
 mod judge;
 mod mentions;
 pub mod prompt;
+mod repeats;
 mod serve;
 mod state;
 mod task;
@@ -102,6 +103,8 @@ pub struct AgentConfig {
     pub judge: Option<String>,
     /// What a session, a turn and a subagent may spend.
     pub caps: crate::protocol::budget::Caps,
+    /// How many times the same call may come in a turn.
+    pub repeat_calls: u32,
 }
 
 impl AgentConfig {
@@ -129,6 +132,7 @@ impl AgentConfig {
             max_background: crate::tools::jobs::DEFAULT_MAX,
             judge: None,
             caps: crate::protocol::budget::Caps::default(),
+            repeat_calls: crate::config::defaults::REPEAT_CALLS,
         }
     }
 }

@@ -43,6 +43,9 @@ pub mod defaults {
     pub const REQUEST_TIMEOUT_SECS: u64 = 900;
     /// How full the context may get before it is compacted (percent).
     pub const COMPACT_AT: u8 = 85;
+    /// How many times the same call may come in a turn (or the same
+    /// failure in a row) before the turn pauses (`[limits] repeat_calls`).
+    pub const REPEAT_CALLS: u32 = 5;
 }
 
 pub use paths::Paths;
@@ -175,6 +178,8 @@ pub struct Config {
     pub stream_limits: crate::provider::StreamLimits,
     /// What a session, a turn and a subagent may spend.
     pub caps: crate::protocol::budget::Caps,
+    /// How many times the same call may come in a turn.
+    pub repeat_calls: u32,
     /// How long a conversation grant lasts unused, and at most.
     pub grant_ttl: Duration,
     pub grant_max: Duration,
@@ -266,6 +271,7 @@ impl Config {
         Ok(Self {
             stream_limits: settings::stream_limits(&limits)?,
             caps: settings::caps(&limits, overrides)?,
+            repeat_calls: settings::repeat_calls(&limits)?,
             judge: merged
                 .judge
                 .as_ref()

@@ -808,16 +808,18 @@ fn mcp_json_strategy() -> impl proptest::strategy::Strategy<Value = String> {
 #[test]
 fn a_workspace_only_lowers_the_caps_and_flags_are_the_persons() {
     let f = Fixture::new();
-    f.user("[limits]\nsession_usd = 5.0\n");
-    f.workspace("[limits]\nsession_usd = 50.0\nturn_tokens = 100000\n");
+    f.user("[limits]\nsession_usd = 5.0\nrepeat_calls = 8\n");
+    f.workspace("[limits]\nsession_usd = 50.0\nturn_tokens = 100000\nrepeat_calls = 20\n");
     let c = f.load(local()).unwrap();
     assert_eq!(c.caps.session_usd, Some(5.0), "not raised by the workspace");
     assert_eq!(c.caps.turn_tokens, Some(100_000), "a cap where none was");
+    assert_eq!(c.repeat_calls, 8);
     let w = c.warnings.join("\n");
     assert!(w.contains("session_usd = 50"), "{w}");
-    f.workspace("[limits]\nsession_usd = 0.5\n");
+    f.workspace("[limits]\nsession_usd = 0.5\nrepeat_calls = 3\n");
     let c = f.load(local()).unwrap();
     assert_eq!(c.caps.session_usd, Some(0.5));
+    assert_eq!(c.repeat_calls, 3);
     let c = f
         .load(Overrides {
             max_budget_usd: Some(20.0),
@@ -832,6 +834,7 @@ fn a_workspace_only_lowers_the_caps_and_flags_are_the_persons() {
         "turn_usd = -1.0",
         "task_usd = nan",
         "task_tokens = 0",
+        "repeat_calls = 1",
     ] {
         f.user(&format!("[limits]\n{bad}\n"));
         f.workspace("");

@@ -325,6 +325,7 @@ fn agent_config(
     agent_config.approval = config.approval;
     agent_config.max_tool_iterations = config.max_tool_iterations;
     agent_config.caps = config.caps;
+    agent_config.repeat_calls = config.repeat_calls;
     agent_config.grant_ttl = config.grant_ttl;
     agent_config.grant_max = config.grant_max;
     agent_config.context_window = config.context_window;

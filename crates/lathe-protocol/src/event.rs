@@ -122,6 +122,23 @@ pub enum AgentEvent {
         /// What a yes raises it to.
         raise_to: f64,
     },
+    /// The model made the same call (tool and arguments) `count` times in
+    /// the turn, or got the same failure from it `count` times in a row
+    /// (`failing`): the turn pauses before it runs again. A front end
+    /// that answers approvals is asked whether to let it go on
+    /// (`Op::ContinueTurn`); headless, the turn ends with `stop_reason:
+    /// "loop"`. `task` names the subagent's `task` call when it was a
+    /// subagent's (which then stops, its model told why).
+    LoopDetected {
+        turn_id: u64,
+        tool: String,
+        arguments: Value,
+        count: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        failing: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<String>,
+    },
     ToolCallStarted {
         turn_id: u64,
         call_id: String,
@@ -345,6 +362,7 @@ impl AgentEvent {
             AgentEvent::ContextCompacted { .. } => "context_compacted",
             AgentEvent::ToolLimitReached { .. } => "tool_limit_reached",
             AgentEvent::BudgetReached { .. } => "budget_reached",
+            AgentEvent::LoopDetected { .. } => "loop_detected",
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolProgress { .. } => "tool_progress",
             AgentEvent::GuardrailVerdict { .. } => "guardrail_verdict",
@@ -425,7 +443,8 @@ impl Redact for AgentEvent {
                 flagged.redact(s);
                 reason.redact(s);
             }
-            AgentEvent::ToolCallStarted { arguments, .. } => arguments.redact(s),
+            AgentEvent::ToolCallStarted { arguments, .. }
+            | AgentEvent::LoopDetected { arguments, .. } => arguments.redact(s),
             AgentEvent::GuardrailVerdict {
                 reason, operations, ..
             } => {

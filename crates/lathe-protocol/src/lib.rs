@@ -447,6 +447,9 @@ pub enum StopReason {
     /// Lathe stopped the turn between steps: a budget cap was reached
     /// (`budget_reached` says which).
     Budget,
+    /// Lathe stopped the turn: the model repeated a call, or got the same
+    /// failure again and again (`loop_detected` says which).
+    Loop,
 }
 
 impl fmt::Display for StopReason {
@@ -482,6 +485,7 @@ impl StopReason {
             StopReason::ContentFilter => "content_filter",
             StopReason::PauseTurn => "pause_turn",
             StopReason::Budget => "budget",
+            StopReason::Loop => "loop",
         }
     }
 
@@ -499,6 +503,7 @@ impl StopReason {
             }
             StopReason::PauseTurn => Some("the server paused the turn; send a message to go on"),
             StopReason::Budget => Some("stopped between steps: a budget cap was reached"),
+            StopReason::Loop => Some("stopped: the model repeated the same call"),
             StopReason::EndTurn | StopReason::ToolUse => None,
         }
     }

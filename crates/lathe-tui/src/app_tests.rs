@@ -2563,3 +2563,56 @@ fn a_budget_is_shown_warned_and_raised_only_when_asked() {
     );
     assert_eq!(a.status.caps.session_usd, Some(2.0), "not raised");
 }
+
+/// A call the model repeats: the turn asks, showing the call; `y` lets it
+/// go on, and a subagent's repeat is only told (it was stopped).
+#[test]
+fn a_repeated_call_shows_the_call_and_asks_whether_to_go_on() {
+    let (mut a, t0) = app();
+    turn_started(&mut a, 2, "go", t0);
+    a.on_agent_event(
+        AgentEvent::LoopDetected {
+            turn_id: 2,
+            tool: "exec_shell".into(),
+            arguments: json!({"command": "cargo build --offline"}),
+            count: 5,
+            failing: false,
+            task: None,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 80, 24);
+    assert!(
+        shown.contains("Repeating?")
+            && shown.contains("same call 5 times")
+            && shown.contains("exec_shell cargo build --offline"),
+        "{shown}"
+    );
+    let later = t0 + QUIET + Duration::from_millis(50);
+    a.tick(later);
+    a.on_terminal_event(key(KeyCode::Char('y')), later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::ContinueTurn {
+            turn_id: 2,
+            go_on: true
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::LoopDetected {
+            turn_id: 2,
+            tool: "read_file".into(),
+            arguments: json!({"path": "a"}),
+            count: 5,
+            failing: false,
+            task: Some("t1".into()),
+        },
+        later,
+    );
+    let shown = screen(&mut a, 80, 24);
+    assert!(
+        shown.contains("a subagent made the same call 5 times"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Repeating?"), "nothing to answer: {shown}");
+}

@@ -194,6 +194,8 @@ pub enum Kind {
     Limit,
     /// Whether to raise a budget cap the turn reached and go on.
     Budget,
+    /// Whether to let the model go on repeating a call.
+    Loop,
     /// The model's question (`ask_user`), one at a time.
     Ask,
     /// Whether to carry out the plan a plan-mode turn proposed.

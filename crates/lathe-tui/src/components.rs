@@ -9,6 +9,7 @@ pub mod composer;
 pub mod custom;
 pub mod diff_view;
 pub mod explored;
+pub mod go_on;
 pub mod jobs;
 pub mod keys_help;
 pub mod pager;

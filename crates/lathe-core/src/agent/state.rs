@@ -63,6 +63,8 @@ pub(crate) struct Settings {
     pub(crate) judge: Option<String>,
     /// The caps as configured (what a raise adds to).
     pub(crate) caps: crate::protocol::budget::Caps,
+    /// How many times the same call may come in a turn.
+    pub(crate) repeat_calls: u32,
 }
 
 /// What the conversation changes as it goes.
@@ -122,6 +124,7 @@ impl Settings {
             configured_models: cfg.models.clone(),
             judge: cfg.judge.clone(),
             caps: cfg.caps,
+            repeat_calls: cfg.repeat_calls.max(2),
         }
     }
 }

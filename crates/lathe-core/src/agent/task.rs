@@ -98,6 +98,7 @@ pub(crate) async fn run(
     let mut usage = Usage::default();
     let mut calls_made = 0usize;
     let mut said = String::new();
+    let mut repeats = super::repeats::Repeats::default();
     for round in 0..=MAX_ROUNDS {
         // Its own caps, and the turn's and the session's (which the
         // turn is then stopped by, before its next request).
@@ -172,6 +173,23 @@ pub(crate) async fn run(
         // the task's, as they share the turn's.
         completion.tool_calls = super::turn::unique_ids(std::mem::take(&mut completion.tool_calls));
         let calls = completion.tool_calls.clone();
+        // The same call again and again: the subagent stops, and its
+        // model is told why.
+        if let Some(r) = repeats.before(&calls, shared.settings.repeat_calls) {
+            shared.services.emitter.emit(AgentEvent::LoopDetected {
+                turn_id,
+                tool: r.tool.clone(),
+                arguments: r.arguments,
+                count: r.count,
+                failing: false,
+                task: Some(parent.to_string()),
+            });
+            return Err(ToolError::ExecutionFailed(format!(
+                "the subagent was stopped: it made the same {} call {} times (after {calls_made} \
+                 calls)",
+                r.tool, r.count
+            )));
+        }
         calls_made += calls.len();
         let outputs = run_round(shared, turn_id, parent, &names, &calls, cancel).await;
         messages.push(completion.message());

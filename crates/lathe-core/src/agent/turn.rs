@@ -178,6 +178,8 @@ struct Turn<'a> {
     shown: (Option<String>, Option<String>),
     /// The last response's answer as it was shown, for the turn's end.
     answer_shown: Option<String>,
+    /// The calls made, counted: the same one again and again pauses it.
+    repeats: super::repeats::Repeats,
 }
 
 /// What the model is told before the person's message in plan mode.
@@ -209,6 +211,7 @@ pub(crate) async fn run_turn(
         plan,
         shown: (None, None),
         answer_shown: None,
+        repeats: Default::default(),
     };
     shared.state().planning = plan;
     let Err(Ended) = turn.run(conv, prompt).await;
@@ -773,6 +776,22 @@ impl Turn<'_> {
             tracing::warn!(%message, "turn stopped");
             return Err(self.fail(ErrorKind::MaxIterations, message).await);
         }
+        let limit = shared.settings.repeat_calls;
+        if let Some(repeated) = self.repeats.before(&calls, limit) {
+            if !self.go_on_repeating(repeated).await {
+                let usage = completion.usage;
+                let why = format!(
+                    "not run: you made this same call {limit} times in this turn; the person \
+                     stopped the turn here. Say what you found and what blocks you instead of \
+                     trying it again"
+                );
+                self.not_run(conv, completion, &calls, &why).await;
+                conv.counted(usage);
+                return Err(self.loop_ended().await);
+            }
+            self.repeats.forgive(&calls);
+            self.repeats.let_through(&calls);
+        }
         self.iterations += 1;
         tracing::debug!(
             iteration = self.iterations,
@@ -780,6 +799,7 @@ impl Turn<'_> {
             "executing tool calls"
         );
         let outputs = dispatch::run_calls(shared, self.id, &calls, None, &self.cancel).await;
+        let failing = self.repeats.after(&calls, &outputs, limit);
         conv.messages.push(completion.message());
         conv.messages.push(Message::ToolResults(outputs));
         // The results are estimated until the next response counts them.
@@ -788,7 +808,37 @@ impl Turn<'_> {
         if self.cancel.is_cancelled() {
             return Err(self.interrupted().await);
         }
+        if let Some(repeated) = failing {
+            if !self.go_on_repeating(repeated).await {
+                return Err(self.loop_ended().await);
+            }
+            self.repeats.forgive(&calls);
+        }
         Ok(())
+    }
+
+    /// A call made again and again, or a failure got again and again:
+    /// whether the person lets the turn go on (headless: no).
+    async fn go_on_repeating(&self, repeated: super::repeats::Repeated) -> bool {
+        let shared = self.shared;
+        tracing::warn!(tool = %repeated.tool, count = repeated.count, "the model repeats a call");
+        shared.services.emitter.emit(AgentEvent::LoopDetected {
+            turn_id: self.id,
+            tool: repeated.tool,
+            arguments: repeated.arguments,
+            count: repeated.count,
+            failing: repeated.failing,
+            task: None,
+        });
+        shared.services.approver.source() == crate::protocol::DecisionSource::User
+            && shared.ask_to_go_on(self.id, &self.cancel).await
+    }
+
+    async fn loop_ended(&mut self) -> Ended {
+        if self.cancel.is_cancelled() {
+            return self.interrupted().await;
+        }
+        self.stopped(StopReason::Loop).await
     }
 
     /// Each call of the round gets an error result saying `why` it did not

@@ -224,7 +224,8 @@ pub struct NetworkSection {
 }
 
 /// `[limits]`: how much one response may hold of each kind (MiB), what
-/// a session, a turn and a subagent may spend.
+/// a session, a turn and a subagent may spend, and how often the same
+/// call may come in a turn.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
@@ -236,6 +237,7 @@ pub struct LimitsSection {
     pub turn_tokens: Option<u64>,
     pub task_usd: Option<f64>,
     pub task_tokens: Option<u64>,
+    pub repeat_calls: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -363,7 +365,8 @@ impl ConfigFile {
                 turn_usd,
                 turn_tokens,
                 task_usd,
-                task_tokens
+                task_tokens,
+                repeat_calls
             );
         });
         section(&mut self.judge, other.judge, |m, t| {

@@ -307,3 +307,15 @@ pub(super) fn grants(
         )?,
     ))
 }
+
+/// `[limits] repeat_calls`: how many times the same call may come in a
+/// turn, or the same failure in a row (2 to 1000).
+pub(super) fn repeat_calls(limits: &file::LimitsSection) -> Result<u32, ConfigError> {
+    let n = in_range(
+        "[limits] repeat_calls",
+        limits.repeat_calls.map(u64::from),
+        u64::from(defaults::REPEAT_CALLS),
+        2..=1000,
+    )?;
+    Ok(u32::try_from(n).unwrap_or(defaults::REPEAT_CALLS))
+}

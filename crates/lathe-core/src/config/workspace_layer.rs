@@ -301,5 +301,11 @@ fn limits_allowed(l: LimitsSection, user: &ConfigFile, ignored: &mut Ignored) ->
             l.task_tokens,
             mine.task_tokens.unwrap_or(u64::MAX),
         ),
+        repeat_calls: ignored.lower(
+            "[limits].repeat_calls",
+            l.repeat_calls,
+            mine.repeat_calls
+                .unwrap_or(crate::config::defaults::REPEAT_CALLS),
+        ),
     }
 }

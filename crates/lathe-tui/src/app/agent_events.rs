@@ -4,7 +4,7 @@
 
 use super::edited::keep_edit;
 use super::*;
-use crate::components::question::{BudgetQuestion, LimitQuestion};
+use crate::components::question::{BudgetQuestion, LimitQuestion, LoopQuestion};
 
 impl App {
     pub fn on_agent_event(&mut self, ev: AgentEvent, now: Instant) {
@@ -58,6 +58,31 @@ impl App {
                 let standing = crate::protocol::budget::Standing { cap, spent, limit };
                 self.questions
                     .ask(BudgetQuestion::new(turn_id, standing, raise_to), now);
+            }
+            AgentEvent::LoopDetected {
+                turn_id,
+                tool,
+                arguments,
+                count,
+                failing,
+                task,
+            } => {
+                let call = format!(
+                    "{tool} {}",
+                    crate::components::cells::key_argument(&arguments)
+                );
+                if task.is_some() {
+                    // The subagent is stopped already; its model hears why.
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "a subagent made the same call {count} times ({call}): it was stopped"
+                        ),
+                    );
+                } else {
+                    self.questions
+                        .ask(LoopQuestion::new(turn_id, call, count, failing), now);
+                }
             }
         }
     }

@@ -67,6 +67,14 @@ impl App {
                 cap.scope(),
                 cap.amount(*limit)
             )),
+            AgentEvent::LoopDetected {
+                tool,
+                count,
+                task: None,
+                ..
+            } => Some(format!(
+                "Lathe asks: the model made the same {tool} call {count} times: go on?"
+            )),
             AgentEvent::TurnCompleted { .. } => Some("Lathe is done: your turn".into()),
             AgentEvent::Error { kind, message, .. } if *kind != ErrorKind::Interrupted => {
                 let first = message.lines().next().unwrap_or("");
