@@ -7,7 +7,7 @@
 
 pub use lathe_test_support::{mock_llm, places};
 
-mod budget;
+mod control;
 mod crash;
 mod exec_cli;
 mod mcp;

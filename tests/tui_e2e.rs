@@ -1875,3 +1875,43 @@ async fn a_budget_reached_mid_turn_asks_and_a_yes_goes_on() {
     assert!(done.contains("$3.00/$4.00"), "{done}");
     assert_eq!(mock.requests().len(), 2);
 }
+
+/// Esc while three subagents wait on the server and their commands run
+/// in the background: the turn stops at once, no request follows, and no
+/// command the stopped agents started is left running (Lathe itself goes
+/// on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_stops_every_subagent_and_the_commands_they_started() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let marker = "sleep 314.9";
+    let mock = MockLlm::start(crate::control::three_busy_subagents(marker)).await;
+    let pane = Pane::start(&mock, ws.path(), "-a full-auto");
+    pane.wait_for("full-auto").await;
+    pane.type_slowly("start three watchers", Duration::from_millis(20))
+        .await;
+    pane.keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (crate::control::running(marker) < 3 || mock.requests().len() < 5)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(crate::control::running(marker) >= 3, "{}", pane.screen());
+    let asked = mock.requests().len();
+    pane.keys(&["Escape"]);
+    pane.wait_for("interrupted").await;
+    assert_eq!(
+        crate::control::none_left(marker).await,
+        0,
+        "no command outlives the stop"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mock.requests().len(), asked, "no request after the stop");
+    // Lathe goes on: a new message is answered… by nothing scripted, but
+    // the composer takes it.
+    pane.type_slowly("ok", Duration::from_millis(20)).await;
+    pane.wait_for("ok").await;
+}

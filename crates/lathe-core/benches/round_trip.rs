@@ -227,7 +227,9 @@ fn jobs(c: &mut Criterion) {
     let mut group = c.benchmark_group("jobs");
     let line = "GET /api/items 200 3.2ms - a dev server's access log line".to_string();
     let jobs = Jobs::new(4);
-    let job = jobs.reserve("npm run dev").unwrap();
+    let job = jobs
+        .reserve("npm run dev", &tokio_util::sync::CancellationToken::new())
+        .unwrap();
     let sink = job.sink();
     // Full already: every line also drops as much from the front.
     for _ in 0..20_000 {

@@ -271,8 +271,10 @@ impl Jobs {
         }
     }
 
-    /// A new job for `command`, if fewer than the most run.
-    pub fn reserve(&self, command: &str) -> Result<Arc<Job>, ToolError> {
+    /// A new job for `command`, if fewer than the most run. It is stopped
+    /// with `owner` (the call that started it, under its turn or
+    /// subagent): a stop stops what the stopped agent left running.
+    pub fn reserve(&self, command: &str, owner: &CancellationToken) -> Result<Arc<Job>, ToolError> {
         let mut jobs = lock(&self.jobs);
         let running: Vec<&Arc<Job>> = jobs.iter().filter(|j| j.is_running()).collect();
         if running.len() >= self.max {
@@ -306,7 +308,7 @@ impl Jobs {
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            cancel: CancellationToken::new(),
+            cancel: owner.child_token(),
             state: Mutex::new(State::default()),
             changed: Notify::new(),
         });
@@ -365,7 +367,9 @@ mod tests {
     #[tokio::test]
     async fn reads_give_what_is_new_and_the_buffer_stays_bounded() {
         let jobs = Jobs::new(2);
-        let job = jobs.reserve("npm run dev").unwrap();
+        let job = jobs
+            .reserve("npm run dev", &CancellationToken::new())
+            .unwrap();
         assert_eq!(job.handle, "bg1");
         let sink = job.sink();
         sink.emit("stdout", "listening on :3000");
@@ -394,11 +398,26 @@ mod tests {
     #[tokio::test]
     async fn at_most_max_run_and_names_are_the_models_to_fix() {
         let jobs = Jobs::new(1);
-        let first = jobs.reserve("sleep 100").unwrap();
-        let err = jobs.reserve("sleep 200").unwrap_err();
+        let first = jobs
+            .reserve("sleep 100", &CancellationToken::new())
+            .unwrap();
+        let err = jobs
+            .reserve("sleep 200", &CancellationToken::new())
+            .unwrap_err();
         assert!(err.to_string().contains("bg1 (sleep 100)"), "{err}");
         first.finish(&Err(ToolError::Cancelled("x".into())));
-        assert_eq!(jobs.reserve("sleep 300").unwrap().handle, "bg2");
+        assert_eq!(
+            jobs.reserve("sleep 300", &CancellationToken::new())
+                .unwrap()
+                .handle,
+            "bg2"
+        );
+        // A job ends with the agent that started it.
+        let owner = CancellationToken::new();
+        let owned = Jobs::new(2).reserve("sleep 400", &owner).unwrap();
+        assert!(!owned.cancel().is_cancelled());
+        owner.cancel();
+        assert!(owned.cancel().is_cancelled(), "stopped with its owner");
         let err = jobs.get("bg9").unwrap_err();
         assert!(err.to_string().contains("bg1, bg2"), "{err}");
     }

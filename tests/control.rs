@@ -1,7 +1,9 @@
-//! Budgets, driven through the binary against the scripted server: a cap
-//! reached mid-turn stops the turn before its next request (never in a
-//! call), with `stop_reason: "budget"` and its own exit code; a subagent
-//! is held to its own cap.
+//! Runaway control, driven through the binary against the scripted
+//! server: a budget cap reached mid-turn stops the turn before its next
+//! request (never in a call), with `stop_reason: "budget"` and its own
+//! exit code; a subagent is held to its own cap; a model that repeats a
+//! call is stopped; an interrupt stops every request, subagent and
+//! command at once.
 
 use lathe_test_support::run::{Run, Setup};
 use serde_json::json;
@@ -230,4 +232,97 @@ async fn a_subagent_repeating_a_call_is_stopped() {
     );
     assert_eq!(r.first("loop_detected")["task"], "t1");
     assert_eq!(r.first("turn_completed")["text"], "the subagent got stuck");
+}
+
+/// The processes still running whose command line holds `marker`.
+pub(crate) fn running(marker: &str) -> usize {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .expect("pgrep");
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// Waits (polling, 10 s at most) until none runs; how many were left.
+pub(crate) async fn none_left(marker: &str) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let n = running(marker);
+        if n == 0 || std::time::Instant::now() > deadline {
+            return n;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Three subagents, each told to start a command in the background and
+/// then left waiting on the server: what a stop must end.
+pub(crate) fn three_busy_subagents(marker: &str) -> Vec<Step> {
+    let tasks = (1..=3).fold(Reply::tools(), |r, i| {
+        r.call(
+            &format!("t{i}"),
+            "task",
+            json!({
+                "description": format!("job {i}"),
+                "prompt": "start the watcher",
+                "tools": ["exec_shell"],
+            }),
+        )
+    });
+    let mut steps = vec![Step::Reply(tasks)];
+    for i in 1..=3 {
+        steps.push(Step::Reply(Reply::tools().call(
+            &format!("s{i}"),
+            "exec_shell",
+            json!({"command": format!("{marker} {i}"), "background": true}),
+        )));
+    }
+    steps.extend((0..6).map(|_| Step::Hang(Reply::text("never"))));
+    steps
+}
+
+/// Ctrl-C while three subagents wait on the server and their commands run
+/// in the background: exit 130, no request after the stop, no process
+/// left.
+#[tokio::test]
+async fn an_interrupt_ends_every_subagent_request_and_command() {
+    let env = setup();
+    let marker = "sleep 313.7";
+    let mock = MockLlm::start(three_busy_subagents(marker)).await;
+    let url = mock.openai_url();
+    let child = env
+        .command(
+            &[
+                "exec",
+                "--json",
+                "-a",
+                "full-auto",
+                "--base-url",
+                &url,
+                "--model",
+                "mock-model",
+                "start three watchers",
+            ],
+            &[("OPENAI_API_KEY", KEY)],
+        )
+        .spawn()
+        .unwrap();
+    // Every job started, and a subagent waiting on the server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while (running(marker) < 3 || mock.requests().len() < 5) && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Each command is a shell and its `sleep` (or more, sandboxed).
+    assert!(running(marker) >= 3, "three commands run in the background");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id().unwrap()).unwrap());
+    let asked = mock.requests().len();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(none_left(marker).await, 0, "no command outlives the stop");
+    assert_eq!(mock.requests().len(), asked, "no request after the stop");
 }
