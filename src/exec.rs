@@ -847,6 +847,7 @@ mod tests {
             usage: crate::protocol::Usage::default(),
             denied: Vec::new(),
             questions: Vec::new(),
+            by_agent: vec![],
         };
         assert_eq!(exit_code(&done), Some(EXIT_OK));
     }

@@ -172,7 +172,12 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
         let cost = s
             .usage
             .cost_usd
-            .map(|c| format!("  {}", crate::protocol::humanize::dollars(c)))
+            .map(|c| {
+                let others = crate::protocol::budget::others_words(&s.by_agent)
+                    .map(|o| format!(" (of which {o})"))
+                    .unwrap_or_default();
+                format!("  {}{others}", crate::protocol::humanize::dollars(c))
+            })
             .unwrap_or_default();
         out!(
             "{}  {}  {} turn{}  {}{cost}  {prompt}",

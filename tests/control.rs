@@ -326,3 +326,83 @@ async fn an_interrupt_ends_every_subagent_request_and_command() {
     assert_eq!(none_left(marker).await, 0, "no command outlives the stop");
     assert_eq!(mock.requests().len(), asked, "no request after the stop");
 }
+
+/// What a turn cost is split by agent and model, in `turn_completed` and
+/// in the session list; the record keeps the split, so a resumed session
+/// counts what its subagents spent against its cap.
+#[tokio::test]
+async fn cost_is_split_by_agent_and_kept_across_resume() {
+    let env = setup();
+    env.config(PRICES);
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "t1",
+            "task",
+            json!({"description": "find the notes", "prompt": "what do the notes say?"}),
+        )),
+        // The subagent: half a million tokens ($1 at $2 a million).
+        Step::Reply(Reply {
+            input_tokens: 500_000,
+            ..Reply::text("three open tasks")
+        }),
+        Step::Reply(Reply::text("the notes list three open tasks")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = r.first("turn_completed");
+    let split = done["by_agent"].as_array().expect("by agent").clone();
+    let of = |agent: &str| {
+        split
+            .iter()
+            .find(|s| s["agent"] == agent)
+            .unwrap_or_else(|| panic!("no {agent} in {split:?}"))
+            .clone()
+    };
+    let task = of("task");
+    assert_eq!(task["task"], "t1");
+    assert_eq!(task["description"], "find the notes");
+    assert_eq!(task["model"], "mock-model");
+    assert!(task["usage"]["cost_usd"].as_f64().unwrap() >= 1.0, "{task}");
+    assert!(of("main")["usage"]["cost_usd"].as_f64().is_some());
+    // The list says what the subagents cost.
+    let s = env.run(&["sessions", "--json"], &[], "").await;
+    let line: serde_json::Value = serde_json::from_str(s.stdout.lines().next().unwrap()).unwrap();
+    assert!(
+        line["by_agent"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["agent"] == "task"),
+        "{line}"
+    );
+    assert!(line["usage"]["cost_usd"].as_f64().unwrap() >= 1.0, "{line}");
+    let s = env.run(&["sessions"], &[], "").await;
+    assert!(
+        s.stdout.contains("(of which subagents $1.00"),
+        "{}",
+        s.stdout
+    );
+    // Resumed under a $1 cap: what the subagent spent counts; nothing is
+    // asked of the server.
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("never sent"))]).await;
+    let url = mock.openai_url();
+    let args = [
+        "exec",
+        "--json",
+        "--continue",
+        "--base-url",
+        &url,
+        "--model",
+        "mock-model",
+        "--max-budget-usd",
+        "1",
+        "go on",
+    ];
+    let r = env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await;
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        mock.requests().is_empty(),
+        "the cap held before any request"
+    );
+}

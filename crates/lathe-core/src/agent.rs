@@ -326,9 +326,16 @@ impl Shared {
         std::mem::take(&mut self.state().images)
     }
 
-    /// Adds what `model` used to the session's spending.
-    pub(crate) fn spend(&self, model: &str, usage: Usage) {
-        self.state().budget.spend(model, usage);
+    /// Adds what `model` used for `by` to the session's spending; what
+    /// the main agent spent is in its responses' record, any other's is
+    /// recorded here (a resumed session's `/cost` and caps count it).
+    pub(crate) async fn spend(&self, by: budget::By<'_>, model: &str, usage: Usage) {
+        let spent = by.spent(model, usage);
+        self.state().budget.spend(spent.clone());
+        if by.agent != crate::protocol::budget::Agent::Main {
+            self.record(crate::session::history::Item::Spent(spent))
+                .await;
+        }
     }
 
     /// The `cost` event: each model's use, and the whole.
@@ -346,7 +353,11 @@ impl Shared {
                 }
             })
             .collect();
-        AgentEvent::Cost { models, total }
+        AgentEvent::Cost {
+            models,
+            total,
+            by_agent: state.budget.by_agent.clone(),
+        }
     }
 
     /// Asks the server what it knows of `model` (its window, prices…),
@@ -791,8 +802,7 @@ impl Agent {
                 &cfg,
                 self.resumed
                     .as_ref()
-                    .map(|r| r.by_model.clone())
-                    .unwrap_or_default(),
+                    .map_or(&[][..], |r| r.by_agent.as_slice()),
             )),
         });
         shared.services.desk.attach(Arc::downgrade(&shared));

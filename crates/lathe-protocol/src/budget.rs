@@ -255,6 +255,94 @@ impl Caps {
     }
 }
 
+/// Who spent: the conversation's own model, a subagent, the judge, or
+/// the compaction of older turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    Main,
+    Task,
+    Judge,
+    Compaction,
+}
+
+/// What one agent spent on one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpend {
+    pub agent: Agent,
+    /// A subagent's `task` call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// A subagent's job, as the model described it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub model: String,
+    pub usage: Usage,
+}
+
+impl AgentSpend {
+    /// `main`, `task t1 (find the tests)`, `judge`.
+    pub fn who(&self) -> String {
+        match (self.agent, &self.task) {
+            (Agent::Main, _) => "main".into(),
+            (Agent::Judge, _) => "judge".into(),
+            (Agent::Compaction, _) => "compaction".into(),
+            (Agent::Task, task) => {
+                let id = task.as_deref().unwrap_or("?");
+                if self.description.is_empty() {
+                    format!("task {id}")
+                } else {
+                    format!(
+                        "task {id} ({})",
+                        crate::text::shorten_chars(&self.description, 40)
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// What the agents other than the main one cost, by kind, as a person
+/// reads it in a list: `subagents $0.12, judge $0.01` (`None` when none
+/// spent, or no price is known).
+pub fn others_words(by_agent: &[AgentSpend]) -> Option<String> {
+    let mut parts = Vec::new();
+    for (agent, name) in [
+        (Agent::Task, "subagents"),
+        (Agent::Judge, "judge"),
+        (Agent::Compaction, "compaction"),
+    ] {
+        let cost: Option<f64> = by_agent
+            .iter()
+            .filter(|s| s.agent == agent)
+            .filter_map(|s| s.usage.cost_usd)
+            .reduce(|a, b| a + b);
+        if let Some(c) = cost {
+            parts.push(format!("{name} {}", usd(c)));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A subagent's job is the model's words.
+impl crate::redact::Redact for AgentSpend {
+    fn redact(&mut self, s: &dyn crate::redact::Scrub) {
+        self.description.redact(s);
+    }
+}
+
+/// Adds `spend` to `list`, to the entry of the same agent, task and
+/// model if there is one.
+pub fn add_spend(list: &mut Vec<AgentSpend>, spend: AgentSpend) {
+    match list
+        .iter_mut()
+        .find(|s| s.agent == spend.agent && s.task == spend.task && s.model == spend.model)
+    {
+        Some(s) => s.usage.add(spend.usage),
+        None => list.push(spend),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -225,6 +225,9 @@ pub enum AgentEvent {
     Cost {
         models: Vec<ModelUsage>,
         total: Usage,
+        /// The same, by agent and model.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        by_agent: Vec<crate::budget::AgentSpend>,
     },
     /// The answer to `Op::ListTurns`, oldest first.
     Turns {
@@ -294,6 +297,10 @@ pub enum AgentEvent {
         /// assumed).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         questions: Vec<AskedQuestion>,
+        /// What the turn spent, by agent (`main`, each `task`, the
+        /// `judge`, `compaction`) and model: `usage` is the main agent's.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        by_agent: Vec<crate::budget::AgentSpend>,
     },
     /// The model asks the person (`ask_user`); answered with `Op::Answer`.
     QuestionAsked {
@@ -417,12 +424,15 @@ impl Redact for AgentEvent {
                 text,
                 denied,
                 questions,
+                by_agent,
                 ..
             } => {
                 text.redact(s);
                 denied.redact(s);
                 questions.redact(s);
+                by_agent.redact(s);
             }
+            AgentEvent::Cost { by_agent, .. } => by_agent.redact(s),
             AgentEvent::QuestionAsked {
                 question, choices, ..
             } => {
@@ -511,7 +521,6 @@ impl Redact for AgentEvent {
                 }
             }
             AgentEvent::SessionStarted { .. }
-            | AgentEvent::Cost { .. }
             | AgentEvent::UsageUpdated { .. }
             | AgentEvent::ContextUpdated { .. }
             | AgentEvent::ContextCompacted { .. }

@@ -231,7 +231,6 @@ impl App {
                 model: init.model,
                 approval: init.approval,
                 usage,
-                subagents: Usage::default(),
                 context: None,
                 mcp: std::collections::BTreeMap::new(),
                 last_turn_cost: None,

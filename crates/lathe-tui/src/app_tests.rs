@@ -786,6 +786,7 @@ fn messages_mid_turn_steer_or_queue_and_ctrl_c_hands_them_back() {
             stop_reason: Default::default(),
             denied: Vec::new(),
             questions: Vec::new(),
+            by_agent: vec![],
             model: String::new(),
             turn_id: 1,
             text: "done".into(),
@@ -1261,6 +1262,7 @@ fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
             stop_reason: Default::default(),
             denied: Vec::new(),
             questions: Vec::new(),
+            by_agent: vec![],
             model: String::new(),
             turn_id: id,
             text: text.into(),
@@ -1907,6 +1909,7 @@ fn a_wait_while_the_person_is_away_calls_them_back() {
         stop_reason: Default::default(),
         denied: Vec::new(),
         questions: Vec::new(),
+        by_agent: vec![],
         model: String::new(),
         turn_id: 1,
         text: "ok".into(),
@@ -2615,4 +2618,50 @@ fn a_repeated_call_shows_the_call_and_asks_whether_to_go_on() {
         "{shown}"
     );
     assert!(!shown.contains("Repeating?"), "nothing to answer: {shown}");
+}
+
+/// `/cost` breaks the session's cost down by agent when another than the
+/// main one spent.
+#[test]
+fn cost_is_told_by_agent() {
+    use crate::protocol::budget::{Agent, AgentSpend};
+    let (mut a, t0) = app();
+    let usd = |c: f64| Usage {
+        input_tokens: 1000,
+        cost_usd: Some(c),
+        ..Usage::default()
+    };
+    let spend = |agent, task: Option<&str>, c| AgentSpend {
+        agent,
+        task: task.map(str::to_string),
+        description: if task.is_some() {
+            "find the notes".into()
+        } else {
+            String::new()
+        },
+        model: "mock-model".into(),
+        usage: usd(c),
+    };
+    a.on_agent_event(
+        AgentEvent::Cost {
+            models: vec![crate::protocol::ModelUsage {
+                model: "mock-model".into(),
+                usage: usd(1.5),
+            }],
+            total: usd(1.5),
+            by_agent: vec![
+                spend(Agent::Main, None, 0.25),
+                spend(Agent::Task, Some("t1"), 1.0),
+                spend(Agent::Judge, None, 0.25),
+            ],
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("by agent"), "{shown}");
+    assert!(
+        shown.contains("task t1 (find the notes) · mock-model: $1.00"),
+        "{shown}"
+    );
+    assert!(shown.contains("judge · mock-model: $0.25"), "{shown}");
 }

@@ -1,47 +1,113 @@
 //! What the conversation spends, against its caps: each model's use for
-//! `/cost`, this turn's (its subagents, the judge and compaction
-//! included) and the caps as they stand (a person may raise one and go
-//! on). Every response is counted here ([`super::Shared::spend`]).
+//! `/cost`, each agent's (the main one, each subagent, the judge, the
+//! compaction of older turns), this turn's, and the caps as they stand (a
+//! person may raise one and go on). Every response is counted here
+//! ([`super::Shared::spend`]).
 
 use std::collections::BTreeMap;
 
 use crate::protocol::Usage;
-use crate::protocol::budget::{Caps, Standing};
+use crate::protocol::budget::{Agent, AgentSpend, Caps, Standing, add_spend};
+
+/// Who spends: an agent, and for a subagent its `task` call and job.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct By<'a> {
+    pub(crate) agent: Agent,
+    pub(crate) task: Option<&'a str>,
+    pub(crate) description: &'a str,
+}
+
+impl By<'static> {
+    pub(crate) const MAIN: Self = Self::of(Agent::Main);
+    pub(crate) const JUDGE: Self = Self::of(Agent::Judge);
+    pub(crate) const COMPACTION: Self = Self::of(Agent::Compaction);
+
+    const fn of(agent: Agent) -> Self {
+        Self {
+            agent,
+            task: None,
+            description: "",
+        }
+    }
+}
+
+impl<'a> By<'a> {
+    pub(crate) fn task(call: &'a str, description: &'a str) -> Self {
+        Self {
+            agent: Agent::Task,
+            task: Some(call),
+            description,
+        }
+    }
+
+    pub(crate) fn spent(self, model: &str, usage: Usage) -> AgentSpend {
+        AgentSpend {
+            agent: self.agent,
+            task: self.task.map(str::to_string),
+            description: self.description.to_string(),
+            model: model.to_string(),
+            usage,
+        }
+    }
+}
 
 pub(crate) struct Budget {
     /// What each model used in this session (a `/clear` forgets the
     /// conversation, not what it cost).
     pub(crate) spent: BTreeMap<String, Usage>,
-    /// What this turn used so far.
-    pub(crate) turn: Usage,
+    /// The same, by agent.
+    pub(crate) by_agent: Vec<AgentSpend>,
+    /// What this turn used so far, by agent.
+    pub(crate) turn: Vec<AgentSpend>,
     pub(crate) caps: Caps,
 }
 
 impl Budget {
-    pub(crate) fn new(spent: BTreeMap<String, Usage>, caps: Caps) -> Self {
-        Self {
-            spent,
-            turn: Usage::default(),
+    /// A session's budget; `spent` is what it had spent (resumed).
+    pub(crate) fn new(spent: &[AgentSpend], caps: Caps) -> Self {
+        let mut budget = Self {
+            spent: BTreeMap::new(),
+            by_agent: Vec::new(),
+            turn: Vec::new(),
             caps,
+        };
+        for s in spent {
+            budget.spend(s.clone());
         }
+        budget.turn.clear();
+        budget
     }
 
     /// What the whole session used.
     pub(crate) fn session(&self) -> Usage {
-        let mut total = Usage::default();
-        for u in self.spent.values() {
-            total.add(*u);
-        }
-        total
+        sum(self.spent.values())
     }
 
-    pub(crate) fn spend(&mut self, model: &str, usage: Usage) {
-        self.spent.entry(model.to_string()).or_default().add(usage);
-        self.turn.add(usage);
+    /// What this turn used, its subagents', the judge's and compaction's
+    /// included.
+    pub(crate) fn turn(&self) -> Usage {
+        sum(self.turn.iter().map(|s| &s.usage))
+    }
+
+    pub(crate) fn spend(&mut self, spend: AgentSpend) {
+        self.spent
+            .entry(spend.model.clone())
+            .or_default()
+            .add(spend.usage);
+        add_spend(&mut self.by_agent, spend.clone());
+        add_spend(&mut self.turn, spend);
     }
 
     /// The first session or turn cap reached, if one is.
     pub(crate) fn reached(&self) -> Option<Standing> {
-        self.caps.reached(&self.session(), &self.turn)
+        self.caps.reached(&self.session(), &self.turn())
     }
+}
+
+fn sum<'a>(usages: impl Iterator<Item = &'a Usage>) -> Usage {
+    let mut total = Usage::default();
+    for u in usages {
+        total.add(*u);
+    }
+    total
 }

@@ -318,7 +318,9 @@ pub(crate) async fn compact(
         usage.cost_usd = shared.price(&model).map(|p| p.cost(&usage));
     }
     conv.usage.add(usage);
-    shared.spend(&model, usage);
+    shared
+        .spend(super::budget::By::COMPACTION, &model, usage)
+        .await;
     let summary = completion.text.trim();
     if summary.is_empty() {
         return Err(CompactError::Empty);

@@ -187,7 +187,7 @@ pub(crate) async fn review(
             Usage::default(),
         ),
     };
-    shared.spend(model, usage);
+    shared.spend(super::budget::By::JUDGE, model, usage).await;
     let (allowed, reason) = match &verdict {
         Verdict::Allow(r) => (true, r.clone()),
         Verdict::Escalate(r) => (false, r.clone()),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::policy::{Approver, AuthorizationManager, Guardrails, HookSet, Redactor, Workspace};
-use crate::protocol::{ApprovalMode, Denial, Effort, Usage};
+use crate::protocol::{ApprovalMode, Denial, Effort};
 use crate::provider::Provider;
 use crate::provider::models::ModelInfo;
 use crate::tools::Toolset;
@@ -132,7 +132,10 @@ impl Settings {
 impl State {
     /// The state a conversation starts in; `spent` is what a resumed
     /// session had used.
-    pub(crate) fn new(cfg: &super::AgentConfig, spent: BTreeMap<String, Usage>) -> Self {
+    pub(crate) fn new(
+        cfg: &super::AgentConfig,
+        spent: &[crate::protocol::budget::AgentSpend],
+    ) -> Self {
         State {
             model: cfg.model.clone(),
             mode: cfg.approval,

@@ -148,7 +148,13 @@ pub(crate) async fn run(
             completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
         }
         usage.add(completion.usage);
-        shared.spend(&model, completion.usage);
+        shared
+            .spend(
+                super::budget::By::task(parent, &job.description),
+                &model,
+                completion.usage,
+            )
+            .await;
         shared.services.emitter.emit(AgentEvent::UsageUpdated {
             task: Some(parent.to_string()),
             turn_id,

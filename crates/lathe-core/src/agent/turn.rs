@@ -313,6 +313,7 @@ impl Turn<'_> {
             model: self.model.clone(),
             denied,
             questions: shared.services.desk.take_asked(),
+            by_agent: shared.state().budget.turn.clone(),
         });
         Ended
     }
@@ -334,7 +335,7 @@ impl Turn<'_> {
         {
             let mut state = shared.state();
             state.denied.clear();
-            state.budget.turn = Usage::default();
+            state.budget.turn.clear();
         }
         conv.prompts.push((turn_id, prompt.clone()));
         if let Some(c) = &shared.services.checkpoints {
@@ -567,7 +568,9 @@ impl Turn<'_> {
         }
         self.usage.add(completion.usage);
         conv.usage.add(completion.usage);
-        shared.spend(model, completion.usage);
+        shared
+            .spend(super::budget::By::MAIN, model, completion.usage)
+            .await;
         completion.tool_calls = unique_ids(std::mem::take(&mut completion.tool_calls));
         let mut cut_short = false;
         if completion.stop() == StopReason::MaxTokens {
@@ -678,6 +681,7 @@ impl Turn<'_> {
             model: self.model.clone(),
             denied,
             questions: shared.services.desk.take_asked(),
+            by_agent: shared.state().budget.turn.clone(),
         };
         match shown {
             Some(answer) => {

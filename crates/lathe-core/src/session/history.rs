@@ -28,7 +28,11 @@ use crate::protocol::redact::{Redact, Scrub};
 use crate::provider::{Message, ToolCall, ToolOutput};
 
 mod redact;
+mod spent;
+
 pub use redact::key_hint;
+pub use spent::spent_by_agent;
+use spent::usage_by_model;
 
 /// How many items may wait for the recorder before a turn waits.
 const QUEUE: usize = 1024;
@@ -109,6 +113,10 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         model: String,
     },
+    /// What an agent other than the conversation's own model spent (a
+    /// subagent, the judge, compaction): for `/cost` and the caps after a
+    /// resume.
+    Spent(crate::protocol::budget::AgentSpend),
     /// The model refused turn `turn`: the turn is left out of the
     /// conversation (or the model keeps refusing what follows).
     Refused {
@@ -439,6 +447,8 @@ pub struct Rebuilt {
     pub usage: Usage,
     /// What each model used over the whole session (clears included).
     pub by_model: std::collections::BTreeMap<String, Usage>,
+    /// The same, by agent (main, each subagent, the judge, compaction).
+    pub by_agent: Vec<crate::protocol::budget::AgentSpend>,
     pub turns: u64,
     /// A note for the model about how the last turn ended, if it did not
     /// end well (prefixed to the next message).
@@ -753,6 +763,7 @@ pub fn rebuild(records: &[Record], scrub: &dyn Scrub) -> Rebuilt {
 
 fn rebuild_redacted(records: &[Record]) -> Rebuilt {
     let mut out = Rebuilt {
+        by_agent: spent_by_agent(records),
         by_model: usage_by_model(records),
         // Turn ids never repeat, whatever was cleared or rewound.
         turns: records
@@ -974,26 +985,6 @@ impl Rebuilt {
             self.messages.push(Message::ToolResults(results));
         }
     }
-}
-
-/// What each model was paid for, over the whole record (what `/clear`
-/// forgot included).
-fn usage_by_model(records: &[Record]) -> std::collections::BTreeMap<String, Usage> {
-    let mut by_model: std::collections::BTreeMap<String, Usage> = std::collections::BTreeMap::new();
-    let mut model = String::new();
-    for r in records {
-        match &r.item {
-            Item::Session { model: m, .. } | Item::Model { model: m } => model.clone_from(m),
-            Item::Assistant {
-                usage, model: m, ..
-            } => {
-                let m = if m.is_empty() { &model } else { m };
-                by_model.entry(m.clone()).or_default().add(*usage);
-            }
-            _ => {}
-        }
-    }
-    by_model
 }
 
 #[cfg(test)]

@@ -37,8 +37,12 @@ pub struct SessionInfo {
     /// How hard the model was asked to think, last.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effort: Option<crate::protocol::Effort>,
-    /// What the session used and cost, over all its turns.
+    /// What the session used and cost, over all its turns (its
+    /// subagents', the judge's and compaction's included).
     pub usage: crate::protocol::Usage,
+    /// The same, by agent and model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_agent: Vec<crate::protocol::budget::AgentSpend>,
 }
 
 /// Why a session cannot be resumed.
@@ -89,14 +93,17 @@ fn info(path: &Path) -> Option<SessionInfo> {
     };
     let mut model = model.clone();
     let mut effort = *effort;
-    let mut usage = crate::protocol::Usage::default();
     for r in &records {
         match &r.item {
             Item::Model { model: m } => m.clone_into(&mut model),
             Item::Effort { effort: e } => effort = *e,
-            Item::Assistant { usage: u, .. } => usage.add(*u),
             _ => {}
         }
+    }
+    let by_agent = history::spent_by_agent(&records);
+    let mut usage = crate::protocol::Usage::default();
+    for s in &by_agent {
+        usage.add(s.usage);
     }
     let first_prompt = records
         .iter()
@@ -123,6 +130,7 @@ fn info(path: &Path) -> Option<SessionInfo> {
         key_hint: key_hint.clone(),
         effort,
         usage,
+        by_agent,
     })
 }
 

@@ -523,19 +523,11 @@ impl App {
                 turn_id,
                 ..
             } => self.status.counted(turn_id, last, total, task.is_some()),
-            AgentEvent::Cost { models, total } => {
-                let mut report = cost_report(&models, &total);
-                if self.status.subagents.input_tokens + self.status.subagents.output_tokens > 0 {
-                    let k = crate::protocol::humanize::count;
-                    report.push_str(&format!(
-                        "\nof which subagents: {} in · {} out (the status bar counts the \
-                         conversation's own tokens)",
-                        k(self.status.subagents.input_tokens),
-                        k(self.status.subagents.output_tokens)
-                    ));
-                }
-                self.notice(NoticeKind::Info, report);
-            }
+            AgentEvent::Cost {
+                models,
+                total,
+                by_agent,
+            } => self.notice(NoticeKind::Info, cost_report(&models, &total, &by_agent)),
             AgentEvent::ContextUpdated { tokens, window } => {
                 self.status.context = Some((tokens, window))
             }
@@ -565,8 +557,13 @@ impl App {
     }
 }
 
-/// `/cost`: what each model used and cost, and the whole.
-pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage) -> String {
+/// `/cost`: what each model used and cost, and the whole; and by agent
+/// when another than the main one spent (a subagent, the judge).
+pub(super) fn cost_report(
+    models: &[crate::protocol::ModelUsage],
+    total: &Usage,
+    by_agent: &[crate::protocol::budget::AgentSpend],
+) -> String {
     use crate::components::status_bar::dollars;
     if models.is_empty() {
         return "nothing spent yet in this session".into();
@@ -600,6 +597,16 @@ pub(super) fn cost_report(models: &[crate::protocol::ModelUsage], total: &Usage)
         out.push_str(&line("total", total));
     } else {
         out.pop();
+    }
+    if by_agent
+        .iter()
+        .any(|s| s.agent != crate::protocol::budget::Agent::Main)
+    {
+        out.push_str("\nby agent");
+        for s in by_agent {
+            out.push('\n');
+            out.push_str(&line(&format!("{} · {}", s.who(), s.model), &s.usage));
+        }
     }
     if total.cost_usd.is_none() {
         out.push_str(

@@ -99,9 +99,6 @@ pub(super) struct Status {
     pub(super) model: String,
     pub(super) approval: ApprovalMode,
     pub(super) usage: Usage,
-    /// What subagents used this run (in `/cost`'s totals, not in the
-    /// status bar's conversation).
-    pub(super) subagents: Usage,
     /// How full the context is: tokens, and the window if known.
     pub(super) context: Option<(u64, Option<u64>)>,
     /// The MCP servers, as last reported.
@@ -130,15 +127,13 @@ pub(super) struct Status {
 impl Status {
     /// A response of turn `turn_id` was counted: `last` used, the
     /// conversation's `total` (a subagent's tokens cost, but are not the
-    /// conversation's).
+    /// conversation's: `/cost` tells them by agent).
     pub(super) fn counted(&mut self, turn_id: u64, last: Usage, total: Usage, subagent: bool) {
         if self.turn_spent.0 != turn_id {
             self.turn_spent = (turn_id, Usage::default());
         }
         self.turn_spent.1.add(last);
-        if subagent {
-            self.subagents.add(last);
-        } else {
+        if !subagent {
             self.usage = total;
         }
         if let Some(c) = last.cost_usd {

@@ -47,6 +47,10 @@ impl Redact for Item {
                 base_url.redact(s);
             }
             Item::Model { model } => model.redact(s),
+            Item::Spent(spent) => {
+                spent.redact(s);
+                spent.model.redact(s);
+            }
             Item::Steer { text, .. } => text.redact(s),
             Item::User { text, note, .. } => {
                 text.redact(s);
