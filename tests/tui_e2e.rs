@@ -1915,3 +1915,83 @@ async fn esc_stops_every_subagent_and_the_commands_they_started() {
     pane.type_slowly("ok", Duration::from_millis(20)).await;
     pane.wait_for("ok").await;
 }
+
+/// `/agents` while two subagents run, each with a command in the
+/// background: the tree shows both with their commands; `k` on one stops
+/// it and its command only (the other runs on), and its row says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k_in_agents_stops_one_subagent_and_what_it_started() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let marker = "sleep 315.3";
+    let tasks = (1..=2).fold(Reply::tools(), |r, i| {
+        r.call(
+            &format!("t{i}"),
+            "task",
+            json!({
+                "description": format!("watcher {i}"),
+                "prompt": "start the watcher",
+                "tools": ["exec_shell"],
+            }),
+        )
+    });
+    let mut steps = vec![Step::Reply(tasks)];
+    for i in 1..=2 {
+        steps.push(Step::Reply(Reply::tools().call(
+            &format!("s{i}"),
+            "exec_shell",
+            json!({"command": format!("{marker}{i}"), "background": true}),
+        )));
+    }
+    steps.extend((0..4).map(|_| Step::Hang(Reply::text("never"))));
+    let mock = MockLlm::start(steps).await;
+    let pane = Pane::start(&mock, ws.path(), "-a full-auto");
+    pane.wait_for("full-auto").await;
+    pane.type_slowly("start two watchers", Duration::from_millis(20))
+        .await;
+    pane.keys(&["Enter"]);
+    let one = format!("{marker}1");
+    let two = format!("{marker}2");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (crate::control::running(&one) == 0
+        || crate::control::running(&two) == 0
+        || mock.requests().len() < 5)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let bar = pane.wait_for("2 agents").await;
+    assert!(bar.contains("(/agents)"), "{bar}");
+    pane.type_slowly("/agents", Duration::from_millis(30)).await;
+    pane.keys(&["Enter"]);
+    let tree = pane.wait_for("Agents of this turn").await;
+    assert!(tree.contains("└ t1 watcher 1"), "{tree}");
+    assert!(tree.contains("└ t2 watcher 2"), "{tree}");
+    // The first subagent: its row, then its command's.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pane.keys(&["Down"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pane.keys(&["k"]);
+    let stopped = pane.wait_for("· stopped").await;
+    assert!(stopped.contains("watcher 1"), "{stopped}");
+    // Its command is gone, the other's runs on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while crate::control::running(&one) > 0
+        && crate::control::running(&two) > 0
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ones = crate::control::running(&one);
+    let twos = crate::control::running(&two);
+    assert!(
+        (ones == 0) != (twos == 0),
+        "one subagent's command stopped, the other's runs: {ones} {twos}"
+    );
+    pane.keys(&["Escape"]);
+    pane.keys(&["Escape"]);
+    pane.wait_for("interrupted").await;
+    assert_eq!(crate::control::none_left(marker).await, 0);
+}

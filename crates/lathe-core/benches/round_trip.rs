@@ -228,7 +228,11 @@ fn jobs(c: &mut Criterion) {
     let line = "GET /api/items 200 3.2ms - a dev server's access log line".to_string();
     let jobs = Jobs::new(4);
     let job = jobs
-        .reserve("npm run dev", &tokio_util::sync::CancellationToken::new())
+        .reserve(
+            "npm run dev",
+            &tokio_util::sync::CancellationToken::new(),
+            None,
+        )
         .unwrap();
     let sink = job.sink();
     // Full already: every line also drops as much from the front.

@@ -39,6 +39,7 @@ pub mod prompt;
 mod repeats;
 mod serve;
 mod state;
+mod subagents;
 mod task;
 mod turn;
 
@@ -570,6 +571,11 @@ impl Shared {
             Op::ListJobs => self.services.emitter.emit(AgentEvent::Jobs {
                 jobs: self.services.jobs.list(),
             }),
+            Op::StopAgent { task } => {
+                if !self.services.subagents.stop(task) {
+                    tracing::debug!(%task, "stop of no running subagent");
+                }
+            }
             Op::KillJob { handle } => {
                 let jobs = self.services.jobs.clone();
                 match jobs.get(handle) {
@@ -795,6 +801,7 @@ impl Agent {
                     jobs.on_change(move |jobs| emitter.emit(AgentEvent::Jobs { jobs }));
                     jobs
                 },
+                subagents: Arc::default(),
                 _scratch: cfg.scratch.clone(),
             },
             settings: Settings::new(&cfg, system_prompt, hooks_path),

@@ -216,28 +216,7 @@ async fn an_interrupt_stops_a_subagent() {
         Step::Hang(Reply::text("never")),
     ])
     .await;
-    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(&mock, ws.path());
-    handle
-        .ops
-        .send(Op::UserInput { text: "go".into() })
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
-            .await
-            .expect("the turn did not end")
-            .unwrap();
-        if matches!(&ev, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "t1") {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            handle.ops.send(Op::Interrupt).await.unwrap();
-        }
-        let end = ev.ends_turn();
-        events.push(ev);
-        if end {
-            break;
-        }
-    }
+    let events = stop_once_started(&mock, ws.path(), "t1", Op::Interrupt).await;
     assert!(matches!(
         events.last(),
         Some(AgentEvent::Error {
@@ -303,5 +282,72 @@ async fn a_subagents_calls_keep_the_servers_ids_on_the_wire() {
     assert_eq!(answered, asked, "{sub}");
     for id in asked {
         assert!(id.len() <= 40 && !id.contains(task_id), "{id}");
+    }
+}
+
+/// `k` on one subagent stops it and nothing else: its model-facing result
+/// says the person stopped it, no request of it follows, and the turn
+/// goes on to its answer.
+#[tokio::test]
+async fn a_person_stops_one_subagent_and_the_turn_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(task("t1", "p", None)),
+        Step::Hang(Reply::text("never")),
+        Step::Reply(Reply::text("went on without it")),
+    ])
+    .await;
+    let events =
+        stop_once_started(&mock, ws.path(), "t1", Op::StopAgent { task: "t1".into() }).await;
+    let (status, content, _) = result_of(&events, "t1");
+    assert_eq!(status, ToolStatus::Error);
+    assert!(
+        content
+            .to_string()
+            .contains("the person stopped this subagent"),
+        "{content}"
+    );
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::TurnCompleted { text, .. }) if text == "went on without it"
+    ));
+    assert_eq!(mock.requests().len(), 3, "the main agent asked once more");
+}
+
+/// A turn of "go" whose `task` call `task` is sent `op` once its subagent
+/// waits on the server: every event of it, to its end.
+async fn stop_once_started(
+    mock: &MockLlm,
+    ws: &std::path::Path,
+    task: &str,
+    op: Op,
+) -> Vec<AgentEvent> {
+    let mut handle = Setup::new(ProviderKind::OpenAi).spawn(mock, ws);
+    handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .await
+        .unwrap();
+    let mut op = Some(op);
+    let mut events = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .expect("the turn did not end")
+            .unwrap();
+        if matches!(&ev, AgentEvent::ToolCallStarted { call_id, .. } if call_id == task) {
+            // The subagent's request hangs on the server.
+            while mock.requests().len() < 2 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if let Some(op) = op.take() {
+                handle.ops.send(op).await.unwrap();
+            }
+        }
+        let end = ev.ends_turn();
+        events.push(ev);
+        if end {
+            return events;
+        }
     }
 }

@@ -201,6 +201,10 @@ pub enum Op {
     ListJobs,
     /// Stop a command running in the background (answered with `jobs`).
     KillJob { handle: String },
+    /// Stop the subagent of the `task` call `task` and everything under
+    /// it (its requests, calls and background commands); its model is
+    /// told the person stopped it. The turn goes on.
+    StopAgent { task: String },
     /// Start a turn in plan mode: the model has only the read-only tools
     /// (nothing may change, whatever the approval mode) and is told to
     /// propose a plan (`update_plan`) for the person to approve.

@@ -78,6 +78,9 @@ pub struct JobInfo {
     /// Its last lines of output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tail: Vec<String>,
+    /// The call that started it (a subagent's: `t1-…`, under its task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// A command line and its output are text from outside.

@@ -238,6 +238,7 @@ impl App {
                 spent,
                 caps: session.caps,
                 turn_spent: (0, Usage::default()),
+                meter: Default::default(),
                 models: Models::Unknown,
                 pending_model: None,
                 jobs: Vec::new(),
@@ -480,6 +481,8 @@ impl App {
             AppEvent::Coloured => {}
             AppEvent::Send(text) => self.send(text),
             AppEvent::Quit => self.bus.request(Request::Quit),
+            AppEvent::Interrupt if self.is_running() => self.interrupt("k", self.screen.now),
+            AppEvent::Interrupt => {}
             AppEvent::Compose(text) => self.composer.set_text(&text),
             AppEvent::Commands(more) => self.composer.add_custom(more),
             AppEvent::CapRaised(cap, to) => self.status.caps.set(cap, to),
@@ -564,6 +567,12 @@ impl App {
         };
         let outcome = match top {
             Overlay::Log(log) => log.key(key, &self.calls, &self.bus.events),
+            Overlay::Agents(view) => view.key(
+                key,
+                &mut self.status.meter,
+                &self.status.jobs,
+                &self.bus.events,
+            ),
             other => match other.component() {
                 Some(view) => view.handle_key(key, &self.bus.events, self.screen.now),
                 None => crate::component::Outcome::Consumed,

@@ -114,6 +114,8 @@ pub enum AppEvent {
     Compose(String),
     /// The workspace's commands, trusted: offered from now on.
     Commands(Vec<super::components::custom::Custom>),
+    /// Stop the running turn (`k` on the main agent in `/agents`).
+    Interrupt,
     /// A reached cap was raised (the person said go on).
     CapRaised(crate::protocol::budget::Cap, f64),
 }
@@ -146,6 +148,8 @@ pub enum Overlay {
     Diff(Pager),
     /// `/ps`: the background commands.
     Jobs(super::components::jobs::JobsView),
+    /// `/agents`: the turn's agents over the meter the app holds.
+    Agents(super::components::agents::AgentsView),
 }
 
 impl Overlay {
@@ -157,7 +161,7 @@ impl Overlay {
     /// The view as a component (`None`: the log, which the app holds).
     pub fn component(&mut self) -> Option<&mut dyn Component> {
         match self {
-            Overlay::Log(_) => None,
+            Overlay::Log(_) | Overlay::Agents(_) => None,
             Overlay::Permissions(v) => Some(v),
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
@@ -168,7 +172,7 @@ impl Overlay {
 
     pub fn view(&self) -> Option<&dyn Component> {
         match self {
-            Overlay::Log(_) => None,
+            Overlay::Log(_) | Overlay::Agents(_) => None,
             Overlay::Permissions(v) => Some(v),
             Overlay::Sessions(v) => Some(v),
             Overlay::Rewind(v) => Some(v),
@@ -495,6 +499,44 @@ impl Component for PermissionsView {
 
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
         PermissionsView::render(self, area, buf, theme, now);
+    }
+}
+
+impl super::components::agents::AgentsView {
+    /// A key for the view over the app's `meter` and background `jobs`.
+    pub fn key(
+        &mut self,
+        key: KeyEvent,
+        meter: &mut super::components::agents::Meter,
+        jobs: &[crate::protocol::JobInfo],
+        events: &AppEvents,
+    ) -> Outcome {
+        use super::components::agents::AgentsAction;
+        match self.handle_key(key, meter, jobs) {
+            AgentsAction::None => Outcome::Consumed,
+            AgentsAction::Close => Outcome::Close,
+            AgentsAction::StopTurn => {
+                events.send(AppEvent::Interrupt);
+                Outcome::Consumed
+            }
+            AgentsAction::StopAgent(task) => {
+                meter.stopping(Some(&task));
+                events.send(AppEvent::Flash(format!(
+                    "stopping {task} and everything under it…"
+                )));
+                events.send(AppEvent::Op(Op::StopAgent { task }));
+                Outcome::Consumed
+            }
+            AgentsAction::KillJob(handle) => {
+                events.send(AppEvent::Flash(format!("stopping {handle}…")));
+                events.send(AppEvent::Op(Op::KillJob { handle }));
+                Outcome::Consumed
+            }
+            AgentsAction::Ended(what) => {
+                events.send(AppEvent::Flash(format!("{what} has already ended")));
+                Outcome::Consumed
+            }
+        }
     }
 }
 

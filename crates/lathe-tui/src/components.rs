@@ -2,6 +2,7 @@
 //! approval dialog with its diff view, the tool-call log, the permissions
 //! view, the session picker, the status bar.
 
+pub mod agents;
 pub mod approval;
 pub mod ask;
 pub mod cells;

@@ -41,6 +41,8 @@ pub(crate) struct Services {
     pub(crate) desk: Arc<desk::Desk>,
     /// The commands running in the background.
     pub(crate) jobs: Arc<crate::tools::jobs::Jobs>,
+    /// The subagents running (what `Op::StopAgent` stops).
+    pub(crate) subagents: Arc<super::subagents::Subagents>,
     /// Held so the directory lives as long as the agent.
     pub(crate) _scratch: Option<Arc<tempfile::TempDir>>,
 }

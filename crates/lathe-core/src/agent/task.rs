@@ -81,8 +81,29 @@ fn offered(
     Ok((schemas, names))
 }
 
-/// Runs `job` for the `task` call `parent` of turn `turn_id`.
+/// Runs `job` for the `task` call `parent` of turn `turn_id`: a person
+/// may stop it alone (`Op::StopAgent`), and its model is then told so.
 pub(crate) async fn run(
+    shared: &Shared,
+    turn_id: u64,
+    parent: &str,
+    job: TaskJob,
+    cancel: &CancellationToken,
+) -> Result<Value, ToolError> {
+    let running = shared.services.subagents.start(parent, cancel);
+    match work(shared, turn_id, parent, job, &running.cancel).await {
+        Err(ToolError::Cancelled(_)) if running.stopped_by_person() => {
+            Err(ToolError::ExecutionFailed(
+                "the person stopped this subagent, and everything it ran; do not start it \
+                 again unless they ask: go on with what you know"
+                    .into(),
+            ))
+        }
+        other => other,
+    }
+}
+
+async fn work(
     shared: &Shared,
     turn_id: u64,
     parent: &str,

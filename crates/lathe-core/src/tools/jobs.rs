@@ -78,6 +78,8 @@ impl State {
 pub struct Job {
     pub handle: String,
     pub command: String,
+    /// The call that started it.
+    call_id: Option<String>,
     started_ms: u64,
     cancel: CancellationToken,
     state: Mutex<State>,
@@ -219,6 +221,7 @@ impl Job {
             running: s.ended.is_none(),
             exit_code: s.ended.as_ref().and_then(|e| e.exit_code),
             tail,
+            call_id: self.call_id.clone(),
         }
     }
 }
@@ -274,7 +277,12 @@ impl Jobs {
     /// A new job for `command`, if fewer than the most run. It is stopped
     /// with `owner` (the call that started it, under its turn or
     /// subagent): a stop stops what the stopped agent left running.
-    pub fn reserve(&self, command: &str, owner: &CancellationToken) -> Result<Arc<Job>, ToolError> {
+    pub fn reserve(
+        &self,
+        command: &str,
+        owner: &CancellationToken,
+        call_id: Option<&str>,
+    ) -> Result<Arc<Job>, ToolError> {
         let mut jobs = lock(&self.jobs);
         let running: Vec<&Arc<Job>> = jobs.iter().filter(|j| j.is_running()).collect();
         if running.len() >= self.max {
@@ -305,6 +313,7 @@ impl Jobs {
         let job = Arc::new(Job {
             handle: format!("bg{n}"),
             command: command.to_string(),
+            call_id: call_id.map(str::to_string),
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
@@ -368,7 +377,7 @@ mod tests {
     async fn reads_give_what_is_new_and_the_buffer_stays_bounded() {
         let jobs = Jobs::new(2);
         let job = jobs
-            .reserve("npm run dev", &CancellationToken::new())
+            .reserve("npm run dev", &CancellationToken::new(), None)
             .unwrap();
         assert_eq!(job.handle, "bg1");
         let sink = job.sink();
@@ -399,22 +408,22 @@ mod tests {
     async fn at_most_max_run_and_names_are_the_models_to_fix() {
         let jobs = Jobs::new(1);
         let first = jobs
-            .reserve("sleep 100", &CancellationToken::new())
+            .reserve("sleep 100", &CancellationToken::new(), None)
             .unwrap();
         let err = jobs
-            .reserve("sleep 200", &CancellationToken::new())
+            .reserve("sleep 200", &CancellationToken::new(), None)
             .unwrap_err();
         assert!(err.to_string().contains("bg1 (sleep 100)"), "{err}");
         first.finish(&Err(ToolError::Cancelled("x".into())));
         assert_eq!(
-            jobs.reserve("sleep 300", &CancellationToken::new())
+            jobs.reserve("sleep 300", &CancellationToken::new(), None)
                 .unwrap()
                 .handle,
             "bg2"
         );
         // A job ends with the agent that started it.
         let owner = CancellationToken::new();
-        let owned = Jobs::new(2).reserve("sleep 400", &owner).unwrap();
+        let owned = Jobs::new(2).reserve("sleep 400", &owner, None).unwrap();
         assert!(!owned.cancel().is_cancelled());
         owner.cancel();
         assert!(owned.cancel().is_cancelled(), "stopped with its owner");

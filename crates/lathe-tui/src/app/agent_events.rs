@@ -11,6 +11,7 @@ impl App {
         self.screen.now = now;
         self.screen.dirty = true;
         self.calls.on_event(&ev, now);
+        self.status.meter.on_event(&ev);
         if let Some(what) = Self::waits_for_person(&ev) {
             self.call_back(&what);
         }

@@ -9,29 +9,36 @@ impl App {
         self.composer.set_custom(custom);
     }
 
+    /// `/clear`: a new conversation (what it cost is still counted).
+    fn clear_command(&mut self) {
+        self.unqueue();
+        self.transcript.clear();
+        self.turn.turn_marks.clear();
+        self.questions.approvals.clear();
+        self.questions.withdraw(Kind::Ask);
+        self.questions.withdraw(Kind::Plan);
+        self.turn.plan = None;
+        self.status.usage = Usage::default();
+        self.bus.op(Op::Clear);
+        self.notice(
+            NoticeKind::Info,
+            "new conversation: history and approvals cleared",
+        );
+    }
+
     pub(super) fn on_command(&mut self, cmd: SlashCommand) {
         // What a command answers lands at the end of the transcript: in
         // view, however far it was scrolled back.
         self.transcript.scroll_to_bottom();
         match cmd {
             SlashCommand::Help => self.notice(NoticeKind::Info, help_table()),
-            SlashCommand::Clear => {
-                self.unqueue();
-                self.transcript.clear();
-                self.turn.turn_marks.clear();
-                self.questions.approvals.clear();
-                self.questions.withdraw(Kind::Ask);
-                self.questions.withdraw(Kind::Plan);
-                self.turn.plan = None;
-                self.status.usage = Usage::default();
-                self.bus.op(Op::Clear);
-                self.notice(
-                    NoticeKind::Info,
-                    "new conversation: history and approvals cleared",
-                );
-            }
+            SlashCommand::Clear => self.clear_command(),
             SlashCommand::Model(m) => self.model_command(m),
             SlashCommand::Plan(what) => self.plan_command(what, self.screen.now),
+            SlashCommand::Agents => {
+                self.open(Overlay::Agents(Default::default()));
+                self.bus.op(Op::ListJobs);
+            }
             SlashCommand::Ps => {
                 let mut view = crate::components::jobs::JobsView::new();
                 view.set(self.status.jobs.clone());

@@ -64,6 +64,7 @@ impl App {
             context: self.status.context,
             thinking: self.turn.thinking_since.is_some(),
             background: self.status.jobs.iter().filter(|j| j.running).count(),
+            agents: self.status.meter.running_subagents(),
             budget: self.status.nearest_cap(running_ms.is_some()),
         }
     }
@@ -157,6 +158,13 @@ impl App {
         for view in &self.overlays {
             match view {
                 Overlay::Log(log) => log.render(&self.calls, overlay, buf, &self.screen.theme),
+                Overlay::Agents(view) => view.render(
+                    &self.status.meter,
+                    &self.status.jobs,
+                    overlay,
+                    buf,
+                    &self.screen.theme,
+                ),
                 other => {
                     if let Some(v) = other.view() {
                         v.render(overlay, buf, &self.screen.theme, self.screen.now);

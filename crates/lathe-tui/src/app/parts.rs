@@ -114,6 +114,8 @@ pub(super) struct Status {
     pub(super) caps: crate::protocol::budget::Caps,
     /// What the latest turn has used, its subagents' included (by turn).
     pub(super) turn_spent: (u64, Usage),
+    /// The turn's agents, metered (`/agents`, the status bar).
+    pub(super) meter: crate::components::agents::Meter,
     /// What the provider lists, for `/model`.
     pub(super) models: Models,
     /// `/model NAME` typed before the list came: decided when it comes.

@@ -201,6 +201,7 @@ mod tests {
                     "\u{1b}[32mready\u{1b}[0m in 312 ms".into(),
                     "Local: http://localhost:5173/".into(),
                 ],
+                call_id: None,
             },
             JobInfo {
                 handle: "bg2".into(),
@@ -209,6 +210,7 @@ mod tests {
                 running: false,
                 exit_code: Some(1),
                 tail: vec!["error: no such command: `watch`".into()],
+                call_id: None,
             },
         ]
     }

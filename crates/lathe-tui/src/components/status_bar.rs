@@ -37,6 +37,8 @@ pub struct StatusInfo<'a> {
     pub thinking: bool,
     /// Commands running in the background (`/ps` lists them).
     pub background: usize,
+    /// Subagents running, and what they spent so far (`/agents`).
+    pub agents: Option<(usize, Option<f64>)>,
     /// The cap nearest to being reached, with what was spent against it.
     pub budget: Option<crate::protocol::budget::Standing>,
 }
@@ -255,7 +257,7 @@ fn context(info: &StatusInfo<'_>, theme: &Theme) -> Option<Span<'static>> {
     })
 }
 
-/// The MCP servers down or starting, if any.
+/// The MCP servers down or starting, the subagents and commands running.
 fn mcp_spans(info: &StatusInfo<'_>, theme: &Theme) -> Vec<Span<'static>> {
     let base = theme.status_bar();
     let sep = || Span::styled(" · ", base);
@@ -275,6 +277,21 @@ fn mcp_spans(info: &StatusInfo<'_>, theme: &Theme) -> Vec<Span<'static>> {
             Span::styled(
                 format!("mcp {} starting…", info.mcp_starting),
                 theme.muted(),
+            ),
+        ]);
+    }
+    if let Some((n, cost)) = info.agents {
+        let cost = cost
+            .map(|c| format!(" {}", crate::protocol::budget::usd(c)))
+            .unwrap_or_default();
+        spans.extend([
+            sep(),
+            Span::styled(
+                format!(
+                    "⧉ {n} agent{}{cost} (/agents)",
+                    if n == 1 { "" } else { "s" }
+                ),
+                base.fg(theme.colors.accent),
             ),
         ]);
     }
@@ -323,6 +340,7 @@ mod tests {
             mcp_failed: 0,
             mcp_starting: 0,
             background: 0,
+            agents: None,
             budget: None,
             context: Some((84_000, Some(200_000))),
         };
@@ -369,6 +387,7 @@ mod tests {
             mcp_failed: 0,
             mcp_starting: 0,
             background: 0,
+            agents: None,
             budget: None,
             context: Some((53_000, Some(200_000))),
         };
@@ -403,6 +422,7 @@ mod tests {
                         mcp_failed: 0,
                         mcp_starting: 0,
                         background: 0,
+                        agents: None,
                         budget: None,
                         context: Some((50_000, Some(200_000))),
                     };

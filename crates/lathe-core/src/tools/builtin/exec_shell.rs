@@ -343,7 +343,7 @@ impl ExecShell {
         let timeout = seconds(timeout)
             .unwrap_or(BACKGROUND_TIMEOUT)
             .clamp(1, BACKGROUND_TIMEOUT);
-        let job = jobs.reserve(shown, &ctx.cancel)?;
+        let job = jobs.reserve(shown, &ctx.cancel, Some(&ctx.call_id))?;
         let mut job_ctx = ctx.clone();
         job_ctx.cancel = job.cancel();
         job_ctx.progress = job.sink();

@@ -40,6 +40,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "the commands running in the background, their output; stop one",
     ),
     (
+        "/agents",
+        "the turn's agents: calls, tokens and cost of each, live; k stops one",
+    ),
+    (
         "/plan",
         "/plan WHAT: the model looks (read-only) and proposes a plan to approve",
     ),
@@ -89,6 +93,8 @@ pub enum SlashCommand {
     Diff,
     /// `/ps`: the background commands.
     Ps,
+    /// `/agents`: the turn's agents, metered.
+    Agents,
     /// `/plan WHAT`: a turn in plan mode (`None`: say how).
     Plan(Option<String>),
     /// `/copy [N]`: the last answer, or its N-th code block.
@@ -183,6 +189,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "diff" => Ok(SlashCommand::Diff),
         "plan" => Ok(SlashCommand::Plan(arg)),
         "ps" | "jobs" | "bg" => Ok(SlashCommand::Ps),
+        "agents" | "meter" => Ok(SlashCommand::Agents),
         "mouse" => Ok(SlashCommand::Mouse),
         "copy" => match arg.as_deref().map(str::parse::<usize>) {
             None => Ok(SlashCommand::Copy(None)),
