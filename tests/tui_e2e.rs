@@ -898,6 +898,17 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     pane.keys(&["Escape"]);
     pane.text("/undo");
     pane.keys(&["Enter"]);
+    // What it will do, first; read, then `y`.
+    let asked = pane.wait_for("Undo turn 1?").await;
+    assert!(asked.contains("Puts back: notes.txt"), "{asked}");
+    assert!(asked.contains("Removes (the turn made them): todo.txt"), "{asked}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "remember the eggs\n",
+        "nothing put back before the answer"
+    );
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    pane.keys(&["y"]);
     let screen = pane.wait_for("undid the file changes of turn 1").await;
     assert!(screen.contains("1 file restored (notes.txt)"), "{screen}");
     assert!(screen.contains("1 file removed (todo.txt)"), "{screen}");

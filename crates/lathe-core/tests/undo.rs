@@ -56,6 +56,7 @@ async fn undo(handle: &mut AgentHandle) -> AgentEvent {
             turn: None,
             files: true,
             conversation: false,
+            preview: false,
         },
     )
     .await
@@ -266,6 +267,7 @@ async fn rewind_forgets_the_turns_since_and_a_resume_remembers_it() {
             turn: Some(2),
             files: true,
             conversation: true,
+            preview: false,
         },
     )
     .await
@@ -419,5 +421,90 @@ async fn the_session_diff_shows_every_change_against_the_start() {
     assert!(
         diff.contains("b/new.txt") && diff.contains("a/gone.txt"),
         "{diff}"
+    );
+}
+
+/// What no checkpoint holds is said, never lost silently: a command that
+/// deletes an ignored directory and a file over the size limit names
+/// them on its output; `/undo`'s preview lists what it will put back and
+/// what it cannot, and writes nothing; the undo then puts back the rest.
+#[tokio::test]
+async fn what_cannot_be_undone_is_named_before_and_after() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join(".gitignore"), "cache/\n").unwrap();
+    std::fs::create_dir_all(ws.path().join("cache/deep")).unwrap();
+    std::fs::write(ws.path().join("cache/deep/blob"), "cached").unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "keep me\n").unwrap();
+    std::fs::File::create(ws.path().join("big.bin"))
+        .unwrap()
+        .set_len(lathe_core::session::checkpoints::LARGE_FILE + 1)
+        .unwrap();
+    let mock = MockLlm::start(vec![
+        call(
+            "s",
+            "exec_shell",
+            json!({"command": "rm -rf cache big.bin notes.txt"}),
+        ),
+        text("cleaned"),
+    ])
+    .await;
+    let mut h = setup(data.path()).spawn(&mock, ws.path());
+    let events = turn(&mut h, "clean up").await;
+    let said: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolProgress { call_id, text, .. } if call_id == "s" => Some(text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(said.contains("not checkpointed (over 16 MiB"), "{said}");
+    assert!(said.contains("big.bin"), "{said}");
+    assert!(
+        said.contains("/undo cannot bring back: cache/ deleted"),
+        "{said}"
+    );
+
+    let AgentEvent::Rewound {
+        preview,
+        restored,
+        not_kept,
+        changed_since,
+        error,
+        ..
+    } = ask(
+        &mut h,
+        Op::Rewind {
+            turn: None,
+            files: true,
+            conversation: false,
+            preview: true,
+        },
+    )
+    .await
+    else {
+        unreachable!()
+    };
+    assert!(preview && error.is_none() && changed_since.is_empty());
+    assert_eq!(restored, ["notes.txt"]);
+    assert!(
+        not_kept.iter().any(|n| n.contains("big.bin"))
+            && not_kept.iter().any(|n| n.contains("cache/")),
+        "{not_kept:?}"
+    );
+    assert!(
+        read(ws.path(), "notes.txt").is_none(),
+        "a preview writes nothing"
+    );
+
+    let AgentEvent::Rewound { error, .. } = undo(&mut h).await else {
+        unreachable!()
+    };
+    assert_eq!(error, None);
+    assert_eq!(read(ws.path(), "notes.txt").as_deref(), Some("keep me\n"));
+    assert!(
+        !ws.path().join("cache").exists(),
+        "never kept, never made up"
     );
 }

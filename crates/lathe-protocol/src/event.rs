@@ -261,6 +261,18 @@ pub enum AgentEvent {
         /// file too large to keep).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
+        /// Only what it would do (`Op::Rewind` with `preview`): nothing
+        /// was written.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        preview: bool,
+        /// Files changed after Lathe last changed them (outside Lathe):
+        /// the rewind refuses rather than overwrite them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed_since: Vec<String>,
+        /// What the turns did that no checkpoint holds: files too large to
+        /// keep, ignored directories a command deleted or changed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_kept: Vec<String>,
         /// That turn's message, for the person to edit and send again.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt: Option<String>,

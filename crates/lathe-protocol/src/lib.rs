@@ -253,6 +253,11 @@ pub enum Op {
         turn: Option<u64>,
         files: bool,
         conversation: bool,
+        /// Only say what it would do (`rewound` with `preview`): the
+        /// files it would put back and remove, those it cannot, and those
+        /// changed since, which stop it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        preview: bool,
     },
     /// List the turns a rewind can go back to (answered with `turns`).
     ListTurns,

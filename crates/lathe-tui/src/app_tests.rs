@@ -1273,9 +1273,9 @@ fn finish(a: &mut App, id: u64, text: &str, now: Instant) {
     );
 }
 
-/// `/undo` asks for the last turn's files; `/rewind` lists the turns and
-/// goes back to one: the transcript loses the turns since and the turn's
-/// message comes back to the composer.
+/// `/undo` shows what it will put back (and what it cannot) and asks;
+/// `/rewind` lists the turns and goes back to one: the transcript loses
+/// the turns since and the turn's message comes back to the composer.
 #[test]
 fn undo_and_rewind_from_the_composer() {
     let (mut a, t0) = app();
@@ -1293,7 +1293,8 @@ fn undo_and_rewind_from_the_composer() {
         [Op::Rewind {
             turn: None,
             files: true,
-            conversation: false
+            conversation: false,
+            preview: true,
         }]
     );
     a.on_agent_event(
@@ -1304,6 +1305,45 @@ fn undo_and_rewind_from_the_composer() {
             restored: vec!["src/a.rs".into()],
             removed: vec!["src/new.rs".into()],
             skipped: vec![],
+            preview: true,
+            changed_since: vec![],
+            not_kept: vec!["node_modules/ deleted (ignored)".into()],
+            prompt: None,
+            error: None,
+        },
+        t0,
+    );
+    let asked = screen(&mut a, 100, 30);
+    assert!(
+        asked.contains("Undo turn 2?")
+            && asked.contains("Puts back: src/a.rs")
+            && asked.contains("Removes (the turn made them): src/new.rs")
+            && asked.contains("Cannot bring back (no checkpoint holds it): node_modules/ deleted"),
+        "{asked}"
+    );
+    let later = t0 + QUIET + Duration::from_millis(50);
+    a.tick(later);
+    a.on_terminal_event(key(KeyCode::Char('y')), later);
+    assert_eq!(
+        a.take_ops(),
+        [Op::Rewind {
+            turn: Some(2),
+            files: true,
+            conversation: false,
+            preview: false,
+        }]
+    );
+    a.on_agent_event(
+        AgentEvent::Rewound {
+            turn_id: 2,
+            files: true,
+            conversation: false,
+            restored: vec!["src/a.rs".into()],
+            removed: vec!["src/new.rs".into()],
+            skipped: vec![],
+            preview: false,
+            changed_since: vec![],
+            not_kept: vec![],
             prompt: None,
             error: None,
         },
@@ -1344,7 +1384,8 @@ fn undo_and_rewind_from_the_composer() {
         [Op::Rewind {
             turn: Some(1),
             files: true,
-            conversation: true
+            conversation: true,
+            preview: false,
         }]
     );
     a.on_agent_event(
@@ -1355,6 +1396,9 @@ fn undo_and_rewind_from_the_composer() {
             restored: vec![],
             removed: vec!["src/parser.rs".into()],
             skipped: vec![],
+            preview: false,
+            changed_since: vec![],
+            not_kept: vec![],
             prompt: Some("add a parser".into()),
             error: None,
         },
@@ -1379,12 +1423,38 @@ fn undo_and_rewind_from_the_composer() {
             restored: vec![],
             removed: vec![],
             skipped: vec![],
+            preview: false,
+            changed_since: vec![],
+            not_kept: vec![],
             prompt: None,
             error: Some("no turn's file changes are left to put back".into()),
         },
         t0,
     );
     assert!(screen(&mut a, 100, 30).contains("nothing was undone: no turn's file changes"));
+    // Files changed since: said, nothing asked, nothing put back.
+    a.on_agent_event(
+        AgentEvent::Rewound {
+            turn_id: 1,
+            files: true,
+            conversation: false,
+            restored: vec!["notes.md".into()],
+            removed: vec![],
+            skipped: vec![],
+            preview: true,
+            changed_since: vec!["notes.md".into()],
+            not_kept: vec![],
+            prompt: None,
+            error: None,
+        },
+        t0,
+    );
+    let shown = screen(&mut a, 100, 30);
+    assert!(
+        shown.contains("/undo would overwrite files changed since") && shown.contains("notes.md"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Undo turn 1?"), "{shown}");
 }
 
 /// `E` hands the proposed file to the editor; what comes back is the

@@ -200,6 +200,8 @@ pub enum Kind {
     Budget,
     /// Whether to let the model go on repeating a call.
     Loop,
+    /// Whether to put back the files `/undo` lists.
+    Undo,
     /// The model's question (`ask_user`), one at a time.
     Ask,
     /// Whether to carry out the plan a plan-mode turn proposed.
@@ -444,6 +446,7 @@ impl Component for RewindPicker {
                     turn: Some(turn),
                     files,
                     conversation,
+                    preview: false,
                 }));
                 Outcome::Close
             }

@@ -23,3 +23,4 @@ pub mod sessions;
 pub mod status_bar;
 pub mod tool_log;
 pub mod transcript;
+pub mod undo_question;

@@ -329,10 +329,15 @@ async fn run_stages(
     // 6. execute (what is about to run is on record first: a session
     // resumed after a kill never runs it again; the files are
     // checkpointed before the turn's first change)
-    if let Some(c) = &shared.services.checkpoints
-        && super::undo::may_change_files(tool.tool.effect())
-    {
+    let checkpoints = shared
+        .services
+        .checkpoints
+        .as_ref()
+        .filter(|_| super::undo::may_change_files(tool.tool.effect()));
+    let mut ignored = None;
+    if let Some(c) = checkpoints {
         c.before_change(shared, &call.id, tool.name()).await;
+        ignored = c.ignored_now().await;
     }
     shared
         .record_now(Item::Approved {
@@ -345,6 +350,10 @@ async fn run_stages(
         call: prepared,
     } = args;
     let result = execute(shared, call, tool, prepared, exact, cancel).await;
+    if let (Some(c), Some(before)) = (checkpoints, ignored) {
+        c.tell_ignored_lost(shared, before, &call.id, tool.name())
+            .await;
+    }
     if result.is_ok() {
         *written = shown;
     }

@@ -80,8 +80,15 @@ async fn serve(
                     Work::SessionDiff => Box::pin(undo::session_diff(&shared.services)),
                     Work::Rewind {
                         turn,
+                        files: _,
+                        conversation: _,
+                        preview: true,
+                    } => Box::pin(undo::preview(&shared, turn)),
+                    Work::Rewind {
+                        turn,
                         files,
                         conversation: c,
+                        preview: false,
                     } => Box::pin(undo::rewind(&shared, &mut conversation, turn, files, c)),
                 };
             tokio::pin!(turn);
@@ -194,6 +201,7 @@ enum Work {
         turn: Option<u64>,
         files: bool,
         conversation: bool,
+        preview: bool,
     },
 }
 
@@ -210,10 +218,12 @@ impl Work {
                 turn,
                 files,
                 conversation,
+                preview,
             } => Work::Rewind {
                 turn,
                 files,
                 conversation,
+                preview,
             },
             other => return Err(other),
         })

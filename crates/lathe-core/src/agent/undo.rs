@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::change::FileChange;
 use crate::protocol::{AgentEvent, Effect, TurnInfo};
-use crate::session::checkpoints::{Restored, Snapshot, Store, TurnTrees};
+use crate::session::checkpoints::{Ignored, Preview, Restored, Snapshot, Store, TurnTrees};
 use crate::session::history::Item;
 
 use super::{Conversation, Services, Shared};
@@ -42,9 +42,21 @@ struct State {
     start: Option<String>,
     /// Files too large to keep, already told of.
     large_told: std::collections::BTreeSet<String>,
+    /// What each turn did that no checkpoint holds (large files, ignored
+    /// directories a command deleted or changed), by turn.
+    not_kept: Vec<(u64, String)>,
 }
 
 impl State {
+    /// The rounds of `turn` and later turns.
+    fn since(&self, turn: u64) -> Vec<TurnTrees> {
+        self.turns
+            .iter()
+            .filter(|t| t.turn >= turn)
+            .cloned()
+            .collect()
+    }
+
     /// The large files of `snapshot` not told of yet, marked told.
     fn newly_large(&mut self, snapshot: &Snapshot) -> Vec<String> {
         snapshot
@@ -182,6 +194,12 @@ impl Checkpoints {
             Ok(snapshot) => {
                 let large = st.newly_large(&snapshot);
                 tell_large(&shared.services, call_id, tool, &large);
+                let turn = st.turn;
+                st.not_kept.extend(
+                    large
+                        .into_iter()
+                        .map(|p| (turn, format!("{p} (too large to keep)"))),
+                );
                 let tree = snapshot.tree;
                 st.before = Some(tree.clone());
                 if st.start.is_none() {
@@ -253,6 +271,65 @@ impl Checkpoints {
             .collect()
     }
 
+    /// The ignored files and directories as they stand (`None`: no
+    /// checkpoints to compare with): what a call may change that no
+    /// checkpoint holds.
+    pub(crate) async fn ignored_now(&self) -> Option<Ignored> {
+        let mut st = self.state.lock().await;
+        let store = st.store(&self.data_dir, &self.workspace).await.ok()?;
+        drop(st);
+        blocking(store, Store::ignored).await.ok()
+    }
+
+    /// After a call: the ignored directories and files it deleted or
+    /// changed, said on its output (before its result) and kept for
+    /// `/undo`'s preview.
+    pub(crate) async fn tell_ignored_lost(
+        &self,
+        shared: &Shared,
+        before: Ignored,
+        call_id: &str,
+        tool: &str,
+    ) {
+        let Some(after) = self.ignored_now().await else {
+            return;
+        };
+        let lost = before.lost(&after);
+        if lost.is_empty() {
+            return;
+        }
+        shared.services.emitter.emit(AgentEvent::ToolProgress {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            stream: "lathe".into(),
+            text: format!(
+                "lathe: ignored (by .gitignore, or a build directory), so not checkpointed; /undo \
+                 cannot bring back: {}",
+                lost.join(", ")
+            ),
+        });
+        let mut st = self.state.lock().await;
+        let turn = st.turn;
+        st.not_kept
+            .extend(lost.into_iter().map(|p| (turn, format!("{p} (ignored)"))));
+    }
+
+    /// What putting back the files of `turn` and later would do.
+    async fn preview(&self, turn: u64) -> Result<(Preview, Vec<String>), String> {
+        let mut st = self.state.lock().await;
+        let turns = st.since(turn);
+        let not_kept = st
+            .not_kept
+            .iter()
+            .filter(|(t, _)| *t >= turn)
+            .map(|(_, p)| p.clone())
+            .collect();
+        let store = st.store(&self.data_dir, &self.workspace).await?;
+        drop(st);
+        let preview = blocking(store, move |s| s.preview(&turns)).await?;
+        Ok((preview, not_kept))
+    }
+
     /// The last turn whose files can be restored.
     async fn last(&self) -> Option<u64> {
         self.state.lock().await.turns.last().map(|t| t.turn)
@@ -262,12 +339,7 @@ impl Checkpoints {
     /// every later turn.
     async fn rewind(&self, turn: u64) -> Result<Restored, String> {
         let mut st = self.state.lock().await;
-        let turns: Vec<TurnTrees> = st
-            .turns
-            .iter()
-            .filter(|t| t.turn >= turn)
-            .cloned()
-            .collect();
+        let turns = st.since(turn);
         if turns.is_empty() {
             return Ok(Restored::default());
         }
@@ -358,6 +430,48 @@ pub(crate) async fn list(services: &Services, conv: &Conversation) {
 /// `/undo` and `/rewind`: puts back the files, the conversation or both
 /// as they were before `turn` (no turn: the last that changed files),
 /// and tells the model.
+/// `/undo`'s first step: what putting back the files of `turn` (the
+/// last that changed any, when none is given) would do, nothing written.
+pub(crate) async fn preview(shared: &Shared, turn: Option<u64>) {
+    let emit = |turn_id: u64, preview: Result<(Preview, Vec<String>), String>| {
+        let (p, not_kept, error) = match preview {
+            Ok((p, n)) => (p, n, None),
+            Err(e) => (Preview::default(), Vec::new(), Some(e)),
+        };
+        shared.services.emitter.emit(AgentEvent::Rewound {
+            turn_id,
+            files: true,
+            conversation: false,
+            restored: p.put_back.restored,
+            removed: p.put_back.removed,
+            skipped: p.put_back.skipped,
+            preview: true,
+            changed_since: p.changed_since,
+            not_kept,
+            prompt: None,
+            error,
+        });
+    };
+    let Some(c) = &shared.services.checkpoints else {
+        return emit(
+            turn.unwrap_or(0),
+            Err(
+                "checkpoints are off (--checkpoints off, or checkpoints = false in the config): \
+                 there is nothing to restore the files from"
+                    .into(),
+            ),
+        );
+    };
+    let turn = match turn {
+        Some(t) => t,
+        None => match c.last().await {
+            Some(t) => t,
+            None => return emit(0, Err("no turn's file changes are left to put back".into())),
+        },
+    };
+    emit(turn, c.preview(turn).await);
+}
+
 pub(crate) async fn rewind(
     shared: &Shared,
     conv: &mut Conversation,
@@ -373,6 +487,9 @@ pub(crate) async fn rewind(
             restored: Vec::new(),
             removed: Vec::new(),
             skipped: Vec::new(),
+            preview: false,
+            changed_since: Vec::new(),
+            not_kept: Vec::new(),
             prompt: None,
             error: Some(error),
         });
@@ -459,6 +576,9 @@ pub(crate) async fn rewind(
         restored: restored.restored,
         removed: restored.removed,
         skipped: restored.skipped,
+        preview: false,
+        changed_since: Vec::new(),
+        not_kept: Vec::new(),
         prompt: prompt.filter(|_| conversation),
         error: None,
     });

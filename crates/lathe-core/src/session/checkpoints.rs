@@ -42,6 +42,10 @@ const CHUNK: usize = 256;
 /// snapshot of a very large tree stays well within it).
 const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
+mod ignored;
+
+pub use ignored::Ignored;
+
 /// Files larger than this are not kept (never read): a 6 GB sparse file
 /// took each checkpointed round 34 s. `/undo` leaves them alone and says so.
 pub const LARGE_FILE: u64 = 16 * 1024 * 1024;
@@ -101,6 +105,23 @@ pub struct Restored {
     /// Changed, but not put back: in a nested git repository, or too
     /// large to keep.
     pub skipped: Vec<String>,
+}
+
+/// What a rewind would do (`/undo` shows it first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preview {
+    pub put_back: Restored,
+    /// Changed after Lathe last changed them: the rewind refuses.
+    pub changed_since: Vec<String>,
+}
+
+/// A rewind worked out: the tree to go back to, the paths to write back
+/// or remove, those left alone, those changed since.
+struct Plan {
+    tree: String,
+    restore: Vec<PathBuf>,
+    skipped: Vec<String>,
+    conflicts: Vec<String>,
 }
 
 /// A workspace's shadow repository.
@@ -591,8 +612,43 @@ impl Store {
     /// repositories are left alone (`skipped`). Nothing is written unless
     /// everything can be.
     pub fn rewind(&self, turns: &[TurnTrees]) -> Result<Restored, CheckpointError> {
-        let Some(first) = turns.first() else {
+        let Some(plan) = self.plan(turns)? else {
             return Ok(Restored::default());
+        };
+        if !plan.conflicts.is_empty() {
+            return Err(CheckpointError::Conflict(plan.conflicts));
+        }
+        let mut done = self.restore(&plan.tree, &plan.restore)?;
+        done.skipped = plan.skipped;
+        Ok(done)
+    }
+
+    /// What [`Self::rewind`] of `turns` would do, doing nothing: the
+    /// files it would write back and remove, those it leaves alone, and
+    /// those changed since (which stop it).
+    pub fn preview(&self, turns: &[TurnTrees]) -> Result<Preview, CheckpointError> {
+        let Some(plan) = self.plan(turns)? else {
+            return Ok(Preview::default());
+        };
+        let target = self.entries(&plan.tree, &plan.restore)?;
+        let (restored, removed): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            plan.restore.iter().partition(|p| target.contains_key(*p));
+        let shown = |v: Vec<&PathBuf>| v.iter().map(|p| p.display().to_string()).collect();
+        Ok(Preview {
+            put_back: Restored {
+                restored: shown(restored),
+                removed: shown(removed),
+                skipped: plan.skipped,
+            },
+            changed_since: plan.conflicts,
+        })
+    }
+
+    /// The paths a rewind of `turns` touches, as the files were before
+    /// the first (`None`: nothing changed).
+    fn plan(&self, turns: &[TurnTrees]) -> Result<Option<Plan>, CheckpointError> {
+        let Some(first) = turns.first() else {
+            return Ok(None);
         };
         let now = self.snapshot()?;
         // The segments that changed something, and what.
@@ -611,7 +667,7 @@ impl Store {
             .into_iter()
             .collect();
         if paths.is_empty() {
-            return Ok(Restored::default());
+            return Ok(None);
         }
         let mut cache: HashMap<String, HashMap<PathBuf, Entry>> = HashMap::new();
         let mut at = |tree: &str| -> Result<HashMap<PathBuf, Entry>, CheckpointError> {
@@ -654,13 +710,12 @@ impl Store {
                 conflicts.insert(p.display().to_string());
             }
         }
-        if !conflicts.is_empty() {
-            return Err(CheckpointError::Conflict(conflicts.into_iter().collect()));
-        }
-        let restore: Vec<PathBuf> = paths.into_iter().filter(|p| !skipped.contains(p)).collect();
-        let mut done = self.restore(&first.before, &restore)?;
-        done.skipped = skipped.iter().map(|p| p.display().to_string()).collect();
-        Ok(done)
+        Ok(Some(Plan {
+            tree: first.before.clone(),
+            restore: paths.into_iter().filter(|p| !skipped.contains(p)).collect(),
+            skipped: skipped.iter().map(|p| p.display().to_string()).collect(),
+            conflicts: conflicts.into_iter().collect(),
+        }))
     }
 
     /// Writes `paths` as they are in `tree` (removing those it lacks).

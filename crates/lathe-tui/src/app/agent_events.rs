@@ -36,7 +36,29 @@ impl App {
             ev @ (AgentEvent::SessionDiff { .. }
             | AgentEvent::Attachments { .. }
             | AgentEvent::Turns { .. }
-            | AgentEvent::Rewound { .. }) => self.on_session_event(ev),
+            | AgentEvent::Rewound { preview: false, .. }) => self.on_session_event(ev),
+            AgentEvent::Rewound {
+                preview: true,
+                turn_id,
+                restored,
+                removed,
+                skipped,
+                changed_since,
+                not_kept,
+                error,
+                ..
+            } => self.undo_preview(
+                crate::components::undo_question::UndoPlan {
+                    turn: turn_id,
+                    restored,
+                    removed,
+                    skipped,
+                    not_kept,
+                },
+                changed_since,
+                error,
+                now,
+            ),
             ev @ (AgentEvent::SessionStarted { .. }
             | AgentEvent::McpServerStatus(_)
             | AgentEvent::Models { .. }
@@ -403,6 +425,7 @@ impl App {
                 skipped,
                 prompt,
                 error,
+                ..
             } => {
                 self.rewound(
                     turn_id,

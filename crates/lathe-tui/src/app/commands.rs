@@ -124,13 +124,13 @@ impl App {
                     "reading the changes…",
                 )));
             }
-            SlashCommand::Undo => {
-                self.bus.op(Op::Rewind {
-                    turn: None,
-                    files: true,
-                    conversation: false,
-                });
-            }
+            // What it will do is shown first, and asked.
+            SlashCommand::Undo => self.bus.op(Op::Rewind {
+                turn: None,
+                files: true,
+                conversation: false,
+                preview: true,
+            }),
             SlashCommand::Rewind => {
                 self.bus.op(Op::ListTurns);
                 self.open(Overlay::Rewind(RewindPicker::new()));

@@ -108,3 +108,49 @@ pub(super) fn keep_edit(call_id: &str, content: &str) -> String {
         }
     }
 }
+
+impl App {
+    /// What `/undo` would do: asked first; said instead when it cannot
+    /// (files changed since, which it refuses to overwrite) or has
+    /// nothing to put back.
+    pub(super) fn undo_preview(
+        &mut self,
+        plan: crate::components::undo_question::UndoPlan,
+        changed_since: Vec<String>,
+        error: Option<String>,
+        now: Instant,
+    ) {
+        if let Some(e) = error {
+            return self.notice(NoticeKind::Warning, format!("/undo: {e}"));
+        }
+        if !changed_since.is_empty() {
+            return self.notice(
+                NoticeKind::Warning,
+                format!(
+                    "/undo would overwrite files changed since the turn changed them (outside \
+                     Lathe, or by hand): {}. Nothing was put back; keep your changes, or save \
+                     them elsewhere and /undo again.",
+                    changed_since.join(", ")
+                ),
+            );
+        }
+        if plan.restored.is_empty() && plan.removed.is_empty() {
+            let lost = if plan.not_kept.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; no checkpoint holds what else it did: {}",
+                    plan.not_kept.join(", ")
+                )
+            };
+            return self.notice(
+                NoticeKind::Info,
+                format!("/undo: turn {} left nothing to put back{lost}", plan.turn),
+            );
+        }
+        self.questions.ask(
+            crate::components::undo_question::UndoQuestion::new(plan),
+            now,
+        );
+    }
+}
