@@ -901,7 +901,10 @@ async fn undo_puts_back_what_the_last_turn_changed() {
     // What it will do, first; read, then `y`.
     let asked = pane.wait_for("Undo turn 1?").await;
     assert!(asked.contains("Puts back: notes.txt"), "{asked}");
-    assert!(asked.contains("Removes (the turn made them): todo.txt"), "{asked}");
+    assert!(
+        asked.contains("Removes (the turn made them): todo.txt"),
+        "{asked}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
         "remember the eggs\n",

@@ -157,7 +157,10 @@ impl Store {
             ("core.safecrlf", "false"),
             ("core.fsmonitor", "false"),
             ("core.hooksPath", "/dev/null"),
-            ("core.untrackedCache", "false"),
+            // Directories whose time has not changed are not read again
+            // for new files: a warm checkpoint of a large tree reads only
+            // what changed.
+            ("core.untrackedCache", "true"),
             ("core.quotePath", "false"),
             ("gc.auto", "0"),
             ("maintenance.auto", "false"),
@@ -265,6 +268,9 @@ impl Store {
         let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
         let deadline = std::time::Instant::now() + self.timeout;
+        // Looked at often at first (most commands take a few ms), then
+        // less.
+        let mut pause = std::time::Duration::from_micros(200);
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break status;
@@ -274,7 +280,8 @@ impl Store {
                 let _ = child.wait();
                 return Err(CheckpointError::Timeout(self.timeout.as_secs()));
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(5));
         };
         let out = std::process::Output {
             status,
@@ -317,12 +324,17 @@ impl Store {
                 "-z",
                 "--others",
                 "--modified",
+                "--deleted",
                 "--exclude-standard",
             ],
             None,
         )?;
         let mut large: Vec<(String, String)> = Vec::new();
-        for rel in listed.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let changed: Vec<&[u8]> = listed
+            .split(|b| *b == 0)
+            .filter(|r| !r.is_empty())
+            .collect();
+        for &rel in &changed {
             let path = self.work_tree.join(OsStr::from_bytes(rel));
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
@@ -343,21 +355,7 @@ impl Store {
                 large.push((String::from_utf8_lossy(rel).into_owned(), oid));
             }
         }
-        // --ignore-errors: an unreadable file is left out, not fatal. The
-        // large files are left out by name (pathspec magic, for this
-        // command only).
-        let mut args: Vec<std::ffi::OsString> = ["add", "--all", "--ignore-errors", "--", "."]
-            .iter()
-            .map(std::ffi::OsString::from)
-            .collect();
-        for (rel, _) in &large {
-            args.push(format!(":(exclude,literal){rel}").into());
-        }
-        self.git_magic(&args).or_else(|e| match e {
-            // Some files could not be read: the rest are in.
-            CheckpointError::Git(..) => Ok(Vec::new()),
-            other => Err(other),
-        })?;
+        self.add(&changed, &large)?;
         if !large.is_empty() {
             let mut info = Vec::new();
             for (rel, oid) in &large {
@@ -373,6 +371,65 @@ impl Store {
             tree: String::from_utf8_lossy(&out).trim().to_string(),
             large: large.into_iter().map(|(rel, _)| rel).collect(),
         })
+    }
+
+    /// Brings the index up to the files `changed` (new, modified or gone,
+    /// as `ls-files` listed them), but the `large` ones. A few are named
+    /// (nothing else is read again); many (the first checkpoint of a
+    /// tree), the whole tree is added. `--ignore-errors`: an unreadable
+    /// file is left out, not fatal.
+    fn add(&self, changed: &[&[u8]], large: &[(String, String)]) -> Result<(), CheckpointError> {
+        /// Past this many, one walk of the tree is cheaper than naming them.
+        const NAMED: usize = 1_000;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let some_failed = |e| match e {
+            // Some files could not be read: the rest are in.
+            CheckpointError::Git(..) => Ok(()),
+            other => Err(other),
+        };
+        // Files alone (a nested repository's directory, `dir/`, goes the
+        // long way: it is recorded as what it is).
+        if changed.len() <= NAMED && !changed.iter().any(|r| r.ends_with(b"/")) {
+            let mut names = Vec::new();
+            for &rel in changed {
+                if large.iter().any(|(l, _)| l.as_bytes() == rel) {
+                    continue;
+                }
+                names.extend_from_slice(rel);
+                names.push(0);
+            }
+            if names.is_empty() {
+                return Ok(());
+            }
+            // Plumbing: the named files hashed or dropped, no walk. One
+            // that cannot be read fails it all: then the long way.
+            let named = self.git(
+                &[
+                    "update-index",
+                    "--add",
+                    "--remove",
+                    "--replace",
+                    "-z",
+                    "--stdin",
+                ],
+                Some(&names),
+            );
+            if named.is_ok() {
+                return Ok(());
+            }
+        }
+        // The large files are left out by name (pathspec magic, for this
+        // command only).
+        let mut args: Vec<std::ffi::OsString> = ["add", "--all", "--ignore-errors", "--", "."]
+            .iter()
+            .map(std::ffi::OsString::from)
+            .collect();
+        for (rel, _) in large {
+            args.push(format!(":(exclude,literal){rel}").into());
+        }
+        self.git_magic(&args).map(drop).or_else(some_failed)
     }
 
     /// `git` with pathspec magic on (`:(exclude)`): only for arguments
@@ -988,6 +1045,36 @@ mod tests {
         assert_eq!(f.read("ignored.log").as_deref(), Some("not tracked\n"));
         assert_eq!(done.removed, vec!["new/dir/made.txt"]);
         assert_eq!(done.restored.len(), 2);
+    }
+
+    /// A warm checkpoint names only what changed to git (no walk of the
+    /// tree): a directory that became a file and a file that became a
+    /// directory are recorded, and put back, as they were.
+    #[test]
+    fn a_warm_checkpoint_records_files_and_directories_trading_places() {
+        let f = fixture();
+        f.write("d/a.txt", "in a directory\n");
+        f.write("f", "a file\n");
+        f.write("other.txt", "unchanged\n");
+        let before = f.store.snapshot().unwrap();
+        std::fs::remove_dir_all(f.ws.path().join("d")).unwrap();
+        f.write("d", "now a file\n");
+        std::fs::remove_file(f.ws.path().join("f")).unwrap();
+        f.write("f/b.txt", "now in a directory\n");
+        let after = f.store.snapshot().unwrap();
+        assert_ne!(before, after);
+        let changed = f.store.changed(&before, &after).unwrap();
+        assert_eq!(changed.len(), 4, "{changed:?}");
+        f.store
+            .rewind(&[TurnTrees {
+                turn: 1,
+                before,
+                after: Some(after),
+            }])
+            .unwrap();
+        assert_eq!(f.read("d/a.txt").as_deref(), Some("in a directory\n"));
+        assert_eq!(f.read("f").as_deref(), Some("a file\n"));
+        assert_eq!(f.read("other.txt").as_deref(), Some("unchanged\n"));
     }
 
     #[test]
