@@ -2571,6 +2571,9 @@ fn a_budget_is_shown_warned_and_raised_only_when_asked() {
             t0,
         );
     };
+    // No price known yet: dollars cannot be counted, and the bar says so.
+    let shown = screen(&mut a, 120, 16);
+    assert!(shown.contains("$?/$1.00"), "{shown}");
     spend(&mut a, 0.5);
     let shown = screen(&mut a, 120, 16);
     assert!(

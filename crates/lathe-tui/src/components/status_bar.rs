@@ -54,14 +54,22 @@ fn tokens(n: u64) -> String {
 }
 
 /// `$0.42/$1.00`, `8.5k/10k tok`: what was spent against a cap, a
-/// warning from [`WARN_AT`] of it on.
+/// warning from [`WARN_AT`] of it on; `$?/$1.00` while no price is known
+/// (dollars cannot be counted: the cap holds nothing yet).
 ///
 /// [`WARN_AT`]: crate::protocol::budget::WARN_AT
 fn budget_span(
     s: &crate::protocol::budget::Standing,
+    priced: bool,
     base: ratatui::style::Style,
     theme: &Theme,
 ) -> Span<'static> {
+    if s.cap.is_usd() && !priced {
+        return Span::styled(
+            format!("$?/{}", crate::protocol::budget::usd(s.limit)),
+            base.fg(theme.colors.warning),
+        );
+    }
     let text = if s.cap.is_usd() {
         let usd = crate::protocol::budget::usd;
         format!("{}/{}", usd(s.spent), usd(s.limit))
@@ -107,7 +115,8 @@ pub fn render(info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer, theme: &Theme
     // What the session has cost, when the prices are known.
     // Against the nearest cap, when there is one: the session's cost is
     // then said there.
-    let budget = info.budget.map(|s| budget_span(&s, base, theme));
+    let priced = info.usage.cost_usd.is_some();
+    let budget = info.budget.map(|s| budget_span(&s, priced, base, theme));
     let cost = info
         .usage
         .cost_usd
