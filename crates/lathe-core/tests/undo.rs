@@ -441,10 +441,16 @@ async fn what_cannot_be_undone_is_named_before_and_after() {
         .set_len(lathe_core::session::checkpoints::LARGE_FILE + 1)
         .unwrap();
     let mock = MockLlm::start(vec![
-        call(
-            "s",
-            "exec_shell",
-            json!({"command": "rm -rf cache big.bin notes.txt"}),
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "s",
+                    "exec_shell",
+                    json!({"command": "rm -rf cache big.bin notes.txt"}),
+                )
+                // The next call of the round starts from what the first
+                // left: it is not blamed for the first one's deletion.
+                .call("t", "exec_shell", json!({"command": "true"})),
         ),
         text("cleaned"),
     ])
@@ -465,6 +471,11 @@ async fn what_cannot_be_undone_is_named_before_and_after() {
         said.contains("/undo cannot bring back: cache/ deleted"),
         "{said}"
     );
+    let blamed = events.iter().any(|e| {
+        matches!(e, AgentEvent::ToolProgress { call_id, text, .. }
+            if call_id == "t" && text.contains("cache/"))
+    });
+    assert!(!blamed, "the second call did not delete cache/");
 
     let AgentEvent::Rewound {
         preview,

@@ -298,3 +298,17 @@ fn open(
     app.custom_commands(custom);
     (app, launched.handle)
 }
+
+/// A test's rendered buffer as text, a line per row.
+#[cfg(test)]
+pub(crate) fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let area = buf.area;
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}

@@ -45,6 +45,10 @@ struct State {
     /// What each turn did that no checkpoint holds (large files, ignored
     /// directories a command deleted or changed), by turn.
     not_kept: Vec<(u64, String)>,
+    /// The ignored entries as the round's last change call left them:
+    /// the next call of the round starts from them (calls that change
+    /// files run one at a time), rather than listing them again.
+    ignored: Option<Ignored>,
 }
 
 impl State {
@@ -222,6 +226,7 @@ impl Checkpoints {
     /// the person does after it passes for the turn's work).
     pub(crate) async fn after_round(&self, shared: &Shared) {
         let mut st = self.state.lock().await;
+        st.ignored = None;
         let Some(before) = st.before.take() else {
             return;
         };
@@ -276,6 +281,9 @@ impl Checkpoints {
     /// checkpoint holds.
     pub(crate) async fn ignored_now(&self) -> Option<Ignored> {
         let mut st = self.state.lock().await;
+        if let Some(known) = st.ignored.take() {
+            return Some(known);
+        }
         let store = st.store(&self.data_dir, &self.workspace).await.ok()?;
         drop(st);
         blocking(store, Store::ignored).await.ok()
@@ -295,6 +303,7 @@ impl Checkpoints {
             return;
         };
         let lost = before.lost(&after);
+        self.state.lock().await.ignored = Some(after);
         if lost.is_empty() {
             return;
         }

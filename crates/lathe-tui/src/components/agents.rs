@@ -454,14 +454,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         let mut view = AgentsView::default();
         view.render(&m, &jobs, area, &mut buf, &Theme::plain());
-        let shown: String = (0..area.height)
-            .map(|y| {
-                (0..area.width)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect();
+        let shown = crate::buffer_text(&buf);
         assert!(shown.contains("▸ main · 1 call"), "{shown}");
         assert!(
             shown.contains("└ t1 find tests · mock-small · 1 call · 1.2k tokens · $0.02 · running"),

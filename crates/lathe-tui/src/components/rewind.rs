@@ -225,14 +225,7 @@ mod tests {
         let area = Rect::new(0, 0, 70, 6);
         let mut buf = Buffer::empty(area);
         p.render(area, &mut buf, &theme);
-        let text: String = (0..area.height)
-            .map(|y| {
-                (0..area.width)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect();
+        let text = crate::buffer_text(&buf);
         let first = text.find("explain").unwrap();
         let second = text.find("add a parser").unwrap();
         assert!(first < second, "{text}");

@@ -169,14 +169,7 @@ mod tests {
         let area = Rect::new(0, 0, 60, 6);
         let mut buf = Buffer::empty(area);
         p.render(area, &mut buf, &theme, 7_200_000);
-        let text: String = (0..area.height)
-            .map(|y| {
-                (0..area.width)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect();
+        let text = crate::buffer_text(&buf);
         assert!(text.contains("▸ 1 h ago"), "{text}");
         assert!(
             text.contains("fix the parser"),
