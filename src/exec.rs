@@ -591,15 +591,23 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
             }
         ),
         AgentEvent::BudgetReached {
-            cap, spent, limit, ..
-        } => format!(
-            "lathe: {} ({}) is spent: {}; the turn stopped before its next request ({} raises \
-             it)\n",
-            cap.scope(),
-            cap.amount(*limit),
-            cap.amount(*spent),
-            cap.setting()
-        ),
+            cap,
+            spent,
+            limit,
+            next,
+            ..
+        } => {
+            let standing = crate::protocol::budget::Standing {
+                cap: *cap,
+                spent: *spent,
+                limit: *limit,
+                next: *next,
+            };
+            format!(
+                "lathe: {standing}; the turn stopped before its next request ({} raises it)\n",
+                cap.setting()
+            )
+        }
         AgentEvent::PlanUpdated { steps, .. } => {
             let mut text = "plan:\n".to_string();
             for s in steps {

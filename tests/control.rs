@@ -97,10 +97,60 @@ async fn a_session_cap_stops_the_turn_before_its_next_request() {
     assert!(r.stderr.contains("stop reason: budget"), "{}", r.stderr);
 }
 
+/// A request whose input alone would pass the cap is not sent, though
+/// the cap is not yet spent: the bill stays under it.
+#[tokio::test]
+async fn a_request_that_would_pass_the_cap_is_not_sent() {
+    let env = setup();
+    env.config(PRICES);
+    // 450,000 input tokens at $2 a million: $0.90 of $1. The next
+    // request sends them again (read from the cache at $0.50 a million,
+    // about $0.23): it would pass the cap, so it is not sent.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply {
+            input_tokens: 450_000,
+            ..read_notes("c1")
+        }),
+        Step::Reply(Reply::text("never sent")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &["--max-budget-usd", "1"]).await;
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "no request that would pass the cap"
+    );
+    let reached = r.first("budget_reached");
+    let (spent, next) = (
+        reached["spent"].as_f64().unwrap(),
+        reached["next"].as_f64().unwrap(),
+    );
+    assert!(spent < 1.0 && spent + next > 1.0, "{reached}");
+    assert!(
+        reached["raise_to"].as_f64().unwrap() > spent + next,
+        "{reached}"
+    );
+    // With room for it, it is sent.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply {
+            input_tokens: 300_000,
+            ..read_notes("c1")
+        }),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = exec(&env, &mock.openai_url(), &["--max-budget-usd", "1"]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn a_turn_token_cap_holds_where_prices_are_unknown() {
     let env = setup();
     // No prices: dollars cannot be counted, tokens can (16 a response).
+    // 16 of 20 are spent after the first; the second would send those
+    // 16 again and the notes: it is not sent.
     let mock = MockLlm::start(vec![
         Step::Reply(read_notes("c1")),
         Step::Reply(read_notes("c2")),
@@ -109,8 +159,11 @@ async fn a_turn_token_cap_holds_where_prices_are_unknown() {
     .await;
     let r = exec(&env, &mock.openai_url(), &["--max-turn-tokens", "20"]).await;
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert_eq!(mock.requests().len(), 2, "stopped after 32 tokens of 20");
-    assert_eq!(r.first("budget_reached")["cap"], "turn_tokens");
+    assert_eq!(mock.requests().len(), 1, "stopped before a request past 20");
+    let reached = r.first("budget_reached");
+    assert_eq!(reached["cap"], "turn_tokens");
+    assert_eq!(reached["spent"], 16.0);
+    assert!(reached["next"].as_f64().unwrap() > 16.0, "{reached}");
     assert_eq!(r.first("turn_completed")["stop_reason"], "budget");
     // The next turn starts with the turn's count at nothing again; the
     // session goes on where it stopped.
@@ -126,7 +179,7 @@ async fn a_turn_token_cap_holds_where_prices_are_unknown() {
         "--model",
         "mock-model",
         "--max-turn-tokens",
-        "20",
+        "200",
         "finish",
     ];
     let r = env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await;
@@ -137,7 +190,7 @@ async fn a_turn_token_cap_holds_where_prices_are_unknown() {
 #[tokio::test]
 async fn a_subagent_is_held_to_its_own_cap() {
     let env = setup();
-    env.config("[limits]\ntask_tokens = 10\n");
+    env.config("[limits]\ntask_tokens = 100000\n");
     let mock = MockLlm::start(vec![
         // The main agent hands the work to a subagent…
         Step::Reply(Reply::tools().call(
@@ -145,8 +198,11 @@ async fn a_subagent_is_held_to_its_own_cap() {
             "task",
             json!({"description": "notes", "prompt": "read notes.txt"}),
         )),
-        // …whose first response (16 tokens) passes its cap of 10.
-        Step::Reply(read_notes("s1")),
+        // …whose first response (1,000,005 tokens) passes its cap.
+        Step::Reply(Reply {
+            input_tokens: 1_000_000,
+            ..read_notes("s1")
+        }),
         // The main agent hears why and answers.
         Step::Reply(Reply::text("the subagent ran out of budget")),
     ])
@@ -158,7 +214,7 @@ async fn a_subagent_is_held_to_its_own_cap() {
     assert_eq!(task["status"], "error", "{task}");
     let said = task["content"].to_string();
     assert!(
-        said.contains("the subagent's budget (10 tokens) is spent: 16 tokens"),
+        said.contains("the subagent's budget (100,000 tokens) is spent: 1,000,005 tokens"),
         "{said}"
     );
     assert_eq!(r.first("turn_completed")["stop_reason"], "end_turn");

@@ -1878,7 +1878,9 @@ async fn a_budget_reached_mid_turn_asks_and_a_yes_goes_on() {
         asked.contains("The session's budget ($1.00) is spent: $3.00"),
         "{asked}"
     );
-    assert!(asked.contains("Raise the cap to $4.00"), "{asked}");
+    // As much again as it was set to, past what is spent and what the
+    // next request sends again (a million tokens from the cache: $0.30).
+    assert!(asked.contains("Raise the cap to $4.30"), "{asked}");
     assert_eq!(mock.requests().len(), 1, "stopped before the next request");
     // Read at a person's pace, then answered.
     tokio::time::sleep(Duration::from_millis(1200)).await;
@@ -1886,7 +1888,7 @@ async fn a_budget_reached_mid_turn_asks_and_a_yes_goes_on() {
     let done = pane
         .wait_for("three open tasks, read after the raise")
         .await;
-    assert!(done.contains("$3.00/$4.00"), "{done}");
+    assert!(done.contains("$3.00/$4.30"), "{done}");
     assert_eq!(mock.requests().len(), 2);
 }
 

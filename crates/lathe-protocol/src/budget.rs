@@ -102,12 +102,17 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// How much of a cap is spent.
+/// How much of a cap is spent, and what the next request is reckoned to
+/// add to it before it is sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Standing {
     pub cap: Cap,
     pub spent: f64,
     pub limit: f64,
+    /// The next request's input, reckoned before it is sent (its output
+    /// cannot be known): a request that would pass the cap on its input
+    /// alone is not sent. 0 when nothing is reckoned.
+    pub next: f64,
 }
 
 impl Standing {
@@ -119,8 +124,10 @@ impl Standing {
         self.spent / self.limit
     }
 
+    /// Whether the cap is spent, or the next request's input alone would
+    /// pass it.
     pub fn reached(&self) -> bool {
-        self.spent >= self.limit
+        self.spent >= self.limit || self.spent + self.next.max(0.0) > self.limit
     }
 
     /// `$0.84 of $1.00`.
@@ -135,6 +142,16 @@ impl Standing {
 
 impl fmt::Display for Standing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.spent < self.limit && self.next > 0.0 {
+            return write!(
+                f,
+                "{} ({}) would be passed by the next request: {} spent, its input alone about {}",
+                self.cap.scope(),
+                self.cap.amount(self.limit),
+                self.cap.amount(self.spent),
+                self.cap.amount(self.next)
+            );
+        }
         write!(
             f,
             "{} ({}) is spent: {}",
@@ -143,6 +160,11 @@ impl fmt::Display for Standing {
             self.cap.amount(self.spent)
         )
     }
+}
+
+/// Whether `n` is nothing (what is not reckoned is not written).
+pub fn is_zero(n: &f64) -> bool {
+    *n == 0.0
 }
 
 /// The tokens a usage counts against a token cap: every input token
@@ -155,7 +177,19 @@ impl Caps {
     /// The session's and the turn's caps, each with what `session` and
     /// `turn` spent against it, the nearest to its cap first.
     pub fn standings(&self, session: &Usage, turn: &Usage) -> Vec<Standing> {
+        self.standings_before(session, turn, &Usage::default())
+    }
+
+    /// The same, with `next`, what the next request is reckoned to use.
+    pub fn standings_before(&self, session: &Usage, turn: &Usage, next: &Usage) -> Vec<Standing> {
         let usd = |u: &Usage| u.cost_usd.unwrap_or(0.0);
+        let next_of = |cap: Cap| {
+            if cap.is_usd() {
+                usd(next)
+            } else {
+                tokens(next) as f64
+            }
+        };
         let mut out: Vec<Standing> = [
             (Cap::SessionUsd, self.session_usd, usd(session)),
             (Cap::TurnUsd, self.turn_usd, usd(turn)),
@@ -166,30 +200,57 @@ impl Caps {
             ),
         ]
         .into_iter()
-        .filter_map(|(cap, limit, spent)| limit.map(|limit| Standing { cap, spent, limit }))
+        .filter_map(|(cap, limit, spent)| {
+            limit.map(|limit| Standing {
+                cap,
+                spent,
+                limit,
+                next: next_of(cap),
+            })
+        })
         .collect();
         out.sort_by(|a, b| b.share().total_cmp(&a.share()));
         out
     }
 
-    /// A subagent's caps, with what it spent (`task`).
-    pub fn task_standings(&self, task: &Usage) -> Vec<Standing> {
+    /// A subagent's caps, with what it spent (`task`) and what its next
+    /// request is reckoned to use (`next`).
+    pub fn task_standings(&self, task: &Usage, next: &Usage) -> Vec<Standing> {
         [
-            (Cap::TaskUsd, self.task_usd, task.cost_usd.unwrap_or(0.0)),
+            (
+                Cap::TaskUsd,
+                self.task_usd,
+                task.cost_usd.unwrap_or(0.0),
+                next.cost_usd.unwrap_or(0.0),
+            ),
             (
                 Cap::TaskTokens,
                 self.task_tokens.map(|n| n as f64),
                 tokens(task) as f64,
+                tokens(next) as f64,
             ),
         ]
         .into_iter()
-        .filter_map(|(cap, limit, spent)| limit.map(|limit| Standing { cap, spent, limit }))
+        .filter_map(|(cap, limit, spent, next)| {
+            limit.map(|limit| Standing {
+                cap,
+                spent,
+                limit,
+                next,
+            })
+        })
         .collect()
     }
 
     /// The first cap reached, if one is.
     pub fn reached(&self, session: &Usage, turn: &Usage) -> Option<Standing> {
-        self.standings(session, turn)
+        self.reached_before(session, turn, &Usage::default())
+    }
+
+    /// The first cap reached, or that the next request (`next`) would
+    /// pass on its input alone.
+    pub fn reached_before(&self, session: &Usage, turn: &Usage, next: &Usage) -> Option<Standing> {
+        self.standings_before(session, turn, next)
             .into_iter()
             .find(Standing::reached)
     }
@@ -218,18 +279,19 @@ impl Caps {
     }
 
     /// What raising a reached cap gives: as much again as it was set to
-    /// (`base`), past what is spent.
+    /// (`base`), past what is spent and what the next request would add.
     pub fn raised(base: &Caps, standing: &Standing) -> f64 {
         let step = base
             .get(standing.cap)
             .filter(|b| *b > 0.0)
             .unwrap_or(standing.limit.max(1.0));
+        let needed = standing.spent + standing.next.max(0.0);
         let to = standing.limit + step;
-        if to > standing.spent {
+        if to > needed {
             to
         } else {
-            // Past what is spent, however small the step beside it.
-            (standing.spent + step).max(standing.spent.next_up())
+            // Past what is needed, however small the step beside it.
+            (needed + step).max(needed.next_up())
         }
     }
 
@@ -386,6 +448,28 @@ mod tests {
     }
 
     #[test]
+    fn a_request_whose_input_would_pass_the_cap_is_not_sent() {
+        let caps = Caps {
+            turn_usd: Some(1.0),
+            ..Caps::default()
+        };
+        let turn = spent(Some(0.93), 0, 0);
+        let next = spent(Some(0.10), 40_000, 0);
+        let r = caps
+            .reached_before(&turn, &turn, &next)
+            .expect("the next request passes the cap");
+        assert_eq!(
+            r.to_string(),
+            "the turn's budget ($1.00) would be passed by the next request: $0.93 spent, its \
+             input alone about $0.10"
+        );
+        assert!(Caps::raised(&caps, &r) > 1.03);
+        // One that fits is sent.
+        let small = spent(Some(0.05), 20_000, 0);
+        assert!(caps.reached_before(&turn, &turn, &small).is_none());
+    }
+
+    #[test]
     fn a_raise_passes_what_is_spent_and_a_workspace_only_lowers() {
         let base = Caps {
             session_usd: Some(2.0),
@@ -395,6 +479,7 @@ mod tests {
             cap: Cap::SessionUsd,
             spent: 4.5,
             limit: 2.0,
+            next: 0.0,
         };
         assert_eq!(Caps::raised(&base, &st), 6.5);
         let ws = Caps {
@@ -430,6 +515,31 @@ mod tests {
             }
             if let Some(r) = caps.reached(&u, &u) {
                 prop_assert!(r.spent >= r.limit);
+            }
+        }
+
+        /// A next request counts only as far as it would pass the cap:
+        /// what is reached is spent or passed with it, and a raise makes
+        /// room for it.
+        #[test]
+        fn the_next_request_counts_before_it_is_sent(
+            cap in 0.01f64..100.0,
+            cost in 0.0f64..100.0,
+            next in prop::option::of(any::<f64>()),
+            input in 0u64..1_000_000,
+        ) {
+            let caps = Caps { turn_usd: Some(cap), turn_tokens: Some(500_000), ..Caps::default() };
+            let u = spent(Some(cost), input, 0);
+            let n = spent(next, input, 0);
+            if let Some(r) = caps.reached_before(&u, &u, &n) {
+                let next = if r.next.is_nan() { 0.0 } else { r.next.max(0.0) };
+                prop_assert!(r.spent >= r.limit || r.spent + next > r.limit);
+                let _ = r.to_string();
+                if r.next.is_finite() && r.next < 1e12 {
+                    prop_assert!(Caps::raised(&caps, &r) > r.spent + next);
+                }
+            } else {
+                prop_assert!(cost < cap);
             }
         }
     }

@@ -119,6 +119,10 @@ pub enum AgentEvent {
         /// What was spent against it (dollars, or tokens).
         spent: f64,
         limit: f64,
+        /// What the next request's input was reckoned to add (absent
+        /// when the cap was reached by what was spent).
+        #[serde(default, skip_serializing_if = "crate::budget::is_zero")]
+        next: f64,
         /// What a yes raises it to.
         raise_to: f64,
     },

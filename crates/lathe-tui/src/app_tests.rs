@@ -2590,6 +2590,7 @@ fn a_budget_is_shown_warned_and_raised_only_when_asked() {
             cap: crate::protocol::budget::Cap::SessionUsd,
             spent: 1.05,
             limit: 1.0,
+            next: 0.0,
             raise_to: 2.0,
         },
         t0,
@@ -2617,18 +2618,25 @@ fn a_budget_is_shown_warned_and_raised_only_when_asked() {
     assert_eq!(a.status.caps.session_usd, Some(2.0));
     let shown = screen(&mut a, 120, 16);
     assert!(shown.contains("$1.05/$2.00"), "{shown}");
-    // Reached again, `n`: the turn is told to stop.
+    // The next request's input would pass it, `n`: the turn is told to
+    // stop.
     a.on_agent_event(
         AgentEvent::BudgetReached {
             turn_id: 3,
             cap: crate::protocol::budget::Cap::SessionUsd,
-            spent: 2.1,
+            spent: 1.9,
             limit: 2.0,
-            raise_to: 3.0,
+            next: 0.3,
+            raise_to: 4.0,
         },
         later,
     );
-    screen(&mut a, 100, 20);
+    let shown = screen(&mut a, 100, 20);
+    assert!(
+        shown.contains("would be passed by the next request: $1.90 spent, its input")
+            && shown.contains("the cap to $4.00"),
+        "{shown}"
+    );
     let much_later = later + QUIET + Duration::from_millis(50);
     a.tick(much_later);
     a.on_terminal_event(key(KeyCode::Char('n')), much_later);

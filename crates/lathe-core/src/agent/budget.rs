@@ -98,10 +98,30 @@ impl Budget {
         add_spend(&mut self.turn, spend);
     }
 
-    /// The first session or turn cap reached, if one is.
-    pub(crate) fn reached(&self) -> Option<Standing> {
-        self.caps.reached(&self.session(), &self.turn())
+    /// The first session or turn cap reached, or that the next request
+    /// (`next`, [`next_request`]) would pass on its input alone.
+    pub(crate) fn reached(&self, next: &Usage) -> Option<Standing> {
+        self.caps
+            .reached_before(&self.session(), &self.turn(), next)
     }
+}
+
+/// What a request of about `input` tokens costs before its output, the
+/// `seen` of them that the last request sent and was answered with read
+/// from the prompt cache (as the providers do for a prefix sent again):
+/// the least it will cost, so a cap never stops a request that fits.
+pub(crate) fn next_request(
+    input: u64,
+    seen: u64,
+    price: Option<crate::provider::models::Price>,
+) -> Usage {
+    let mut usage = Usage {
+        input_tokens: input,
+        cache_read_tokens: seen.min(input),
+        ..Usage::default()
+    };
+    usage.cost_usd = price.map(|p| p.cost(&usage));
+    usage
 }
 
 fn sum<'a>(usages: impl Iterator<Item = &'a Usage>) -> Usage {

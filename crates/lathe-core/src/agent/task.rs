@@ -120,16 +120,31 @@ async fn work(
     let mut calls_made = 0usize;
     let mut said = String::new();
     let mut repeats = super::repeats::Repeats::default();
+    // What the system prompt and the tools take in each request, and what
+    // the last request sent and got back (the prefix the next one sends
+    // again).
+    let tools_len: usize = schemas
+        .iter()
+        .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+        .sum();
+    let overhead = u64::try_from((system.len() + tools_len) / 4).unwrap_or(u64::MAX);
+    let mut seen = 0u64;
     for round in 0..=MAX_ROUNDS {
         // Its own caps, and the turn's and the session's (which the
-        // turn is then stopped by, before its next request).
+        // turn is then stopped by, before its next request, as this one
+        // is before a request whose input alone would pass a cap).
+        let next = super::budget::next_request(
+            overhead.saturating_add(super::compact::estimate(&messages)),
+            seen,
+            shared.price(&model),
+        );
         let over = {
             let state = shared.state();
             let caps = state.budget.caps;
-            caps.task_standings(&usage)
+            caps.task_standings(&usage, &next)
                 .into_iter()
                 .find(crate::protocol::budget::Standing::reached)
-                .or_else(|| state.budget.reached())
+                .or_else(|| state.budget.reached(&next))
         };
         if let Some(standing) = over {
             let said = match said.trim() {
@@ -169,6 +184,10 @@ async fn work(
             completion.usage.cost_usd = shared.price(&model).map(|p| p.cost(&completion.usage));
         }
         usage.add(completion.usage);
+        seen = completion
+            .usage
+            .input_tokens
+            .saturating_add(completion.usage.output_tokens);
         shared
             .spend(
                 super::budget::By::task(parent, &job.description),

@@ -224,7 +224,7 @@ impl Turn<'_> {
         loop {
             self.steered(conv).await;
             self.compact_if_due(conv).await?;
-            self.within_budget().await?;
+            self.within_budget(conv).await?;
             let Some(completion) = self.ask(conv).await? else {
                 continue;
             };
@@ -269,10 +269,15 @@ impl Turn<'_> {
 
     /// Before each request: a cap reached stops the turn here, between
     /// steps (never in a call), unless the person raises it and goes on.
-    async fn within_budget(&mut self) -> Result<(), Ended> {
+    async fn within_budget(&mut self, conv: &Conversation) -> Result<(), Ended> {
         let shared = self.shared;
+        let next = super::budget::next_request(
+            conv.context_tokens(),
+            conv.context.tokens,
+            shared.price(&self.model),
+        );
         loop {
-            let Some(standing) = shared.state().budget.reached() else {
+            let Some(standing) = shared.state().budget.reached(&next) else {
                 return Ok(());
             };
             let raise_to = crate::protocol::budget::Caps::raised(&shared.settings.caps, &standing);
@@ -281,6 +286,7 @@ impl Turn<'_> {
                 cap: standing.cap,
                 spent: standing.spent,
                 limit: standing.limit,
+                next: standing.next,
                 raise_to,
             });
             tracing::warn!(%standing, "budget reached");

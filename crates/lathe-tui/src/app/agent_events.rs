@@ -76,9 +76,15 @@ impl App {
                 cap,
                 spent,
                 limit,
+                next,
                 raise_to,
             } => {
-                let standing = crate::protocol::budget::Standing { cap, spent, limit };
+                let standing = crate::protocol::budget::Standing {
+                    cap,
+                    spent,
+                    limit,
+                    next,
+                };
                 self.questions
                     .ask(BudgetQuestion::new(turn_id, standing, raise_to), now);
             }

@@ -63,7 +63,7 @@ impl App {
                 Some(format!("Lathe asks: go on after {rounds} tool rounds?"))
             }
             AgentEvent::BudgetReached { cap, limit, .. } => Some(format!(
-                "Lathe asks: {} ({}) is spent: raise it and go on?",
+                "Lathe asks: {} ({}) is reached: raise it and go on?",
                 cap.scope(),
                 cap.amount(*limit)
             )),
