@@ -265,12 +265,15 @@ impl Store {
         }
         // Read from threads, while this one keeps time: git blocks for
         // good on a FIFO put where a `.gitignore` should be.
-        let stdout = drain(child.stdout.take());
+        let (closed, stdout_closed) = std::sync::mpsc::channel();
+        let stdout = drain_then(child.stdout.take(), closed);
         let stderr = drain(child.stderr.take());
         let deadline = std::time::Instant::now() + self.timeout;
-        // Looked at often at first (most commands take a few ms), then
-        // less.
-        let mut pause = std::time::Duration::from_micros(200);
+        // Git closes its output as it exits: waited for at once, not
+        // polled for (polling cost a checkpoint up to 5 ms a command).
+        let _ = stdout_closed.recv_timeout(self.timeout);
+        // Then looked at often at first, then less.
+        let mut pause = std::time::Duration::from_micros(50);
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break status;
@@ -935,13 +938,27 @@ fn write_entry(full: &Path, entry: &Entry, data: &[u8]) -> Result<(), Checkpoint
 
 /// Reads a pipe to its end on a thread of its own.
 fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || read_all(pipe))
+}
+
+/// [`drain`], and says on `closed` when the pipe is closed.
+fn drain_then<R: std::io::Read + Send + 'static>(
+    pipe: Option<R>,
+    closed: std::sync::mpsc::Sender<()>,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
-        }
+        let buf = read_all(pipe);
+        let _ = closed.send(());
         buf
     })
+}
+
+fn read_all<R: std::io::Read>(pipe: Option<R>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Some(mut p) = pipe {
+        let _ = p.read_to_end(&mut buf);
+    }
+    buf
 }
 
 /// Whether every file under the directory `full` (`rel` in the
