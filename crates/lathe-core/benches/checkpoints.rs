@@ -1,6 +1,7 @@
 //! The checkpoint before a command, in a workspace of 10,000 files (with
 //! a `.gitignore`d build directory): cold (a new shadow repository, every
-//! file read) and warm (200 files added since the last checkpoint), the
+//! file read) and warm (200 files added since the last checkpoint; 200
+//! untracked files already checkpointed and one file edited), the
 //! snapshot alone and with the listing of ignored entries that names what
 //! no checkpoint holds (target: under 50 ms warm).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -71,6 +72,18 @@ fn checkpoints(c: &mut Criterion) {
                 store.snapshot().unwrap();
                 store.ignored().unwrap()
             },
+            BatchSize::PerIteration,
+        );
+    });
+    // The case as written: 200 untracked files, already in the
+    // last checkpoint and unchanged since (one file edited).
+    group.bench_function("warm_200_untracked_one_edit", |b| {
+        b.iter_batched(
+            || {
+                let n = batch.fetch_add(1, Ordering::Relaxed);
+                std::fs::write(ws.path().join("src/m0/f0.rs"), format!("// {n}\n")).unwrap();
+            },
+            |()| store.snapshot().unwrap(),
             BatchSize::PerIteration,
         );
     });
