@@ -102,6 +102,10 @@ pub struct ExecArgs {
         requires = "trust_workspace_mcp"
     )]
     pub trust_workspace_mcp_env: Vec<String>,
+    /// Offer the skills of the workspace's .agents/skills, .lathe/skills
+    /// and .claude/skills for this run, even if you never trusted them.
+    #[arg(long)]
+    pub trust_workspace_skills: bool,
     /// Go on with the newest session of this workspace.
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_: bool,

@@ -41,6 +41,8 @@ pub struct ExecOptions {
     /// Start the workspace's MCP servers even if never trusted.
     pub trust_workspace_mcp: bool,
     pub trust_workspace_mcp_env: Vec<String>,
+    /// Offer the workspace's skills even if never trusted.
+    pub trust_workspace_skills: bool,
     /// Go on with this session (already resolved from `--continue`).
     pub resume: Option<String>,
     /// `--image FILE`: absolute paths.
@@ -131,6 +133,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             hooks: opts.trust_workspace_hooks,
             mcp: opts.trust_workspace_mcp,
             mcp_env: opts.trust_workspace_mcp_env.clone(),
+            skills: opts.trust_workspace_skills,
             resume: opts.resume.clone(),
         },
     )?;
@@ -213,6 +216,19 @@ fn say_what_waits(launched: &crate::launch::Launched, mcp_flag: bool) {
                 .map(|s| crate::protocol::visible::command(&s.describe()).replace('\n', "; "))
                 .collect::<Vec<_>>()
                 .join("; ")
+        );
+    }
+    if !launched.skills.untrusted.is_empty() {
+        say!(
+            "lathe: warning: the workspace's skills are not offered until you trust them \
+             (run `lathe` here once and answer y, or pass --trust-workspace-skills): {}",
+            launched
+                .skills
+                .untrusted
+                .iter()
+                .map(|s| crate::protocol::visible::name(&s.dir.display().to_string()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     for s in &launched.trusted_workspace_mcp {
@@ -543,6 +559,30 @@ fn colorize(ev: &AgentEvent, line: &str) -> String {
     format!("\x1b[{code}m{}\x1b[0m\n", line.trim_end_matches('\n'))
 }
 
+/// A cap reached, and what raises it.
+fn budget_line(ev: &AgentEvent) -> String {
+    let AgentEvent::BudgetReached {
+        cap,
+        spent,
+        limit,
+        next,
+        ..
+    } = ev
+    else {
+        return String::new();
+    };
+    let standing = crate::protocol::budget::Standing {
+        cap: *cap,
+        spent: *spent,
+        limit: *limit,
+        next: *next,
+    };
+    format!(
+        "lathe: {standing}; the turn stopped before its next request ({} raises it)\n",
+        cap.setting()
+    )
+}
+
 fn human_line(ev: &AgentEvent) -> Option<String> {
     Some(match ev {
         AgentEvent::SessionStarted {
@@ -590,24 +630,7 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                 "the turn stopped ([limits] repeat_calls)"
             }
         ),
-        AgentEvent::BudgetReached {
-            cap,
-            spent,
-            limit,
-            next,
-            ..
-        } => {
-            let standing = crate::protocol::budget::Standing {
-                cap: *cap,
-                spent: *spent,
-                limit: *limit,
-                next: *next,
-            };
-            format!(
-                "lathe: {standing}; the turn stopped before its next request ({} raises it)\n",
-                cap.setting()
-            )
-        }
+        AgentEvent::BudgetReached { .. } => budget_line(ev),
         AgentEvent::PlanUpdated { steps, .. } => {
             let mut text = "plan:\n".to_string();
             for s in steps {

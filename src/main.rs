@@ -131,6 +131,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         trust_workspace_hooks: args.trust_workspace_hooks,
         trust_workspace_mcp: args.trust_workspace_mcp,
         trust_workspace_mcp_env: args.trust_workspace_mcp_env,
+        trust_workspace_skills: args.trust_workspace_skills,
         resume,
         images,
         deny_exit_code: args.deny_exit_code,

@@ -12,5 +12,6 @@ mod crash;
 mod exec_cli;
 mod mcp;
 mod models;
+mod skills;
 mod startup;
 mod tui_e2e;

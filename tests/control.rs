@@ -20,21 +20,8 @@ fn setup() -> Setup {
 }
 
 async fn exec(env: &Setup, url: &str, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "exec",
-        "--json",
-        "-a",
-        "full-auto",
-        "--checkpoints",
-        "off",
-        "--base-url",
-        url,
-        "--model",
-        "mock-model",
-    ];
-    args.extend_from_slice(extra);
-    args.push("read the notes, then go on");
-    env.run(&args, &[("OPENAI_API_KEY", KEY)], "").await
+    env.exec_json(url, KEY, extra, "read the notes, then go on")
+        .await
 }
 
 fn read_notes(id: &str) -> Reply {

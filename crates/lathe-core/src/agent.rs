@@ -597,6 +597,11 @@ impl Shared {
                 self.services.emitter.emit(self.permissions());
             }
             Op::TrustWorkspaceHooks => self.trust_workspace_hooks(),
+            Op::TrustWorkspaceSkills => {
+                if let Some(s) = &self.services.skills {
+                    s.trust_pending();
+                }
+            }
             Op::TrustWorkspaceMcp => {
                 if let Some(m) = &self.services.mcp {
                     m.start_held();
@@ -664,6 +669,7 @@ pub struct Agent {
     registry: Arc<ToolRegistry>,
     sources: Vec<Arc<dyn ToolSource>>,
     mcp: Option<Arc<crate::mcp::Manager>>,
+    skills: Option<Arc<crate::skills::Catalog>>,
     history: Option<crate::session::history::Recorder>,
     resumed: Option<crate::session::history::Rebuilt>,
     workspace: Arc<Workspace>,
@@ -685,6 +691,7 @@ impl Agent {
             registry,
             sources: Vec::new(),
             mcp: None,
+            skills: None,
             history: None,
             resumed: None,
             workspace,
@@ -701,6 +708,14 @@ impl Agent {
     pub fn with_mcp(mut self, manager: Arc<crate::mcp::Manager>) -> Self {
         self.sources.push(manager.clone());
         self.mcp = Some(manager);
+        self
+    }
+
+    /// Offers `skills` (the `skill` tool, `/NAME`).
+    #[must_use]
+    pub fn with_skills(mut self, skills: Arc<crate::skills::Catalog>) -> Self {
+        self.sources.push(skills.clone());
+        self.skills = Some(skills);
         self
     }
 
@@ -781,6 +796,7 @@ impl Agent {
                 provider: self.provider,
                 tools: Toolset::new((*self.registry).clone(), self.sources),
                 mcp: self.mcp.clone(),
+                skills: self.skills.clone(),
                 history: self.history.clone(),
                 guardrails: Guardrails::new(
                     self.workspace.clone(),

@@ -62,6 +62,18 @@ pub struct Launched {
     pub trusted_workspace_mcp: Vec<McpServer>,
     /// The conversation so far, when a session was resumed.
     pub resumed: Option<crate::session::history::Rebuilt>,
+    /// The skills found, and the workspace's waiting for trust.
+    pub skills: SkillsFound,
+}
+
+/// The skills found (for `/skills`), and the workspace's that wait for
+/// the person's trust (`Op::TrustWorkspaceSkills` offers them;
+/// [`remember_workspace_skills`] with `digest` remembers them).
+#[derive(Debug, Clone, Default)]
+pub struct SkillsFound {
+    pub found: crate::skills::Found,
+    pub untrusted: Vec<crate::skills::Skill>,
+    pub digest: String,
 }
 
 /// What to run of the workspace's own without asking (the flags of
@@ -70,6 +82,8 @@ pub struct Launched {
 pub struct Trust {
     pub hooks: bool,
     pub mcp: bool,
+    /// Offer the workspace's skills even if never trusted.
+    pub skills: bool,
     /// The variables of the person's environment the workspace's servers
     /// may take when `mcp` trusts them (`--trust-workspace-mcp-env`): a
     /// server that takes one not named here does not start.
@@ -212,6 +226,10 @@ pub fn spawn_agent(
         .chain(workspace_hooks.files())
         .map(|f| workspace.root().join(f))
         .collect();
+    // The skills: the person's are read by the commands they run where
+    // they are, under `/tmp` too.
+    let (catalog, skills) = skills(config, trust.skills);
+    sandbox.shown = skills.found.person.iter().map(|s| s.dir.clone()).collect();
     let scratch = private_tmp(&mut sandbox);
     let mut settings = BuiltinSettings {
         shell_timeout_secs: config.shell_timeout_secs,
@@ -274,8 +292,10 @@ pub fn spawn_agent(
     let (trusted_mcp, untrusted_mcp) = workspace_mcp_split(config, trust.mcp, &trust.mcp_env);
     warnings.extend(withheld_mcp(trust.mcp, &trust.mcp_env, &untrusted_mcp));
     let manager = mcp_manager(config, &workspace, &sandbox, &trusted_mcp, &untrusted_mcp);
+    warnings.extend(skills.found.warnings.iter().cloned());
     let mut agent = Agent::new(agent_config, provider, Arc::new(registry), workspace)
-        .with_redactor(redactor.clone());
+        .with_redactor(redactor.clone())
+        .with_skills(Arc::new(catalog));
     if let Some(m) = manager {
         agent = agent.with_mcp(m);
     }
@@ -311,6 +331,7 @@ pub fn spawn_agent(
         untrusted_mcp,
         trusted_workspace_mcp: trusted_mcp,
         resumed,
+        skills,
     })
 }
 
@@ -652,41 +673,92 @@ pub fn commands_digest(commands: &[(String, String)]) -> String {
         .collect()
 }
 
-/// Trusted workspace commands, by workspace: the digest trusted.
+/// What the person trusted of a workspace's own, by workspace: the
+/// digest trusted (its commands, its skills).
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct CommandsStore {
+struct DigestStore {
     workspaces: BTreeMap<PathBuf, String>,
 }
 
-fn commands_trust_file(config: &Config) -> PathBuf {
-    config.paths.data_dir.join("trusted-commands.json")
-}
-
-fn read_commands_store(path: &Path) -> CommandsStore {
+fn read_digest_store(path: &Path) -> DigestStore {
     crate::fs::read_own(path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
 }
 
-/// Whether the person trusted this workspace's commands as they are now.
-pub fn commands_trusted(config: &Config, digest: &str) -> bool {
-    read_commands_store(&commands_trust_file(config))
+/// Whether the person trusted what `file` pins for this workspace as it
+/// is now (`digest`).
+fn digest_trusted(config: &Config, file: &str, digest: &str) -> bool {
+    read_digest_store(&config.paths.data_dir.join(file))
         .workspaces
         .get(&config.workspace)
         .is_some_and(|d| d == digest)
 }
 
-/// Remembers that the person trusts this workspace's commands, as they
-/// are now (a change asks again).
-pub fn remember_workspace_commands(config: &Config, digest: &str) -> Result<(), String> {
-    let path = commands_trust_file(config);
-    let mut store = read_commands_store(&path);
+/// Remembers that the person trusts what `digest` pins for this
+/// workspace (a change asks again).
+fn remember_digest(config: &Config, file: &str, digest: &str) -> Result<(), String> {
+    let path = config.paths.data_dir.join(file);
+    let mut store = read_digest_store(&path);
     store
         .workspaces
         .insert(config.workspace.clone(), digest.to_string());
     let body = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
     write_private(&path, &body)
+}
+
+const TRUSTED_COMMANDS: &str = "trusted-commands.json";
+const TRUSTED_SKILLS: &str = "trusted-skills.json";
+
+/// Whether the person trusted this workspace's commands as they are now.
+pub fn commands_trusted(config: &Config, digest: &str) -> bool {
+    digest_trusted(config, TRUSTED_COMMANDS, digest)
+}
+
+/// Remembers that the person trusts this workspace's commands, as they
+/// are now (a change asks again).
+pub fn remember_workspace_commands(config: &Config, digest: &str) -> Result<(), String> {
+    remember_digest(config, TRUSTED_COMMANDS, digest)
+}
+
+/// Remembers that the person trusts this workspace's skills, as they
+/// are now, every file of them (a change asks again).
+pub fn remember_workspace_skills(config: &Config, digest: &str) -> Result<(), String> {
+    remember_digest(config, TRUSTED_SKILLS, digest)
+}
+
+/// The skills of the person and the workspace: the person's offered,
+/// the workspace's once trusted (before, as they are now, or by `trust`).
+fn skills(config: &Config, trust: bool) -> (crate::skills::Catalog, SkillsFound) {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let roots = crate::skills::roots(
+        &config.workspace,
+        config.paths.config_file.parent(),
+        home.as_deref(),
+    );
+    let found = crate::skills::discover(&config.workspace, &roots);
+    let digest = crate::skills::digest(&found.workspace);
+    let trusted =
+        found.workspace.is_empty() || trust || digest_trusted(config, TRUSTED_SKILLS, &digest);
+    let (offered, pending) = if trusted {
+        let mut all = found.person.clone();
+        all.extend(found.workspace.iter().cloned());
+        (all, Vec::new())
+    } else {
+        (found.person.clone(), found.workspace.clone())
+    };
+    let untrusted = pending.clone();
+    (
+        crate::skills::Catalog::with_pending(offered, pending),
+        SkillsFound {
+            found,
+            untrusted,
+            digest,
+        },
+    )
 }
 
 /// Trusted hooks, by workspace.

@@ -7,12 +7,12 @@
 //! ```text
 //! launch                     wiring a conversation for a front end
 //! agent                      the turn loop and the tool-call pipeline
-//! mcp     session            MCP tool sources, session records
+//! mcp     session  skills    MCP tool sources, session records, skills
 //! tools                      built-in tools
 //! config                     settings from files, flags and environment
 //! policy  provider           consent rules and hooks, model wires
 //! sandbox                    containment
-//! secret  fs                 keys that never print, the one safe open
+//! secret  fs  front_matter   keys that never print, the one safe open, YAML headers
 //! ```
 //!
 //! One tool call goes resolve ▸ parse ▸ validate ▸ guardrail ▸ authorize ▸
@@ -64,6 +64,7 @@ pub(crate) mod props {
 internal! {
     mod agent;
     mod config;
+    mod front_matter;
     mod fs;
     mod launch;
     mod mcp;
@@ -72,6 +73,7 @@ internal! {
     mod sandbox;
     mod secret;
     mod session;
+    mod skills;
     mod tools;
 }
 
@@ -88,12 +90,16 @@ pub mod front {
         pub use crate::config::{Config, ConfigError, Overrides};
     }
 
+    pub mod skills {
+        pub use crate::skills::{Found, Origin, Shadowed, Skill};
+    }
+
     pub mod launch {
         pub use crate::launch::{
-            LaunchError, Launched, ModelChoice, Trust, UNNAMED, choose_model, commands_digest,
-            commands_trusted, config_for_session, load_config, mcp_statuses,
+            LaunchError, Launched, ModelChoice, SkillsFound, Trust, UNNAMED, choose_model,
+            commands_digest, commands_trusted, config_for_session, load_config, mcp_statuses,
             remember_workspace_commands, remember_workspace_hooks, remember_workspace_mcp,
-            spawn_agent,
+            remember_workspace_skills, spawn_agent,
         };
     }
 

@@ -144,6 +144,10 @@ pub struct Settings {
     /// person's environment: for what a workspace runs (its hooks and
     /// MCP servers), which must name any other variable it takes.
     pub basic_env: bool,
+    /// Directories commands read where they are even under the system's
+    /// `/tmp` (which commands see as the session's own): the person's
+    /// skills, whose scripts the model runs. Read-only.
+    pub shown: Vec<PathBuf>,
 }
 
 /// The variables of the person's environment that what a workspace runs
@@ -183,6 +187,7 @@ impl Default for Settings {
             private_tmp: None,
             allow_sockets: Vec::new(),
             served: None,
+            shown: Vec::new(),
             basic_env: false,
         }
     }
@@ -234,6 +239,9 @@ pub struct Policy {
     /// Sockets outside the writable roots the person allowed by name.
     #[serde(default)]
     pub allow_sockets: Vec<String>,
+    /// See [`Settings::shown`].
+    #[serde(default)]
+    pub shown: Vec<PathBuf>,
     /// See [`Settings::served`].
     #[serde(default)]
     pub served: Option<PathBuf>,
@@ -355,6 +363,7 @@ impl Settings {
             report: false,
             private_tmp: private_tmp.filter(|_| self.mode == Mode::WorkspaceWrite),
             allow_sockets: self.allow_sockets.clone(),
+            shown: self.shown.clone(),
             served: self.served.clone(),
             supervisor: None,
             reads: None,

@@ -244,6 +244,8 @@ pub enum Op {
     TrustWorkspaceHooks,
     /// Start the workspace's MCP servers (the person trusts them).
     TrustWorkspaceMcp,
+    /// Offer the workspace's skills (the person trusts them).
+    TrustWorkspaceSkills,
     /// Undo (`files`) and/or forget (`conversation`) what happened since
     /// turn `turn` began; no turn: the last turn that changed files
     /// (`/undo`). Answered with a `rewound` event. Only while no turn runs

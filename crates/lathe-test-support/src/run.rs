@@ -84,6 +84,29 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// `lathe exec --json -a full-auto --checkpoints off` on the scripted
+    /// server at `base_url` with `mock-model`, `extra` flags, and `key` as
+    /// the API key.
+    pub async fn exec_json(&self, base_url: &str, key: &str, extra: &[&str], prompt: &str) -> Run {
+        let mut args = vec![
+            "exec",
+            "--json",
+            "-a",
+            "full-auto",
+            "--checkpoints",
+            "off",
+            "--base-url",
+            base_url,
+            "--model",
+            "mock-model",
+        ];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.run(&args, &[("OPENAI_API_KEY", key)], "").await
+    }
+}
+
 impl Run {
     /// Every `--json` event printed: stdout carries nothing else (a line
     /// that is not JSON fails the test, naming it).

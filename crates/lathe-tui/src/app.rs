@@ -473,6 +473,9 @@ impl App {
                 {
                     self.turn.stopped_at_limit = Some(turn_id);
                 }
+                if op == Op::TrustWorkspaceSkills {
+                    self.composer.skills.trusted();
+                }
                 self.bus.op(op);
             }
             AppEvent::Flash(text) => self.flash(&text, self.screen.now),

@@ -397,6 +397,7 @@ fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>
             hooks: vec!["before_tool_call *: ./scripts/guard.sh".into()],
             files: vec!["scripts/guard.sh".into()],
             commands: Vec::new(),
+            skills: Vec::new(),
             remember: Box::new(move || {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 Ok(())
@@ -483,6 +484,7 @@ fn a_trust_question_shows_everything_before_y_counts() {
             )],
             files: Vec::new(),
             commands: Vec::new(),
+            skills: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),
@@ -539,6 +541,7 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
             hooks: Vec::new(),
             files: Vec::new(),
             commands: Vec::new(),
+            skills: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),

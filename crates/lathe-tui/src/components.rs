@@ -20,6 +20,7 @@ pub mod plan;
 pub mod question;
 pub mod rewind;
 pub mod sessions;
+pub mod skills;
 pub mod status_bar;
 pub mod tool_log;
 pub mod transcript;

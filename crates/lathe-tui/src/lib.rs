@@ -245,9 +245,13 @@ fn open(
     } else {
         ws_commands
     };
+    let skills_found = launched.skills.clone();
+    let untrusted_skills = launched.skills.untrusted.clone();
+    let skills_digest = launched.skills.digest.clone();
     let untrusted = !launched.untrusted_hooks.is_empty()
         || !launched.untrusted_mcp.is_empty()
-        || !untrusted_commands.is_empty();
+        || !untrusted_commands.is_empty()
+        || !untrusted_skills.is_empty();
     let trust = untrusted.then(|| {
         let config = config.clone();
         let hooks = launched.untrusted_hooks.clone();
@@ -258,7 +262,11 @@ fn open(
             servers: servers.iter().map(|s| s.describe()).collect(),
             files: hooks.files(),
             commands: untrusted_commands,
+            skills: untrusted_skills.clone(),
             remember: Box::new(move || {
+                if !untrusted_skills.is_empty() {
+                    crate::launch::remember_workspace_skills(&config, &skills_digest)?;
+                }
                 if !hooks.is_empty() {
                     crate::launch::remember_workspace_hooks(&config, &hooks)?;
                 }
@@ -296,6 +304,7 @@ fn open(
     );
     app.call_back_when_away(config.notify);
     app.custom_commands(custom);
+    app.skills(&skills_found);
     (app, launched.handle)
 }
 

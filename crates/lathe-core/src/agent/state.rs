@@ -23,6 +23,8 @@ pub(crate) struct Services {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Toolset,
     pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
+    /// The skills offered (and the workspace's waiting for trust).
+    pub(crate) skills: Option<Arc<crate::skills::Catalog>>,
     /// The conversation's durable record.
     pub(crate) history: Option<crate::session::history::Recorder>,
     pub(crate) workspace: Arc<Workspace>,

@@ -103,6 +103,32 @@ pub(crate) async fn run(
     }
 }
 
+/// About the tokens the system prompt and the tools take in a request.
+fn overhead(system: &str, schemas: &[crate::provider::ToolSchema]) -> u64 {
+    let tools: usize = schemas
+        .iter()
+        .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+        .sum();
+    u64::try_from((system.len() + tools) / 4).unwrap_or(u64::MAX)
+}
+
+/// The subagent's own cap it reached (`usage` spent, `next` reckoned),
+/// else the turn's or the session's.
+fn over_cap(
+    shared: &Shared,
+    usage: &Usage,
+    next: &Usage,
+) -> Option<crate::protocol::budget::Standing> {
+    let state = shared.state();
+    state
+        .budget
+        .caps
+        .task_standings(usage, next)
+        .into_iter()
+        .find(crate::protocol::budget::Standing::reached)
+        .or_else(|| state.budget.reached(next))
+}
+
 async fn work(
     shared: &Shared,
     turn_id: u64,
@@ -123,11 +149,7 @@ async fn work(
     // What the system prompt and the tools take in each request, and what
     // the last request sent and got back (the prefix the next one sends
     // again).
-    let tools_len: usize = schemas
-        .iter()
-        .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
-        .sum();
-    let overhead = u64::try_from((system.len() + tools_len) / 4).unwrap_or(u64::MAX);
+    let overhead = overhead(&system, &schemas);
     let mut seen = 0u64;
     for round in 0..=MAX_ROUNDS {
         // Its own caps, and the turn's and the session's (which the
@@ -138,15 +160,7 @@ async fn work(
             seen,
             shared.price(&model),
         );
-        let over = {
-            let state = shared.state();
-            let caps = state.budget.caps;
-            caps.task_standings(&usage, &next)
-                .into_iter()
-                .find(crate::protocol::budget::Standing::reached)
-                .or_else(|| state.budget.reached(&next))
-        };
-        if let Some(standing) = over {
+        if let Some(standing) = over_cap(shared, &usage, &next) {
             let said = match said.trim() {
                 "" => String::new(),
                 s => format!("; the last it said: {s}"),

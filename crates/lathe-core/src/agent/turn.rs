@@ -350,6 +350,15 @@ impl Turn<'_> {
         // The files it mentions (`@path`) go along with it, and the images
         // it mentions, pastes or was given (`exec --image`).
         let (mut prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+        // `/NAME …` of a skill: its instructions, then what was asked.
+        if let Some(invoked) = shared
+            .services
+            .skills
+            .as_ref()
+            .and_then(|s| s.invoked(&prompt, &shared.services.workspace))
+        {
+            prompt = invoked;
+        }
         // A key the person pasted, or one in a file the message attaches,
         // goes neither to the model nor into the record: a placeholder
         // stands in for it, and the person is told.

@@ -25,10 +25,21 @@ pub enum PathError {
 }
 
 /// The directory the agent works in. Its root is canonical.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// Directories outside it that the file tools may read, never write:
+    /// the skills in use (a person's skill lives beside their config).
+    readable: std::sync::Arc<std::sync::RwLock<Vec<PathBuf>>>,
 }
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
 
 impl Workspace {
     /// Opens a workspace at `root`, which must be an existing directory.
@@ -40,7 +51,52 @@ impl Workspace {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            readable: std::sync::Arc::default(),
+        })
+    }
+
+    /// Lets the file tools read `dir` (canonical), never write it.
+    pub fn allow_reading(&self, dir: &Path) {
+        let Ok(dir) = dir.canonicalize() else {
+            return;
+        };
+        if dir.starts_with(&self.root) {
+            return;
+        }
+        let mut readable = self
+            .readable
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !readable.contains(&dir) {
+            readable.push(dir);
+        }
+    }
+
+    /// Where `canonical` lies in a directory [`Self::allow_reading`] let
+    /// the file tools read.
+    fn readable(&self, canonical: &Path) -> bool {
+        self.readable
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|d| canonical.starts_with(d))
+    }
+
+    /// Resolves a path that must exist, to read: in the workspace, or in
+    /// a directory it lets the file tools read.
+    pub fn resolve_readable(&self, user_path: &str) -> Result<PathBuf, PathError> {
+        match self.resolve_existing(user_path) {
+            Err(PathError::Escapes { .. }) => {
+                let joined = self.join(user_path)?;
+                match joined.canonicalize() {
+                    Ok(c) if self.readable(&c) => Ok(c),
+                    _ => self.resolve_existing(user_path),
+                }
+            }
+            other => other,
+        }
     }
 
     pub fn root(&self) -> &Path {

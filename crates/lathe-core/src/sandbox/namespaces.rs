@@ -257,6 +257,15 @@ fn private_tmp(policy: &Policy, private: &Path) -> Result<bool, String> {
         .filter(reachable)
         .filter(|dir| !under.iter().any(|(p, _)| dir.starts_with(p)));
     under.extend(program.map(|dir| (dir, true)));
+    under.extend(
+        policy
+            .shown
+            .iter()
+            .map(PathBuf::as_path)
+            .filter(reachable)
+            .filter(|dir| !policy.hidden.iter().any(|h| dir.starts_with(h)))
+            .map(|dir| (dir, true)),
+    );
     under.sort();
     under.dedup();
     let keep: Vec<(PathBuf, bool, std::fs::File)> = under

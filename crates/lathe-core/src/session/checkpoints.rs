@@ -43,6 +43,8 @@ const CHUNK: usize = 256;
 const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 mod ignored;
+mod pipes;
+use pipes::{drain, drain_then};
 
 pub use ignored::Ignored;
 
@@ -937,30 +939,6 @@ fn write_entry(full: &Path, entry: &Entry, data: &[u8]) -> Result<(), Checkpoint
 }
 
 /// Reads a pipe to its end on a thread of its own.
-fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || read_all(pipe))
-}
-
-/// [`drain`], and says on `closed` when the pipe is closed.
-fn drain_then<R: std::io::Read + Send + 'static>(
-    pipe: Option<R>,
-    closed: std::sync::mpsc::Sender<()>,
-) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let buf = read_all(pipe);
-        let _ = closed.send(());
-        buf
-    })
-}
-
-fn read_all<R: std::io::Read>(pipe: Option<R>) -> Vec<u8> {
-    let mut buf = Vec::new();
-    if let Some(mut p) = pipe {
-        let _ = p.read_to_end(&mut buf);
-    }
-    buf
-}
-
 /// Whether every file under the directory `full` (`rel` in the
 /// workspace) is among `removals` (a bounded look).
 fn emptied(full: &Path, rel: &Path, removals: &BTreeSet<&Path>, seen: &mut usize) -> bool {

@@ -117,7 +117,15 @@ pub fn file_operation(
     path: &str,
     access: Access,
 ) -> Result<Operation, ToolError> {
-    let abs = workspace.check(path).map_err(ToolError::from_path)?;
+    let abs = match access {
+        // A skill in use is read where it lives (shown whole, never
+        // written).
+        Access::Read => workspace
+            .resolve_readable(path)
+            .or_else(|_| workspace.check(path)),
+        _ => workspace.check(path),
+    }
+    .map_err(ToolError::from_path)?;
     Ok(Operation::File(FileOp {
         path: workspace.display_relative(&abs),
         access,

@@ -9,6 +9,11 @@ impl App {
         self.composer.set_custom(custom);
     }
 
+    /// The skills found (`/skills`, `/NAME`).
+    pub fn skills(&mut self, found: &lathe_core::front::launch::SkillsFound) {
+        self.composer.skills = crate::components::skills::Listing::new(found);
+    }
+
     /// `/clear`: a new conversation (what it cost is still counted).
     fn clear_command(&mut self) {
         self.unqueue();
@@ -86,6 +91,7 @@ impl App {
                 self.notice(NoticeKind::Info, text);
             }
             SlashCommand::McpRestart(name) => self.restart_mcp(name),
+            SlashCommand::Skills => self.notice(NoticeKind::Info, self.composer.skills.report()),
             SlashCommand::Compact => {
                 self.bus.op(Op::Compact);
                 self.notice(

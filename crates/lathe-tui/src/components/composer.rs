@@ -80,6 +80,8 @@ pub struct Composer {
     models: Vec<String>,
     /// The person's own commands (`/name`, from Markdown prompt files).
     custom: Vec<super::custom::Custom>,
+    /// The skills found (`/NAME`, `/skills`).
+    pub skills: super::skills::Listing,
     current_model: String,
     current_mode: String,
     /// The effort asked for (`default` when none).
@@ -111,6 +113,7 @@ impl Composer {
             match_selected: None,
             models: Vec::new(),
             custom: Vec::new(),
+            skills: super::skills::Listing::default(),
             current_model: String::new(),
             current_mode: String::new(),
             current_effort: "default".into(),
@@ -223,6 +226,13 @@ impl Composer {
                 self.custom
                     .iter()
                     .map(|c| (c.name.as_str(), c.about.as_str())),
+            )
+            .chain(
+                self.skills
+                    .commands()
+                    .iter()
+                    .filter(|(c, _)| !self.custom.iter().any(|m| m.name == *c))
+                    .map(|(c, d)| (c.as_str(), d.as_str())),
             )
             .filter(|(c, _)| c.starts_with(first.as_str()))
             .map(|(c, help)| (c, help, false))
@@ -552,8 +562,13 @@ impl Composer {
                 Some(Ok(cmd)) => return ComposerAction::Command(cmd),
                 Some(Err(why)) => {
                     // One of the person's own: its prompt is the message.
+                    // One of the person's own: its prompt is the message;
+                    // a skill: the core brings its instructions.
                     return match super::custom::expand(&self.custom, &text) {
                         Some(prompt) => ComposerAction::Submit(prompt),
+                        None if self.skills.invokes(&text) => {
+                            ComposerAction::Submit(text.trim().to_string())
+                        }
                         None => ComposerAction::Invalid(why),
                     };
                 }

@@ -179,6 +179,9 @@ impl YesNo for TrustQuestion {
         if !prompt.servers.is_empty() {
             events.send(AppEvent::Op(Op::TrustWorkspaceMcp));
         }
+        if !prompt.skills.is_empty() {
+            events.send(AppEvent::Op(Op::TrustWorkspaceSkills));
+        }
         events.send(match (prompt.remember)() {
             Ok(()) => AppEvent::Notice(
                 NoticeKind::Info,
@@ -392,6 +395,9 @@ pub struct TrustPrompt {
     /// The workspace's own commands (`.lathe/commands/`), offered once
     /// trusted.
     pub commands: Vec<super::custom::Custom>,
+    /// The workspace's skills, shown whole: instructions the model
+    /// follows once offered.
+    pub skills: Vec<lathe_core::front::skills::Skill>,
     /// Remembers the trust for this workspace (its hooks as they are).
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
@@ -404,6 +410,7 @@ impl TrustPrompt {
             (!self.hooks.is_empty(), "hooks"),
             (!self.servers.is_empty(), "MCP servers"),
             (!self.commands.is_empty(), "commands"),
+            (!self.skills.is_empty(), "skills"),
         ]
         .into_iter()
         .filter_map(|(on, k)| on.then_some(k))
@@ -538,6 +545,7 @@ fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'
             }
         }
     }
+    skill_lines(&prompt.skills, theme, &mut lines);
     if !prompt.files.is_empty() {
         lines.push(Line::from(Span::styled(
             "Read the files they run first. Trust covers them as they are now: if one changes, \
@@ -644,12 +652,56 @@ fn title(prompt: &TrustPrompt) -> &'static str {
         prompt.hooks.is_empty(),
         prompt.servers.is_empty(),
         prompt.commands.is_empty(),
+        prompt.skills.is_empty(),
     ) {
-        (false, true, true) => " Run this workspace's hooks? ",
-        (true, false, true) => " Start this workspace's MCP servers? ",
-        (true, true, false) => " Offer this workspace's commands? ",
-        (false, false, true) => " Trust this workspace's hooks and servers? ",
+        (false, true, true, true) => " Run this workspace's hooks? ",
+        (true, false, true, true) => " Start this workspace's MCP servers? ",
+        (true, true, false, true) => " Offer this workspace's commands? ",
+        (true, true, true, false) => " Offer this workspace's skills? ",
+        (false, false, true, true) => " Trust this workspace's hooks and servers? ",
         _ => " Trust this workspace's settings? ",
+    }
+}
+
+/// The workspace's skills, each `SKILL.md` whole (what the model would
+/// follow) and the files beside it (what it may run).
+fn skill_lines(
+    skills: &[lathe_core::front::skills::Skill],
+    theme: &Theme,
+    lines: &mut Vec<ratatui::text::Line<'static>>,
+) {
+    use ratatui::text::{Line, Span};
+    if skills.is_empty() {
+        return;
+    }
+    lines.push(Line::from(Span::styled(
+        format!(
+            "This workspace defines {} (Agent Skills): instructions the model follows when              it loads one, and scripts it may run (each command asks as usual). They stay              off until you trust them, as they are now; a change asks again:",
+            count(skills.len(), "skill")
+        ),
+        theme.text(),
+    )));
+    for s in skills {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  {} · {}",
+                s.name,
+                crate::protocol::visible::name(&s.dir.join("SKILL.md").display().to_string())
+            ),
+            theme.accent(),
+        )));
+        for line in s.text.lines() {
+            lines.push(Line::from(Span::styled(
+                format!("      │ {}", crate::protocol::visible::name(line)),
+                theme.muted(),
+            )));
+        }
+        for f in &s.files {
+            lines.push(Line::from(Span::styled(
+                format!("      + {}", crate::protocol::visible::name(f)),
+                theme.muted(),
+            )));
+        }
     }
 }
 
@@ -755,6 +807,7 @@ mod trust_tests {
                 about: "Review a file".into(),
                 body: "# Review a file\n\nRead $ARGUMENTS and list its bugs.\n".into(),
             }],
+            skills: vec![],
             remember: Box::new(|| Ok(())),
         };
         let text: String = trust_lines(&prompt, &Theme::plain())

@@ -61,7 +61,7 @@ impl TypedTool for ListDirectory {
         let path = dir_or_root(args.path.as_deref()).to_string();
         let resolved = ctx
             .workspace
-            .resolve_existing(&path)
+            .resolve_readable(&path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
         let root = ctx.workspace.root().to_path_buf();

@@ -91,7 +91,7 @@ impl TypedTool for ReadFile {
         let offset = offset.unwrap_or(1).max(1);
         let resolved = ctx
             .workspace
-            .resolve_existing(&path)
+            .resolve_readable(&path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
         tokio::task::spawn_blocking(move || read_window(&resolved, &shown, offset, limit))

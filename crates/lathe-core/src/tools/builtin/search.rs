@@ -250,7 +250,7 @@ impl TypedTool for Grep {
         let filter = a.glob.as_deref().map(name_filter).transpose()?;
         let root = ctx
             .workspace
-            .resolve_existing(dir_or_root(a.path.as_deref()))
+            .resolve_readable(dir_or_root(a.path.as_deref()))
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
@@ -622,7 +622,7 @@ impl TypedTool for Glob {
         let max = usize::try_from(a.max_results.unwrap_or(500).clamp(1, 5000)).unwrap_or(500);
         let root = ctx
             .workspace
-            .resolve_existing(dir_or_root(a.path.as_deref()))
+            .resolve_readable(dir_or_root(a.path.as_deref()))
             .map_err(ToolError::from_path)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();

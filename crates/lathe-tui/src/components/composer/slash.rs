@@ -30,6 +30,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/mcp", "MCP servers and tools; restart [NAME]"),
     (
+        "/skills",
+        "the skills found, where each came from; /NAME loads one",
+    ),
+    (
         "/compact",
         "summarize the older turns to free context (the transcript keeps them)",
     ),
@@ -85,6 +89,8 @@ pub enum SlashCommand {
     Resume(Option<String>),
     /// `/compact`: summarize the older turns now.
     Compact,
+    /// `/skills`: the skills found.
+    Skills,
     /// `/undo`: put back the files of the last turn that changed any.
     Undo,
     /// `/trust`: the workspace's hooks and servers, asked again.
@@ -184,6 +190,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         },
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "compact" => Ok(SlashCommand::Compact),
+        "skills" => Ok(SlashCommand::Skills),
         "undo" => Ok(SlashCommand::Undo),
         "trust" => Ok(SlashCommand::Trust),
         "diff" => Ok(SlashCommand::Diff),
