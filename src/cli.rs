@@ -106,6 +106,10 @@ pub struct ExecArgs {
     /// and .claude/skills for this run, even if you never trusted them.
     #[arg(long)]
     pub trust_workspace_skills: bool,
+    /// Offer the subagent types of the workspace's .lathe/agents and
+    /// .claude/agents for this run, even if you never trusted them.
+    #[arg(long)]
+    pub trust_workspace_agents: bool,
     /// Go on with the newest session of this workspace.
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_: bool,

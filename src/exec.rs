@@ -43,6 +43,8 @@ pub struct ExecOptions {
     pub trust_workspace_mcp_env: Vec<String>,
     /// Offer the workspace's skills even if never trusted.
     pub trust_workspace_skills: bool,
+    /// Offer the workspace's subagent types even if never trusted.
+    pub trust_workspace_agents: bool,
     /// Go on with this session (already resolved from `--continue`).
     pub resume: Option<String>,
     /// `--image FILE`: absolute paths.
@@ -134,6 +136,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             mcp: opts.trust_workspace_mcp,
             mcp_env: opts.trust_workspace_mcp_env.clone(),
             skills: opts.trust_workspace_skills,
+            agents: opts.trust_workspace_agents,
             resume: opts.resume.clone(),
         },
     )?;
@@ -227,6 +230,19 @@ fn say_what_waits(launched: &crate::launch::Launched, mcp_flag: bool) {
                 .untrusted
                 .iter()
                 .map(|s| crate::protocol::visible::name(&s.dir.display().to_string()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if !launched.agents.untrusted.is_empty() {
+        say!(
+            "lathe: warning: the workspace's subagent types are not offered until you trust \
+             them (run `lathe` here once and answer y, or pass --trust-workspace-agents): {}",
+            launched
+                .agents
+                .untrusted
+                .iter()
+                .map(|a| crate::protocol::visible::name(&a.file.display().to_string()).into_owned())
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -132,6 +132,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         trust_workspace_mcp: args.trust_workspace_mcp,
         trust_workspace_mcp_env: args.trust_workspace_mcp_env,
         trust_workspace_skills: args.trust_workspace_skills,
+        trust_workspace_agents: args.trust_workspace_agents,
         resume,
         images,
         deny_exit_code: args.deny_exit_code,

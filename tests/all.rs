@@ -7,6 +7,7 @@
 
 pub use lathe_test_support::{mock_llm, places};
 
+mod agents;
 mod control;
 mod crash;
 mod exec_cli;

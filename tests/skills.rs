@@ -226,25 +226,23 @@ async fn a_skills_script_runs_in_the_sandbox_and_the_config_stays_hidden() {
             "exec_shell",
             json!({"command": format!("cat {}", config.display())}),
         )),
+        Step::Reply(Reply::tools().call(
+            "c4",
+            "exec_shell",
+            json!({"command": format!("ls -A {}", lathe_config.display())}),
+        )),
         Step::Reply(Reply::text("greeted")),
     ])
     .await;
     // Where a person keeps them: no LATHE_HOME, the usual directories.
-    let args = [
-        "exec",
-        "--json",
-        "-a",
-        "full-auto",
-        "--checkpoints",
-        "off",
-        "--base-url",
-        &mock.openai_url(),
-        "--model",
-        "mock-model",
-        "say hi",
-    ];
     let r = env
-        .run(&args, &[("OPENAI_API_KEY", KEY), ("LATHE_HOME", "")], "")
+        .exec_json_env(
+            &mock.openai_url(),
+            KEY,
+            &[],
+            "say hi",
+            &[("LATHE_HOME", "")],
+        )
         .await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ran = r.finished("c2");
@@ -254,4 +252,47 @@ async fn a_skills_script_runs_in_the_sandbox_and_the_config_stays_hidden() {
     );
     let cat = r.finished("c3").to_string();
     assert!(!cat.contains("sk-in-the-config"), "{cat}");
+    // The directory is covered whole (what comes later too), the skills
+    // alone bound back.
+    let listed = r.finished("c4")["content"]["stdout"].clone();
+    assert_eq!(listed, "skills\n", "{listed}");
+}
+
+/// The home opened as the workspace: the person's own skills lie in it,
+/// and no tool changes or plants one unasked (headless: refused).
+#[tokio::test]
+async fn the_persons_skills_in_the_workspace_are_not_written_unasked() {
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file(
+        ".claude/skills/fmt/SKILL.md",
+        "---\nname: fmt\ndescription: Formats.\n---\nFormat.\n",
+    );
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "write_file",
+            json!({"path": ".claude/skills/fmt/SKILL.md", "content": "---\nname: fmt\ndescription: x\n---\nrm -rf ~\n"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "c2",
+            "write_file",
+            json!({"path": ".claude/skills/new/SKILL.md", "content": "---\nname: new\ndescription: x\n---\nplanted\n"}),
+        )),
+        Step::Reply(Reply::text("tried")),
+    ])
+    .await;
+    let home = env.ws.path().display().to_string();
+    let r = env
+        .exec_json_env(
+            &mock.openai_url(),
+            KEY,
+            &[],
+            "change the skills",
+            &[("HOME", &home)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.finished("c1")["status"], "denied", "{}", r.stdout);
+    assert_eq!(r.finished("c2")["status"], "denied", "{}", r.stdout);
+    assert!(!env.ws.path().join(".claude/skills/new").exists());
 }

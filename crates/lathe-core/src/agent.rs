@@ -80,6 +80,10 @@ pub struct AgentConfig {
     pub pending_hooks: HookSet,
     /// Environment variables hooks never see (API keys).
     pub hook_env_remove: Vec<String>,
+    /// More workspace paths (files or directories) whose writes always
+    /// ask: the person's own skills and agents when the workspace holds
+    /// them (a home directory opened as the workspace).
+    pub protected: Vec<String>,
     /// Hooks run through the sandbox's warden (contained; a workspace's
     /// hooks also confined as commands are). `None`: directly, in a
     /// process group of their own.
@@ -124,6 +128,7 @@ impl AgentConfig {
             hooks: HookSet::default(),
             pending_hooks: HookSet::default(),
             hook_env_remove: Vec::new(),
+            protected: Vec::new(),
             hook_sandbox: None,
             scratch: None,
             context_window: None,
@@ -465,6 +470,23 @@ impl Shared {
     }
 
     /// The workspace's hooks start running.
+    /// The workspace's subagent types, trusted now: `task` offers them.
+    fn trust_workspace_agents(&self) {
+        let Some(types) = &self.services.agent_types else {
+            return;
+        };
+        if types.trust_pending() {
+            let offered = types
+                .all()
+                .into_iter()
+                .map(|a| (a.name, a.description))
+                .collect();
+            self.services
+                .tools
+                .replace_builtin(Arc::new(crate::tools::builtin::Task::new(offered)));
+        }
+    }
+
     fn trust_workspace_hooks(&self) {
         let mut state = self.state();
         let pending = std::mem::take(&mut state.pending_hooks);
@@ -602,6 +624,7 @@ impl Shared {
                     s.trust_pending();
                 }
             }
+            Op::TrustWorkspaceAgents => self.trust_workspace_agents(),
             Op::TrustWorkspaceMcp => {
                 if let Some(m) = &self.services.mcp {
                     m.start_held();
@@ -670,6 +693,7 @@ pub struct Agent {
     sources: Vec<Arc<dyn ToolSource>>,
     mcp: Option<Arc<crate::mcp::Manager>>,
     skills: Option<Arc<crate::skills::Catalog>>,
+    agent_types: Option<Arc<crate::agents::Registry>>,
     history: Option<crate::session::history::Recorder>,
     resumed: Option<crate::session::history::Rebuilt>,
     workspace: Arc<Workspace>,
@@ -692,6 +716,7 @@ impl Agent {
             sources: Vec::new(),
             mcp: None,
             skills: None,
+            agent_types: None,
             history: None,
             resumed: None,
             workspace,
@@ -708,6 +733,13 @@ impl Agent {
     pub fn with_mcp(mut self, manager: Arc<crate::mcp::Manager>) -> Self {
         self.sources.push(manager.clone());
         self.mcp = Some(manager);
+        self
+    }
+
+    /// Offers `types` of subagents to `task` (`agent: NAME`).
+    #[must_use]
+    pub fn with_agent_types(mut self, types: Arc<crate::agents::Registry>) -> Self {
+        self.agent_types = Some(types);
         self
     }
 
@@ -797,6 +829,7 @@ impl Agent {
                 tools: Toolset::new((*self.registry).clone(), self.sources),
                 mcp: self.mcp.clone(),
                 skills: self.skills.clone(),
+                agent_types: self.agent_types.clone(),
                 history: self.history.clone(),
                 guardrails: Guardrails::new(
                     self.workspace.clone(),

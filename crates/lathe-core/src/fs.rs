@@ -155,6 +155,26 @@ pub const OWN_FILE_MAX: u64 = 1024 * 1024;
 
 /// A file Lathe reads on its own, whole: [`read_text`] up to
 /// [`OWN_FILE_MAX`].
+/// A SHA-256 of `parts`, each framed by its length (no two lists of
+/// parts hash alike), in hex: what a trust pins.
+pub fn pin<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for part in parts {
+        ctx.update(&(part.len() as u64).to_le_bytes());
+        ctx.update(part);
+    }
+    hex(ctx)
+}
+
+/// A digest being made, finished, in hex.
+pub fn hex(ctx: ring::digest::Context) -> String {
+    ctx.finish()
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub fn read_own(path: &Path) -> Result<String, FileError> {
     read_text(path, OWN_FILE_MAX)
 }

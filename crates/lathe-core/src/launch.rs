@@ -64,6 +64,18 @@ pub struct Launched {
     pub resumed: Option<crate::session::history::Rebuilt>,
     /// The skills found, and the workspace's waiting for trust.
     pub skills: SkillsFound,
+    /// The subagent types found, and the workspace's waiting for trust.
+    pub agents: AgentsFound,
+}
+
+/// The subagent types found (for `/agents`), and the workspace's that
+/// wait for the person's trust (`Op::TrustWorkspaceAgents` offers them;
+/// [`remember_workspace_agents`] with `digest` remembers them).
+#[derive(Debug, Clone, Default)]
+pub struct AgentsFound {
+    pub found: crate::agents::Found,
+    pub untrusted: Vec<crate::agents::AgentType>,
+    pub digest: String,
 }
 
 /// The skills found (for `/skills`), and the workspace's that wait for
@@ -84,6 +96,8 @@ pub struct Trust {
     pub mcp: bool,
     /// Offer the workspace's skills even if never trusted.
     pub skills: bool,
+    /// Offer the workspace's subagent types even if never trusted.
+    pub agents: bool,
     /// The variables of the person's environment the workspace's servers
     /// may take when `mcp` trusts them (`--trust-workspace-mcp-env`): a
     /// server that takes one not named here does not start.
@@ -226,24 +240,10 @@ pub fn spawn_agent(
         .chain(workspace_hooks.files())
         .map(|f| workspace.root().join(f))
         .collect();
-    // The skills: the person's are read by the commands they run where
-    // they are, under `/tmp` too.
-    let (catalog, skills) = skills(config, trust.skills);
-    sandbox.shown = skills.found.person.iter().map(|s| s.dir.clone()).collect();
+    let (catalog, skills, types, agents, own) =
+        setup_of_their_own(config, &workspace, &trust, &mut sandbox);
     let scratch = private_tmp(&mut sandbox);
-    let mut settings = BuiltinSettings {
-        shell_timeout_secs: config.shell_timeout_secs,
-        sandbox: sandbox.clone(),
-        memory_dir: Some(config.paths.data_dir.join("memory")),
-        web: config.web.clone(),
-        message_channels: config.message_channels.clone(),
-        ..BuiltinSettings::default()
-    };
-    // Commands and hooks never see Lathe's own keys, whatever variable
-    // holds them (`[shell] env_allow` included).
-    settings
-        .shell_env_remove
-        .extend(variables_holding(&config.secrets(), std::env::vars()));
+    let settings = builtin_settings(config, &sandbox, &types);
     let registry =
         ToolRegistry::with_defaults(&settings).map_err(|e| LaunchError::Setup(e.to_string()))?;
     let provider = crate::provider::build(config.provider_settings())
@@ -256,6 +256,7 @@ pub fn spawn_agent(
     crate::policy::redactor::log::know(&redactor);
     let mut agent_config = agent_config(config, &workspace, user_hooks, &sandbox);
     agent_config.hook_env_remove = settings.shell_env_remove.clone();
+    agent_config.protected = own;
     agent_config.scratch = scratch;
     let mut warnings = confined;
     let untrusted = workspace_hooks_in(
@@ -293,9 +294,11 @@ pub fn spawn_agent(
     warnings.extend(withheld_mcp(trust.mcp, &trust.mcp_env, &untrusted_mcp));
     let manager = mcp_manager(config, &workspace, &sandbox, &trusted_mcp, &untrusted_mcp);
     warnings.extend(skills.found.warnings.iter().cloned());
+    warnings.extend(agents.found.warnings.iter().cloned());
     let mut agent = Agent::new(agent_config, provider, Arc::new(registry), workspace)
         .with_redactor(redactor.clone())
-        .with_skills(Arc::new(catalog));
+        .with_skills(Arc::new(catalog))
+        .with_agent_types(Arc::new(types));
     if let Some(m) = manager {
         agent = agent.with_mcp(m);
     }
@@ -332,6 +335,7 @@ pub fn spawn_agent(
         trusted_workspace_mcp: trusted_mcp,
         resumed,
         skills,
+        agents,
     })
 }
 
@@ -659,106 +663,38 @@ fn write_private(path: &Path, body: &[u8]) -> Result<(), String> {
 pub fn commands_digest(commands: &[(String, String)]) -> String {
     let mut sorted: Vec<&(String, String)> = commands.iter().collect();
     sorted.sort();
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    for (name, body) in sorted {
-        for part in [name.as_bytes(), body.as_bytes()] {
-            ctx.update(&(part.len() as u64).to_le_bytes());
-            ctx.update(part);
-        }
-    }
-    ctx.finish()
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// What the person trusted of a workspace's own, by workspace: the
-/// digest trusted (its commands, its skills).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct DigestStore {
-    workspaces: BTreeMap<PathBuf, String>,
-}
-
-fn read_digest_store(path: &Path) -> DigestStore {
-    crate::fs::read_own(path)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
-}
-
-/// Whether the person trusted what `file` pins for this workspace as it
-/// is now (`digest`).
-fn digest_trusted(config: &Config, file: &str, digest: &str) -> bool {
-    read_digest_store(&config.paths.data_dir.join(file))
-        .workspaces
-        .get(&config.workspace)
-        .is_some_and(|d| d == digest)
-}
-
-/// Remembers that the person trusts what `digest` pins for this
-/// workspace (a change asks again).
-fn remember_digest(config: &Config, file: &str, digest: &str) -> Result<(), String> {
-    let path = config.paths.data_dir.join(file);
-    let mut store = read_digest_store(&path);
-    store
-        .workspaces
-        .insert(config.workspace.clone(), digest.to_string());
-    let body = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
-    write_private(&path, &body)
-}
-
-const TRUSTED_COMMANDS: &str = "trusted-commands.json";
-const TRUSTED_SKILLS: &str = "trusted-skills.json";
-
-/// Whether the person trusted this workspace's commands as they are now.
-pub fn commands_trusted(config: &Config, digest: &str) -> bool {
-    digest_trusted(config, TRUSTED_COMMANDS, digest)
-}
-
-/// Remembers that the person trusts this workspace's commands, as they
-/// are now (a change asks again).
-pub fn remember_workspace_commands(config: &Config, digest: &str) -> Result<(), String> {
-    remember_digest(config, TRUSTED_COMMANDS, digest)
-}
-
-/// Remembers that the person trusts this workspace's skills, as they
-/// are now, every file of them (a change asks again).
-pub fn remember_workspace_skills(config: &Config, digest: &str) -> Result<(), String> {
-    remember_digest(config, TRUSTED_SKILLS, digest)
-}
-
-/// The skills of the person and the workspace: the person's offered,
-/// the workspace's once trusted (before, as they are now, or by `trust`).
-fn skills(config: &Config, trust: bool) -> (crate::skills::Catalog, SkillsFound) {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
-    let roots = crate::skills::roots(
-        &config.workspace,
-        config.paths.config_file.parent(),
-        home.as_deref(),
-    );
-    let found = crate::skills::discover(&config.workspace, &roots);
-    let digest = crate::skills::digest(&found.workspace);
-    let trusted =
-        found.workspace.is_empty() || trust || digest_trusted(config, TRUSTED_SKILLS, &digest);
-    let (offered, pending) = if trusted {
-        let mut all = found.person.clone();
-        all.extend(found.workspace.iter().cloned());
-        (all, Vec::new())
-    } else {
-        (found.person.clone(), found.workspace.clone())
-    };
-    let untrusted = pending.clone();
-    (
-        crate::skills::Catalog::with_pending(offered, pending),
-        SkillsFound {
-            found,
-            untrusted,
-            digest,
-        },
+    crate::fs::pin(
+        sorted
+            .into_iter()
+            .flat_map(|(name, body)| [name.as_bytes(), body.as_bytes()]),
     )
+}
+
+/// The built-in tools' settings.
+fn builtin_settings(
+    config: &Config,
+    sandbox: &crate::sandbox::Settings,
+    types: &crate::agents::Registry,
+) -> BuiltinSettings {
+    let mut settings = BuiltinSettings {
+        agent_types: types
+            .all()
+            .into_iter()
+            .map(|a| (a.name, a.description))
+            .collect(),
+        shell_timeout_secs: config.shell_timeout_secs,
+        sandbox: sandbox.clone(),
+        memory_dir: Some(config.paths.data_dir.join("memory")),
+        web: config.web.clone(),
+        message_channels: config.message_channels.clone(),
+        ..BuiltinSettings::default()
+    };
+    // Commands and hooks never see Lathe's own keys, whatever variable
+    // holds them (`[shell] env_allow` included).
+    settings
+        .shell_env_remove
+        .extend(variables_holding(&config.secrets(), std::env::vars()));
+    settings
 }
 
 /// Trusted hooks, by workspace.
@@ -814,7 +750,13 @@ pub fn remember_workspace_hooks(config: &Config, hooks: &HookSet) -> Result<(), 
     Ok(())
 }
 
+mod own;
 mod sandbox_probe;
+use own::setup_of_their_own;
+pub use own::{
+    commands_trusted, remember_workspace_agents, remember_workspace_commands,
+    remember_workspace_skills,
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

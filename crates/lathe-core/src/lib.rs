@@ -7,6 +7,7 @@
 //! ```text
 //! launch                     wiring a conversation for a front end
 //! agent                      the turn loop and the tool-call pipeline
+//! agents                     subagent types of the person's and the workspace's
 //! mcp     session  skills    MCP tool sources, session records, skills
 //! tools                      built-in tools
 //! config                     settings from files, flags and environment
@@ -63,6 +64,7 @@ pub(crate) mod props {
 
 internal! {
     mod agent;
+    mod agents;
     mod config;
     mod front_matter;
     mod fs;
@@ -94,12 +96,17 @@ pub mod front {
         pub use crate::skills::{Found, Origin, Shadowed, Skill};
     }
 
+    pub mod agents {
+        pub use crate::agents::{AgentType, Found};
+    }
+
     pub mod launch {
         pub use crate::launch::{
-            LaunchError, Launched, ModelChoice, SkillsFound, Trust, UNNAMED, choose_model,
-            commands_digest, commands_trusted, config_for_session, load_config, mcp_statuses,
-            remember_workspace_commands, remember_workspace_hooks, remember_workspace_mcp,
-            remember_workspace_skills, spawn_agent,
+            AgentsFound, LaunchError, Launched, ModelChoice, SkillsFound, Trust, UNNAMED,
+            choose_model, commands_digest, commands_trusted, config_for_session, load_config,
+            mcp_statuses, remember_workspace_agents, remember_workspace_commands,
+            remember_workspace_hooks, remember_workspace_mcp, remember_workspace_skills,
+            spawn_agent,
         };
     }
 

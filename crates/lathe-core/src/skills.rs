@@ -33,8 +33,14 @@ const MAX_SKILL_BYTES: u64 = 256 * 1024;
 /// directories at most (the guide's bounds).
 const MAX_DEPTH: usize = 4;
 const MAX_DIRS: usize = 2_000;
-/// The most files of one skill listed (and pinned).
+/// The most files (and directories) of one skill, and the most bytes
+/// they take: past them it is not offered (it could not be shown and
+/// pinned whole).
 const MAX_FILES: usize = 200;
+const MAX_SKILL_SIZE: u64 = 16 * 1024 * 1024;
+/// The most skills offered from each side (the person's, the
+/// workspace's); past them the rest are left out, with a warning.
+const MAX_SKILLS: usize = 100;
 /// The most the catalog of skills takes in the `skill` tool's
 /// description: about 2,000 tokens. Past it descriptions are shortened,
 /// then skills are listed by name alone.
@@ -162,6 +168,16 @@ pub fn discover(workspace: &Path, roots: &[(PathBuf, Origin)]) -> Found {
                 });
                 continue;
             }
+            let side = match origin {
+                Origin::Person => found.person.len(),
+                Origin::Workspace => found.workspace.len(),
+            };
+            if side >= MAX_SKILLS {
+                found.warnings.push(format!(
+                    "{shown}: more than {MAX_SKILLS} skills on one side; the skill is left out"
+                ));
+                continue;
+            }
             by_name.insert(key, skill.dir.clone());
             match origin {
                 Origin::Person => found.person.push(skill),
@@ -181,26 +197,35 @@ fn name_workspace_skills(found: &mut Found) {
     let mut taken: std::collections::BTreeSet<String> =
         found.person.iter().map(|s| s.name.clone()).collect();
     for skill in &mut found.workspace {
-        if taken.insert(skill.name.clone()) {
-            continue;
+        if let Some(renamed) = workspace_name(&skill.name, &mut taken) {
+            found.warnings.push(format!(
+                "the workspace's skill `{}` has the name of one of yours; yours is `{}`, the \
+                 workspace's is `{renamed}`",
+                skill.name, skill.name
+            ));
+            skill.name = renamed;
         }
-        let base: String = format!("ws-{}", skill.name)
-            .chars()
-            .take(MAX_NAME - 3)
-            .collect();
-        let mut renamed = base.clone();
-        let mut n = 2;
-        while !taken.insert(renamed.clone()) {
-            renamed = format!("{base}-{n}");
-            n += 1;
-        }
-        found.warnings.push(format!(
-            "the workspace's skill `{}` has the name of one of yours; yours is `{}`, the \
-             workspace's is `{renamed}`",
-            skill.name, skill.name
-        ));
-        skill.name = renamed;
     }
+}
+
+/// The name a workspace's `name` goes by beside `taken` (the person's,
+/// and those named so far): `None` when it is free, else `ws-NAME` (or
+/// `ws-NAME-2`, …), taken now.
+pub(crate) fn workspace_name(
+    name: &str,
+    taken: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
+    if taken.insert(name.to_string()) {
+        return None;
+    }
+    let base: String = format!("ws-{name}").chars().take(MAX_NAME - 3).collect();
+    let mut renamed = base.clone();
+    let mut n = 2;
+    while !taken.insert(renamed.clone()) {
+        renamed = format!("{base}-{n}");
+        n += 1;
+    }
+    Some(renamed)
 }
 
 /// The directories under `root` holding a `SKILL.md` (not looked into
@@ -282,7 +307,7 @@ fn read_skill(dir: &Path, origin: Origin, shown: &str) -> Result<Skill, String> 
         compatibility: doc.text("compatibility"),
         metadata: doc.map("metadata"),
         allowed_tools: doc.list("allowed-tools"),
-        files: files_of(dir),
+        files: files_of(dir)?,
         body: doc.body,
         text,
     })
@@ -290,7 +315,7 @@ fn read_skill(dir: &Path, origin: Origin, shown: &str) -> Result<Skill, String> 
 
 /// A skill's name as the spec has it: 1 to 64 of `a-z`, `0-9` and `-`,
 /// no hyphen at either end or twice in a row.
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME
         && name
@@ -301,65 +326,107 @@ fn valid_name(name: &str) -> bool {
         && !name.contains("--")
 }
 
-/// The skill's files but `SKILL.md`, relative, sorted, bounded (links
-/// not followed).
-fn files_of(dir: &Path) -> Vec<String> {
+/// The skill's files but `SKILL.md`, relative, sorted: every one of
+/// them (`.git` and `node_modules` too), links not followed. Refused
+/// (with why) past [`MAX_FILES`] files or [`MAX_SKILL_SIZE`] bytes, and
+/// for a link that leads out of the skill: what cannot all be shown and
+/// pinned is not offered.
+fn files_of(dir: &Path) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
+    let mut size = 0u64;
+    let mut dirs = 0usize;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
+        dirs += 1;
+        if dirs > MAX_FILES {
+            return Err(format!("more than {MAX_FILES} directories"));
+        }
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         for e in entries.flatten() {
-            let Ok(kind) = e.file_type() else { continue };
             let path = e.path();
-            if kind.is_dir() {
-                if e.file_name() != ".git" && e.file_name() != "node_modules" {
-                    stack.push(path);
-                }
-            } else if let Ok(rel) = path.strip_prefix(dir)
-                && rel != Path::new(SKILL_FILE)
-            {
-                out.push(rel.to_string_lossy().into_owned());
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
+            let rel = path
+                .strip_prefix(dir)
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if meta.is_dir() {
+                stack.push(path);
+                continue;
             }
-            if out.len() >= MAX_FILES {
-                out.sort();
-                return out;
+            if meta.file_type().is_symlink() {
+                let inside = path.canonicalize().is_ok_and(|real| real.starts_with(dir));
+                if !inside {
+                    return Err(format!("`{rel}` is a link that leads out of the skill"));
+                }
+                size = size.saturating_add(std::fs::metadata(&path).map_or(0, |m| m.len()));
+            } else {
+                size = size.saturating_add(meta.len());
+            }
+            if rel != SKILL_FILE {
+                out.push(rel);
+            }
+            if out.len() > MAX_FILES {
+                return Err(format!(
+                    "more than {MAX_FILES} files: too many to show and pin"
+                ));
+            }
+            if size > MAX_SKILL_SIZE {
+                return Err(format!(
+                    "over {} MiB of files: too large to pin",
+                    MAX_SKILL_SIZE / (1024 * 1024)
+                ));
             }
         }
     }
     out.sort();
-    out
+    Ok(out)
+}
+
+/// Hashes the file at `path` into `ctx`, streamed, at most `cap` bytes
+/// (the skill was refused at discovery past its size).
+fn hash_file(ctx: &mut ring::digest::Context, path: &Path, cap: u64) {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        ctx.update(b"unreadable");
+        return;
+    };
+    let mut reader = file.take(cap);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    while let Ok(n) = reader.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        ctx.update(&buf[..n]);
+    }
+    ctx.update(&total.to_le_bytes());
 }
 
 /// What trusting the workspace's skills pins: each one's name and every
 /// file of its directory, content included (a change asks again).
 pub fn digest(skills: &[Skill]) -> String {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    let mut part = |bytes: &[u8]| {
+    let part = |ctx: &mut ring::digest::Context, bytes: &[u8]| {
         ctx.update(&(bytes.len() as u64).to_le_bytes());
         ctx.update(bytes);
     };
     for s in skills {
-        part(s.name.as_bytes());
-        part(s.text.as_bytes());
+        part(&mut ctx, s.name.as_bytes());
+        part(&mut ctx, s.text.as_bytes());
         for f in &s.files {
-            part(f.as_bytes());
-            // A file that cannot be read pins as missing (it cannot be
-            // run either).
-            let content = std::fs::symlink_metadata(s.dir.join(f))
-                .ok()
-                .filter(std::fs::Metadata::is_file)
-                .and_then(|_| std::fs::read(s.dir.join(f)).ok())
-                .unwrap_or_default();
-            part(&content);
+            part(&mut ctx, f.as_bytes());
+            let path = s.dir.join(f);
+            // A link: where it leads, and what is there.
+            if let Ok(target) = std::fs::read_link(&path) {
+                part(&mut ctx, target.as_os_str().as_encoded_bytes());
+            }
+            if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                hash_file(&mut ctx, &path, MAX_SKILL_SIZE);
+            }
         }
     }
-    ctx.finish()
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::fs::hex(ctx)
 }
 
 /// The lines of the catalog, within [`CATALOG_BUDGET`]: each skill with
@@ -373,7 +440,10 @@ pub fn catalog(skills: &[Skill]) -> String {
             }
             _ => s.description.clone(),
         };
-        format!("- {}: {}\n", s.name, d.replace('\n', " "))
+        // One line each, whatever the description holds (a carriage
+        // return or a control character could fake an entry).
+        let d = d.split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("- {}: {}\n", s.name, crate::protocol::visible::name(&d))
     };
     let whole: String = skills.iter().map(|s| line(s, None)).collect();
     if whole.len() <= CATALOG_BUDGET {
@@ -466,13 +536,18 @@ impl Catalog {
     /// instructions, then what they asked; its files made readable.
     /// `None` when the message does not invoke a skill offered.
     pub fn invoked(&self, message: &str, workspace: &crate::policy::Workspace) -> Option<String> {
-        let rest = message.strip_prefix('/')?;
+        let rest = message.trim_start().strip_prefix('/')?;
         let (name, arguments) = match rest.split_once(char::is_whitespace) {
             Some((n, a)) => (n, a.trim()),
             None => (rest.trim_end(), ""),
         };
         let skill = self.get(name)?;
-        workspace.allow_reading(&skill.dir);
+        if !workspace.allow_reading(&skill.dir) {
+            // Moved since the start: its instructions are not sent as if
+            // it were there (the model is told when it calls `skill`).
+            tracing::warn!(skill = %skill.name, "a skill's directory is no longer where it was");
+            return None;
+        }
         Some(format!(
             "{}\n\n{}",
             tool::content(&skill),

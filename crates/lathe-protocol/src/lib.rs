@@ -246,6 +246,8 @@ pub enum Op {
     TrustWorkspaceMcp,
     /// Offer the workspace's skills (the person trusts them).
     TrustWorkspaceSkills,
+    /// Offer the workspace's subagent types (the person trusts them).
+    TrustWorkspaceAgents,
     /// Undo (`files`) and/or forget (`conversation`) what happened since
     /// turn `turn` began; no turn: the last turn that changed files
     /// (`/undo`). Answered with a `rewound` event. Only while no turn runs

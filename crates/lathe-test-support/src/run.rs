@@ -89,6 +89,18 @@ impl Setup {
     /// server at `base_url` with `mock-model`, `extra` flags, and `key` as
     /// the API key.
     pub async fn exec_json(&self, base_url: &str, key: &str, extra: &[&str], prompt: &str) -> Run {
+        self.exec_json_env(base_url, key, extra, prompt, &[]).await
+    }
+
+    /// [`Setup::exec_json`] with more of the environment (`env`).
+    pub async fn exec_json_env(
+        &self,
+        base_url: &str,
+        key: &str,
+        extra: &[&str],
+        prompt: &str,
+        env: &[(&str, &str)],
+    ) -> Run {
         let mut args = vec![
             "exec",
             "--json",
@@ -103,7 +115,9 @@ impl Setup {
         ];
         args.extend_from_slice(extra);
         args.push(prompt);
-        self.run(&args, &[("OPENAI_API_KEY", key)], "").await
+        let mut vars = vec![("OPENAI_API_KEY", key)];
+        vars.extend_from_slice(env);
+        self.run(&args, &vars, "").await
     }
 }
 

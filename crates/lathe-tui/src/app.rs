@@ -476,6 +476,9 @@ impl App {
                 if op == Op::TrustWorkspaceSkills {
                     self.composer.skills.trusted();
                 }
+                if op == Op::TrustWorkspaceAgents {
+                    self.composer.skills.agents_trusted();
+                }
                 self.bus.op(op);
             }
             AppEvent::Flash(text) => self.flash(&text, self.screen.now),

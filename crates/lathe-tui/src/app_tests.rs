@@ -398,6 +398,7 @@ fn trust_app(t0: Instant) -> (App, std::sync::Arc<std::sync::atomic::AtomicBool>
             files: vec!["scripts/guard.sh".into()],
             commands: Vec::new(),
             skills: Vec::new(),
+            agents: Vec::new(),
             remember: Box::new(move || {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 Ok(())
@@ -485,6 +486,7 @@ fn a_trust_question_shows_everything_before_y_counts() {
             files: Vec::new(),
             commands: Vec::new(),
             skills: Vec::new(),
+            agents: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),
@@ -542,6 +544,7 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
             files: Vec::new(),
             commands: Vec::new(),
             skills: Vec::new(),
+            agents: Vec::new(),
             remember: Box::new(|| Ok(())),
         }),
         session: Default::default(),

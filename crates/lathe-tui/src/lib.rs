@@ -246,12 +246,16 @@ fn open(
         ws_commands
     };
     let skills_found = launched.skills.clone();
+    let agents_found = launched.agents.clone();
+    let untrusted_agents = launched.agents.untrusted.clone();
+    let agents_digest = launched.agents.digest.clone();
     let untrusted_skills = launched.skills.untrusted.clone();
     let skills_digest = launched.skills.digest.clone();
     let untrusted = !launched.untrusted_hooks.is_empty()
         || !launched.untrusted_mcp.is_empty()
         || !untrusted_commands.is_empty()
-        || !untrusted_skills.is_empty();
+        || !untrusted_skills.is_empty()
+        || !untrusted_agents.is_empty();
     let trust = untrusted.then(|| {
         let config = config.clone();
         let hooks = launched.untrusted_hooks.clone();
@@ -263,7 +267,11 @@ fn open(
             files: hooks.files(),
             commands: untrusted_commands,
             skills: untrusted_skills.clone(),
+            agents: untrusted_agents.clone(),
             remember: Box::new(move || {
+                if !untrusted_agents.is_empty() {
+                    crate::launch::remember_workspace_agents(&config, &agents_digest)?;
+                }
                 if !untrusted_skills.is_empty() {
                     crate::launch::remember_workspace_skills(&config, &skills_digest)?;
                 }
@@ -304,7 +312,7 @@ fn open(
     );
     app.call_back_when_away(config.notify);
     app.custom_commands(custom);
-    app.skills(&skills_found);
+    app.skills(&skills_found, agents_found);
     (app, launched.handle)
 }
 

@@ -25,6 +25,9 @@ pub(crate) struct Services {
     pub(crate) mcp: Option<Arc<crate::mcp::Manager>>,
     /// The skills offered (and the workspace's waiting for trust).
     pub(crate) skills: Option<Arc<crate::skills::Catalog>>,
+    /// The subagent types `task` offers (and the workspace's waiting for
+    /// trust).
+    pub(crate) agent_types: Option<Arc<crate::agents::Registry>>,
     /// The conversation's durable record.
     pub(crate) history: Option<crate::session::history::Recorder>,
     pub(crate) workspace: Arc<Workspace>,
@@ -119,6 +122,7 @@ impl Settings {
                 let mut files = cfg.hooks.files();
                 files.extend(cfg.pending_hooks.files());
                 files.extend(hooks_path);
+                files.extend(cfg.protected.iter().cloned());
                 files.sort();
                 files.dedup();
                 files

@@ -103,6 +103,30 @@ pub(crate) async fn run(
     }
 }
 
+/// The job with its subagent type (`agent`), whose `tools` narrow what
+/// the job asked for (or stand for it when it asked for none).
+fn of_type(
+    shared: &Shared,
+    mut job: TaskJob,
+) -> Result<(TaskJob, Option<crate::agents::AgentType>), ToolError> {
+    let Some(name) = job.agent.clone() else {
+        return Ok((job, None));
+    };
+    let kind = shared
+        .services
+        .agent_types
+        .as_ref()
+        .and_then(|r| r.get(&name))
+        .ok_or_else(|| ToolError::InvalidArgs(format!("no subagent type is called {name:?}")))?;
+    if let Some(own) = &kind.tools {
+        job.tools = Some(match job.tools.take() {
+            Some(asked) => asked.into_iter().filter(|t| own.contains(t)).collect(),
+            None => own.clone(),
+        });
+    }
+    Ok((job, Some(kind)))
+}
+
 /// About the tokens the system prompt and the tools take in a request.
 fn overhead(system: &str, schemas: &[crate::provider::ToolSchema]) -> u64 {
     let tools: usize = schemas
@@ -129,6 +153,28 @@ fn over_cap(
         .or_else(|| state.budget.reached(next))
 }
 
+/// The subagent's model, effort and system prompt: its type's, or the
+/// conversation's.
+fn setup(
+    shared: &Shared,
+    kind: Option<&crate::agents::AgentType>,
+) -> (String, Option<crate::protocol::Effort>, String) {
+    let model = kind
+        .and_then(|k| k.model.clone())
+        .unwrap_or_else(|| shared.model());
+    let effort = kind.and_then(|k| k.effort).or(shared.effort());
+    let system = match kind {
+        None => format!("{}\n\n{SUBAGENT}", shared.settings.system_prompt),
+        Some(k) => format!(
+            "{}\n\n{SUBAGENT}\n\nYou are the `{}` subagent. Its instructions:\n\n{}",
+            shared.settings.system_prompt,
+            k.name,
+            k.prompt.trim()
+        ),
+    };
+    (model, effort, system)
+}
+
 async fn work(
     shared: &Shared,
     turn_id: u64,
@@ -136,9 +182,9 @@ async fn work(
     job: TaskJob,
     cancel: &CancellationToken,
 ) -> Result<Value, ToolError> {
+    let (job, kind) = of_type(shared, job)?;
+    let (model, effort, system) = setup(shared, kind.as_ref());
     let (schemas, names) = offered(shared, &job)?;
-    let model = shared.model();
-    let system = format!("{}\n\n{SUBAGENT}", shared.settings.system_prompt);
     let mut prompt = format!("{}\n\n{}", job.description, job.prompt);
     shared.to_model(&mut prompt);
     let mut messages = vec![Message::User(prompt)];
@@ -175,7 +221,7 @@ async fn work(
             system: &system,
             messages: &messages,
             tools: if round == MAX_ROUNDS { &[] } else { &schemas },
-            effort: shared.effort(),
+            effort,
             cache_key: Some(parent),
         };
         let mut completion = match shared

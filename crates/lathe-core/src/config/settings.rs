@@ -73,30 +73,6 @@ pub(super) fn network(
     Ok((retry, connect_timeout, idle_timeout, request_timeout))
 }
 
-/// What of Lathe's config directory commands do not see: all of it but
-/// the person's skills (`skills/`), whose scripts the model runs. Each
-/// entry is hidden as it is at the start (the directory whole when it has
-/// no `skills/`).
-fn config_dir_hidden(dir: &Path) -> Vec<PathBuf> {
-    let skills = dir.join("skills");
-    if !skills.is_dir() {
-        return vec![dir.to_path_buf()];
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return vec![dir.to_path_buf()];
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| *p != skills)
-        .collect();
-    // The config file, even before it is written.
-    out.push(dir.join("config.toml"));
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// The sandbox commands run in: what they may write, what is hidden from
 /// them (Lathe's own config and data, the credential stores, what the
 /// config adds, minus what it shows), the network and the sockets.
@@ -120,15 +96,7 @@ pub(super) fn sandbox(
         .config_file
         .parent()
         .into_iter()
-        .flat_map(|dir| {
-            // One directory for both (`LATHE_HOME`): what Lathe keeps
-            // there later must not show, so all of it stays hidden.
-            if dir == paths.data_dir {
-                vec![dir.to_path_buf()]
-            } else {
-                config_dir_hidden(dir)
-            }
-        })
+        .map(Path::to_path_buf)
         .chain([paths.data_dir.clone()])
         .collect();
     if let Some(home) = env("HOME").filter(|h| h.starts_with('/')) {

@@ -57,21 +57,25 @@ impl Workspace {
         })
     }
 
-    /// Lets the file tools read `dir` (canonical), never write it.
-    pub fn allow_reading(&self, dir: &Path) {
-        let Ok(dir) = dir.canonicalize() else {
-            return;
-        };
+    /// Lets the file tools read `dir`, never write it: the directory
+    /// found at the start, canonical, taken as it is. Refused (`false`)
+    /// when it no longer is where it was: a link put in its place since
+    /// (which would hand over wherever it leads) is not followed.
+    pub fn allow_reading(&self, dir: &Path) -> bool {
+        if !dir.is_absolute() || dir.canonicalize().ok().as_deref() != Some(dir) {
+            return false;
+        }
         if dir.starts_with(&self.root) {
-            return;
+            return true;
         }
         let mut readable = self
             .readable
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !readable.contains(&dir) {
-            readable.push(dir);
+        if !readable.iter().any(|d| d == dir) {
+            readable.push(dir.to_path_buf());
         }
+        true
     }
 
     /// Where `canonical` lies in a directory [`Self::allow_reading`] let

@@ -518,7 +518,15 @@ fn restrict(policy: &Policy) -> Result<ABI, String> {
             Vec::new(),
         )
     } else {
-        let (readable, listable) = around(&[PathBuf::from("/")], &policy.hidden);
+        let (mut readable, listable) = around(&[PathBuf::from("/")], &policy.hidden);
+        // What must show beneath a hidden path (the person's skills).
+        readable.extend(
+            policy
+                .shown
+                .iter()
+                .filter(|s| policy.hidden.iter().any(|h| s.starts_with(h)))
+                .cloned(),
+        );
         // No empty `/dev/shm` of its own: the system's is other programs'.
         let roots: Vec<PathBuf> = policy
             .writable

@@ -221,10 +221,84 @@ fn protect(policy: &mut Policy, sockets: &[PathBuf]) -> Result<bool, String> {
             NONE,
         );
     }
+    // What must show beneath a hidden path (the person's skills in
+    // Lathe's config directory), held open before it is covered.
+    let shown: Vec<(PathBuf, std::fs::File)> = policy
+        .shown
+        .iter()
+        .filter(|s| policy.hidden.iter().any(|h| s.starts_with(h) && *s != h))
+        .filter_map(|s| {
+            let dir = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::fcntl::OFlag::O_PATH.bits())
+                .open(s)
+                .ok()?;
+            Some((s.clone(), dir))
+        })
+        .collect();
     for path in &policy.hidden {
-        cover(path);
+        let beneath: Vec<&(PathBuf, std::fs::File)> = shown
+            .iter()
+            .filter(|(s, _)| s.starts_with(path) && s != path)
+            .collect();
+        if beneath.is_empty() {
+            cover(path);
+        } else {
+            cover_but(path, &beneath);
+        }
     }
     Ok(true)
+}
+
+/// Covers the directory `path` as [`cover`] does, but for `shown`
+/// beneath it, bound back where they were, read-only: all the rest of it
+/// (what is there now and what comes later) stays out of sight.
+fn cover_but(path: &Path, shown: &[&(PathBuf, std::fs::File)]) {
+    use std::os::fd::AsRawFd;
+    if mount(
+        Some("tmpfs"),
+        path,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=64k,mode=0755"),
+    )
+    .is_err()
+    {
+        return;
+    }
+    for (dir, fd) in shown {
+        let Some(rel) = dir.strip_prefix(path).ok() else {
+            continue;
+        };
+        let Some(target) = directory_beneath(path, rel) else {
+            continue;
+        };
+        let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let target = format!("/proc/self/fd/{}", target.as_raw_fd());
+        if mount(
+            Some(source.as_str()),
+            target.as_str(),
+            NONE,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            NONE,
+        )
+        .is_ok()
+        {
+            read_only(dir);
+        }
+    }
+    remount_tmpfs_read_only(path);
+}
+
+/// The tmpfs at `path`, read-only from now on.
+fn remount_tmpfs_read_only(path: &Path) {
+    let _ = mount(
+        Some("tmpfs"),
+        path,
+        Some("tmpfs"),
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=64k,mode=0755"),
+    );
 }
 
 /// The session's own temporary directory in place of `/tmp`, and an empty
@@ -263,7 +337,6 @@ fn private_tmp(policy: &Policy, private: &Path) -> Result<bool, String> {
             .iter()
             .map(PathBuf::as_path)
             .filter(reachable)
-            .filter(|dir| !policy.hidden.iter().any(|h| dir.starts_with(h)))
             .map(|dir| (dir, true)),
     );
     under.sort();

@@ -18,16 +18,28 @@ pub struct SkillTool {
 
 impl SkillTool {
     pub fn new(skills: &[Skill]) -> Self {
+        let listed = super::catalog(skills);
+        // The choices are the names the catalog lists (it is bounded; the
+        // schema is too).
+        let names: Vec<String> = skills
+            .iter()
+            .filter(|s| {
+                listed.lines().any(|l| {
+                    l == format!("- {}", s.name) || l.starts_with(&format!("- {}: ", s.name))
+                })
+            })
+            .map(|s| s.name.clone())
+            .collect();
         let description = format!(
             "Load a skill: instructions for a kind of task, with the scripts and references it \
              points to. Before a task a skill below fits, call this with its name and follow \
              what it says. Its files are then readable with read_file and list_directory \
              (paths as given); run its scripts with exec_shell.\n\nSkills:\n{}",
-            super::catalog(skills)
+            listed
         );
         Self {
             description,
-            names: skills.iter().map(|s| s.name.clone()).collect(),
+            names,
             skills: skills.to_vec(),
         }
     }
@@ -102,7 +114,14 @@ impl TypedTool for SkillTool {
                 self.names.join(", ")
             )));
         };
-        ctx.workspace.allow_reading(&skill.dir);
+        if !ctx.workspace.allow_reading(&skill.dir) {
+            return Err(ToolError::ExecutionFailed(format!(
+                "the skill `{}` is no longer where it was found ({}): a link or another \
+                 directory is in its place; it is not loaded",
+                skill.name,
+                skill.dir.display()
+            )));
+        }
         Ok(json!({
             "name": skill.name,
             "directory": skill.dir.display().to_string(),

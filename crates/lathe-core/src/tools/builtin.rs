@@ -63,6 +63,8 @@ pub struct BuiltinSettings {
     pub web: WebSettings,
     /// The `message` tool's webhooks, by channel name.
     pub message_channels: std::collections::BTreeMap<String, crate::secret::Secret>,
+    /// The subagent types `task` offers: name and description.
+    pub agent_types: Vec<(String, String)>,
 }
 
 impl Default for BuiltinSettings {
@@ -75,6 +77,7 @@ impl Default for BuiltinSettings {
             memory_dir: None,
             web: WebSettings::default(),
             message_channels: std::collections::BTreeMap::new(),
+            agent_types: Vec::new(),
         }
     }
 }
@@ -101,7 +104,7 @@ pub fn all(settings: &BuiltinSettings) -> Vec<Arc<dyn Tool>> {
         Arc::new(UpdatePlan),
         Arc::new(ShellOutput),
         Arc::new(ShellKill),
-        Arc::new(Task),
+        Arc::new(Task::new(settings.agent_types.clone())),
     ]
 }
 

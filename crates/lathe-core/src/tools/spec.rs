@@ -222,6 +222,8 @@ pub struct TaskJob {
     pub prompt: String,
     /// The tools it may use (`None`: those that only look).
     pub tools: Option<Vec<String>>,
+    /// The subagent type (`agents::AgentType`) to run.
+    pub agent: Option<String>,
 }
 
 /// What a call may ask of the conversation it runs in. The agent

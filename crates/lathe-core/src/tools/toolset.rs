@@ -32,7 +32,9 @@ pub struct Snapshot {
 }
 
 pub struct Toolset {
-    base: ToolRegistry,
+    /// The built-ins, with how often one was put anew
+    /// ([`Toolset::replace_builtin`]).
+    base: RwLock<(ToolRegistry, u64)>,
     sources: Vec<Arc<dyn ToolSource>>,
     current: RwLock<Arc<Snapshot>>,
 }
@@ -53,11 +55,24 @@ impl Toolset {
     }
 
     pub fn new(base: ToolRegistry, sources: Vec<Arc<dyn ToolSource>>) -> Self {
-        let first = Arc::new(build(&base, &sources));
+        let first = Arc::new(build(&base, 0, &sources));
         Self {
-            base,
+            base: RwLock::new((base, 0)),
             sources,
             current: RwLock::new(first),
+        }
+    }
+
+    /// Puts `tool` in place of the built-in of its name (`task`, once the
+    /// workspace's agent types are trusted): the next snapshot has it.
+    pub fn replace_builtin(&self, tool: Arc<dyn Tool>) {
+        let mut base = self
+            .base
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match base.0.register(tool) {
+            Ok(()) => base.1 += 1,
+            Err(e) => tracing::warn!(error = %e, "a built-in could not be replaced"),
         }
     }
 
@@ -71,7 +86,14 @@ impl Toolset {
 
     /// The tools now; rebuilt only when a source changed.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        let now: Vec<u64> = self.sources.iter().map(|s| s.generation()).collect();
+        let base_generation = self
+            .base
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .1;
+        let now: Vec<u64> = std::iter::once(base_generation)
+            .chain(self.sources.iter().map(|s| s.generation()))
+            .collect();
         {
             let current = self
                 .current
@@ -81,7 +103,13 @@ impl Toolset {
                 return current.clone();
             }
         }
-        let fresh = Arc::new(build(&self.base, &self.sources));
+        let fresh = {
+            let base = self
+                .base
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Arc::new(build(&base.0, base.1, &self.sources))
+        };
         *self
             .current
             .write()
@@ -90,10 +118,12 @@ impl Toolset {
     }
 }
 
-fn build(base: &ToolRegistry, sources: &[Arc<dyn ToolSource>]) -> Snapshot {
+fn build(base: &ToolRegistry, base_generation: u64, sources: &[Arc<dyn ToolSource>]) -> Snapshot {
     // Generations first: a change while the tools are read shows at the
     // next snapshot rather than never.
-    let generations = sources.iter().map(|s| s.generation()).collect();
+    let generations = std::iter::once(base_generation)
+        .chain(sources.iter().map(|s| s.generation()))
+        .collect();
     let more: Vec<Arc<dyn Tool>> = sources.iter().flat_map(|s| s.tools()).collect();
     let (registry, refused) = base.extended(more);
     for e in refused {

@@ -10,8 +10,13 @@ impl App {
     }
 
     /// The skills found (`/skills`, `/NAME`).
-    pub fn skills(&mut self, found: &lathe_core::front::launch::SkillsFound) {
+    pub fn skills(
+        &mut self,
+        found: &lathe_core::front::launch::SkillsFound,
+        agents: lathe_core::front::launch::AgentsFound,
+    ) {
         self.composer.skills = crate::components::skills::Listing::new(found);
+        self.composer.skills.set_agents(agents);
     }
 
     /// `/clear`: a new conversation (what it cost is still counted).
@@ -41,6 +46,9 @@ impl App {
             SlashCommand::Model(m) => self.model_command(m),
             SlashCommand::Plan(what) => self.plan_command(what, self.screen.now),
             SlashCommand::Agents => {
+                if let Some(types) = self.composer.skills.agents_report() {
+                    self.notice(NoticeKind::Info, types);
+                }
                 self.open(Overlay::Agents(Default::default()));
                 self.bus.op(Op::ListJobs);
             }

@@ -182,6 +182,9 @@ impl YesNo for TrustQuestion {
         if !prompt.skills.is_empty() {
             events.send(AppEvent::Op(Op::TrustWorkspaceSkills));
         }
+        if !prompt.agents.is_empty() {
+            events.send(AppEvent::Op(Op::TrustWorkspaceAgents));
+        }
         events.send(match (prompt.remember)() {
             Ok(()) => AppEvent::Notice(
                 NoticeKind::Info,
@@ -398,6 +401,8 @@ pub struct TrustPrompt {
     /// The workspace's skills, shown whole: instructions the model
     /// follows once offered.
     pub skills: Vec<lathe_core::front::skills::Skill>,
+    /// The workspace's subagent types, each file whole.
+    pub agents: Vec<lathe_core::front::agents::AgentType>,
     /// Remembers the trust for this workspace (its hooks as they are).
     pub remember: Box<dyn FnMut() -> Result<(), String> + Send>,
 }
@@ -411,6 +416,7 @@ impl TrustPrompt {
             (!self.servers.is_empty(), "MCP servers"),
             (!self.commands.is_empty(), "commands"),
             (!self.skills.is_empty(), "skills"),
+            (!self.agents.is_empty(), "subagent types"),
         ]
         .into_iter()
         .filter_map(|(on, k)| on.then_some(k))
@@ -546,6 +552,7 @@ fn trust_lines(prompt: &TrustPrompt, theme: &Theme) -> Vec<ratatui::text::Line<'
         }
     }
     skill_lines(&prompt.skills, theme, &mut lines);
+    agent_lines(&prompt.agents, theme, &mut lines);
     if !prompt.files.is_empty() {
         lines.push(Line::from(Span::styled(
             "Read the files they run first. Trust covers them as they are now: if one changes, \
@@ -652,14 +659,55 @@ fn title(prompt: &TrustPrompt) -> &'static str {
         prompt.hooks.is_empty(),
         prompt.servers.is_empty(),
         prompt.commands.is_empty(),
-        prompt.skills.is_empty(),
+        prompt.skills.is_empty() && prompt.agents.is_empty(),
     ) {
         (false, true, true, true) => " Run this workspace's hooks? ",
         (true, false, true, true) => " Start this workspace's MCP servers? ",
         (true, true, false, true) => " Offer this workspace's commands? ",
-        (true, true, true, false) => " Offer this workspace's skills? ",
+        (true, true, true, false) if prompt.agents.is_empty() => " Offer this workspace's skills? ",
+        (true, true, true, false) if prompt.skills.is_empty() => {
+            " Offer this workspace's subagent types? "
+        }
         (false, false, true, true) => " Trust this workspace's hooks and servers? ",
         _ => " Trust this workspace's settings? ",
+    }
+}
+
+/// The workspace's subagent types, each file whole (its instructions
+/// and the tools it names).
+fn agent_lines(
+    agents: &[lathe_core::front::agents::AgentType],
+    theme: &Theme,
+    lines: &mut Vec<ratatui::text::Line<'static>>,
+) {
+    use ratatui::text::{Line, Span};
+    if agents.is_empty() {
+        return;
+    }
+    lines.push(Line::from(Span::styled(
+        format!(
+            "This workspace defines {} (.lathe/agents, .claude/agents): instructions a \
+             subagent follows when the model runs one. They stay off until you trust them, \
+             as they are now; a change asks again:",
+            count(agents.len(), "subagent type")
+        ),
+        theme.text(),
+    )));
+    for a in agents {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  {} · {}",
+                a.name,
+                crate::protocol::visible::name(&a.file.display().to_string())
+            ),
+            theme.accent(),
+        )));
+        for line in a.text.lines() {
+            lines.push(Line::from(Span::styled(
+                format!("      │ {}", crate::protocol::visible::name(line)),
+                theme.muted(),
+            )));
+        }
     }
 }
 
@@ -808,6 +856,7 @@ mod trust_tests {
                 body: "# Review a file\n\nRead $ARGUMENTS and list its bugs.\n".into(),
             }],
             skills: vec![],
+            agents: vec![],
             remember: Box::new(|| Ok(())),
         };
         let text: String = trust_lines(&prompt, &Theme::plain())

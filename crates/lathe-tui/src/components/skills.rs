@@ -15,6 +15,8 @@ pub struct Listing {
     trusted: bool,
     /// `/name` and its description, for the popup.
     commands: Vec<(String, String)>,
+    /// The subagent types (`/agents` lists them).
+    agents: lathe_core::front::launch::AgentsFound,
 }
 
 impl Listing {
@@ -25,6 +27,7 @@ impl Listing {
             shadowed: found.found.shadowed.clone(),
             trusted: found.untrusted.is_empty(),
             commands: Vec::new(),
+            agents: Default::default(),
         };
         listing.offer();
         listing
@@ -49,6 +52,41 @@ impl Listing {
             .map(|s| (format!("/{}", s.name), one_line(&s.description)))
             .collect();
         self.commands.sort();
+    }
+
+    /// The subagent types found.
+    pub fn set_agents(&mut self, agents: lathe_core::front::launch::AgentsFound) {
+        self.agents = agents;
+    }
+
+    /// The workspace's subagent types are offered now.
+    pub fn agents_trusted(&mut self) {
+        self.agents.untrusted.clear();
+    }
+
+    /// What `/agents` says of the subagent types (`None`: there are none).
+    pub fn agents_report(&self) -> Option<String> {
+        let found = &self.agents.found;
+        if found.person.is_empty() && found.workspace.is_empty() {
+            return None;
+        }
+        let waiting = !self.agents.untrusted.is_empty();
+        let mut out = String::from("Subagent types (the model runs one with task agent: NAME):");
+        for a in found.person.iter().chain(&found.workspace) {
+            let held = waiting && found.workspace.iter().any(|w| w.name == a.name);
+            out.push_str(&format!(
+                "\n  {}{} · {}\n    {}{}",
+                a.name,
+                if held { " (waiting for /trust)" } else { "" },
+                one_line(&a.description),
+                crate::protocol::visible::name(&a.file.display().to_string()),
+                a.tools
+                    .as_ref()
+                    .map(|t| format!(" · tools: {}", t.join(", ")))
+                    .unwrap_or_default()
+            ));
+        }
+        Some(out)
     }
 
     /// `/name` and what it does, for each skill `/NAME` invokes.

@@ -13,11 +13,44 @@ use crate::tools::typed::TypedTool;
 const MAX_DESCRIPTION: usize = 200;
 const MAX_PROMPT: usize = 20_000;
 
-pub struct Task;
+/// `task`, with the subagent types it offers (`agent`).
+#[derive(Default)]
+pub struct Task {
+    description: String,
+    /// Each type's name and description.
+    types: Vec<(String, String)>,
+}
+
+const ABOUT: &str = "Hand a self-contained job (research: find where X is done, read and summarize a \
+     module) to a subagent with a context of its own, so your context keeps only its answer. \
+     It has the read-only tools unless you name others in `tools`; it cannot ask the person or \
+     start subagents. Several tasks in one response run side by side. Its final answer is the \
+     result.";
+
+impl Task {
+    /// `task` offering `types` (name, description) as `agent`.
+    pub fn new(types: Vec<(String, String)>) -> Self {
+        let description = if types.is_empty() {
+            ABOUT.to_string()
+        } else {
+            let list: String = types
+                .iter()
+                .map(|(n, d)| format!("\n- {n}: {}", d.replace('\n', " ")))
+                .collect();
+            format!(
+                "{ABOUT}\n\nSubagent types (`agent`): each has instructions of its own and may \
+                 have fewer tools:{list}"
+            )
+        };
+        Self { description, types }
+    }
+}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// The subagent type to run, by name (default: a general one)
+    agent: Option<String>,
     /// What the job is, in a few words (the person sees it)
     #[schemars(length(min = 1, max = 200))]
     description: String,
@@ -43,11 +76,25 @@ impl TypedTool for Task {
     }
 
     fn description(&self) -> &str {
-        "Hand a self-contained job (research: find where X is done, read and summarize a \
-         module) to a subagent with a context of its own, so your context keeps only its \
-         answer. It has the read-only tools unless you name others in `tools`; it cannot ask \
-         the person or start subagents. Several tasks in one response run side by side. Its \
-         final answer is the result."
+        &self.description
+    }
+
+    /// The types offered, as the choices of `agent`.
+    fn parameters(&self) -> Value {
+        let mut schema = crate::tools::args::schema::<Args>();
+        if self.types.is_empty() {
+            // No types: no choice to offer.
+            if let Some(props) = schema
+                .pointer_mut("/properties")
+                .and_then(Value::as_object_mut)
+            {
+                props.remove("agent");
+            }
+        } else if let Some(agent) = schema.pointer_mut("/properties/agent") {
+            let names: Vec<&str> = self.types.iter().map(|(n, _)| n.as_str()).collect();
+            agent["enum"] = serde_json::json!(names);
+        }
+        schema
     }
 
     /// The subagent's calls are each judged on their own.
@@ -68,10 +115,30 @@ impl TypedTool for Task {
 
     async fn execute(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError> {
         let Args {
+            agent,
             description,
             prompt,
             tools,
         } = args;
+        if let Some(a) = &agent
+            && !self.types.iter().any(|(n, _)| n == a)
+        {
+            return Err(ToolError::InvalidArgs(format!(
+                "`agent` names {a:?}, which is no subagent type{}",
+                if self.types.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the types are: {}",
+                        self.types
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            )));
+        }
         let (description, prompt) = (description.trim(), prompt.trim());
         if description.is_empty() || prompt.is_empty() {
             return Err(ToolError::InvalidArgs(
@@ -92,6 +159,7 @@ impl TypedTool for Task {
             description: description.to_string(),
             prompt: prompt.to_string(),
             tools,
+            agent,
         };
         together.task(&ctx.call_id, job, &ctx.cancel).await
     }
