@@ -11,6 +11,7 @@ mod agents;
 mod control;
 mod crash;
 mod exec_cli;
+mod init;
 mod mcp;
 mod models;
 mod skills;

@@ -33,6 +33,7 @@ mod budget;
 mod compact;
 mod desk;
 mod dispatch;
+mod init;
 mod judge;
 mod mentions;
 pub mod prompt;
@@ -393,6 +394,13 @@ impl Shared {
     /// Whether the turn running plans: it only looks.
     pub(crate) fn planning(&self) -> bool {
         self.state().planning
+    }
+
+    /// Whether this turn's commands and hooks only look (a plan, or
+    /// `/init` studying the repository).
+    pub(crate) fn looks_only(&self) -> bool {
+        let state = self.state();
+        state.planning || state.studying
     }
 
     /// The approval mode calls are judged by: read-only while a turn

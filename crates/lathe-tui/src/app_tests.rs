@@ -2754,3 +2754,24 @@ fn cost_is_told_by_agent() {
     );
     assert!(shown.contains("judge · mock-model: $0.25"), "{shown}");
 }
+
+/// `/init` goes to the core as the person's message (the core knows it,
+/// headless too), with what it stresses; `/skills` says where to put one
+/// when there are none.
+#[test]
+fn init_is_sent_and_skills_says_where_they_go() {
+    let (mut a, t0) = app();
+    type_text(&mut a, "/init the release steps", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        [Op::UserInput {
+            text: "/init the release steps".into()
+        }]
+    );
+    let (mut a, t0) = app();
+    type_text(&mut a, "/skills", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    let shown = screen(&mut a, 120, 20);
+    assert!(shown.contains("no skills: put one"), "{shown}");
+}

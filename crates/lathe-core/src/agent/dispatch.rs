@@ -861,7 +861,7 @@ async fn execute(
         call_id: call.id.clone(),
         together: Some(shared.services.desk.clone()),
         jobs: Some(shared.services.jobs.clone()),
-        looks_only: shared.planning(),
+        looks_only: shared.looks_only(),
     };
     let work = async {
         match &exact {

@@ -82,6 +82,8 @@ pub(crate) struct State {
     pub(crate) effort: Option<Effort>,
     /// A turn in plan mode runs: read-only tools, read-only mode.
     pub(crate) planning: bool,
+    /// An `/init` turn runs: its commands in a read-only sandbox.
+    pub(crate) studying: bool,
     pub(crate) user_hooks: HookSet,
     /// The workspace's hooks, until the person trusts them.
     pub(crate) pending_hooks: HookSet,
@@ -149,6 +151,7 @@ impl State {
             mode: cfg.approval,
             effort: None,
             planning: false,
+            studying: false,
             user_hooks: cfg.hooks.clone(),
             pending_hooks: cfg.pending_hooks.clone(),
             round: HashMap::new(),

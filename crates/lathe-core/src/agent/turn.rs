@@ -215,7 +215,11 @@ pub(crate) async fn run_turn(
     };
     shared.state().planning = plan;
     let Err(Ended) = turn.run(conv, prompt).await;
-    shared.state().planning = false;
+    {
+        let mut state = shared.state();
+        state.planning = false;
+        state.studying = false;
+    }
 }
 
 impl Turn<'_> {
@@ -350,8 +354,14 @@ impl Turn<'_> {
         // The files it mentions (`@path`) go along with it, and the images
         // it mentions, pastes or was given (`exec --image`).
         let (mut prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+        // `/init`: the repository studied (its commands only look), an
+        // AGENTS.md proposed.
+        if let Some(init) = super::init::expanded(&prompt, shared.services.workspace.root()) {
+            prompt = init;
+            shared.state().studying = true;
+        }
         // `/NAME …` of a skill: its instructions, then what was asked.
-        if let Some(invoked) = shared
+        else if let Some(invoked) = shared
             .services
             .skills
             .as_ref()

@@ -100,6 +100,11 @@ impl App {
             }
             SlashCommand::McpRestart(name) => self.restart_mcp(name),
             SlashCommand::Skills => self.notice(NoticeKind::Info, self.composer.skills.report()),
+            // The core knows `/init` (headless too): sent as it is.
+            SlashCommand::Init(what) => self.send(match what {
+                Some(w) => format!("/init {w}"),
+                None => "/init".into(),
+            }),
             SlashCommand::Compact => {
                 self.bus.op(Op::Compact);
                 self.notice(

@@ -38,7 +38,7 @@ pub(super) fn hook_runner(shared: &Shared) -> HookRunner<'_> {
         env_remove: &shared.settings.hook_env_remove,
         sandbox: shared.settings.hook_sandbox.as_ref(),
         reads: Some(shared.services.guardrails.reads()),
-        looks_only: shared.planning(),
+        looks_only: shared.looks_only(),
     }
 }
 

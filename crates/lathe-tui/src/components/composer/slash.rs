@@ -30,6 +30,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/mcp", "MCP servers and tools; restart [NAME]"),
     (
+        "/init",
+        "/init [WHAT]: study the repository and propose an AGENTS.md (or changes to it)",
+    ),
+    (
         "/skills",
         "the skills found, where each came from; /NAME loads one",
     ),
@@ -91,6 +95,8 @@ pub enum SlashCommand {
     Compact,
     /// `/skills`: the skills found.
     Skills,
+    /// `/init [WHAT]`: an AGENTS.md proposed (what follows is stressed).
+    Init(Option<String>),
     /// `/undo`: put back the files of the last turn that changed any.
     Undo,
     /// `/trust`: the workspace's hooks and servers, asked again.
@@ -191,6 +197,7 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
         "compact" => Ok(SlashCommand::Compact),
         "skills" => Ok(SlashCommand::Skills),
+        "init" => Ok(SlashCommand::Init(arg)),
         "undo" => Ok(SlashCommand::Undo),
         "trust" => Ok(SlashCommand::Trust),
         "diff" => Ok(SlashCommand::Diff),
