@@ -33,6 +33,8 @@ pub enum Command {
     Exec(ExecArgs),
     /// MCP servers: `lathe mcp list` starts each, and prints its state and tools.
     Mcp(McpArgs),
+    /// Hooks: `lathe hooks import` brings Claude Code's into your config.
+    Hooks(HooksArgs),
     /// Reopen a session in the terminal UI: the one given, or choose from a list.
     Resume {
         /// The session (see `lathe sessions`); without it, a list to choose from.
@@ -47,6 +49,26 @@ pub enum Command {
         /// Every workspace's sessions.
         #[arg(long)]
         all: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub command: HooksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Read the hooks of a Claude Code settings file into your config,
+    /// shown as a diff to approve first.
+    Import {
+        /// The settings file (default: ~/.claude/settings.json).
+        #[arg(long, value_name = "FILE")]
+        from: Option<std::path::PathBuf>,
+        /// Write without asking (the diff is still printed).
+        #[arg(long)]
+        yes: bool,
     },
 }
 

@@ -64,6 +64,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Resume { id: Some(id) }) => return run_tui(&cli, Continue::Id(id)),
         Some(Command::Resume { id: None }) => return run_tui(&cli, Continue::Pick),
         Some(Command::Mcp(mcp)) => return run_mcp(&cli, mcp),
+        Some(Command::Hooks(hooks)) => return run_hooks(&cli, hooks),
         Some(Command::Sessions { json, all }) => return run_sessions(&cli, json, all),
         Some(Command::Exec(args)) => args,
     };
@@ -139,6 +140,63 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         plan: args.plan,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+/// `lathe hooks import`: Claude Code's hooks into the person's config,
+/// as a diff they approve.
+fn run_hooks(cli: &Cli, args: crate::cli::HooksArgs) -> anyhow::Result<i32> {
+    let crate::cli::HooksCommand::Import { from, yes } = args.command;
+    let overrides = crate::config::Overrides {
+        no_model: true,
+        ..cli.common.overrides()
+    };
+    let config = launch::load_config(&overrides, &|k| std::env::var(k).ok())?;
+    let from = match from {
+        Some(f) => f,
+        None => std::env::var_os("HOME")
+            .map(|h| Path::new(&h).join(".claude/settings.json"))
+            .context("no home directory: name the file with --from")?,
+    };
+    let text = std::fs::read_to_string(&from)
+        .with_context(|| format!("cannot read {}", from.display()))?;
+    let imported = config::import_claude_hooks(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", from.display()))?;
+    for s in &imported.skipped {
+        say!("lathe: left out: {s}");
+    }
+    if imported.count == 0 {
+        out!("no hooks to bring from {}", from.display());
+        return Ok(0);
+    }
+    let path = &config.paths.config_file;
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let (new, diff) = config::appended(path, &old, &imported.toml).map_err(anyhow::Error::msg)?;
+    out!("{diff}");
+    if !yes {
+        eprint!(
+            "Add these {} hooks to {}? [y/N] ",
+            imported.count,
+            path.display()
+        );
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            say!("lathe: nothing written");
+            return Ok(1);
+        }
+    }
+    config::write_config(path, &new).map_err(anyhow::Error::msg)?;
+    say!(
+        "lathe: {} hooks added to {}; tool-call hooks see Lathe's tool names and arguments \
+         (`exec_shell` takes `command`, the file tools `path`)",
+        imported.count,
+        path.display()
+    );
+    Ok(0)
 }
 
 /// `lathe sessions`: the sessions of this workspace (or all), newest first.

@@ -14,6 +14,7 @@ mod exec_cli;
 mod init;
 mod mcp;
 mod models;
+mod session_hooks;
 mod skills;
 mod startup;
 mod tui_e2e;

@@ -33,6 +33,7 @@ mod budget;
 mod compact;
 mod desk;
 mod dispatch;
+mod events;
 mod init;
 mod judge;
 mod mentions;

@@ -17,6 +17,7 @@ use crate::provider::models::ModelInfo;
 use crate::provider::{Effort, ProviderKind, ProviderSettings, RetryPolicy, WireApi};
 use crate::secret::Secret;
 
+pub mod claude_hooks;
 pub mod file;
 mod layers;
 pub mod mcp;

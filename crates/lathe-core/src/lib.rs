@@ -89,6 +89,9 @@ pub mod front {
     }
 
     pub mod config {
+        pub use crate::config::claude_hooks::{
+            ImportError, Imported, appended, import as import_claude_hooks, write_config,
+        };
         pub use crate::config::{Config, ConfigError, Overrides};
     }
 

@@ -23,6 +23,7 @@ pub(crate) mod options;
 pub mod read_only;
 pub mod redactor;
 pub mod rules;
+pub mod session_hooks;
 pub mod shell;
 pub mod user_hooks;
 pub mod withheld;

@@ -206,6 +206,7 @@ async fn before_hooks_deny_or_rewrite_calls_and_the_model_is_told() {
         hooks: HookSet {
             before: vec![hook("sh ./check.sh")],
             after: vec![],
+            ..Default::default()
         },
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
     };
@@ -272,6 +273,7 @@ async fn a_broken_before_hook_fails_closed_and_a_hook_cannot_smuggle_a_denied_ca
         hooks: HookSet {
             before: vec![hook(rewrite_to_escape)],
             after: vec![],
+            ..Default::default()
         },
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
     };
@@ -296,6 +298,7 @@ async fn a_broken_before_hook_fails_closed_and_a_hook_cannot_smuggle_a_denied_ca
         hooks: HookSet {
             before: vec![hook("exit 1")],
             after: vec![],
+            ..Default::default()
         },
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::FullAuto)
     };
@@ -335,6 +338,7 @@ async fn after_hooks_see_redacted_results_and_may_replace_them() {
         hooks: HookSet {
             before: vec![],
             after: vec![after],
+            ..Default::default()
         },
         ..Setup::new(ProviderKind::OpenAi)
     };
@@ -609,6 +613,7 @@ async fn hooks_are_contained_and_a_workspaces_hooks_confined() {
                 hook_of(RuleOrigin::Workspace, "repo", true),
             ],
             after: vec![],
+            ..Default::default()
         },
         ..Setup::new(ProviderKind::OpenAi).mode(ApprovalMode::AutoEdit)
     };
@@ -700,6 +705,7 @@ async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
                 files: Vec::new(),
                 unconfined: true,
             }],
+            ..Default::default()
         };
         let warnings = hooks.pin(&workspace);
         assert!(
@@ -752,6 +758,7 @@ async fn a_hook_never_runs_a_makefile_the_model_rewrote_outside_the_sandbox() {
             unconfined: true,
         }],
         after: vec![],
+        ..Default::default()
     };
     assert!(mine.pin(&workspace).is_empty());
     assert!(mine.before[0].unconfined);

@@ -625,6 +625,8 @@ pub enum ErrorKind {
     MaxIterations,
     Interrupted,
     Internal,
+    /// A hook (`user_prompt_submit`) blocked the message.
+    Blocked,
 }
 
 /// What an MCP server is doing.

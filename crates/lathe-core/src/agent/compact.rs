@@ -102,6 +102,14 @@ pub(crate) fn estimate(messages: &[Message]) -> u64 {
 }
 
 impl Conversation {
+    /// Adds `note` to what the model reads first with the next message.
+    pub(crate) fn add_note(&mut self, note: String) {
+        self.note = Some(match self.note.take() {
+            Some(n) => format!("{n}\n\n{note}"),
+            None => note,
+        });
+    }
+
     /// Tokens the conversation takes now.
     pub(crate) fn context_tokens(&self) -> u64 {
         let since = self.context.counted.min(self.messages.len());
@@ -182,6 +190,8 @@ pub(crate) enum CompactError {
     TooLittle { before: u64, after: u64 },
     #[error("interrupted")]
     Interrupted,
+    #[error("a hook blocked it: {0}")]
+    Blocked(String),
 }
 
 /// Where to cut: the first message kept verbatim. Cuts fall only before
@@ -285,6 +295,18 @@ pub(crate) async fn compact(
     reason: &str,
     cancel: &CancellationToken,
 ) -> Result<(), CompactError> {
+    // A `pre_compact` hook may hold it (`manual` when asked, else `auto`).
+    let trigger = if reason == "asked" { "manual" } else { "auto" };
+    let said = super::events::fire(
+        shared,
+        crate::policy::session_hooks::SessionEvent::PreCompact,
+        trigger,
+        serde_json::json!({"trigger": trigger, "custom_instructions": ""}),
+    )
+    .await;
+    if let Some(reason) = said.block {
+        return Err(CompactError::Blocked(reason));
+    }
     // A server's count may fall short (or be missing): the estimate of
     // what is sent now is the floor.
     let before = conv

@@ -31,7 +31,7 @@ use crate::provider::{ToolCall, ToolOutput};
 use crate::session::history::Item;
 use crate::tools::{Prepared, ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
-mod hooks;
+pub(crate) mod hooks;
 mod normalize;
 
 use hooks::{hook_input, hook_runner, hooks_would_write_while_planning};
@@ -705,9 +705,40 @@ async fn authorize(
         .emitter
         .emit(AgentEvent::ApprovalRequested(request.clone()));
     let source = shared.services.approver.source();
-    let decision = shared.services.approver.decide(&request, cancel).await;
+    let decision = decide_telling(shared, &request, source, cancel).await;
     decided(decision.clone(), source);
     apply(shared, decision, source, change, grant.as_deref(), cancel).await
+}
+
+/// The decision on `request`; a person asked is told through the
+/// `notification` hooks meanwhile (the answer does not wait for them).
+async fn decide_telling(
+    shared: &Shared,
+    request: &crate::protocol::ApprovalRequest,
+    source: DecisionSource,
+    cancel: &CancellationToken,
+) -> ApprovalDecision {
+    let decide = shared.services.approver.decide(request, cancel);
+    if source != DecisionSource::User {
+        return decide.await;
+    }
+    let notify = super::events::fire(
+        shared,
+        crate::policy::session_hooks::SessionEvent::Notification,
+        "permission_prompt",
+        serde_json::json!({
+            "message": format!("Lathe needs your permission to use {}", request.tool),
+            "notification_type": "permission_prompt",
+        }),
+    );
+    tokio::pin!(decide, notify);
+    let mut told = false;
+    loop {
+        tokio::select! {
+            d = &mut decide => break d,
+            _ = &mut notify, if !told => told = true,
+        }
+    }
 }
 
 /// What the person decided, applied: what is written (the whole change,

@@ -11,9 +11,36 @@ pub(super) async fn run(
     shared: Arc<Shared>,
     pending: Arc<PendingApprovals>,
     ops: mpsc::Receiver<Op>,
-    conversation: Conversation,
+    mut conversation: Conversation,
 ) {
+    // `session_start` hooks: what they say, the model reads first.
+    let source = if conversation.messages.is_empty() {
+        "startup"
+    } else {
+        "resume"
+    };
+    let said = super::events::fire(
+        &shared,
+        crate::policy::session_hooks::SessionEvent::SessionStart,
+        source,
+        serde_json::json!({"source": source}),
+    )
+    .await;
+    if let Some(note) = super::events::context_note(&said) {
+        conversation.add_note(note);
+    }
     serve(shared.clone(), pending, ops, conversation).await;
+    // `session_end` hooks, briefly (Lathe is on its way out).
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        super::events::fire(
+            &shared,
+            crate::policy::session_hooks::SessionEvent::SessionEnd,
+            "exit",
+            serde_json::json!({"reason": "exit"}),
+        ),
+    )
+    .await;
     // Nothing the conversation started runs on after it.
     shared.services.jobs.stop_all().await;
     shared.sync_history().await;

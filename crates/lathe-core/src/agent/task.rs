@@ -127,6 +127,51 @@ fn of_type(
     Ok((job, Some(kind)))
 }
 
+/// Why a subagent stopped at a cap, with the last it said.
+fn stopped_at_cap(
+    standing: crate::protocol::budget::Standing,
+    calls_made: usize,
+    said: &str,
+) -> ToolError {
+    let said = match said.trim() {
+        "" => String::new(),
+        s => format!("; the last it said: {s}"),
+    };
+    ToolError::ExecutionFailed(format!(
+        "the subagent was stopped before its next request: {standing} (after {calls_made} \
+         calls){said}"
+    ))
+}
+
+/// A `subagent_stop` hook may hold a subagent's end once, with a reason
+/// it reads: its answer and the reason go into its conversation.
+async fn held(
+    shared: &Shared,
+    kind: Option<&crate::agents::AgentType>,
+    completion: &crate::provider::Completion,
+    messages: &mut Vec<Message>,
+) -> bool {
+    let said = super::events::fire(
+        shared,
+        crate::policy::session_hooks::SessionEvent::SubagentStop,
+        kind.map_or("", |k| k.name.as_str()),
+        json!({
+            "stop_hook_active": false,
+            "agent_type": kind.map(|k| k.name.clone()),
+            "last_assistant_message": completion.text,
+        }),
+    )
+    .await;
+    let Some(reason) = said.block else {
+        return false;
+    };
+    messages.push(completion.message());
+    let mut text = format!("A stop hook says the work is not done: {reason}");
+    shared.to_model(&mut text);
+    messages.push(Message::User(text));
+    true
+}
+
 /// About the tokens the system prompt and the tools take in a request.
 fn overhead(system: &str, schemas: &[crate::provider::ToolSchema]) -> u64 {
     let tools: usize = schemas
@@ -197,6 +242,7 @@ async fn work(
     // again).
     let overhead = overhead(&system, &schemas);
     let mut seen = 0u64;
+    let mut stop_held = false;
     for round in 0..=MAX_ROUNDS {
         // Its own caps, and the turn's and the session's (which the
         // turn is then stopped by, before its next request, as this one
@@ -207,14 +253,7 @@ async fn work(
             shared.price(&model),
         );
         if let Some(standing) = over_cap(shared, &usage, &next) {
-            let said = match said.trim() {
-                "" => String::new(),
-                s => format!("; the last it said: {s}"),
-            };
-            return Err(ToolError::ExecutionFailed(format!(
-                "the subagent was stopped before its next request: {standing} (after {calls_made} \
-                 calls){said}"
-            )));
+            return Err(stopped_at_cap(standing, calls_made, &said));
         }
         let request = ChatRequest {
             model: &model,
@@ -266,6 +305,13 @@ async fn work(
             said.clone_from(&completion.text);
         }
         if completion.tool_calls.is_empty() {
+            if !stop_held
+                && round < MAX_ROUNDS
+                && held(shared, kind.as_ref(), &completion, &mut messages).await
+            {
+                stop_held = true;
+                continue;
+            }
             return Ok(json!({
                 "answer": completion.text,
                 "rounds": round,

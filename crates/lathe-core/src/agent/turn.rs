@@ -9,6 +9,8 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod ending;
+
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, Emitter, Shared, dispatch};
@@ -180,6 +182,8 @@ struct Turn<'a> {
     answer_shown: Option<String>,
     /// The calls made, counted: the same one again and again pauses it.
     repeats: super::repeats::Repeats,
+    /// A `stop` hook held the turn's end once already.
+    stop_held: bool,
 }
 
 /// What the model is told before the person's message in plan mode.
@@ -212,6 +216,7 @@ pub(crate) async fn run_turn(
         shown: (None, None),
         answer_shown: None,
         repeats: Default::default(),
+        stop_held: false,
     };
     shared.state().planning = plan;
     let Err(Ended) = turn.run(conv, prompt).await;
@@ -244,6 +249,9 @@ impl Turn<'_> {
                 continue;
             }
             if calls.is_empty() {
+                if self.held_by_stop_hook(conv, &completion).await {
+                    continue;
+                }
                 return Err(self.answered(conv, completion).await);
             }
             self.run_round(conv, completion, calls, cut_short).await?;
@@ -271,63 +279,6 @@ impl Turn<'_> {
         Ended
     }
 
-    /// Before each request: a cap reached stops the turn here, between
-    /// steps (never in a call), unless the person raises it and goes on.
-    async fn within_budget(&mut self, conv: &Conversation) -> Result<(), Ended> {
-        let shared = self.shared;
-        let next = super::budget::next_request(
-            conv.context_tokens(),
-            conv.context.tokens,
-            shared.price(&self.model),
-        );
-        loop {
-            let Some(standing) = shared.state().budget.reached(&next) else {
-                return Ok(());
-            };
-            let raise_to = crate::protocol::budget::Caps::raised(&shared.settings.caps, &standing);
-            shared.services.emitter.emit(AgentEvent::BudgetReached {
-                turn_id: self.id,
-                cap: standing.cap,
-                spent: standing.spent,
-                limit: standing.limit,
-                next: standing.next,
-                raise_to,
-            });
-            tracing::warn!(%standing, "budget reached");
-            let asks = shared.services.approver.source() == crate::protocol::DecisionSource::User;
-            if asks && shared.ask_to_go_on(self.id, &self.cancel).await {
-                shared.state().budget.caps.set(standing.cap, raise_to);
-                continue;
-            }
-            if self.cancel.is_cancelled() {
-                return Err(self.interrupted().await);
-            }
-            return Err(self.stopped(StopReason::Budget).await);
-        }
-    }
-
-    /// Lathe ends the turn between steps (a cap, a loop): it completes,
-    /// with `reason` and no answer; the conversation keeps every call's
-    /// result, so the next message goes on from there.
-    async fn stopped(&mut self, reason: StopReason) -> Ended {
-        let (shared, turn_id) = (self.shared, self.id);
-        shared.record(Item::TurnEnd { turn: turn_id }).await;
-        shared.sync_history().await;
-        let denied = std::mem::take(&mut shared.state().denied);
-        shared.services.emitter.emit(AgentEvent::TurnCompleted {
-            turn_id,
-            text: String::new(),
-            iterations: self.iterations,
-            usage: self.usage,
-            stop_reason: reason,
-            model: self.model.clone(),
-            denied,
-            questions: shared.services.desk.take_asked(),
-            by_agent: shared.state().budget.turn.clone(),
-        });
-        Ended
-    }
-
     async fn interrupted(&self) -> Ended {
         self.fail(ErrorKind::Interrupted, "turn interrupted".into())
             .await
@@ -346,6 +297,25 @@ impl Turn<'_> {
             let mut state = shared.state();
             state.denied.clear();
             state.budget.turn.clear();
+        }
+        // `user_prompt_submit` hooks may hold the message, or add to it.
+        let said = super::events::fire(
+            shared,
+            crate::policy::session_hooks::SessionEvent::UserPromptSubmit,
+            "",
+            serde_json::json!({"prompt": prompt}),
+        )
+        .await;
+        if let Some(reason) = said.block {
+            return Err(self
+                .fail(
+                    ErrorKind::Blocked,
+                    format!("a hook blocked the message, which was not sent: {reason}"),
+                )
+                .await);
+        }
+        if let Some(note) = super::events::context_note(&said) {
+            conv.add_note(note);
         }
         conv.prompts.push((turn_id, prompt.clone()));
         if let Some(c) = &shared.services.checkpoints {

@@ -125,7 +125,8 @@ fn rule_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::E
     })
 }
 
-/// `[[hooks.before_tool_call]]` and `[[hooks.after_tool_call]]`.
+/// `[[hooks.before_tool_call]]`, `[[hooks.after_tool_call]]`, and the
+/// session's events (`[[hooks.session_start]]`, …).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HooksSection {
@@ -133,6 +134,50 @@ pub struct HooksSection {
     pub before_tool_call: Vec<HookEntry>,
     #[serde(default)]
     pub after_tool_call: Vec<HookEntry>,
+    #[serde(default)]
+    pub session_start: Vec<HookEntry>,
+    #[serde(default)]
+    pub user_prompt_submit: Vec<HookEntry>,
+    #[serde(default)]
+    pub notification: Vec<HookEntry>,
+    #[serde(default)]
+    pub stop: Vec<HookEntry>,
+    #[serde(default)]
+    pub subagent_stop: Vec<HookEntry>,
+    #[serde(default)]
+    pub pre_compact: Vec<HookEntry>,
+    #[serde(default)]
+    pub session_end: Vec<HookEntry>,
+}
+
+impl HooksSection {
+    /// The hooks of the session's events, each with its event.
+    pub fn events(self) -> [(crate::policy::session_hooks::SessionEvent, Vec<HookEntry>); 7] {
+        use crate::policy::session_hooks::SessionEvent as E;
+        [
+            (E::SessionStart, self.session_start),
+            (E::UserPromptSubmit, self.user_prompt_submit),
+            (E::Notification, self.notification),
+            (E::Stop, self.stop),
+            (E::SubagentStop, self.subagent_stop),
+            (E::PreCompact, self.pre_compact),
+            (E::SessionEnd, self.session_end),
+        ]
+    }
+
+    /// Every hook entry, whatever its event.
+    pub fn entries(&self) -> impl Iterator<Item = &HookEntry> {
+        self.before_tool_call
+            .iter()
+            .chain(&self.after_tool_call)
+            .chain(&self.session_start)
+            .chain(&self.user_prompt_submit)
+            .chain(&self.notification)
+            .chain(&self.stop)
+            .chain(&self.subagent_stop)
+            .chain(&self.pre_compact)
+            .chain(&self.session_end)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -381,6 +426,13 @@ impl ConfigFile {
         section(&mut self.hooks, other.hooks, |m, t| {
             m.before_tool_call.extend(t.before_tool_call);
             m.after_tool_call.extend(t.after_tool_call);
+            m.session_start.extend(t.session_start);
+            m.user_prompt_submit.extend(t.user_prompt_submit);
+            m.notification.extend(t.notification);
+            m.stop.extend(t.stop);
+            m.subagent_stop.extend(t.subagent_stop);
+            m.pre_compact.extend(t.pre_compact);
+            m.session_end.extend(t.session_end);
         });
     }
 }

@@ -78,7 +78,7 @@ pub(super) fn read(
         for h in ws
             .hooks
             .iter()
-            .flat_map(|h| h.before_tool_call.iter().chain(&h.after_tool_call))
+            .flat_map(file::HooksSection::entries)
             .filter(|h| h.sandbox == Some(false))
         {
             warnings.push(format!(
@@ -267,7 +267,7 @@ fn hook_set(
     let Some(h) = section else {
         return Ok(HookSet::default());
     };
-    let specs = |key: &str, entries: Vec<file::HookEntry>| {
+    let specs = |key: &str, entries: Vec<file::HookEntry>| -> Result<Vec<HookSpec>, ConfigError> {
         entries
             .into_iter()
             .map(|e| {
@@ -296,9 +296,18 @@ fn hook_set(
             })
             .collect::<Result<Vec<_>, _>>()
     };
+    let before = specs("before_tool_call", h.before_tool_call.clone())?;
+    let after = specs("after_tool_call", h.after_tool_call.clone())?;
+    let mut events = std::collections::BTreeMap::new();
+    for (event, entries) in h.events() {
+        if !entries.is_empty() {
+            events.insert(event, specs(event.key(), entries)?);
+        }
+    }
     Ok(HookSet {
-        before: specs("before_tool_call", h.before_tool_call)?,
-        after: specs("after_tool_call", h.after_tool_call)?,
+        before,
+        after,
+        events,
     })
 }
 

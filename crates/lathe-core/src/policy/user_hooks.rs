@@ -82,11 +82,40 @@ impl HookSpec {
 pub struct HookSet {
     pub before: Vec<HookSpec>,
     pub after: Vec<HookSpec>,
+    /// The hooks of the session's other events (`session_start`,
+    /// `user_prompt_submit`, `stop`, …).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub events: std::collections::BTreeMap<super::session_hooks::SessionEvent, Vec<HookSpec>>,
 }
 
 impl HookSet {
     pub fn is_empty(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty()
+        self.before.is_empty() && self.after.is_empty() && self.events.values().all(Vec::is_empty)
+    }
+
+    /// Every hook, whatever its event.
+    fn all(&self) -> impl Iterator<Item = &HookSpec> {
+        self.before
+            .iter()
+            .chain(&self.after)
+            .chain(self.events.values().flatten())
+    }
+
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut HookSpec> {
+        self.before
+            .iter_mut()
+            .chain(self.after.iter_mut())
+            .chain(self.events.values_mut().flatten())
+    }
+
+    /// The hooks of `event` whose matcher takes `subject`.
+    pub fn of(&self, event: super::session_hooks::SessionEvent, subject: &str) -> Vec<&HookSpec> {
+        self.events
+            .get(&event)
+            .into_iter()
+            .flatten()
+            .filter(|h| h.matches(subject))
+            .collect()
     }
 
     /// Each hook on one line: `before_tool_call write_file: ./check.sh`.
@@ -106,6 +135,11 @@ impl HookSet {
             .iter()
             .map(|h| line("before_tool_call", h))
             .chain(self.after.iter().map(|h| line("after_tool_call", h)))
+            .chain(
+                self.events
+                    .iter()
+                    .flat_map(|(e, hooks)| hooks.iter().map(|h| line(e.key(), h))),
+            )
             .collect()
     }
 
@@ -113,6 +147,9 @@ impl HookSet {
     pub fn extend(&mut self, other: HookSet) {
         self.before.extend(other.before);
         self.after.extend(other.after);
+        for (event, hooks) in other.events {
+            self.events.entry(event).or_default().extend(hooks);
+        }
     }
 
     /// Records, for every hook, the workspace files its command runs or
@@ -125,7 +162,7 @@ impl HookSet {
     /// it. What was confined so is said, one warning each.
     pub fn pin(&mut self, workspace: &Workspace) -> Vec<String> {
         let mut warnings = Vec::new();
-        for hook in self.before.iter_mut().chain(self.after.iter_mut()) {
+        for hook in self.all_mut() {
             hook.files = super::hook_files::of(&hook.command, workspace)
                 .into_iter()
                 .map(|path| {
@@ -150,9 +187,7 @@ impl HookSet {
     /// The workspace files these hooks run or name, relative to it.
     pub fn files(&self) -> Vec<String> {
         let mut files: Vec<String> = self
-            .before
-            .iter()
-            .chain(&self.after)
+            .all()
             .flat_map(|h| h.files.iter().map(|f| f.path.clone()))
             .collect();
         files.sort();
@@ -324,10 +359,10 @@ pub enum AfterOutcome {
 
 /// How a hook ran.
 #[derive(Debug)]
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(super) struct Ran {
+    pub(super) code: Option<i32>,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
 /// Ends a hook and everything it started.
@@ -371,7 +406,7 @@ impl Drop for Stop {
 }
 
 #[derive(Debug, thiserror::Error)]
-enum HookError {
+pub(super) enum HookError {
     #[error("the sandbox could not be set up: {0}")]
     Sandbox(String),
     #[error("could not start: {0}")]
@@ -481,7 +516,7 @@ impl HookRunner<'_> {
         }
     }
 
-    async fn run(&self, hook: &HookSpec, input: &Value) -> Result<Ran, HookError> {
+    pub(super) async fn run(&self, hook: &HookSpec, input: &Value) -> Result<Ran, HookError> {
         if let Some(path) = changed_file(hook, self.workspace) {
             return Err(HookError::Changed(path));
         }
@@ -603,7 +638,7 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: Option<&mut R>) -> Stri
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-fn is_block(v: &Value) -> bool {
+pub(super) fn is_block(v: &Value) -> bool {
     v.get("decision").and_then(Value::as_str) == Some("block")
 }
 
@@ -643,7 +678,7 @@ fn before_stdout(stdout: &str) -> BeforeOutcome {
     BeforeOutcome::Modify(v)
 }
 
-fn reason_from(stderr: &str, fallback: &str) -> String {
+pub(super) fn reason_from(stderr: &str, fallback: &str) -> String {
     let t = stderr.trim();
     if t.is_empty() {
         fallback.to_string()

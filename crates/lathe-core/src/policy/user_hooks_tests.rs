@@ -183,6 +183,7 @@ fn a_hook_pins_the_workspace_files_it_runs_or_names() {
             hook("sh -c 'scripts/inner.sh' < /dev/null", 5),
         ],
         after: vec![hook("jq . > /dev/null", 5)],
+        ..Default::default()
     };
     set.pin(&ws);
     let paths = |h: &HookSpec| h.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
@@ -217,6 +218,7 @@ async fn a_workspace_hook_whose_script_changed_refuses_instead_of_running() {
             origin: RuleOrigin::Workspace,
             ..hook("sh guard.sh", 5)
         }],
+        ..Default::default()
     };
     set.pin(&ws);
     let r = runner(d.path());
@@ -243,6 +245,7 @@ async fn a_workspace_hook_whose_script_changed_refuses_instead_of_running() {
     let mut mine = HookSet {
         before: vec![hook("sh mine.sh", 5)],
         after: vec![],
+        ..Default::default()
     };
     std::fs::write(d.path().join("mine.sh"), "cat > /dev/null\n").unwrap();
     mine.pin(&ws);

@@ -216,4 +216,32 @@ mod tests {
         );
         assert!(after.registry.resolve("srv__b").is_err());
     }
+
+    /// `task` put anew (the workspace's agent types trusted) shows in the
+    /// next snapshot, and only there.
+    #[test]
+    fn a_builtin_put_anew_shows_in_the_next_snapshot() {
+        let base = ToolRegistry::builder()
+            .tool(Arc::new(crate::tools::builtin::Task::new(Vec::new())))
+            .build()
+            .unwrap();
+        let set = Toolset::new(base, Vec::new());
+        let before = set.snapshot();
+        assert!(!before.schemas[0].description.contains("reviewer"));
+        set.replace_builtin(Arc::new(crate::tools::builtin::Task::new(vec![(
+            "reviewer".into(),
+            "Reviews".into(),
+        )])));
+        let after = set.snapshot();
+        assert!(after.schemas[0].description.contains("- reviewer: Reviews"));
+        assert_eq!(
+            after.schemas[0].parameters["properties"]["agent"]["enum"],
+            serde_json::json!(["reviewer"])
+        );
+        assert!(!before.schemas[0].description.contains("reviewer"));
+        assert!(
+            Arc::ptr_eq(&after, &set.snapshot()),
+            "nothing changed since"
+        );
+    }
 }

@@ -32,7 +32,7 @@ pub(super) fn hook_input(
     input
 }
 
-pub(super) fn hook_runner(shared: &Shared) -> HookRunner<'_> {
+pub(crate) fn hook_runner(shared: &Shared) -> HookRunner<'_> {
     HookRunner {
         workspace: shared.services.workspace.root(),
         env_remove: &shared.settings.hook_env_remove,
