@@ -20,6 +20,12 @@ async fn init_studies_read_only_and_writes_agents_md_through_the_pipeline() {
             "exec_shell",
             json!({"command": "touch made-while-studying"}),
         )),
+        // Nor does any other tool that runs a program.
+        Step::Reply(Reply::tools().call(
+            "c1b",
+            "spawn",
+            json!({"command": "touch", "args": ["made-by-spawn"]}),
+        )),
         Step::Reply(Reply::tools().call(
             "c2",
             "write_file",
@@ -43,6 +49,8 @@ async fn init_studies_read_only_and_writes_agents_md_through_the_pipeline() {
         !env.ws.path().join("made-while-studying").exists(),
         "commands only look while studying"
     );
+    assert_eq!(r.finished("c1b")["status"], "denied");
+    assert!(!env.ws.path().join("made-by-spawn").exists());
     assert_eq!(r.finished("c2")["status"], "ok");
     assert_eq!(
         std::fs::read_to_string(env.ws.path().join("AGENTS.md")).unwrap(),

@@ -61,7 +61,7 @@ async fn a_prompt_hook_blocks_a_message_before_anything_is_sent() {
 #[tokio::test]
 async fn a_stop_hook_holds_the_end_of_a_turn_once() {
     let env = setup(
-        "[[hooks.stop]]\ncommand = \"sh hooks/stop.sh\"\n[[hooks.session_start]]\ncommand = \"echo today is Monday\"\n",
+        "[[hooks.stop]]\ncommand = \"sh hooks/stop.sh\"\n[[hooks.session_start]]\ncommand = \"echo today is Monday, key ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"\n",
         &[(
             "stop.sh",
             "input=$(cat)\ncase \"$input\" in\n  *'\"stop_hook_active\":false'*) echo '{\"decision\":\"block\",\"reason\":\"tests still fail\"}';;\n  *) echo '{\"decision\":\"block\",\"reason\":\"still not happy\"}';;\nesac\n",
@@ -77,11 +77,15 @@ async fn a_stop_hook_holds_the_end_of_a_turn_once() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "held once, then heeded no more");
+    let first = requests[0].body["messages"].to_string();
     assert!(
-        requests[0].body["messages"]
-            .to_string()
-            .contains("today is Monday"),
-        "session_start's words reach the model"
+        first.contains("[Context from the person's session_start hooks, not their words:]")
+            && first.contains("today is Monday"),
+        "session_start's words reach the model, labelled: {first}"
+    );
+    assert!(
+        !first.contains("ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"),
+        "and no key with them: {first}"
     );
     assert!(
         requests[1].body["messages"]

@@ -2093,3 +2093,39 @@ async fn a_workspaces_skills_wait_for_trust_and_slash_name_loads_one() {
     third.wait_for("Offer this workspace's skills?").await;
     drop(home);
 }
+
+/// A workspace's subagent type: shown whole in the trust question and
+/// offered to `task` only after `y` (in the same session: the next
+/// request's `task` lists it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspaces_agent_types_are_offered_once_trusted() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let agents = ws.path().join(".lathe/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\ndescription: Reviews a change for bugs\ntools: Read, Grep\n---\nBe strict.\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Noted."))]).await;
+    let pane = Pane::start(&mock, ws.path(), "");
+    let shown = pane
+        .wait_for("Offer this workspace's subagent types?")
+        .await;
+    assert!(shown.contains("reviewer · "), "{shown}");
+    assert!(shown.contains("│ Be strict."), "{shown}");
+    pause().await;
+    pane.keys(&["y"]);
+    pane.wait_for("subagent types are trusted").await;
+    pane.type_slowly("hello", Duration::from_millis(60)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Noted.").await;
+    let first = mock.requests()[0].body.to_string();
+    assert!(
+        first.contains("- reviewer: Reviews a change for bugs"),
+        "{first}"
+    );
+}

@@ -187,6 +187,19 @@ async fn dispatch_one(
                     tool.name()
                 )))
             }
+            // `/init` studies: commands only look (exec_shell runs
+            // read-only), and nothing else may run a program.
+            (Ok(tool), Ok(_))
+                if shared.looks_only()
+                    && tool.tool.effect() == crate::protocol::Effect::Exec
+                    && !tool.tool.offered_when_planning() =>
+            {
+                Outcome::Denied(ToolError::PermissionDenied(format!(
+                    "this turn only looks: {} cannot run here (exec_shell runs commands in a \
+                     read-only sandbox)",
+                    tool.name()
+                )))
+            }
             (Ok(tool), Ok(args)) => {
                 run_stages(
                     shared,
@@ -705,40 +718,9 @@ async fn authorize(
         .emitter
         .emit(AgentEvent::ApprovalRequested(request.clone()));
     let source = shared.services.approver.source();
-    let decision = decide_telling(shared, &request, source, cancel).await;
+    let decision = hooks::decide_telling(shared, &request, source, cancel).await;
     decided(decision.clone(), source);
     apply(shared, decision, source, change, grant.as_deref(), cancel).await
-}
-
-/// The decision on `request`; a person asked is told through the
-/// `notification` hooks meanwhile (the answer does not wait for them).
-async fn decide_telling(
-    shared: &Shared,
-    request: &crate::protocol::ApprovalRequest,
-    source: DecisionSource,
-    cancel: &CancellationToken,
-) -> ApprovalDecision {
-    let decide = shared.services.approver.decide(request, cancel);
-    if source != DecisionSource::User {
-        return decide.await;
-    }
-    let notify = super::events::fire(
-        shared,
-        crate::policy::session_hooks::SessionEvent::Notification,
-        "permission_prompt",
-        serde_json::json!({
-            "message": format!("Lathe needs your permission to use {}", request.tool),
-            "notification_type": "permission_prompt",
-        }),
-    );
-    tokio::pin!(decide, notify);
-    let mut told = false;
-    loop {
-        tokio::select! {
-            d = &mut decide => break d,
-            _ = &mut notify, if !told => told = true,
-        }
-    }
 }
 
 /// What the person decided, applied: what is written (the whole change,

@@ -46,7 +46,45 @@ pub(crate) async fn fire(
     said
 }
 
-/// What hooks said the model should read, as one note.
-pub(crate) fn context_note(said: &EventOutcome) -> Option<String> {
-    (!said.context.is_empty()).then(|| said.context.join("\n\n"))
+/// The `user_prompt_submit` hooks on what the person sent (a message, or
+/// one sent mid-turn): `Err` with why they held it, else what they add
+/// for the model to read. An interrupt ends the wait (nothing held).
+pub(crate) async fn prompt_submitted(
+    shared: &Shared,
+    text: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Option<String>, String> {
+    let said = tokio::select! {
+        said = fire(
+            shared,
+            SessionEvent::UserPromptSubmit,
+            "",
+            json!({"prompt": text}),
+        ) => said,
+        () = cancel.cancelled() => return Ok(None),
+    };
+    if let Some(reason) = said.block {
+        return Err(reason);
+    }
+    Ok(context_note(shared, SessionEvent::UserPromptSubmit, &said))
+}
+
+/// What hooks said the model should read, as one note, labelled as
+/// theirs (not the person's words) and with secrets kept out as any
+/// text to the model is.
+pub(crate) fn context_note(
+    shared: &Shared,
+    event: SessionEvent,
+    said: &EventOutcome,
+) -> Option<String> {
+    if said.context.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "[Context from the person's {} hooks, not their words:]\n{}",
+        event.key(),
+        said.context.join("\n\n")
+    );
+    shared.to_model(&mut note);
+    Some(note)
 }

@@ -5,6 +5,25 @@
 
 use super::*;
 
+/// `session_start` hooks (`source`: `startup`, `resume`, `clear`): what
+/// they say, the model reads first.
+async fn started(shared: &Shared, conversation: &mut Conversation, source: &str) {
+    let said = super::events::fire(
+        shared,
+        crate::policy::session_hooks::SessionEvent::SessionStart,
+        source,
+        serde_json::json!({"source": source}),
+    )
+    .await;
+    if let Some(note) = super::events::context_note(
+        shared,
+        crate::policy::session_hooks::SessionEvent::SessionStart,
+        &said,
+    ) {
+        conversation.add_note(note);
+    }
+}
+
 /// The agent task: waits for input, runs turns, and keeps reading ops
 /// while a turn runs.
 pub(super) async fn run(
@@ -13,22 +32,12 @@ pub(super) async fn run(
     ops: mpsc::Receiver<Op>,
     mut conversation: Conversation,
 ) {
-    // `session_start` hooks: what they say, the model reads first.
     let source = if conversation.messages.is_empty() {
         "startup"
     } else {
         "resume"
     };
-    let said = super::events::fire(
-        &shared,
-        crate::policy::session_hooks::SessionEvent::SessionStart,
-        source,
-        serde_json::json!({"source": source}),
-    )
-    .await;
-    if let Some(note) = super::events::context_note(&said) {
-        conversation.add_note(note);
-    }
+    started(&shared, &mut conversation, source).await;
     serve(shared.clone(), pending, ops, conversation).await;
     // `session_end` hooks, briefly (Lathe is on its way out).
     let _ = tokio::time::timeout(
@@ -69,7 +78,11 @@ async fn serve(
                     Ok(work) => work,
                     Err(Op::Shutdown) => return,
                     Err(other) => {
+                        let cleared = other == Op::Clear;
                         idle_op(&shared, &mut conversation, other);
+                        if cleared {
+                            started(&shared, &mut conversation, "clear").await;
+                        }
                         continue;
                     }
                 }
@@ -145,6 +158,7 @@ async fn serve(
         }
         if running.clear_after {
             idle_op(&shared, &mut conversation, Op::Clear);
+            started(&shared, &mut conversation, "clear").await;
         }
         if running.shutdown {
             return;

@@ -299,23 +299,17 @@ impl Turn<'_> {
             state.budget.turn.clear();
         }
         // `user_prompt_submit` hooks may hold the message, or add to it.
-        let said = super::events::fire(
-            shared,
-            crate::policy::session_hooks::SessionEvent::UserPromptSubmit,
-            "",
-            serde_json::json!({"prompt": prompt}),
-        )
-        .await;
-        if let Some(reason) = said.block {
-            return Err(self
-                .fail(
-                    ErrorKind::Blocked,
-                    format!("a hook blocked the message, which was not sent: {reason}"),
-                )
-                .await);
-        }
-        if let Some(note) = super::events::context_note(&said) {
-            conv.add_note(note);
+        match super::events::prompt_submitted(shared, &prompt, &self.cancel).await {
+            Err(reason) => {
+                return Err(self
+                    .fail(
+                        ErrorKind::Blocked,
+                        format!("a hook blocked the message, which was not sent: {reason}"),
+                    )
+                    .await);
+            }
+            Ok(Some(note)) => conv.add_note(note),
+            Ok(None) => {}
         }
         conv.prompts.push((turn_id, prompt.clone()));
         if let Some(c) = &shared.services.checkpoints {
@@ -699,6 +693,22 @@ impl Turn<'_> {
             return;
         }
         let mut text = sent.join("\n\n");
+        // What the person sends mid-turn meets the `user_prompt_submit`
+        // hooks as any message does.
+        match super::events::prompt_submitted(self.shared, &text, &self.cancel).await {
+            Err(reason) => {
+                self.shared.services.emitter.emit(AgentEvent::Error {
+                    turn_id: None,
+                    kind: ErrorKind::Blocked,
+                    message: format!(
+                        "a hook blocked what you sent mid-turn, which was not sent: {reason}"
+                    ),
+                });
+                return;
+            }
+            Ok(Some(note)) => text = format!("{note}\n\n{text}"),
+            Ok(None) => {}
+        }
         self.shared.to_model(&mut text);
         self.shared
             .record(Item::Steer {

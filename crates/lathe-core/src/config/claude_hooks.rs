@@ -46,7 +46,16 @@ fn event_key(name: &str) -> Option<&'static str> {
 /// Lathe's name for a Claude Code tool name in a matcher.
 fn tool_name(name: &str) -> Option<String> {
     if let Some(rest) = name.strip_prefix("mcp__") {
-        return Some(rest.replace(".*", "*"));
+        // `mcp__.*`: every MCP tool (`SERVER__TOOL`), not every tool.
+        let rest = rest.replace(".*", "*");
+        return Some(
+            if rest.contains("__") {
+                rest
+            } else {
+                format!("{rest}__*")
+            }
+            .replace("**", "*"),
+        );
     }
     Some(
         match name {
@@ -121,7 +130,16 @@ pub fn import(settings: &str) -> Result<Imported, ImportError> {
         };
         let tool_event = matches!(key, "before_tool_call" | "after_tool_call");
         for group in groups.as_array().into_iter().flatten() {
-            let raw = group.get("matcher").and_then(Value::as_str).unwrap_or("");
+            let raw = match group.get("matcher") {
+                None | Some(Value::Null) => "",
+                Some(Value::String(m)) => m.as_str(),
+                Some(other) => {
+                    out.skipped.push(format!(
+                        "{name}: a matcher that is not text ({other}); its hooks are left out"
+                    ));
+                    continue;
+                }
+            };
             let matcher = if tool_event {
                 match tool_matcher(raw) {
                     Ok(m) => m,
@@ -160,10 +178,22 @@ pub fn import(settings: &str) -> Result<Imported, ImportError> {
                     quoted(&matcher),
                     quoted(command)
                 ));
-                if let Some(t) = hook.get("timeout").and_then(Value::as_u64) {
-                    out.toml
-                        .push_str(&format!("timeout_secs = {}\n", t.clamp(1, 600)));
-                }
+                // Claude Code waits 60 s for a hook that names no time.
+                let timeout = match hook.get("timeout") {
+                    None | Some(Value::Null) => 60,
+                    Some(t) => match t.as_u64() {
+                        Some(t) => t,
+                        None => {
+                            out.skipped.push(format!(
+                                "{name}: `{command}` has a timeout Lathe cannot read ({t}); it \
+                                 waits 60 s"
+                            ));
+                            60
+                        }
+                    },
+                };
+                out.toml
+                    .push_str(&format!("timeout_secs = {}\n", timeout.clamp(1, 600)));
                 out.count += 1;
             }
         }
@@ -184,7 +214,15 @@ pub fn appended(
         "\n"
     };
     let new = format!("{old}{sep}{entries}");
-    toml::from_str::<super::file::ConfigFile>(&new)
+    // Read as Lathe reads its config: what it would refuse is not written.
+    if new.len() as u64 > crate::fs::OWN_FILE_MAX {
+        return Err(format!(
+            "{} would be over {} KiB with them, more than Lathe reads",
+            path.display(),
+            crate::fs::OWN_FILE_MAX / 1024
+        ));
+    }
+    super::file::ConfigFile::parse(path, &new)
         .map_err(|e| format!("{} would not be read with them: {e}", path.display()))?;
     let shown = path.display().to_string();
     let diff = similar::TextDiff::from_lines(old, &new)
@@ -199,6 +237,10 @@ pub fn appended(
 pub fn write_config(path: &std::path::Path, text: &str) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
+    // A config linked from elsewhere (a dotfiles repository) is written
+    // where it is, not replaced by a file of its own.
+    let real = path.canonicalize().ok();
+    let path = real.as_deref().unwrap_or(path);
     let dir = path
         .parent()
         .ok_or_else(|| format!("{} has no directory", path.display()))?;

@@ -413,6 +413,8 @@ pub(super) enum HookError {
     Spawn(std::io::Error),
     #[error("did not finish within {0} s and was killed")]
     Timeout(u64),
+    #[error("printed more than 1 MiB and was stopped")]
+    TooMuch,
     #[error("{0}")]
     Io(std::io::Error),
     #[error(
@@ -600,7 +602,13 @@ impl HookRunner<'_> {
         let mut out = child.stdout.take();
         let mut err = child.stderr.take();
         let work = async {
-            let (o, e) = tokio::join!(read_capped(out.as_mut()), read_capped(err.as_mut()));
+            let ((o, o_over), (e, e_over)) =
+                tokio::join!(read_capped(out.as_mut()), read_capped(err.as_mut()));
+            // Past the cap it is stopped at once, not waited for on a
+            // full pipe.
+            if o_over || e_over {
+                return Err(HookError::TooMuch);
+            }
             let status = child.wait().await.map_err(HookError::Io)?;
             Ok::<_, HookError>(Ran {
                 code: status.code(),
@@ -629,13 +637,17 @@ impl HookRunner<'_> {
     }
 }
 
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: Option<&mut R>) -> String {
+/// What a hook printed, up to [`MAX_OUTPUT`], and whether it printed
+/// more.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: Option<&mut R>) -> (String, bool) {
     let Some(r) = r else {
-        return String::new();
+        return (String::new(), false);
     };
     let mut buf = Vec::new();
-    let _ = r.take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
-    String::from_utf8_lossy(&buf).into_owned()
+    let _ = r.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut buf).await;
+    let over = buf.len() > MAX_OUTPUT;
+    buf.truncate(MAX_OUTPUT);
+    (String::from_utf8_lossy(&buf).into_owned(), over)
 }
 
 pub(super) fn is_block(v: &Value) -> bool {

@@ -50,7 +50,38 @@ pub(super) fn hooks_would_write_while_planning(shared: &Shared, name: &str) -> b
         .hook_sandbox
         .as_ref()
         .is_none_or(|s| s.mode == crate::sandbox::Mode::Off);
-    shared.planning()
+    shared.looks_only()
         && unconfined
         && !(shared.before_hooks(name).is_empty() && shared.after_hooks(name).is_empty())
+}
+
+/// The decision on `request`; a person asked is told through the
+/// `notification` hooks meanwhile (the answer does not wait for them).
+pub(super) async fn decide_telling(
+    shared: &Shared,
+    request: &crate::protocol::ApprovalRequest,
+    source: crate::protocol::DecisionSource,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> crate::protocol::ApprovalDecision {
+    let decide = shared.services.approver.decide(request, cancel);
+    if source != crate::protocol::DecisionSource::User {
+        return decide.await;
+    }
+    let notify = crate::agent::events::fire(
+        shared,
+        crate::policy::session_hooks::SessionEvent::Notification,
+        "permission_prompt",
+        serde_json::json!({
+            "message": format!("Lathe needs your permission to use {}", request.tool),
+            "notification_type": "permission_prompt",
+        }),
+    );
+    tokio::pin!(decide, notify);
+    let mut told = false;
+    loop {
+        tokio::select! {
+            d = &mut decide => break d,
+            _ = &mut notify, if !told => told = true,
+        }
+    }
 }

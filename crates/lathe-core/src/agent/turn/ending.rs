@@ -72,16 +72,19 @@ impl Turn<'_> {
         completion: &Completion,
     ) -> bool {
         let shared = self.shared;
-        let said = crate::agent::events::fire(
-            shared,
-            crate::policy::session_hooks::SessionEvent::Stop,
-            "",
-            serde_json::json!({
-                "stop_hook_active": self.stop_held,
-                "last_assistant_message": completion.text,
-            }),
-        )
-        .await;
+        // An interrupt ends the wait: the turn ends as asked.
+        let said = tokio::select! {
+            said = crate::agent::events::fire(
+                shared,
+                crate::policy::session_hooks::SessionEvent::Stop,
+                "",
+                serde_json::json!({
+                    "stop_hook_active": self.stop_held,
+                    "last_assistant_message": completion.text,
+                }),
+            ) => said,
+            () = self.cancel.cancelled() => return false,
+        };
         let Some(reason) = said.block else {
             return false;
         };
