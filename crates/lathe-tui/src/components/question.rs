@@ -724,7 +724,9 @@ fn skill_lines(
     }
     lines.push(Line::from(Span::styled(
         format!(
-            "This workspace defines {} (Agent Skills): instructions the model follows when              it loads one, and scripts it may run (each command asks as usual). They stay              off until you trust them, as they are now; a change asks again:",
+            "This workspace defines {} (Agent Skills): instructions the model follows when \
+             it loads one, and scripts it may run (each command asks as usual). They stay \
+             off until you trust them, as they are now; a change asks again:",
             count(skills.len(), "skill")
         ),
         theme.text(),
