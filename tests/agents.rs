@@ -59,6 +59,11 @@ async fn a_task_of_a_type_gets_its_instructions_and_no_more_tools_than_both_allo
             "task",
             json!({"agent": "nobody", "description": "x", "prompt": "y"}),
         )),
+        Step::Reply(Reply::tools().call(
+            "t3",
+            "task",
+            json!({"agent": "reviewer", "description": "x", "prompt": "y", "tools": ["write_file"]}),
+        )),
         Step::Reply(Reply::text("done")),
     ])
     .await;
@@ -93,6 +98,15 @@ async fn a_task_of_a_type_gets_its_instructions_and_no_more_tools_than_both_allo
     assert!(
         unknown["content"].to_string().contains("is not one of"),
         "{unknown}"
+    );
+    // Tools the type does not allow: said, not a subagent with none.
+    let none = r.finished("t3");
+    assert_eq!(none["status"], "error", "{none}");
+    assert!(
+        none["content"]
+            .to_string()
+            .contains("may use none of the tools asked for"),
+        "{none}"
     );
 }
 

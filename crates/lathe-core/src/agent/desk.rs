@@ -141,9 +141,31 @@ impl Together for Desk {
             question: question.to_string(),
             choices: choices.to_vec(),
         });
-        let answer = tokio::select! {
-            a = rx => a.ok().flatten(),
-            () = cancel.cancelled() => None,
+        // The person is told through the `notification` hooks meanwhile
+        // (the answer does not wait for them).
+        let shared = self.shared.get().and_then(std::sync::Weak::upgrade);
+        let notify = async {
+            if let Some(shared) = &shared {
+                super::events::fire(
+                    shared,
+                    crate::policy::session_hooks::SessionEvent::Notification,
+                    "elicitation_dialog",
+                    serde_json::json!({
+                        "message": format!("Lathe asks: {question}"),
+                        "notification_type": "elicitation_dialog",
+                    }),
+                )
+                .await;
+            }
+        };
+        tokio::pin!(notify, rx);
+        let mut told = false;
+        let answer = loop {
+            tokio::select! {
+                a = &mut rx => break a.ok().flatten(),
+                () = cancel.cancelled() => break None,
+                () = &mut notify, if !told => told = true,
+            }
         };
         lock(&self.waiting).remove(call_id);
         let answer = answer

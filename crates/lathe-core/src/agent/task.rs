@@ -120,7 +120,18 @@ fn of_type(
         .ok_or_else(|| ToolError::InvalidArgs(format!("no subagent type is called {name:?}")))?;
     if let Some(own) = &kind.tools {
         job.tools = Some(match job.tools.take() {
-            Some(asked) => asked.into_iter().filter(|t| own.contains(t)).collect(),
+            Some(asked) => {
+                let both: Vec<String> = asked.iter().filter(|t| own.contains(t)).cloned().collect();
+                if both.is_empty() && !asked.is_empty() {
+                    return Err(ToolError::InvalidArgs(format!(
+                        "the `{name}` subagent may use none of the tools asked for ({}); it may \
+                         use: {}",
+                        asked.join(", "),
+                        own.join(", ")
+                    )));
+                }
+                both
+            }
             None => own.clone(),
         });
     }

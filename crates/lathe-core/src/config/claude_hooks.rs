@@ -97,6 +97,31 @@ fn tool_matcher(matcher: &str) -> Result<String, String> {
     Ok(out.join("|"))
 }
 
+/// The subjects Lathe sends for a session event (its matcher's choices).
+fn subjects(key: &str) -> Option<&'static [&'static str]> {
+    Some(match key {
+        "session_start" => &["startup", "resume", "clear"],
+        "notification" => &["permission_prompt", "elicitation_dialog"],
+        "pre_compact" => &["manual", "auto"],
+        "session_end" => &["exit"],
+        _ => return None,
+    })
+}
+
+/// The alternatives of `matcher` that Lathe never sends for `key`
+/// (`idle_prompt`, `compact`), if any.
+fn never_fires(key: &str, matcher: &str) -> Option<String> {
+    let known = subjects(key)?;
+    let dead: Vec<&str> = matcher
+        .split('|')
+        .map(str::trim)
+        .filter(|alt| {
+            !alt.contains(['*', '?', '[', '.']) && !alt.is_empty() && !known.contains(alt)
+        })
+        .collect();
+    (!dead.is_empty()).then(|| format!("`{}`", dead.join("`, `")))
+}
+
 /// A TOML basic string, quoted and escaped.
 fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -151,7 +176,14 @@ pub fn import(settings: &str) -> Result<Imported, ImportError> {
             } else if raw.trim().is_empty() {
                 "*".into()
             } else {
-                raw.trim().to_string()
+                let m = raw.trim().to_string();
+                if let Some(dead) = never_fires(key, &m) {
+                    out.skipped.push(format!(
+                        "{name}: the matcher `{m}` names {dead}, which Lathe never sends; \
+                         imported as it is"
+                    ));
+                }
+                m
             };
             for hook in group
                 .get("hooks")
