@@ -55,17 +55,12 @@ pub fn roots(
     config_dir: Option<&Path>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, Origin)> {
-    let mut out = Vec::new();
-    if let Some(c) = config_dir {
-        out.push((c.join("agents"), Origin::Person));
-    }
-    if let Some(h) = home {
-        out.push((h.join(".claude/agents"), Origin::Person));
-    }
-    for d in [".lathe/agents", ".claude/agents"] {
-        out.push((workspace.join(d), Origin::Workspace));
-    }
-    out
+    crate::skills::roots_of(
+        "agents",
+        (workspace, &[".lathe", ".claude"]),
+        config_dir,
+        (home, &[".claude"]),
+    )
 }
 
 /// What another client calls a tool, in Lathe's words (`tools: Read,

@@ -108,18 +108,34 @@ pub fn roots(
     config_dir: Option<&Path>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, Origin)> {
-    let mut out = Vec::new();
-    if let Some(c) = config_dir {
-        out.push((c.join("skills"), Origin::Person));
-    }
-    if let Some(h) = home {
-        out.push((h.join(".agents/skills"), Origin::Person));
-        out.push((h.join(".claude/skills"), Origin::Person));
-    }
-    for d in [".lathe/skills", ".agents/skills", ".claude/skills"] {
-        out.push((workspace.join(d), Origin::Workspace));
-    }
-    out
+    roots_of(
+        "skills",
+        (workspace, &[".lathe", ".agents", ".claude"]),
+        config_dir,
+        (home, &[".agents", ".claude"]),
+    )
+}
+
+/// `what` (`skills`, `agents`) beside the person's config, under each of
+/// `home`'s directories, then under each of the workspace's.
+pub(crate) fn roots_of(
+    what: &str,
+    (workspace, in_workspace): (&Path, &[&str]),
+    config_dir: Option<&Path>,
+    (home, in_home): (Option<&Path>, &[&str]),
+) -> Vec<(PathBuf, Origin)> {
+    let person = config_dir
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(
+            home.into_iter()
+                .flat_map(|h| in_home.iter().map(move |d| h.join(d))),
+        )
+        .map(|d| (d.join(what), Origin::Person));
+    let theirs = in_workspace
+        .iter()
+        .map(|d| (workspace.join(d).join(what), Origin::Workspace));
+    person.chain(theirs).collect()
 }
 
 /// The skills under `roots` (see [`roots`]); `workspace` bounds the

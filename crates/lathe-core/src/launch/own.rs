@@ -53,9 +53,7 @@ pub fn remember_workspace_agents(config: &Config, digest: &str) -> Result<(), St
 /// offered, the workspace's once trusted (before, as they are now, or by
 /// `trust`).
 fn agent_types(config: &Config, trust: bool) -> (crate::agents::Registry, AgentsFound) {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
+    let home = home();
     let roots = crate::agents::roots(
         &config.workspace,
         config.paths.config_file.parent(),
@@ -131,9 +129,7 @@ pub(super) fn setup_of_their_own(
 /// The person's skill and agent directories that lie in the workspace,
 /// relative to it.
 fn persons_roots_within(config: &Config, workspace: &Workspace) -> Vec<String> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
+    let home = home();
     let config_dir = config.paths.config_file.parent();
     crate::skills::roots(&config.workspace, config_dir, home.as_deref())
         .into_iter()
@@ -156,9 +152,7 @@ fn persons_roots_within(config: &Config, workspace: &Workspace) -> Vec<String> {
 /// The skills of the person and the workspace: the person's offered,
 /// the workspace's once trusted (before, as they are now, or by `trust`).
 fn skills(config: &Config, trust: bool) -> (crate::skills::Catalog, SkillsFound) {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
+    let home = home();
     let roots = crate::skills::roots(
         &config.workspace,
         config.paths.config_file.parent(),
@@ -184,4 +178,11 @@ fn skills(config: &Config, trust: bool) -> (crate::skills::Catalog, SkillsFound)
             digest,
         },
     )
+}
+
+/// The person's home, when the environment names one.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
 }
