@@ -190,6 +190,7 @@ pub fn load(
 ) -> Result<(SessionInfo, Rebuilt), StoreError> {
     let (info, records) = records_of(dir, id, workspace)?;
     let mut rebuilt = history::rebuild(&records, scrub);
+    sweep_interrupted_writes(&rebuilt.shown, workspace);
     let journal = super::journal::journal_path(dir, id);
     attach_seen(&mut rebuilt.shown, &journal);
     rebuilt.log = super::journal::logged(&journal);
@@ -217,6 +218,39 @@ pub fn load(
         }
     }
     Ok((info, rebuilt))
+}
+
+/// A write killed between naming its new contents and renaming them over
+/// the file leaves that name beside it: each call the record holds as
+/// interrupted has its directory swept of such names (never outside the
+/// workspace).
+fn sweep_interrupted_writes(shown: &[history::Shown], workspace: &Path) {
+    let Ok(root) = workspace.canonicalize() else {
+        return;
+    };
+    for item in shown {
+        let history::Shown::Tool {
+            arguments, content, ..
+        } = item
+        else {
+            continue;
+        };
+        if !content.contains(history::INTERRUPTED) {
+            continue;
+        }
+        let Some(path) = serde_json::from_str::<serde_json::Value>(arguments)
+            .ok()
+            .and_then(|a| a.get("path").and_then(|p| p.as_str()).map(str::to_owned))
+        else {
+            continue;
+        };
+        let Some(dir) = root.join(path).parent().and_then(|d| d.canonicalize().ok()) else {
+            continue;
+        };
+        if dir.starts_with(&root) {
+            crate::tools::fs::atomic::sweep_leftovers(&dir);
+        }
+    }
 }
 
 /// The records of session `id`, if it is one of `workspace`'s.
@@ -459,6 +493,90 @@ mod tests {
         assert!(
             logged.contains("[REDACTED]") && !logged.contains("sk-live"),
             "{logged}"
+        );
+    }
+
+    #[test]
+    fn a_resume_sweeps_what_an_interrupted_write_left_and_nothing_else() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(ws.join("out")).unwrap();
+        let outside = root.path().join("elsewhere");
+        std::fs::create_dir_all(&outside).unwrap();
+        // Pids past the kernel's largest: never running.
+        let left = ws.join("out/.lathe-4194305-0.tmp");
+        let beyond = outside.join(".lathe-4194305-0.tmp");
+        let untouched = ws.join(".lathe-4194305-1.tmp");
+        for p in [&left, &beyond, &untouched] {
+            std::fs::write(p, "whole").unwrap();
+        }
+        let call = |id: &str, path: &str| crate::provider::ToolCall {
+            id: id.into(),
+            name: "write_file".into(),
+            arguments: serde_json::json!({ "path": path, "content": "x" }).to_string(),
+        };
+        let items = vec![
+            Item::Session {
+                workspace: ws.clone(),
+                provider: "openai".into(),
+                model: "m".into(),
+                version: "0".into(),
+                base_url: None,
+                wire: None,
+                key_hint: None,
+                effort: None,
+            },
+            Item::User {
+                turn: 1,
+                text: "write".into(),
+                note: None,
+                images: vec![],
+            },
+            Item::Assistant {
+                turn: 1,
+                text: String::new(),
+                tool_calls: vec![
+                    call("c1", "out/data.txt"),
+                    call("c2", "../elsewhere/data.txt"),
+                    call("c3", "done.txt"),
+                ],
+                usage: crate::protocol::Usage::default(),
+                reasoning: String::new(),
+                carried: vec![],
+                model: "m".into(),
+            },
+            Item::Approved {
+                call_id: "c1".into(),
+            },
+            Item::Approved {
+                call_id: "c2".into(),
+            },
+            Item::ToolOutput(crate::provider::ToolOutput {
+                call_id: "c3".into(),
+                content: "wrote".into(),
+                is_error: false,
+            }),
+        ];
+        let lines: String = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let r = history::Record {
+                    seq: i as u64 + 1,
+                    parent: 0,
+                    ts: i as u64,
+                    item,
+                };
+                serde_json::to_string(&r).unwrap() + "\n"
+            })
+            .collect();
+        std::fs::write(history::history_path(root.path(), "s-1"), &lines).unwrap();
+        load(root.path(), "s-1", &ws, &crate::policy::Redactor::default()).unwrap();
+        assert!(!left.exists(), "the interrupted write's leftover is swept");
+        assert!(beyond.exists(), "nothing outside the workspace is touched");
+        assert!(
+            untouched.exists(),
+            "a finished call's directory is left as it is"
         );
     }
 }

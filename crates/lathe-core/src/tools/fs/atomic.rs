@@ -106,6 +106,42 @@ fn write_unnamed(dir: &Path, path: &Path, data: &[u8], perms: &fs::Permissions) 
     Ok(())
 }
 
+/// Removes from `dir` the temporary names [`write_atomic`] gives a file
+/// for the moment between naming it and renaming it over its target, left
+/// there by a Lathe killed in that moment (`.lathe-PID-N.tmp` of a process
+/// no longer running). Nothing else is touched; returns how many went.
+pub(crate) fn sweep_leftovers(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(leftover_pid) else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if !alive && regular && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The process that named `name`, if it is one of [`write_atomic`]'s
+/// temporary names.
+fn leftover_pid(name: &str) -> Option<u32> {
+    let (pid, n) = name
+        .strip_prefix(".lathe-")?
+        .strip_suffix(".tmp")?
+        .split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(pid) && digits(n))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
 /// Names of temporary files of this process, one each.
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -138,6 +174,47 @@ mod tests {
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
             0o644
         );
+    }
+
+    #[test]
+    fn only_a_dead_processs_temporary_names_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        // A pid past the kernel's largest is never running.
+        let dead = d.path().join(".lathe-4194305-0.tmp");
+        let ours = d
+            .path()
+            .join(format!(".lathe-{}-7.tmp", std::process::id()));
+        let others = [
+            ".lathe-4194305-x.tmp",
+            ".lathe--0.tmp",
+            "lathe-4194305-0.tmp",
+            ".lathe-4194305-0.tmp.bak",
+            "data.txt",
+        ];
+        for p in [&dead, &ours] {
+            fs::write(p, "x").unwrap();
+        }
+        for o in others {
+            fs::write(d.path().join(o), "x").unwrap();
+        }
+        fs::create_dir(d.path().join(".lathe-4194306-0.tmp")).unwrap();
+        assert_eq!(sweep_leftovers(d.path()), 1);
+        assert!(!dead.exists());
+        assert!(ours.exists(), "a running process's name is its own");
+        for o in others {
+            assert!(d.path().join(o).exists(), "{o} is not ours to remove");
+        }
+        assert!(d.path().join(".lathe-4194306-0.tmp").is_dir());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_name_is_read_without_a_panic(name in "\\PC{0,40}") {
+            if let Some(pid) = leftover_pid(&name) {
+                proptest::prop_assert!(name.starts_with(".lathe-") && name.ends_with(".tmp"));
+                proptest::prop_assert!(name.contains(&pid.to_string()));
+            }
+        }
     }
 
     #[test]
