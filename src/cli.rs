@@ -99,6 +99,18 @@ pub enum McpCommand {
         )]
         trust_workspace_mcp_env: Vec<String>,
     },
+    /// Log in to an HTTP server that asks for it (OAuth): opens the login
+    /// page with $BROWSER or xdg-open, prints its URL, and keeps the token
+    /// (mode 0600) under Lathe's data directory.
+    Login {
+        /// The server, as named in the config or .mcp.json.
+        name: String,
+    },
+    /// Forget the login to a server.
+    Logout {
+        /// The server, as named in the config or .mcp.json.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -706,6 +706,11 @@ fn human_line(ev: &AgentEvent) -> Option<String> {
                 s.server,
                 s.message.as_deref().unwrap_or("no reason given")
             ),
+            crate::protocol::McpState::NeedsLogin => format!(
+                "  ⚠ mcp {} {}\n",
+                s.server,
+                s.message.as_deref().unwrap_or("needs a login")
+            ),
             _ => return None,
         },
         _ => return None,

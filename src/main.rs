@@ -254,13 +254,8 @@ fn run_sessions(cli: &Cli, json: bool, all: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `lathe mcp list`: starts the servers, prints them, stops them.
+/// `lathe mcp list|login|logout`.
 fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
-    let crate::cli::McpCommand::List {
-        json,
-        trust_workspace_mcp,
-        trust_workspace_mcp_env,
-    } = args.command;
     let overrides = crate::config::Overrides {
         no_model: true,
         ..cli.common.overrides()
@@ -274,6 +269,45 @@ fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let (json, trust_workspace_mcp, trust_workspace_mcp_env) = match args.command {
+        crate::cli::McpCommand::List {
+            json,
+            trust_workspace_mcp,
+            trust_workspace_mcp_env,
+        } => (json, trust_workspace_mcp, trust_workspace_mcp_env),
+        crate::cli::McpCommand::Login { name } => {
+            let tell = |line: String| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stdout().lock(), "{}", crate::say::shown(&line));
+            };
+            return match runtime.block_on(launch::mcp_login(&config, &name, &tell)) {
+                Ok(()) => {
+                    out!("logged in to {name}");
+                    Ok(0)
+                }
+                Err(e) => {
+                    say!("lathe: {e}");
+                    Ok(1)
+                }
+            };
+        }
+        crate::cli::McpCommand::Logout { name } => {
+            return match launch::mcp_logout(&config, &name) {
+                Ok(true) => {
+                    out!("logged out of {name}");
+                    Ok(0)
+                }
+                Ok(false) => {
+                    out!("not logged in to {name}");
+                    Ok(0)
+                }
+                Err(e) => {
+                    say!("lathe: {e}");
+                    Ok(1)
+                }
+            };
+        }
+    };
     let statuses = runtime.block_on(crate::launch::mcp_statuses(
         &config,
         trust_workspace_mcp,
@@ -292,7 +326,21 @@ fn run_mcp(cli: &Cli, args: crate::cli::McpArgs) -> anyhow::Result<i32> {
         if json {
             out!("{}", serde_json::to_string(s)?);
         } else {
-            out!("{} ({}) {}", s.server, s.state.as_str(), s.endpoint);
+            let login = match launch::mcp_logged_in(&config, &s.server) {
+                Some(true) if s.state != crate::protocol::McpState::NeedsLogin => " · logged in",
+                _ => "",
+            };
+            let how = if s.endpoint.starts_with("http://") || s.endpoint.starts_with("https://") {
+                "http"
+            } else {
+                "stdio"
+            };
+            out!(
+                "{} ({}) {how} {}{login}",
+                s.server,
+                s.state.as_str(),
+                s.endpoint
+            );
             if let Some(m) = &s.message {
                 out!("  {m}");
             }

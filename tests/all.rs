@@ -13,6 +13,7 @@ mod crash;
 mod exec_cli;
 mod init;
 mod mcp;
+mod mcp_oauth;
 mod models;
 mod session_hooks;
 mod skills;

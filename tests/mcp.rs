@@ -581,30 +581,12 @@ async fn mcp_list_prints_each_server_with_its_state_and_tools() {
 /// `LATHE_MCP_EVERYTHING` says). Without node these tests are skipped
 /// with a message, unless `LATHE_REQUIRE_NODE=1` makes that a failure.
 fn everything() -> Option<PathBuf> {
-    let path = std::env::var_os("LATHE_MCP_EVERYTHING")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-                "target/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            )
-        });
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if node && path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("LATHE_REQUIRE_NODE").is_none(),
-        "node and {} are required (LATHE_REQUIRE_NODE is set)",
-        path.display()
-    );
-    eprintln!(
-        "skipping: the reference MCP server is not installed; install node and npm, then \
-         `npm install --prefix target/npm @modelcontextprotocol/server-everything@2026.8.31`"
-    );
-    None
+    lathe_test_support::npm::installed(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "LATHE_MCP_EVERYTHING",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+    )
 }
 
 /// Echo, a sum, a long operation with progress, an erroring call, over
@@ -766,6 +748,7 @@ async fn a_server_restarts_on_request() {
             ..lathe_core::sandbox::Settings::default()
         },
         reads: None,
+        logins: None,
     });
     let mut events = manager.subscribe();
     manager.start(vec![McpServer {
@@ -784,6 +767,7 @@ async fn a_server_restarts_on_request() {
         taken_secrets: Vec::new(),
         network: false,
         written: String::new(),
+        oauth: Default::default(),
     }]);
     manager.settled().await;
     assert_eq!(

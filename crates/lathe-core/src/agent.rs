@@ -650,6 +650,11 @@ impl Shared {
                     tracing::warn!(error = %e, "MCP restart");
                 }
             }
+            Op::McpLogin { server } => {
+                if let Some(Err(e)) = self.services.mcp.as_ref().map(|m| m.login(server)) {
+                    tracing::warn!(error = %e, "MCP login");
+                }
+            }
             _ => return false,
         }
         true

@@ -251,6 +251,10 @@ pub fn spawn_agent(
     let mut secret_values = secrets(config, &workspace);
     for server in config.mcp_servers.iter().chain(&config.workspace_mcp) {
         secret_values.extend(server.secrets());
+        if let crate::config::mcp::McpTransport::Http { url, .. } = &server.transport {
+            secret_values
+                .extend(crate::mcp::oauth::TokenFile::of(&mcp_logins(config), url).secrets());
+        }
     }
     let redactor = Redactor::new(secret_values);
     crate::policy::redactor::log::know(&redactor);
@@ -454,6 +458,7 @@ fn mcp_manager(
             workspace.clone(),
             Arc::new(config.rules.clone()),
         ),
+        logins: Some(mcp_logins(config)),
     });
     let mut start = config.mcp_servers.clone();
     start.extend(trusted.iter().cloned());
@@ -549,6 +554,7 @@ pub async fn mcp_statuses(
         workspace: config.workspace.clone(),
         sandbox: config.sandbox.clone(),
         reads,
+        logins: Some(mcp_logins(config)),
     });
     let mut start = config.mcp_servers.clone();
     start.extend(trusted);
@@ -558,6 +564,11 @@ pub async fn mcp_statuses(
     let statuses = manager.statuses();
     manager.shutdown().await;
     statuses
+}
+
+/// Where the logins to MCP servers are kept.
+pub fn mcp_logins(config: &Config) -> PathBuf {
+    config.paths.data_dir.join(crate::mcp::oauth::DIR)
 }
 
 /// Trusted MCP servers, by workspace: each name with the digest of its
@@ -750,8 +761,11 @@ pub fn remember_workspace_hooks(config: &Config, hooks: &HookSet) -> Result<(), 
     Ok(())
 }
 
+mod mcp_login;
 mod own;
 mod sandbox_probe;
+
+pub use mcp_login::{McpLoginError, mcp_logged_in, mcp_login, mcp_logout};
 use own::setup_of_their_own;
 pub use own::{
     commands_trusted, remember_workspace_agents, remember_workspace_commands,

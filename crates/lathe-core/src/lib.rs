@@ -105,11 +105,11 @@ pub mod front {
 
     pub mod launch {
         pub use crate::launch::{
-            AgentsFound, LaunchError, Launched, ModelChoice, SkillsFound, Trust, UNNAMED,
-            choose_model, commands_digest, commands_trusted, config_for_session, load_config,
-            mcp_statuses, remember_workspace_agents, remember_workspace_commands,
-            remember_workspace_hooks, remember_workspace_mcp, remember_workspace_skills,
-            spawn_agent,
+            AgentsFound, LaunchError, Launched, McpLoginError, ModelChoice, SkillsFound, Trust,
+            UNNAMED, choose_model, commands_digest, commands_trusted, config_for_session,
+            load_config, mcp_logged_in, mcp_login, mcp_logout, mcp_statuses,
+            remember_workspace_agents, remember_workspace_commands, remember_workspace_hooks,
+            remember_workspace_mcp, remember_workspace_skills, spawn_agent,
         };
     }
 

@@ -24,6 +24,7 @@
 //! from the next model request.
 
 mod client;
+pub mod oauth;
 mod result;
 
 use std::collections::BTreeMap;
@@ -56,6 +57,9 @@ pub struct Launch {
     /// The person's read rules, followed as files: what they cover is not
     /// there for a workspace's server, nor is git's object store.
     pub reads: Option<crate::policy::guardrails::ReadDenials>,
+    /// Where the logins to HTTP servers are kept ([`oauth::DIR`] under
+    /// the data directory); none, no login is used.
+    pub logins: Option<std::path::PathBuf>,
 }
 
 /// Every MCP server of a session.
@@ -130,6 +134,19 @@ impl Manager {
         self.servers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts a login to the server called `name` (in the background: its
+    /// status says where to open it, then starts it again with the login).
+    pub fn login(&self, name: &str) -> Result<(), String> {
+        let server = self
+            .lock()
+            .iter()
+            .find(|s| s.config.name == name)
+            .cloned()
+            .ok_or_else(|| format!("there is no MCP server `{name}`"))?;
+        tokio::spawn(server.login());
+        Ok(())
     }
 
     /// Every server's state now, by name.

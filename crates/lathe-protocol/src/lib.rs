@@ -272,6 +272,9 @@ pub enum Op {
     /// Restart one MCP server (by name), or every one: its process ends
     /// and it starts again, its failures forgotten.
     RestartMcp { server: Option<String> },
+    /// Log in to an MCP server that asks (`/mcp login NAME`): its status
+    /// says where to open the login, then how it went.
+    McpLogin { server: String },
     /// Summarize the older turns now (`/compact`), while no turn runs.
     Compact,
     /// Answer a `tool_limit_reached` question: go on for more rounds, or
@@ -640,6 +643,11 @@ pub enum McpState {
     Failed,
     /// Waiting for the person to trust the workspace's servers.
     Untrusted,
+    /// The server asks for a login (`lathe mcp login NAME`, or `/mcp
+    /// login NAME`); not tried again until one is made.
+    NeedsLogin,
+    /// A login is under way: the message says where to open it.
+    LoggingIn,
 }
 
 impl McpState {
@@ -649,6 +657,8 @@ impl McpState {
             McpState::Ready => "ready",
             McpState::Failed => "failed",
             McpState::Untrusted => "untrusted",
+            McpState::NeedsLogin => "needs login",
+            McpState::LoggingIn => "logging in",
         }
     }
 }

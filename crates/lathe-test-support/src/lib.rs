@@ -11,6 +11,7 @@
 
 pub mod mcp_server;
 pub mod mock_llm;
+pub mod npm;
 pub mod pane;
 pub mod places;
 pub mod run;

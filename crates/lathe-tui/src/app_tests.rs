@@ -602,6 +602,65 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
     assert!(screen(&mut a, 100, 20).contains("mcp 1 starting…"));
 }
 
+/// A server that asks for a login says so once, with the command;
+/// `/mcp login` picks the one that asks; each step of the login (where to
+/// open it, then that it worked) is shown.
+#[test]
+fn a_server_asking_for_a_login_is_logged_in_to_with_slash_mcp_login() {
+    let (mut a, t0) = app();
+    let status = |name: &str, state, message: Option<&str>| {
+        AgentEvent::McpServerStatus(McpStatus {
+            server: name.into(),
+            state,
+            tools: vec![],
+            endpoint: "https://mcp.example.com/mcp".into(),
+            message: message.map(str::to_string),
+        })
+    };
+    let asks =
+        "needs a login: run `lathe mcp login hosted` (in the terminal UI, /mcp login hosted)";
+    a.on_agent_event(status("hosted", McpState::NeedsLogin, Some(asks)), t0);
+    a.on_agent_event(status("local", McpState::Ready, None), t0);
+    let shown = screen(&mut a, 120, 20);
+    assert_eq!(shown.matches("/mcp login hosted").count(), 1, "{shown}");
+    type_text(&mut a, "/mcp login", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert_eq!(
+        a.take_ops(),
+        vec![Op::McpLogin {
+            server: "hosted".into()
+        }]
+    );
+    type_text(&mut a, "/mcp login nope", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.take_ops().is_empty());
+    assert!(screen(&mut a, 120, 20).contains("there is no MCP server `nope`"));
+    let open = "To log in to hosted, open this URL in a browser (opened with xdg-open; waiting \
+                for it to come back):\n  https://auth.example.com/authorize?state=abc";
+    a.on_agent_event(
+        status(
+            "hosted",
+            McpState::LoggingIn,
+            Some("finding how to log in…"),
+        ),
+        t0,
+    );
+    a.on_agent_event(status("hosted", McpState::LoggingIn, Some(open)), t0);
+    a.on_agent_event(status("hosted", McpState::Starting, None), t0);
+    a.on_agent_event(status("hosted", McpState::Ready, None), t0);
+    let shown = screen(&mut a, 120, 30);
+    assert!(
+        shown.contains("https://auth.example.com/authorize?state=abc"),
+        "{shown}"
+    );
+    assert!(shown.contains("MCP server hosted: logged in"), "{shown}");
+    // Nothing asks any more.
+    type_text(&mut a, "/mcp login", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    assert!(a.take_ops().is_empty());
+    assert!(screen(&mut a, 120, 30).contains("no MCP server asks for a login"));
+}
+
 /// Puts an app into one of the states a screen can be in.
 type Setup = Box<dyn Fn(&mut App, Instant)>;
 

@@ -50,6 +50,30 @@ pub struct McpServer {
     /// variables as `${NAME}`, never their values.
     #[serde(default)]
     pub written: String,
+    /// How it is logged in to, when it asks (HTTP servers only).
+    #[serde(default)]
+    pub oauth: OAuthEntry,
+}
+
+/// `[mcp_servers.NAME.oauth]` (`.mcp.json`'s `"oauth"`): what the person
+/// registered with the server's authorization server, when it offers no
+/// registration of its own. Every field may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthEntry {
+    /// A client registered beforehand (used before any other way).
+    #[serde(alias = "clientId")]
+    pub client_id: Option<String>,
+    /// The loopback port the authorization server sends the person back
+    /// to, where the registration names one (else any free port).
+    #[serde(alias = "callbackPort")]
+    pub callback_port: Option<u16>,
+    /// The scopes to ask for (else what the server says it needs).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// An HTTPS URL of a client metadata document, used as the client id
+    /// where the authorization server takes one.
+    #[serde(alias = "clientMetadataUrl")]
+    pub client_metadata_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +172,7 @@ pub struct ServerEntry {
     /// A workspace server runs in the sandbox; `true` lets it use the
     /// network there (shown in the trust question).
     pub network: Option<bool>,
+    pub oauth: Option<OAuthEntry>,
 }
 
 /// A workspace's entry as other assistants write it: fields Lathe does
@@ -172,6 +197,7 @@ struct JsonEntry {
     disabled: Option<bool>,
     cwd: Option<String>,
     network: Option<bool>,
+    oauth: Option<OAuthEntry>,
 }
 
 /// A name other assistants accept (`github.com/foo`) made one Lathe can
@@ -332,6 +358,7 @@ fn server(
             taken_secrets,
             network: entry.network == Some(true),
             written: written(&entry),
+            oauth: entry.oauth.clone().unwrap_or_default(),
         })
     }
 }
@@ -412,6 +439,7 @@ pub fn mcp_json(
                 trusted: e.trusted,
                 enabled: e.enabled,
                 network: e.network,
+                oauth: e.oauth,
             },
         );
     }

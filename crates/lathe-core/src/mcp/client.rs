@@ -23,6 +23,25 @@ use crate::config::mcp::{McpServer, McpTransport};
 use crate::protocol::{McpState, McpStatus};
 use crate::tools::{ProgressSink, ToolContext, ToolError};
 
+/// What the person is told of a server that wants a login.
+pub fn needs_login(name: &str) -> String {
+    format!("needs a login: run `lathe mcp login {name}` (in the terminal UI, /mcp login {name})")
+}
+
+/// Why a start failed.
+enum Unstarted {
+    Failed(String),
+    /// The server asks for a login the person has not made (or that
+    /// expired past refreshing).
+    NeedsLogin,
+}
+
+impl From<String> for Unstarted {
+    fn from(e: String) -> Self {
+        Unstarted::Failed(e)
+    }
+}
+
 /// How much of a server's stderr is kept for errors.
 const STDERR_KEPT: usize = 4 * 1024;
 
@@ -283,6 +302,41 @@ impl Server {
         self.starting.send_replace(false);
     }
 
+    /// Logs in to the server (an HTTP one that asks), saying where in its
+    /// status; then starts it again with the login.
+    pub(super) async fn login(self: Arc<Self>) {
+        let name = self.config.name.clone();
+        let (McpTransport::Http { url, .. }, Some(dir)) =
+            (&self.config.transport, self.launch.logins.clone())
+        else {
+            self.set_status(
+                McpState::Failed,
+                Some(format!(
+                    "{name} runs as a command: only HTTP servers log in"
+                )),
+            );
+            return;
+        };
+        self.set_status(McpState::LoggingIn, Some("finding how to log in…".into()));
+        let me = self.clone();
+        let tell = move |line: String| me.set_status(McpState::LoggingIn, Some(line));
+        let login = super::oauth::Login {
+            name: &name,
+            url,
+            oauth: &self.config.oauth,
+            dir: &dir,
+        };
+        match super::oauth::login(login, &tell).await {
+            Ok(()) => self.restart().await,
+            Err(e) => self.set_status(
+                McpState::NeedsLogin,
+                Some(format!(
+                    "the login failed: {e}; /mcp login {name} tries again"
+                )),
+            ),
+        }
+    }
+
     /// Connects (holding the connection lock), publishing the outcome.
     async fn connect_locked(&self, conn: &mut Conn) -> Result<Arc<Session>, String> {
         let failures = match conn {
@@ -293,10 +347,10 @@ impl Server {
         let limit = Duration::from_secs(self.config.startup_timeout_secs);
         let outcome = match tokio::time::timeout(limit, self.connect()).await {
             Ok(r) => r,
-            Err(_) => Err(format!(
+            Err(_) => Err(Unstarted::Failed(format!(
                 "did not start within {} s (startup_timeout_secs)",
                 limit.as_secs()
-            )),
+            ))),
         };
         match outcome {
             Ok((session, tools)) => {
@@ -307,7 +361,18 @@ impl Server {
                 tracing::info!(server = %self.config.name, "MCP server ready");
                 Ok(session)
             }
-            Err(e) => {
+            Err(Unstarted::NeedsLogin) => {
+                *conn = Conn::Down {
+                    failures: failures + 1,
+                    retry_at: Some(Instant::now() + backoff(failures)),
+                };
+                self.set_tools(Vec::new());
+                let e = needs_login(&self.config.name);
+                self.set_status(McpState::NeedsLogin, Some(e.clone()));
+                tracing::info!(server = %self.config.name, "MCP server needs a login");
+                Err(e)
+            }
+            Err(Unstarted::Failed(e)) => {
                 // Whatever it started ends with it; what it said on the
                 // way out is read to its end (briefly) before the error
                 // is written.
@@ -341,7 +406,7 @@ impl Server {
         }
     }
 
-    async fn connect(&self) -> Result<(Session, Vec<RemoteTool>), String> {
+    async fn connect(&self) -> Result<(Session, Vec<RemoteTool>), Unstarted> {
         let handler = Handler {
             progress: self.progress.clone(),
             server: self.me.clone(),
@@ -387,7 +452,7 @@ impl Server {
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
                 let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-                    return Err(format!("cannot talk to `{command}`"));
+                    return Err(format!("cannot talk to `{command}`").into());
                 };
                 if let Some(stderr) = child.stderr.take() {
                     self.stderr
@@ -406,34 +471,7 @@ impl Server {
                     .await
                     .map_err(|e| format!("the handshake failed: {}", init_error(&e)))?
             }
-            McpTransport::Http { url, headers } => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let mut builder = reqwest::Client::builder()
-                    // Headers (a bearer token) never go to another host.
-                    .redirect(reqwest::redirect::Policy::none())
-                    .connect_timeout(Duration::from_secs(10));
-                if is_local(url) {
-                    builder = builder.no_proxy();
-                }
-                let client = builder.build().map_err(|e| e.to_string())?;
-                let mut custom = HashMap::new();
-                for (k, v) in headers {
-                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|e| format!("header `{k}`: {e}"))?;
-                    let value = reqwest::header::HeaderValue::from_str(v)
-                        .map_err(|_| format!("header `{k}` has a value HTTP cannot carry"))?;
-                    custom.insert(name, value);
-                }
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("the handshake with {url} failed: {}", init_error(&e)))?
-            }
+            McpTransport::Http { url, headers } => self.connect_http(handler, url, headers).await?,
         };
         session
             .set_response_cache_config(
@@ -442,6 +480,79 @@ impl Server {
             .await;
         let tools = list_tools(&session).await?;
         Ok((session, tools))
+    }
+
+    /// The handshake with an HTTP server: with the person's login to it,
+    /// when one is kept (and no `Authorization` header is configured,
+    /// which is never replaced by a login); a server that wants one is
+    /// said to in one line.
+    async fn connect_http(
+        &self,
+        handler: Handler,
+        url: &str,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Session, Unstarted> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder()
+            // Headers (a bearer token) never go to another host.
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10));
+        if is_local(url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| e.to_string())?;
+        let mut custom = HashMap::new();
+        for (k, v) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header `{k}`: {e}"))?;
+            let value = reqwest::header::HeaderValue::from_str(v)
+                .map_err(|_| format!("header `{k}` has a value HTTP cannot carry"))?;
+            custom.insert(name, value);
+        }
+        let configured = custom.contains_key(&reqwest::header::AUTHORIZATION);
+        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+        let login = match &self.launch.logins {
+            Some(dir) if !configured => {
+                let file = super::oauth::TokenFile::of(dir, url);
+                if file.logged_in() {
+                    super::oauth::manager(url, file)
+                        .await
+                        .map_err(|e| format!("cannot use the login to {url}: {e}"))?
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let served = match login {
+            Some(manager) => {
+                let client = rmcp::transport::auth::AuthClient::new(client, manager);
+                handler
+                    .serve(StreamableHttpClientTransport::with_client(client, config))
+                    .await
+            }
+            None => {
+                handler
+                    .serve(StreamableHttpClientTransport::with_client(client, config))
+                    .await
+            }
+        };
+        match served {
+            Ok(session) => Ok(session),
+            Err(_)
+                if !configured
+                    && self.launch.logins.is_some()
+                    && super::oauth::asks_for_login(url).await =>
+            {
+                Err(Unstarted::NeedsLogin)
+            }
+            Err(e) => Err(Unstarted::Failed(format!(
+                "the handshake with {url} failed: {}",
+                init_error(&e)
+            ))),
+        }
     }
 
     /// Keeps the end of the server's stderr, for errors, and logs it.

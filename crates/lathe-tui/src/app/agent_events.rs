@@ -531,6 +531,44 @@ impl App {
                         ),
                     );
                 }
+                let said = self
+                    .status
+                    .mcp
+                    .get(&status.server)
+                    .and_then(|s| s.message.clone());
+                // Each step of a login is news (where to open it, then how
+                // it went).
+                if status.state == McpState::LoggingIn && status.message != said {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "MCP server {}: {}",
+                            status.server,
+                            status.message.as_deref().unwrap_or("logging in…")
+                        ),
+                    );
+                }
+                if was == Some(McpState::LoggingIn) && status.state == McpState::Starting {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "MCP server {}: logged in; starting it again…",
+                            status.server
+                        ),
+                    );
+                }
+                if status.state == McpState::NeedsLogin
+                    && (was != Some(McpState::NeedsLogin) || status.message != said)
+                {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!(
+                            "MCP server {} {}",
+                            status.server,
+                            status.message.as_deref().unwrap_or("needs a login")
+                        ),
+                    );
+                }
                 self.status.mcp.insert(status.server.clone(), status);
             }
             AgentEvent::Models { models, error } => {

@@ -99,6 +99,7 @@ impl App {
                 self.notice(NoticeKind::Info, text);
             }
             SlashCommand::McpRestart(name) => self.restart_mcp(name),
+            SlashCommand::McpLogin(name) => self.login_mcp(name),
             SlashCommand::Skills => self.notice(NoticeKind::Info, self.composer.skills.report()),
             // The core knows `/init` (headless too): sent as it is.
             SlashCommand::Init(what) => self.send(match what {
@@ -198,6 +199,38 @@ impl App {
                 self.notice(NoticeKind::Info, format!("restarting {what}…"));
             }
         }
+    }
+
+    /// `/mcp login [NAME]`: the server named, or the one that asks.
+    fn login_mcp(&mut self, name: Option<String>) {
+        let asking: Vec<&String> = self
+            .status
+            .mcp
+            .iter()
+            .filter(|(_, s)| s.state == McpState::NeedsLogin)
+            .map(|(n, _)| n)
+            .collect();
+        let server = match name {
+            Some(n) if self.status.mcp.contains_key(&n) => n,
+            Some(n) => {
+                self.notice(NoticeKind::Warning, format!("there is no MCP server `{n}`"));
+                return;
+            }
+            None if asking.len() == 1 => asking[0].clone(),
+            None if asking.is_empty() => {
+                self.notice(NoticeKind::Info, "no MCP server asks for a login");
+                return;
+            }
+            None => {
+                let names: Vec<&str> = asking.iter().map(|s| s.as_str()).collect();
+                self.notice(
+                    NoticeKind::Info,
+                    format!("say which: /mcp login NAME ({} ask)", names.join(", ")),
+                );
+                return;
+            }
+        };
+        self.bus.op(Op::McpLogin { server });
     }
 
     /// `/copy [N]`: the last answer, or its N-th code block, as shown.

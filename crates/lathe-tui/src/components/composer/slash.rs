@@ -28,7 +28,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/permissions",
         "the approval mode, permission rules and live grants (revoke them here)",
     ),
-    ("/mcp", "MCP servers and tools; restart [NAME]"),
+    (
+        "/mcp",
+        "MCP servers and tools; restart [NAME], login [NAME]",
+    ),
     (
         "/init",
         "/init [WHAT]: study the repository and propose an AGENTS.md (or changes to it)",
@@ -89,6 +92,8 @@ pub enum SlashCommand {
     Mcp,
     /// `/mcp restart [NAME]`: one server, or all of them.
     McpRestart(Option<String>),
+    /// `/mcp login [NAME]`: log in to a server that asks.
+    McpLogin(Option<String>),
     /// `/resume`: the picker, or the session given.
     Resume(Option<String>),
     /// `/compact`: summarize the older turns now.
@@ -190,8 +195,12 @@ pub fn parse_command(text: &str) -> Option<Result<SlashCommand, String>> {
             Some(("restart", name)) => Ok(SlashCommand::McpRestart(
                 (!name.trim().is_empty()).then(|| name.trim().to_string()),
             )),
+            Some(("login", name)) => Ok(SlashCommand::McpLogin(
+                (!name.trim().is_empty()).then(|| name.trim().to_string()),
+            )),
             Some((other, _)) => Err(format!(
-                "/mcp {other}: /mcp shows the servers, /mcp restart [NAME] restarts them"
+                "/mcp {other}: /mcp shows the servers, /mcp restart [NAME] restarts them, \
+                 /mcp login [NAME] logs in to one that asks"
             )),
         },
         "resume" | "sessions" => Ok(SlashCommand::Resume(arg)),
