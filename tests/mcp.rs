@@ -768,6 +768,7 @@ async fn a_server_restarts_on_request() {
         network: false,
         written: String::new(),
         oauth: Default::default(),
+        always_load: false,
     }]);
     manager.settled().await;
     assert_eq!(
@@ -885,4 +886,80 @@ async fn a_workspace_server_never_gets_lathes_key_and_takes_only_named_variables
         r.stdout
     );
     http.kill().await.ok();
+}
+
+/// 200 tools from a server take more than a tenth of the context: their
+/// schemas wait behind `tool_search` (each listed by name and one line),
+/// which loads them by name or by words; they are then called by name.
+/// Every request sends the same tools, byte for byte, loaded or not; an
+/// `always_load` server's tools are always sent.
+#[tokio::test]
+async fn two_hundred_tools_wait_behind_tool_search_and_every_request_sends_the_same_tools() {
+    let env = Env::new(&format!(
+        "{}{}",
+        stdio_server("many", "env = { LATHE_TEST_TOOLS = \"200\" }"),
+        stdio_server("few", "always_load = true")
+    ));
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "s",
+            "tool_search",
+            json!({"names": ["many__record-007", "many.echo", "nope"]}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "q",
+            "tool_search",
+            json!({"query": "inventory record-150", "limit": 1}),
+        )),
+        Step::Reply(Reply::tools().call("r", "many__record-007", json!({"id": "A-1"}))),
+        Step::Reply(Reply::tools().call("f", "few__echo", json!({"message": "hi"}))),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let r = env.exec(&mock, "full-auto", &[]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 5);
+    let tools = &requests[0].body["tools"];
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"tool_search"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("many__")), "{names:?}");
+    assert!(names.contains(&"few__echo"), "always_load: {names:?}");
+    let search = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "tool_search")
+        .unwrap()["function"]["description"]
+        .as_str()
+        .unwrap();
+    assert_eq!(search.matches("\n- many__record-").count(), 200, "{search}");
+    assert!(search.contains("\n- many__record-042: Look up a record of kind 42"));
+    assert!(!search.contains("as_of"), "schemas are not in the listing");
+    for (i, req) in requests.iter().enumerate() {
+        assert_eq!(
+            req.body["tools"].to_string(),
+            tools.to_string(),
+            "request {i} sent other tools"
+        );
+    }
+    let loaded = r.finished("s").to_string();
+    assert!(
+        loaded.contains("many__record-007") && loaded.contains("as_of"),
+        "{loaded}"
+    );
+    assert!(
+        loaded.contains("many__echo") && loaded.contains("nope"),
+        "{loaded}"
+    );
+    let found = r.finished("q").to_string();
+    assert!(found.contains("many__record-150"), "{found}");
+    assert_eq!(r.finished("r")["status"], "ok", "{}", r.stdout);
+    assert!(content(&r.finished("r")).contains("record-007: id A-1"));
+    assert!(content(&r.finished("f")).contains("hi"));
 }

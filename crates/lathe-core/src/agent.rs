@@ -98,6 +98,9 @@ pub struct AgentConfig {
     pub context_window: Option<u64>,
     /// Compact when the context is this full (percent).
     pub compact_at: u8,
+    /// Defer MCP tool schemas behind `tool_search` past this share of the
+    /// context (percent; 100: never).
+    pub tool_search_at: u8,
     /// Lathe's data directory, where the checkpoints that `/undo` and
     /// `/rewind` restore files from are kept; `None`: no checkpoints.
     pub checkpoints: Option<std::path::PathBuf>,
@@ -135,6 +138,7 @@ impl AgentConfig {
             scratch: None,
             context_window: None,
             compact_at: crate::config::defaults::COMPACT_AT,
+            tool_search_at: crate::config::defaults::TOOL_SEARCH_AT,
             checkpoints: None,
             models: std::collections::BTreeMap::new(),
             max_background: crate::tools::jobs::DEFAULT_MAX,

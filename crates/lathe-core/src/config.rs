@@ -44,6 +44,9 @@ pub mod defaults {
     pub const REQUEST_TIMEOUT_SECS: u64 = 900;
     /// How full the context may get before it is compacted (percent).
     pub const COMPACT_AT: u8 = 85;
+    /// MCP tool schemas past this share of the context (percent) wait
+    /// behind `tool_search`.
+    pub const TOOL_SEARCH_AT: u8 = 10;
     /// How many times the same call may come in a turn (or the same
     /// failure in a row) before the turn pauses (`[limits] repeat_calls`).
     pub const REPEAT_CALLS: u32 = 5;
@@ -138,6 +141,9 @@ pub struct Config {
     pub context_window: Option<u64>,
     /// Compact when the context is this full (percent).
     pub compact_at: u8,
+    /// Defer MCP tool schemas behind `tool_search` past this share of the
+    /// context (percent; 100: never).
+    pub tool_search_at: u8,
     /// Checkpoint the workspace's files for `/undo` and `/rewind`.
     pub checkpoints: bool,
     pub workspace: PathBuf,
@@ -256,6 +262,13 @@ impl Config {
         let tools = merged.tools.clone().unwrap_or_default();
         let web = settings::web(&tools)?;
         let message_channels = settings::message_channels(tools.message.clone(), env)?;
+        let tool_search_at = u8::try_from(in_range(
+            "[tools] search_at",
+            tools.search_at.map(u64::from),
+            u64::from(defaults::TOOL_SEARCH_AT),
+            0..=100,
+        )?)
+        .unwrap_or(defaults::TOOL_SEARCH_AT);
         let compact_at = u8::try_from(in_range(
             "compact_at",
             merged.compact_at.map(u64::from),
@@ -299,6 +312,7 @@ impl Config {
                 .max(1),
             context_window,
             compact_at,
+            tool_search_at,
             checkpoints: overrides.checkpoints.or(merged.checkpoints).unwrap_or(true),
             workspace,
             theme: merged.theme.unwrap_or_else(|| "dark".to_string()),

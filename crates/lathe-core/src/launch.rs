@@ -359,6 +359,7 @@ fn agent_config(
     agent_config.grant_max = config.grant_max;
     agent_config.context_window = config.context_window;
     agent_config.compact_at = config.compact_at;
+    agent_config.tool_search_at = config.tool_search_at;
     agent_config.max_background = config.max_background;
     agent_config.judge.clone_from(&config.judge);
     agent_config.models = config.models.clone();

@@ -319,6 +319,10 @@ impl Tool for McpTool {
         Effect::External
     }
 
+    fn deferrable(&self) -> bool {
+        !self.server.config.always_load
+    }
+
     fn operations(
         &self,
         _args: &Value,

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod preview;
 pub mod registry;
 pub mod spec;
+pub mod tool_search;
 pub mod toolset;
 pub mod truncate;
 pub mod typed;

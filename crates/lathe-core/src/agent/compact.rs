@@ -159,6 +159,19 @@ pub(crate) fn window(shared: &Shared) -> Option<u64> {
         .or_else(|| shared.model_info(&shared.model()).context_window)
 }
 
+/// How many bytes the MCP servers' tool schemas may take before they wait
+/// behind `tool_search`: `[tools] search_at` percent of the window (about
+/// four bytes a token; 128k tokens where the window is not known); none
+/// at 100.
+pub(crate) fn tool_search_budget(shared: &Shared) -> Option<usize> {
+    let percent = u64::from(shared.settings.tool_search_at);
+    (percent < 100).then(|| {
+        let window = window(shared).unwrap_or(128_000);
+        usize::try_from(window.saturating_mul(4).saturating_mul(percent) / 100)
+            .unwrap_or(usize::MAX)
+    })
+}
+
 /// Tells the front end how full the context is.
 pub(crate) fn report(shared: &Shared, conv: &Conversation) {
     let tokens = conv.context_tokens();

@@ -64,6 +64,7 @@ pub(crate) struct Settings {
     pub(crate) protected_files: Vec<String>,
     pub(crate) context_window: Option<u64>,
     pub(crate) compact_at: u8,
+    pub(crate) tool_search_at: u8,
     /// What the config says of models.
     pub(crate) configured_models: BTreeMap<String, ModelInfo>,
     /// The judge's model, when one reviews risky calls.
@@ -131,6 +132,7 @@ impl Settings {
             },
             context_window: cfg.context_window,
             compact_at: cfg.compact_at,
+            tool_search_at: cfg.tool_search_at,
             configured_models: cfg.models.clone(),
             judge: cfg.judge.clone(),
             caps: cfg.caps,

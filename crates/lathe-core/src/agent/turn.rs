@@ -440,6 +440,10 @@ impl Turn<'_> {
             () = shared.services.tools.settle() => {}
             () = self.cancel.cancelled() => {}
         }
+        shared
+            .services
+            .tools
+            .defer_above(super::compact::tool_search_budget(shared));
         let tools = shared.services.tools.snapshot();
         // Planning, the model is offered what only looks.
         let read_only;

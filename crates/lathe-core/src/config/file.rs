@@ -60,6 +60,9 @@ pub struct JudgeSection {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsSection {
+    /// Past this share of the context (percent), the MCP servers' tool
+    /// schemas wait behind `tool_search` (0: always; 100: never).
+    pub search_at: Option<u8>,
     pub web_fetch: Option<WebFetchSection>,
     pub web_search: Option<WebSearchSection>,
     pub message: Option<MessageSection>,

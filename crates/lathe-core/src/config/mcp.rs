@@ -53,6 +53,10 @@ pub struct McpServer {
     /// How it is logged in to, when it asks (HTTP servers only).
     #[serde(default)]
     pub oauth: OAuthEntry,
+    /// Its tools' schemas are always sent, never deferred behind
+    /// `tool_search`.
+    #[serde(default)]
+    pub always_load: bool,
 }
 
 /// `[mcp_servers.NAME.oauth]` (`.mcp.json`'s `"oauth"`): what the person
@@ -173,6 +177,9 @@ pub struct ServerEntry {
     /// network there (shown in the trust question).
     pub network: Option<bool>,
     pub oauth: Option<OAuthEntry>,
+    /// `true`: its tools' schemas are always sent (never behind
+    /// `tool_search`).
+    pub always_load: Option<bool>,
 }
 
 /// A workspace's entry as other assistants write it: fields Lathe does
@@ -198,6 +205,8 @@ struct JsonEntry {
     cwd: Option<String>,
     network: Option<bool>,
     oauth: Option<OAuthEntry>,
+    #[serde(alias = "alwaysLoad")]
+    always_load: Option<bool>,
 }
 
 /// A name other assistants accept (`github.com/foo`) made one Lathe can
@@ -359,6 +368,7 @@ fn server(
             network: entry.network == Some(true),
             written: written(&entry),
             oauth: entry.oauth.clone().unwrap_or_default(),
+            always_load: entry.always_load == Some(true),
         })
     }
 }
@@ -440,6 +450,7 @@ pub fn mcp_json(
                 enabled: e.enabled,
                 network: e.network,
                 oauth: e.oauth,
+                always_load: e.always_load,
             },
         );
     }

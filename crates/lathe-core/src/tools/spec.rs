@@ -353,6 +353,11 @@ pub trait Tool: Send + Sync {
     fn deletes_files(&self) -> bool {
         false
     }
+    /// Whether its schema may wait behind `tool_search` when there are
+    /// many tools (a server's tool, unless the server is `always_load`).
+    fn deferrable(&self) -> bool {
+        false
+    }
     /// Whether a subagent may be given it: not a subagent of its own (one
     /// level), nor a question to the person or a plan of its own (the
     /// model that sent it asks and plans).

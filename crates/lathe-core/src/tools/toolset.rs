@@ -33,8 +33,11 @@ pub struct Snapshot {
 
 pub struct Toolset {
     /// The built-ins, with how often one was put anew
-    /// ([`Toolset::replace_builtin`]).
+    /// ([`Toolset::replace_builtin`]) or the deferral changed.
     base: RwLock<(ToolRegistry, u64)>,
+    /// How many bytes the sources' schemas may take before those that
+    /// may wait are deferred behind `tool_search`; none, never.
+    defer_above: RwLock<Option<usize>>,
     sources: Vec<Arc<dyn ToolSource>>,
     current: RwLock<Arc<Snapshot>>,
 }
@@ -55,11 +58,29 @@ impl Toolset {
     }
 
     pub fn new(base: ToolRegistry, sources: Vec<Arc<dyn ToolSource>>) -> Self {
-        let first = Arc::new(build(&base, 0, &sources));
+        let first = Arc::new(build(&base, 0, &sources, None));
         Self {
             base: RwLock::new((base, 0)),
+            defer_above: RwLock::new(None),
             sources,
             current: RwLock::new(first),
+        }
+    }
+
+    /// Defers the sources' schemas (those that may wait) behind
+    /// `tool_search` when together they take more than `bytes`: from the
+    /// next snapshot.
+    pub fn defer_above(&self, bytes: Option<usize>) {
+        let mut defer = self
+            .defer_above
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *defer != bytes {
+            *defer = bytes;
+            self.base
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .1 += 1;
         }
     }
 
@@ -104,11 +125,15 @@ impl Toolset {
             }
         }
         let fresh = {
+            let defer = *self
+                .defer_above
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let base = self
                 .base
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            Arc::new(build(&base.0, base.1, &self.sources))
+            Arc::new(build(&base.0, base.1, &self.sources, defer))
         };
         *self
             .current
@@ -118,22 +143,60 @@ impl Toolset {
     }
 }
 
-fn build(base: &ToolRegistry, base_generation: u64, sources: &[Arc<dyn ToolSource>]) -> Snapshot {
+fn build(
+    base: &ToolRegistry,
+    base_generation: u64,
+    sources: &[Arc<dyn ToolSource>],
+    defer_above: Option<usize>,
+) -> Snapshot {
     // Generations first: a change while the tools are read shows at the
     // next snapshot rather than never.
     let generations = std::iter::once(base_generation)
         .chain(sources.iter().map(|s| s.generation()))
         .collect();
     let more: Vec<Arc<dyn Tool>> = sources.iter().flat_map(|s| s.tools()).collect();
-    let (registry, refused) = base.extended(more);
+    let from_sources: Vec<(String, bool)> = more
+        .iter()
+        .map(|t| (t.name().to_string(), t.deferrable()))
+        .collect();
+    let (mut registry, refused) = base.extended(more);
     for e in refused {
         tracing::warn!(error = %e, "a tool was left out");
     }
+    let mut schemas = registry.schemas();
+    if let Some(limit) = defer_above {
+        let theirs = |s: &ToolSchema| from_sources.iter().any(|(n, _)| *n == s.name);
+        let size: usize = schemas.iter().filter(|s| theirs(s)).map(schema_size).sum();
+        let may_wait = |s: &ToolSchema| from_sources.iter().any(|(n, d)| *d && *n == s.name);
+        if size > limit && schemas.iter().any(may_wait) {
+            let (deferred, mut kept): (Vec<ToolSchema>, Vec<ToolSchema>) =
+                schemas.into_iter().partition(may_wait);
+            let search: Arc<dyn Tool> = Arc::new(super::tool_search::ToolSearch::new(deferred));
+            match registry.register(search) {
+                Ok(()) => {
+                    if let Ok(t) = registry.resolve(super::tool_search::NAME) {
+                        kept.push(t.schema.clone());
+                    }
+                    kept.sort_by(|a, b| a.name.cmp(&b.name));
+                    schemas = kept;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "tool_search could not be offered");
+                    schemas = registry.schemas();
+                }
+            }
+        }
+    }
     Snapshot {
-        schemas: registry.schemas(),
+        schemas,
         registry,
         generations,
     }
+}
+
+/// About how many bytes a schema takes in a request.
+fn schema_size(s: &ToolSchema) -> usize {
+    s.name.len() + s.description.len() + s.parameters.to_string().len()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! A small MCP server on rmcp that Lathe's tests start (over stdio, or
 //! streamable HTTP with `--http ADDR`): tools that answer, fail, report
 //! progress, hang, crash the server, or change the tool list. `refuse`
-//! as the first argument exits before the handshake.
+//! as the first argument exits before the handshake. `LATHE_TEST_TOOLS=N`
+//! adds N more (`record-001` …), each with a full schema, for tests of
+//! many tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -87,6 +89,21 @@ impl ServerHandler for TestServer {
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("late", "Added later", json!({"type": "object"})));
         }
+        let many: usize = std::env::var("LATHE_TEST_TOOLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        for i in 1..=many {
+            tools.push(tool(
+                &format!("record-{i:03}"),
+                &format!("Look up a record of kind {i} in the inventory, by its id.\nIt answers with the record's fields."),
+                json!({"type": "object", "properties": {
+                    "id": string("the record's id"),
+                    "fields": {"type": "array", "items": {"type": "string"}, "description": "which fields to return"},
+                    "as_of": string("a date (YYYY-MM-DD): the record as it was then"),
+                }, "required": ["id"]}),
+            ));
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -152,6 +169,10 @@ impl ServerHandler for TestServer {
                 Ok(text("grown"))
             }
             "late" => Ok(text("the late tool answers")),
+            name if name.starts_with("record-") => Ok(text(format!(
+                "{name}: id {}",
+                args.get("id").and_then(Value::as_str).unwrap_or("?")
+            ))),
             "image" => Ok(CallToolResult::success(vec![ContentBlock::image(
                 "iVBORw0KGgoAAAANSUhEUg==",
                 "image/png",
