@@ -13,7 +13,7 @@ mod crash;
 mod exec_cli;
 mod init;
 mod mcp;
-mod mcp_oauth;
+mod mcp_sdk;
 mod models;
 mod session_hooks;
 mod skills;

@@ -2129,3 +2129,69 @@ async fn a_workspaces_agent_types_are_offered_once_trusted() {
         "{first}"
     );
 }
+
+/// A server's form during a call (elicitation) is asked in the question
+/// panel, field by field, armed like every question: a number, an
+/// optional text, a yes/no; the answers go back to the server, which
+/// gives them to the model.
+#[tokio::test]
+async fn a_servers_form_is_answered_in_the_question_panel() {
+    if !have_tmux() {
+        return;
+    }
+    let Some(sdk) = crate::mcp_sdk::sdk() else {
+        return;
+    };
+    let port = crate::mcp_sdk::free_port();
+    let (_server, _) = crate::mcp_sdk::node(
+        &sdk.join("dist/esm/examples/server/simpleStreamableHttp.js"),
+        &[],
+        &[("MCP_PORT", port.to_string())],
+        "MCP Streamable HTTP Server listening",
+    )
+    .await;
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp_servers.demo]\nurl = \"http://localhost:{port}/mcp\"\n"),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "u",
+            "demo__collect-user-info",
+            json!({"infoType": "feedback"}),
+        )),
+        Step::Reply(Reply::text("Thanks for the feedback.")),
+    ])
+    .await;
+    let pane = Pane::start_home(&mock, ws.path(), home, "", "--approval full-auto");
+    pane.wait_for("approval full-auto").await;
+    pane.type_slowly("collect feedback", Duration::from_millis(40))
+        .await;
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("Rating").await;
+    assert!(
+        shown.contains("MCP server demo asks: Please provide your feedback"),
+        "{shown}"
+    );
+    pause().await;
+    pane.type_slowly("4", Duration::from_millis(200)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Comments").await;
+    pause().await;
+    pane.type_slowly("works well", Duration::from_millis(60))
+        .await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Would you recommend this?").await;
+    pause().await;
+    pane.keys(&["1"]);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Thanks for the feedback.").await;
+    let second = mock.requests()[1].body.to_string().replace('\\', "");
+    for part in ["works well", "\"rating\": 4", "\"recommend\": true"] {
+        assert!(second.contains(part), "{part}: {second}");
+    }
+}

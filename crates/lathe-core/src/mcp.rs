@@ -24,6 +24,7 @@
 //! from the next model request.
 
 mod client;
+mod elicit;
 pub mod oauth;
 mod result;
 

@@ -63,6 +63,7 @@ pub struct McpServer {
 /// registered with the server's authorization server, when it offers no
 /// registration of its own. Every field may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OAuthEntry {
     /// A client registered beforehand (used before any other way).
     #[serde(alias = "clientId")]
@@ -204,9 +205,60 @@ struct JsonEntry {
     disabled: Option<bool>,
     cwd: Option<String>,
     network: Option<bool>,
-    oauth: Option<OAuthEntry>,
+    /// Read leniently: other assistants' fields are left aside.
+    oauth: Option<Value>,
     #[serde(alias = "alwaysLoad")]
     always_load: Option<bool>,
+}
+
+/// `.mcp.json`'s `"oauth"` as other assistants write it: the fields Lathe
+/// uses (`clientId`, `callbackPort`, `scopes` as a list or one string,
+/// `clientMetadataUrl`), the rest left aside.
+fn json_oauth(v: &Value) -> OAuthEntry {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    OAuthEntry {
+        client_id: text("clientId").or_else(|| text("client_id")),
+        callback_port: v
+            .get("callbackPort")
+            .or_else(|| v.get("callback_port"))
+            .and_then(Value::as_u64)
+            .and_then(|p| u16::try_from(p).ok()),
+        scopes: match v.get("scopes") {
+            Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        },
+        client_metadata_url: text("clientMetadataUrl").or_else(|| text("client_metadata_url")),
+    }
+}
+
+/// What is wrong with an `oauth` entry, if anything.
+fn check_oauth(o: &OAuthEntry) -> Result<(), String> {
+    let plain = |s: &str| !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control());
+    if let Some(id) = &o.client_id
+        && !plain(id)
+    {
+        return Err("oauth.client_id must be one word, not empty".into());
+    }
+    if let Some(bad) = o.scopes.iter().find(|s| !plain(s)) {
+        return Err(format!(
+            "oauth.scopes: {bad:?} is not a scope (one word each, not empty)"
+        ));
+    }
+    if let Some(doc) = &o.client_metadata_url {
+        let https = reqwest::Url::parse(doc)
+            .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+        if !https {
+            return Err(format!(
+                "oauth.client_metadata_url must be an https URL with a path, not {doc:?}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A name other assistants accept (`github.com/foo`) made one Lathe can
@@ -347,6 +399,9 @@ fn server(
             entry.startup_timeout_secs,
             DEFAULT_STARTUP_TIMEOUT_SECS,
         )?;
+        if let Some(o) = &entry.oauth {
+            check_oauth(o).map_err(|e| bad(format!("mcp_servers.{name}.{e}")))?;
+        }
         let takes = taken_variables(&entry);
         let taken_secrets = takes
             .iter()
@@ -449,7 +504,7 @@ pub fn mcp_json(
                 trusted: e.trusted,
                 enabled: e.enabled,
                 network: e.network,
-                oauth: e.oauth,
+                oauth: e.oauth.as_ref().map(json_oauth),
                 always_load: e.always_load,
             },
         );
@@ -594,6 +649,78 @@ mod tests {
         // A workspace cannot trust its own.
         let (w, _) = servers(entries, RuleOrigin::Workspace, ".mcp.json", &env);
         assert!(!w[1].trusted);
+    }
+
+    #[test]
+    fn oauth_entries_are_checked_and_mcp_json_ones_read_leniently() {
+        let with = |oauth: OAuthEntry| {
+            let mut entries = BTreeMap::new();
+            entries.insert(
+                "hosted".to_string(),
+                ServerEntry {
+                    url: Some("https://mcp.example.com/mcp".into()),
+                    oauth: Some(oauth),
+                    ..ServerEntry::default()
+                },
+            );
+            servers(entries, RuleOrigin::User, "config", &env)
+        };
+        let (s, w) = with(OAuthEntry {
+            client_id: Some("Iv1.abc".into()),
+            callback_port: Some(8765),
+            scopes: vec!["repo".into(), "read:org".into()],
+            client_metadata_url: Some("https://example.com/lathe.json".into()),
+        });
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s[0].oauth.callback_port, Some(8765));
+        for (bad, says) in [
+            (
+                OAuthEntry {
+                    client_id: Some(String::new()),
+                    ..OAuthEntry::default()
+                },
+                "client_id",
+            ),
+            (
+                OAuthEntry {
+                    scopes: vec!["a b".into()],
+                    ..OAuthEntry::default()
+                },
+                "\"a b\" is not a scope",
+            ),
+            (
+                OAuthEntry {
+                    scopes: vec!["c\nd".into()],
+                    ..OAuthEntry::default()
+                },
+                "not a scope",
+            ),
+            (
+                OAuthEntry {
+                    client_metadata_url: Some("http://example.com/c.json".into()),
+                    ..OAuthEntry::default()
+                },
+                "https URL",
+            ),
+        ] {
+            let (s, w) = with(bad);
+            assert!(s.is_empty());
+            assert!(w.iter().any(|w| w.contains(says)), "{says}: {w:?}");
+        }
+        // A TOML typo is an error, not silence.
+        assert!(toml::from_str::<OAuthEntry>("callback-port = 1\n").is_err());
+        // Claude Code's fields read; the ones Lathe does not use left aside.
+        let o = json_oauth(&serde_json::json!({
+            "clientId": "abc", "callbackPort": 8080, "scopes": "repo read:org",
+            "authServerMetadataUrl": "https://x.example"
+        }));
+        assert_eq!(o.client_id.as_deref(), Some("abc"));
+        assert_eq!(o.callback_port, Some(8080));
+        assert_eq!(o.scopes, ["repo", "read:org"]);
+        assert_eq!(
+            json_oauth(&serde_json::json!({"callbackPort": 70000})).callback_port,
+            None
+        );
     }
 
     #[test]

@@ -9,6 +9,11 @@ use crate::mcp::oauth::{self, LoginError, TokenFile};
 pub enum McpLoginError {
     #[error("there is no MCP server `{name}` ({known})")]
     Unknown { name: String, known: String },
+    #[error(
+        "`{0}` is the workspace's, and you have not trusted it: run `lathe` here and trust the \
+         workspace's MCP servers first"
+    )]
+    Untrusted(String),
     #[error("`{0}` runs as a command (stdio): only HTTP servers log in")]
     NotHttp(String),
     #[error(
@@ -40,6 +45,11 @@ fn http_server<'a>(
             known,
         });
     };
+    // A repository's server is reached only once the person trusted it.
+    if server.origin == crate::policy::RuleOrigin::Workspace && !super::mcp_trusted(config, server)
+    {
+        return Err(McpLoginError::Untrusted(name.to_string()));
+    }
     let McpTransport::Http { url, headers } = &server.transport else {
         return Err(McpLoginError::NotHttp(name.to_string()));
     };

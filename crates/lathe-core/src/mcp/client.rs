@@ -63,6 +63,10 @@ struct Progress {
     sink: Mutex<Option<ProgressSink>>,
     /// Told on every notification: the call's idle timeout starts over.
     alive: Notify,
+    /// Who answers the server's questions during the call.
+    asker: Mutex<Option<super::elicit::Asker>>,
+    /// The person is being asked: the call's time is theirs.
+    asking: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -113,9 +117,36 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let name = self
+            .server
+            .upgrade()
+            .map(|s| s.config.name.clone())
+            .unwrap_or_default();
+        let asker = self
+            .progress
+            .asker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        self.progress.asking.store(true, Ordering::SeqCst);
+        let result = super::elicit::answer(asker, &name, request).await;
+        self.progress.asking.store(false, Ordering::SeqCst);
+        self.progress.alive.notify_waiters();
+        Ok(result)
+    }
+
     fn get_info(&self) -> ClientConfig {
+        // Forms and pages a server asks the person to fill in or open.
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}, "url": {}}}))
+                .unwrap_or_default();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("lathe", env!("CARGO_PKG_VERSION")),
         )
     }
@@ -712,6 +743,16 @@ impl Server {
             .sink
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ctx.progress.clone());
+        *self
+            .progress
+            .asker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            ctx.together.clone().map(|together| super::elicit::Asker {
+                together,
+                call_id: ctx.call_id.clone(),
+                cancel: ctx.cancel.clone(),
+            });
         let timeout = Duration::from_secs(self.config.timeout_secs);
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         // Dropping this future tells the server the call was abandoned.
@@ -758,6 +799,11 @@ impl Server {
                     next_probe.as_mut().reset(tokio::time::Instant::now() + PROBE_EVERY);
                 }
                 () = &mut idle => {
+                    // Waiting for the person is not the server's silence.
+                    if self.progress.asking.load(Ordering::SeqCst) {
+                        idle.as_mut().reset(tokio::time::Instant::now() + timeout);
+                        continue;
+                    }
                     break Err(ServiceError::Timeout { timeout });
                 }
                 () = &mut total => {
@@ -840,6 +886,11 @@ impl Server {
         *self
             .progress
             .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *self
+            .progress
+            .asker
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }

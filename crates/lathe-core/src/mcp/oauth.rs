@@ -41,6 +41,10 @@ const WAIT: Duration = Duration::from_secs(300);
 /// How long a refresh waits for another process's refresh to end.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
+/// How many requests to the loopback listener are read at once (more are
+/// closed).
+const READERS: usize = 64;
+
 /// The most of a request to the loopback listener that is read.
 const MAX_HEAD: usize = 16 * 1024;
 
@@ -56,6 +60,8 @@ pub enum LoginError {
     TimedOut,
     #[error("the authorization server refused: {0}")]
     Refused(String),
+    #[error("cannot log in to it: {0}")]
+    Cannot(String),
     #[error("{0}")]
     Auth(#[from] AuthError),
 }
@@ -100,7 +106,13 @@ impl TokenFile {
             }
         };
         match serde_json::from_str::<Kept>(&text) {
-            Ok(kept) if kept.server == self.server => Some(kept.credentials),
+            Ok(kept) if kept.server == self.server => {
+                // Whatever token this process holds is hidden from then
+                // on, however it came (a refresh here or in another
+                // Lathe).
+                crate::policy::redactor::learn(tokens_of(&kept.credentials));
+                Some(kept.credentials)
+            }
             Ok(_) => None,
             Err(e) => {
                 tracing::warn!(file = %self.path.display(), "MCP login is not readable: {e}");
@@ -118,21 +130,12 @@ impl TokenFile {
     /// The access and refresh tokens kept, to be hidden wherever text is
     /// shown or recorded.
     pub fn secrets(&self) -> Vec<String> {
-        let Some(tokens) = self
-            .read()
-            .and_then(|c| c.token_response)
-            .and_then(|t| serde_json::to_value(t).ok())
-        else {
-            return Vec::new();
-        };
-        ["access_token", "refresh_token"]
-            .iter()
-            .filter_map(|k| tokens.get(k).and_then(|v| v.as_str()).map(str::to_owned))
-            .collect()
+        self.read().map(|c| tokens_of(&c)).unwrap_or_default()
     }
 
     /// Replaces the file, whole, readable by the person alone.
     fn write(&self, credentials: StoredCredentials) -> io::Result<()> {
+        crate::policy::redactor::learn(tokens_of(&credentials));
         let dir = self.dir()?;
         let kept = Kept {
             server: self.server.clone(),
@@ -170,6 +173,9 @@ impl TokenFile {
             .recursive(true)
             .mode(0o700)
             .create(&dir)?;
+        // One made before (or by someone else's umask) is the person's
+        // alone from now on.
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
         Ok(dir)
     }
 
@@ -201,6 +207,21 @@ impl TokenFile {
             }
         }
     }
+}
+
+/// The access and refresh tokens of `credentials`.
+fn tokens_of(credentials: &StoredCredentials) -> Vec<String> {
+    let Some(tokens) = credentials
+        .token_response
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+    else {
+        return Vec::new();
+    };
+    ["access_token", "refresh_token"]
+        .iter()
+        .filter_map(|k| tokens.get(k).and_then(|v| v.as_str()).map(str::to_owned))
+        .collect()
 }
 
 fn store_error(e: impl std::fmt::Display) -> AuthError {
@@ -266,6 +287,22 @@ pub async fn manager(
 ) -> Result<Option<AuthorizationManager>, AuthError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut manager = AuthorizationManager::new(url).await?;
+    // The authorization server is found again and must be the one that
+    // issued the tokens: metadata that went missing (or names no issuer)
+    // must not send the refresh token wherever a guess leads.
+    let resolution = manager.resolve_metadata().await?;
+    let kept = file.read().and_then(|c| c.issuer);
+    if let Some(issuer) = &kept
+        && resolution.metadata.issuer.as_deref() != Some(issuer.as_str())
+    {
+        tracing::warn!(
+            %url,
+            "the authorization server that issued the login is not found as it was: a new \
+             login is needed"
+        );
+        return Ok(None);
+    }
+    manager.set_metadata(resolution.metadata);
     manager.set_credential_store(file);
     Ok(manager.initialize_from_store().await?.then_some(manager))
 }
@@ -299,6 +336,18 @@ pub async fn login(
     {
         return Err(LoginError::NotAsked(login.name.to_string()));
     }
+    let pkce = resolution
+        .metadata
+        .code_challenge_methods_supported
+        .as_ref()
+        .is_some_and(|m| m.iter().any(|m| m == "S256"));
+    if !pkce && resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(LoginError::Cannot(
+            "its authorization server does not say it supports PKCE with S256 \
+             (code_challenge_methods_supported), which a login needs"
+                .into(),
+        ));
+    }
     manager.set_metadata(resolution.metadata);
     let file = TokenFile::of(login.dir, login.url);
     manager.set_credential_store(file);
@@ -328,6 +377,12 @@ pub async fn login(
         .await
         .map_err(|(_, e)| e)?;
     let url = session.get_authorization_url().to_string();
+    if !openable(&url) {
+        return Err(LoginError::Cannot(format!(
+            "its login page is not an https URL, so it is not opened: {}",
+            one_line(&url)
+        )));
+    }
     let state = reqwest::Url::parse(&url)
         .ok()
         .and_then(|u| {
@@ -397,6 +452,31 @@ async fn challenge(url: &str) -> Result<Option<String>, LoginError> {
     ))
 }
 
+/// Whether a login page may be opened: https, or http on this machine.
+fn openable(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let local = || {
+        let host = u.host_str().unwrap_or_default();
+        host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_loopback())
+    };
+    u.scheme() == "https" || (u.scheme() == "http" && local())
+}
+
+/// `text` on one line, without control characters (a server's words in a
+/// message of ours).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// Opens `url` with `browser` (`$BROWSER`: its first entry) or
 /// `xdg-open`; says with what, or why not. The browser is not waited for.
 fn open_browser(url: &str, browser: Option<&str>) -> Result<String, String> {
@@ -435,11 +515,28 @@ async fn wait_for_return(
     state: &str,
     name: &str,
 ) -> Result<(), LoginError> {
+    // Requests are read side by side (a connection that sends nothing
+    // holds up no other), then taken one at a time.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(READERS);
+    let readers = std::sync::Arc::new(tokio::sync::Semaphore::new(READERS));
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
-            continue;
+        let (mut stream, target) = tokio::select! {
+            accepted = listener.accept() => {
+                if let (Ok((mut stream, _)), Ok(permit)) =
+                    (accepted, readers.clone().try_acquire_owned())
+                {
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        let target = read_target(&mut stream).await;
+                        let _ = tx.send((stream, target)).await;
+                        drop(permit);
+                    });
+                }
+                continue;
+            }
+            Some(read) = rx.recv() => read,
         };
-        let Some(target) = read_target(&mut stream).await else {
+        let Some(target) = target else {
             answer(&mut stream, 400, "Lathe could not read that request.").await;
             continue;
         };
@@ -511,10 +608,10 @@ fn returned(target: &str, state: &str) -> Return {
         return Return::NotOurs(400, "This is not the login Lathe is waiting for.");
     }
     if let Some(error) = param("error") {
-        return Return::Refused(match param("error_description") {
+        return Return::Refused(one_line(&match param("error_description") {
             Some(d) => format!("{error}: {d}"),
             None => error,
-        });
+        }));
     }
     match param("code") {
         Some(code) if !code.is_empty() => Return::Code {

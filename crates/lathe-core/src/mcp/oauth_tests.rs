@@ -160,6 +160,31 @@ fn only_this_logins_return_with_a_code_is_taken() {
 }
 
 #[test]
+fn only_an_https_page_or_one_on_this_machine_is_opened() {
+    for ok in [
+        "https://auth.example.com/authorize?x=1",
+        "http://localhost:3001/authorize",
+        "http://127.0.0.1:9/a",
+        "http://[::1]:9/a",
+    ] {
+        assert!(openable(ok), "{ok}");
+    }
+    for bad in [
+        "javascript:alert(1)?x",
+        "file:///etc/passwd?x",
+        "http://auth.example.com/authorize",
+        "http://10.0.0.1/a",
+        "data:text/html,hi",
+        "ms-settings:x",
+        "not a url",
+        "",
+    ] {
+        assert!(!openable(bad), "{bad}");
+    }
+    assert_eq!(one_line("a\nb\x1b[31mc"), "a b [31mc");
+}
+
+#[test]
 fn the_browser_opens_with_its_first_entry_and_the_url_where_it_says() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("opened");

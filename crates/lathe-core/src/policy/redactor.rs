@@ -109,6 +109,41 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// Secrets this process came to hold after the conversation's matcher was
+/// built (a login's tokens, refreshed while it runs): every matcher that
+/// looks for credential shapes looks for these too.
+static LATE: LazyLock<std::sync::RwLock<Learned>> =
+    LazyLock::new(|| std::sync::RwLock::new((Vec::new(), None)));
+
+/// The secrets learned, and their matcher.
+type Learned = (Vec<String>, Option<std::sync::Arc<Redactor>>);
+
+/// Hides `secrets` from now on, wherever this process shows, records,
+/// logs or sends text (see [`LATE`]).
+pub fn learn(secrets: impl IntoIterator<Item = String>) {
+    let mut late = LATE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let before = late.0.len();
+    for s in secrets {
+        if !s.is_empty() && !late.0.contains(&s) {
+            late.0.push(s);
+        }
+    }
+    if late.0.len() != before {
+        let known = Forms::of(&late.0);
+        late.1 = Some(std::sync::Arc::new(Redactor::of_forms(&known, false)));
+    }
+}
+
+/// The matcher of [`LATE`]'s secrets, if any were learned.
+fn late() -> Option<std::sync::Arc<Redactor>> {
+    LATE.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .1
+        .clone()
+}
+
 /// Redacts known secret values and credential-shaped strings.
 #[derive(Debug, Clone)]
 pub struct Redactor {
@@ -408,7 +443,11 @@ impl Redactor {
         } else {
             0
         };
-        forms.max(dumps)
+        let late = match (self.shapes, late()) {
+            (true, Some(late)) => late.hold(),
+            _ => 0,
+        };
+        forms.max(dumps).max(late)
     }
 
     /// Where every form and shape matches in `text`, in one pass.
@@ -424,6 +463,10 @@ impl Redactor {
         self.column_spans(text, &mut spans);
         if !self.shapes {
             return spans;
+        }
+        // (A late matcher has no shapes: it never looks for itself.)
+        if let Some(late) = late() {
+            spans.0.extend(late.spans(text).0);
         }
         for re in SECRET_PATTERNS.iter() {
             for m in re.find_iter(text) {

@@ -23,6 +23,31 @@ fn configured_keys_and_credential_shapes_are_redacted() {
     assert_eq!(v["n"], 3);
 }
 
+/// A secret learned after a matcher was built (a refreshed login's token)
+/// is hidden by that matcher too, in every form, and in a stream.
+#[test]
+fn a_secret_learned_later_is_hidden_by_matchers_built_before() {
+    let before = Redactor::new(Vec::new());
+    let late = "tok-late-5f2c9a7e31d04b8a";
+    assert_eq!(before.redact_str(&format!("a {late} b")), None);
+    learn([late.to_string(), String::new()]);
+    let out = before.redact_str(&format!("a {late} b")).unwrap();
+    assert_eq!(out, format!("a {REDACTED} b"));
+    let spaced: String = late.chars().flat_map(|c| [c, ' ']).collect();
+    assert!(
+        !before
+            .redact_str(&spaced)
+            .unwrap_or(spaced.clone())
+            .contains("5f2c9a7e")
+    );
+    assert!(before.hold() >= late.len(), "a stream holds back its start");
+    // Learned twice, or learned empty, changes nothing.
+    learn([late.to_string()]);
+    assert!(before.redact_str("nothing here").is_none());
+    // A matcher of file contents (no shapes) is not widened.
+    assert!(Redactor::for_content(&[]).redact_str(late).is_none());
+}
+
 /// A secret URL hides its secret parts, not every mention of its site.
 #[test]
 fn a_secret_url_hides_its_secret_parts_not_its_host() {

@@ -1,11 +1,11 @@
-//! Logging in to MCP servers with OAuth, end to end: the real `lathe`
-//! binary against the MCP TypeScript SDK's own example server with its
-//! authorization server (`simpleStreamableHttp.js --oauth`, from npm as
-//! `.ci/run` installs it), and against a server on the SDK's OAuth router
-//! whose tokens last 2 s and whose refresh tokens rotate (a refresh token
-//! spent twice revokes the whole family, as hosted servers do). `$BROWSER`
-//! is a script that follows the login page's redirects back to Lathe, as a
-//! person's browser would.
+//! The real `lathe` binary against the MCP TypeScript SDK's own example
+//! server (`simpleStreamableHttp.js`, from npm as `.ci/run` installs it):
+//! logging in with OAuth (`--oauth`, with its authorization server), and
+//! against a server on the SDK's OAuth router whose tokens last 2 s and
+//! whose refresh tokens rotate (a refresh token spent twice revokes the
+//! whole family, as hosted servers do); `$BROWSER` is a script that
+//! follows the login page's redirects back to Lathe, as a person's
+//! browser would. Then the server asking the person (elicitation).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ const KEY: &str = "sk-lathe-oauth-test-0123456789abcdef";
 /// The installed SDK (`target/npm`, as `.ci/run` puts it, or where
 /// `LATHE_MCP_SDK` says). Without node these tests are skipped with a
 /// message, unless `LATHE_REQUIRE_NODE=1` makes that a failure.
-fn sdk() -> Option<PathBuf> {
+pub(crate) fn sdk() -> Option<PathBuf> {
     lathe_test_support::npm::installed(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("target/npm/node_modules/@modelcontextprotocol/sdk"),
@@ -31,7 +31,7 @@ fn sdk() -> Option<PathBuf> {
     )
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -41,7 +41,7 @@ fn free_port() -> u16 {
 
 /// Starts `node script args` with `env`, once it prints `ready`; its
 /// stdout lines are kept in the returned log.
-async fn node(
+pub(crate) async fn node(
     script: &Path,
     args: &[&str],
     env: &[(&str, String)],
@@ -319,10 +319,69 @@ async fn expired_tokens_are_refreshed_and_two_sessions_at_once_keep_the_login() 
     let (_, now) = kept_token(env.home.path());
     assert_ne!(first, now, "the refreshed token is kept");
 
-    // A call in a session whose token expired on the way.
+    // A call in a session whose token expired on the way; the server
+    // tells the refreshed token back, which is hidden wherever it goes.
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    let mock = MockLlm::start(calls("w", "rot__whoami", json!({}))).await;
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("w", "rot__whoami", json!({})).call(
+            "t",
+            "rot__token",
+            json!({}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
     let r = env.exec_json(&mock.openai_url(), KEY, &[], "who").await;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.finished("w")["status"], "ok", "{}", r.stdout);
+    let told = r.finished("t").to_string();
+    assert!(told.contains("your token: [REDACTED]"), "{told}");
+    let (_, token) = kept_token(env.home.path());
+    let mut written = Vec::new();
+    everything_written(env.home.path(), &mut written);
+    for (path, text) in &written {
+        assert!(!text.contains(&token), "the token is in {}", path.display());
+    }
+    let sent = mock.requests()[1].body.to_string();
+    assert!(!sent.contains(&token), "the model was sent the token");
+    assert!(!r.stdout.contains(&token) && !r.stderr.contains(&token));
+}
+
+/// A server's form (elicitation) during a call: headless, no one can
+/// answer, so it is declined, and the turn's questions say what was asked.
+#[tokio::test]
+async fn a_servers_form_is_declined_headless_and_said_so() {
+    let Some(sdk) = sdk() else {
+        return;
+    };
+    let port = free_port();
+    let (_server, _) = node(
+        &sdk.join("dist/esm/examples/server/simpleStreamableHttp.js"),
+        &[],
+        &[("MCP_PORT", port.to_string())],
+        "MCP Streamable HTTP Server listening",
+    )
+    .await;
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.config(&format!(
+        "[mcp_servers.demo]\nurl = \"http://localhost:{port}/mcp\"\n"
+    ));
+    let mock = MockLlm::start(calls(
+        "u",
+        "demo__collect-user-info",
+        json!({"infoType": "contact"}),
+    ))
+    .await;
+    let r = env.exec_json(&mock.openai_url(), KEY, &[], "collect").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = r.finished("u").to_string();
+    assert!(done.contains("declined"), "{done}");
+    let asked = r.first("turn_completed")["questions"].clone();
+    let question = asked[0]["question"].as_str().unwrap_or_default();
+    assert!(
+        question
+            .contains("MCP server demo asks: Please provide your contact information\nFull Name"),
+        "{asked}"
+    );
+    assert!(asked[0]["answer"].is_null(), "{asked}");
 }
