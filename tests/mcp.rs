@@ -963,3 +963,108 @@ async fn two_hundred_tools_wait_behind_tool_search_and_every_request_sends_the_s
     assert!(content(&r.finished("r")).contains("record-007: id A-1"));
     assert!(content(&r.finished("f")).contains("hi"));
 }
+
+/// The reference server's prompts are `/server:prompt ARGS` messages (a
+/// required argument missing: nothing is sent, and the usage is said);
+/// its resources go along with a message that mentions `@server:uri`.
+#[tokio::test]
+async fn the_reference_servers_prompts_and_resources_come_with_a_message() {
+    let Some(index) = everything() else {
+        return;
+    };
+    let env = Env::new(&format!(
+        "[mcp_servers.ev]\ncommand = \"node\"\nargs = [\"{}\", \"stdio\"]\n",
+        index.display()
+    ));
+    let run = |prompt: &'static str| {
+        let env = &env;
+        async move {
+            let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+            let r = env.exec_json(&mock.openai_url(), SECRET, &[], prompt).await;
+            (mock, r)
+        }
+    };
+    let (mock, r) = run("/ev:args-prompt Paris").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = mock.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("Paris"), "{sent}");
+    assert!(
+        !sent.contains("/ev:args-prompt"),
+        "the prompt's text is sent: {sent}"
+    );
+
+    let (mock, r) = run("/ev:args-prompt").await;
+    assert_ne!(r.code, 0);
+    assert!(mock.requests().is_empty(), "nothing is sent");
+    let error = r.first("error");
+    assert_eq!(error["kind"], "command", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("/ev:args-prompt CITY [STATE]"),
+        "{error}"
+    );
+    let (_, r) = run("/ev:no-such-prompt").await;
+    assert!(
+        r.first("error")["message"]
+            .as_str()
+            .unwrap()
+            .contains("its prompts are /ev:args-prompt"),
+        "{}",
+        r.stdout
+    );
+
+    let (mock, r) =
+        run("summarize @ev:demo://resource/static/document/architecture.md please").await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = mock.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("The person mentioned these MCP resources")
+            && sent.contains(
+                "<resource mention=\\\"@ev:demo://resource/static/document/architecture.md\\\">"
+            ),
+        "{sent}"
+    );
+    let attached = r.first("attachments");
+    assert_eq!(attached["files"][0]["attached"], true, "{attached}");
+    assert!(
+        !attached.to_string().contains("no such file"),
+        "a resource is not a file: {attached}"
+    );
+}
+
+/// A server's prompts come with its status, and a server that says its
+/// prompts changed (`prompts/list_changed`) has the new list read and
+/// shown; `/server:prompt ARG` sends the prompt it renders.
+#[tokio::test]
+async fn a_servers_prompts_are_sent_and_a_changed_list_is_read_again() {
+    let env = Env::new(&stdio_server("test", ""));
+    let mock = MockLlm::start(calls(&[("m", "test__more-prompts", json!({}))])).await;
+    let r = env
+        .exec_json(&mock.openai_url(), SECRET, &[], "/test:review src/lib.rs")
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = mock.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("Review src/lib.rs for bugs, and say what you find."),
+        "{sent}"
+    );
+    let statuses: Vec<Value> = r
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "mcp_server_status")
+        .collect();
+    let first = statuses
+        .iter()
+        .find(|s| s["state"] == "ready")
+        .expect("ready");
+    assert_eq!(first["prompts"][0]["name"], "review", "{first}");
+    assert_eq!(first["prompts"][0]["arguments"][0]["required"], true);
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s["prompts"].to_string().contains("\"later\"")),
+        "the changed list is read: {statuses:?}"
+    );
+}

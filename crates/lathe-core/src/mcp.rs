@@ -26,6 +26,7 @@
 mod client;
 mod elicit;
 pub mod oauth;
+pub mod offers;
 mod result;
 
 use std::collections::BTreeMap;
@@ -150,6 +151,83 @@ impl Manager {
         Ok(())
     }
 
+    /// `/server:prompt ARGS`: the prompt's messages as the message to
+    /// send, or why there are none (a required argument missing, the
+    /// server's error); `None` when `message` names no server's prompt.
+    pub async fn prompt_invoked(&self, message: &str) -> Option<Result<String, String>> {
+        let rest = message.trim_start().strip_prefix('/')?;
+        let (head, given) = match rest.split_once(char::is_whitespace) {
+            Some((h, g)) => (h, g.trim()),
+            None => (rest.trim_end(), ""),
+        };
+        let (server_name, prompt_name) = head.split_once(':')?;
+        let server = self
+            .lock()
+            .iter()
+            .find(|s| s.config.name == server_name)
+            .cloned()?;
+        // A server still starting is waited for (at most its startup
+        // timeout), as a turn's first request waits for its tools.
+        server.started().await;
+        let offers = server.offers();
+        let Some(prompt) = offers.prompts.iter().find(|p| p.name == prompt_name) else {
+            let known: Vec<String> = offers
+                .prompts
+                .iter()
+                .map(|p| format!("/{server_name}:{}", p.name))
+                .collect();
+            return Some(Err(if known.is_empty() {
+                format!("MCP server {server_name} offers no prompts")
+            } else {
+                format!(
+                    "MCP server {server_name} has no prompt `{prompt_name}`; its prompts are {}",
+                    known.join(", ")
+                )
+            }));
+        };
+        let arguments = match offers::arguments(server_name, prompt, given) {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(
+            server
+                .get_prompt(prompt_name, arguments)
+                .await
+                .map(|r| offers::rendered(&r))
+                .map_err(|e| format!("MCP server {server_name}'s prompt {prompt_name}: {e}")),
+        )
+    }
+
+    /// Whether `mention` (after `@`) names a server's resource.
+    pub fn names_a_resource(&self, mention: &str) -> bool {
+        mention.split_once(':').is_some_and(|(s, uri)| {
+            !uri.is_empty() && self.lock().iter().any(|x| x.config.name == s)
+        })
+    }
+
+    /// The `@server:uri` resources `text` mentions, each as mentioned with
+    /// its contents, or why they could not be read.
+    pub async fn resources_in(&self, text: &str) -> Vec<(String, Result<String, String>)> {
+        let names: Vec<String> = self.lock().iter().map(|s| s.config.name.clone()).collect();
+        let mut out = Vec::new();
+        for (mention, server_name, uri) in offers::mentioned(text, &names) {
+            let server = self
+                .lock()
+                .iter()
+                .find(|s| s.config.name == server_name)
+                .cloned();
+            let read = match server {
+                Some(s) => {
+                    s.started().await;
+                    s.read_resource(&uri).await.map(|r| offers::contents(&r))
+                }
+                None => Err("no such server".into()),
+            };
+            out.push((mention.to_string(), read));
+        }
+        out
+    }
+
     /// Every server's state now, by name.
     pub fn statuses(&self) -> Vec<McpStatus> {
         let mut out: Vec<McpStatus> = self.lock().iter().map(|s| s.status()).collect();
@@ -250,6 +328,8 @@ fn held_status(c: &McpServer) -> McpStatus {
         tools: Vec::new(),
         endpoint: client::endpoint(c),
         message: Some("a workspace server: it starts once you trust it".into()),
+        prompts: vec![],
+        resources: vec![],
     }
 }
 

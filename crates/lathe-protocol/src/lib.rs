@@ -630,6 +630,9 @@ pub enum ErrorKind {
     Internal,
     /// A hook (`user_prompt_submit`) blocked the message.
     Blocked,
+    /// A command the message was could not be carried out (an MCP
+    /// prompt's arguments missing, its server's error): nothing was sent.
+    Command,
 }
 
 /// What an MCP server is doing.
@@ -696,6 +699,42 @@ pub struct McpStatus {
     /// Why it failed, or what it is waiting for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Its prompts, which the person sends as `/server:prompt ARGS`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<McpPrompt>,
+    /// Its resources, which the person mentions as `@server:uri`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<McpResource>,
+}
+
+/// A prompt an MCP server offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPrompt {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Its arguments, in order: what `/server:prompt` takes after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<McpPromptArgument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPromptArgument {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A resource an MCP server offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpResource {
+    pub uri: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
 }
 
 /// A call that needs approval, as the person is asked about it: built

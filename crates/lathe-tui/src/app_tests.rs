@@ -565,6 +565,8 @@ fn workspace_servers_wait_for_trust_and_failures_show() {
             tools: vec!["repo__search".into()],
             endpoint: "npx -y some-server".into(),
             message: message.map(str::to_string),
+            prompts: vec![],
+            resources: vec![],
         })
     };
     a.on_agent_event(status(McpState::Ready, None), t0);
@@ -615,6 +617,8 @@ fn a_server_asking_for_a_login_is_logged_in_to_with_slash_mcp_login() {
             tools: vec![],
             endpoint: "https://mcp.example.com/mcp".into(),
             message: message.map(str::to_string),
+            prompts: vec![],
+            resources: vec![],
         })
     };
     let asks =

@@ -270,6 +270,47 @@ pub(crate) async fn load_images(
 /// the person: nothing is dropped unsaid). Pasted paths count only where
 /// a person types (the terminal UI), not in a headless prompt, which may
 /// be text from anywhere (`--image` names images there).
+/// The MCP resources a message mentioned (`@server:uri`), read: their
+/// contents go after the message (and its files), each reported.
+pub(crate) fn add_resources(
+    prompt: &mut String,
+    files: &mut Vec<Attachment>,
+    read: Vec<(String, Result<String, String>)>,
+) {
+    let mut parts = Vec::new();
+    for (mention, r) in read {
+        let path = mention.trim_start_matches('@').to_string();
+        match r {
+            Ok(text) => {
+                files.push(Attachment {
+                    path,
+                    bytes: text.len(),
+                    attached: true,
+                    note: None,
+                });
+                parts.push(format!(
+                    "<resource mention=\"{mention}\">\n{text}\n</resource>"
+                ));
+            }
+            Err(e) => {
+                let why = format!("not attached: {e}");
+                parts.push(format!("{mention}: {why}"));
+                files.push(Attachment {
+                    path,
+                    bytes: 0,
+                    attached: false,
+                    note: Some(why),
+                });
+            }
+        }
+    }
+    if !parts.is_empty() {
+        prompt.push_str(crate::session::history::RESOURCES);
+        prompt.push_str("\n\n");
+        prompt.push_str(&parts.join("\n\n"));
+    }
+}
+
 pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, Vec<ImageFile>) {
     let mut images: Vec<ImageFile> = Vec::new();
     let mut parts: Vec<String> = Vec::new();
@@ -302,6 +343,16 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             Ok(file) => file,
             Err(PathError::Escapes { .. }) => {
                 skip(&mut report, path, "not attached: outside the workspace");
+                continue;
+            }
+            // `@server:uri`: an MCP resource, read with the message.
+            Err(_)
+                if shared
+                    .services
+                    .mcp
+                    .as_ref()
+                    .is_some_and(|m| m.names_a_resource(path)) =>
+            {
                 continue;
             }
             Err(_) if looks_like_a_path(path) => {

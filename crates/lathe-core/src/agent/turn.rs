@@ -259,6 +259,51 @@ impl Turn<'_> {
     }
 
     /// Ends the turn with an error the person sees.
+    /// The message as the model reads it: `/init`'s study, a skill's
+    /// instructions (`/NAME`), an MCP server's prompt (`/server:prompt`,
+    /// parsed from what the person `written`; the files `attached` keep
+    /// coming after it) and the resources the person mentioned
+    /// (`@server:uri`: those written, not those a file or prompt holds).
+    async fn expanded(
+        &self,
+        written: &str,
+        attached: String,
+        files: &mut Vec<crate::protocol::Attachment>,
+    ) -> Result<String, Ended> {
+        let shared = self.shared;
+        let mut prompt = attached;
+        if let Some(init) = super::init::expanded(&prompt, shared.services.workspace.root()) {
+            // The repository studied (its commands only look), an
+            // AGENTS.md proposed.
+            prompt = init;
+            shared.state().studying = true;
+        } else if let Some(invoked) = shared
+            .services
+            .skills
+            .as_ref()
+            .and_then(|s| s.invoked(&prompt, &shared.services.workspace))
+        {
+            prompt = invoked;
+        }
+        if let Some(mcp) = shared.services.mcp.clone() {
+            match mcp.prompt_invoked(written).await {
+                Some(Ok(text)) => {
+                    let files_part = prompt.strip_prefix(written).unwrap_or_default();
+                    prompt = format!("{text}{files_part}");
+                }
+                Some(Err(e)) => {
+                    return Err(self
+                        .fail(ErrorKind::Command, format!("not sent: {e}"))
+                        .await);
+                }
+                None => {}
+            }
+            let read = mcp.resources_in(written).await;
+            super::mentions::add_resources(&mut prompt, files, read);
+        }
+        Ok(prompt)
+    }
+
     async fn fail(&self, kind: ErrorKind, message: String) -> Ended {
         // What a server said may quote a key: the record the model reads
         // on resume keeps none.
@@ -312,27 +357,14 @@ impl Turn<'_> {
             Ok(None) => {}
         }
         conv.prompts.push((turn_id, prompt.clone()));
+        let written = prompt.clone();
         if let Some(c) = &shared.services.checkpoints {
             c.begin(turn_id).await;
         }
         // The files it mentions (`@path`) go along with it, and the images
         // it mentions, pastes or was given (`exec --image`).
-        let (mut prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
-        // `/init`: the repository studied (its commands only look), an
-        // AGENTS.md proposed.
-        if let Some(init) = super::init::expanded(&prompt, shared.services.workspace.root()) {
-            prompt = init;
-            shared.state().studying = true;
-        }
-        // `/NAME …` of a skill: its instructions, then what was asked.
-        else if let Some(invoked) = shared
-            .services
-            .skills
-            .as_ref()
-            .and_then(|s| s.invoked(&prompt, &shared.services.workspace))
-        {
-            prompt = invoked;
-        }
+        let (prompt, mut files, mut to_read) = super::mentions::attach(shared, &prompt);
+        let mut prompt = self.expanded(&written, prompt, &mut files).await?;
         // A key the person pasted, or one in a file the message attaches,
         // goes neither to the model nor into the record: a placeholder
         // stands in for it, and the person is told.

@@ -63,7 +63,7 @@ fn http_server<'a>(
     Ok((server, url, file))
 }
 
-/// Logs in to the server called `name` (see [`oauth::login`]); `tell`
+/// Logs in to the server called `name` (see `mcp::oauth::login`); `tell`
 /// gets what the person must see (the URL to open).
 pub async fn mcp_login(
     config: &Config,

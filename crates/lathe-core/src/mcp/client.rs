@@ -1,7 +1,6 @@
 //! One MCP server: its connection (started, lost, started again with
 //! backoff), its tools, its calls.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -22,6 +21,9 @@ use super::{Launch, RemoteTool, backoff, result};
 use crate::config::mcp::{McpServer, McpTransport};
 use crate::protocol::{McpState, McpStatus};
 use crate::tools::{ProgressSink, ToolContext, ToolError};
+
+mod login;
+mod offered;
 
 /// What the person is told of a server that wants a login.
 pub fn needs_login(name: &str) -> String {
@@ -91,7 +93,7 @@ impl Progress {
 
 /// The client side of the conversation with one server.
 #[derive(Clone)]
-struct Handler {
+pub(super) struct Handler {
     progress: Arc<Progress>,
     server: Weak<Server>,
 }
@@ -103,6 +105,18 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.deliver(&params);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(server) = self.server.upgrade() {
+            tokio::spawn(async move { server.refresh_offers().await });
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(server) = self.server.upgrade() {
+            tokio::spawn(async move { server.refresh_offers().await });
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -152,7 +166,7 @@ impl ClientHandler for Handler {
     }
 }
 
-type Session = RunningService<RoleClient, Handler>;
+pub(super) type Session = RunningService<RoleClient, Handler>;
 
 /// How long a remote call goes without progress before the server is
 /// pinged, to find out whether it is still there.
@@ -209,6 +223,8 @@ pub struct Server {
     events: broadcast::Sender<McpStatus>,
     conn: tokio::sync::Mutex<Conn>,
     tools: RwLock<Vec<RemoteTool>>,
+    /// Its prompts and resources.
+    offers: RwLock<super::offers::Offers>,
     status: Mutex<McpStatus>,
     /// True while starting, or re-reading its tool list.
     starting: watch::Sender<bool>,
@@ -238,7 +254,10 @@ impl Server {
                 tools: Vec::new(),
                 endpoint: endpoint(&config),
                 message: None,
+                prompts: Vec::new(),
+                resources: Vec::new(),
             }),
+            offers: RwLock::default(),
             config,
             launch,
             generation,
@@ -277,6 +296,7 @@ impl Server {
                 .status
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let offers = self.offers();
             let next = McpStatus {
                 state,
                 message,
@@ -285,6 +305,8 @@ impl Server {
                     .iter()
                     .map(|t| format!("{}__{}", self.config.name, t.name))
                     .collect(),
+                prompts: offers.prompts,
+                resources: offers.resources,
                 ..s.clone()
             };
             // Said once: the same news twice is noise in every outlet.
@@ -331,41 +353,6 @@ impl Server {
         };
         let _ = self.connect_locked(&mut conn).await;
         self.starting.send_replace(false);
-    }
-
-    /// Logs in to the server (an HTTP one that asks), saying where in its
-    /// status; then starts it again with the login.
-    pub(super) async fn login(self: Arc<Self>) {
-        let name = self.config.name.clone();
-        let (McpTransport::Http { url, .. }, Some(dir)) =
-            (&self.config.transport, self.launch.logins.clone())
-        else {
-            self.set_status(
-                McpState::Failed,
-                Some(format!(
-                    "{name} runs as a command: only HTTP servers log in"
-                )),
-            );
-            return;
-        };
-        self.set_status(McpState::LoggingIn, Some("finding how to log in…".into()));
-        let me = self.clone();
-        let tell = move |line: String| me.set_status(McpState::LoggingIn, Some(line));
-        let login = super::oauth::Login {
-            name: &name,
-            url,
-            oauth: &self.config.oauth,
-            dir: &dir,
-        };
-        match super::oauth::login(login, &tell).await {
-            Ok(()) => self.restart().await,
-            Err(e) => self.set_status(
-                McpState::NeedsLogin,
-                Some(format!(
-                    "the login failed: {e}; /mcp login {name} tries again"
-                )),
-            ),
-        }
     }
 
     /// Connects (holding the connection lock), publishing the outcome.
@@ -510,80 +497,12 @@ impl Server {
             )
             .await;
         let tools = list_tools(&session).await?;
+        let offers = super::offers::list(&session).await;
+        *self
+            .offers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = offers;
         Ok((session, tools))
-    }
-
-    /// The handshake with an HTTP server: with the person's login to it,
-    /// when one is kept (and no `Authorization` header is configured,
-    /// which is never replaced by a login); a server that wants one is
-    /// said to in one line.
-    async fn connect_http(
-        &self,
-        handler: Handler,
-        url: &str,
-        headers: &std::collections::BTreeMap<String, String>,
-    ) -> Result<Session, Unstarted> {
-        use rmcp::transport::StreamableHttpClientTransport;
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut builder = reqwest::Client::builder()
-            // Headers (a bearer token) never go to another host.
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(10));
-        if is_local(url) {
-            builder = builder.no_proxy();
-        }
-        let client = builder.build().map_err(|e| e.to_string())?;
-        let mut custom = HashMap::new();
-        for (k, v) in headers {
-            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                .map_err(|e| format!("header `{k}`: {e}"))?;
-            let value = reqwest::header::HeaderValue::from_str(v)
-                .map_err(|_| format!("header `{k}` has a value HTTP cannot carry"))?;
-            custom.insert(name, value);
-        }
-        let configured = custom.contains_key(&reqwest::header::AUTHORIZATION);
-        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let login = match &self.launch.logins {
-            Some(dir) if !configured => {
-                let file = super::oauth::TokenFile::of(dir, url);
-                if file.logged_in() {
-                    super::oauth::manager(url, file)
-                        .await
-                        .map_err(|e| format!("cannot use the login to {url}: {e}"))?
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        let served = match login {
-            Some(manager) => {
-                let client = rmcp::transport::auth::AuthClient::new(client, manager);
-                handler
-                    .serve(StreamableHttpClientTransport::with_client(client, config))
-                    .await
-            }
-            None => {
-                handler
-                    .serve(StreamableHttpClientTransport::with_client(client, config))
-                    .await
-            }
-        };
-        match served {
-            Ok(session) => Ok(session),
-            Err(_)
-                if !configured
-                    && self.launch.logins.is_some()
-                    && super::oauth::asks_for_login(url).await =>
-            {
-                Err(Unstarted::NeedsLogin)
-            }
-            Err(e) => Err(Unstarted::Failed(format!(
-                "the handshake with {url} failed: {}",
-                init_error(&e)
-            ))),
-        }
     }
 
     /// Keeps the end of the server's stderr, for errors, and logs it.

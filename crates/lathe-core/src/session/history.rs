@@ -735,9 +735,18 @@ fn rewind_shown(
 /// Where the files a message mentions (`@path`) begin, after its text.
 pub const ATTACHED: &str = "\n\n[The person mentioned these workspace files; their contents:]";
 
-/// A message as the person wrote it: without the files it attached.
+/// Where the MCP resources a message mentions (`@server:uri`) begin.
+pub const RESOURCES: &str = "\n\n[The person mentioned these MCP resources; their contents:]";
+
+/// A message as the person wrote it: without the files and resources it
+/// attached.
 pub fn as_written(text: &str) -> &str {
-    text.split_once(ATTACHED).map_or(text, |(t, _)| t)
+    let end = [ATTACHED, RESOURCES]
+        .iter()
+        .filter_map(|m| text.find(m))
+        .min()
+        .unwrap_or(text.len());
+    &text[..end]
 }
 
 /// What the model is told for a call with no recorded output.

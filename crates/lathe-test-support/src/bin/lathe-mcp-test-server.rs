@@ -11,8 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, Role, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -21,6 +23,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 struct TestServer {
     grown: Arc<AtomicBool>,
+    /// `more-prompts` was called: a second prompt is offered.
+    prompted: Arc<AtomicBool>,
 }
 
 fn tool(name: &str, description: &str, schema: Value) -> Tool {
@@ -38,6 +42,8 @@ impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -74,6 +80,11 @@ impl ServerHandler for TestServer {
                 json!({"type": "object"}),
             ),
             tool("grow", "Adds a tool and says so", json!({"type": "object"})),
+            tool(
+                "more-prompts",
+                "Adds a prompt and says so",
+                json!({"type": "object"}),
+            ),
             tool("image", "Returns an image", json!({"type": "object"})),
             tool(
                 "leak",
@@ -105,6 +116,53 @@ impl ServerHandler for TestServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut prompts = vec![Prompt::new(
+            "review",
+            Some("Review a file"),
+            Some(vec![{
+                let mut a = PromptArgument::new("path");
+                a.required = Some(true);
+                a
+            }]),
+        )];
+        if self.prompted.load(Ordering::SeqCst) {
+            prompts.push(Prompt::new("later", Some("Added later"), None));
+        }
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arg = |k: &str| {
+            request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let text = match request.name.as_str() {
+            "review" => format!("Review {} for bugs, and say what you find.", arg("path")),
+            "later" => "The prompt added later.".to_string(),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no prompt {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
     }
 
     async fn call_tool(
@@ -169,6 +227,11 @@ impl ServerHandler for TestServer {
                 Ok(text("grown"))
             }
             "late" => Ok(text("the late tool answers")),
+            "more-prompts" => {
+                self.prompted.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_prompt_list_changed().await;
+                Ok(text("a prompt was added"))
+            }
             name if name.starts_with("record-") => Ok(text(format!(
                 "{name}: id {}",
                 args.get("id").and_then(Value::as_str).unwrap_or("?")

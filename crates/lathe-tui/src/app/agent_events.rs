@@ -570,6 +570,8 @@ impl App {
                     );
                 }
                 self.status.mcp.insert(status.server.clone(), status);
+                let (prompts, resources) = mcp_offers(&self.status.mcp);
+                self.composer.set_mcp(prompts, resources);
             }
             AgentEvent::Models { models, error } => {
                 self.status.models = match (models, error) {
@@ -683,4 +685,34 @@ pub(super) fn cost_report(
         );
     }
     out
+}
+
+/// The servers' prompts for the slash popup (`/server:prompt`, what it is
+/// and takes) and their resources for `@` (`server:uri`).
+fn mcp_offers(
+    servers: &std::collections::BTreeMap<String, crate::protocol::McpStatus>,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let mut prompts = Vec::new();
+    let mut resources = Vec::new();
+    for (name, s) in servers {
+        for p in &s.prompts {
+            let takes: Vec<String> = p
+                .arguments
+                .iter()
+                .map(|a| {
+                    let n = a.name.to_uppercase();
+                    if a.required { n } else { format!("[{n}]") }
+                })
+                .collect();
+            let about = match (p.description.is_empty(), takes.is_empty()) {
+                (true, true) => format!("prompt of {name}"),
+                (true, false) => takes.join(" "),
+                (false, true) => p.description.clone(),
+                (false, false) => format!("{} · {}", p.description, takes.join(" ")),
+            };
+            prompts.push((format!("/{name}:{}", p.name), about));
+        }
+        resources.extend(s.resources.iter().map(|r| format!("{name}:{}", r.uri)));
+    }
+    (prompts, resources)
 }

@@ -80,6 +80,10 @@ pub struct Composer {
     models: Vec<String>,
     /// The person's own commands (`/name`, from Markdown prompt files).
     custom: Vec<super::custom::Custom>,
+    /// The MCP servers' prompts (`/server:prompt`, what it takes) and
+    /// resources (`server:uri`, for `@`).
+    mcp_prompts: Vec<(String, String)>,
+    mcp_resources: Vec<String>,
     /// The skills found (`/NAME`, `/skills`).
     pub skills: super::skills::Listing,
     current_model: String,
@@ -113,6 +117,8 @@ impl Composer {
             match_selected: None,
             models: Vec::new(),
             custom: Vec::new(),
+            mcp_prompts: Vec::new(),
+            mcp_resources: Vec::new(),
             skills: super::skills::Listing::default(),
             current_model: String::new(),
             current_mode: String::new(),
@@ -234,9 +240,21 @@ impl Composer {
                     .filter(|(c, _)| !self.custom.iter().any(|m| m.name == *c))
                     .map(|(c, d)| (c.as_str(), d.as_str())),
             )
+            .chain(
+                self.mcp_prompts
+                    .iter()
+                    .map(|(c, d)| (c.as_str(), d.as_str())),
+            )
             .filter(|(c, _)| c.starts_with(first.as_str()))
             .map(|(c, help)| (c, help, false))
             .collect()
+    }
+
+    /// The MCP servers' prompts (`/server:prompt`, with what each is and
+    /// takes) and resources (`server:uri`), as their statuses say.
+    pub fn set_mcp(&mut self, prompts: Vec<(String, String)>, resources: Vec<String>) {
+        self.mcp_prompts = prompts;
+        self.mcp_resources = resources;
     }
 
     /// The person's own commands, for the popup and to send.
@@ -345,6 +363,7 @@ impl Composer {
             .files
             .iter()
             .flatten()
+            .chain(&self.mcp_resources)
             .filter(|f| f.starts_with(&prefix))
             .take(200)
             .cloned()
@@ -567,6 +586,14 @@ impl Composer {
                     return match super::custom::expand(&self.custom, &text) {
                         Some(prompt) => ComposerAction::Submit(prompt),
                         None if self.skills.invokes(&text) => {
+                            ComposerAction::Submit(text.trim().to_string())
+                        }
+                        // An MCP server's prompt: the core asks the server.
+                        None if self
+                            .mcp_prompts
+                            .iter()
+                            .any(|(c, _)| text.split_whitespace().next() == Some(c.as_str())) =>
+                        {
                             ComposerAction::Submit(text.trim().to_string())
                         }
                         None => ComposerAction::Invalid(why),

@@ -440,3 +440,44 @@ fn the_persons_own_commands_are_offered_and_sent() {
         ComposerAction::Invalid(_)
     ));
 }
+
+/// An MCP server's prompts are offered as `/server:prompt` (with what
+/// each takes) and sent as typed (the core asks the server); its
+/// resources complete after `@`.
+#[test]
+fn mcp_prompts_are_offered_and_sent_and_resources_complete() {
+    let mut c = composer();
+    c.set_mcp(
+        vec![(
+            "/ev:args-prompt".into(),
+            "A prompt with arguments · CITY [STATE]".into(),
+        )],
+        vec![
+            "ev:demo://resource/static/document/architecture.md".into(),
+            "ev:demo://resource/static/document/features.md".into(),
+        ],
+    );
+    typed(&mut c, "/ev:");
+    assert!(
+        c.popup()
+            .contains(&("/ev:args-prompt", "A prompt with arguments · CITY [STATE]"))
+    );
+    c.set_text("");
+    typed(&mut c, "/ev:args-prompt Paris");
+    assert_eq!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Submit("/ev:args-prompt Paris".into())
+    );
+    typed(&mut c, "/ev:nope");
+    assert!(matches!(
+        c.handle_key(key(KeyCode::Enter)),
+        ComposerAction::Invalid(_)
+    ));
+    c.set_text("");
+    typed(&mut c, "read @ev:demo://resource/static/document/arch");
+    c.handle_key(key(KeyCode::Tab));
+    assert_eq!(
+        c.text(),
+        "read @ev:demo://resource/static/document/architecture.md "
+    );
+}

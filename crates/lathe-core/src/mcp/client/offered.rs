@@ -1,0 +1,64 @@
+//! What a running server offers beside tools: its prompts and resources
+//! (listed again when it says they changed), and reading them.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Server, plain};
+
+impl Server {
+    /// Its prompts and resources now.
+    pub fn offers(&self) -> crate::mcp::offers::Offers {
+        self.offers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads its prompts and resources again (it said they changed), and
+    /// says so in its status.
+    pub(super) async fn refresh_offers(&self) {
+        let Ok(session) = self.session().await else {
+            return;
+        };
+        let offers = crate::mcp::offers::list(&session).await;
+        *self
+            .offers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = offers;
+        let (state, message) = {
+            let s = self.status();
+            (s.state, s.message)
+        };
+        self.set_status(state, message);
+    }
+
+    /// A prompt's messages, as the server renders them with `arguments`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<Value, String> {
+        let session = self.session().await.map_err(|e| e.to_string())?;
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let limit = Duration::from_secs(self.config.timeout_secs);
+        match tokio::time::timeout(limit, session.get_prompt(params)).await {
+            Ok(Ok(r)) => serde_json::to_value(r).map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(plain(&e)),
+            Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+        }
+    }
+
+    /// A resource's contents.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, String> {
+        let session = self.session().await.map_err(|e| e.to_string())?;
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let limit = Duration::from_secs(self.config.timeout_secs);
+        match tokio::time::timeout(limit, session.read_resource(params)).await {
+            Ok(Ok(r)) => serde_json::to_value(r).map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(plain(&e)),
+            Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+        }
+    }
+}
