@@ -2195,3 +2195,45 @@ async fn a_servers_form_is_answered_in_the_question_panel() {
         assert!(second.contains(part), "{part}: {second}");
     }
 }
+
+/// `/server:prompt` without the argument it needs: the question panel
+/// asks for it, and the prompt the server renders with the answer is
+/// the message.
+#[tokio::test]
+async fn an_mcp_prompts_missing_argument_is_asked_for() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[mcp_servers.test]\ncommand = \"{}\"\n",
+            lathe_test_support::mcp_server::bin().display()
+        ),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Reviewed."))]).await;
+    let pane = Pane::start_home(&mock, ws.path(), home, "", "");
+    pane.wait_for("approval ask").await;
+    pane.wait_for("mcp").await;
+    pane.type_slowly("/test:review", Duration::from_millis(60))
+        .await;
+    let shown = pane.wait_for("Review a file").await;
+    assert!(shown.contains("/test:review"), "{shown}");
+    pane.keys(&["Escape"]);
+    pane.keys(&["Enter"]);
+    let shown = pane.wait_for("needs PATH").await;
+    assert!(shown.contains("/test:review needs PATH"), "{shown}");
+    pause().await;
+    pane.type_slowly("src/lib.rs", Duration::from_millis(60))
+        .await;
+    pane.keys(&["Enter"]);
+    pane.wait_for("Reviewed.").await;
+    let sent = mock.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("Review src/lib.rs for bugs, and say what you find."),
+        "{sent}"
+    );
+}

@@ -154,7 +154,14 @@ impl Manager {
     /// `/server:prompt ARGS`: the prompt's messages as the message to
     /// send, or why there are none (a required argument missing, the
     /// server's error); `None` when `message` names no server's prompt.
-    pub async fn prompt_invoked(&self, message: &str) -> Option<Result<String, String>> {
+    pub async fn prompt_invoked(
+        &self,
+        message: &str,
+        ask: Option<(
+            &dyn crate::tools::Together,
+            &tokio_util::sync::CancellationToken,
+        )>,
+    ) -> Option<Result<String, String>> {
         let rest = message.trim_start().strip_prefix('/')?;
         let (head, given) = match rest.split_once(char::is_whitespace) {
             Some((h, g)) => (h, g.trim()),
@@ -185,10 +192,38 @@ impl Manager {
                 )
             }));
         };
-        let arguments = match offers::arguments(server_name, prompt, given) {
+        let mut arguments = match offers::given_arguments(server_name, prompt, given) {
             Ok(a) => a,
             Err(e) => return Some(Err(e)),
         };
+        // What it needs and was not given is asked for, where someone
+        // answers.
+        if let Some((person, cancel)) = ask {
+            let wanted: Vec<crate::protocol::McpPromptArgument> =
+                offers::missing(prompt, &arguments)
+                    .into_iter()
+                    .cloned()
+                    .collect();
+            for a in wanted {
+                let mut question = format!(
+                    "/{server_name}:{prompt_name} needs {}",
+                    a.name.to_uppercase()
+                );
+                if !a.description.is_empty() {
+                    question.push_str(&format!(": {}", a.description));
+                }
+                let call = format!("/{server_name}:{prompt_name}");
+                match person.ask(&call, &question, &[], cancel).await {
+                    crate::tools::Asked::Answer(v) => {
+                        arguments.insert(a.name.clone(), Value::String(v));
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if let Err(e) = offers::check_complete(server_name, prompt, &arguments) {
+            return Some(Err(e));
+        }
         Some(
             server
                 .get_prompt(prompt_name, arguments)

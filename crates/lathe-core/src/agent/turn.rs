@@ -286,7 +286,11 @@ impl Turn<'_> {
             prompt = invoked;
         }
         if let Some(mcp) = shared.services.mcp.clone() {
-            match mcp.prompt_invoked(written).await {
+            let desk: &dyn crate::tools::Together = shared.services.desk.as_ref();
+            match mcp
+                .prompt_invoked(written, Some((desk, &self.cancel)))
+                .await
+            {
                 Some(Ok(text)) => {
                     let files_part = prompt.strip_prefix(written).unwrap_or_default();
                     prompt = format!("{text}{files_part}");

@@ -119,9 +119,13 @@ pub fn usage(server: &str, p: &McpPrompt) -> String {
 
 /// The arguments the person gave after `/server:prompt`: `NAME=value`
 /// pairs (quoted as a shell quotes), or values in the prompt's order (the
-/// last taking the rest of the line). A required one missing is an error
-/// that says how it is used.
-pub fn arguments(server: &str, p: &McpPrompt, given: &str) -> Result<Map<String, Value>, String> {
+/// last taking the rest of the line); a required one may be missing here
+/// ([`check_complete`] says how the prompt is used).
+pub fn given_arguments(
+    server: &str,
+    p: &McpPrompt,
+    given: &str,
+) -> Result<Map<String, Value>, String> {
     let words = shlex::split(given)
         .unwrap_or_else(|| given.split_whitespace().map(str::to_owned).collect());
     let named = |w: &str| {
@@ -152,12 +156,25 @@ pub fn arguments(server: &str, p: &McpPrompt, given: &str) -> Result<Map<String,
             }
         }
     }
-    let missing: Vec<&str> = p
-        .arguments
+    Ok(out)
+}
+
+/// The required arguments of `p` that `given` lacks.
+pub fn missing<'a>(p: &'a McpPrompt, given: &Map<String, Value>) -> Vec<&'a McpPromptArgument> {
+    p.arguments
         .iter()
-        .filter(|a| a.required && !out.contains_key(&a.name))
-        .map(|a| a.name.as_str())
-        .collect();
+        .filter(|a| a.required && !given.contains_key(&a.name))
+        .collect()
+}
+
+/// An error that says how `/server:prompt` is used, if `given` lacks a
+/// required argument.
+pub fn check_complete(
+    server: &str,
+    p: &McpPrompt,
+    given: &Map<String, Value>,
+) -> Result<(), String> {
+    let missing: Vec<&str> = missing(p, given).iter().map(|a| a.name.as_str()).collect();
     if !missing.is_empty() {
         let described: Vec<String> = p
             .arguments
@@ -178,7 +195,7 @@ pub fn arguments(server: &str, p: &McpPrompt, given: &str) -> Result<Map<String,
             described.join("; ")
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A prompt's messages as one message for the model: each text as it is,
@@ -282,6 +299,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn arguments(server: &str, p: &McpPrompt, given: &str) -> Result<Map<String, Value>, String> {
+        let out = given_arguments(server, p, given)?;
+        check_complete(server, p, &out)?;
+        Ok(out)
+    }
 
     fn review() -> McpPrompt {
         prompt_of(&json!({
