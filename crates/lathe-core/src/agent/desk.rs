@@ -66,6 +66,11 @@ impl Desk {
         }
     }
 
+    /// Whether a person answers (a front end that answers approvals).
+    pub(crate) fn interactive(&self) -> bool {
+        self.interactive
+    }
+
     /// The conversation the desk serves (subagents run in it).
     pub(crate) fn attach(&self, shared: std::sync::Weak<super::Shared>) {
         let _ = self.shared.set(shared);

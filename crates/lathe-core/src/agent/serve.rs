@@ -67,11 +67,14 @@ async fn serve(
 ) {
     let mut queued: VecDeque<Work> = VecDeque::new();
     let mut ops_open = true;
+    // A turn just ended: the person's next message is awaited.
+    let mut answered = false;
     loop {
         let work = match queued.pop_front() {
             Some(w) => w,
             None => {
-                let Some(op) = ops.recv().await else {
+                let Some(op) = next_op(&shared, &mut ops, std::mem::take(&mut answered)).await
+                else {
                     return;
                 };
                 match Work::from_op(op) {
@@ -163,7 +166,38 @@ async fn serve(
         if running.shutdown {
             return;
         }
+        answered = matches!(running.kind, WorkKind::Turn);
     }
+}
+
+/// How long the person may leave the model's answer unanswered before the
+/// `notification` hooks are told (`idle_prompt`, as Claude Code's are).
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The next op. After a turn (`answered`), a person who sends nothing for
+/// [`IDLE`] is called back through the `notification` hooks, once.
+async fn next_op(shared: &Arc<Shared>, ops: &mut mpsc::Receiver<Op>, answered: bool) -> Option<Op> {
+    if answered && shared.services.desk.interactive() {
+        match tokio::time::timeout(IDLE, ops.recv()).await {
+            Ok(op) => return op,
+            Err(_) => {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    super::events::fire(
+                        &shared,
+                        crate::policy::session_hooks::SessionEvent::Notification,
+                        "idle_prompt",
+                        serde_json::json!({
+                            "message": "Lathe is waiting for your input",
+                            "notification_type": "idle_prompt",
+                        }),
+                    )
+                    .await;
+                });
+            }
+        }
+    }
+    ops.recv().await
 }
 
 /// The work running, as ops arrive while it does.

@@ -101,7 +101,7 @@ fn tool_matcher(matcher: &str) -> Result<String, String> {
 fn subjects(key: &str) -> Option<&'static [&'static str]> {
     Some(match key {
         "session_start" => &["startup", "resume", "clear"],
-        "notification" => &["permission_prompt", "elicitation_dialog"],
+        "notification" => &["permission_prompt", "elicitation_dialog", "idle_prompt"],
         "pre_compact" => &["manual", "auto"],
         "session_end" => &["exit"],
         _ => return None,
@@ -109,7 +109,7 @@ fn subjects(key: &str) -> Option<&'static [&'static str]> {
 }
 
 /// The alternatives of `matcher` that Lathe never sends for `key`
-/// (`idle_prompt`, `compact`), if any.
+/// (`compact`, `auth_success`), if any.
 fn never_fires(key: &str, matcher: &str) -> Option<String> {
     let known = subjects(key)?;
     let dead: Vec<&str> = matcher

@@ -25,11 +25,35 @@ pub(super) fn hook_input(
         "approval_mode": shared.mode(),
         "tool_name": tool,
         "tool_use_id": call.id,
-        "tool_input": args,
+        "tool_input": with_claude_names(args, shared.services.workspace.root()),
         "operations": ops,
     });
     input.redact(&shared.services.redactor);
     input
+}
+
+/// A call's arguments with the names Claude Code's hooks read beside
+/// Lathe's (a script written for it finds `file_path`, absolute, and
+/// `old_string`/`new_string`); nothing of Lathe's is changed.
+fn with_claude_names(args: &Value, root: &std::path::Path) -> Value {
+    let mut out = args.clone();
+    let Some(map) = out.as_object_mut() else {
+        return out;
+    };
+    if let Some(path) = map.get("path").and_then(Value::as_str)
+        && !map.contains_key("file_path")
+    {
+        let full = root.join(path).display().to_string();
+        map.insert("file_path".into(), Value::String(full));
+    }
+    for (lathe, claude) in [("old_text", "old_string"), ("new_text", "new_string")] {
+        if let Some(v) = map.get(lathe).cloned()
+            && !map.contains_key(claude)
+        {
+            map.insert(claude.into(), v);
+        }
+    }
+    out
 }
 
 pub(crate) fn hook_runner(shared: &Shared) -> HookRunner<'_> {
@@ -83,5 +107,31 @@ pub(super) async fn decide_telling(
             d = &mut decide => break d,
             _ = &mut notify, if !told => told = true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codes_names_come_beside_lathes() {
+        let root = std::path::Path::new("/ws");
+        let v = with_claude_names(
+            &json!({"path": "src/a.rs", "old_text": "a", "new_text": "b"}),
+            root,
+        );
+        assert_eq!(v["path"], "src/a.rs");
+        assert_eq!(v["file_path"], "/ws/src/a.rs");
+        assert_eq!(v["old_string"], "a");
+        assert_eq!(v["new_string"], "b");
+        // A call that already says them keeps its own; not an object, as is.
+        let v = with_claude_names(&json!({"path": "a", "file_path": "x"}), root);
+        assert_eq!(v["file_path"], "x");
+        assert_eq!(with_claude_names(&json!("s"), root), json!("s"));
+        assert_eq!(
+            with_claude_names(&json!({"command": "ls"}), root),
+            json!({"command": "ls"})
+        );
     }
 }
