@@ -658,6 +658,11 @@ fn a_server_asking_for_a_login_is_logged_in_to_with_slash_mcp_login() {
         "{shown}"
     );
     assert!(shown.contains("MCP server hosted: logged in"), "{shown}");
+    assert!(shown.contains("(the URL is on your clipboard)"), "{shown}");
+    assert_eq!(
+        a.take_clipboard().as_deref(),
+        Some("https://auth.example.com/authorize?state=abc")
+    );
     // Nothing asks any more.
     type_text(&mut a, "/mcp login", t0);
     a.on_terminal_event(key(KeyCode::Enter), t0);

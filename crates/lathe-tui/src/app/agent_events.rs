@@ -539,13 +539,23 @@ impl App {
                 // Each step of a login is news (where to open it, then how
                 // it went).
                 if status.state == McpState::LoggingIn && status.message != said {
+                    let message = status.message.as_deref().unwrap_or("logging in…");
+                    // The login page's URL, wrapped on screen, goes to the
+                    // clipboard whole (for a browser on another machine).
+                    let url = message
+                        .lines()
+                        .last()
+                        .map(str::trim)
+                        .filter(|l| l.starts_with("https://") || l.starts_with("http://"));
+                    let copied = if let Some(url) = url {
+                        self.bus.request(Request::Clipboard(url.to_string()));
+                        " (the URL is on your clipboard)"
+                    } else {
+                        ""
+                    };
                     self.notice(
                         NoticeKind::Info,
-                        format!(
-                            "MCP server {}: {}",
-                            status.server,
-                            status.message.as_deref().unwrap_or("logging in…")
-                        ),
+                        format!("MCP server {}: {message}{copied}", status.server),
                     );
                 }
                 if was == Some(McpState::LoggingIn) && status.state == McpState::Starting {
