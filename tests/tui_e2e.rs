@@ -2176,6 +2176,10 @@ async fn a_servers_form_is_answered_in_the_question_panel() {
         shown.contains("MCP server demo asks: Please provide your feedback"),
         "{shown}"
     );
+    assert!(
+        !shown.contains("The model asks") && shown.contains("Esc decline"),
+        "the server asks, not the model: {shown}"
+    );
     pause().await;
     pane.type_slowly("4", Duration::from_millis(200)).await;
     pane.keys(&["Enter"]);
@@ -2226,6 +2230,10 @@ async fn an_mcp_prompts_missing_argument_is_asked_for() {
     pane.keys(&["Enter"]);
     let shown = pane.wait_for("needs PATH").await;
     assert!(shown.contains("/test:review needs PATH"), "{shown}");
+    assert!(
+        shown.contains("Lathe asks") && shown.contains("Esc decline"),
+        "not the model's question: {shown}"
+    );
     pause().await;
     pane.type_slowly("src/lib.rs", Duration::from_millis(60))
         .await;

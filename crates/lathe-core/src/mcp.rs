@@ -46,6 +46,20 @@ use crate::protocol::operation::Operation;
 use crate::protocol::{Effect, McpState, McpStatus};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 
+/// What a prompt or resource interrupted while it was awaited says.
+const INTERRUPTED: &str = "interrupted before the server answered";
+
+/// `f`, unless `cancel` comes first.
+async fn until_cancelled<T>(
+    cancel: &tokio_util::sync::CancellationToken,
+    f: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        v = f => Some(v),
+        () = cancel.cancelled() => None,
+    }
+}
+
 /// The longest a tool's registered name may be (the providers' limit).
 const MAX_NAME: usize = 64;
 
@@ -157,10 +171,8 @@ impl Manager {
     pub async fn prompt_invoked(
         &self,
         message: &str,
-        ask: Option<(
-            &dyn crate::tools::Together,
-            &tokio_util::sync::CancellationToken,
-        )>,
+        person: Option<&dyn crate::tools::Together>,
+        cancel: &tokio_util::sync::CancellationToken,
     ) -> Option<Result<String, String>> {
         let rest = message.trim_start().strip_prefix('/')?;
         let (head, given) = match rest.split_once(char::is_whitespace) {
@@ -174,8 +186,11 @@ impl Manager {
             .find(|s| s.config.name == server_name)
             .cloned()?;
         // A server still starting is waited for (at most its startup
-        // timeout), as a turn's first request waits for its tools.
-        server.started().await;
+        // timeout), as a turn's first request waits for its tools; an
+        // interrupt ends the wait.
+        if until_cancelled(cancel, server.started()).await.is_none() {
+            return Some(Err(INTERRUPTED.into()));
+        }
         let offers = server.offers();
         let Some(prompt) = offers.prompts.iter().find(|p| p.name == prompt_name) else {
             let known: Vec<String> = offers
@@ -198,7 +213,7 @@ impl Manager {
         };
         // What it needs and was not given is asked for, where someone
         // answers.
-        if let Some((person, cancel)) = ask {
+        if let Some(person) = person {
             let wanted: Vec<crate::protocol::McpPromptArgument> =
                 offers::missing(prompt, &arguments)
                     .into_iter()
@@ -213,7 +228,10 @@ impl Manager {
                     question.push_str(&format!(": {}", a.description));
                 }
                 let call = format!("/{server_name}:{prompt_name}");
-                match person.ask(&call, &question, &[], cancel).await {
+                match person
+                    .ask_from("Lathe", &call, &question, &[], cancel)
+                    .await
+                {
                     crate::tools::Asked::Answer(v) => {
                         arguments.insert(a.name.clone(), Value::String(v));
                     }
@@ -224,11 +242,12 @@ impl Manager {
         if let Err(e) = offers::check_complete(server_name, prompt, &arguments) {
             return Some(Err(e));
         }
+        let Some(got) = until_cancelled(cancel, server.get_prompt(prompt_name, arguments)).await
+        else {
+            return Some(Err(INTERRUPTED.into()));
+        };
         Some(
-            server
-                .get_prompt(prompt_name, arguments)
-                .await
-                .map(|r| offers::rendered(&r))
+            got.map(|r| offers::rendered(&r))
                 .map_err(|e| format!("MCP server {server_name}'s prompt {prompt_name}: {e}")),
         )
     }
@@ -242,10 +261,28 @@ impl Manager {
 
     /// The `@server:uri` resources `text` mentions, each as mentioned with
     /// its contents, or why they could not be read.
-    pub async fn resources_in(&self, text: &str) -> Vec<(String, Result<String, String>)> {
+    pub async fn resources_in(
+        &self,
+        text: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Vec<(String, Result<String, String>)> {
         let names: Vec<String> = self.lock().iter().map(|s| s.config.name.clone()).collect();
         let mut out = Vec::new();
-        for (mention, server_name, uri) in offers::mentioned(text, &names) {
+        let mut total = 0;
+        for (i, (mention, server_name, uri)) in
+            offers::mentioned(text, &names).into_iter().enumerate()
+        {
+            if i >= offers::MAX_RESOURCES || total >= offers::MAX_RESOURCES_TOTAL {
+                out.push((
+                    mention.to_string(),
+                    Err(format!(
+                        "at most {} resources and {} KiB of them go along with a message",
+                        offers::MAX_RESOURCES,
+                        offers::MAX_RESOURCES_TOTAL / 1024
+                    )),
+                ));
+                continue;
+            }
             let server = self
                 .lock()
                 .iter()
@@ -253,11 +290,20 @@ impl Manager {
                 .cloned();
             let read = match server {
                 Some(s) => {
-                    s.started().await;
-                    s.read_resource(&uri).await.map(|r| offers::contents(&r))
+                    let read = async {
+                        s.started().await;
+                        s.read_resource(&uri).await.map(|r| offers::contents(&r))
+                    };
+                    match until_cancelled(cancel, read).await {
+                        Some(r) => r,
+                        None => return out,
+                    }
                 }
                 None => Err("no such server".into()),
             };
+            if let Ok(text) = &read {
+                total += text.len();
+            }
             out.push((mention.to_string(), read));
         }
         out

@@ -318,7 +318,9 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         by_agent: Vec<crate::budget::AgentSpend>,
     },
-    /// The model asks the person (`ask_user`); answered with `Op::Answer`.
+    /// The model asks the person (`ask_user`), or another does (`from`: an
+    /// MCP server's form, Lathe for a prompt's argument); answered with
+    /// `Op::Answer`.
     QuestionAsked {
         turn_id: u64,
         call_id: String,
@@ -326,6 +328,10 @@ pub enum AgentEvent {
         /// Answers to choose from (the person may also write their own).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         choices: Vec<String>,
+        /// Who asks, when not the model ("MCP server NAME", "Lathe"): no
+        /// answer then declines, rather than leaving it to the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
     /// The model's plan, whole, as it stands now (`update_plan`).
     PlanUpdated {
@@ -450,10 +456,14 @@ impl Redact for AgentEvent {
             }
             AgentEvent::Cost { by_agent, .. } => by_agent.redact(s),
             AgentEvent::QuestionAsked {
-                question, choices, ..
+                question,
+                choices,
+                from,
+                ..
             } => {
                 question.redact(s);
                 choices.redact(s);
+                from.redact(s);
             }
             AgentEvent::PlanUpdated {
                 steps, explanation, ..

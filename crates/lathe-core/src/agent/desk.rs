@@ -115,10 +115,11 @@ impl Desk {
     }
 }
 
-#[async_trait]
-impl Together for Desk {
-    async fn ask(
+impl Desk {
+    /// A question to the person, from the model (`None`) or another.
+    async fn asked_by(
         &self,
+        from: Option<&str>,
         call_id: &str,
         question: &str,
         choices: &[String],
@@ -145,6 +146,7 @@ impl Together for Desk {
             call_id: call_id.to_string(),
             question: question.to_string(),
             choices: choices.to_vec(),
+            from: from.map(str::to_owned),
         });
         // The person is told through the `notification` hooks meanwhile
         // (the answer does not wait for them).
@@ -182,6 +184,32 @@ impl Together for Desk {
             Some(a) => Asked::Answer(a),
             None => Asked::Declined,
         }
+    }
+}
+
+#[async_trait]
+impl Together for Desk {
+    async fn ask(
+        &self,
+        call_id: &str,
+        question: &str,
+        choices: &[String],
+        cancel: &CancellationToken,
+    ) -> Asked {
+        self.asked_by(None, call_id, question, choices, cancel)
+            .await
+    }
+
+    async fn ask_from(
+        &self,
+        from: &str,
+        call_id: &str,
+        question: &str,
+        choices: &[String],
+        cancel: &CancellationToken,
+    ) -> Asked {
+        self.asked_by(Some(from), call_id, question, choices, cancel)
+            .await
     }
 
     async fn task(

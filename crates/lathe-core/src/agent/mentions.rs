@@ -330,7 +330,18 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
         });
     };
     let mut total = 0usize;
-    let all = mentions(text);
+    // `@server:uri` is an MCP resource, read with the message (and
+    // counted on its own), not a file.
+    let all: Vec<_> = mentions(text)
+        .into_iter()
+        .filter(|m| {
+            !shared
+                .services
+                .mcp
+                .as_ref()
+                .is_some_and(|x| x.names_a_resource(m))
+        })
+        .collect();
     for extra in all.iter().skip(MAX_FILES).filter(|m| looks_like_a_path(m)) {
         skip(
             &mut report,
@@ -343,16 +354,6 @@ pub(crate) fn attach(shared: &Shared, text: &str) -> (String, Vec<Attachment>, V
             Ok(file) => file,
             Err(PathError::Escapes { .. }) => {
                 skip(&mut report, path, "not attached: outside the workspace");
-                continue;
-            }
-            // `@server:uri`: an MCP resource, read with the message.
-            Err(_)
-                if shared
-                    .services
-                    .mcp
-                    .as_ref()
-                    .is_some_and(|m| m.names_a_resource(path)) =>
-            {
                 continue;
             }
             Err(_) if looks_like_a_path(path) => {

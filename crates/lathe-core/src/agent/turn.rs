@@ -287,22 +287,22 @@ impl Turn<'_> {
         }
         if let Some(mcp) = shared.services.mcp.clone() {
             let desk: &dyn crate::tools::Together = shared.services.desk.as_ref();
-            match mcp
-                .prompt_invoked(written, Some((desk, &self.cancel)))
-                .await
-            {
+            match mcp.prompt_invoked(written, Some(desk), &self.cancel).await {
                 Some(Ok(text)) => {
                     let files_part = prompt.strip_prefix(written).unwrap_or_default();
                     prompt = format!("{text}{files_part}");
                 }
                 Some(Err(e)) => {
-                    return Err(self
-                        .fail(ErrorKind::Command, format!("not sent: {e}"))
-                        .await);
+                    let kind = if self.cancel.is_cancelled() {
+                        ErrorKind::Interrupted
+                    } else {
+                        ErrorKind::Command
+                    };
+                    return Err(self.fail(kind, format!("not sent: {e}")).await);
                 }
                 None => {}
             }
-            let read = mcp.resources_in(written).await;
+            let read = mcp.resources_in(written, &self.cancel).await;
             super::mentions::add_resources(&mut prompt, files, read);
         }
         Ok(prompt)

@@ -109,13 +109,13 @@ impl ClientHandler for Handler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
-            tokio::spawn(async move { server.refresh_offers().await });
+            server.offers_changed();
         }
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
-            tokio::spawn(async move { server.refresh_offers().await });
+            server.offers_changed();
         }
     }
 
@@ -223,8 +223,11 @@ pub struct Server {
     events: broadcast::Sender<McpStatus>,
     conn: tokio::sync::Mutex<Conn>,
     tools: RwLock<Vec<RemoteTool>>,
-    /// Its prompts and resources.
+    /// Its prompts and resources; whether they changed since last read,
+    /// and whether they are being read.
     offers: RwLock<super::offers::Offers>,
+    offers_dirty: std::sync::atomic::AtomicBool,
+    offers_reading: std::sync::atomic::AtomicBool,
     status: Mutex<McpStatus>,
     /// True while starting, or re-reading its tool list.
     starting: watch::Sender<bool>,
@@ -258,6 +261,8 @@ impl Server {
                 resources: Vec::new(),
             }),
             offers: RwLock::default(),
+            offers_dirty: std::sync::atomic::AtomicBool::new(false),
+            offers_reading: std::sync::atomic::AtomicBool::new(false),
             config,
             launch,
             generation,
@@ -668,6 +673,7 @@ impl Server {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) =
             ctx.together.clone().map(|together| super::elicit::Asker {
+                server: self.config.name.clone(),
                 together,
                 call_id: ctx.call_id.clone(),
                 cancel: ctx.cancel.clone(),

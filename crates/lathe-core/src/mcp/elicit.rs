@@ -17,6 +17,8 @@ use crate::tools::{Asked, Together};
 /// Who can answer while a call runs: the call's conversation.
 #[derive(Clone)]
 pub(super) struct Asker {
+    /// The server that asks.
+    pub(super) server: String,
     pub(super) together: Arc<dyn Together>,
     pub(super) call_id: String,
     pub(super) cancel: CancellationToken,
@@ -25,6 +27,8 @@ pub(super) struct Asker {
 /// How many times a field is asked again when the answer is not of its
 /// type.
 const RETRIES: usize = 2;
+/// Past this many, a field's choices are typed, not offered in the panel.
+const MAX_CHOICES: usize = 50;
 
 /// The person's answer to `server`'s `request` (declined when no one can
 /// be asked).
@@ -75,7 +79,13 @@ async fn ask(asker: &Asker, question: &str, choices: &[String]) -> Option<Asked>
     }
     let asked = asker
         .together
-        .ask(&asker.call_id, question, choices, &asker.cancel)
+        .ask_from(
+            &format!("MCP server {}", asker.server),
+            &asker.call_id,
+            question,
+            choices,
+            &asker.cancel,
+        )
         .await;
     (!asker.cancel.is_cancelled()).then_some(asked)
 }
@@ -95,13 +105,18 @@ impl Field<'_> {
             .unwrap_or("string")
     }
 
-    /// The values it may take, when it has a list.
+    /// The values it may take, when it has a list (an array's: those of
+    /// its items).
     fn choices(&self) -> Vec<String> {
         if self.kind() == "boolean" {
             return vec!["yes".into(), "no".into()];
         }
-        let listed: Vec<String> = self
-            .spec
+        let spec = if self.kind() == "array" {
+            self.spec.get("items").unwrap_or(&Value::Null)
+        } else {
+            self.spec
+        };
+        let listed: Vec<String> = spec
             .get("enum")
             .and_then(Value::as_array)
             .map(|v| {
@@ -115,9 +130,8 @@ impl Field<'_> {
             return listed;
         }
         // `oneOf: [{const, title}]`, the titled form.
-        self.spec
-            .get("oneOf")
-            .or_else(|| self.spec.get("anyOf"))
+        spec.get("oneOf")
+            .or_else(|| spec.get("anyOf"))
             .and_then(Value::as_array)
             .map(|v| {
                 v.iter()
@@ -139,10 +153,33 @@ impl Field<'_> {
         if let Some(d) = self.spec.get("description").and_then(Value::as_str) {
             out.push_str(&format!(" ({d})"));
         }
+        let choices = self.choices();
+        if self.kind() == "array" {
+            out.push_str(" (several, separated by commas)");
+        }
+        if choices.len() > MAX_CHOICES {
+            let some: Vec<&str> = choices.iter().take(10).map(String::as_str).collect();
+            out.push_str(&format!(
+                " (one of {} values: {} …)",
+                choices.len(),
+                some.join(", ")
+            ));
+        }
         if !self.required {
             out.push_str(" (optional: Esc leaves it out)");
         }
         out
+    }
+
+    /// The choices offered in the panel (a long list is typed, not
+    /// offered).
+    fn offered(&self) -> Vec<String> {
+        let choices = self.choices();
+        if choices.len() > MAX_CHOICES || self.kind() == "array" {
+            Vec::new()
+        } else {
+            choices
+        }
     }
 
     /// The answer as the field's type, or why it is not one.
@@ -166,13 +203,72 @@ impl Field<'_> {
                 .map(|n| json!(n))
                 .ok_or_else(|| "a number, please".to_string())
                 .and_then(|v| self.within(v)),
+            "array" => {
+                let choices = self.choices();
+                let picked: Vec<String> = answer
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                if let Some(bad) = picked
+                    .iter()
+                    .find(|p| !choices.is_empty() && !choices.contains(p))
+                {
+                    return Err(format!("{bad} is not one of the choices"));
+                }
+                Ok(json!(picked))
+            }
             _ => {
                 let choices = self.choices();
                 if !choices.is_empty() && !choices.iter().any(|c| c == answer) {
-                    return Err(format!("one of {}", choices.join(", ")));
+                    let shown: Vec<&str> = choices.iter().take(10).map(String::as_str).collect();
+                    return Err(format!("one of {}", shown.join(", ")));
                 }
+                self.fits(answer)?;
                 Ok(Value::String(answer.to_string()))
             }
+        }
+    }
+
+    /// Whether a text answer keeps to the field's length and format.
+    fn fits(&self, answer: &str) -> Result<(), String> {
+        let n = answer.chars().count() as u64;
+        let bound = |k: &str| self.spec.get(k).and_then(Value::as_u64);
+        if let Some(lo) = bound("minLength")
+            && n < lo
+        {
+            return Err(format!("at least {lo} characters"));
+        }
+        if let Some(hi) = bound("maxLength")
+            && n > hi
+        {
+            return Err(format!("at most {hi} characters"));
+        }
+        let ok = match self.spec.get("format").and_then(Value::as_str) {
+            Some("email") => answer
+                .split_once('@')
+                .is_some_and(|(a, d)| !a.is_empty() && d.contains('.') && !answer.contains(' ')),
+            Some("uri") => reqwest::Url::parse(answer).is_ok(),
+            Some("date") => {
+                let b = answer.as_bytes();
+                b.len() == 10
+                    && b[4] == b'-'
+                    && b[7] == b'-'
+                    && answer.chars().filter(char::is_ascii_digit).count() == 8
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "a {}, please",
+                self.spec
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("value")
+            ))
         }
     }
 
@@ -226,7 +322,7 @@ fn fields(schema: &Value) -> Vec<Field<'_>> {
 async fn form(asker: &Asker, server: &str, message: &str, schema: &Value) -> ElicitResult {
     let mut content = Map::new();
     for field in fields(schema) {
-        let choices = field.choices();
+        let choices = field.offered();
         let mut question = field.question(server, message);
         let mut tries = 0;
         let value = loop {
@@ -304,6 +400,7 @@ mod tests {
         });
         (
             Asker {
+                server: "demo".into(),
                 together: person.clone(),
                 call_id: "c1".into(),
                 cancel: CancellationToken::new(),
@@ -358,6 +455,32 @@ mod tests {
         assert_eq!(asked[4].1, ["light", "dark"]);
     }
 
+    #[test]
+    fn text_keeps_to_its_bounds_and_format_and_arrays_pick_from_their_items() {
+        let f = |spec: Value| Field {
+            name: "n",
+            spec: Box::leak(Box::new(spec)),
+            required: true,
+        };
+        let email =
+            f(json!({"type": "string", "minLength": 5, "maxLength": 20, "format": "email"}));
+        assert!(email.value("ab").is_err());
+        assert!(email.value("not-an-email").is_err());
+        assert_eq!(email.value("a@b.co").unwrap(), json!("a@b.co"));
+        assert!(email.value(&"x".repeat(30)).is_err());
+        let date = f(json!({"type": "string", "format": "date"}));
+        assert!(date.value("2026-11-29").is_ok() && date.value("tomorrow").is_err());
+        let many = f(json!({"type": "array", "items": {"enum": ["a", "b", "c"]}}));
+        assert_eq!(many.value("a, c").unwrap(), json!(["a", "c"]));
+        assert!(many.value("a, z").is_err());
+        assert!(many.offered().is_empty() && many.question("s", "m").contains("commas"));
+        let huge: Vec<String> = (0..10_000).map(|i| format!("v{i}")).collect();
+        let big = f(json!({"type": "string", "enum": huge}));
+        assert!(big.offered().is_empty(), "typed, not offered");
+        assert!(big.question("s", "m").contains("one of 10000 values"));
+        assert!(big.value("v9999").is_ok() && big.value("v10000").is_err());
+    }
+
     #[tokio::test]
     async fn a_required_field_left_out_declines_and_headless_declines() {
         let (a, _) = asker(vec![Asked::Declined]);
@@ -404,6 +527,7 @@ mod tests {
                     match f.kind() {
                         "boolean" => proptest::prop_assert!(v.is_boolean()),
                         "integer" | "number" => proptest::prop_assert!(v.is_number()),
+                        "array" => proptest::prop_assert!(v.is_array()),
                         _ => proptest::prop_assert!(v.is_string()),
                     }
                 }

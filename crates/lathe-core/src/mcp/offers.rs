@@ -11,6 +11,14 @@ use crate::protocol::{McpPrompt, McpPromptArgument, McpResource};
 
 /// The most of one resource that goes along with a message.
 pub const MAX_RESOURCE: usize = 256 * 1024;
+/// How many resources go along with one message, and how much of them.
+pub const MAX_RESOURCES: usize = 10;
+pub const MAX_RESOURCES_TOTAL: usize = 1024 * 1024;
+/// The most of a prompt's text that is sent.
+pub const MAX_PROMPT: usize = 256 * 1024;
+/// How many prompts and resources of a server are kept (offered for `/`
+/// and `@`).
+const MAX_LISTED: usize = 1000;
 
 /// A server's prompts and resources.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,6 +58,8 @@ pub(super) async fn list(session: &super::client::Session) -> Offers {
     }
     out.prompts.sort_by(|a, b| a.name.cmp(&b.name));
     out.resources.sort_by(|a, b| a.uri.cmp(&b.uri));
+    out.prompts.truncate(MAX_LISTED);
+    out.resources.truncate(MAX_LISTED);
     out
 }
 
@@ -79,7 +89,10 @@ fn prompt_of(v: &Value) -> Option<McpPrompt> {
             .and_then(Value::as_array)
             .map(|args| {
                 args.iter()
-                    .filter(|a| !text(a, "name").is_empty())
+                    .filter(|a| {
+                        let n = text(a, "name");
+                        !n.is_empty() && !n.chars().any(|c| c.is_whitespace() || c.is_control())
+                    })
                     .map(|a| McpPromptArgument {
                         name: text(a, "name"),
                         description: line(&text(a, "description")),
@@ -229,7 +242,20 @@ pub fn rendered(result: &Value) -> String {
             body
         });
     }
-    parts.join("\n\n")
+    cut(parts.join("\n\n"), MAX_PROMPT, "the prompt is longer")
+}
+
+/// `text`, cut at `max` bytes (a whole character) with `why` said.
+fn cut(mut text: String, max: usize, why: &str) -> String {
+    if text.len() > max {
+        let mut at = max;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push_str(&format!("\n[… cut: {why}]"));
+    }
+    text
 }
 
 /// A resource's contents as text to go with a message (cut at
@@ -252,16 +278,7 @@ pub fn contents(result: &Value) -> String {
             ));
         }
     }
-    let mut all = parts.join("\n");
-    if all.len() > MAX_RESOURCE {
-        let mut cut = MAX_RESOURCE;
-        while !all.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        all.truncate(cut);
-        all.push_str("\n[… cut: the resource is longer]");
-    }
-    all
+    cut(parts.join("\n"), MAX_RESOURCE, "the resource is longer")
 }
 
 /// `@server:uri` mentions in `text` whose server is one of `servers`:

@@ -239,6 +239,20 @@ pub trait Together: Send + Sync + fmt::Debug {
         choices: &[String],
         cancel: &CancellationToken,
     ) -> Asked;
+    /// Asks the person for `from` (an MCP server, Lathe itself): as
+    /// [`Together::ask`], but no answer declines rather than leaving it to
+    /// the model.
+    async fn ask_from(
+        &self,
+        from: &str,
+        call_id: &str,
+        question: &str,
+        choices: &[String],
+        cancel: &CancellationToken,
+    ) -> Asked {
+        let _ = from;
+        self.ask(call_id, question, choices, cancel).await
+    }
     /// Runs a subagent on `job` for the `task` call `call_id`: its final
     /// answer, or why there is none.
     async fn task(

@@ -27,6 +27,10 @@ const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 20;
 /// The longest line a deferred tool gets in the description.
 const LINE: usize = 100;
+/// Past this many tools, the listing names them only.
+const DESCRIBED: usize = 300;
+/// The most the listing takes (bytes); tools past it are found by query.
+const LISTING: usize = 32 * 1024;
 
 pub struct ToolSearch {
     description: String,
@@ -37,17 +41,28 @@ impl ToolSearch {
     /// The search over `deferred` (listed by name, in order).
     pub fn new(mut deferred: Vec<ToolSchema>) -> Self {
         deferred.sort_by(|a, b| a.name.cmp(&b.name));
-        let listed: Vec<String> = deferred
-            .iter()
-            .map(|t| {
-                let line = one_line(&t.description);
-                if line.is_empty() {
-                    format!("- {}", t.name)
-                } else {
-                    format!("- {}: {line}", t.name)
-                }
-            })
-            .collect();
+        // So many tools that their lines would fill the context again are
+        // named only; past the listing's size, counted and found by query.
+        let described = deferred.len() <= DESCRIBED;
+        let mut listed: Vec<String> = Vec::new();
+        let mut size = 0;
+        for (i, t) in deferred.iter().enumerate() {
+            let line = one_line(&t.description);
+            let entry = if line.is_empty() || !described {
+                format!("- {}", t.name)
+            } else {
+                format!("- {}: {line}", t.name)
+            };
+            if size + entry.len() > LISTING {
+                listed.push(format!(
+                    "… and {} more: find them with `query`",
+                    deferred.len() - i
+                ));
+                break;
+            }
+            size += entry.len() + 1;
+            listed.push(entry);
+        }
         let description = format!(
             "Many tools are connected, so the schemas of those below are not loaded. To use \
              one, call this first with its name in `names` (or words for what you need in \
@@ -267,6 +282,32 @@ mod tests {
         assert_eq!(s.matching("create issue", 1).len(), 1);
         assert!(s.matching("", 5).is_empty());
         assert!(s.matching("!!! ---", 5).is_empty());
+    }
+
+    #[test]
+    fn thousands_of_tools_are_named_only_and_the_listing_is_bounded() {
+        let many: Vec<ToolSchema> = (0..5000)
+            .map(|i| {
+                schema(
+                    &format!("srv__tool_{i:05}"),
+                    "Does a thing to a record by id",
+                )
+            })
+            .collect();
+        let s = ToolSearch::new(many);
+        assert!(
+            s.description.len() < LISTING + 1024,
+            "{}",
+            s.description.len()
+        );
+        assert!(!s.description.contains("Does a thing"), "named only");
+        assert!(s.description.contains("more: find them with `query`"));
+        // Every tool is still found.
+        assert_eq!(
+            s.named("srv__tool_04999").map(|t| t.name.as_str()),
+            Some("srv__tool_04999")
+        );
+        assert_eq!(s.matching("tool_04999", 5)[0].name, "srv__tool_04999");
     }
 
     proptest::proptest! {

@@ -12,9 +12,10 @@ impl App {
                 call_id,
                 question,
                 choices,
+                from,
                 ..
             } => self.questions.ask_model(
-                crate::components::ask::AskPanel::new(call_id, question, choices),
+                crate::components::ask::AskPanel::new(call_id, question, choices).from(from),
                 now,
             ),
             AgentEvent::PlanUpdated { steps, .. } => {

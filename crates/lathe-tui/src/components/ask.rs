@@ -33,6 +33,8 @@ pub struct AskPanel {
     draft: String,
     arming: Arming,
     shown: Cell<bool>,
+    /// Who asks, when not the model (an MCP server, Lathe): Esc declines.
+    from: Option<String>,
 }
 
 impl AskPanel {
@@ -45,6 +47,23 @@ impl AskPanel {
             draft: String::new(),
             arming: Arming::pending(),
             shown: Cell::new(false),
+            from: None,
+        }
+    }
+
+    /// Asked by `from` rather than the model.
+    #[must_use]
+    pub fn from(mut self, from: Option<String>) -> Self {
+        self.from = from;
+        self
+    }
+
+    /// What Esc does, said.
+    fn esc(&self) -> &'static str {
+        if self.from.is_some() {
+            "decline"
+        } else {
+            "let the model decide"
         }
     }
 
@@ -87,6 +106,7 @@ impl AskPanel {
     fn answer(&self, answer: Option<String>, events: &AppEvents) -> Outcome {
         let said = match &answer {
             Some(a) => format!("you answered: {a}"),
+            None if self.from.is_some() => "you declined".to_string(),
             None => "you left the question to the model".to_string(),
         };
         events.send(AppEvent::Op(Op::Answer {
@@ -121,9 +141,10 @@ impl Component for AskPanel {
             KeyCode::Enter if self.own() => {
                 let text = self.draft.trim();
                 if text.is_empty() {
-                    events.send(AppEvent::Flash(
-                        "write an answer, choose one (↑), or Esc to let the model decide".into(),
-                    ));
+                    events.send(AppEvent::Flash(format!(
+                        "write an answer, choose one (↑), or Esc to {}",
+                        self.esc()
+                    )));
                 } else {
                     return self.answer(Some(text.to_string()), events);
                 }
@@ -161,7 +182,11 @@ impl Component for AskPanel {
 
     fn render(&self, area: Rect, buf: &mut Buffer, t: &Theme, _: Instant) {
         let (lines, keys) = self.lines(t);
-        super::question::render_question(" The model asks ", lines, keys, area, buf, t);
+        let title = match &self.from {
+            Some(who) => format!(" {who} asks "),
+            None => " The model asks ".to_string(),
+        };
+        super::question::render_question(&title, lines, keys, area, buf, t);
         self.shown.set(true);
     }
 }
@@ -219,7 +244,7 @@ impl AskPanel {
             key("Enter"),
             word(" answer  "),
             key("Esc"),
-            word(" let the model decide"),
+            word(&format!(" {}", self.esc())),
         ]);
         (lines, Line::from(keys))
     }

@@ -7,7 +7,33 @@ use serde_json::Value;
 
 use super::{Server, plain};
 
+/// How long notifications that its lists changed are gathered before they
+/// are read again (a flood is read once).
+const GATHER: Duration = Duration::from_millis(200);
+
 impl Server {
+    /// The server said its prompts or resources changed: they are read
+    /// again, once for all that came together, never twice at once.
+    pub(super) fn offers_changed(self: std::sync::Arc<Self>) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.offers_dirty.store(true, SeqCst);
+        if self.offers_reading.swap(true, SeqCst) {
+            return;
+        }
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(GATHER).await;
+                self.offers_dirty.store(false, SeqCst);
+                self.refresh_offers().await;
+                self.offers_reading.store(false, SeqCst);
+                // News that came while reading is read once more.
+                if !self.offers_dirty.load(SeqCst) || self.offers_reading.swap(true, SeqCst) {
+                    break;
+                }
+            }
+        });
+    }
+
     /// Its prompts and resources now.
     pub fn offers(&self) -> crate::mcp::offers::Offers {
         self.offers
