@@ -11,7 +11,8 @@
 //!   runs before every sandboxed command, in a workspace of 10,000 files.
 //! - `redact/*`: the redactor with one key on 64 KiB of a tool's output
 //!   with no key in it (source code with numbers, an `od` dump): what
-//!   every result pays.
+//!   every result pays; `code_64k_after_a_login`: the same once an MCP
+//!   login's tokens were learned.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -148,6 +149,15 @@ fn redact(c: &mut Criterion) {
     group.bench_function("code_64k_31_secrets", |b| b.iter(|| many.redact_str(&code)));
     group.bench_function("leaky_64k_31_secrets", |b| {
         b.iter(|| many.redact_str(&leaky))
+    });
+    // After an MCP login: its tokens are learned late (a refresh brings
+    // new ones), and every matcher looks for them too.
+    lathe_core::policy::redactor::learn([
+        "mcp-access-token-0123456789abcdef".to_string(),
+        "mcp-refresh-token-fedcba9876543210".to_string(),
+    ]);
+    group.bench_function("code_64k_after_a_login", |b| {
+        b.iter(|| redactor.redact_str(&code))
     });
     group.finish();
     // What a start pays: the matcher for one key, for the key and a
