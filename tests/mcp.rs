@@ -1040,7 +1040,13 @@ async fn the_reference_servers_prompts_and_resources_come_with_a_message() {
 #[tokio::test]
 async fn a_servers_prompts_are_sent_and_a_changed_list_is_read_again() {
     let env = Env::new(&stdio_server("test", ""));
-    let mock = MockLlm::start(calls(&[("m", "test__more-prompts", json!({}))])).await;
+    // (The list is read again a moment after the news, which gathers a
+    // flood into one read: a second, slower call keeps the run going.)
+    let mock = MockLlm::start(calls(&[
+        ("m", "test__more-prompts", json!({})),
+        ("s", "test__slow", json!({"steps": 10})),
+    ]))
+    .await;
     let r = env
         .exec_json(&mock.openai_url(), SECRET, &[], "/test:review src/lib.rs")
         .await;

@@ -2221,7 +2221,6 @@ async fn an_mcp_prompts_missing_argument_is_asked_for() {
     let mock = MockLlm::start(vec![Step::Reply(Reply::text("Reviewed."))]).await;
     let pane = Pane::start_home(&mock, ws.path(), home, "", "");
     pane.wait_for("approval ask").await;
-    pane.wait_for("mcp").await;
     pane.type_slowly("/test:review", Duration::from_millis(60))
         .await;
     let shown = pane.wait_for("Review a file").await;
