@@ -668,6 +668,35 @@ fn a_server_asking_for_a_login_is_logged_in_to_with_slash_mcp_login() {
     a.on_terminal_event(key(KeyCode::Enter), t0);
     assert!(a.take_ops().is_empty());
     assert!(screen(&mut a, 120, 30).contains("no MCP server asks for a login"));
+    // `/mcp` names its prompts and counts its resources.
+    a.on_agent_event(
+        AgentEvent::McpServerStatus(McpStatus {
+            server: "hosted".into(),
+            state: McpState::Ready,
+            tools: vec![],
+            endpoint: "https://mcp.example.com/mcp".into(),
+            message: None,
+            prompts: vec![crate::protocol::McpPrompt {
+                name: "review".into(),
+                description: "Review".into(),
+                arguments: vec![],
+            }],
+            resources: vec![crate::protocol::McpResource {
+                uri: "docs://guide".into(),
+                name: "Guide".into(),
+                description: String::new(),
+            }],
+        }),
+        t0,
+    );
+    type_text(&mut a, "/mcp", t0);
+    a.on_terminal_event(key(KeyCode::Enter), t0);
+    let shown = screen(&mut a, 120, 40);
+    assert!(shown.contains("prompts: /hosted:review"), "{shown}");
+    assert!(
+        shown.contains("resources: 1 (mention one as @hosted:URI"),
+        "{shown}"
+    );
 }
 
 /// Puts an app into one of the states a screen can be in.

@@ -344,6 +344,21 @@ fn mcp_report(servers: &std::collections::BTreeMap<String, McpStatus>) -> String
         if !s.tools.is_empty() {
             out.push_str(&format!("\n    tools: {}", s.tools.join(", ")));
         }
+        if !s.prompts.is_empty() {
+            let names: Vec<String> = s
+                .prompts
+                .iter()
+                .map(|p| format!("/{}:{}", s.server, p.name))
+                .collect();
+            out.push_str(&format!("\n    prompts: {}", names.join(", ")));
+        }
+        if !s.resources.is_empty() {
+            out.push_str(&format!(
+                "\n    resources: {} (mention one as @{}:URI; Tab completes)",
+                s.resources.len(),
+                s.server
+            ));
+        }
     }
     out
 }
