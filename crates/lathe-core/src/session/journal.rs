@@ -72,6 +72,15 @@ impl Journal {
             Ok(Value::Object(map)) => map,
             _ => return,
         };
+        // A server's prompts and resources (a thousand each, at most) are
+        // what it offers now, not what happened: counted, not kept.
+        if matches!(event, AgentEvent::McpServerStatus(_)) {
+            for key in ["prompts", "resources"] {
+                if let Some(Value::Array(items)) = line.remove(key) {
+                    line.insert(format!("{key}_count"), Value::from(items.len()));
+                }
+            }
+        }
         let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         line.insert("ts".into(), Value::String(ts));
         let result = serde_json::to_writer(&mut *out, &line)
