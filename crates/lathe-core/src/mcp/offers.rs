@@ -192,20 +192,19 @@ pub fn check_complete(
         let described: Vec<String> = p
             .arguments
             .iter()
-            .map(|a| {
-                if a.description.is_empty() {
-                    a.name.to_uppercase()
-                } else {
-                    format!("{}: {}", a.name.to_uppercase(), a.description)
-                }
-            })
+            .filter(|a| !a.description.is_empty())
+            .map(|a| format!("{}: {}", a.name.to_uppercase(), a.description))
             .collect();
+        let described = if described.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", described.join("; "))
+        };
         return Err(format!(
-            "{} needs {}: {} ({})",
-            format_args!("/{server}:{}", p.name),
+            "/{server}:{} needs {}: {}{described}",
+            p.name,
             missing.join(", "),
             usage(server, p),
-            described.join("; ")
         ));
     }
     Ok(())
