@@ -112,11 +112,8 @@ static BYTE_DUMPS: LazyLock<Vec<(Regex, u32, usize)>> = LazyLock::new(|| {
 /// Secrets this process came to hold after the conversation's matcher was
 /// built (a login's tokens, refreshed while it runs): every matcher that
 /// looks for credential shapes looks for these too.
-static LATE: LazyLock<std::sync::RwLock<Learned>> =
-    LazyLock::new(|| std::sync::RwLock::new((Vec::new(), None)));
-
-/// The secrets learned, and their matcher.
-type Learned = (Vec<String>, Option<std::sync::Arc<Redactor>>);
+static LATE: LazyLock<std::sync::RwLock<Vec<String>>> =
+    LazyLock::new(|| std::sync::RwLock::new(Vec::new()));
 
 /// Hides `secrets` from now on, wherever this process shows, records,
 /// logs or sends text (see [`LATE`]).
@@ -124,24 +121,21 @@ pub fn learn(secrets: impl IntoIterator<Item = String>) {
     let mut late = LATE
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let before = late.0.len();
     for s in secrets {
-        if !s.is_empty() && !late.0.contains(&s) {
-            late.0.push(s);
+        if !s.is_empty() && !late.contains(&s) {
+            late.push(s);
         }
-    }
-    if late.0.len() != before {
-        let known = Forms::of(&late.0);
-        late.1 = Some(std::sync::Arc::new(Redactor::of_forms(&known, false)));
     }
 }
 
-/// The matcher of [`LATE`]'s secrets, if any were learned.
-fn late() -> Option<std::sync::Arc<Redactor>> {
+/// A matcher rebuilt with the learned secrets, by how many there were.
+type Merged = (usize, std::sync::Arc<Redactor>);
+
+/// How many secrets were learned so far (they are only ever added).
+fn learned() -> usize {
     LATE.read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .1
-        .clone()
+        .len()
 }
 
 /// Redacts known secret values and credential-shaped strings.
@@ -157,6 +151,13 @@ pub struct Redactor {
     dense: Option<AhoCorasick>,
     /// Credential shapes and secret-named assignments are looked for too.
     shapes: bool,
+    /// The secrets it was built with, and its matcher rebuilt with the
+    /// ones learned since merged in (by how many were learned then):
+    /// one pass over a text, whatever came later. Shared by its clones.
+    own: std::sync::Arc<Vec<String>>,
+    merged: std::sync::Arc<std::sync::Mutex<Option<Merged>>>,
+    /// It is such a rebuilt matcher (it merges nothing more).
+    is_merged: bool,
 }
 
 /// No secret known: credential shapes only.
@@ -168,6 +169,9 @@ impl Default for Redactor {
             raw: None,
             dense: None,
             shapes: true,
+            own: std::sync::Arc::default(),
+            merged: std::sync::Arc::default(),
+            is_merged: false,
         }
     }
 }
@@ -240,7 +244,43 @@ impl Redactor {
     /// are ignored, as hiding them would mangle ordinary text.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         let secrets: Vec<String> = secrets.into_iter().collect();
-        Self::of_forms(&Forms::of(&secrets), true)
+        let mut out = Self::of_forms(&Forms::of(&secrets), true);
+        out.own = std::sync::Arc::new(secrets);
+        out
+    }
+
+    /// This matcher with the secrets learned since it was built merged in
+    /// (built once per secret learned, shared by its clones); `None` when
+    /// nothing was learned, or for a matcher of file contents.
+    fn with_learned(&self) -> Option<std::sync::Arc<Redactor>> {
+        if !self.shapes || self.is_merged {
+            return None;
+        }
+        let n = learned();
+        if n == 0 {
+            return None;
+        }
+        let mut merged = self
+            .merged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((k, r)) = merged.as_ref()
+            && *k == n
+        {
+            return Some(r.clone());
+        }
+        let mut all: Vec<String> = self.own.as_ref().clone();
+        all.extend(
+            LATE.read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
+        let mut r = Self::of_forms(&Forms::of(&all), true);
+        r.is_merged = true;
+        let r = std::sync::Arc::new(r);
+        *merged = Some((n, r.clone()));
+        Some(r)
     }
 
     /// The lines of files the read rules cover, in the forms a program
@@ -274,6 +314,9 @@ impl Redactor {
             raw: build(&forms.raw, true),
             dense: build(&forms.dense, true),
             shapes,
+            own: std::sync::Arc::default(),
+            merged: std::sync::Arc::default(),
+            is_merged: false,
         }
     }
 
@@ -431,6 +474,9 @@ impl Redactor {
     /// of the secrets' forms (0: no secret known). A form's letters may
     /// stand apart (`s k - l i v e`), so theirs count thrice.
     pub fn hold(&self) -> usize {
+        if let Some(merged) = self.with_learned() {
+            return merged.hold();
+        }
         let len = |m: &Option<AhoCorasick>| m.as_ref().map_or(0, AhoCorasick::max_pattern_len);
         let forms = len(&self.verbatim)
             .max(len(&self.raw))
@@ -443,15 +489,14 @@ impl Redactor {
         } else {
             0
         };
-        let late = match (self.shapes, late()) {
-            (true, Some(late)) => late.hold(),
-            _ => 0,
-        };
-        forms.max(dumps).max(late)
+        forms.max(dumps)
     }
 
     /// Where every form and shape matches in `text`, in one pass.
     fn spans(&self, text: &str) -> Spans {
+        if let Some(merged) = self.with_learned() {
+            return merged.spans(text);
+        }
         let mut spans = Spans::default();
         if let Some(m) = &self.verbatim {
             for m in m.find_overlapping_iter(text) {
@@ -463,10 +508,6 @@ impl Redactor {
         self.column_spans(text, &mut spans);
         if !self.shapes {
             return spans;
-        }
-        // (A late matcher has no shapes: it never looks for itself.)
-        if let Some(late) = late() {
-            spans.0.extend(late.spans(text).0);
         }
         for re in SECRET_PATTERNS.iter() {
             for m in re.find_iter(text) {
