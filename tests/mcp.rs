@@ -1074,3 +1074,42 @@ async fn a_servers_prompts_are_sent_and_a_changed_list_is_read_again() {
         "the changed list is read: {statuses:?}"
     );
 }
+
+/// Resources a message mentions are bounded on their own (10, and 1 MiB
+/// in all: what would pass it is left out and said), and are never
+/// counted as files over the file limit.
+#[tokio::test]
+async fn a_message_takes_resources_up_to_their_bound_and_says_what_it_left() {
+    let env = Env::new(&stdio_server("test", ""));
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]).await;
+    let mentions: Vec<String> = (1..=12).map(|i| format!("@test:mem://r{i:02}")).collect();
+    let prompt = format!("read {}", mentions.join(" "));
+    let r = env
+        .exec_json(&mock.openai_url(), SECRET, &[], &prompt)
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let files = r.first("attachments")["files"].clone();
+    let files = files.as_array().unwrap();
+    assert_eq!(files.len(), 12, "each once: {files:?}");
+    let attached = files.iter().filter(|f| f["attached"] == true).count();
+    assert_eq!(attached, 5, "five of 200 KB fit in 1 MiB: {files:?}");
+    for f in files.iter().filter(|f| f["attached"] == false) {
+        let note = f["note"].as_str().unwrap();
+        assert!(note.contains("at most 10 resources and 1024 KiB"), "{note}");
+        assert!(!note.contains("files"), "not a file: {note}");
+    }
+    let body = &mock.requests()[0].body;
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .len();
+    assert!(
+        user <= 1024 * 1024 + 8 * 1024,
+        "{user} bytes in the message"
+    );
+}

@@ -269,10 +269,11 @@ impl Manager {
         let names: Vec<String> = self.lock().iter().map(|s| s.config.name.clone()).collect();
         let mut out = Vec::new();
         let mut total = 0;
+        let mut full = false;
         for (i, (mention, server_name, uri)) in
             offers::mentioned(text, &names).into_iter().enumerate()
         {
-            if i >= offers::MAX_RESOURCES || total >= offers::MAX_RESOURCES_TOTAL {
+            if i >= offers::MAX_RESOURCES || full {
                 out.push((
                     mention.to_string(),
                     Err(format!(
@@ -300,6 +301,17 @@ impl Manager {
                     }
                 }
                 None => Err("no such server".into()),
+            };
+            let read = match read {
+                Ok(text) if total + text.len() > offers::MAX_RESOURCES_TOTAL => {
+                    full = true;
+                    Err(format!(
+                        "at most {} resources and {} KiB of them go along with a message",
+                        offers::MAX_RESOURCES,
+                        offers::MAX_RESOURCES_TOTAL / 1024
+                    ))
+                }
+                other => other,
             };
             if let Ok(text) = &read {
                 total += text.len();

@@ -99,6 +99,17 @@ pub fn name(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
 
+/// Text from elsewhere (a model's choice, a server's words) on one line:
+/// blanks of any kind (line breaks, tabs) one space, no control
+/// characters.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A line of a file, tabs kept, nothing else hidden.
 pub fn line(s: &str) -> Cow<'_, str> {
     escape(s, true)

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::mcp::OAuthEntry;
+use crate::protocol::visible::one_line;
 
 /// Where the tokens are kept, under Lathe's data directory.
 pub const DIR: &str = "mcp-oauth";
@@ -467,14 +468,6 @@ fn openable(url: &str) -> bool {
                 .is_ok_and(|a| a.is_loopback())
     };
     u.scheme() == "https" || (u.scheme() == "http" && local())
-}
-
-/// `text` on one line, without control characters (a server's words in a
-/// message of ours).
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Opens `url` with `browser` (`$BROWSER`: its first entry) or

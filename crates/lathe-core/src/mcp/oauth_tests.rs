@@ -181,7 +181,7 @@ fn only_an_https_page_or_one_on_this_machine_is_opened() {
     ] {
         assert!(!openable(bad), "{bad}");
     }
-    assert_eq!(one_line("a\nb\x1b[31mc"), "a b [31mc");
+    assert_eq!(one_line("a\nb\x1b[31mc"), "a b[31mc");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::protocol::visible::one_line as line;
 use crate::protocol::{McpPrompt, McpPromptArgument, McpResource};
 
 /// The most of one resource that goes along with a message.
@@ -68,11 +69,6 @@ fn text(v: &Value, k: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
-}
-
-/// One line of a description (a server's words, shown in one line).
-fn line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn prompt_of(v: &Value) -> Option<McpPrompt> {

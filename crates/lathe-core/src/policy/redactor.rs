@@ -118,11 +118,24 @@ static LATE: LazyLock<std::sync::RwLock<Vec<String>>> =
 /// Hides `secrets` from now on, wherever this process shows, records,
 /// logs or sends text (see [`LATE`]).
 pub fn learn(secrets: impl IntoIterator<Item = String>) {
+    // Known already (every request reads the same token): no write.
+    let new: Vec<String> = {
+        let late = LATE
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        secrets
+            .into_iter()
+            .filter(|s| !s.is_empty() && !late.contains(s))
+            .collect()
+    };
+    if new.is_empty() {
+        return;
+    }
     let mut late = LATE
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for s in secrets {
-        if !s.is_empty() && !late.contains(&s) {
+    for s in new {
+        if !late.contains(&s) {
             late.push(s);
         }
     }

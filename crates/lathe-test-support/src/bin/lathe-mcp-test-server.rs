@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, Role, ServerCapabilities,
-    ServerConfig, Tool,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -44,6 +45,7 @@ impl ServerHandler for TestServer {
             ServerCapabilities::builder()
                 .enable_prompts()
                 .enable_prompts_list_changed()
+                .enable_resources()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -116,6 +118,29 @@ impl ServerHandler for TestServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// Twelve resources of 200 KB each (`mem://r01` …): more than a
+    /// message takes.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            (1..=12)
+                .map(|i| Resource::new(format!("mem://r{i:02}"), format!("r{i:02}")))
+                .collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let text = format!("{}\n", request.uri).repeat(200 * 1024 / 10);
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
     }
 
     async fn list_prompts(

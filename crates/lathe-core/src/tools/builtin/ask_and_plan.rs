@@ -8,6 +8,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use crate::protocol::visible::one_line;
 use crate::protocol::{Effect, PlanStep, StepStatus, Summary};
 use crate::tools::spec::{Asked, ToolContext, ToolError};
 use crate::tools::typed::TypedTool;
@@ -114,16 +115,6 @@ impl TypedTool for AskUser {
             Asked::NoOne => Err(no_one()),
         }
     }
-}
-
-/// `text` on one line: blanks of any kind (line breaks, tabs) one space,
-/// no control characters.
-fn one_line(text: &str) -> String {
-    text.split_whitespace()
-        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The choices, trimmed, without blanks or repeats; too many or too long
