@@ -33,6 +33,9 @@ pub enum Command {
     Exec(ExecArgs),
     /// MCP servers: `lathe mcp list` starts each, and prints its state and tools.
     Mcp(McpArgs),
+    /// Serve an editor over the Agent Client Protocol on stdin/stdout
+    /// (Zed, JetBrains, Neovim, Emacs): see docs/editors.md.
+    Acp,
     /// Hooks: `lathe hooks import` brings Claude Code's into your config.
     Hooks(HooksArgs),
     /// Reopen a session in the terminal UI: the one given, or choose from a list.

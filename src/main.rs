@@ -3,6 +3,7 @@
 //! `RUST_LOG` or `LATHE_LOG`; never stdout), and hands over to a front end.
 //! `anyhow` lives only here, at the edge.
 
+mod acp;
 mod cli;
 mod exec;
 mod say;
@@ -64,6 +65,7 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Resume { id: Some(id) }) => return run_tui(&cli, Continue::Id(id)),
         Some(Command::Resume { id: None }) => return run_tui(&cli, Continue::Pick),
         Some(Command::Mcp(mcp)) => return run_mcp(&cli, mcp),
+        Some(Command::Acp) => return run_acp(&cli),
         Some(Command::Hooks(hooks)) => return run_hooks(&cli, hooks),
         Some(Command::Sessions { json, all }) => return run_sessions(&cli, json, all),
         Some(Command::Exec(args)) => args,
@@ -140,6 +142,34 @@ fn run(mut cli: Cli) -> anyhow::Result<i32> {
         plan: args.plan,
     };
     Ok(runtime.block_on(exec::run(&config, opts))?)
+}
+
+/// `lathe acp`: an editor's agent on stdin/stdout until it closes them.
+/// Nothing but the protocol reaches stdout; logs go to the log file.
+fn run_acp(cli: &Cli) -> anyhow::Result<i32> {
+    let overrides = cli.common.overrides();
+    // Where the logs go: the data directory does not depend on the
+    // workspace, which each session names.
+    let paths = launch::load_config(
+        &crate::config::Overrides {
+            no_model: true,
+            ..overrides.clone()
+        },
+        &|k| std::env::var(k).ok(),
+    )
+    .map(|c| c.paths)?;
+    let _log_guard = init_logging(&paths.logs_dir);
+    tracing::info!("lathe acp starting");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime
+        .block_on(acp::serve(overrides))
+        .map_err(|e| anyhow::anyhow!("the editor's connection failed: {e}"))?;
+    // Whatever the sessions left running ends with the process.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(0)
 }
 
 /// `lathe hooks import`: Claude Code's hooks into the person's config,

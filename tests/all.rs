@@ -7,6 +7,7 @@
 
 pub use lathe_test_support::{mock_llm, places};
 
+mod acp;
 mod agents;
 mod control;
 mod crash;

@@ -762,10 +762,12 @@ pub fn remember_workspace_hooks(config: &Config, hooks: &HookSet) -> Result<(), 
     Ok(())
 }
 
+mod editor;
 mod mcp_login;
 mod own;
 mod sandbox_probe;
 
+pub use editor::{EditorMcp, add_editor_mcp};
 pub use mcp_login::{McpLoginError, mcp_logged_in, mcp_login, mcp_logout};
 use own::setup_of_their_own;
 pub use own::{

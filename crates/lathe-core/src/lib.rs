@@ -105,9 +105,9 @@ pub mod front {
 
     pub mod launch {
         pub use crate::launch::{
-            AgentsFound, LaunchError, Launched, McpLoginError, ModelChoice, SkillsFound, Trust,
-            UNNAMED, choose_model, commands_digest, commands_trusted, config_for_session,
-            load_config, mcp_logged_in, mcp_login, mcp_logout, mcp_statuses,
+            AgentsFound, EditorMcp, LaunchError, Launched, McpLoginError, ModelChoice, SkillsFound,
+            Trust, UNNAMED, add_editor_mcp, choose_model, commands_digest, commands_trusted,
+            config_for_session, load_config, mcp_logged_in, mcp_login, mcp_logout, mcp_statuses,
             remember_workspace_agents, remember_workspace_commands, remember_workspace_hooks,
             remember_workspace_mcp, remember_workspace_skills, spawn_agent,
         };

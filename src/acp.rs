@@ -1,0 +1,498 @@
+//! `lathe acp`: Lathe as an Agent Client Protocol agent over stdio, for
+//! editors (Zed, JetBrains, Neovim, Emacs). The third front end on
+//! `lathe_core::front`, beside the terminal UI and `lathe exec`: the same
+//! engine, pipeline, rules, sandbox, hooks and session record; approvals
+//! become `session/request_permission`, the approval modes become session
+//! modes. Stdout carries protocol messages only; logs go to the log file.
+//!
+//! The connection's handlers only hand each message on to [`Server`],
+//! which runs beside the dispatch loop: a turn never blocks the reading
+//! of a cancel or of the editor's answers.
+
+mod commands;
+mod map;
+mod session;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    self as acp, AgentCapabilities, CancelNotification, ClientCapabilities, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, Error, Stdio};
+use tokio::sync::mpsc;
+
+use crate::config::Overrides;
+use crate::launch;
+use crate::protocol::{ApprovalMode, Op};
+use session::{Link, Turn};
+
+/// A message from the editor, handed from the dispatch loop to the
+/// server.
+enum Incoming {
+    /// The editor's capabilities (`initialize`, answered in the
+    /// dispatch loop: nothing else may come before its answer).
+    Initialized(ClientCapabilities),
+    NewSession(NewSessionRequest, Responder<NewSessionResponse>),
+    LoadSession(LoadSessionRequest, Responder<LoadSessionResponse>),
+    Prompt(PromptRequest, Responder<PromptResponse>),
+    SetMode(SetSessionModeRequest, Responder<SetSessionModeResponse>),
+    Cancel(CancelNotification),
+}
+
+/// Serves one editor on stdin/stdout until it closes the connection.
+pub async fn serve(base: Overrides) -> Result<(), Error> {
+    let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
+    let (t1, t2, t3, t4, t5, t6) = (
+        tx.clone(),
+        tx.clone(),
+        tx.clone(),
+        tx.clone(),
+        tx.clone(),
+        tx,
+    );
+    Agent
+        .v1()
+        .name("lathe")
+        .on_receive_request(
+            async move |r: InitializeRequest, responder, _cx| {
+                let _ = t1.send(Incoming::Initialized(r.client_capabilities.clone()));
+                responder.respond(initialized(&r))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: NewSessionRequest, responder, _cx| {
+                let _ = t2.send(Incoming::NewSession(r, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: LoadSessionRequest, responder, _cx| {
+                let _ = t3.send(Incoming::LoadSession(r, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: PromptRequest, responder, _cx| {
+                let _ = t4.send(Incoming::Prompt(r, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: SetSessionModeRequest, responder, _cx| {
+                let _ = t5.send(Incoming::SetMode(r, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                let _ = t6.send(Incoming::Cancel(n));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(Stdio::new(), async move |cx| {
+            let mut server = Server {
+                cx: cx.clone(),
+                base,
+                caps: Arc::new(ClientCapabilities::default()),
+                sessions: HashMap::new(),
+            };
+            server.run(rx).await;
+            Ok(())
+        })
+        .await
+}
+
+/// A session the editor opened.
+struct Live {
+    link: Link,
+    mode: ApprovalMode,
+    agent: tokio::task::JoinHandle<()>,
+}
+
+struct Server {
+    cx: ConnectionTo<Client>,
+    base: Overrides,
+    caps: Arc<ClientCapabilities>,
+    sessions: HashMap<String, Live>,
+}
+
+impl Server {
+    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Incoming>) {
+        loop {
+            let msg = tokio::select! {
+                m = rx.recv() => m,
+                () = self.cx.incoming_closed() => None,
+            };
+            let Some(msg) = msg else { break };
+            self.handle(msg).await;
+        }
+        // The editor went away: every session's work stops, its record
+        // kept.
+        for (_, live) in self.sessions.drain() {
+            let _ = live.link.ops.send(Op::Interrupt).await;
+            let _ = live.link.ops.send(Op::Shutdown).await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), live.agent).await;
+        }
+    }
+
+    async fn handle(&mut self, msg: Incoming) {
+        match msg {
+            Incoming::Initialized(caps) => self.caps = Arc::new(caps),
+            Incoming::NewSession(req, r) => match self.open(&req.cwd, &req.mcp_servers, None) {
+                Ok((id, mode, _)) => {
+                    let _ = r.respond(NewSessionResponse::new(id.clone()).modes(map::modes(mode)));
+                    self.offer_commands(&id);
+                }
+                Err(e) => {
+                    let _ = r.respond_with_error(e);
+                }
+            },
+            Incoming::LoadSession(req, r) => {
+                let id = req.session_id.0.to_string();
+                match self.open(&req.cwd, &req.mcp_servers, Some(id)) {
+                    Ok((id, mode, resumed)) => {
+                        if let (Some(live), Some(resumed)) = (self.sessions.get(&id), resumed) {
+                            replay(&live.link, &resumed);
+                        }
+                        let _ = r.respond(LoadSessionResponse::new().modes(map::modes(mode)));
+                        self.offer_commands(&id);
+                    }
+                    Err(e) => {
+                        let _ = r.respond_with_error(e);
+                    }
+                }
+            }
+            Incoming::Prompt(req, r) => self.prompt(req, r).await,
+            Incoming::SetMode(req, r) => {
+                let id = req.session_id.0.to_string();
+                let result = match (self.sessions.get_mut(&id), session::mode_of(&req.mode_id.0)) {
+                    (None, _) => Err(no_session(&id)),
+                    (_, Err(e)) => Err(e),
+                    (Some(live), Ok(mode)) => {
+                        live.mode = mode;
+                        let _ = live.link.ops.send(Op::SetApprovalMode { mode }).await;
+                        live.link.update(SessionUpdate::CurrentModeUpdate(
+                            acp::CurrentModeUpdate::new(mode.as_str().to_string()),
+                        ));
+                        Ok(())
+                    }
+                };
+                let _ = match result {
+                    Ok(()) => r.respond(SetSessionModeResponse::new()),
+                    Err(e) => r.respond_with_error(e),
+                };
+            }
+            Incoming::Cancel(n) => {
+                if let Some(live) = self.sessions.get(&n.session_id.0.to_string()) {
+                    let running = {
+                        let mut t = lock(&live.link.turn);
+                        t.cancelled = t.prompt.is_some();
+                        t.cancelled
+                    };
+                    if running {
+                        let _ = live.link.ops.send(Op::Interrupt).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a session's agent in `cwd` (a new one, or `resume`d).
+    fn open(
+        &mut self,
+        cwd: &Path,
+        mcp: &[acp::McpServer],
+        resume: Option<String>,
+    ) -> Result<
+        (
+            String,
+            ApprovalMode,
+            Option<crate::session::history::Rebuilt>,
+        ),
+        Error,
+    > {
+        if !cwd.is_absolute() || !cwd.is_dir() {
+            return Err(bad_params(format!(
+                "cwd must be an absolute path to a directory: {}",
+                cwd.display()
+            )));
+        }
+        if let Some(id) = &resume
+            && let Some(live) = self.sessions.remove(id)
+        {
+            // Loaded again: the running one gives way.
+            let _ = live.link.ops.try_send(Op::Shutdown);
+        }
+        let env = |k: &str| std::env::var(k).ok();
+        let overrides = Overrides {
+            workspace: Some(cwd.to_path_buf()),
+            no_model: resume.is_some(),
+            ..self.base.clone()
+        };
+        let config = launch::load_config(&overrides, &env).map_err(|e| failed(&e))?;
+        let mut config = match &resume {
+            Some(id) => launch::config_for_session(&config, id, &env).map_err(|e| failed(&e))?,
+            None => config,
+        };
+        for warning in launch::add_editor_mcp(&mut config, &editor_servers(mcp)) {
+            tracing::warn!("{warning}");
+        }
+        let launched = launch::spawn_agent(
+            &config,
+            None,
+            launch::Trust {
+                resume,
+                ..launch::Trust::default()
+            },
+        )
+        .map_err(|e| failed(&e))?;
+        for w in config.warnings.iter().chain(&launched.warnings) {
+            tracing::warn!("{w}");
+        }
+        let id = launched.session_id.clone();
+        let handle = launched.handle;
+        let link = Link {
+            cx: self.cx.clone(),
+            session_id: id.clone(),
+            workspace: config.workspace.clone(),
+            ops: handle.ops,
+            turn: Arc::new(Mutex::new(Turn::default())),
+            caps: self.caps.clone(),
+        };
+        tokio::spawn(session::pump(link.clone(), handle.events));
+        self.sessions.insert(
+            id.clone(),
+            Live {
+                link,
+                mode: config.approval,
+                agent: handle.task,
+            },
+        );
+        Ok((id, config.approval, launched.resumed))
+    }
+
+    /// The commands the session offers, for the editor's `/` menu.
+    fn offer_commands(&self, id: &str) {
+        if let Some(live) = self.sessions.get(id) {
+            live.link.update(SessionUpdate::AvailableCommandsUpdate(
+                acp::AvailableCommandsUpdate::new(commands::available(&[])),
+            ));
+        }
+    }
+
+    async fn prompt(&mut self, req: PromptRequest, r: Responder<PromptResponse>) {
+        let id = req.session_id.0.to_string();
+        let Some(live) = self.sessions.get(&id) else {
+            let _ = r.respond_with_error(no_session(&id));
+            return;
+        };
+        let link = live.link.clone();
+        {
+            let mut t = lock(&link.turn);
+            if t.prompt.is_some() {
+                drop(t);
+                let _ = r.respond_with_error(Error::new(
+                    agent_client_protocol::ErrorCode::INVALID_REQUEST,
+                    "a prompt is already running in this session: cancel it first",
+                ));
+                return;
+            }
+            t.prompt = Some(r);
+            t.cancelled = false;
+        }
+        let (text, images) = map::prompt(&link.workspace, &req.prompt);
+        if !images.is_empty() {
+            match save_images(&link, &images) {
+                Ok(paths) => {
+                    let _ = link.ops.send(Op::AttachImages { paths }).await;
+                }
+                Err(e) => link.say(format!("(the images were not attached: {e})\n")),
+            }
+        }
+        if text.trim().is_empty() && images.is_empty() {
+            link.end(acp::StopReason::EndTurn);
+            return;
+        }
+        match commands::parse(&text) {
+            Some((op, waits, said)) => {
+                let is_turn = matches!(op, Op::Plan { .. });
+                lock(&link.turn).command = waits;
+                let _ = link.ops.send(op).await;
+                if waits.is_none() && !is_turn {
+                    if let Some(s) = said {
+                        link.say(s);
+                    }
+                    link.end(acp::StopReason::EndTurn);
+                }
+            }
+            None => {
+                let _ = link.ops.send(Op::UserInput { text }).await;
+            }
+        }
+    }
+}
+
+fn lock(turn: &Mutex<Turn>) -> std::sync::MutexGuard<'_, Turn> {
+    turn.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What Lathe is and can do, in the protocol version the editor speaks
+/// (the newest Lathe knows, if the editor's is newer).
+fn initialized(req: &InitializeRequest) -> InitializeResponse {
+    let version = std::cmp::min(
+        req.protocol_version,
+        agent_client_protocol::schema::ProtocolVersion::LATEST,
+    );
+    InitializeResponse::new(version)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
+        )
+        .agent_info(Implementation::new("lathe", env!("CARGO_PKG_VERSION")).title("Lathe"))
+}
+
+/// An error whose message says what was wrong (an editor shows the
+/// message; `data` carries the same words).
+pub(crate) fn bad_params(what: impl Into<String>) -> Error {
+    let what = what.into();
+    Error::new(
+        agent_client_protocol::ErrorCode::INVALID_PARAMS,
+        what.clone(),
+    )
+    .data(what)
+}
+
+pub(crate) fn internal(what: impl Into<String>) -> Error {
+    let what = what.into();
+    Error::new(
+        agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+        what.clone(),
+    )
+    .data(what)
+}
+
+fn no_session(id: &str) -> Error {
+    bad_params(format!("no session {id} (open one with session/new)"))
+}
+
+fn failed(e: &dyn std::fmt::Display) -> Error {
+    internal(e.to_string())
+}
+
+/// The editor's MCP servers as Lathe's config writes them.
+fn editor_servers(servers: &[acp::McpServer]) -> Vec<launch::EditorMcp> {
+    servers
+        .iter()
+        .filter_map(|s| match s {
+            acp::McpServer::Stdio(s) => Some(launch::EditorMcp::Stdio {
+                name: s.name.clone(),
+                command: s.command.display().to_string(),
+                args: s.args.clone(),
+                env: s
+                    .env
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect(),
+            }),
+            acp::McpServer::Http(s) => Some(launch::EditorMcp::Http {
+                name: s.name.clone(),
+                url: s.url.clone(),
+                headers: s
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The images of a prompt as private files the engine attaches (it reads
+/// and checks them as it does any image the person names).
+fn save_images(link: &Link, images: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
+    use base64::Engine;
+    let dir = std::env::temp_dir().join(format!("lathe-acp-{}", std::process::id()));
+    crate::session::journal::private_dir(&dir).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for (i, (data, mime)) in images.iter().enumerate() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|e| format!("image {}: not base64 ({e})", i + 1))?;
+        let ext = mime.rsplit('/').next().unwrap_or("img");
+        let path = dir.join(format!("{}-{i}.{ext}", link.session_id));
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// A loaded session's conversation, streamed back as the editor would
+/// have seen it: the person's messages, the answers, the thinking, and
+/// each call with its content.
+fn replay(link: &Link, resumed: &crate::session::history::Rebuilt) {
+    use crate::session::history::Shown;
+    for piece in &resumed.shown {
+        match piece {
+            Shown::User(t) | Shown::Steer(t) => link.update(session::user_chunk(t.clone())),
+            Shown::Assistant(t) => link.say(t.clone()),
+            Shown::Reasoning(t) => {
+                link.update(SessionUpdate::AgentThoughtChunk(map::chunk(t.clone())));
+            }
+            Shown::Note(t) => link.say(format!("\n({t})\n")),
+            Shown::Tool {
+                call_id,
+                name,
+                arguments,
+                content,
+                is_error,
+                seen,
+                kind,
+                ..
+            } => {
+                let args = seen.as_ref().map_or_else(
+                    || serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null),
+                    |s| s.arguments.clone(),
+                );
+                link.update(SessionUpdate::ToolCall(map::started(
+                    &link.workspace,
+                    call_id,
+                    name,
+                    &args,
+                    Some(*kind),
+                )));
+                let status = if *is_error {
+                    crate::protocol::ToolStatus::Error
+                } else {
+                    crate::protocol::ToolStatus::Ok
+                };
+                let printed = seen.as_ref().map(|s| s.tail.join("\n")).unwrap_or_default();
+                link.update(SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
+                    call_id.clone(),
+                    map::finished(
+                        &link.workspace,
+                        status,
+                        &serde_json::Value::String(content.clone()),
+                        seen.as_ref().and_then(|s| s.change.as_deref()),
+                        &printed,
+                    ),
+                )));
+            }
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! `lathe acp` driven by a real editor: the official ACP TypeScript SDK
+//! (`@agentclientprotocol/sdk`, from npm as `.ci/run` installs it) in a
+//! Node script (tests/fixtures/acp-client.mjs), against the scripted
+//! model server. Then the protocol abused by hand: malformed and
+//! out-of-order messages get JSON-RPC errors, never a crash or a hang.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lathe_test_support::run::Setup;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+use crate::mock_llm::{MockLlm, Reply, Step};
+
+fn sdk_dir() -> Option<PathBuf> {
+    lathe_test_support::npm::installed(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target/npm/node_modules/@agentclientprotocol/sdk"),
+        "LATHE_ACP_SDK",
+        "@agentclientprotocol/sdk@2.4.0",
+    )
+    // The script resolves the package from the directory above it.
+    .and_then(|p| p.parent()?.parent()?.parent().map(PathBuf::from))
+}
+
+/// Runs the Node client's `scenario`; its report.
+async fn client(
+    env: &Setup,
+    sdk: &std::path::Path,
+    mock: &MockLlm,
+    scenario: &str,
+    extra: &[(&str, String)],
+) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp-client.mjs");
+    let args = json!([
+        "--provider",
+        "openai",
+        "--base-url",
+        mock.openai_url(),
+        "--model",
+        "scripted",
+        "acp"
+    ]);
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new("node")
+            .arg(&script)
+            .arg(scenario)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", env.home.path())
+            .env("LATHE_HOME", env.home.path())
+            .env("OPENAI_API_KEY", "lm-studio")
+            .env("ACP_SDK_DIR", sdk)
+            .env("LATHE_BIN", env!("CARGO_BIN_EXE_lathe"))
+            .env("LATHE_ARGS", args.to_string())
+            .env("LATHE_CWD", env.ws.path())
+            .envs(extra.iter().map(|(k, v)| (*k, v.as_str())))
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the ACP client did not finish")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| {
+        panic!(
+            "no report ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn updates<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
+    let Some(sdk) = sdk_dir() else { return };
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file("a.txt", "alpha\n");
+    env.file("b.txt", "beta\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r1", "read_file", json!({"path": "a.txt"}))),
+        Step::Reply(Reply::tools().call(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "e2",
+            "edit_file",
+            json!({"path": "b.txt", "old_text": "beta", "new_text": "BETA"}),
+        )),
+        Step::Reply(Reply::text("a.txt changed; b.txt was refused")),
+        Step::Reply(
+            Reply::tools()
+                .call(
+                    "p1",
+                    "update_plan",
+                    json!({"steps": [
+                        {"step": "look around", "status": "done"},
+                        {"step": "run the command", "status": "in_progress"}
+                    ]}),
+                )
+                .call(
+                    "x1",
+                    "exec_shell",
+                    json!({"command": "echo line-one; echo line-two; touch made.txt"}),
+                ),
+        ),
+        Step::Reply(Reply::text("ran it")),
+        Step::Reply(Reply::tools().call(
+            "w1",
+            "write_file",
+            json!({"path": "c.txt", "content": "x"}),
+        )),
+        Step::Reply(Reply::text("read-only: could not write")),
+        Step::Hang(Reply::text("thinking about it for a long while")),
+    ])
+    .await;
+    let report = client(
+        &env,
+        &sdk,
+        &mock,
+        "main",
+        &[("ANSWERS", "allow_once,reject_once,allow_once".into())],
+    )
+    .await;
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(report["initialize"]["protocolVersion"], 1, "{report}");
+    assert_eq!(
+        report["initialize"]["agentCapabilities"]["loadSession"],
+        true
+    );
+    // The approval modes are the session's modes.
+    let modes = &report["session"]["modes"];
+    assert_eq!(modes["currentModeId"], "ask");
+    assert_eq!(modes["availableModes"].as_array().unwrap().len(), 4);
+
+    // 1: the files as the answers left them.
+    let ws = env.ws.path();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "ALPHA\n"
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "beta\n");
+    let perms = report["permissions"].as_array().unwrap();
+    assert_eq!(perms.len(), 3, "{perms:#?}");
+    let kinds: Vec<&str> = perms[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.starts_with(&["allow_once"]), "{kinds:?}");
+    assert!(kinds.contains(&"reject_once"), "{kinds:?}");
+    // The change asked about is shown as its diff.
+    let asked = perms[0]["content"].to_string();
+    assert!(asked.contains("\"type\":\"diff\""), "{asked}");
+    assert!(asked.contains("ALPHA"), "{asked}");
+    // Each call with its kind and where it works.
+    let calls = updates(&report, "tool_call");
+    let kind_of = |id: &str| {
+        calls
+            .iter()
+            .find(|c| c["toolCallId"] == id)
+            .map(|c| c["kind"].clone())
+    };
+    assert_eq!(kind_of("r1"), Some(json!("read")));
+    assert_eq!(kind_of("e1"), Some(json!("edit")));
+    assert_eq!(kind_of("x1"), Some(json!("execute")));
+    let read = calls.iter().find(|c| c["toolCallId"] == "r1").unwrap();
+    assert_eq!(
+        read["locations"][0]["path"],
+        ws.join("a.txt").display().to_string()
+    );
+    let finished = |id: &str| {
+        updates(&report, "tool_call_update")
+            .into_iter()
+            .rfind(|u| u["toolCallId"] == id && u.get("status").is_some())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(finished("e1")["status"], "completed");
+    assert_eq!(finished("e2")["status"], "failed");
+    let e1 = finished("e1")["content"].to_string();
+    assert!(e1.contains("\"oldText\":\"alpha\\n\""), "{e1}");
+    assert!(e1.contains("\"newText\":\"ALPHA\\n\""), "{e1}");
+
+    // 2: the plan, and the command's output as it ran.
+    let plan = updates(&report, "plan");
+    assert_eq!(plan[0]["entries"][0]["status"], "completed");
+    assert_eq!(plan[0]["entries"][1]["status"], "in_progress");
+    let x1 = finished("x1");
+    assert_eq!(x1["status"], "completed");
+    let shown = x1["content"].to_string();
+    assert!(
+        shown.contains("line-one") && shown.contains("line-two"),
+        "{shown}"
+    );
+    assert!(ws.join("made.txt").exists());
+
+    // 3: read-only: the write is refused without a question.
+    assert_eq!(report["setMode"], json!({}));
+    assert!(
+        updates(&report, "current_mode_update")
+            .iter()
+            .any(|u| u["currentModeId"] == "read-only")
+    );
+    assert_eq!(finished("w1")["status"], "failed");
+    assert!(!ws.join("c.txt").exists());
+
+    // 4: cancelled: the turn ends `cancelled`, and nothing more reaches
+    // the model's server.
+    let stops: Vec<&str> = report["stops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        stops,
+        [
+            "end_turn",
+            "end_turn",
+            "end_turn",
+            "cancelled",
+            "error",
+            "end_turn"
+        ],
+        "{errors:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mock.requests().len(), 9);
+    // 5: an unknown session: an error, said.
+    assert!(
+        errors.iter().any(|e| e.to_string().contains("no session")),
+        "{errors:?}"
+    );
+    // 6: `/diff` answered from the session's changes.
+    let said: String = updates(&report, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(said.contains("+ALPHA"), "{said}");
+    // Lathe's commands are offered to the editor.
+    let offered = updates(&report, "available_commands_update");
+    let names = offered[0]["availableCommands"].to_string();
+    assert!(
+        names.contains("\"undo\"") && names.contains("\"init\""),
+        "{names}"
+    );
+    assert_eq!(report["exit"], 0, "{}", report["stderr"]);
+
+    // Loaded in a new process: the conversation comes back, calls and
+    // their diffs with it.
+    let id = report["session"]["sessionId"].as_str().unwrap().to_string();
+    let loaded = client(&env, &sdk, &mock, "load", &[("SESSION", id.clone())]).await;
+    assert!(
+        loaded["errors"].as_array().unwrap().is_empty(),
+        "{loaded:#}"
+    );
+    let user: String = updates(&loaded, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(user.contains("read a.txt, then change"), "{user}");
+    let replayed = updates(&loaded, "tool_call_update")
+        .iter()
+        .map(|u| u.to_string())
+        .collect::<String>();
+    assert!(replayed.contains("\"newText\":\"ALPHA\\n\""), "{replayed}");
+    assert_eq!(loaded["load"]["modes"]["currentModeId"], "ask");
+    // And the terminal finds the same session.
+    let listed = env.run(&["sessions", "--json"], &[], "").await.stdout;
+    assert!(listed.contains(&id), "{listed}");
+}
+
+/// Sends `lines` to `lathe acp` one at a time, each after the answer to
+/// the one before (when it has an id); returns every line it printed.
+async fn raw(env: &Setup, lines: &[&str]) -> Vec<Value> {
+    let mut child = env
+        .command(
+            &["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "acp"],
+            &[("OPENAI_API_KEY", "lm-studio")],
+        )
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        // Its answer (a line that is not JSON is answered with id null),
+        // and any notification before it.
+        let id = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Value::Null);
+        loop {
+            let answered = tokio::time::timeout(Duration::from_secs(20), out.next_line())
+                .await
+                .expect("no answer: lathe acp hung")
+                .unwrap()
+                .expect("lathe acp ended");
+            let v: Value = serde_json::from_str(&answered)
+                .unwrap_or_else(|_| panic!("not JSON on stdout: {answered}"));
+            let done = v.get("id") == Some(&id);
+            seen.push(v);
+            if done {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("lathe acp did not end with its input")
+        .unwrap();
+    assert!(status.success());
+    seen
+}
+
+#[tokio::test]
+async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    let ws = env.ws.path().display().to_string();
+    let new = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"{ws}","mcpServers":[]}}}}"#
+    );
+    let seen = raw(
+        &env,
+        &[
+            // Before initialize: refused.
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#,
+            "this is not json {",
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"nope":true}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
+            &new,
+            r#"{"jsonrpc":"2.0","id":6,"method":"session/set_mode","params":{"sessionId":"x","modeId":"yolo"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}"#,
+        ],
+    )
+    .await;
+    let by_id = |id: i64| {
+        seen.iter()
+            .find(|v| v["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {seen:#?}"))
+    };
+    assert_eq!(by_id(1)["error"]["code"], -32600);
+    assert_eq!(by_id(2)["result"]["protocolVersion"], 1);
+    assert!(
+        seen.iter().any(|v| v["error"]["code"] == -32700),
+        "{seen:#?}"
+    );
+    assert_eq!(by_id(3)["error"]["code"], -32602);
+    assert!(by_id(4)["error"]["data"].to_string().contains("absolute"));
+    assert!(by_id(5)["result"]["sessionId"].is_string(), "{seen:#?}");
+    assert_eq!(by_id(6)["error"]["code"], -32602);
+    assert_eq!(by_id(7)["error"]["code"], -32601);
+}
