@@ -10,8 +10,10 @@
 //! of a cancel or of the editor's answers.
 
 mod commands;
+mod editor;
 mod map;
 mod session;
+mod trust;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -119,6 +121,10 @@ struct Live {
     link: Link,
     mode: ApprovalMode,
     agent: tokio::task::JoinHandle<()>,
+    /// What of the workspace waits for the person's trust (`/trust`).
+    waiting: Arc<Mutex<Option<trust::Waiting>>>,
+    /// The first prompt said what waits.
+    told: bool,
 }
 
 struct Server {
@@ -249,18 +255,44 @@ impl Server {
         for warning in launch::add_editor_mcp(&mut config, &editor_servers(mcp)) {
             tracing::warn!("{warning}");
         }
+        let (editor, named) = editor::Fs::editor(self.cx.clone(), &self.caps);
         let launched = launch::spawn_agent(
             &config,
             None,
             launch::Trust {
                 resume,
+                editor,
                 ..launch::Trust::default()
             },
         )
         .map_err(|e| failed(&e))?;
+        let _ = named.set(launched.session_id.clone());
         for w in config.warnings.iter().chain(&launched.warnings) {
             tracing::warn!("{w}");
         }
+        let reserved = commands::reserved();
+        let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
+        let (custom, ws_commands, digest) = trust::commands(&config, &reserved);
+        let waiting = trust::waiting(&config, &launched, ws_commands, digest);
+        let untrusted: Vec<&str> = launched
+            .skills
+            .untrusted
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let offered = commands::Offered {
+            custom,
+            skills: launched
+                .skills
+                .found
+                .person
+                .iter()
+                .chain(&launched.skills.found.workspace)
+                .filter(|s| !untrusted.contains(&s.name.as_str()))
+                .map(|s| (s.name.clone(), s.description.clone()))
+                .collect(),
+            prompts: std::collections::BTreeMap::new(),
+        };
         let id = launched.session_id.clone();
         let handle = launched.handle;
         let link = Link {
@@ -270,6 +302,7 @@ impl Server {
             ops: handle.ops,
             turn: Arc::new(Mutex::new(Turn::default())),
             caps: self.caps.clone(),
+            offered: Arc::new(Mutex::new(offered)),
         };
         tokio::spawn(session::pump(link.clone(), handle.events));
         self.sessions.insert(
@@ -278,6 +311,8 @@ impl Server {
                 link,
                 mode: config.approval,
                 agent: handle.task,
+                waiting: Arc::new(Mutex::new(waiting)),
+                told: false,
             },
         );
         Ok((id, config.approval, launched.resumed))
@@ -286,19 +321,19 @@ impl Server {
     /// The commands the session offers, for the editor's `/` menu.
     fn offer_commands(&self, id: &str) {
         if let Some(live) = self.sessions.get(id) {
-            live.link.update(SessionUpdate::AvailableCommandsUpdate(
-                acp::AvailableCommandsUpdate::new(commands::available(&[])),
-            ));
+            live.link.offer_commands();
         }
     }
 
     async fn prompt(&mut self, req: PromptRequest, r: Responder<PromptResponse>) {
         let id = req.session_id.0.to_string();
-        let Some(live) = self.sessions.get(&id) else {
+        let Some(live) = self.sessions.get_mut(&id) else {
             let _ = r.respond_with_error(no_session(&id));
             return;
         };
         let link = live.link.clone();
+        let tell = live.waiting.lock().is_ok_and(|w| w.is_some())
+            && !std::mem::replace(&mut live.told, true);
         {
             let mut t = lock(&link.turn);
             if t.prompt.is_some() {
@@ -325,6 +360,19 @@ impl Server {
             link.end(acp::StopReason::EndTurn);
             return;
         }
+        if text.trim() == "/trust" {
+            tokio::spawn(trust(link, live.waiting.clone()));
+            return;
+        }
+        if tell {
+            link.update(SessionUpdate::AgentThoughtChunk(map::chunk(
+                "(The workspace's own hooks, MCP servers, skills, agents or commands wait for \
+                 your trust: type /trust to see them.)\n",
+            )));
+        }
+        // The person's own command: its prompt is the message.
+        let custom = lock_offered(&link).custom.clone();
+        let text = lathe_core::front::commands::expand(&custom, &text).unwrap_or(text);
         match commands::parse(&text) {
             Some((op, waits, said)) => {
                 let is_turn = matches!(op, Op::Plan { .. });
@@ -344,9 +392,56 @@ impl Server {
     }
 }
 
+fn lock_offered(link: &Link) -> std::sync::MutexGuard<'_, commands::Offered> {
+    link.offered
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn lock(turn: &Mutex<Turn>) -> std::sync::MutexGuard<'_, Turn> {
     turn.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `/trust`: what of the workspace waits, shown and asked; a yes
+/// remembers it (pinned as it is) and starts it.
+async fn trust(link: Link, waiting: Arc<Mutex<Option<trust::Waiting>>>) {
+    let text = waiting
+        .lock()
+        .ok()
+        .and_then(|w| w.as_ref().map(|w| w.text.clone()));
+    let Some(text) = text else {
+        link.say("Nothing of this workspace waits for your trust.");
+        link.end(acp::StopReason::EndTurn);
+        return;
+    };
+    let yes = link
+        .confirm(
+            "Trust the workspace's own",
+            acp::ToolKind::Other,
+            text,
+            "Trust them",
+            "Not now",
+        )
+        .await;
+    let taken = if yes {
+        waiting.lock().ok().and_then(|mut w| w.take())
+    } else {
+        None
+    };
+    match taken.map(trust::Waiting::remember) {
+        None => link.say("Nothing was trusted; /trust asks again."),
+        Some(Ok((ops, commands))) => {
+            for op in ops {
+                link.op(op).await;
+            }
+            lock_offered(&link).custom.extend(commands);
+            link.offer_commands();
+            link.say("Trusted: the workspace's own run and are offered from now on.");
+        }
+        Some(Err(e)) => link.say(format!("Could not remember the trust: {e}")),
+    }
+    link.end(acp::StopReason::EndTurn);
 }
 
 /// What Lathe is and can do, in the protocol version the editor speaks

@@ -138,6 +138,7 @@ pub async fn run(config: &Config, opts: ExecOptions) -> Result<i32, LaunchError>
             skills: opts.trust_workspace_skills,
             agents: opts.trust_workspace_agents,
             resume: opts.resume.clone(),
+            ..Default::default()
         },
     )?;
     say_what_waits(&launched, opts.trust_workspace_mcp);

@@ -88,6 +88,15 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
     let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
     env.file("a.txt", "alpha\n");
     env.file("b.txt", "beta\n");
+    // The person's own command, and one of the workspace's (waits for
+    // trust).
+    std::fs::create_dir_all(env.home.path().join("commands")).unwrap();
+    std::fs::write(
+        env.home.path().join("commands/review.md"),
+        "Review the diff\n\nReview $ARGUMENTS.\n",
+    )
+    .unwrap();
+    env.file(".lathe/commands/deploy.md", "Deploy it\n");
     let mock = MockLlm::start(vec![
         Step::Reply(Reply::tools().call("r1", "read_file", json!({"path": "a.txt"}))),
         Step::Reply(Reply::tools().call(
@@ -132,7 +141,7 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
         &sdk,
         &mock,
         "main",
-        &[("ANSWERS", "allow_once,reject_once,allow_once".into())],
+        &[("ANSWERS", "allow_once,reject_once,allow_once,yes".into())],
     )
     .await;
     let errors = report["errors"].as_array().unwrap();
@@ -154,7 +163,7 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
     );
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "beta\n");
     let perms = report["permissions"].as_array().unwrap();
-    assert_eq!(perms.len(), 3, "{perms:#?}");
+    assert_eq!(perms.len(), 4, "{perms:#?}");
     let kinds: Vec<&str> = perms[0]["options"]
         .as_array()
         .unwrap()
@@ -235,6 +244,7 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
             "end_turn",
             "cancelled",
             "error",
+            "end_turn",
             "end_turn"
         ],
         "{errors:?}"
@@ -283,6 +293,58 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
     // And the terminal finds the same session.
     let listed = env.run(&["sessions", "--json"], &[], "").await.stdout;
     assert!(listed.contains(&id), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
+    let Some(sdk) = sdk_dir() else { return };
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file("a.txt", "alpha\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call("r1", "read_file", json!({"path": "a.txt"}))),
+        Step::Reply(Reply::tools().call(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "unsaved", "new_text": "edited by lathe"}),
+        )),
+        Step::Reply(Reply::text("done")),
+    ])
+    .await;
+    let report = client(
+        &env,
+        &sdk,
+        &mock,
+        "editor",
+        &[
+            ("ANSWERS", "allow_once".into()),
+            (
+                "EDITOR_BUFFERS",
+                json!({"a.txt": "alpha unsaved\n"}).to_string(),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(report["stops"], json!(["end_turn"]), "{report:#}");
+    // The model read the buffer, not the file as saved.
+    let requests = mock.requests();
+    let read = crate::mock_llm::tool_results(&requests[1]);
+    assert!(read[0].1.to_string().contains("alpha unsaved"), "{read:?}");
+    // The change was made from the buffer, shown as such, and written
+    // through the editor (which saved it).
+    let asked = report["permissions"][0]["content"].to_string();
+    assert!(
+        asked.contains("alpha unsaved") && asked.contains("alpha edited by lathe"),
+        "{asked}"
+    );
+    let path = env.ws.path().join("a.txt").display().to_string();
+    assert_eq!(
+        report["writes"],
+        json!([{"path": path, "content": "alpha edited by lathe\n"}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.path().join("a.txt")).unwrap(),
+        "alpha edited by lathe\n"
+    );
 }
 
 /// Sends `lines` to `lathe acp` one at a time, each after the answer to

@@ -51,7 +51,45 @@ const BUILT_IN: &[(&str, &str, Option<&str>)] = &[
         "how hard the model thinks: none … xhigh, or default",
         Some("level"),
     ),
+    (
+        "trust",
+        "the workspace's hooks, MCP servers, skills, agents and commands: shown and asked",
+        None,
+    ),
 ];
+
+/// The names Lathe's own commands take (a person's command of the same
+/// name is left out).
+pub fn reserved() -> Vec<String> {
+    BUILT_IN.iter().map(|(n, _, _)| format!("/{n}")).collect()
+}
+
+/// What a session offers besides Lathe's own commands: the person's
+/// commands, the skills, each MCP server's prompts.
+#[derive(Default)]
+pub struct Offered {
+    pub custom: Vec<lathe_core::front::commands::Custom>,
+    pub skills: Vec<(String, String)>,
+    pub prompts: std::collections::BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl Offered {
+    /// Every command, for `available_commands_update`.
+    pub fn list(&self) -> Vec<AvailableCommand> {
+        let mut others: Vec<(String, String)> = self
+            .custom
+            .iter()
+            .map(|c| (c.name.trim_start_matches('/').to_string(), c.about.clone()))
+            .collect();
+        others.extend(self.skills.iter().cloned());
+        for (server, prompts) in &self.prompts {
+            for (name, about) in prompts {
+                others.push((format!("{server}:{name}"), about.clone()));
+            }
+        }
+        available(&others)
+    }
+}
 
 /// Every command: Lathe's, then `others` (skills, MCP prompts, the
 /// person's own), each `(name, description)`.

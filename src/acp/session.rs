@@ -60,6 +60,8 @@ pub struct Link {
     pub ops: mpsc::Sender<Op>,
     pub turn: Arc<Mutex<Turn>>,
     pub caps: Arc<ClientCapabilities>,
+    /// The commands offered beside Lathe's own.
+    pub offered: Arc<Mutex<super::commands::Offered>>,
 }
 
 impl Link {
@@ -68,6 +70,18 @@ impl Link {
         let _ = self
             .cx
             .send_notification(SessionNotification::new(self.session_id.clone(), update));
+    }
+
+    /// Tells the editor every command the session offers now.
+    pub fn offer_commands(&self) {
+        let list = self
+            .offered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .list();
+        self.update(SessionUpdate::AvailableCommandsUpdate(
+            acp::AvailableCommandsUpdate::new(list),
+        ));
     }
 
     pub fn say(&self, text: impl Into<String>) {
@@ -328,6 +342,23 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
                 call_id,
                 map::finished(&link.workspace, status, &content, change.as_deref(), &out),
             )));
+        }
+        AgentEvent::McpServerStatus(status) => {
+            let prompts: Vec<(String, String)> = status
+                .prompts
+                .iter()
+                .map(|p| (p.name.clone(), p.description.clone()))
+                .collect();
+            let changed = {
+                let mut o = link
+                    .offered
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                o.prompts.insert(status.server.clone(), prompts.clone()) != Some(prompts)
+            };
+            if changed {
+                link.offer_commands();
+            }
         }
         AgentEvent::PlanUpdated { steps, .. } => {
             link.update(SessionUpdate::Plan(map::plan(&steps)));

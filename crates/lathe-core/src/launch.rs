@@ -104,6 +104,9 @@ pub struct Trust {
     pub mcp_env: Vec<String>,
     /// Go on with this session (its id) instead of starting one.
     pub resume: Option<String>,
+    /// The person's editor, when Lathe runs in one (`lathe acp`): the
+    /// file tools read and write through it.
+    pub editor: crate::policy::editor::Editor,
 }
 
 /// What becomes of a config with no model (a server that is not the
@@ -221,13 +224,14 @@ pub fn spawn_agent(
     trust: Trust,
 ) -> Result<Launched, LaunchError> {
     let trust_workspace_hooks = trust.hooks;
-    let workspace =
-        Arc::new(
-            Workspace::new(&config.workspace).map_err(|source| LaunchError::Workspace {
+    let workspace = Arc::new(
+        Workspace::new(&config.workspace)
+            .map_err(|source| LaunchError::Workspace {
                 path: config.workspace.display().to_string(),
                 source,
-            })?,
-        );
+            })?
+            .with_editor(trust.editor.clone()),
+    );
     let mut user_hooks = config.hooks.clone();
     let confined = user_hooks.pin(&workspace);
     let mut workspace_hooks = config.workspace_hooks.clone();

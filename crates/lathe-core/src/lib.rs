@@ -8,7 +8,8 @@
 //! launch                     wiring a conversation for a front end
 //! agent                      the turn loop and the tool-call pipeline
 //! agents                     subagent types of the person's and the workspace's
-//! mcp     session  skills    MCP tool sources, session records, skills
+//! mcp     session  skills    MCP tool sources, session records, skills,
+//! commands                   the person's own commands
 //! tools                      built-in tools
 //! config                     settings from files, flags and environment
 //! policy  provider           consent rules and hooks, model wires
@@ -65,6 +66,7 @@ pub(crate) mod props {
 internal! {
     mod agent;
     mod agents;
+    mod commands;
     mod config;
     mod front_matter;
     mod fs;
@@ -99,6 +101,11 @@ pub mod front {
         pub use crate::skills::{Found, Origin, Shadowed, Skill};
     }
 
+    /// The person's own slash commands (prompt files).
+    pub mod commands {
+        pub use crate::commands::{Custom, expand, load};
+    }
+
     pub mod agents {
         pub use crate::agents::{AgentType, Found};
     }
@@ -115,6 +122,7 @@ pub mod front {
 
     pub mod policy {
         pub use crate::policy::HeadlessApprover;
+        pub use crate::policy::editor::{Editor, EditorFiles};
     }
 
     /// Files the person or the repository names for Lathe to read (an

@@ -14,6 +14,7 @@
 
 pub mod authorizer;
 pub mod denylist;
+pub mod editor;
 mod git_reads;
 pub mod grants;
 pub mod guardrails;

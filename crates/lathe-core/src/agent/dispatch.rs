@@ -32,9 +32,11 @@ use crate::session::history::Item;
 use crate::tools::{Prepared, ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
 pub(crate) mod hooks;
+mod editor;
 mod normalize;
 
 use hooks::{hook_input, hook_runner, hooks_would_write_while_planning};
+use editor::change_of;
 use normalize::normalize;
 
 /// How a call ended before normalization.
@@ -320,7 +322,7 @@ async fn run_stages(
         Ok(Some(exact)) => Some(exact),
         // Allowed without asking: a file change is still computed once
         // and written as computed (and shown once written).
-        Ok(None) => match args.call.change(&shared.services.workspace) {
+        Ok(None) => match change_of(shared, tool, &args).await {
             Ok(change) => change.map(|change| {
                 let include = vec![true; change.hunks.len()];
                 Exact {
@@ -449,6 +451,7 @@ fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
 }
 
 type Judged<'t> = (Args<'t>, Vec<Operation>, Option<String>);
+
 
 /// A call's arguments: as JSON (what hooks, the log, the record and the
 /// person see) and as its tool read them, once, for every stage from the
@@ -659,9 +662,8 @@ async fn authorize(
     }
     // A call that would fail anyway (an edit whose text is not there) fails
     // now, without bothering the person.
-    let change = args
-        .call
-        .change(&shared.services.workspace)
+    let change = change_of(shared, tool, args)
+        .await
         .map_err(Outcome::Failed)?;
     // A write that changes nothing asks nothing: the writer says so.
     if let Some(c) = &change

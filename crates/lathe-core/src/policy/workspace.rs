@@ -31,6 +31,9 @@ pub struct Workspace {
     /// Directories outside it that the file tools may read, never write:
     /// the skills in use (a person's skill lives beside their config).
     readable: std::sync::Arc<std::sync::RwLock<Vec<PathBuf>>>,
+    /// The person's editor, when Lathe runs in one: the file tools read
+    /// and write through it.
+    editor: super::editor::Editor,
 }
 
 impl PartialEq for Workspace {
@@ -54,7 +57,20 @@ impl Workspace {
         Ok(Self {
             root,
             readable: std::sync::Arc::default(),
+            editor: super::editor::Editor::default(),
         })
+    }
+
+    /// The same workspace, its files read and written through `editor`.
+    #[must_use]
+    pub fn with_editor(mut self, editor: super::editor::Editor) -> Self {
+        self.editor = editor;
+        self
+    }
+
+    /// The person's editor (nothing goes through it outside one).
+    pub fn editor(&self) -> &super::editor::Editor {
+        &self.editor
     }
 
     /// Lets the file tools read `dir`, never write it: the directory

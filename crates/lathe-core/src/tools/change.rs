@@ -143,16 +143,28 @@ async fn write(
             change.path
         )));
     }
-    let kept = include.iter().filter(|k| **k).count();
+    // In an editor that writes: the buffer is what must not have changed
+    // since the change was shown, and the editor writes the result.
+    let editor = ctx.workspace.editor();
+    let through_editor = editor.writes();
+    let buffer = if through_editor {
+        match editor.read(change.file()).await {
+            Some(Ok(text)) => Some(text),
+            _ => None,
+        }
+    } else {
+        None
+    };
     let change = change.clone();
     let include = include.to_vec();
     let cancel = ctx.cancel.clone();
     let mut v = tokio::task::spawn_blocking(move || {
         let shown = change.path.clone();
-        let now = match std::fs::read(change.file()) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(ToolError::from_io(&shown, &e)),
+        let now = match (buffer, std::fs::read(change.file())) {
+            (Some(text), _) => Some(text.into_bytes()),
+            (None, Ok(bytes)) => Some(bytes),
+            (None, Err(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+            (None, Err(e)) => return Err(ToolError::from_io(&shown, &e)),
         };
         let stale = match (&change.base_hash, &now) {
             (Some(base), Some(bytes)) => *base != hash(bytes),
@@ -176,67 +188,90 @@ async fn write(
                 "path": shown,
                 "unchanged": true,
             });
-            return Ok((v, change.file().to_path_buf()));
+            return Ok((v, change.file().to_path_buf(), None));
         }
         let text = change.apply(&include);
         if let Some(parent) = change.file().parent() {
             std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(&shown, &e))?;
         }
-        let created = write_atomic(change.file(), text.as_bytes())
-            .map_err(|e| ToolError::from_io(&shown, &e))?;
-        let left_out: Vec<Value> = change
-            .hunks
-            .iter()
-            .zip(&include)
-            .filter(|(_, k)| !**k)
-            .map(|(h, _)| {
-                json!({
-                    "old_lines": format!("{}-{}", h.old_start, h.old_start + h.old_lines.saturating_sub(1)),
-                    "new_lines": format!("{}-{}", h.new_start, h.new_start + h.new_lines.saturating_sub(1)),
-                })
-            })
-            .collect();
-        let total = change.hunks.len();
-        let bytes = text.len();
-        // The first line the kept hunks change, in the file as written.
-        let line = change
-            .hunks
-            .iter()
-            .zip(&include)
-            .find(|(_, k)| **k)
-            .map_or(1, |(h, _)| {
-                let context = h.lines.iter().take_while(|l| l.starts_with(' ')).count();
-                (h.new_start + context).max(1)
-            });
-        let mut message = if edit {
-            format!("edited {shown} at line {line}")
-        } else if created {
-            format!("created {shown} ({bytes} bytes)")
+        let created = if through_editor {
+            now.is_none()
         } else {
-            format!("overwrote {shown} ({bytes} bytes)")
+            write_atomic(change.file(), text.as_bytes())
+                .map_err(|e| ToolError::from_io(&shown, &e))?
         };
-        if !left_out.is_empty() {
-            message.push_str(&format!(
-                "; only {kept} of {total} hunks: the person left the others out (see \
-                 not_applied; line ranges of your proposal, old file and new), and the file \
-                 has only what was kept"
-            ));
-        }
-        let mut v = if edit {
-            json!({"message": message, "path": shown, "line": line, "replacements": 1})
-        } else {
-            json!({"message": message, "path": shown, "bytes": bytes, "created": created})
-        };
-        v["hunks_applied"] = json!(kept);
-        if !left_out.is_empty() {
-            v["not_applied"] = json!(left_out);
-        }
-        Ok((v, change.file().to_path_buf()))
+        let v = written(edit, &shown, &change, &include, text.len(), created);
+        let through = through_editor.then_some(text);
+        Ok((v, change.file().to_path_buf(), through))
     })
     .await
     .map_err(|e| ToolError::Internal(format!("writing the change failed: {e}")))??;
+    if let Some(text) = &v.2 {
+        let shown = ctx.workspace.display_relative(&v.1);
+        super::fs::write_through_editor(ctx, &v.1, &shown, text).await?;
+    }
     super::fs::disarm_written(ctx, &v.1, &mut v.0).await;
     Ok(v.0)
+}
+
+/// What a written change tells the model: where it was written, and the
+/// hunks the person left out.
+fn written(
+    edit: bool,
+    shown: &str,
+    change: &FileChange,
+    include: &[bool],
+    bytes: usize,
+    created: bool,
+) -> Value {
+    let kept = include.iter().filter(|k| **k).count();
+    let left_out: Vec<Value> = change
+        .hunks
+        .iter()
+        .zip(include)
+        .filter(|(_, k)| !**k)
+        .map(|(h, _)| {
+            json!({
+                "old_lines": format!("{}-{}", h.old_start, h.old_start + h.old_lines.saturating_sub(1)),
+                "new_lines": format!("{}-{}", h.new_start, h.new_start + h.new_lines.saturating_sub(1)),
+            })
+        })
+        .collect();
+    let total = change.hunks.len();
+    // The first line the kept hunks change, in the file as written.
+    let line = change
+        .hunks
+        .iter()
+        .zip(include)
+        .find(|(_, k)| **k)
+        .map_or(1, |(h, _)| {
+            let context = h.lines.iter().take_while(|l| l.starts_with(' ')).count();
+            (h.new_start + context).max(1)
+        });
+    let mut message = if edit {
+        format!("edited {shown} at line {line}")
+    } else if created {
+        format!("created {shown} ({bytes} bytes)")
+    } else {
+        format!("overwrote {shown} ({bytes} bytes)")
+    };
+    if !left_out.is_empty() {
+        message.push_str(&format!(
+            "; only {kept} of {total} hunks: the person left the others out (see \
+             not_applied; line ranges of your proposal, old file and new), and the file \
+             has only what was kept"
+        ));
+    }
+    let mut v = if edit {
+        json!({"message": message, "path": shown, "line": line, "replacements": 1})
+    } else {
+        json!({"message": message, "path": shown, "bytes": bytes, "created": created})
+    };
+    v["hunks_applied"] = json!(kept);
+    if !left_out.is_empty() {
+        v["not_applied"] = json!(left_out);
+    }
+    v
 }
 
 #[cfg(test)]

@@ -35,6 +35,29 @@ pub(crate) async fn disarm_written(
     }
 }
 
+/// Writes `text` as the whole of `path` through the person's editor
+/// (Lathe runs in one that writes files): its directories are made first,
+/// in the workspace, as for a write on disk.
+pub(crate) async fn write_through_editor(
+    ctx: &super::spec::ToolContext,
+    path: &Path,
+    shown: &str,
+    text: &str,
+) -> Result<(), ToolError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| ToolError::from_io(shown, &e))?;
+    }
+    match ctx.workspace.editor().write(path, text).await {
+        Some(Ok(())) => Ok(()),
+        Some(Err(e)) => Err(ToolError::ExecutionFailed(format!(
+            "the editor did not write {shown}: {e}"
+        ))),
+        None => Err(ToolError::Internal(
+            "no editor to write through".to_string(),
+        )),
+    }
+}
+
 /// Moves `from` to `to`, creating `to`'s missing directories; an existing
 /// `to` is never replaced (the kernel refuses it atomically where it can).
 pub fn move_no_replace(from: &Path, to: &Path, shown: &str) -> Result<(), ToolError> {

@@ -72,7 +72,11 @@ impl TypedTool for EditFile {
             .resolve_existing(path)
             .map_err(ToolError::from_path)?;
         let shown = workspace.display_relative(&resolved);
-        let text = read_text(&resolved, &shown)?;
+        // The editor's buffer when it holds the file: what the person sees.
+        let text = match workspace.editor().held(&resolved) {
+            Some(text) => text,
+            None => read_text(&resolved, &shown)?,
+        };
         let (updated, _) = apply_edit(&text, a.old_text.as_str(), a.new_text.as_str(), &shown)?;
         Ok(Some(crate::protocol::change::FileChange::new(
             &shown,
@@ -95,6 +99,24 @@ impl TypedTool for EditFile {
             .resolve_existing(path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
+        // In an editor: its buffer edited, and written through it.
+        let editor = ctx.workspace.editor();
+        if editor.writes() {
+            let text = match editor.read(&resolved).await {
+                Some(Ok(text)) => text,
+                _ => read_text(&resolved, &shown)?,
+            };
+            let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
+            if ctx.cancel.is_cancelled() {
+                return Err(ToolError::Cancelled(format!(
+                    "interrupted before writing {shown}; nothing was written"
+                )));
+            }
+            crate::tools::fs::write_through_editor(ctx, &resolved, &shown, &updated).await?;
+            let mut v = edited(&shown, line);
+            crate::tools::fs::disarm_written(ctx, &resolved, &mut v).await;
+            return Ok(v);
+        }
         let cancel = ctx.cancel.clone();
         let written = resolved.clone();
         let mut v = tokio::task::spawn_blocking(move || {
@@ -107,18 +129,23 @@ impl TypedTool for EditFile {
             }
             write_atomic(&resolved, updated.as_bytes())
                 .map_err(|e| ToolError::from_io(&shown, &e))?;
-            Ok(json!({
-                "message": format!("edited {shown} at line {line}"),
-                "path": shown,
-                "line": line,
-                "replacements": 1,
-            }))
+            Ok(edited(&shown, line))
         })
         .await
         .map_err(|e| ToolError::Internal(format!("edit_file task failed: {e}")))??;
         crate::tools::fs::disarm_written(ctx, &written, &mut v).await;
         Ok(v)
     }
+}
+
+/// What an edit tells the model.
+fn edited(shown: &str, line: usize) -> Value {
+    json!({
+        "message": format!("edited {shown} at line {line}"),
+        "path": shown,
+        "line": line,
+        "replacements": 1,
+    })
 }
 
 /// The largest file edit_file takes in whole.

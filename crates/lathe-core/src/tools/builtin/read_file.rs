@@ -94,6 +94,26 @@ impl TypedTool for ReadFile {
             .resolve_readable(&path)
             .map_err(ToolError::from_path)?;
         let shown = ctx.workspace.display_relative(&resolved);
+        // In an editor: the file as the person sees it, unsaved changes
+        // included (a regular file of the workspace, as on disk).
+        if resolved.starts_with(ctx.workspace.root()) && ctx.workspace.editor().reads() {
+            let meta = std::fs::metadata(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
+            crate::tools::fs::regular::check(&meta, &shown)?;
+            match ctx.workspace.editor().read(&resolved).await {
+                Some(Ok(text)) => {
+                    if text.contains('\0') {
+                        return Err(ToolError::ExecutionFailed(format!(
+                            "{shown} is a binary file; read_file shows text files only"
+                        )));
+                    }
+                    return collect_lines(text.as_bytes(), &shown, offset, limit);
+                }
+                Some(Err(e)) => {
+                    tracing::warn!("the editor could not read {shown} ({e}): read from disk");
+                }
+                None => {}
+            }
+        }
         tokio::task::spawn_blocking(move || read_window(&resolved, &shown, offset, limit))
             .await
             .map_err(|e| ToolError::Internal(format!("read_file task failed: {e}")))?

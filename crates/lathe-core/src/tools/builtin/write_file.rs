@@ -76,6 +76,15 @@ impl TypedTool for WriteFile {
         }
         let shown = workspace.display_relative(&resolved);
         refuse_special(&resolved, &shown)?;
+        // The editor's buffer when it holds the file: what the person sees.
+        if let Some(text) = workspace.editor().held(&resolved) {
+            return Ok(Some(crate::protocol::change::FileChange::new(
+                &shown,
+                resolved,
+                Some(&text),
+                content,
+            )));
+        }
         let old = match std::fs::symlink_metadata(&resolved) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             _ => match crate::tools::fs::regular::read_capped(&resolved, &shown, PREVIEW_OLD_BYTES)
@@ -124,6 +133,25 @@ impl TypedTool for WriteFile {
         let shown = ctx.workspace.display_relative(&resolved);
         refuse_special(&resolved, &shown)?;
         let bytes = content.len();
+        // In an editor: written through it, so it shows the file.
+        if ctx.workspace.editor().writes() {
+            if ctx.cancel.is_cancelled() {
+                return Err(ToolError::Cancelled(format!(
+                    "interrupted before writing {shown}; nothing was written"
+                )));
+            }
+            let created = !resolved.exists();
+            crate::tools::fs::write_through_editor(ctx, &resolved, &shown, &content).await?;
+            let verb = if created { "created" } else { "overwrote" };
+            let mut v = json!({
+                "message": format!("{verb} {shown} ({bytes} bytes)"),
+                "path": shown,
+                "bytes": bytes,
+                "created": created,
+            });
+            crate::tools::fs::disarm_written(ctx, &resolved, &mut v).await;
+            return Ok(v);
+        }
         let target = resolved.clone();
         let shown_for_task = shown.clone();
         let cancel = ctx.cancel.clone();
