@@ -20,6 +20,12 @@ what is measured is the client's own work.
         Codex, the ratios. Each tool gets a fresh HOME and one run
         there first that is not counted (what a first start sets up).
 
+    scripts/stream_bench.py acp [--lines 2000] [--runs 5]
+        The same answer through `lathe acp` (an editor's client speaking
+        ACP on stdin and stdout: initialize, session/new, one prompt)
+        beside `lathe exec --json`: wall time and CPU of each, and the
+        ratio (the issue's bound: ACP at most 1.2x the CPU).
+
     scripts/stream_bench.py dialog [--lines 20000] [--runs 3]
         `lathe --approval ask` in tmux asked to approve a new file of N
         lines: how long the process keeps using CPU after the dialog is on
@@ -331,6 +337,82 @@ def headless(args):
             server.close()
 
 
+def run_acp(argv, env, cwd, marker_text):
+    """Runs `lathe acp` as an editor would: initialize, session/new, one
+    prompt; then closes its input. Wall seconds and CPU seconds (wait4)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(msg):
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+
+    def until(rid):
+        text = []
+        for line in proc.stdout:
+            msg = json.loads(line)
+            if msg.get("id") == rid and "method" not in msg:
+                if "error" in msg:
+                    sys.exit(f"lathe acp: {msg['error']}")
+                return msg["result"], "".join(text)
+            upd = msg.get("params", {}).get("update", {})
+            if upd.get("sessionUpdate") == "agent_message_chunk":
+                text.append(upd["content"].get("text", ""))
+        sys.exit("lathe acp ended early")
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+          "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+    until(0)
+    send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}})
+    session = until(1)[0]["sessionId"]
+    send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+          "params": {"sessionId": session, "prompt": [{"type": "text", "text": "Explain the parser."}]}})
+    result, text = until(2)
+    if result.get("stopReason") != "end_turn" or marker_text not in text:
+        sys.exit("lathe acp did not stream the whole answer")
+    proc.stdin.close()
+    proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("lathe acp failed")
+    return time.monotonic() - t0, usage.ru_utime + usage.ru_stime
+
+
+def acp(args):
+    lathe = lathe_binary(args.lathe)
+    for n in args.lines:
+        server = Server(responses_stream(answer(n)))
+        rows = {}
+        try:
+            for name in ["exec --json", "acp"]:
+                base, home, work = fresh_dirs()
+                env = lathe_env(home, server.url())
+                common = ["--base-url", server.url(), "--wire-api", "responses", "--model", "bench"]
+                runs = []
+                try:
+                    for i in range(args.runs + 1):
+                        if name == "acp":
+                            wall, cpu = run_acp([lathe, *common, "acp"], env, work, marker(n))
+                        else:
+                            argv = [lathe, "exec", "--json", *common, "Explain the parser."]
+                            wall, cpu, _, _, out = run_measured(argv, env, work)
+                            if marker(n) not in out.decode(errors="replace"):
+                                sys.exit("lathe exec did not print the whole answer")
+                        if i > 0:
+                            runs.append((wall, cpu))
+                finally:
+                    shutil.rmtree(base, ignore_errors=True)
+                med = tuple(statistics.median(r[i] for r in runs) for i in range(2))
+                rows[name] = med
+                print(f"acp      {n:>5} lines  {name:<12} wall {med[0]*1000:7.1f} ms  "
+                      f"cpu {med[1]*1000:7.1f} ms  (median of {len(runs)})")
+            (ew, ec), (aw, ac) = rows["exec --json"], rows["acp"]
+            print(f"acp      {n:>5} lines  acp/exec --json: cpu {ac/ec:.3f}x  wall {aw/ew:.3f}x")
+        finally:
+            server.close()
+
+
 def tmux(*argv, check=True):
     return subprocess.run(["tmux", "-L", "lathe-bench", *argv], check=check,
                           capture_output=True, text=True).stdout
@@ -459,7 +541,7 @@ def dialog(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["terminal", "headless", "dialog"])
+    p.add_argument("mode", choices=["terminal", "headless", "dialog", "acp"])
     p.add_argument("--lines", type=int, nargs="+")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--lathe", help="the lathe binary (default: target/release/lathe)")
@@ -472,6 +554,9 @@ def main():
     elif args.mode == "dialog":
         args.lines = args.lines or [20000]
         dialog(args)
+    elif args.mode == "acp":
+        args.lines = args.lines or [2000]
+        acp(args)
     else:
         args.lines = args.lines or [2000]
         headless(args)

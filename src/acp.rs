@@ -235,12 +235,6 @@ impl Server {
                 cwd.display()
             )));
         }
-        if let Some(id) = &resume
-            && let Some(live) = self.sessions.remove(id)
-        {
-            // Loaded again: the running one gives way.
-            let _ = live.link.ops.try_send(Op::Shutdown);
-        }
         let env = |k: &str| std::env::var(k).ok();
         let overrides = Overrides {
             workspace: Some(cwd.to_path_buf()),
@@ -248,6 +242,17 @@ impl Server {
             ..self.base.clone()
         };
         let config = launch::load_config(&overrides, &env).map_err(|e| failed(&e))?;
+        // A session of this workspace, whole, or a clear no.
+        if let Some(id) = &resume {
+            crate::session::store::check(&config.paths.sessions_dir, id, &config.workspace)
+                .map_err(|e| bad_params(format!("cannot load session {id}: {e}")))?;
+        }
+        if let Some(id) = &resume
+            && let Some(live) = self.sessions.remove(id)
+        {
+            // Loaded again: the running one gives way.
+            let _ = live.link.ops.try_send(Op::Shutdown);
+        }
         let mut config = match &resume {
             Some(id) => launch::config_for_session(&config, id, &env).map_err(|e| failed(&e))?,
             None => config,

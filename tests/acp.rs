@@ -307,6 +307,11 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
             "edit_file",
             json!({"path": "a.txt", "old_text": "unsaved", "new_text": "edited by lathe"}),
         )),
+        Step::Reply(Reply::tools().call(
+            "e2",
+            "write_file",
+            json!({"path": "b.txt", "content": "new file"}),
+        )),
         Step::Reply(Reply::text("done")),
     ])
     .await;
@@ -316,7 +321,8 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
         &mock,
         "editor",
         &[
-            ("ANSWERS", "allow_once".into()),
+            ("ANSWERS", "allow_once,reject_with_reason".into()),
+            ("REASON", "put it in docs/ instead".into()),
             (
                 "EDITOR_BUFFERS",
                 json!({"a.txt": "alpha unsaved\n"}).to_string(),
@@ -345,6 +351,23 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
         std::fs::read_to_string(env.ws.path().join("a.txt")).unwrap(),
         "alpha edited by lathe\n"
     );
+    // Rejected with a reason, asked through the editor's form: the model
+    // reads it, and nothing is written.
+    let options = report["permissions"][1]["options"].to_string();
+    assert!(options.contains("reject_with_reason"), "{options}");
+    assert!(
+        report["elicited"]["message"]
+            .to_string()
+            .contains("Why not"),
+        "{:#}",
+        report["errors"]
+    );
+    let denied = crate::mock_llm::tool_results(&requests[3]);
+    assert!(
+        denied[0].1.to_string().contains("put it in docs/ instead"),
+        "{denied:?}"
+    );
+    assert!(!env.ws.path().join("b.txt").exists());
 }
 
 /// Sends `lines` to `lathe acp` one at a time, each after the answer to
@@ -400,6 +423,12 @@ async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
     let new = format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"{ws}","mcpServers":[]}}}}"#
     );
+    let load_other = format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"session/load","params":{{"sessionId":"01a00000-0000-7000-8000-000000000000","cwd":"{ws}","mcpServers":[]}}}}"#
+    );
+    let load_traversal = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"session/load","params":{{"sessionId":"../../etc/passwd","cwd":"{ws}","mcpServers":[]}}}}"#
+    );
     let seen = raw(
         &env,
         &[
@@ -412,6 +441,8 @@ async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
             &new,
             r#"{"jsonrpc":"2.0","id":6,"method":"session/set_mode","params":{"sessionId":"x","modeId":"yolo"}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}"#,
+            &load_other,
+            &load_traversal,
         ],
     )
     .await;
@@ -431,4 +462,13 @@ async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
     assert!(by_id(5)["result"]["sessionId"].is_string(), "{seen:#?}");
     assert_eq!(by_id(6)["error"]["code"], -32602);
     assert_eq!(by_id(7)["error"]["code"], -32601);
+    // A session that is not there, or a name that is not a session's.
+    for id in [8, 9] {
+        assert_eq!(by_id(id)["error"]["code"], -32602, "{seen:#?}");
+        assert!(
+            by_id(id)["error"]["message"]
+                .to_string()
+                .contains("cannot load session")
+        );
+    }
 }

@@ -189,7 +189,11 @@ impl Link {
                     .filter(|s| !s.trim().is_empty()),
                 _ => None,
             },
-            _ => None,
+            Ok(Err(e)) => {
+                tracing::warn!("the editor's form failed: {e}");
+                None
+            }
+            Err(_) => None,
         }
     }
 

@@ -31,12 +31,12 @@ use crate::provider::{ToolCall, ToolOutput};
 use crate::session::history::Item;
 use crate::tools::{Prepared, ProgressSink, RegisteredTool, ToolContext, ToolError, ToolRegistry};
 
-pub(crate) mod hooks;
 mod editor;
+pub(crate) mod hooks;
 mod normalize;
 
-use hooks::{hook_input, hook_runner, hooks_would_write_while_planning};
 use editor::change_of;
+use hooks::{hook_input, hook_runner, hooks_would_write_while_planning};
 use normalize::normalize;
 
 /// How a call ended before normalization.
@@ -451,7 +451,6 @@ fn with_note(result: Result<Value, ToolError>, note: &str) -> Value {
 }
 
 type Judged<'t> = (Args<'t>, Vec<Operation>, Option<String>);
-
 
 /// A call's arguments: as JSON (what hooks, the log, the record and the
 /// person see) and as its tool read them, once, for every stage from the
