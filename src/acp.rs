@@ -156,7 +156,8 @@ impl Server {
     async fn handle(&mut self, msg: Incoming) {
         match msg {
             Incoming::Initialized(caps) => self.caps = Arc::new(caps),
-            Incoming::NewSession(req, r) => match self.open(&req.cwd, &req.mcp_servers, None) {
+            Incoming::NewSession(req, r) => match self.open(&req.cwd, &req.mcp_servers, None).await
+            {
                 Ok((id, mode, _)) => {
                     let _ = r.respond(NewSessionResponse::new(id.clone()).modes(map::modes(mode)));
                     self.offer_commands(&id);
@@ -167,7 +168,7 @@ impl Server {
             },
             Incoming::LoadSession(req, r) => {
                 let id = req.session_id.0.to_string();
-                match self.open(&req.cwd, &req.mcp_servers, Some(id)) {
+                match self.open(&req.cwd, &req.mcp_servers, Some(id)).await {
                     Ok((id, mode, resumed)) => {
                         if let (Some(live), Some(resumed)) = (self.sessions.get(&id), resumed) {
                             replay(&live.link, &resumed);
@@ -216,7 +217,7 @@ impl Server {
     }
 
     /// Starts a session's agent in `cwd` (a new one, or `resume`d).
-    fn open(
+    async fn open(
         &mut self,
         cwd: &Path,
         mcp: &[acp::McpServer],
@@ -257,6 +258,7 @@ impl Server {
             Some(id) => launch::config_for_session(&config, id, &env).map_err(|e| failed(&e))?,
             None => config,
         };
+        choose_model(&mut config).await?;
         for warning in launch::add_editor_mcp(&mut config, &editor_servers(mcp)) {
             tracing::warn!("{warning}");
         }
@@ -484,6 +486,34 @@ pub(crate) fn internal(what: impl Into<String>) -> Error {
         what.clone(),
     )
     .data(what)
+}
+
+/// A config with no model (a local server, no `--model`): the server's
+/// only model, as `lathe exec` chooses it, or the list to choose from.
+async fn choose_model(config: &mut crate::config::Config) -> Result<(), Error> {
+    match launch::choose_model(config).await {
+        Ok(launch::ModelChoice::Chosen(m)) => config.model = m,
+        Ok(launch::ModelChoice::Unlisted(why)) => {
+            tracing::warn!("{why}");
+            config.model = launch::UNNAMED.to_string();
+        }
+        Ok(launch::ModelChoice::Several(models)) => {
+            return Err(bad_params(format!(
+                "the server at {} serves {} models; choose one with `lathe --model NAME acp` \
+                 in the editor's agent settings: {}",
+                config.base_url,
+                models.len(),
+                models
+                    .iter()
+                    .take(12)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Err(e) => return Err(failed(&e)),
+    }
+    Ok(())
 }
 
 fn no_session(id: &str) -> Error {
