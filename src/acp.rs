@@ -13,6 +13,7 @@ mod commands;
 mod editor;
 mod map;
 mod session;
+mod transport;
 mod trust;
 
 use std::collections::HashMap;
@@ -26,7 +27,7 @@ use agent_client_protocol::v1::schema::{
     PromptResponse, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
 
 use crate::config::Overrides;
@@ -58,7 +59,7 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
         tx.clone(),
         tx,
     );
-    Agent
+    let served = Agent
         .v1()
         .name("lathe")
         .on_receive_request(
@@ -103,7 +104,7 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_with(Stdio::new(), async move |cx| {
+        .connect_with(transport::stdio(), async move |cx| {
             let mut server = Server {
                 cx: cx.clone(),
                 base,
@@ -113,7 +114,9 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
             server.run(rx).await;
             Ok(())
         })
-        .await
+        .await;
+    let _ = std::fs::remove_dir_all(images_dir());
+    served
 }
 
 /// A session the editor opened.
@@ -123,6 +126,9 @@ struct Live {
     agent: tokio::task::JoinHandle<()>,
     /// What of the workspace waits for the person's trust (`/trust`).
     waiting: Arc<Mutex<Option<trust::Waiting>>>,
+    /// What the session's start warned of, said with the first prompt
+    /// (an editor shows nothing before one).
+    notes: Vec<String>,
     /// The first prompt said what waits.
     told: bool,
 }
@@ -203,13 +209,21 @@ impl Server {
             }
             Incoming::Cancel(n) => {
                 if let Some(live) = self.sessions.get(&n.session_id.0.to_string()) {
-                    let running = {
-                        let mut t = lock(&live.link.turn);
+                    let link = &live.link;
+                    // Every question asked is abandoned: an answer that
+                    // comes later does nothing.
+                    link.abandon_questions();
+                    let (running, own) = {
+                        let mut t = lock(&link.turn);
                         t.cancelled = t.prompt.is_some();
-                        t.cancelled
+                        (t.cancelled, t.own || t.command.is_some())
                     };
                     if running {
-                        let _ = live.link.ops.send(Op::Interrupt).await;
+                        let _ = link.ops.send(Op::Interrupt).await;
+                    }
+                    // A prompt Lathe answers itself ends now.
+                    if own {
+                        link.end(acp::StopReason::Cancelled);
                     }
                 }
             }
@@ -252,6 +266,7 @@ impl Server {
             && let Some(live) = self.sessions.remove(id)
         {
             // Loaded again: the running one gives way.
+            live.link.abandon_questions();
             let _ = live.link.ops.try_send(Op::Shutdown);
         }
         let mut config = match &resume {
@@ -259,9 +274,7 @@ impl Server {
             None => config,
         };
         choose_model(&mut config).await?;
-        for warning in launch::add_editor_mcp(&mut config, &editor_servers(mcp)) {
-            tracing::warn!("{warning}");
-        }
+        let mut notes = launch::add_editor_mcp(&mut config, &editor_servers(mcp));
         let (editor, named) = editor::Fs::editor(self.cx.clone(), &self.caps);
         let launched = launch::spawn_agent(
             &config,
@@ -274,7 +287,8 @@ impl Server {
         )
         .map_err(|e| failed(&e))?;
         let _ = named.set(launched.session_id.clone());
-        for w in config.warnings.iter().chain(&launched.warnings) {
+        notes.extend(config.warnings.iter().chain(&launched.warnings).cloned());
+        for w in &notes {
             tracing::warn!("{w}");
         }
         let reserved = commands::reserved();
@@ -310,6 +324,7 @@ impl Server {
             turn: Arc::new(Mutex::new(Turn::default())),
             caps: self.caps.clone(),
             offered: Arc::new(Mutex::new(offered)),
+            epoch: Arc::new(tokio::sync::watch::channel(0).0),
         };
         tokio::spawn(session::pump(link.clone(), handle.events));
         self.sessions.insert(
@@ -319,6 +334,7 @@ impl Server {
                 mode: config.approval,
                 agent: handle.task,
                 waiting: Arc::new(Mutex::new(waiting)),
+                notes,
                 told: false,
             },
         );
@@ -339,8 +355,22 @@ impl Server {
             return;
         };
         let link = live.link.clone();
-        let tell = live.waiting.lock().is_ok_and(|w| w.is_some())
-            && !std::mem::replace(&mut live.told, true);
+        let first = !std::mem::replace(&mut live.told, true);
+        let mut tell: Vec<String> = if first {
+            std::mem::take(&mut live.notes)
+                .into_iter()
+                .map(|n| format!("(lathe: warning: {n})\n"))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if first && live.waiting.lock().is_ok_and(|w| w.is_some()) {
+            tell.push(
+                "(The workspace's own hooks, MCP servers, skills, agents or commands wait for \
+                 your trust: type /trust to see them.)\n"
+                    .into(),
+            );
+        }
         {
             let mut t = lock(&link.turn);
             if t.prompt.is_some() {
@@ -353,6 +383,9 @@ impl Server {
             }
             t.prompt = Some(r);
             t.cancelled = false;
+        }
+        if !tell.is_empty() {
+            link.update(SessionUpdate::AgentThoughtChunk(map::chunk(tell.concat())));
         }
         let (text, images) = map::prompt(&link.workspace, &req.prompt);
         if !images.is_empty() {
@@ -368,20 +401,19 @@ impl Server {
             return;
         }
         if text.trim() == "/trust" {
+            lock(&link.turn).own = true;
             tokio::spawn(trust(link, live.waiting.clone()));
             return;
-        }
-        if tell {
-            link.update(SessionUpdate::AgentThoughtChunk(map::chunk(
-                "(The workspace's own hooks, MCP servers, skills, agents or commands wait for \
-                 your trust: type /trust to see them.)\n",
-            )));
         }
         // The person's own command: its prompt is the message.
         let custom = lock_offered(&link).custom.clone();
         let text = lathe_core::front::commands::expand(&custom, &text).unwrap_or(text);
         match commands::parse(&text) {
-            Some((op, waits, said)) => {
+            Some(commands::Parsed::Usage(how)) => {
+                link.say(how);
+                link.end(acp::StopReason::EndTurn);
+            }
+            Some(commands::Parsed::Op(op, waits, said)) => {
                 let is_turn = matches!(op, Op::Plan { .. });
                 lock(&link.turn).command = waits;
                 let _ = link.ops.send(op).await;
@@ -422,6 +454,7 @@ async fn trust(link: Link, waiting: Arc<Mutex<Option<trust::Waiting>>>) {
         link.end(acp::StopReason::EndTurn);
         return;
     };
+    let epoch = link.epoch();
     let yes = link
         .confirm(
             "Trust the workspace's own",
@@ -431,6 +464,10 @@ async fn trust(link: Link, waiting: Arc<Mutex<Option<trust::Waiting>>>) {
             "Not now",
         )
         .await;
+    // Cancelled meanwhile: nothing is trusted.
+    if link.epoch() != epoch {
+        return;
+    }
     let taken = if yes {
         waiting.lock().ok().and_then(|mut w| w.take())
     } else {
@@ -548,16 +585,26 @@ fn editor_servers(servers: &[acp::McpServer]) -> Vec<launch::EditorMcp> {
                     .map(|h| (h.name.clone(), h.value.clone()))
                     .collect(),
             }),
+            acp::McpServer::Sse(s) => Some(launch::EditorMcp::Unsupported {
+                name: s.name.clone(),
+                transport: "the old SSE transport".into(),
+            }),
             _ => None,
         })
         .collect()
+}
+
+/// Where a prompt's images wait to be read (0700, this process's).
+fn images_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("lathe-acp-{}", std::process::id()))
 }
 
 /// The images of a prompt as private files the engine attaches (it reads
 /// and checks them as it does any image the person names).
 fn save_images(link: &Link, images: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
     use base64::Engine;
-    let dir = std::env::temp_dir().join(format!("lathe-acp-{}", std::process::id()));
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = images_dir();
     crate::session::journal::private_dir(&dir).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for (i, (data, mime)) in images.iter().enumerate() {
@@ -566,7 +613,16 @@ fn save_images(link: &Link, images: &[(String, String)]) -> Result<Vec<PathBuf>,
             .map_err(|e| format!("image {}: not base64 ({e})", i + 1))?;
         let ext = mime.rsplit('/').next().unwrap_or("img");
         let path = dir.join(format!("{}-{i}.{ext}", link.session_id));
-        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        // The person's pictures: theirs alone to read, removed when
+        // Lathe ends (`serve`).
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| e.to_string())?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(|e| e.to_string())?;
         out.push(path);
     }
     Ok(out)

@@ -150,15 +150,22 @@ fn run_acp(cli: &Cli) -> anyhow::Result<i32> {
     let overrides = cli.common.overrides();
     // Where the logs go: the data directory does not depend on the
     // workspace, which each session names.
-    let paths = launch::load_config(
+    // A config that does not load still lets the editor connect: each
+    // session it opens is refused with the config's error, which the
+    // editor shows (stderr alone is seldom seen).
+    let _log_guard = match launch::load_config(
         &crate::config::Overrides {
             no_model: true,
             ..overrides.clone()
         },
         &|k| std::env::var(k).ok(),
-    )
-    .map(|c| c.paths)?;
-    let _log_guard = init_logging(&paths.logs_dir);
+    ) {
+        Ok(config) => init_logging(&config.paths.logs_dir),
+        Err(e) => {
+            say!("lathe: {e}");
+            None
+        }
+    };
     tracing::info!("lathe acp starting");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -370,9 +370,64 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
     assert!(!env.ws.path().join("b.txt").exists());
 }
 
+/// An answer that comes after a cancel does nothing: not to the call it
+/// was asked for (gone), nor to a later call that has the same id, nor to
+/// `/trust`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_after_a_cancel_approves_nothing() {
+    let Some(sdk) = sdk_dir() else { return };
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file(
+        ".mcp.json",
+        r#"{"mcpServers": {"theirs": {"command": "true"}}}"#,
+    );
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "write_file",
+            json!({"path": "x.txt", "content": "x"}),
+        )),
+        Step::Reply(Reply::tools().call(
+            "c1",
+            "write_file",
+            json!({"path": "y.txt", "content": "EVIL"}),
+        )),
+        Step::Reply(Reply::text("ok")),
+    ])
+    .await;
+    let report = client(&env, &sdk, &mock, "late", &[]).await;
+    assert_eq!(report["afterLate"], false, "{report:#}");
+    assert_eq!(
+        report["stops"],
+        json!(["cancelled", "end_turn", "cancelled"]),
+        "{report:#}"
+    );
+    let ws = env.ws.path();
+    assert!(!ws.join("x.txt").exists() && !ws.join("y.txt").exists());
+    // Nothing of the workspace was trusted.
+    let trusted = walk(env.home.path())
+        .into_iter()
+        .filter(|p| p.display().to_string().contains("trusted"))
+        .collect::<Vec<_>>();
+    assert!(trusted.is_empty(), "{trusted:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Sends `lines` to `lathe acp` one at a time, each after the answer to
 /// the one before (when it has an id); returns every line it printed.
-async fn raw(env: &Setup, lines: &[&str]) -> Vec<Value> {
+async fn raw(env: &Setup, lines: &[&[u8]]) -> Vec<Value> {
     let mut child = env
         .command(
             &["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "acp"],
@@ -384,11 +439,11 @@ async fn raw(env: &Setup, lines: &[&str]) -> Vec<Value> {
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
     for line in lines {
-        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(line).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
         // Its answer (a line that is not JSON is answered with id null),
         // and any notification before it.
-        let id = serde_json::from_str::<Value>(line)
+        let id = serde_json::from_slice::<Value>(line)
             .ok()
             .and_then(|v| v.get("id").cloned())
             .unwrap_or(Value::Null);
@@ -433,16 +488,18 @@ async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
         &env,
         &[
             // Before initialize: refused.
-            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
-            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#,
-            "this is not json {",
-            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"nope":true}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
-            &new,
-            r#"{"jsonrpc":"2.0","id":6,"method":"session/set_mode","params":{"sessionId":"x","modeId":"yolo"}}"#,
-            r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}"#,
-            &load_other,
-            &load_traversal,
+            br#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#,
+            b"this is not json {",
+            // Not UTF-8: a parse error, and the connection goes on.
+            b"\xff\xfe{\"a\":1}",
+            br#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"nope":true}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
+            new.as_bytes(),
+            br#"{"jsonrpc":"2.0","id":6,"method":"session/set_mode","params":{"sessionId":"x","modeId":"yolo"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}"#,
+            load_other.as_bytes(),
+            load_traversal.as_bytes(),
         ],
     )
     .await;
@@ -453,10 +510,8 @@ async fn malformed_and_out_of_order_messages_get_errors_not_a_crash() {
     };
     assert_eq!(by_id(1)["error"]["code"], -32600);
     assert_eq!(by_id(2)["result"]["protocolVersion"], 1);
-    assert!(
-        seen.iter().any(|v| v["error"]["code"] == -32700),
-        "{seen:#?}"
-    );
+    let parse_errors = seen.iter().filter(|v| v["error"]["code"] == -32700).count();
+    assert_eq!(parse_errors, 2, "{seen:#?}");
     assert_eq!(by_id(3)["error"]["code"], -32602);
     assert!(by_id(4)["error"]["data"].to_string().contains("absolute"));
     assert!(by_id(5)["result"]["sessionId"].is_string(), "{seen:#?}");

@@ -296,3 +296,59 @@ async fn the_persons_skills_in_the_workspace_are_not_written_unasked() {
     assert_eq!(r.finished("c2")["status"], "denied", "{}", r.stdout);
     assert!(!env.ws.path().join(".claude/skills/new").exists());
 }
+
+/// The home opened as the workspace, in full-auto: Lathe's own config and
+/// data, and the home's startup files (which run code later), are not
+/// written unasked either (headless: refused), as `.git/` is not.
+#[tokio::test]
+async fn lathes_config_and_the_homes_startup_files_in_the_workspace_are_not_written_unasked() {
+    let env = Setup::new(env!("CARGO_BIN_EXE_lathe"));
+    env.file(".bashrc", "# mine\n");
+    env.file(".config/lathe/config.toml", "");
+    let targets = [
+        ".config/lathe/config.toml",
+        ".config/lathe/commands/evil.md",
+        ".config/lathe/trusted-mcp.json",
+        ".bashrc",
+        ".ssh/authorized_keys",
+        ".gitconfig",
+    ];
+    let mut steps: Vec<Step> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            Step::Reply(Reply::tools().call(
+                &format!("c{i}"),
+                "write_file",
+                json!({"path": path, "content": "[[hooks.before_tool_call]]\n"}),
+            ))
+        })
+        .collect();
+    steps.push(Step::Reply(Reply::text("tried")));
+    let mock = MockLlm::start(steps).await;
+    let home = env.ws.path().display().to_string();
+    let lathe_home = env.ws.path().join(".config/lathe").display().to_string();
+    let r = env
+        .exec_json_env(
+            &mock.openai_url(),
+            KEY,
+            &[],
+            "change my setup",
+            &[("HOME", &home), ("LATHE_HOME", &lathe_home)],
+        )
+        .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (i, target) in targets.iter().enumerate() {
+        assert_eq!(
+            r.finished(&format!("c{i}"))["status"],
+            "denied",
+            "{target}: {}",
+            r.stdout
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.ws.path().join(".bashrc")).unwrap(),
+        "# mine\n"
+    );
+    assert!(!env.ws.path().join(".ssh").exists());
+}

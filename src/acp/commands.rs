@@ -123,7 +123,7 @@ pub fn available(others: &[(String, String)]) -> Vec<AvailableCommand> {
 
 /// What a prompt's text asks of the engine: an op that answers with a
 /// report (`Some`), or the message itself (`None`: a turn).
-pub fn parse(text: &str) -> Option<(Op, Option<Command>, Option<String>)> {
+pub fn parse(text: &str) -> Option<Parsed> {
     let text = text.trim();
     let rest = text.strip_prefix('/')?;
     let (name, arg) = match rest.split_once(char::is_whitespace) {
@@ -131,7 +131,8 @@ pub fn parse(text: &str) -> Option<(Op, Option<Command>, Option<String>)> {
         None => (rest, ""),
     };
     let arg = (!arg.is_empty()).then(|| arg.to_string());
-    Some(match (name, arg) {
+    let usage = |u: &str| Some(Parsed::Usage(u.to_string()));
+    let (op, waits, said) = match (name, arg) {
         ("cost", _) => (Op::ReportCost, Some(Command::Cost), None),
         ("diff", _) => (Op::SessionDiff, Some(Command::Diff), None),
         ("compact", _) => (Op::Compact, Some(Command::Compact), None),
@@ -162,7 +163,10 @@ pub fn parse(text: &str) -> Option<(Op, Option<Command>, Option<String>)> {
             let effort = if level == "default" {
                 None
             } else {
-                Some(level.parse().ok()?)
+                match level.parse() {
+                    Ok(e) => Some(e),
+                    Err(_) => return usage(EFFORT_USAGE),
+                }
             };
             (
                 Op::SetEffort { effort },
@@ -170,8 +174,24 @@ pub fn parse(text: &str) -> Option<(Op, Option<Command>, Option<String>)> {
                 Some(format!("Effort: {level} (from the next turn).")),
             )
         }
+        ("plan", None) => return usage("/plan WHAT: what the model should look at and plan"),
+        ("model", None) => return usage("/model NAME: the model for the following requests"),
+        ("effort", None) => return usage(EFFORT_USAGE),
+        // An empty `/`: nothing to send.
+        ("", _) => return usage("type a command after /: see the / menu"),
         _ => return None,
-    })
+    };
+    Some(Parsed::Op(op, waits, said))
+}
+
+const EFFORT_USAGE: &str = "/effort LEVEL: none, minimal, low, medium, high, xhigh, or default";
+
+/// What a typed command is.
+pub enum Parsed {
+    /// An op, the report it waits for (if any), and what to say once sent.
+    Op(Op, Option<Command>, Option<String>),
+    /// Lathe's command, written wrong: how to write it (nothing is sent).
+    Usage(String),
 }
 
 /// An event that answers a command the person typed.
@@ -276,6 +296,7 @@ fn undo_asked(link: &Link, ev: &AgentEvent) -> bool {
             }
             let link = link.clone();
             tokio::spawn(async move {
+                let epoch = link.epoch();
                 let yes = link
                     .confirm(
                         "Undo the last turn's changes",
@@ -285,6 +306,9 @@ fn undo_asked(link: &Link, ev: &AgentEvent) -> bool {
                         "Keep the files as they are",
                     )
                     .await;
+                if link.epoch() != epoch {
+                    return;
+                }
                 if yes {
                     if let Ok(mut t) = link.turn.lock() {
                         t.command = Some(Command::Undo);
@@ -343,12 +367,16 @@ mod tests {
 
     #[test]
     fn typed_commands_become_the_engines_ops() {
+        let op = |t: &str| match parse(t) {
+            Some(Parsed::Op(op, waits, said)) => Some((op, waits, said)),
+            _ => None,
+        };
         assert!(matches!(
-            parse("/cost"),
+            op("/cost"),
             Some((Op::ReportCost, Some(Command::Cost), None))
         ));
         assert!(matches!(
-            parse("  /undo  "),
+            op("  /undo  "),
             Some((
                 Op::Rewind { preview: true, .. },
                 Some(Command::UndoPreview),
@@ -356,24 +384,21 @@ mod tests {
             ))
         ));
         assert!(matches!(
-            parse("/plan add a cache"),
+            op("/plan add a cache"),
             Some((Op::Plan { text }, None, None)) if text == "add a cache"
         ));
         assert!(matches!(
-            parse("/effort high"),
+            op("/effort high"),
             Some((Op::SetEffort { effort: Some(_) }, None, Some(_)))
         ));
         // The core's own (/init, skills, MCP prompts) and plain text are
-        // the message; so is a command missing what it needs.
-        for t in [
-            "/init",
-            "/review-pr 12",
-            "/srv:prompt a=1",
-            "hello /cost",
-            "/plan",
-            "/effort loud",
-        ] {
+        // the message.
+        for t in ["/init", "/review-pr 12", "/srv:prompt a=1", "hello /cost"] {
             assert!(parse(t).is_none(), "{t}");
+        }
+        // Lathe's own, written wrong: how to write it, nothing sent.
+        for t in ["/plan", "/effort loud", "/model", "/"] {
+            assert!(matches!(parse(t), Some(Parsed::Usage(_))), "{t}");
         }
     }
 

@@ -40,7 +40,9 @@ impl Fs {
             reads: caps.fs.read_text_file,
             writes: caps.fs.write_text_file,
         };
-        let editor = if fs.reads || fs.writes {
+        // Both or neither: a change computed from a buffer the editor
+        // cannot write would be refused as stale again and again.
+        let editor = if fs.reads && fs.writes {
             Editor::new(Arc::new(fs))
         } else {
             Editor::default()

@@ -38,6 +38,9 @@ pub struct Turn {
     pub cancelled: bool,
     /// A command the person typed waits for its answer.
     pub command: Option<Command>,
+    /// The prompt is answered here, not by a turn (`/trust`): a cancel
+    /// ends it at once.
+    pub own: bool,
 }
 
 /// A slash command whose answer is an event, not a turn.
@@ -62,6 +65,10 @@ pub struct Link {
     pub caps: Arc<ClientCapabilities>,
     /// The commands offered beside Lathe's own.
     pub offered: Arc<Mutex<super::commands::Offered>>,
+    /// Counts the cancels: a question asked before one is abandoned, and
+    /// an answer that comes after it does nothing (the call it was for
+    /// is gone; a later call may have its id).
+    pub epoch: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Link {
@@ -84,6 +91,34 @@ impl Link {
         ));
     }
 
+    /// Which cancel the session is at.
+    pub fn epoch(&self) -> u64 {
+        *self.epoch.borrow()
+    }
+
+    /// Abandons every question asked so far.
+    pub fn abandon_questions(&self) {
+        self.epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Waits for `answer`, unless the questions are abandoned first.
+    async fn unless_abandoned<T>(&self, answer: impl std::future::Future<Output = T>) -> Option<T> {
+        let start = self.epoch();
+        let mut changed = self.epoch.subscribe();
+        let abandoned = async move {
+            while changed.changed().await.is_ok() {
+                if *changed.borrow() != start {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            a = answer => Some(a),
+            () = abandoned => None,
+        }
+    }
+
     pub fn say(&self, text: impl Into<String>) {
         self.update(SessionUpdate::AgentMessageChunk(map::chunk(text)));
     }
@@ -100,6 +135,7 @@ impl Link {
         let (responder, cancelled) = {
             let mut t = self.turn();
             t.command = None;
+            t.own = false;
             let cancelled = std::mem::take(&mut t.cancelled);
             (t.prompt.take(), cancelled)
         };
@@ -118,6 +154,7 @@ impl Link {
         let (responder, cancelled) = {
             let mut t = self.turn();
             t.command = None;
+            t.own = false;
             (t.prompt.take(), std::mem::take(&mut t.cancelled))
         };
         if let Some(r) = responder {
@@ -145,7 +182,8 @@ impl Link {
     ) -> Option<String> {
         let req = RequestPermissionRequest::new(self.session_id.clone(), call, options);
         let answer = tokio::time::timeout(ANSWER_WAIT, self.cx.send_request(req).block_task());
-        match answer.await {
+        let answer = self.unless_abandoned(answer).await?;
+        match answer {
             Ok(Ok(r)) => match r.outcome {
                 RequestPermissionOutcome::Selected(s) => Some(s.option_id.0.to_string()),
                 _ => None,
@@ -179,7 +217,8 @@ impl Link {
             message.to_string(),
         );
         let answer = tokio::time::timeout(ANSWER_WAIT, self.cx.send_request(req).block_task());
-        match answer.await {
+        let answer = self.unless_abandoned(answer).await?;
+        match answer {
             Ok(Ok(r)) => match r.action {
                 ElicitationAction::Accept(a) => a
                     .content
@@ -473,6 +512,7 @@ fn on_error(link: &Link, turn_id: Option<u64>, kind: ErrorKind, message: &str) {
 
 /// An approval asked in the editor; its answer is the decision.
 async fn approve(link: Link, req: crate::protocol::ApprovalRequest) {
+    let epoch = link.epoch();
     let call = ToolCallUpdate::new(req.call_id.clone(), map::asking(&link.workspace, &req));
     let chosen = link
         .ask(call, map::options(&req, link.can_elicit_text()))
@@ -486,6 +526,10 @@ async fn approve(link: Link, req: crate::protocol::ApprovalRequest) {
     } else {
         None
     };
+    // Cancelled meanwhile: the call is gone (the engine ended its wait).
+    if link.epoch() != epoch {
+        return;
+    }
     link.op(Op::Decide {
         call_id: req.call_id,
         decision: map::decision(chosen.as_deref(), reason),
@@ -506,6 +550,7 @@ async fn answer(
         Some(who) => format!("{who} asks: {question}"),
         None => question,
     };
+    let epoch = link.epoch();
     let answer = if choices.is_empty() {
         link.ask_text(Some(&call_id), &asked).await
     } else {
@@ -536,13 +581,16 @@ async fn answer(
             .and_then(|id| id.strip_prefix("choice-")?.parse::<usize>().ok())
             .and_then(|i| choices.get(i).cloned())
     };
-    link.op(Op::Answer { call_id, answer }).await;
+    if link.epoch() == epoch {
+        link.op(Op::Answer { call_id, answer }).await;
+    }
 }
 
 /// A limit reached: asked as a call of its own, yes goes on.
 fn go_on(link: &Link, turn_id: u64, question: String) {
     let link = link.clone();
     tokio::spawn(async move {
+        let epoch = link.epoch();
         let yes = link
             .confirm(
                 &question,
@@ -552,6 +600,9 @@ fn go_on(link: &Link, turn_id: u64, question: String) {
                 "Stop",
             )
             .await;
+        if link.epoch() != epoch {
+            return;
+        }
         link.op(Op::ContinueTurn {
             turn_id,
             go_on: yes,

@@ -313,7 +313,7 @@ pub fn servers(
         if entry.enabled == Some(false) {
             continue;
         }
-        match server(&name, entry, origin, where_, env) {
+        match server(&name, entry, origin, where_, Some(env)) {
             Ok(s) => out.push(s),
             Err(e) => warnings.push(format!("{e}; that server is left out")),
         }
@@ -321,13 +321,41 @@ pub fn servers(
     (out, warnings)
 }
 
+/// The servers an editor passes (`lathe acp`), as `servers` reads a
+/// config's, but their values taken as given: no `${VAR}` in them is
+/// read from Lathe's environment.
+pub fn literal_servers(
+    entries: BTreeMap<String, ServerEntry>,
+    origin: RuleOrigin,
+    where_: &str,
+) -> (Vec<McpServer>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for (name, entry) in entries {
+        match server(&name, entry, origin, where_, None) {
+            Ok(s) => out.push(s),
+            Err(e) => warnings.push(format!("{e}; that server is left out")),
+        }
+    }
+    (out, warnings)
+}
+
+/// The environment a config's `${VAR}` are read from.
+type Env<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// One server; `env` expands `${VAR}` in its values (`None`: they are
+/// taken as written).
 fn server(
     name: &str,
     entry: ServerEntry,
     origin: RuleOrigin,
     where_: &str,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Option<&Env<'_>>,
 ) -> Result<McpServer, ConfigError> {
+    let expand = |key: &str, raw: &str| match env {
+        Some(env) => expand_vars(key, raw, env),
+        None => Ok(raw.to_string()),
+    };
     {
         let name = name.to_string();
         let bad = |message: String| ConfigError::Invalid(format!("{where_}: {message}"));
@@ -347,7 +375,7 @@ fn server(
             ("stdio", Some(command), None) if !command.trim().is_empty() => {
                 let mut env_out = BTreeMap::new();
                 for (k, v) in &entry.env {
-                    env_out.insert(k.clone(), expand_vars(&key("env"), v, env)?);
+                    env_out.insert(k.clone(), expand(&key("env"), v)?);
                 }
                 McpTransport::Stdio {
                     command: command.clone(),
@@ -356,7 +384,7 @@ fn server(
                 }
             }
             ("http" | "streamable-http" | "streamable_http", None, Some(url)) => {
-                let url = expand_vars(&key("url"), url, env)?;
+                let url = expand(&key("url"), url)?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(bad(format!(
                         "mcp_servers.{name}.url must be an http:// or https:// URL"
@@ -364,7 +392,7 @@ fn server(
                 }
                 let mut headers = BTreeMap::new();
                 for (k, v) in &entry.headers {
-                    headers.insert(k.clone(), expand_vars(&key("headers"), v, env)?);
+                    headers.insert(k.clone(), expand(&key("headers"), v)?);
                 }
                 McpTransport::Http { url, headers }
             }
@@ -402,11 +430,15 @@ fn server(
         if let Some(o) = &entry.oauth {
             check_oauth(o).map_err(|e| bad(format!("mcp_servers.{name}.{e}")))?;
         }
-        let takes = taken_variables(&entry);
+        let takes = if env.is_some() {
+            taken_variables(&entry)
+        } else {
+            Vec::new()
+        };
         let taken_secrets = takes
             .iter()
             .filter(|v| crate::sandbox::is_secret_name(v))
-            .filter_map(|v| env(v))
+            .filter_map(|v| env.and_then(|env| env(v)))
             .filter(|v| !v.is_empty())
             .collect();
         Ok(McpServer {

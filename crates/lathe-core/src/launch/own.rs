@@ -126,11 +126,43 @@ pub(super) fn setup_of_their_own(
     (catalog, skills, types, agents, own)
 }
 
-/// The person's skill and agent directories that lie in the workspace,
-/// relative to it.
+/// The files of a home that run code or change who may log in, later:
+/// protected like `.git/` when the home is (in) the workspace.
+const HOME_STARTUP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish",
+    ".ssh",
+    ".gnupg",
+    ".gitconfig",
+    ".config/git",
+    ".npmrc",
+    ".cargo/config.toml",
+    ".config/systemd",
+    ".config/autostart",
+];
+
+/// What of the person's own lies in the workspace (the home opened as a
+/// workspace), relative to it: their skill and agent directories, Lathe's
+/// config and data directories (its settings, trust and records), and
+/// the home's startup files.
 fn persons_roots_within(config: &Config, workspace: &Workspace) -> Vec<String> {
     let home = home();
     let config_dir = config.paths.config_file.parent();
+    let lathes = config_dir
+        .into_iter()
+        .map(std::path::Path::to_path_buf)
+        .chain([config.paths.data_dir.clone()]);
+    let startup = home
+        .iter()
+        .flat_map(|h| HOME_STARTUP.iter().map(move |f| h.join(f)));
     crate::skills::roots(&config.workspace, config_dir, home.as_deref())
         .into_iter()
         .chain(crate::agents::roots(
@@ -139,7 +171,10 @@ fn persons_roots_within(config: &Config, workspace: &Workspace) -> Vec<String> {
             home.as_deref(),
         ))
         .filter(|(_, origin)| *origin == crate::skills::Origin::Person)
-        .filter_map(|(root, _)| {
+        .map(|(root, _)| root)
+        .chain(lathes)
+        .chain(startup)
+        .filter_map(|root| {
             let real = root.canonicalize().unwrap_or(root);
             real.strip_prefix(workspace.root())
                 .ok()

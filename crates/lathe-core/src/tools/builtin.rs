@@ -252,7 +252,27 @@ mod names_tests {
                 })
             })
             .collect();
+        // Keys sorted: the binary's maps keep insertion order (a
+        // dependency turns serde_json's `preserve_order` on), the core's
+        // own tests' do not; what is compared is the schemas, not that.
+        let tools = sorted(&serde_json::Value::Array(tools));
         insta::assert_snapshot!(serde_json::to_string_pretty(&tools).unwrap_or_default());
+    }
+
+    fn sorted(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
     }
 }
 
