@@ -312,6 +312,11 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
             "write_file",
             json!({"path": "b.txt", "content": "new file"}),
         )),
+        Step::Reply(Reply::tools().call(
+            "q1",
+            "ask_user",
+            json!({"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}),
+        )),
         Step::Reply(Reply::text("done")),
     ])
     .await;
@@ -321,7 +326,7 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
         &mock,
         "editor",
         &[
-            ("ANSWERS", "allow_once,reject_with_reason".into()),
+            ("ANSWERS", "allow_once,reject_with_reason,choice-1".into()),
             ("REASON", "put it in docs/ instead".into()),
             (
                 "EDITOR_BUFFERS",
@@ -368,6 +373,18 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
         "{denied:?}"
     );
     assert!(!env.ws.path().join("b.txt").exists());
+    // The model's question: its choices are the options; the one chosen
+    // is its answer.
+    let asked = &report["permissions"][2];
+    let names: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tabs", "spaces", "Do not answer"], "{asked:#}");
+    let answered = crate::mock_llm::tool_results(&requests[4]);
+    assert!(answered[0].1.to_string().contains("spaces"), "{answered:?}");
 }
 
 /// An answer that comes after a cancel does nothing: not to the call it
