@@ -59,6 +59,7 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
         tx.clone(),
         tx,
     );
+    let (lines, writer) = transport::stdio();
     let served = Agent
         .v1()
         .name("lathe")
@@ -104,7 +105,7 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_with(transport::stdio(), async move |cx| {
+        .connect_with(lines, async move |cx| {
             let mut server = Server {
                 cx: cx.clone(),
                 base,
@@ -115,6 +116,10 @@ pub async fn serve(base: Overrides) -> Result<(), Error> {
             Ok(())
         })
         .await;
+    // Every message written before Lathe ends (an editor that stopped
+    // reading holds it up 2 s at most).
+    let written = tokio::task::spawn_blocking(move || writer.join());
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), written).await;
     let _ = std::fs::remove_dir_all(images_dir());
     served
 }
