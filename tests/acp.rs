@@ -336,8 +336,29 @@ async fn in_an_editor_reads_see_unsaved_buffers_and_writes_go_through_it() {
     )
     .await;
     assert_eq!(report["stops"], json!(["end_turn"]), "{report:#}");
-    // The model read the buffer, not the file as saved.
+    // The picture went with the message, and no copy of it stays.
     let requests = mock.requests();
+    assert!(
+        requests[0]
+            .body
+            .to_string()
+            .contains("data:image/png;base64,"),
+        "{}",
+        requests[0].body
+    );
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("lathe-acp-"))
+        .filter(|e| {
+            walk(&e.path())
+                .iter()
+                .any(|f| f.to_string_lossy().contains(".png"))
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The model read the buffer, not the file as saved.
     let read = crate::mock_llm::tool_results(&requests[1]);
     assert!(read[0].1.to_string().contains("alpha unsaved"), "{read:?}");
     // The change was made from the buffer, shown as such, and written
