@@ -221,6 +221,11 @@ impl Server {
                     let (running, own) = {
                         let mut t = lock(&link.turn);
                         t.cancelled = t.prompt.is_some();
+                        // The engine's answer to it, when it comes, is
+                        // not the next prompt's.
+                        if let Some(c) = t.command.filter(|_| t.cancelled) {
+                            t.discard.push(c);
+                        }
                         (t.cancelled, t.own || t.command.is_some())
                     };
                     if running {
@@ -267,20 +272,24 @@ impl Server {
             crate::session::store::check(&config.paths.sessions_dir, id, &config.workspace)
                 .map_err(|e| bad_params(format!("cannot load session {id}: {e}")))?;
         }
-        if let Some(id) = &resume
-            && let Some(live) = self.sessions.remove(id)
-        {
-            // Loaded again: the running one gives way.
-            live.link.abandon_questions();
-            let _ = live.link.ops.try_send(Op::Shutdown);
-        }
         let mut config = match &resume {
             Some(id) => launch::config_for_session(&config, id, &env).map_err(|e| failed(&e))?,
             None => config,
         };
         choose_model(&mut config).await?;
+        // Loaded again while it runs: the running one gives way, once
+        // what could fail has not (its record is written to its end
+        // before the new one reads it).
+        if let Some(id) = &resume
+            && let Some(live) = self.sessions.remove(id)
+        {
+            live.link.abandon_questions();
+            let _ = live.link.ops.send(Op::Interrupt).await;
+            let _ = live.link.ops.send(Op::Shutdown).await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), live.agent).await;
+        }
         let mut notes = launch::add_editor_mcp(&mut config, &editor_servers(mcp));
-        let (editor, named) = editor::Fs::editor(self.cx.clone(), &self.caps);
+        let (editor, named) = editor::Fs::editor(self.cx.clone(), &self.caps, cwd);
         let launched = launch::spawn_agent(
             &config,
             None,
@@ -324,7 +333,9 @@ impl Server {
         let link = Link {
             cx: self.cx.clone(),
             session_id: id.clone(),
-            workspace: config.workspace.clone(),
+            // As the editor named it: locations, diffs and links speak
+            // its paths.
+            workspace: cwd.to_path_buf(),
             ops: handle.ops,
             turn: Arc::new(Mutex::new(Turn::default())),
             caps: self.caps.clone(),
@@ -388,6 +399,7 @@ impl Server {
             }
             t.prompt = Some(r);
             t.cancelled = false;
+            t.prompt_no += 1;
         }
         if !tell.is_empty() {
             link.update(SessionUpdate::AgentThoughtChunk(map::chunk(tell.concat())));
@@ -450,6 +462,7 @@ fn lock(turn: &Mutex<Turn>) -> std::sync::MutexGuard<'_, Turn> {
 /// `/trust`: what of the workspace waits, shown and asked; a yes
 /// remembers it (pinned as it is) and starts it.
 async fn trust(link: Link, waiting: Arc<Mutex<Option<trust::Waiting>>>) {
+    let prompt_no = link.prompt_gen();
     let text = waiting
         .lock()
         .ok()
@@ -478,19 +491,28 @@ async fn trust(link: Link, waiting: Arc<Mutex<Option<trust::Waiting>>>) {
     } else {
         None
     };
-    match taken.map(trust::Waiting::remember) {
-        None => link.say("Nothing was trusted; /trust asks again."),
+    let said = match taken.map(trust::Waiting::remember) {
+        None => "Nothing was trusted; /trust asks again.".to_string(),
         Some(Ok((ops, commands))) => {
             for op in ops {
                 link.op(op).await;
             }
             lock_offered(&link).custom.extend(commands);
             link.offer_commands();
-            link.say("Trusted: the workspace's own run and are offered from now on.");
+            "Trusted: the workspace's own run and are offered from now on.".to_string()
         }
-        Some(Err(e)) => link.say(format!("Could not remember the trust: {e}")),
+        Some(Err((still, e))) => {
+            if let Ok(mut w) = waiting.lock() {
+                *w = Some(still);
+            }
+            format!("Could not remember the trust: {e}; /trust asks again.")
+        }
+    };
+    // Only the prompt that asked is answered.
+    if link.prompt_gen() == prompt_no {
+        link.say(said);
+        link.end_for(prompt_no, acp::StopReason::EndTurn);
     }
-    link.end(acp::StopReason::EndTurn);
 }
 
 /// What Lathe is and can do, in the protocol version the editor speaks

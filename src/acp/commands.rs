@@ -196,6 +196,13 @@ pub enum Parsed {
 
 /// An event that answers a command the person typed.
 pub fn on_answer(link: &Link, ev: AgentEvent) {
+    // The answer of a command cancelled before it came: dropped.
+    if let Ok(mut t) = link.turn.lock()
+        && let Some(i) = t.discard.iter().position(|c| c.answered_by(&ev))
+    {
+        t.discard.remove(i);
+        return;
+    }
     let waiting = link.turn.lock().ok().and_then(|t| t.command);
     match (waiting, ev) {
         (Some(Command::Cost), AgentEvent::Cost { models, total, .. }) => {
@@ -295,6 +302,7 @@ fn undo_asked(link: &Link, ev: &AgentEvent) -> bool {
                 return true;
             }
             let link = link.clone();
+            let prompt_no = link.prompt_gen();
             tokio::spawn(async move {
                 let epoch = link.epoch();
                 let yes = link
@@ -307,6 +315,10 @@ fn undo_asked(link: &Link, ev: &AgentEvent) -> bool {
                     )
                     .await;
                 if link.epoch() != epoch {
+                    return;
+                }
+                // Only for the prompt that asked (a cancel ended it).
+                if link.prompt_gen() != prompt_no {
                     return;
                 }
                 if yes {
@@ -324,7 +336,7 @@ fn undo_asked(link: &Link, ev: &AgentEvent) -> bool {
                         .await;
                 } else {
                     link.say("Nothing was changed.");
-                    link.end(acp::StopReason::EndTurn);
+                    link.end_for(prompt_no, acp::StopReason::EndTurn);
                 }
             });
             true

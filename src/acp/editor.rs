@@ -3,7 +3,7 @@
 //! sees, unsaved changes included, and write through the editor, so it
 //! shows what changed. Commands still run in Lathe's sandbox on disk.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -25,6 +25,11 @@ pub struct Fs {
     session: Arc<OnceLock<String>>,
     reads: bool,
     writes: bool,
+    /// The workspace as Lathe resolves paths (canonical), and as the
+    /// editor named it (`cwd`, perhaps through a link): the editor is
+    /// asked for its own paths, so it finds its own buffers.
+    root: PathBuf,
+    cwd: PathBuf,
 }
 
 impl Fs {
@@ -32,6 +37,7 @@ impl Fs {
     pub fn editor(
         cx: ConnectionTo<Client>,
         caps: &ClientCapabilities,
+        cwd: &Path,
     ) -> (Editor, Arc<OnceLock<String>>) {
         let session = Arc::new(OnceLock::new());
         let fs = Self {
@@ -39,6 +45,8 @@ impl Fs {
             session: session.clone(),
             reads: caps.fs.read_text_file,
             writes: caps.fs.write_text_file,
+            root: cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
+            cwd: cwd.to_path_buf(),
         };
         // Both or neither: a change computed from a buffer the editor
         // cannot write would be refused as stale again and again.
@@ -48,6 +56,14 @@ impl Fs {
             Editor::default()
         };
         (editor, session)
+    }
+
+    /// `path` as the editor names it.
+    fn theirs(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.root) {
+            Ok(rest) => self.cwd.join(rest),
+            Err(_) => path.to_path_buf(),
+        }
     }
 
     fn session(&self) -> Result<String, String> {
@@ -69,7 +85,7 @@ impl EditorFiles for Fs {
     }
 
     async fn read(&self, path: &Path) -> Result<String, String> {
-        let req = ReadTextFileRequest::new(self.session()?, path.to_path_buf());
+        let req = ReadTextFileRequest::new(self.session()?, self.theirs(path));
         match tokio::time::timeout(WAIT, self.cx.send_request(req).block_task()).await {
             Ok(Ok(r)) => Ok(r.content),
             Ok(Err(e)) => Err(e.to_string()),
@@ -78,7 +94,7 @@ impl EditorFiles for Fs {
     }
 
     async fn write(&self, path: &Path, text: &str) -> Result<(), String> {
-        let req = WriteTextFileRequest::new(self.session()?, path.to_path_buf(), text.to_string());
+        let req = WriteTextFileRequest::new(self.session()?, self.theirs(path), text.to_string());
         match tokio::time::timeout(WAIT, self.cx.send_request(req).block_task()).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(e.to_string()),

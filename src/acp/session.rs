@@ -41,6 +41,27 @@ pub struct Turn {
     /// The prompt is answered here, not by a turn (`/trust`): a cancel
     /// ends it at once.
     pub own: bool,
+    /// Counts the prompts: a task answers only the prompt it was for.
+    pub prompt_no: u64,
+    /// Commands cancelled before the engine answered them: their answers,
+    /// when they come, are dropped (never taken for a later prompt's).
+    pub discard: Vec<Command>,
+}
+
+impl Command {
+    /// Whether `ev` is the engine's answer to this command.
+    pub fn answered_by(self, ev: &AgentEvent) -> bool {
+        match (self, ev) {
+            (Command::Cost, AgentEvent::Cost { .. })
+            | (Command::Diff, AgentEvent::SessionDiff { .. })
+            | (Command::Compact, AgentEvent::ContextCompacted { .. }) => true,
+            (Command::UndoPreview, AgentEvent::Rewound { preview, error, .. }) => {
+                *preview || error.is_some()
+            }
+            (Command::Undo, AgentEvent::Rewound { preview, .. }) => !*preview,
+            _ => false,
+        }
+    }
 }
 
 /// A slash command whose answer is an event, not a turn.
@@ -91,9 +112,27 @@ impl Link {
         ));
     }
 
+    /// Which prompt the session is at.
+    pub fn prompt_gen(&self) -> u64 {
+        self.turn().prompt_no
+    }
+
+    /// Ends the prompt `prompt_no`, if it is still the one waiting.
+    pub fn end_for(&self, prompt_no: u64, reason: acp::StopReason) {
+        if self.prompt_gen() == prompt_no {
+            self.end(reason);
+        }
+    }
+
     /// Which cancel the session is at.
     pub fn epoch(&self) -> u64 {
         *self.epoch.borrow()
+    }
+
+    /// Whether the turn's question may be asked now, and at which epoch
+    /// (`None`: the turn was cancelled, its questions are not asked).
+    pub fn asking(&self) -> Option<u64> {
+        (!self.turn().cancelled).then(|| self.epoch())
     }
 
     /// Abandons every question asked so far.
@@ -361,8 +400,12 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
         ))),
         AgentEvent::ToolProgress { call_id, text, .. } => printed.add(&call_id, &text),
         AgentEvent::ApprovalRequested(req) => {
-            let link = link.clone();
-            tokio::spawn(async move { approve(link, req).await });
+            // A cancelled turn's questions are not asked (its waits are
+            // ended by the engine); the others are tied to this moment.
+            if let Some(epoch) = link.asking() {
+                let link = link.clone();
+                tokio::spawn(async move { approve(link, req, epoch).await });
+            }
         }
         AgentEvent::ApprovalDecided {
             call_id, decision, ..
@@ -386,23 +429,8 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
                 map::finished(&link.workspace, status, &content, change.as_deref(), &out),
             )));
         }
-        AgentEvent::McpServerStatus(status) => {
-            let prompts: Vec<(String, String)> = status
-                .prompts
-                .iter()
-                .map(|p| (p.name.clone(), p.description.clone()))
-                .collect();
-            let changed = {
-                let mut o = link
-                    .offered
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                o.prompts.insert(status.server.clone(), prompts.clone()) != Some(prompts)
-            };
-            if changed {
-                link.offer_commands();
-            }
-        }
+        AgentEvent::McpServerStatus(status) => prompts_changed(link, &status),
+        AgentEvent::Attachments { files, .. } => not_attached(link, &files),
         AgentEvent::PlanUpdated { steps, .. } => {
             link.update(SessionUpdate::Plan(map::plan(&steps)));
         }
@@ -413,8 +441,12 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
             from,
             ..
         } => {
-            let link = link.clone();
-            tokio::spawn(async move { answer(link, call_id, question, choices, from).await });
+            if let Some(epoch) = link.asking() {
+                let link = link.clone();
+                tokio::spawn(
+                    async move { answer(link, call_id, question, choices, from, epoch).await },
+                );
+            }
         }
         ev @ (AgentEvent::ToolLimitReached { .. }
         | AgentEvent::BudgetReached { .. }
@@ -442,6 +474,43 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
             on_error(link, turn_id, kind, &message);
         }
         other => super::commands::on_answer(link, other),
+    }
+}
+
+/// An MCP server's prompts, offered as commands when they change.
+fn prompts_changed(link: &Link, status: &crate::protocol::McpStatus) {
+    let prompts: Vec<(String, String)> = status
+        .prompts
+        .iter()
+        .map(|p| (p.name.clone(), p.description.clone()))
+        .collect();
+    let changed = {
+        let mut o = link
+            .offered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        o.prompts.insert(status.server.clone(), prompts.clone()) != Some(prompts)
+    };
+    if changed {
+        link.offer_commands();
+    }
+}
+
+/// The `@`-mentioned files that were not attached, and why.
+fn not_attached(link: &Link, files: &[crate::protocol::Attachment]) {
+    let not: Vec<String> = files
+        .iter()
+        .filter(|f| !f.attached)
+        .map(|f| match &f.note {
+            Some(n) => format!("{} ({n})", f.path),
+            None => f.path.clone(),
+        })
+        .collect();
+    if !not.is_empty() {
+        link.update(SessionUpdate::AgentThoughtChunk(map::chunk(format!(
+            "(lathe: not attached: {})\n",
+            not.join("; ")
+        ))));
     }
 }
 
@@ -494,6 +563,10 @@ fn on_limit(link: &Link, ev: AgentEvent) {
 
 /// A turn that failed, or an op the engine refused.
 fn on_error(link: &Link, turn_id: Option<u64>, kind: ErrorKind, message: &str) {
+    // The answer of a command cancelled before it came.
+    if turn_id.is_none() && link.turn().discard.pop().is_some() {
+        return;
+    }
     let waits = link.turn().prompt.is_some();
     match (turn_id, kind) {
         (Some(_), ErrorKind::Interrupted) => link.end(acp::StopReason::Cancelled),
@@ -506,13 +579,20 @@ fn on_error(link: &Link, turn_id: Option<u64>, kind: ErrorKind, message: &str) {
             link.say(message);
             link.end(acp::StopReason::EndTurn);
         }
+        // What the engine warns of while a prompt runs (a secret taken
+        // out of the message, an answer cut): said beside the answer.
+        (None, _) if waits => link.update(SessionUpdate::AgentThoughtChunk(map::chunk(format!(
+            "\n(lathe: {message})\n"
+        )))),
         (None, _) => tracing::warn!("{message}"),
     }
 }
 
 /// An approval asked in the editor; its answer is the decision.
-async fn approve(link: Link, req: crate::protocol::ApprovalRequest) {
-    let epoch = link.epoch();
+async fn approve(link: Link, req: crate::protocol::ApprovalRequest, epoch: u64) {
+    if link.epoch() != epoch {
+        return;
+    }
     let call = ToolCallUpdate::new(req.call_id.clone(), map::asking(&link.workspace, &req));
     let chosen = link
         .ask(call, map::options(&req, link.can_elicit_text()))
@@ -545,12 +625,15 @@ async fn answer(
     question: String,
     choices: Vec<String>,
     from: Option<String>,
+    epoch: u64,
 ) {
+    if link.epoch() != epoch {
+        return;
+    }
     let asked = match &from {
         Some(who) => format!("{who} asks: {question}"),
         None => question,
     };
-    let epoch = link.epoch();
     let answer = if choices.is_empty() {
         link.ask_text(Some(&call_id), &asked).await
     } else {
@@ -588,9 +671,14 @@ async fn answer(
 
 /// A limit reached: asked as a call of its own, yes goes on.
 fn go_on(link: &Link, turn_id: u64, question: String) {
+    let Some(epoch) = link.asking() else {
+        return;
+    };
     let link = link.clone();
     tokio::spawn(async move {
-        let epoch = link.epoch();
+        if link.epoch() != epoch {
+            return;
+        }
         let yes = link
             .confirm(
                 &question,

@@ -16,14 +16,17 @@ pub struct Waiting {
     pub ops: Vec<Op>,
     /// The workspace's commands a yes offers.
     pub commands: Vec<Custom>,
-    remember: Box<dyn FnOnce() -> Result<(), String> + Send>,
+    remember: Box<dyn Fn() -> Result<(), String> + Send>,
 }
 
 impl Waiting {
-    /// The person said yes: remembered (pinned as it is now).
-    pub fn remember(self) -> Result<(Vec<Op>, Vec<Custom>), String> {
-        (self.remember)()?;
-        Ok((self.ops, self.commands))
+    /// The person said yes: remembered (pinned as it is now); what it
+    /// starts and offers. On an error it still waits, to be asked again.
+    pub fn remember(self) -> Result<(Vec<Op>, Vec<Custom>), (Self, String)> {
+        match (self.remember)() {
+            Ok(()) => Ok((self.ops, self.commands)),
+            Err(e) => Err((self, e)),
+        }
     }
 }
 

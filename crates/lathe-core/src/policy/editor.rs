@@ -9,6 +9,21 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// The largest file read through the editor (a larger one is read from
+/// disk, in windows, as without an editor).
+pub const MAX_THROUGH_EDITOR: u64 = 16 * 1024 * 1024;
+
+/// Whether `path` may go through the editor: a regular file, not a link
+/// (one put in its place since the path was checked would lead the
+/// editor elsewhere), of a size an editor holds; or, for a write, no file
+/// yet.
+pub fn fits(path: &Path, write: bool) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta.file_type().is_file() && meta.len() <= MAX_THROUGH_EDITOR,
+        Err(e) => write && e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 /// What the editor offers.
 #[async_trait::async_trait]
 pub trait EditorFiles: Send + Sync {
@@ -75,7 +90,7 @@ impl Editor {
     /// go through it.
     pub async fn read(&self, path: &Path) -> Option<Result<String, String>> {
         match &self.files {
-            Some(f) if f.reads() => Some(f.read(path).await),
+            Some(f) if f.reads() && fits(path, false) => Some(f.read(path).await),
             _ => None,
         }
     }
@@ -83,6 +98,10 @@ impl Editor {
     /// Writes through the editor; `None` when writes do not go through it.
     pub async fn write(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
         match &self.files {
+            Some(f) if f.writes() && !fits(path, true) => Some(Err(
+                "it is no longer a regular file (a link, or something else, took its place)"
+                    .to_string(),
+            )),
             Some(f) if f.writes() => Some(f.write(path, text).await),
             _ => None,
         }

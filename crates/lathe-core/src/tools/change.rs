@@ -147,10 +147,20 @@ async fn write(
     // since the change was shown, and the editor writes the result.
     let editor = ctx.workspace.editor();
     let through_editor = editor.writes();
-    let buffer = if through_editor {
+    // A file that is there must be read from the editor (its buffer may
+    // differ from the disk): if it cannot be, nothing is written. A file
+    // not there yet is created, whatever the editor says of it.
+    let exists = std::fs::symlink_metadata(change.file()).is_ok();
+    let buffer = if through_editor && exists {
         match editor.read(change.file()).await {
             Some(Ok(text)) => Some(text),
-            _ => None,
+            Some(Err(e)) => {
+                return Err(ToolError::ExecutionFailed(format!(
+                    "the editor could not read {} ({e}); nothing was written",
+                    change.path
+                )));
+            }
+            None => None,
         }
     } else {
         None
@@ -280,6 +290,97 @@ mod tests {
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn through_an_editor_the_buffer_is_checked_and_written_or_nothing_is() {
+        use crate::policy::editor::{Editor, EditorFiles};
+        #[derive(Default)]
+        struct Fake {
+            buffers: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, String>>,
+            written: std::sync::Mutex<Vec<(std::path::PathBuf, String)>>,
+        }
+        #[async_trait::async_trait]
+        impl EditorFiles for Fake {
+            fn reads(&self) -> bool {
+                true
+            }
+            fn writes(&self) -> bool {
+                true
+            }
+            async fn read(&self, path: &Path) -> Result<String, String> {
+                self.buffers
+                    .lock()
+                    .unwrap()
+                    .get(path)
+                    .cloned()
+                    .ok_or_else(|| "no such buffer".to_string())
+            }
+            async fn write(&self, path: &Path, text: &str) -> Result<(), String> {
+                self.written
+                    .lock()
+                    .unwrap()
+                    .push((path.to_path_buf(), text.to_string()));
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let file = root.join("f.txt");
+        std::fs::write(&file, "one\n").unwrap();
+        let fake = std::sync::Arc::new(Fake::default());
+        let ws = std::sync::Arc::new(
+            crate::policy::Workspace::new(&root)
+                .unwrap()
+                .with_editor(Editor::new(fake.clone())),
+        );
+        let ctx = ToolContext::standalone(ws);
+        // The editor holds unsaved text: a change made from the disk is
+        // stale, nothing is written.
+        fake.buffers
+            .lock()
+            .unwrap()
+            .insert(file.clone(), "one (unsaved)\n".into());
+        let from_disk = FileChange::new("f.txt", file.clone(), Some("one\n"), "1\n");
+        let e = apply("write_file", &from_disk, &[true], &ctx)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("changed after"), "{e}");
+        // Made from the buffer: written through the editor, not to disk.
+        let from_buffer = FileChange::new("f.txt", file.clone(), Some("one (unsaved)\n"), "1\n");
+        apply("write_file", &from_buffer, &[true], &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            fake.written.lock().unwrap().as_slice(),
+            &[(file.clone(), "1\n".to_string())]
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n");
+        // The editor cannot read a file that is there: nothing is written.
+        fake.buffers.lock().unwrap().clear();
+        let e = apply("write_file", &from_disk, &[true], &ctx)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("could not read"), "{e}");
+        assert_eq!(fake.written.lock().unwrap().len(), 1);
+        // A new file is created through it, whatever it says of it.
+        let new = root.join("n.txt");
+        let create = FileChange::new("n.txt", new.clone(), None, "new\n");
+        apply("write_file", &create, &[true], &ctx).await.unwrap();
+        assert_eq!(fake.written.lock().unwrap()[1], (new, "new\n".to_string()));
+        // A link put where the file was: not handed to the editor.
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", &file).unwrap();
+        fake.buffers
+            .lock()
+            .unwrap()
+            .insert(file.clone(), "one (unsaved)\n".into());
+        assert!(
+            apply("write_file", &from_buffer, &[true], &ctx)
+                .await
+                .is_err()
+        );
+        assert_eq!(fake.written.lock().unwrap().len(), 2);
     }
 
     #[tokio::test]

@@ -104,7 +104,12 @@ impl TypedTool for EditFile {
         if editor.writes() {
             let text = match editor.read(&resolved).await {
                 Some(Ok(text)) => text,
-                _ => read_text(&resolved, &shown)?,
+                Some(Err(e)) => {
+                    return Err(ToolError::ExecutionFailed(format!(
+                        "the editor could not read {shown} ({e}); nothing was written"
+                    )));
+                }
+                None => read_text(&resolved, &shown)?,
             };
             let (updated, line) = apply_edit(&text, &old, &new, &shown)?;
             if ctx.cancel.is_cancelled() {

@@ -97,8 +97,11 @@ impl TypedTool for ReadFile {
         // In an editor: the file as the person sees it, unsaved changes
         // included (a regular file of the workspace, as on disk).
         if resolved.starts_with(ctx.workspace.root()) && ctx.workspace.editor().reads() {
-            let meta = std::fs::metadata(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
+            let meta =
+                std::fs::symlink_metadata(&resolved).map_err(|e| ToolError::from_io(&shown, &e))?;
             crate::tools::fs::regular::check(&meta, &shown)?;
+            // `read` passes over what is not a regular file or too large:
+            // the disk's windows then.
             match ctx.workspace.editor().read(&resolved).await {
                 Some(Ok(text)) => {
                     if text.contains('\0') {
