@@ -341,6 +341,7 @@ impl Server {
             caps: self.caps.clone(),
             offered: Arc::new(Mutex::new(offered)),
             epoch: Arc::new(tokio::sync::watch::channel(0).0),
+            notes: Arc::default(),
         };
         tokio::spawn(session::pump(link.clone(), handle.events));
         self.sessions.insert(
@@ -400,6 +401,9 @@ impl Server {
             t.prompt = Some(r);
             t.cancelled = false;
             t.prompt_no += 1;
+        }
+        if let Ok(mut later) = link.notes.lock() {
+            tell.append(&mut later);
         }
         if !tell.is_empty() {
             link.update(SessionUpdate::AgentThoughtChunk(map::chunk(tell.concat())));

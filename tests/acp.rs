@@ -269,6 +269,26 @@ async fn an_editor_drives_a_session_through_consent_modes_cancel_and_load() {
         names.contains("\"undo\"") && names.contains("\"init\""),
         "{names}"
     );
+    // The person's own command too; the workspace's once trusted
+    // (`/trust`: what waits was said at the first prompt, shown whole,
+    // and remembered); the editor's MCP server that failed was said.
+    assert!(
+        names.contains("\"review\"") && names.contains("Review the diff"),
+        "{names}"
+    );
+    assert!(!names.contains("deploy"), "{names}");
+    let thought: String = updates(&report, "agent_thought_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(thought.contains("/trust"), "{thought}");
+    assert!(thought.contains("MCP server broken failed"), "{thought}");
+    assert!(
+        perms[3]["content"].to_string().contains("deploy"),
+        "{perms:#?}"
+    );
+    let last = offered.last().unwrap()["availableCommands"].to_string();
+    assert!(last.contains("\"deploy\""), "{last}");
     assert_eq!(report["exit"], 0, "{}", report["stderr"]);
 
     // Loaded in a new process: the conversation comes back, calls and

@@ -90,6 +90,9 @@ pub struct Link {
     /// an answer that comes after it does nothing (the call it was for
     /// is gone; a later call may have its id).
     pub epoch: Arc<tokio::sync::watch::Sender<u64>>,
+    /// What to tell the person with the next prompt (an MCP server that
+    /// failed or asks for a login while none ran).
+    pub notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl Link {
@@ -286,11 +289,13 @@ impl Link {
         no: &str,
     ) -> bool {
         let id = format!("lathe-{}", uuid_ish());
+        let title = map::short(title, 200);
+        let content = vec![acp::ToolCallContent::from(map::text(text))];
         self.update(SessionUpdate::ToolCall(
-            ToolCall::new(id.clone(), map::short(title, 200))
+            ToolCall::new(id.clone(), title.clone())
                 .kind(kind)
                 .status(ToolCallStatus::Pending)
-                .content(vec![acp::ToolCallContent::from(map::text(text))]),
+                .content(content.clone()),
         ));
         let options = vec![
             PermissionOption::new("yes", yes.to_string(), PermissionOptionKind::AllowOnce),
@@ -298,7 +303,12 @@ impl Link {
         ];
         let chosen = self
             .ask(
-                ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new()),
+                // The question whole in the request too: an editor may
+                // show only what the request carries.
+                ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new().title(title).content(content),
+                ),
                 options,
             )
             .await
@@ -429,7 +439,10 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
                 map::finished(&link.workspace, status, &content, change.as_deref(), &out),
             )));
         }
-        AgentEvent::McpServerStatus(status) => prompts_changed(link, &status),
+        AgentEvent::McpServerStatus(status) => {
+            server_trouble(link, &status);
+            prompts_changed(link, &status);
+        }
         AgentEvent::Attachments { files, .. } => not_attached(link, &files),
         AgentEvent::PlanUpdated { steps, .. } => {
             link.update(SessionUpdate::Plan(map::plan(&steps)));
@@ -474,6 +487,31 @@ fn on_event(link: &Link, printed: &mut Printed, ev: AgentEvent) {
             on_error(link, turn_id, kind, &message);
         }
         other => super::commands::on_answer(link, other),
+    }
+}
+
+/// An MCP server that failed or asks for a login: said now while a prompt
+/// runs, else with the next one.
+fn server_trouble(link: &Link, status: &crate::protocol::McpStatus) {
+    use crate::protocol::McpState;
+    let what = match status.state {
+        McpState::Failed => "failed",
+        McpState::NeedsLogin => "asks for a login (`lathe mcp login NAME`)",
+        _ => return,
+    };
+    let note = format!(
+        "(lathe: the MCP server {} {what}{})\n",
+        status.server,
+        status
+            .message
+            .as_deref()
+            .map(|m| format!(": {}", map::short(m, 300)))
+            .unwrap_or_default()
+    );
+    if link.turn().prompt.is_some() {
+        link.update(SessionUpdate::AgentThoughtChunk(map::chunk(note)));
+    } else if let Ok(mut notes) = link.notes.lock() {
+        notes.push(note);
     }
 }
 
