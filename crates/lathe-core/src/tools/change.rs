@@ -381,6 +381,15 @@ mod tests {
                 .is_err()
         );
         assert_eq!(fake.written.lock().unwrap().len(), 2);
+        // Nor a file larger than an editor holds: read from disk instead.
+        let big = root.join("big.log");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(crate::policy::editor::MAX_THROUGH_EDITOR + 1)
+            .unwrap();
+        fake.buffers.lock().unwrap().insert(big.clone(), "x".into());
+        assert!(!crate::policy::editor::fits(&big, false));
+        assert!(ctx.workspace.editor().read(&big).await.is_none());
     }
 
     #[tokio::test]

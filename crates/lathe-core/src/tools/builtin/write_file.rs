@@ -133,43 +133,36 @@ impl TypedTool for WriteFile {
         let shown = ctx.workspace.display_relative(&resolved);
         refuse_special(&resolved, &shown)?;
         let bytes = content.len();
-        // In an editor: written through it, so it shows the file.
-        if ctx.workspace.editor().writes() {
-            if ctx.cancel.is_cancelled() {
-                return Err(ToolError::Cancelled(format!(
-                    "interrupted before writing {shown}; nothing was written"
-                )));
-            }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled(format!(
+                "interrupted before writing {shown}; nothing was written"
+            )));
+        }
+        let created = if ctx.workspace.editor().writes() {
+            // In an editor: written through it, so it shows the file.
             let created = !resolved.exists();
             crate::tools::fs::write_through_editor(ctx, &resolved, &shown, &content).await?;
-            let verb = if created { "created" } else { "overwrote" };
-            let mut v = json!({
-                "message": format!("{verb} {shown} ({bytes} bytes)"),
-                "path": shown,
-                "bytes": bytes,
-                "created": created,
-            });
-            crate::tools::fs::disarm_written(ctx, &resolved, &mut v).await;
-            return Ok(v);
-        }
-        let target = resolved.clone();
-        let shown_for_task = shown.clone();
-        let cancel = ctx.cancel.clone();
-        let created = tokio::task::spawn_blocking(move || {
-            if cancel.is_cancelled() {
-                return Err(ToolError::Cancelled(format!(
-                    "interrupted before writing {shown_for_task}; nothing was written"
-                )));
-            }
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| ToolError::from_io(&shown_for_task, &e))?;
-            }
-            write_atomic(&target, content.as_bytes())
-                .map_err(|e| ToolError::from_io(&shown_for_task, &e))
-        })
-        .await
-        .map_err(|e| ToolError::Internal(format!("write_file task failed: {e}")))??;
+            created
+        } else {
+            let target = resolved.clone();
+            let shown_for_task = shown.clone();
+            let cancel = ctx.cancel.clone();
+            tokio::task::spawn_blocking(move || {
+                if cancel.is_cancelled() {
+                    return Err(ToolError::Cancelled(format!(
+                        "interrupted before writing {shown_for_task}; nothing was written"
+                    )));
+                }
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| ToolError::from_io(&shown_for_task, &e))?;
+                }
+                write_atomic(&target, content.as_bytes())
+                    .map_err(|e| ToolError::from_io(&shown_for_task, &e))
+            })
+            .await
+            .map_err(|e| ToolError::Internal(format!("write_file task failed: {e}")))??
+        };
         let verb = if created { "created" } else { "overwrote" };
         let mut v = json!({
             "message": format!("{verb} {shown} ({bytes} bytes)"),
